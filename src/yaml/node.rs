@@ -1,0 +1,319 @@
+//! The YAML tree every later stage works on: plain data plus, on every node,
+//! the place in a source file where it was written.
+//!
+//! Kustomize, Flux and Helm all copy values between objects. Keeping the span
+//! on the node (rather than in a side table keyed by path) means a value keeps
+//! its origin however often it is copied, merged or patched.
+
+use std::sync::Arc;
+
+/// Index of a file in [`crate::yaml::SourceMap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct FileId(pub u32);
+
+/// Where a node was written: byte range plus the 1-based line and column
+/// (in characters) of its start, which is what users and SARIF want.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub file: FileId,
+    pub start: u32,
+    pub end: u32,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// How a scalar was written. Flux substitution re-types plain scalars only
+/// (`replicas: ${N}` becomes a number; `"${N}"` stays a string).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    Quoted,
+    Block,
+}
+
+/// A value that reached the node through something other than plain
+/// copying: today, a Flux postBuild variable.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Origin {
+    /// `${name}` was replaced. `defined_at` is the span of the variable's
+    /// value (inline `substitute`, or the ConfigMap/Secret key), or `None`
+    /// when the default or the empty string was used.
+    Substituted {
+        variable: String,
+        defined_at: Option<Span>,
+        /// The value came from an encrypted or otherwise unreadable source.
+        unknown: bool,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    pub span: Span,
+    pub style: Style,
+    pub origin: Option<Arc<Origin>>,
+}
+
+impl Node {
+    pub fn new(value: Value, span: Span) -> Node {
+        Node {
+            value,
+            span,
+            style: Style::Plain,
+            origin: None,
+        }
+    }
+
+    /// A node made by the tool itself (e.g. a generated ConfigMap's name),
+    /// attributed to the span of the instruction that made it.
+    pub fn synthetic_str(s: impl Into<String>, span: Span) -> Node {
+        Node {
+            value: Value::Str(s.into()),
+            span,
+            style: Style::Quoted,
+            origin: None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&Vec<(Node, Node)>> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_map_mut(&mut self) -> Option<&mut Vec<(Node, Node)>> {
+        match &mut self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&Vec<Node>> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq_mut(&mut self) -> Option<&mut Vec<Node>> {
+        match &mut self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.value, Value::Null)
+    }
+
+    /// Scalar as text, whatever its type: env values, annotations and
+    /// ConfigMap data are often written as numbers or booleans.
+    pub fn scalar_text(&self) -> Option<String> {
+        match &self.value {
+            Value::Str(s) => Some(s.clone()),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Int(i) => Some(i.to_string()),
+            Value::Float(f) => Some(f.to_string()),
+            Value::Null => None,
+            Value::Seq(_) | Value::Map(_) => None,
+        }
+    }
+
+    /// A boolean as Kubernetes' YAML 1.1 decoder would read it
+    /// (`on`, `yes`, `off`, `no` included), for settings such as
+    /// Postgres parameters that users write unquoted.
+    pub fn as_bool_lenient(&self) -> Option<bool> {
+        match &self.value {
+            Value::Bool(b) => Some(*b),
+            Value::Str(s) => match s.to_ascii_lowercase().as_str() {
+                "true" | "on" | "yes" | "y" | "1" => Some(true),
+                "false" | "off" | "no" | "n" | "0" => Some(false),
+                _ => None,
+            },
+            Value::Int(i) => Some(*i != 0),
+            _ => None,
+        }
+    }
+
+    /// Value under `key` in a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        self.as_map_mut()?
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// The key node of `key`, for pointing at `key:` rather than its value.
+    pub fn get_key(&self, key: &str) -> Option<&Node> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(k, _)| k)
+    }
+
+    /// Follows a path of mapping keys.
+    pub fn path(&self, keys: &[&str]) -> Option<&Node> {
+        keys.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    pub fn str_at(&self, keys: &[&str]) -> Option<&str> {
+        self.path(keys).and_then(Node::as_str)
+    }
+
+    /// Sets `key` to `value`, replacing an existing entry in place (keeping
+    /// its position) or appending a new one. The new key node takes the
+    /// value's span: it was written wherever the value was.
+    pub fn insert(&mut self, key: &str, value: Node) {
+        let Some(map) = self.as_map_mut() else { return };
+        if let Some(slot) = map.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
+            slot.1 = value;
+        } else {
+            let k = Node::synthetic_str(key, value.span);
+            map.push((k, value));
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Node> {
+        let map = self.as_map_mut()?;
+        let i = map.iter().position(|(k, _)| k.as_str() == Some(key))?;
+        Some(map.remove(i).1)
+    }
+
+    /// Returns the mapping under `key`, creating an empty one (spanned at
+    /// `span`) when it is missing or not a mapping.
+    pub fn entry_map(&mut self, key: &str, span: Span) -> &mut Node {
+        let needs_new = !matches!(self.get(key).map(|n| &n.value), Some(Value::Map(_)));
+        if needs_new {
+            self.insert(key, Node::new(Value::Map(Vec::new()), span));
+        }
+        self.get_mut(key).expect("inserted above")
+    }
+
+    /// Plain JSON, for output and for comparing content.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map(J::Number)
+                .unwrap_or_else(|| J::String(f.to_string())),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.scalar_text().unwrap_or_default(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Builds a node tree from JSON, every node attributed to `span`. Used
+    /// where the tool makes values (generated ConfigMaps, JSON patches).
+    pub fn from_json(json: &serde_json::Value, span: Span) -> Node {
+        use serde_json::Value as J;
+        let value = match json {
+            J::Null => Value::Null,
+            J::Bool(b) => Value::Bool(*b),
+            J::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(n.as_f64().unwrap_or(0.0)),
+            },
+            J::String(s) => Value::Str(s.clone()),
+            J::Array(a) => Value::Seq(a.iter().map(|v| Node::from_json(v, span)).collect()),
+            J::Object(o) => Value::Map(
+                o.iter()
+                    .map(|(k, v)| (Node::synthetic_str(k.clone(), span), Node::from_json(v, span)))
+                    .collect(),
+            ),
+        };
+        Node::new(value, span)
+    }
+
+    /// Depth-first visit of every node with its path of keys/indices.
+    pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&[PathSeg<'a>], &'a Node)) {
+        let mut path = Vec::new();
+        walk_inner(self, &mut path, f);
+    }
+}
+
+/// One step in a path from an object's root to a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathSeg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn walk_inner<'a>(
+    node: &'a Node,
+    path: &mut Vec<PathSeg<'a>>,
+    f: &mut dyn FnMut(&[PathSeg<'a>], &'a Node),
+) {
+    f(path, node);
+    match &node.value {
+        Value::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(PathSeg::Index(i));
+                walk_inner(item, path, f);
+                path.pop();
+            }
+        }
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                path.push(PathSeg::Key(k.as_str().unwrap_or("")));
+                walk_inner(v, path, f);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Renders a path as JSONPath-like text (`spec.values.env[0].value`).
+pub fn path_to_string(path: &[PathSeg<'_>]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            PathSeg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            PathSeg::Index(i) => {
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
+        }
+    }
+    out
+}
