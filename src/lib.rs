@@ -3,4 +3,5 @@
 //! that remember where each value was written, `model` derives facts
 //! across objects, and `cli` drives it all.
 
+pub mod source;
 pub mod yaml;

@@ -55,6 +55,11 @@ impl SourceMap {
 
     /// `path:line:col`, the form editors and terminals link.
     pub fn location(&self, span: Span) -> String {
-        format!("{}:{}:{}", self.path(span.file).display(), span.line, span.col)
+        format!(
+            "{}:{}:{}",
+            self.path(span.file).display(),
+            span.line,
+            span.col
+        )
     }
 }

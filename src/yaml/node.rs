@@ -251,7 +251,12 @@ impl Node {
             J::Array(a) => Value::Seq(a.iter().map(|v| Node::from_json(v, span)).collect()),
             J::Object(o) => Value::Map(
                 o.iter()
-                    .map(|(k, v)| (Node::synthetic_str(k.clone(), span), Node::from_json(v, span)))
+                    .map(|(k, v)| {
+                        (
+                            Node::synthetic_str(k.clone(), span),
+                            Node::from_json(v, span),
+                        )
+                    })
                     .collect(),
             ),
         };

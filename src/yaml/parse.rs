@@ -203,7 +203,10 @@ pub fn parse_documents(text: &str, file: FileId, limits: &Limits) -> Result<Vec<
                     start,
                     anchor,
                 }) => Some((
-                    Node::new(Value::Seq(items), offsets.span_between(file, start, pspan.end)),
+                    Node::new(
+                        Value::Seq(items),
+                        offsets.span_between(file, start, pspan.end),
+                    ),
                     anchor,
                 )),
                 _ => return Err(err_at(pspan.start, "unbalanced sequence end".into())),
@@ -218,7 +221,10 @@ pub fn parse_documents(text: &str, file: FileId, limits: &Limits) -> Result<Vec<
                 }) => {
                     apply_merges(&mut entries, merges);
                     Some((
-                        Node::new(Value::Map(entries), offsets.span_between(file, start, pspan.end)),
+                        Node::new(
+                            Value::Map(entries),
+                            offsets.span_between(file, start, pspan.end),
+                        ),
                         anchor,
                     ))
                 }
@@ -241,10 +247,12 @@ pub fn parse_documents(text: &str, file: FileId, limits: &Limits) -> Result<Vec<
                 ..
             }) => match key.take() {
                 None => *key = Some(node),
-                Some(k) if k.style == Style::Plain && k.as_str() == Some("<<") => match node.value {
-                    Value::Seq(items) => merges.extend(items),
-                    _ => merges.push(node),
-                },
+                Some(k) if k.style == Style::Plain && k.as_str() == Some("<<") => {
+                    match node.value {
+                        Value::Seq(items) => merges.extend(items),
+                        _ => merges.push(node),
+                    }
+                }
                 Some(k) => {
                     // Later duplicates win, as in go-yaml's decoding into maps.
                     if let Some(slot) = entries.iter_mut().find(|(e, _)| e.value == k.value) {
@@ -373,7 +381,11 @@ mod tests {
     #[test]
     fn key_and_value_spans_are_line_and_column() {
         let docs = parse("spec:\n  chart:\n    version: 2025.10.1\n");
-        let key = docs[0].path(&["spec", "chart"]).unwrap().get_key("version").unwrap();
+        let key = docs[0]
+            .path(&["spec", "chart"])
+            .unwrap()
+            .get_key("version")
+            .unwrap();
         assert_eq!((key.span.line, key.span.col), (3, 5));
         let value = docs[0].path(&["spec", "chart", "version"]).unwrap();
         assert_eq!((value.span.line, value.span.col), (3, 14));
@@ -391,11 +403,16 @@ mod tests {
 
     #[test]
     fn merge_keys_and_redefined_anchors() {
-        let docs = parse(
-            "base: &a {x: 1, y: 2}\nuse: {<<: *a, y: 3}\nother: &a {z: 9}\nlater: *a\n",
+        let docs =
+            parse("base: &a {x: 1, y: 2}\nuse: {<<: *a, y: 3}\nother: &a {z: 9}\nlater: *a\n");
+        assert_eq!(
+            docs[0].get("use").unwrap().to_json(),
+            serde_json::json!({"x": 1, "y": 3})
         );
-        assert_eq!(docs[0].get("use").unwrap().to_json(), serde_json::json!({"x": 1, "y": 3}));
-        assert_eq!(docs[0].get("later").unwrap().to_json(), serde_json::json!({"z": 9}));
+        assert_eq!(
+            docs[0].get("later").unwrap().to_json(),
+            serde_json::json!({"z": 9})
+        );
     }
 
     #[test]
@@ -414,7 +431,10 @@ mod tests {
     #[test]
     fn custom_and_core_tags() {
         let docs = parse("a: !env_var FOO\nb: !!str 123\nc: !!int \"7\"\n");
-        assert_eq!(docs[0].to_json(), serde_json::json!({"a": "FOO", "b": "123", "c": 7}));
+        assert_eq!(
+            docs[0].to_json(),
+            serde_json::json!({"a": "FOO", "b": "123", "c": 7})
+        );
     }
 
     #[test]
@@ -439,7 +459,10 @@ mod tests {
     fn deep_nesting_is_refused_without_overflowing_the_stack() {
         let text = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         let err = parse_documents(&text, FileId(0), &Limits::default()).unwrap_err();
-        assert!(err.message.contains("nesting") || err.message.contains("recursion"), "{err}");
+        assert!(
+            err.message.contains("nesting") || err.message.contains("recursion"),
+            "{err}"
+        );
         let block = format!("{}x\n", "- ".repeat(10_000));
         let err = parse_documents(&block, FileId(0), &Limits::default()).unwrap_err();
         assert!(err.message.contains("nesting"), "{err}");

@@ -1,0 +1,192 @@
+//! Reading repo files once: text registered in the [`SourceMap`] for spans,
+//! YAML parsed once and shared by every stage that needs it.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use crate::yaml::{FileId, Limits, Node, SourceMap, parse_documents};
+
+/// Something wrong with one input. The run goes on with the rest.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}{}: {message}", location(*line, *col))]
+pub struct Issue {
+    /// Repo-relative path.
+    pub path: String,
+    /// 1-based; 0 when the whole file is meant.
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+}
+
+fn location(line: u32, col: u32) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(":{line}:{col}")
+    }
+}
+
+impl Issue {
+    pub fn file(path: &Path, message: impl Into<String>) -> Issue {
+        Issue {
+            path: path.display().to_string(),
+            line: 0,
+            col: 0,
+            message: message.into(),
+        }
+    }
+}
+
+/// Parsed documents of one file.
+#[derive(Debug)]
+pub struct Parsed {
+    pub file: FileId,
+    pub docs: Vec<Node>,
+}
+
+/// The repository's files, read lazily and cached, addressed by paths
+/// relative to the repository root.
+pub struct Files {
+    root: PathBuf,
+    pub sources: SourceMap,
+    limits: Limits,
+    texts: HashMap<PathBuf, Result<(FileId, Arc<str>), Issue>>,
+    parsed: HashMap<PathBuf, Result<Arc<Parsed>, Issue>>,
+}
+
+impl Files {
+    pub fn new(root: impl Into<PathBuf>, limits: Limits) -> Files {
+        Files {
+            root: root.into(),
+            sources: SourceMap::default(),
+            limits,
+            texts: HashMap::new(),
+            parsed: HashMap::new(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub fn abs(&self, rel: &Path) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn is_dir(&self, rel: &Path) -> bool {
+        self.abs(rel).is_dir()
+    }
+
+    pub fn is_file(&self, rel: &Path) -> bool {
+        self.abs(rel).is_file()
+    }
+
+    /// Text of a file, registered in the source map on first read.
+    pub fn text(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
+        if let Some(cached) = self.texts.get(rel) {
+            return cached.clone();
+        }
+        let result = self.read(rel);
+        self.texts.insert(rel.to_path_buf(), result.clone());
+        result
+    }
+
+    fn read(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
+        let abs = self.abs(rel);
+        let meta = std::fs::metadata(&abs).map_err(|e| Issue::file(rel, e.to_string()))?;
+        if meta.len() > self.limits.max_bytes as u64 {
+            return Err(Issue::file(
+                rel,
+                format!(
+                    "file is {} bytes, over the limit of {} bytes",
+                    meta.len(),
+                    self.limits.max_bytes
+                ),
+            ));
+        }
+        let bytes = std::fs::read(&abs).map_err(|e| Issue::file(rel, e.to_string()))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
+            let col = upto.iter().rev().take_while(|b| **b != b'\n').count() as u32 + 1;
+            Issue {
+                path: rel.display().to_string(),
+                line,
+                col,
+                message: "file is not valid UTF-8".into(),
+            }
+        })?;
+        let text: Arc<str> = text.into();
+        let id = self.sources.add(rel.to_path_buf(), text.clone());
+        Ok((id, text))
+    }
+
+    /// Every non-empty YAML document of a file.
+    pub fn documents(&mut self, rel: &Path) -> Result<Arc<Parsed>, Issue> {
+        if let Some(cached) = self.parsed.get(rel) {
+            return cached.clone();
+        }
+        let result = self.text(rel).and_then(|(file, text)| {
+            parse_documents(&text, file, &self.limits)
+                .map(|docs| Arc::new(Parsed { file, docs }))
+                .map_err(|e| Issue {
+                    path: rel.display().to_string(),
+                    line: e.line,
+                    col: e.col,
+                    message: e.message,
+                })
+        });
+        self.parsed.insert(rel.to_path_buf(), result.clone());
+        result
+    }
+
+    /// Stores a parse done elsewhere (e.g. on another thread).
+    pub fn insert_parsed(&mut self, rel: PathBuf, text: Arc<str>, docs: Result<Vec<Node>, Issue>) {
+        let file = self.sources.add(rel.clone(), text.clone());
+        self.texts.insert(rel.clone(), Ok((file, text)));
+        self.parsed
+            .insert(rel, docs.map(|docs| Arc::new(Parsed { file, docs })));
+    }
+}
+
+/// Joins `rel` onto repo-relative directory `base`, folding `.` and `..`.
+/// Fails when the result would leave the repository.
+pub fn join_within(base: &Path, rel: &str) -> Option<PathBuf> {
+    let mut out: Vec<Component> = Vec::new();
+    let joined = base.join(rel);
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop()?;
+            }
+            Component::Normal(_) => out.push(c),
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(out.iter().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_within_folds_dots_and_refuses_escape() {
+        assert_eq!(
+            join_within(Path::new("apps/auth"), "../../components/db").unwrap(),
+            PathBuf::from("components/db")
+        );
+        assert_eq!(
+            join_within(Path::new("a"), "./b/./c").unwrap(),
+            PathBuf::from("a/b/c")
+        );
+        assert!(join_within(Path::new("a"), "../../x").is_none());
+        assert!(join_within(Path::new("a"), "/etc/passwd").is_none());
+    }
+}

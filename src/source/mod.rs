@@ -1,0 +1,8 @@
+//! Reading the GitOps repo: files, kustomize and Flux rendering, and
+//! HelmRelease values, into objects whose every value keeps its origin.
+
+pub mod files;
+pub mod object;
+
+pub use files::{Files, Issue, join_within};
+pub use object::{Object, Step, StepKind};

@@ -1,0 +1,112 @@
+//! A Kubernetes object as loaded from the repo, with the chain of steps
+//! (Flux Kustomization, kustomization.yaml, patch, ...) that produced it.
+
+use crate::yaml::{FileId, Node, Span};
+
+/// One step in the making of an object, outermost first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub kind: StepKind,
+    /// Human text: the directory built, the patch applied, the variable set.
+    pub detail: String,
+    /// Where the step is written (the Flux Kustomization object, the
+    /// `patches:` entry, ...).
+    pub at: Option<Span>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    FluxKustomization,
+    Kustomization,
+    Component,
+    Patch,
+    Generator,
+    Transformer,
+    Substitution,
+}
+
+impl StepKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::FluxKustomization => "flux-kustomization",
+            StepKind::Kustomization => "kustomization",
+            StepKind::Component => "component",
+            StepKind::Patch => "patch",
+            StepKind::Generator => "generator",
+            StepKind::Transformer => "transformer",
+            StepKind::Substitution => "substitution",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Object {
+    pub root: Node,
+    /// The file the object's document is in (for generated objects, the
+    /// kustomization.yaml that generated it).
+    pub file: FileId,
+    /// Index of the document within that file, counting non-empty ones.
+    pub doc_index: usize,
+    pub chain: Vec<Step>,
+}
+
+impl Object {
+    pub fn new(root: Node, file: FileId, doc_index: usize) -> Object {
+        Object {
+            root,
+            file,
+            doc_index,
+            chain: Vec::new(),
+        }
+    }
+
+    pub fn api_version(&self) -> &str {
+        self.root.str_at(&["apiVersion"]).unwrap_or("")
+    }
+
+    /// The API group: `""` for core objects.
+    pub fn group(&self) -> &str {
+        match self.api_version().rsplit_once('/') {
+            Some((g, _)) => g,
+            None => "",
+        }
+    }
+
+    pub fn kind(&self) -> &str {
+        self.root.str_at(&["kind"]).unwrap_or("")
+    }
+
+    pub fn name(&self) -> &str {
+        self.root.str_at(&["metadata", "name"]).unwrap_or("")
+    }
+
+    pub fn namespace(&self) -> Option<&str> {
+        self.root.str_at(&["metadata", "namespace"])
+    }
+
+    pub fn is(&self, group: &str, kind: &str) -> bool {
+        self.group() == group && self.kind() == kind
+    }
+
+    /// `Kind/namespace/name`, for messages.
+    pub fn id(&self) -> String {
+        match self.namespace() {
+            Some(ns) => format!("{}/{}/{}", self.kind(), ns, self.name()),
+            None => format!("{}/{}", self.kind(), self.name()),
+        }
+    }
+
+    pub fn push_step(&mut self, kind: StepKind, detail: impl Into<String>, at: Option<Span>) {
+        self.chain.push(Step {
+            kind,
+            detail: detail.into(),
+            at,
+        });
+    }
+
+    /// A document is a Kubernetes object when it is a mapping with string
+    /// `apiVersion` and `kind`.
+    pub fn looks_like_object(node: &Node) -> bool {
+        node.str_at(&["apiVersion"]).is_some() && node.str_at(&["kind"]).is_some()
+    }
+}
