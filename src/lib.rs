@@ -1,7 +1,10 @@
 //! homelab-lint: a Flux-aware configuration linter for self-hosted
 //! Kubernetes. Data flows one way: `source` reads the repo into objects
-//! that remember where each value was written, `model` derives facts
-//! across objects, and `cli` drives it all.
+//! that remember where each value was written, `report` renders results,
+//! and `cli` drives it all.
 
+pub mod cli;
+mod example;
+pub mod report;
 pub mod source;
 pub mod yaml;

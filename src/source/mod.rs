@@ -2,7 +2,12 @@
 //! HelmRelease values, into objects whose every value keeps its origin.
 
 pub mod files;
+pub mod flux;
+pub mod helm;
+pub mod kustomize;
 pub mod object;
+pub mod repo;
+pub mod walk;
 
 pub use files::{Files, Issue, join_within};
 pub use object::{Object, Step, StepKind};

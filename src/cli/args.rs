@@ -1,0 +1,73 @@
+//! The command line definition. Flags follow kubectl's conventions where
+//! they overlap, since users reach the tool as `kubectl homelab-lint`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "kubectl-homelab_lint",
+    bin_name = "kubectl homelab-lint",
+    version,
+    about = "Flux-aware configuration linter for self-hosted Kubernetes",
+    long_about = "Reads a Flux GitOps repository (Flux Kustomizations, kustomize overlays, \
+                  HelmReleases and their values, postBuild variables) and flags risky \
+                  combinations of settings across objects."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub repo: RepoArgs,
+
+    /// Show more: skipped files and why (-v).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RepoArgs {
+    /// The GitOps repository to read (default: the current directory).
+    pub path: Option<PathBuf>,
+
+    /// Use the example repo bundled in the binary (the founding incident:
+    /// Authentik 2025.10 on Postgres on Ceph RBD).
+    #[arg(long, conflicts_with = "path")]
+    pub example: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print the rendered objects with where every value was written.
+    Inventory(InventoryArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct InventoryArgs {
+    #[command(flatten)]
+    pub repo: RepoArgs,
+
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Json)]
+    pub format: OutputFormat,
+
+    /// Add, per object, the file:line:column of every value.
+    #[arg(long)]
+    pub provenance: bool,
+
+    /// Only objects of this kind.
+    #[arg(long)]
+    pub kind: Option<String>,
+
+    /// Only objects with this name.
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Json,
+    Yaml,
+}

@@ -1,0 +1,128 @@
+//! `inventory`: the rendered objects with the origin of every value, the
+//! debugging view users know from `flux build`.
+
+use serde_json::{Map, Value as J, json};
+
+use crate::source::helm;
+use crate::source::repo::Repo;
+use crate::yaml::{Node, Origin, SourceMap, Span, Value, path_to_string};
+
+/// What to include per object.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Add a map from every scalar's path to where it was written.
+    pub provenance: bool,
+}
+
+pub fn to_json(repo: &Repo, opts: Options) -> J {
+    let src = &repo.files.sources;
+    let lookup = |kind: &str, ns: &str, name: &str| {
+        repo.objects
+            .iter()
+            .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or(ns) == ns)
+    };
+    let objects: Vec<J> = repo
+        .objects
+        .iter()
+        .map(|o| {
+            let mut entry = Map::new();
+            entry.insert("apiVersion".into(), json!(o.api_version()));
+            entry.insert("kind".into(), json!(o.kind()));
+            entry.insert("namespace".into(), json!(o.namespace()));
+            entry.insert("name".into(), json!(o.name()));
+            entry.insert("file".into(), json!(src.path(o.file).display().to_string()));
+            entry.insert("document".into(), json!(o.doc_index));
+            entry.insert(
+                "chain".into(),
+                J::Array(
+                    o.chain
+                        .iter()
+                        .map(|s| {
+                            json!({
+                                "kind": s.kind.as_str(),
+                                "detail": s.detail,
+                                "at": s.at.map(|sp| src.location(sp)),
+                            })
+                        })
+                        .collect(),
+                ),
+            );
+            entry.insert("object".into(), o.root.to_json());
+            if opts.provenance {
+                entry.insert("provenance".into(), provenance(&o.root, src));
+            }
+            if o.group() == "helm.toolkit.fluxcd.io" && o.kind() == "HelmRelease" {
+                let release = helm::resolve(o, &lookup);
+                entry.insert("helm".into(), helm_json(&release, src, opts));
+            }
+            J::Object(entry)
+        })
+        .collect();
+    json!({
+        "root": repo.files.root().display().to_string(),
+        "files": src.len(),
+        "objects": objects,
+        "skipped": repo.skipped.iter().map(|s| json!({
+            "path": s.path.display().to_string(),
+            "reason": s.reason,
+        })).collect::<Vec<_>>(),
+        "issues": repo.issues.iter().map(|i| json!({
+            "path": i.path,
+            "line": i.line,
+            "column": i.col,
+            "message": i.message,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn helm_json(release: &helm::Release, src: &SourceMap, opts: Options) -> J {
+    let spanned = |n: &Option<Node>| {
+        n.as_ref().map(|n| {
+            json!({
+                "value": n.scalar_text(),
+                "at": src.location(n.span),
+            })
+        })
+    };
+    let mut out = Map::new();
+    out.insert("chart".into(), spanned(&release.chart).into());
+    out.insert("version".into(), spanned(&release.version).into());
+    out.insert("values".into(), release.values.to_json());
+    if opts.provenance {
+        out.insert("valuesProvenance".into(), provenance(&release.values, src));
+    }
+    J::Object(out)
+}
+
+/// Every scalar's path mapped to where it was written and, for values that
+/// came through a Flux variable, where that variable is defined.
+fn provenance(root: &Node, src: &SourceMap) -> J {
+    let mut out = Map::new();
+    root.walk(&mut |path, node| {
+        if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
+            return;
+        }
+        let mut entry = Map::new();
+        entry.insert("at".into(), json!(src.location(node.span)));
+        if let Some(origin) = &node.origin {
+            match origin.as_ref() {
+                Origin::Substituted {
+                    variable,
+                    defined_at,
+                    unknown,
+                } => {
+                    entry.insert("variable".into(), json!(variable));
+                    entry.insert(
+                        "definedAt".into(),
+                        json!(defined_at.map(|s: Span| src.location(s))),
+                    );
+                    if *unknown {
+                        entry.insert("unknown".into(), json!(true));
+                    }
+                }
+            }
+        }
+        out.insert(path_to_string(path), J::Object(entry));
+    });
+    J::Object(out)
+}

@@ -1,0 +1,3 @@
+//! Rendering results for people and machines.
+
+pub mod inventory;

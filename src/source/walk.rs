@@ -1,0 +1,52 @@
+//! Finding the YAML files of a repository.
+
+use std::path::{Path, PathBuf};
+
+use super::Issue;
+
+/// Every `.yaml`/`.yml` file below `root`, repo-relative and sorted, plus
+/// an issue per entry that could not be read (a symlink loop, a directory
+/// without permission). Hidden directories (`.git`, `.github`) hold no
+/// manifests Flux applies, so they are not entered.
+pub fn yaml_files(root: &Path) -> (Vec<PathBuf>, Vec<Issue>) {
+    let mut files = Vec::new();
+    let mut issues = Vec::new();
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walker {
+        match entry {
+            Ok(e) if e.file_type().is_file() && is_yaml(e.path()) => {
+                if let Ok(rel) = e.path().strip_prefix(root) {
+                    files.push(rel.to_path_buf());
+                }
+            }
+            Ok(_) => {}
+            Err(err) => {
+                let path = err
+                    .path()
+                    .and_then(|p| p.strip_prefix(root).ok())
+                    .unwrap_or(Path::new(""))
+                    .to_path_buf();
+                let message = if err.loop_ancestor().is_some() {
+                    "symlink loop: this directory links back to one of its parents".to_string()
+                } else {
+                    err.io_error()
+                        .map(|e| e.to_string())
+                        .unwrap_or_else(|| err.to_string())
+                };
+                issues.push(Issue::file(&path, message));
+            }
+        }
+    }
+    (files, issues)
+}
+
+pub fn is_yaml(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    )
+}
