@@ -1,0 +1,102 @@
+//! Hostile input: each bad file gives a clear error of its own, within
+//! bounded time and memory, and the rest of the repo still loads.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn write(root: &Path, rel: &str, bytes: impl AsRef<[u8]>) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+const GOOD: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: survivor\n  namespace: default\ndata:\n  a: b\n";
+
+fn flux_ks(name: &str, path: &str) -> String {
+    format!(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  path: {path}\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+    )
+}
+
+fn hostile_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "good/configmap.yaml", GOOD);
+
+    let mut bomb = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        bomb.push_str(&format!("l{i}: &l{i} [{}]\n", vec![format!("*l{}", i - 1); 10].join(", ")));
+    }
+    write(root, "bad/alias-bomb.yaml", bomb);
+    write(root, "bad/deep.yaml", format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000)));
+    write(root, "bad/deep-block.yaml", format!("{}x\n", "- ".repeat(10_000)));
+    write(root, "bad/not-utf8.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \xff\xfe\n".to_vec());
+
+    // Symlink loop: a directory that links back to its parent.
+    std::fs::create_dir_all(root.join("loop")).unwrap();
+    std::os::unix::fs::symlink("..", root.join("loop/again")).unwrap();
+
+    // Kustomization cycle: a includes b includes a, reached from Flux.
+    write(root, "cycle/a/kustomization.yaml", "resources:\n  - ../b\n");
+    write(root, "cycle/b/kustomization.yaml", "resources:\n  - ../a\n");
+    write(root, "flux/cycle.yaml", flux_ks("cycle", "./cycle/a"));
+    write(root, "flux/good.yaml", flux_ks("good", "./good"));
+    dir
+}
+
+#[test]
+fn hostile_inputs_fail_alone_within_bounds() {
+    let dir = hostile_repo();
+    let bin = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
+    // 2 GiB of address space is far above what a correct run needs; an
+    // unbounded expansion would hit it and fail the run.
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -v 2097152; exec '{bin}' inventory -v '{}'", dir.path().display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("the run did not end within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}\n{stderr}", out.status);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = json["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["name"].as_str())
+        .collect();
+    assert!(names.contains(&"survivor"), "{names:?}");
+
+    let problems: Vec<String> = json["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| format!("{}:{}:{}: {}", i["path"].as_str().unwrap(), i["line"], i["column"], i["message"].as_str().unwrap()))
+        .collect();
+    let find = |path: &str, words: &str| {
+        problems
+            .iter()
+            .find(|p| p.starts_with(path) && p.to_lowercase().contains(words))
+            .unwrap_or_else(|| panic!("no issue for {path} mentioning {words:?} in {problems:#?}"))
+            .clone()
+    };
+    assert!(!find("bad/alias-bomb.yaml", "alias").contains(":0:0:"));
+    find("bad/deep.yaml", "");
+    find("bad/deep-block.yaml", "nesting");
+    assert!(find("bad/not-utf8.yaml", "utf-8").starts_with("bad/not-utf8.yaml:4:"));
+    find("loop/again", "loop");
+    find("cycle/", "cycle");
+    // Every problem is also on stderr for people.
+    assert!(stderr.contains("bad/alias-bomb.yaml"), "{stderr}");
+}
