@@ -1,0 +1,205 @@
+//! Which app an object runs, and at which version: from a HelmRelease's
+//! chart (directly, or through an OCIRepository) or from container images,
+//! in workloads and in Helm values.
+
+use semver::Version;
+
+use super::version::parse_lenient;
+use super::{Model, ObjRef};
+use crate::source::Object;
+use crate::yaml::{Node, Value};
+
+/// How a rule names an app.
+#[derive(Clone, Debug, Default)]
+pub struct AppQuery<'a> {
+    /// Helm chart names (`authentik`).
+    pub charts: &'a [String],
+    /// Image repositories, with or without registry (`ghcr.io/goauthentik/server`).
+    pub images: &'a [String],
+}
+
+#[derive(Clone, Debug)]
+pub struct App {
+    /// The HelmRelease or workload.
+    pub object: ObjRef,
+    /// The chart or image repository that identified it.
+    pub identity: String,
+    pub version: Option<Version>,
+    /// Where the version is written (chart version, OCIRepository tag,
+    /// image tag); may carry a Flux variable's origin.
+    pub version_node: Option<Node>,
+}
+
+/// A container image reference split into its parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageRef<'a> {
+    pub repository: &'a str,
+    pub tag: Option<&'a str>,
+}
+
+/// Splits `registry:5000/repo:tag@sha256:…`; the tag is what follows the
+/// last `:` after the last `/`.
+pub fn split_image(image: &str) -> ImageRef<'_> {
+    let no_digest = image.split('@').next().unwrap_or(image);
+    let last_slash = no_digest.rfind('/').map_or(0, |i| i + 1);
+    match no_digest[last_slash..].rfind(':') {
+        Some(i) => ImageRef {
+            repository: &no_digest[..last_slash + i],
+            tag: Some(&no_digest[last_slash + i + 1..]),
+        },
+        None => ImageRef {
+            repository: no_digest,
+            tag: None,
+        },
+    }
+}
+
+/// Docker Hub images are written with and without their registry.
+fn normalize_repo(repo: &str) -> &str {
+    let repo = repo
+        .strip_prefix("docker.io/")
+        .or_else(|| repo.strip_prefix("index.docker.io/"))
+        .unwrap_or(repo);
+    repo.strip_prefix("library/").unwrap_or(repo)
+}
+
+fn image_matches(query: &AppQuery, repository: &str) -> bool {
+    let repository = normalize_repo(repository);
+    query.images.iter().any(|want| normalize_repo(want) == repository)
+}
+
+/// Every app in the model that the query names.
+pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
+    let mut apps = Vec::new();
+    for (i, obj) in model.objects.iter().enumerate() {
+        if let Some(release) = model.release(i) {
+            let chart = release.chart.as_ref().and_then(Node::as_str).unwrap_or("");
+            let image = images_in(&release.values)
+                .into_iter()
+                .find(|(repo, _)| image_matches(query, repo));
+            let chart_matches = query.charts.iter().any(|c| c == chart);
+            if !chart_matches && image.is_none() {
+                continue;
+            }
+            // An image tag set in the values is what runs; otherwise the
+            // chart version (for app charts such as Authentik's, equal to
+            // the app version).
+            let tagged = image.and_then(|(repo, tag)| tag.map(|t| (repo, t)));
+            let (identity, version_node) = match tagged {
+                Some((repo, tag)) => (repo, Some(tag)),
+                None => (chart.to_string(), release.version.clone()),
+            };
+            apps.push(App {
+                object: i,
+                identity,
+                version: version_node.as_ref().and_then(version_of),
+                version_node,
+            });
+        } else if let Some(containers) = workload_containers(obj) {
+            for image in containers.iter().filter_map(|c| c.get("image")) {
+                let Some(text) = image.as_str() else { continue };
+                let parts = split_image(text);
+                if image_matches(query, parts.repository) {
+                    apps.push(App {
+                        object: i,
+                        identity: parts.repository.to_string(),
+                        version: parts.tag.and_then(parse_lenient),
+                        version_node: Some(image.clone()),
+                    });
+                    break;
+                }
+            }
+        }
+    }
+    apps
+}
+
+fn version_of(node: &Node) -> Option<Version> {
+    let text = node.scalar_text()?;
+    // An image node holds `repo:tag`; a tag or chart version node just the version.
+    let tag = split_image(&text).tag.map(str::to_string).unwrap_or(text);
+    parse_lenient(&tag)
+}
+
+/// Images in Helm values: `image: repo:tag` strings and
+/// `{repository, tag}` maps (the common chart convention). Returns the
+/// repository and the node that holds the tag, if any.
+fn images_in(values: &Node) -> Vec<(String, Option<Node>)> {
+    let mut found = Vec::new();
+    values.walk(&mut |path, node| {
+        let Some(crate::yaml::PathSeg::Key(key)) = path.last() else { return };
+        if !key.eq_ignore_ascii_case("image") {
+            return;
+        }
+        match &node.value {
+            Value::Str(s) => {
+                let parts = split_image(s);
+                found.push((
+                    parts.repository.to_string(),
+                    parts.tag.is_some().then(|| node.clone()),
+                ));
+            }
+            Value::Map(_) => {
+                if let Some(repo) = node.get("repository").and_then(Node::as_str) {
+                    let registry = node.get("registry").and_then(Node::as_str);
+                    let repo = match registry {
+                        Some(r) if !r.is_empty() => format!("{r}/{repo}"),
+                        _ => repo.to_string(),
+                    };
+                    let tag = node
+                        .get("tag")
+                        .filter(|t| t.scalar_text().is_some_and(|s| !s.is_empty()))
+                        .cloned();
+                    found.push((repo, tag));
+                }
+            }
+            _ => {}
+        }
+    });
+    found
+}
+
+/// Containers (and init containers) of a workload's pod template.
+pub fn workload_containers(obj: &Object) -> Option<Vec<&Node>> {
+    let pod_spec = match (obj.group(), obj.kind()) {
+        ("", "Pod") => obj.root.get("spec"),
+        ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") | ("batch", "Job") => {
+            obj.root.path(&["spec", "template", "spec"])
+        }
+        ("batch", "CronJob") => obj
+            .root
+            .path(&["spec", "jobTemplate", "spec", "template", "spec"]),
+        _ => None,
+    }?;
+    Some(
+        ["initContainers", "containers"]
+            .iter()
+            .filter_map(|k| pod_spec.get(k).and_then(Node::as_seq))
+            .flatten()
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_images_with_registry_ports_and_digests() {
+        assert_eq!(
+            split_image("ghcr.io/goauthentik/server:2025.10.1@sha256:abc"),
+            ImageRef {
+                repository: "ghcr.io/goauthentik/server",
+                tag: Some("2025.10.1")
+            }
+        );
+        assert_eq!(
+            split_image("registry:5000/team/app"),
+            ImageRef {
+                repository: "registry:5000/team/app",
+                tag: None
+            }
+        );
+        assert_eq!(normalize_repo("docker.io/library/postgres"), "postgres");
+    }
+}

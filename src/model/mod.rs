@@ -1,0 +1,88 @@
+//! Facts derived across objects: which app runs which version, which
+//! database it uses, that database's effective settings and the storage
+//! under it. Rules ask these questions; each answer carries the spans of
+//! the values it was derived from, or says why it is unknown.
+
+pub mod app;
+pub mod database;
+pub mod env;
+pub mod settings;
+pub mod storage;
+pub mod version;
+
+use crate::source::helm::{self, Release};
+use crate::source::{Object, repo::Repo};
+use crate::yaml::SourceMap;
+
+/// Index of an object in [`Model::objects`].
+pub type ObjRef = usize;
+
+/// The loaded objects plus what is costly to derive more than once.
+pub struct Model<'r> {
+    pub objects: &'r [Object],
+    pub sources: &'r SourceMap,
+    /// Effective chart and values of each HelmRelease, by object index.
+    releases: Vec<Option<Release>>,
+}
+
+/// A fact that could not be established, and why (shown under
+/// `--verbose` so users see what the linter could not see).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unknown(pub String);
+
+impl<'r> Model<'r> {
+    pub fn new(repo: &'r Repo) -> Model<'r> {
+        Model::from_parts(&repo.objects, &repo.files.sources)
+    }
+
+    pub fn from_parts(objects: &'r [Object], sources: &'r SourceMap) -> Model<'r> {
+        let lookup = |kind: &str, ns: &str, name: &str| {
+            objects
+                .iter()
+                .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or(ns) == ns)
+        };
+        let releases = objects
+            .iter()
+            .map(|o| is_helm_release(o).then(|| helm::resolve(o, &lookup)))
+            .collect();
+        Model {
+            objects,
+            sources,
+            releases,
+        }
+    }
+
+    pub fn object(&self, r: ObjRef) -> &'r Object {
+        &self.objects[r]
+    }
+
+    pub fn release(&self, r: ObjRef) -> Option<&Release> {
+        self.releases.get(r).and_then(Option::as_ref)
+    }
+
+    /// Objects of a kind in an API group (any version).
+    pub fn of_kind<'a>(&'a self, group: &'a str, kind: &'a str) -> impl Iterator<Item = ObjRef> + 'a {
+        self.objects
+            .iter()
+            .enumerate()
+            .filter(move |(_, o)| o.is(group, kind))
+            .map(|(i, _)| i)
+    }
+
+    /// An object by kind, namespace and name. Objects written without a
+    /// namespace match any namespace: a repo often leaves it to Flux.
+    pub fn find(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<ObjRef> {
+        self.objects.iter().position(|o| {
+            o.is(group, kind) && o.name() == name && o.namespace().is_none_or(|ns| ns == namespace)
+        })
+    }
+
+    /// Namespace an object lives in, `default` when none is written.
+    pub fn namespace_of(&self, r: ObjRef) -> &'r str {
+        self.objects[r].namespace().unwrap_or("default")
+    }
+}
+
+pub fn is_helm_release(o: &Object) -> bool {
+    o.is("helm.toolkit.fluxcd.io", "HelmRelease")
+}

@@ -1,0 +1,184 @@
+//! A database's effective Postgres settings: where each is written for its
+//! provider, or the server default when it is not.
+
+use super::database::{Database, Provider, sub_values};
+use super::Model;
+use crate::yaml::{Node, Value};
+
+/// A setting as the server will run with it.
+#[derive(Clone, Debug)]
+pub struct Setting {
+    pub name: String,
+    /// Normalised value (`on`/`off` for booleans, lower case).
+    pub value: String,
+    /// Where the value is written; `None` when the default applies.
+    pub node: Option<Node>,
+    /// The map (or text block) where the setting is or would be written:
+    /// where a fix goes.
+    pub container: Option<Node>,
+    /// Path of `container` in its object, for messages and fixes.
+    pub container_path: String,
+}
+
+/// PostgreSQL defaults for the settings rules look at (postgresql.conf.sample, PG 15).
+const DEFAULTS: &[(&str, &str)] = &[
+    ("synchronous_commit", "on"),
+    ("fsync", "on"),
+    ("full_page_writes", "on"),
+    ("max_connections", "100"),
+    ("tcp_keepalives_idle", "0"),
+    ("idle_session_timeout", "0"),
+    ("ssl_min_protocol_version", "TLSv1.2"),
+];
+
+pub fn default_of(name: &str) -> Option<&'static str> {
+    DEFAULTS.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+}
+
+/// Normalises a value the way Postgres reads it: booleans accept
+/// on/off/true/false/yes/no/1/0 in any case.
+pub fn normalize(name: &str, value: &str) -> String {
+    let lower = value.trim().trim_matches(['\'', '"']).to_ascii_lowercase();
+    let boolean = matches!(name, "fsync" | "full_page_writes" | "synchronous_commit");
+    match lower.as_str() {
+        "true" | "yes" | "1" if boolean => "on".into(),
+        "false" | "no" | "0" if boolean => "off".into(),
+        _ => lower,
+    }
+}
+
+/// The effective value of `name` on `db`.
+pub fn effective(model: &Model, db: &Database, name: &str) -> Setting {
+    let (container, container_path) = parameter_maps(model, db)
+        .into_iter()
+        .find(|(node, _)| lookup(node, name).is_some())
+        .or_else(|| parameter_maps(model, db).into_iter().next())
+        .map_or((None, String::new()), |(n, p)| (Some(n), p));
+    let written = container.as_ref().and_then(|c| lookup(c, name));
+    match written {
+        Some((value, node)) => Setting {
+            name: name.to_string(),
+            value: normalize(name, &value),
+            node: Some(node),
+            container,
+            container_path,
+        },
+        None => Setting {
+            name: name.to_string(),
+            value: default_of(name).unwrap_or("").to_string(),
+            node: None,
+            container,
+            container_path,
+        },
+    }
+}
+
+/// Where a provider reads parameters, in the order it gives them
+/// precedence; the first is where a new setting belongs.
+fn parameter_maps(model: &Model, db: &Database) -> Vec<(Node, String)> {
+    let root = &model.object(db.object).root;
+    let at = |path: &[&str]| root.path(path).cloned().map(|n| (n, path.join(".")));
+    match db.provider {
+        Provider::Zalando | Provider::Cnpg => {
+            at(&["spec", "postgresql", "parameters"])
+                .or_else(|| at(&["spec", "postgresql"]))
+                .into_iter()
+                .collect()
+        }
+        Provider::Crunchy => [
+            at(&["spec", "config", "parameters"]),
+            at(&["spec", "patroni", "dynamicConfiguration", "postgresql", "parameters"]),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+        Provider::Bitnami => {
+            let Some(release) = model.release(db.object) else { return Vec::new() };
+            let Some(values) = sub_values(&release.values, &db.values_key) else { return Vec::new() };
+            let prefix = if db.values_key.is_empty() {
+                "spec.values".to_string()
+            } else {
+                format!("spec.values.{}", db.values_key)
+            };
+            ["extendedConfiguration", "configuration"]
+                .iter()
+                .filter_map(|k| {
+                    values
+                        .path(&["primary", k])
+                        .cloned()
+                        .map(|n| (n, format!("{prefix}.primary.{k}")))
+                })
+                .collect()
+        }
+        Provider::StatefulSet => super::app::workload_containers(model.object(db.object))
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get("args").cloned().map(|n| (n, "args".to_string())))
+            .collect(),
+    }
+}
+
+/// A setting in a parameters map, a postgresql.conf text block, or a
+/// container's `-c name=value` arguments.
+fn lookup(container: &Node, name: &str) -> Option<(String, Node)> {
+    match &container.value {
+        Value::Map(_) => {
+            let node = container.get(name)?;
+            let text = match &node.value {
+                Value::Bool(b) => if *b { "on" } else { "off" }.to_string(),
+                _ => node.scalar_text()?,
+            };
+            Some((text, node.clone()))
+        }
+        Value::Str(text) => text.lines().rev().find_map(|line| {
+            let line = line.split('#').next()?.trim();
+            let (k, v) = line.split_once('=')?;
+            (k.trim() == name).then(|| (v.trim().to_string(), container.clone()))
+        }),
+        // `-c name=value`, `-c` `name=value` as two arguments, `--name=value`.
+        Value::Seq(args) => {
+            let texts: Vec<(&str, &Node)> = args.iter().filter_map(|a| Some((a.as_str()?, a))).collect();
+            texts.iter().enumerate().rev().find_map(|(i, (text, node))| {
+                let kv = match (text.strip_prefix("-c"), text.strip_prefix("--")) {
+                    (Some(rest), _) if !rest.is_empty() => rest.trim_start(),
+                    (_, Some(rest)) => rest,
+                    _ if i > 0 && texts[i - 1].0 == "-c" => text,
+                    _ => return None,
+                };
+                let (k, v) = kv.split_once('=')?;
+                (k.trim().replace('-', "_") == name).then(|| (v.trim().to_string(), (*node).clone()))
+            })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn booleans_read_as_postgres_reads_them() {
+        assert_eq!(normalize("synchronous_commit", "OFF"), "off");
+        assert_eq!(normalize("fsync", "false"), "off");
+        assert_eq!(normalize("synchronous_commit", "'remote_apply'"), "remote_apply");
+        assert_eq!(normalize("max_connections", "200"), "200");
+    }
+
+    #[test]
+    fn settings_in_text_and_args() {
+        let conf = crate::yaml::Node::new(
+            Value::Str("fsync = off # dangerous\nsynchronous_commit=off\n".into()),
+            Default::default(),
+        );
+        assert_eq!(lookup(&conf, "fsync").unwrap().0, "off");
+        let args = crate::yaml::Node::new(
+            Value::Seq(vec![
+                crate::yaml::Node::new(Value::Str("-c".into()), Default::default()),
+                crate::yaml::Node::new(Value::Str("synchronous_commit=off".into()), Default::default()),
+            ]),
+            Default::default(),
+        );
+        assert_eq!(lookup(&args, "synchronous_commit").unwrap().0, "off");
+    }
+}

@@ -1,0 +1,277 @@
+//! The storage under a database: the class it asks for (or the default
+//! class), the provisioner behind that class, and whether that provisioner
+//! replicates every write over the network.
+
+use super::database::{Database, Provider, sub_values};
+use super::{Model, ObjRef, Unknown, is_helm_release};
+use crate::yaml::{Node, Span};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    /// Block storage that acknowledges a write after replicating it over
+    /// the network (Ceph RBD, Longhorn, Mayastor, LINSTOR, ...).
+    NetworkReplicatedBlock,
+    /// NFS, CephFS and the like.
+    NetworkFilesystem,
+    /// Disks of the node itself.
+    Local,
+    Unknown,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::NetworkReplicatedBlock => "network-replicated-block",
+            Category::NetworkFilesystem => "network-filesystem",
+            Category::Local => "local",
+            Category::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Category> {
+        [
+            Category::NetworkReplicatedBlock,
+            Category::NetworkFilesystem,
+            Category::Local,
+            Category::Unknown,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == s)
+    }
+}
+
+/// Category of a CSI driver or in-tree provisioner, from the list in
+/// the project notes.
+pub fn categorize(provisioner: &str) -> Category {
+    let p = provisioner;
+    if p.ends_with("rbd.csi.ceph.com")
+        || p == "kubernetes.io/rbd"
+        || p == "driver.longhorn.io"
+        || p == "io.openebs.csi-mayastor"
+        || p == "linstor.csi.linbit.com"
+        || p == "pxd.portworx.com"
+        || p == "cstor.csi.openebs.io"
+        || p.starts_with("org.democratic-csi.")
+    {
+        Category::NetworkReplicatedBlock
+    } else if p.ends_with("cephfs.csi.ceph.com")
+        || p == "nfs.csi.k8s.io"
+        || p == "k8s-sigs.io/nfs-subdir-external-provisioner"
+        || p.contains("nfs")
+    {
+        Category::NetworkFilesystem
+    } else if p == "rancher.io/local-path"
+        || p == "openebs.io/local"
+        || p == "topolvm.io"
+        || p == "kubernetes.io/no-provisioner"
+        || p == "local.csi.openebs.io"
+        || p == "lvm.csi.metal-stack.io"
+        || p.contains("hostpath")
+    {
+        Category::Local
+    } else {
+        Category::Unknown
+    }
+}
+
+/// A storage class as the repo declares it: a StorageClass object, or a
+/// class a chart creates from its values.
+#[derive(Clone, Debug)]
+pub struct ClassDecl {
+    pub name: String,
+    pub provisioner: String,
+    /// Where the class (or its provisioner) is declared.
+    pub span: Span,
+    pub is_default: bool,
+    pub object: ObjRef,
+}
+
+#[derive(Clone, Debug)]
+pub struct Storage {
+    pub class: String,
+    /// Where the database asks for the class; `None` when it relies on
+    /// the default class.
+    pub requested_at: Option<Node>,
+    pub decl: ClassDecl,
+    pub category: Category,
+}
+
+/// Every storage class the repo declares.
+pub fn classes(model: &Model) -> Vec<ClassDecl> {
+    let mut out = Vec::new();
+    for (i, obj) in model.objects.iter().enumerate() {
+        if obj.is("storage.k8s.io", "StorageClass") {
+            let annotations = obj.root.path(&["metadata", "annotations"]);
+            let is_default = annotations
+                .and_then(|a| a.get("storageclass.kubernetes.io/is-default-class"))
+                .and_then(Node::as_bool_lenient)
+                .unwrap_or(false);
+            let prov = obj.root.get("provisioner");
+            out.push(ClassDecl {
+                name: obj.name().to_string(),
+                provisioner: prov.and_then(Node::as_str).unwrap_or("").to_string(),
+                span: prov.map_or(obj.root.span, |p| p.span),
+                is_default,
+                object: i,
+            });
+        } else if is_helm_release(obj) {
+            chart_classes(model, i, &mut out);
+        }
+    }
+    out
+}
+
+/// Classes created by storage charts from their values.
+fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
+    let Some(release) = model.release(r) else { return };
+    let chart = release.chart.as_ref().and_then(Node::as_str).unwrap_or("");
+    let values = &release.values;
+    let span = release.chart.as_ref().map_or(model.object(r).root.span, |c| c.span);
+    match chart {
+        "rook-ceph-cluster" => {
+            let operator_ns = values
+                .str_at(&["operatorNamespace"])
+                .unwrap_or_else(|| model.namespace_of(r));
+            for (list, driver) in [("cephBlockPools", "rbd"), ("cephFileSystems", "cephfs")] {
+                let Some(pools) = values.get(list).and_then(Node::as_seq) else {
+                    // Chart defaults: ceph-block (default class) and ceph-filesystem.
+                    let (name, is_default) = if driver == "rbd" { ("ceph-block", true) } else { ("ceph-filesystem", false) };
+                    out.push(ClassDecl {
+                        name: name.into(),
+                        provisioner: format!("{operator_ns}.{driver}.csi.ceph.com"),
+                        span,
+                        is_default,
+                        object: r,
+                    });
+                    continue;
+                };
+                for pool in pools {
+                    let Some(sc) = pool.get("storageClass") else { continue };
+                    if sc.get("enabled").and_then(Node::as_bool_lenient) == Some(false) {
+                        continue;
+                    }
+                    let Some(name) = sc.get("name") else { continue };
+                    out.push(ClassDecl {
+                        name: name.scalar_text().unwrap_or_default(),
+                        provisioner: format!("{operator_ns}.{driver}.csi.ceph.com"),
+                        span: name.span,
+                        is_default: sc.get("isDefault").and_then(Node::as_bool_lenient).unwrap_or(false),
+                        object: r,
+                    });
+                }
+            }
+        }
+        "longhorn" => out.push(ClassDecl {
+            name: "longhorn".into(),
+            provisioner: "driver.longhorn.io".into(),
+            span,
+            is_default: values
+                .path(&["persistence", "defaultClass"])
+                .and_then(Node::as_bool_lenient)
+                .unwrap_or(true),
+            object: r,
+        }),
+        "local-path-provisioner" => out.push(ClassDecl {
+            name: values.str_at(&["storageClass", "name"]).unwrap_or("local-path").into(),
+            provisioner: "rancher.io/local-path".into(),
+            span,
+            is_default: values
+                .path(&["storageClass", "defaultClass"])
+                .and_then(Node::as_bool_lenient)
+                .unwrap_or(false),
+            object: r,
+        }),
+        _ => {}
+    }
+}
+
+/// Where a database asks for its storage class; `Ok(None)` means it asks
+/// for none (the default class applies).
+fn requested_class(model: &Model, db: &Database) -> Result<Option<Node>, Unknown> {
+    let root = &model.object(db.object).root;
+    let found = match db.provider {
+        Provider::Zalando => root.path(&["spec", "volume", "storageClass"]),
+        Provider::Cnpg => root
+            .path(&["spec", "storage", "storageClass"])
+            .or_else(|| root.path(&["spec", "storage", "pvcTemplate", "storageClassName"])),
+        Provider::Crunchy => root
+            .path(&["spec", "instances"])
+            .and_then(Node::as_seq)
+            .and_then(|sets| sets.iter().find_map(|s| s.path(&["dataVolumeClaimSpec", "storageClassName"]))),
+        Provider::StatefulSet => root
+            .path(&["spec", "volumeClaimTemplates"])
+            .and_then(Node::as_seq)
+            .and_then(|t| t.iter().find_map(|c| c.path(&["spec", "storageClassName"]))),
+        Provider::Bitnami => {
+            let release = model.release(db.object);
+            let values = release.and_then(|r| sub_values(&r.values, &db.values_key));
+            let Some(values) = values else { return Ok(None) };
+            if let Some(claim) = values.str_at(&["primary", "persistence", "existingClaim"]).filter(|c| !c.is_empty()) {
+                return pvc_class(model, model.namespace_of(db.object), claim);
+            }
+            values
+                .path(&["primary", "persistence", "storageClass"])
+                .or_else(|| values.path(&["global", "storageClass"]))
+                .or_else(|| values.path(&["global", "defaultStorageClass"]))
+                .or_else(|| release.and_then(|r| r.values.path(&["global", "storageClass"])))
+        }
+    };
+    Ok(found.filter(|n| n.scalar_text().is_some_and(|s| !s.is_empty())).cloned())
+}
+
+fn pvc_class(model: &Model, ns: &str, claim: &str) -> Result<Option<Node>, Unknown> {
+    let pvc = model
+        .find("", "PersistentVolumeClaim", ns, claim)
+        .ok_or_else(|| Unknown(format!("existing claim {claim} is not in the repository")))?;
+    Ok(model.object(pvc).root.path(&["spec", "storageClassName"]).cloned())
+}
+
+/// The storage under `db`.
+pub fn of_database(model: &Model, db: &Database) -> Result<Storage, Unknown> {
+    let requested = requested_class(model, db)?;
+    let declared = classes(model);
+    let decl = match &requested {
+        Some(node) => {
+            let name = node.scalar_text().unwrap_or_default();
+            declared
+                .iter()
+                .find(|c| c.name == name)
+                .cloned()
+                .ok_or_else(|| Unknown(format!("storage class {name} is not declared in the repository")))?
+        }
+        None => {
+            let defaults: Vec<&ClassDecl> = declared.iter().filter(|c| c.is_default).collect();
+            match defaults.as_slice() {
+                [one] => (*one).clone(),
+                [] => return Err(Unknown("no storage class is set and no default class is declared".into())),
+                many => {
+                    return Err(Unknown(format!(
+                        "no storage class is set and {} classes are marked default",
+                        many.len()
+                    )));
+                }
+            }
+        }
+    };
+    Ok(Storage {
+        class: decl.name.clone(),
+        category: categorize(&decl.provisioner),
+        requested_at: requested,
+        decl,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provisioners_by_category() {
+        assert_eq!(categorize("rook-ceph.rbd.csi.ceph.com"), Category::NetworkReplicatedBlock);
+        assert_eq!(categorize("driver.longhorn.io"), Category::NetworkReplicatedBlock);
+        assert_eq!(categorize("rook-ceph.cephfs.csi.ceph.com"), Category::NetworkFilesystem);
+        assert_eq!(categorize("rancher.io/local-path"), Category::Local);
+        assert_eq!(categorize("openebs.io/local"), Category::Local);
+        assert_eq!(categorize("example.com/unknown"), Category::Unknown);
+    }
+}

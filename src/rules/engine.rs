@@ -1,0 +1,449 @@
+//! Evaluates rules over the model: each step narrows or extends a set of
+//! bindings; every complete set of bindings is one finding.
+
+use std::collections::BTreeMap;
+
+use semver::VersionReq;
+use sha2::{Digest, Sha256};
+
+use super::finding::{Evidence, Finding, Label};
+use super::schema::{EnvTest, Rule, Step};
+use crate::model::app::{self, App, AppQuery};
+use crate::model::database::{self, Database, HostQuery};
+use crate::model::env::{self, EnvVar, ValuesPrefix};
+use crate::model::settings::{self, Setting};
+use crate::model::storage::{self, Category, Storage};
+use crate::model::{Model, Unknown};
+use crate::yaml::{Node, Origin};
+
+/// A value a step bound.
+#[derive(Clone, Debug)]
+enum Fact {
+    App(App, Vec<ValuesPrefix>),
+    Database(Database),
+    Setting(Setting),
+    Storage(Storage),
+    Env(EnvVar),
+    /// A variable a test expected to be absent, and is.
+    EnvAbsent { name: String, hidden_source: Option<String> },
+}
+
+type Bindings = Vec<(String, Fact)>;
+
+/// What evaluation could not decide, per rule (shown with `--verbose`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Undecided {
+    pub rule: String,
+    pub subject: String,
+    pub reason: String,
+}
+
+pub struct Outcome {
+    pub findings: Vec<Finding>,
+    pub undecided: Vec<Undecided>,
+}
+
+pub fn evaluate(model: &Model, rules: &[Rule]) -> Outcome {
+    let mut out = Outcome {
+        findings: Vec::new(),
+        undecided: Vec::new(),
+    };
+    for rule in rules {
+        let mut matches = Vec::new();
+        let mut ctx = Ctx {
+            model,
+            rule,
+            undecided: &mut out.undecided,
+        };
+        ctx.run(&rule.steps, Vec::new(), &mut matches);
+        out.findings
+            .extend(matches.iter().map(|b| finding(model, rule, b)));
+    }
+    out
+}
+
+struct Ctx<'a, 'm> {
+    model: &'a Model<'m>,
+    rule: &'a Rule,
+    undecided: &'a mut Vec<Undecided>,
+}
+
+impl Ctx<'_, '_> {
+    fn run(&mut self, steps: &[Step], bindings: Bindings, out: &mut Vec<Bindings>) {
+        let Some((step, rest)) = steps.split_first() else {
+            out.push(bindings);
+            return;
+        };
+        for next in self.step(step, &bindings) {
+            let mut b = bindings.clone();
+            b.extend(next);
+            self.run(rest, b, out);
+        }
+    }
+
+    fn note_unknown(&mut self, subject: String, Unknown(reason): Unknown) {
+        self.undecided.push(Undecided {
+            rule: self.rule.id.clone(),
+            subject,
+            reason,
+        });
+    }
+
+    /// The candidates a step yields given what is bound so far; each is a
+    /// list of new bindings (usually one).
+    fn step(&mut self, step: &Step, bound: &Bindings) -> Vec<Bindings> {
+        let model = self.model;
+        match step {
+            Step::App(p) => {
+                let req = p.version.as_deref().and_then(|v| VersionReq::parse(v).ok());
+                let prefixes: Vec<ValuesPrefix> = p
+                    .values_env_prefixes
+                    .iter()
+                    .map(|(k, v)| ValuesPrefix {
+                        key: k.clone(),
+                        prefix: v.clone(),
+                    })
+                    .collect();
+                let query = AppQuery {
+                    charts: &p.charts,
+                    images: &p.images,
+                };
+                app::find(model, &query)
+                    .into_iter()
+                    .filter(|a| match (&req, &a.version) {
+                        (None, _) => true,
+                        (Some(r), Some(v)) => crate::model::version::satisfies(r, v),
+                        (Some(_), None) => false,
+                    })
+                    .map(|a| vec![("app".to_string(), Fact::App(a, prefixes.clone()))])
+                    .collect()
+            }
+            Step::Postgres(p) => database::all(model)
+                .into_iter()
+                .filter(|db| p.min_instances.is_none_or(|m| db.instances >= m))
+                .map(|db| vec![("database".to_string(), Fact::Database(db))])
+                .collect(),
+            Step::Database(p) => {
+                let Some(Fact::App(app, prefixes)) = find(bound, "app") else { return Vec::new() };
+                let query = HostQuery {
+                    env: &p.host_env,
+                    bundled: p.bundled.as_deref(),
+                    prefixes,
+                };
+                match database::of_app(model, app, &query) {
+                    Ok(db) => vec![vec![("database".to_string(), Fact::Database(db))]],
+                    Err(unknown) => {
+                        let subject = model.object(app.object).id();
+                        self.note_unknown(subject, unknown);
+                        Vec::new()
+                    }
+                }
+            }
+            Step::Setting(p) => {
+                let Some(Fact::Database(db)) = find(bound, "database") else { return Vec::new() };
+                let setting = settings::effective(model, db, &p.name);
+                let wanted: Vec<String> = p.values.iter().map(|v| settings::normalize(&p.name, v)).collect();
+                if wanted.contains(&setting.value) {
+                    vec![vec![("setting".to_string(), Fact::Setting(setting))]]
+                } else {
+                    Vec::new()
+                }
+            }
+            Step::Storage(p) => {
+                let Some(Fact::Database(db)) = find(bound, "database") else { return Vec::new() };
+                match storage::of_database(model, db) {
+                    Ok(s) if p.category.iter().any(|c| Category::parse(c) == Some(s.category)) => {
+                        vec![vec![("storage".to_string(), Fact::Storage(s))]]
+                    }
+                    Ok(_) => Vec::new(),
+                    Err(unknown) => {
+                        let subject = model.object(db.object).id();
+                        self.note_unknown(subject, unknown);
+                        Vec::new()
+                    }
+                }
+            }
+            Step::Env(p) => {
+                let Some(Fact::App(app, prefixes)) = find(bound, "app") else { return Vec::new() };
+                let vars = env::of_app(model, app, prefixes);
+                let name = p.bind_as.clone().unwrap_or_else(|| "env".to_string());
+                let found = env::lookup(&vars, &p.name);
+                let absent = || {
+                    vec![vec![(
+                        name.clone(),
+                        Fact::EnvAbsent {
+                            name: p.name.clone(),
+                            hidden_source: env::has_hidden_sources(model, app),
+                        },
+                    )]]
+                };
+                let present = |v: &EnvVar| vec![vec![(name.clone(), Fact::Env(v.clone()))]];
+                match (found, &p.is) {
+                    (None, EnvTest::Unset | EnvTest::NotTrue | EnvTest::LacksJsonKeys(_)) => absent(),
+                    (None, _) => Vec::new(),
+                    (Some(v), test) => match (v.known(), test) {
+                        (None, _) => Vec::new(),
+                        (Some(_), EnvTest::Set) => present(v),
+                        (Some(_), EnvTest::Unset) => Vec::new(),
+                        (Some(val), EnvTest::OneOf(list)) if in_list(val, list) => present(v),
+                        (Some(val), EnvTest::NoneOf(list)) if !in_list(val, list) => present(v),
+                        (Some(val), EnvTest::True) if is_true(val) => present(v),
+                        (Some(val), EnvTest::NotTrue) if !is_true(val) => present(v),
+                        (Some(val), EnvTest::LacksJsonKeys(keys)) if lacks_json_keys(val, keys) => present(v),
+                        _ => Vec::new(),
+                    },
+                }
+            }
+            Step::AnyOf(branches) => {
+                for branch in branches {
+                    let mut found = Vec::new();
+                    self.run(branch, bound.clone(), &mut found);
+                    if let Some(first) = found.into_iter().next() {
+                        return vec![first[bound.len()..].to_vec()];
+                    }
+                }
+                Vec::new()
+            }
+        }
+    }
+}
+
+fn find<'b>(bound: &'b Bindings, name: &str) -> Option<&'b Fact> {
+    bound.iter().rev().find(|(n, _)| n == name).map(|(_, f)| f)
+}
+
+fn in_list(val: &str, list: &[String]) -> bool {
+    list.iter().any(|l| l.eq_ignore_ascii_case(val.trim()))
+}
+
+fn is_true(val: &str) -> bool {
+    matches!(val.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on")
+}
+
+/// `CONN_OPTIONS` is base64 of a JSON object of libpq keywords.
+fn lacks_json_keys(val: &str, keys: &[String]) -> bool {
+    use base64::Engine;
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(val.trim()) else {
+        return true;
+    };
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return true;
+    };
+    !keys.iter().any(|k| map.contains_key(k))
+}
+
+/// Builds the finding for one complete set of bindings.
+fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
+    let mut labels: Vec<(String, Label)> = Vec::new();
+    let mut evidence = Vec::new();
+    let mut notes = Vec::new();
+    let mut identity = vec![rule.id.clone()];
+    for (name, fact) in bindings {
+        let (ls, ev, id) = describe(model, fact);
+        labels.extend(ls.into_iter().map(|l| (name.clone(), l)));
+        evidence.extend(ev.into_iter().map(|(k, v)| Evidence {
+            key: format!("{name}.{k}"),
+            value: v,
+        }));
+        identity.push(id);
+        if let Fact::EnvAbsent {
+            name: var,
+            hidden_source: Some(src),
+        } = fact
+        {
+            notes.push(format!("{var} is not set in the repository; {src} could still set it"));
+        }
+    }
+    let primary_name = rule
+        .primary
+        .clone()
+        .or_else(|| bindings.first().map(|(n, _)| n.clone()))
+        .unwrap_or_default();
+    let primary_index = labels.iter().position(|(n, _)| *n == primary_name).unwrap_or(0);
+    let primary = if labels.is_empty() {
+        Label {
+            span: Default::default(),
+            text: String::new(),
+        }
+    } else {
+        labels.remove(primary_index).1
+    };
+    let fields: BTreeMap<String, String> = evidence.iter().map(|e| (e.key.clone(), e.value.clone())).collect();
+    let mut hasher = Sha256::new();
+    hasher.update(identity.join("\u{1f}"));
+    let fingerprint = hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+    Finding {
+        rule: rule.id.clone(),
+        severity: rule.severity,
+        message: fill(&rule.message, &fields),
+        primary,
+        related: labels.into_iter().map(|(_, l)| l).collect(),
+        evidence,
+        notes,
+        help: rule.remediation.trim().to_string(),
+        fingerprint,
+    }
+}
+
+/// Fills `{binding.field}` placeholders; unknown ones stay visible.
+fn fill(template: &str, fields: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        match rest[open..].find('}') {
+            Some(close) => {
+                let key = &rest[open + 1..open + close];
+                match fields.get(key) {
+                    Some(v) => out.push_str(v),
+                    None => out.push_str(&rest[open..open + close + 1]),
+                }
+                rest = &rest[open + close + 1..];
+            }
+            None => {
+                out.push_str(&rest[open..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Labels, evidence fields and a stable identity for one fact.
+fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, String) {
+    let obj_span = |r: usize| {
+        let o = model.object(r);
+        o.root.path(&["metadata", "name"]).map_or(o.root.span, |n| n.span)
+    };
+    match fact {
+        Fact::App(app, _) => {
+            let version = app.version.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "?".into());
+            let span = app.version_node.as_ref().map_or_else(|| obj_span(app.object), |n| n.span);
+            let mut labels = vec![Label {
+                span,
+                text: format!("{} {version}", app.identity),
+            }];
+            labels.extend(app.version_node.as_ref().and_then(|n| variable_label(n)));
+            (
+                labels,
+                vec![
+                    ("name".into(), app.identity.clone()),
+                    ("version".into(), version),
+                    ("object".into(), model.object(app.object).id()),
+                ],
+                model.object(app.object).id(),
+            )
+        }
+        Fact::Database(db) => {
+            let name = db.name(model).to_string();
+            let mut labels = Vec::new();
+            if let Some(host) = &db.host {
+                labels.push(Label {
+                    span: host.span,
+                    text: format!("uses database {name}"),
+                });
+            }
+            labels.push(Label {
+                span: obj_span(db.object),
+                text: format!("{} cluster {name}", db.provider.as_str()),
+            });
+            (
+                labels,
+                vec![
+                    ("name".into(), name),
+                    ("provider".into(), db.provider.as_str().into()),
+                    ("instances".into(), db.instances.to_string()),
+                    ("object".into(), model.object(db.object).id()),
+                ],
+                format!("{}#{}", model.object(db.object).id(), db.values_key),
+            )
+        }
+        Fact::Setting(s) => {
+            let label = match (&s.node, &s.container) {
+                (Some(n), _) => Label {
+                    span: n.span,
+                    text: format!("{} = {}", s.name, s.value),
+                },
+                (None, Some(c)) => Label {
+                    span: c.span,
+                    text: format!("{} is not set here, so it is {} (the default)", s.name, s.value),
+                },
+                (None, None) => Label {
+                    span: Default::default(),
+                    text: String::new(),
+                },
+            };
+            let labels = if label.text.is_empty() { Vec::new() } else { vec![label] };
+            let source = if s.node.is_some() { "written" } else { "default" };
+            (
+                labels,
+                vec![
+                    ("name".into(), s.name.clone()),
+                    ("value".into(), s.value.clone()),
+                    ("source".into(), source.into()),
+                ],
+                s.name.clone(),
+            )
+        }
+        Fact::Storage(st) => {
+            let mut labels = Vec::new();
+            if let Some(req) = &st.requested_at {
+                labels.push(Label {
+                    span: req.span,
+                    text: format!("storage class {}", st.class),
+                });
+                labels.extend(variable_label(req));
+            }
+            labels.push(Label {
+                span: st.decl.span,
+                text: format!(
+                    "{}{}: {}",
+                    st.decl.provisioner,
+                    if st.decl.is_default && st.requested_at.is_none() { " (default class)" } else { "" },
+                    st.category.as_str()
+                ),
+            });
+            (
+                labels,
+                vec![
+                    ("class".into(), st.class.clone()),
+                    ("provisioner".into(), st.decl.provisioner.clone()),
+                    ("category".into(), st.category.as_str().into()),
+                ],
+                st.class.clone(),
+            )
+        }
+        Fact::Env(v) => (
+            vec![Label {
+                span: v.span,
+                text: format!("{}={}", v.name, v.known().unwrap_or("?")),
+            }],
+            vec![
+                ("name".into(), v.name.clone()),
+                ("value".into(), v.known().unwrap_or("").to_string()),
+            ],
+            v.name.clone(),
+        ),
+        Fact::EnvAbsent { name, .. } => (
+            Vec::new(),
+            vec![("name".into(), name.clone()), ("value".into(), "(not set)".into())],
+            format!("!{name}"),
+        ),
+    }
+}
+
+/// Where a Flux variable that produced a value is defined.
+fn variable_label(node: &Node) -> Option<Label> {
+    match node.origin.as_deref()? {
+        Origin::Substituted {
+            variable,
+            defined_at: Some(span),
+            ..
+        } => Some(Label {
+            span: *span,
+            text: format!("${{{variable}}} is defined here"),
+        }),
+        _ => None,
+    }
+}

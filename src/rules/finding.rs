@@ -1,0 +1,39 @@
+//! What a rule reports: a message at one place, labels at every other
+//! object involved, the facts it rests on, and what to do.
+
+use crate::yaml::Span;
+
+use super::schema::Severity;
+
+/// A span with the text shown next to it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    pub span: Span,
+    pub text: String,
+}
+
+/// A fact the finding rests on, shown in every output format.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evidence {
+    pub key: String,
+    pub value: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub rule: String,
+    pub severity: Severity,
+    pub message: String,
+    pub primary: Label,
+    /// Every other object involved (database, storage class, variable
+    /// definition), possibly in other files.
+    pub related: Vec<Label>,
+    pub evidence: Vec<Evidence>,
+    /// Caveats: what the linter could not see.
+    pub notes: Vec<String>,
+    /// The rule's remediation.
+    pub help: String,
+    /// Stable across runs and machines: the rule and the identities of
+    /// the objects involved, not their line numbers.
+    pub fingerprint: String,
+}

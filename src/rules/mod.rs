@@ -1,0 +1,143 @@
+//! Rules as data: the built-in pack embedded from `rules/`, user rules
+//! from `--rules DIR`, one schema for both, and the engine that runs them.
+
+pub mod engine;
+pub mod finding;
+pub mod schema;
+
+use std::path::Path;
+
+use include_dir::{Dir, include_dir};
+
+pub use finding::{Evidence, Finding, Label};
+pub use schema::{Rule, Severity};
+
+use crate::source::Issue;
+
+static BUILTIN: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/rules");
+
+/// Parses one rule file. Errors carry the file's line and column.
+pub fn parse(path: &str, text: &str) -> Result<Rule, Issue> {
+    let rule: Rule = serde_saphyr::from_str(text).map_err(|e| {
+        let (line, col) = e
+            .location()
+            .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
+        Issue {
+            path: path.to_string(),
+            line,
+            col,
+            message: format!("invalid rule: {}", first_line(&e.to_string())),
+        }
+    })?;
+    let problems = check_metadata(&rule);
+    if problems.is_empty() {
+        Ok(rule)
+    } else {
+        Err(Issue {
+            path: path.to_string(),
+            line: 1,
+            col: 1,
+            message: format!("rule {}: {}", rule.id, problems.join("; ")),
+        })
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}
+
+/// The built-in rules, sorted by id.
+pub fn builtin() -> Vec<Rule> {
+    let mut rules: Vec<Rule> = BUILTIN
+        .files()
+        .filter(|f| f.path().extension().is_some_and(|e| e == "yaml"))
+        .filter_map(|f| {
+            let text = f.contents_utf8()?;
+            // A broken built-in rule is a bug caught by the test suite;
+            // at run time it is left out rather than failing every run.
+            parse(&f.path().display().to_string(), text).ok()
+        })
+        .collect();
+    rules.sort_by(|a, b| a.id.cmp(&b.id));
+    rules
+}
+
+/// Built-in rules plus the `*.yaml` rule files of each user directory.
+/// A user rule with a built-in's id replaces it.
+pub fn load(user_dirs: &[impl AsRef<Path>]) -> (Vec<Rule>, Vec<Issue>) {
+    let mut rules = builtin();
+    let mut issues = Vec::new();
+    for dir in user_dirs {
+        let dir = dir.as_ref();
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) => {
+                issues.push(Issue::file(dir, format!("cannot read rules directory: {e}")));
+                continue;
+            }
+        };
+        let mut paths: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| crate::source::walk::is_yaml(p))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let shown = path.display().to_string();
+            let parsed = std::fs::read_to_string(&path)
+                .map_err(|e| Issue::file(&path, e.to_string()))
+                .and_then(|text| parse(&shown, &text));
+            match parsed {
+                Ok(rule) => {
+                    rules.retain(|r| r.id != rule.id);
+                    rules.push(rule);
+                }
+                Err(issue) => issues.push(issue),
+            }
+        }
+    }
+    (rules, issues)
+}
+
+/// Problems with a rule's metadata, in the style clippy checks its own
+/// lints: messages start lower-case without a final period; prose
+/// sections are complete sentences.
+pub fn check_metadata(rule: &Rule) -> Vec<String> {
+    let mut problems = Vec::new();
+    let id_ok = !rule.id.is_empty()
+        && rule
+            .id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !rule.id.starts_with('-')
+        && !rule.id.ends_with('-');
+    if !id_ok {
+        problems.push(format!("id {:?} is not kebab-case", rule.id));
+    }
+    if rule.message.starts_with(|c: char| c.is_uppercase()) || rule.message.trim_end().ends_with('.') {
+        problems.push("message must start lower-case and not end with a period".into());
+    }
+    for (name, text) in [
+        ("title", &rule.title),
+        ("what", &rule.what),
+        ("why", &rule.why),
+        ("example", &rule.example),
+        ("useInstead", &rule.use_instead),
+        ("remediation", &rule.remediation),
+    ] {
+        if text.trim().is_empty() {
+            problems.push(format!("{name} is empty"));
+        }
+    }
+    for (name, text) in [("what", &rule.what), ("why", &rule.why), ("remediation", &rule.remediation)] {
+        if !text.trim_end().ends_with('.') {
+            problems.push(format!("{name} must end with a period"));
+        }
+    }
+    if rule.references.is_empty() {
+        problems.push("references are empty".into());
+    }
+    if rule.steps.is_empty() {
+        problems.push("match has no steps".into());
+    }
+    problems
+}

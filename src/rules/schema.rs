@@ -1,0 +1,204 @@
+//! The rule file format. Built-in rules and user rules use this one
+//! schema; its doc comments are the field documentation printed by
+//! `rules schema` (JSON Schema) and shown in `docs/rules.md`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One rule: metadata that doubles as its documentation, and the steps
+/// that find risky combinations across objects.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Rule {
+    /// Stable identifier, kebab-case, naming the bad pattern
+    /// (`authentik-cache-on-sync-replicated-postgres`).
+    pub id: String,
+    /// One-line title, in sentence case.
+    pub title: String,
+    pub severity: Severity,
+    pub category: Category,
+    /// The diagnostic, one line, lower-case start and no trailing period
+    /// (rustc style). `{binding.field}` placeholders are filled from the
+    /// steps: `{app.version}`, `{database.name}`, `{setting.value}`,
+    /// `{storage.class}`, `{env.name}`, `{env.value}`, `{object.name}`.
+    pub message: String,
+    /// What the rule finds.
+    pub what: String,
+    /// Why it hurts.
+    pub why: String,
+    /// A configuration that the rule flags (YAML).
+    pub example: String,
+    /// The same configuration, fixed (YAML).
+    pub use_instead: String,
+    /// What to do, as one or more sentences ending with a period.
+    pub remediation: String,
+    /// Links to the upstream facts the rule relies on.
+    pub references: Vec<String>,
+    /// Steps evaluated in order; the rule fires once per combination of
+    /// objects for which every step holds.
+    #[serde(rename = "match")]
+    pub steps: Vec<Step>,
+    /// The binding the diagnostic points at (default: the first step's).
+    #[serde(default)]
+    pub primary: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    /// Slow under normal load.
+    Performance,
+    /// Breaks, or loses data, under conditions that will happen.
+    Reliability,
+    /// Does not do what the author meant (ignored or dead settings).
+    Correctness,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Performance => "performance",
+            Category::Reliability => "reliability",
+            Category::Correctness => "correctness",
+        }
+    }
+}
+
+/// One step of a rule. Each step is a built-in resolver with typed
+/// parameters; it binds its result under its own name (or `as`) for
+/// later steps and for the message.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub enum Step {
+    /// Apps identified by Helm chart or container image, optionally with
+    /// a version constraint. Binds `app`.
+    App(AppStep),
+    /// Every Postgres cluster the repo declares (Zalando, CloudNativePG,
+    /// Crunchy PGO, Bitnami chart, postgres StatefulSet). Binds `database`.
+    Postgres(PostgresStep),
+    /// The Postgres an app uses, from its host setting through the
+    /// operator's Service names. Binds `database`.
+    Database(DatabaseStep),
+    /// An effective Postgres setting of the bound database. Binds `setting`.
+    Setting(SettingStep),
+    /// The storage under the bound database. Binds `storage`.
+    Storage(StorageStep),
+    /// An environment variable of the bound app. Binds `env` (or `as`).
+    Env(EnvStep),
+    /// Holds when any of the listed step sequences holds (the first that
+    /// does binds).
+    AnyOf(Vec<Vec<Step>>),
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AppStep {
+    /// Helm chart names.
+    #[serde(default)]
+    pub charts: Vec<String>,
+    /// Image repositories (registry optional for Docker Hub).
+    #[serde(default)]
+    pub images: Vec<String>,
+    /// Semver constraint on the app version (`>=2025.10`). An app whose
+    /// version cannot be read does not match a constrained step.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Chart values subtrees the chart turns into environment variables:
+    /// `{authentik: AUTHENTIK}` makes `authentik.postgresql.host`
+    /// `AUTHENTIK_POSTGRESQL__HOST`.
+    #[serde(default)]
+    pub values_env_prefixes: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PostgresStep {
+    /// Only clusters with at least this many instances.
+    #[serde(default)]
+    pub min_instances: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DatabaseStep {
+    /// Environment variables that hold the database host.
+    #[serde(default)]
+    pub host_env: Vec<String>,
+    /// Values key of a chart-bundled Bitnami Postgres, used when
+    /// `<key>.enabled` is true.
+    #[serde(default)]
+    pub bundled: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SettingStep {
+    /// Postgres parameter name.
+    pub name: String,
+    /// The step holds when the effective value is one of these
+    /// (compared after Postgres' boolean normalisation: off, on).
+    #[serde(rename = "in")]
+    pub values: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StorageStep {
+    /// The step holds when the storage is of one of these categories:
+    /// `network-replicated-block`, `network-filesystem`, `local`.
+    pub category: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EnvStep {
+    /// Variable name.
+    pub name: String,
+    /// Name to bind the variable under (default `env`).
+    #[serde(default, rename = "as")]
+    pub bind_as: Option<String>,
+    /// The test the variable must pass.
+    pub is: EnvTest,
+}
+
+/// Tests on an environment variable. A variable whose value the repo does
+/// not show (`valueFrom` a Secret) passes none of them. When a Secret the
+/// repo cannot read feeds the whole environment (`envFrom`), tests that
+/// expect a variable to be absent still pass and the finding says so.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub enum EnvTest {
+    /// Set, to any value.
+    Set,
+    /// Not set anywhere the repo shows.
+    Unset,
+    /// Set to one of these values (case-insensitive).
+    OneOf(Vec<String>),
+    /// Set, and not to one of these values (case-insensitive).
+    NoneOf(Vec<String>),
+    /// Not set, or set to a false boolean (false, 0, no, off).
+    NotTrue,
+    /// Set to one of true, 1, yes, on.
+    True,
+    /// Not set, or set to base64 of a JSON object that has none of these
+    /// keys (Authentik's `CONN_OPTIONS`).
+    LacksJsonKeys(Vec<String>),
+}
