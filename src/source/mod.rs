@@ -3,6 +3,7 @@
 
 pub mod files;
 pub mod flux;
+pub mod helm;
 pub mod object;
 
 pub use files::{Files, Issue, join_within};
