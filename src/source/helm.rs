@@ -318,6 +318,9 @@ struct BlockMap {
     text_starts: Vec<u32>,
     /// Byte offset of the same line's content in the file.
     file_starts: Vec<u32>,
+    /// The value text ends with a newline the file may not have: offsets
+    /// past the content stop at the end of the file.
+    file_len: u32,
 }
 
 impl BlockMap {
@@ -358,12 +361,13 @@ impl BlockMap {
             indent: indent as u32,
             text_starts,
             file_starts,
+            file_len: file_text.len() as u32,
         })
     }
 
     fn offset(&self, pos: u32) -> u32 {
         let k = self.text_starts.partition_point(|s| *s <= pos).max(1) - 1;
-        self.file_starts[k] + (pos - self.text_starts[k])
+        (self.file_starts[k] + (pos - self.text_starts[k])).min(self.file_len)
     }
 
     fn relocate(&self, span: Span) -> Span {
@@ -371,7 +375,7 @@ impl BlockMap {
             file: span.file,
             start: self.offset(span.start),
             end: self.offset(span.end),
-            line: self.first_line + span.line - 1,
+            line: self.first_line + span.line.saturating_sub(1),
             col: span.col + self.indent,
         }
     }

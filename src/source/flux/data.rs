@@ -99,8 +99,9 @@ fn text_value(node: &Node, sops: bool) -> DataValue<'_> {
 }
 
 fn decode_data(node: &Node) -> DataValue<'_> {
-    let DataValue::Text { text, node } = text_value(node, false) else {
-        return text_value(node, false);
+    let text = match text_value(node, false) {
+        DataValue::Text { text, .. } => text,
+        other => return other,
     };
     match decode_base64(&text) {
         Some(bytes) => DataValue::Text {
@@ -184,5 +185,17 @@ mod tests {
         let e = entries(&obj);
         assert!(matches!(&e[0].1, DataValue::Text { text, .. } if text == "a"));
         assert!(matches!(&e[1].1, DataValue::Text { text, .. } if text == "plain"));
+    }
+
+    #[test]
+    fn encrypted_values_are_unknown_even_without_sops_metadata() {
+        let obj = object(
+            "apiVersion: v1\nkind: ConfigMap\ndata:\n  A: ENC[AES256_GCM,data:x,type:str]\n  B: ok\n",
+        );
+        assert!(matches!(entry(&obj, "A"), Some(DataValue::Unknown { .. })));
+        assert!(matches!(entry(&obj, "B"), Some(DataValue::Text { .. })));
+        assert!(entry(&obj, "C").is_none());
+        let bad = object("apiVersion: v1\nkind: Secret\ndata:\n  A: not-base64!\n");
+        assert!(matches!(entry(&bad, "A"), Some(DataValue::Invalid { .. })));
     }
 }

@@ -38,6 +38,8 @@ pub struct Vars {
     /// variable might be defined there, so an undefined one is unknown
     /// rather than empty.
     pub incomplete: bool,
+    /// `spec.postBuild` of the Kustomization, for the objects' chains.
+    pub at: Option<Span>,
 }
 
 impl Vars {
@@ -66,6 +68,7 @@ pub fn collect_vars<'a>(
     let Some(post) = ks.root.path(&["spec", "postBuild"]) else {
         return (vars, issues);
     };
+    vars.at = Some(post.span);
     let namespace = ks.namespace().unwrap_or("");
     for entry in post
         .get("substituteFrom")
@@ -88,8 +91,9 @@ pub fn collect_vars<'a>(
             continue;
         }
         let Some(source) = lookup(kind, namespace, name) else {
+            // Even an optional source may exist in the cluster only.
+            vars.incomplete = true;
             if !optional {
-                vars.incomplete = true;
                 issues.push(issue_at(
                     sources,
                     entry.span,
@@ -187,7 +191,7 @@ pub fn substitute(sources: &SourceMap, obj: &mut Object, vars: &Vars) -> Vec<Iss
         obj.push_step(
             StepKind::Substitution,
             format!("postBuild substitution changed {changed} value(s)"),
-            None,
+            vars.at,
         );
     }
     issues
@@ -370,7 +374,12 @@ struct Parser {
     mode: u8,
     escape: u8,
     accept: Accept,
+    depth: usize,
 }
+
+/// Nested `${...}` beyond this is refused, so hostile input cannot
+/// exhaust the stack.
+const MAX_NESTING: usize = 64;
 
 const BAD: &str = "bad substitution";
 
@@ -384,6 +393,7 @@ impl Parser {
             mode: 0,
             escape: 0,
             accept: accept_rune,
+            depth: 0,
         }
     }
 
@@ -509,6 +519,16 @@ impl Parser {
     }
 
     fn parse_func(&mut self) -> Result<Ast, String> {
+        if self.depth >= MAX_NESTING {
+            return Err(format!("more than {MAX_NESTING} nested substitutions"));
+        }
+        self.depth += 1;
+        let result = self.parse_func_inner();
+        self.depth -= 1;
+        result
+    }
+
+    fn parse_func_inner(&mut self) -> Result<Ast, String> {
         self.escape = ESC_ALL;
         if self.peek() == Some('#') {
             return self.parse_len_func();
@@ -957,7 +977,7 @@ impl Glob {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::{Limits, parse_documents};
+    use crate::yaml::{FileId, Limits, parse_documents};
     use std::path::PathBuf;
 
     struct Repo {
@@ -1069,7 +1089,7 @@ stringData:
                     )
                 })
                 .collect(),
-            incomplete: false,
+            ..Vars::default()
         };
         expand(text, &vars).map(|e| e.text)
     }
@@ -1131,6 +1151,10 @@ stringData:
         for bad in ["${A", "${A:-x", "${A-x}", "${}", "${A x}", "${-}"] {
             assert!(expand_with(bad, &[("A", "a")]).is_err(), "{bad}");
         }
+        let deep = format!("{}x{}", "${A:=".repeat(10_000), "}".repeat(10_000));
+        assert!(expand_with(&deep, &[]).is_err());
+        let ok = format!("{}x{}", "${A:=".repeat(60), "}".repeat(60));
+        assert_eq!(expand_with(&ok, &[]).as_deref(), Ok("x"));
     }
 
     #[test]
@@ -1142,7 +1166,8 @@ stringData:
         ]);
         let (vars, issues) = repo.vars();
         assert!(issues.is_empty(), "{issues:?}");
-        assert!(!vars.incomplete);
+        // The optional `maybe` is not in the repo but may be in the cluster.
+        assert!(vars.incomplete);
         // Inline beats the ConfigMap.
         assert_eq!(vars.get("DOMAIN").unwrap().value, "example.org");
         // The Secret (later) beats the ConfigMap (earlier); data is base64.
@@ -1164,7 +1189,8 @@ stringData:
     fn missing_sources_optional_or_not() {
         let repo = Repo::new(&[("ks.yaml", KS), ("settings.yaml", SETTINGS)]);
         let (vars, issues) = repo.vars();
-        // `secrets` is missing and required; `maybe` is optional.
+        // `secrets` is missing and required; `maybe` is optional, so no
+        // issue, but either may exist in the cluster only.
         assert_eq!(issues.len(), 1, "{issues:?}");
         assert!(issues[0].message.contains("Secret/secrets"));
         assert_eq!((issues[0].path.as_str(), issues[0].line), ("ks.yaml", 14));
@@ -1273,7 +1299,9 @@ spec:
         assert_eq!(c["env"][0]["value"], "3");
         assert_eq!(c["env"][1]["value"], serde_json::Value::Null);
         assert_eq!(c["env"][2]["value"], "3\n");
-        assert_eq!(obj.chain.last().unwrap().kind, StepKind::Substitution);
+        let step = obj.chain.last().unwrap();
+        assert_eq!(step.kind, StepKind::Substitution);
+        assert_eq!(step.at.map(|s| (s.file, s.line)), Some((FileId(0), 8)));
 
         // Use site keeps its span; the origin points at the definition.
         let replicas = obj.root.path(&["spec", "replicas"]).unwrap();
@@ -1294,7 +1322,8 @@ spec:
         assert_eq!(repo.sources.path(def.file), PathBuf::from("ks.yaml"));
         assert_eq!((def.line, def.col), (10, 17));
 
-        // A default: the variable is named, nothing defines it.
+        // A default: the variable is named, nothing defines it, and the
+        // optional source missing from the repo might.
         let image = obj
             .root
             .path(&["spec", "template", "spec", "containers"])
@@ -1306,7 +1335,7 @@ spec:
             Some(&Origin::Substituted {
                 variable: "TAG".into(),
                 defined_at: None,
-                unknown: false
+                unknown: true
             })
         );
         assert_eq!(image.style, Style::Quoted);
@@ -1343,10 +1372,7 @@ metadata:
   namespace: flux-system
 spec:
   postBuild:
-    substituteFrom:
-      - kind: ConfigMap
-        name: absent
-        optional: true
+    substitute: {}
 ";
         let app = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: ${A:=d}\n";
         let repo = Repo::new(&[("ks.yaml", ks), ("app.yaml", app)]);
