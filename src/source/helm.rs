@@ -1,0 +1,958 @@
+//! HelmRelease (`helm.toolkit.fluxcd.io` v2, v2beta2, v2beta1): which chart
+//! and version it installs, and the values Helm receives, every leaf
+//! keeping the span where it was written.
+//!
+//! Values follow helm-controller `internal/chartutil/values.go`
+//! (`ChartValuesFromReferences`): `valuesFrom` in order, each either
+//! deep-merged (`transform.MergeMaps`: maps merge, anything else replaces)
+//! or, with `targetPath`, set at one path in place; then inline
+//! `spec.values` merged last, so inline values win even over `targetPath`.
+
+use crate::source::flux::data::{self, DataValue};
+use crate::source::{Issue, Object};
+use crate::yaml::{Limits, Node, SourceMap, Span, Value, parse_documents};
+
+/// Where the chart comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartSource {
+    /// `HelmRepository`, `GitRepository`, `Bucket`, `OCIRepository`,
+    /// `HelmChart`.
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+    /// The `sourceRef`/`chartRef` in the HelmRelease.
+    pub at: Span,
+    /// `spec.url` of the source object, when the repo has it.
+    pub url: Option<Node>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Release {
+    /// The chart name as written (for an OCIRepository, a node spanning
+    /// its `spec.url`).
+    pub chart: Option<Node>,
+    /// The version, semver range, OCI tag or digest as written.
+    pub version: Option<Node>,
+    pub source: Option<ChartSource>,
+    /// Effective values: always a mapping.
+    pub values: Node,
+    /// Some `valuesFrom` source could not be read here (encrypted, or not
+    /// in the repo), so the cluster may see more than `values`.
+    pub values_incomplete: bool,
+    pub issues: Vec<Issue>,
+}
+
+/// Resolves a HelmRelease. `lookup` finds an object by kind, namespace and
+/// name; references without a namespace use the HelmRelease's (`""` when
+/// it has none).
+pub fn resolve<'a>(
+    sources: &SourceMap,
+    hr: &Object,
+    lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+) -> Release {
+    let namespace = hr.namespace().unwrap_or("");
+    let mut release = Release {
+        chart: None,
+        version: None,
+        source: None,
+        values: Node::new(Value::Map(Vec::new()), hr.root.span),
+        values_incomplete: false,
+        issues: Vec::new(),
+    };
+    resolve_chart(sources, hr, namespace, lookup, &mut release);
+    resolve_values(sources, hr, namespace, lookup, &mut release);
+    release
+}
+
+fn resolve_chart<'a>(
+    sources: &SourceMap,
+    hr: &Object,
+    namespace: &str,
+    lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+    release: &mut Release,
+) {
+    if let Some(spec) = hr.root.path(&["spec", "chart", "spec"]) {
+        release.chart = spec.get("chart").cloned();
+        release.version = spec.get("version").cloned();
+        if let Some(r) = spec.get("sourceRef") {
+            let mut source = chart_source(r, namespace);
+            source.url = lookup(&source.kind, &source.namespace, &source.name)
+                .and_then(|o| o.root.path(&["spec", "url"]))
+                .cloned();
+            release.source = Some(source);
+        }
+        return;
+    }
+    let Some(r) = hr.root.path(&["spec", "chartRef"]) else {
+        return;
+    };
+    let mut source = chart_source(r, namespace);
+    match lookup(&source.kind, &source.namespace, &source.name) {
+        None => release.issues.push(issue_at(
+            sources,
+            r.span,
+            format!(
+                "chartRef {}/{} is not in the repository: chart and version are unknown",
+                source.kind, source.name
+            ),
+        )),
+        Some(obj) => {
+            let spec = obj.root.get("spec");
+            source.url = spec.and_then(|s| s.get("url")).cloned();
+            match source.kind.as_str() {
+                "OCIRepository" => {
+                    release.chart = source.url.as_ref().and_then(|url| {
+                        let last = url.as_str()?.trim_end_matches('/').rsplit('/').next()?;
+                        Some(Node::synthetic_str(last, url.span))
+                    });
+                    // source-controller: digest wins over semver, semver
+                    // over tag.
+                    release.version = ["digest", "semver", "tag"]
+                        .iter()
+                        .find_map(|k| spec.and_then(|s| s.path(&["ref", k])))
+                        .cloned();
+                }
+                "HelmChart" => {
+                    release.chart = spec.and_then(|s| s.get("chart")).cloned();
+                    release.version = spec.and_then(|s| s.get("version")).cloned();
+                }
+                _ => {}
+            }
+        }
+    }
+    release.source = Some(source);
+}
+
+fn chart_source(r: &Node, namespace: &str) -> ChartSource {
+    ChartSource {
+        kind: r.str_at(&["kind"]).unwrap_or("").to_string(),
+        name: r.str_at(&["name"]).unwrap_or("").to_string(),
+        namespace: r.str_at(&["namespace"]).unwrap_or(namespace).to_string(),
+        at: r.span,
+        url: None,
+    }
+}
+
+fn resolve_values<'a>(
+    sources: &SourceMap,
+    hr: &Object,
+    namespace: &str,
+    lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+    release: &mut Release,
+) {
+    for entry in hr
+        .root
+        .path(&["spec", "valuesFrom"])
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+    {
+        let kind = entry.str_at(&["kind"]).unwrap_or("");
+        let name = entry.str_at(&["name"]).unwrap_or("");
+        let key = entry.str_at(&["valuesKey"]).unwrap_or("values.yaml");
+        let target_path = entry.str_at(&["targetPath"]).filter(|p| !p.is_empty());
+        let optional = entry
+            .get("optional")
+            .and_then(Node::as_bool_lenient)
+            .unwrap_or(false);
+        let mut report = |message: String| {
+            release.issues.push(issue_at(sources, entry.span, message));
+        };
+        if kind != "ConfigMap" && kind != "Secret" {
+            report(format!(
+                "valuesFrom kind {kind:?} is not ConfigMap or Secret: helm-controller fails"
+            ));
+            continue;
+        }
+        let Some(obj) = lookup(kind, namespace, name) else {
+            // Whether optional or not, it may exist in the cluster only.
+            release.values_incomplete = true;
+            if !optional {
+                report(format!(
+                    "valuesFrom {kind}/{name} is not in the repository and not optional: \
+                     helm-controller fails unless it exists in the cluster"
+                ));
+            }
+            continue;
+        };
+        let (text, node) = match data::entry(obj, key) {
+            None => {
+                if !optional {
+                    report(format!(
+                        "valuesFrom {kind}/{name} has no key {key:?}: helm-controller fails"
+                    ));
+                }
+                continue;
+            }
+            Some(DataValue::Unknown { .. }) => {
+                release.values_incomplete = true;
+                continue;
+            }
+            Some(DataValue::Invalid { node, message }) => {
+                release.issues.push(issue_at(sources, node.span, message));
+                continue;
+            }
+            Some(DataValue::Text { text, node }) => (text, node),
+        };
+        if let Some(path) = target_path {
+            let set = target_value(&text, node.span)
+                .and_then(|value| set_path(&mut release.values, path, value));
+            if let Err(message) = set {
+                release.issues.push(issue_at(
+                    sources,
+                    entry.span,
+                    format!("valuesFrom targetPath {path:?}: {message}"),
+                ));
+            }
+            continue;
+        }
+        match values_document(sources, &text, node) {
+            Ok(Some(values)) => merge(&mut release.values, values),
+            Ok(None) => {}
+            Err(issue) => release.issues.push(issue),
+        }
+    }
+    if let Some(inline) = hr.root.path(&["spec", "values"])
+        && matches!(inline.value, Value::Map(_))
+    {
+        merge(&mut release.values, inline.clone());
+    }
+}
+
+fn issue_at(sources: &SourceMap, span: Span, message: impl Into<String>) -> Issue {
+    Issue {
+        path: sources.path(span.file).display().to_string(),
+        line: span.line,
+        col: span.col,
+        message: message.into(),
+    }
+}
+
+/// `transform.MergeMaps`: maps merge key by key, anything else replaces.
+fn merge(dst: &mut Node, src: Node) {
+    let Node {
+        value,
+        span,
+        style,
+        origin,
+    } = src;
+    match (&mut dst.value, value) {
+        (Value::Map(d), Value::Map(s)) => {
+            for (k, v) in s {
+                match d.iter_mut().find(|(dk, _)| dk.value == k.value) {
+                    Some(slot) => merge(&mut slot.1, v),
+                    None => d.push((k, v)),
+                }
+            }
+        }
+        (_, value) => {
+            *dst = Node {
+                value,
+                span,
+                style,
+                origin,
+            }
+        }
+    }
+}
+
+/// Parses a values file held in a ConfigMap/Secret key. Spans point into
+/// the ConfigMap's file when the key is a literal block scalar whose lines
+/// can be matched one to one; otherwise every node gets the key's span.
+fn values_document(sources: &SourceMap, text: &str, node: &Node) -> Result<Option<Node>, Issue> {
+    let map = BlockMap::new(&sources.get(node.span.file).text, node, text);
+    let relocate = |span: Span| match &map {
+        Some(m) => m.relocate(span),
+        None => node.span,
+    };
+    let docs = parse_documents(text, node.span.file, &Limits::default()).map_err(|e| {
+        let at = relocate(Span {
+            file: node.span.file,
+            start: e.offset,
+            end: e.offset,
+            line: e.line.max(1),
+            col: e.col.max(1),
+        });
+        issue_at(
+            sources,
+            at,
+            format!("values are not valid YAML: {}", e.message),
+        )
+    })?;
+    // `chartutil.ReadValues` reads the first document only.
+    let Some(mut doc) = docs.into_iter().next() else {
+        return Ok(None);
+    };
+    if !matches!(doc.value, Value::Map(_)) {
+        return Err(issue_at(
+            sources,
+            node.span,
+            "values are not a YAML mapping: helm-controller fails",
+        ));
+    }
+    for_each_span(&mut doc, &mut |s| *s = relocate(*s));
+    Ok(Some(doc))
+}
+
+fn for_each_span(node: &mut Node, f: &mut dyn FnMut(&mut Span)) {
+    f(&mut node.span);
+    match &mut node.value {
+        Value::Seq(items) => items.iter_mut().for_each(|n| for_each_span(n, f)),
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                for_each_span(k, f);
+                for_each_span(v, f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Maps positions in a block scalar's content back to its file: line k of
+/// the content is line `first_line + k` of the file, shifted right by the
+/// block's indentation.
+struct BlockMap {
+    first_line: u32,
+    indent: u32,
+    /// Byte offset of each content line in the value text.
+    text_starts: Vec<u32>,
+    /// Byte offset of the same line's content in the file.
+    file_starts: Vec<u32>,
+    /// The value text ends with a newline the file may not have: offsets
+    /// past the content stop at the end of the file.
+    file_len: u32,
+}
+
+impl BlockMap {
+    fn new(file_text: &str, node: &Node, value: &str) -> Option<BlockMap> {
+        if node.style != crate::yaml::Style::Block {
+            return None;
+        }
+        let start = node.span.start as usize;
+        let line_begin = file_text.get(..start)?.rfind('\n').map_or(0, |i| i + 1);
+        let indent = start - line_begin;
+        if !file_text[line_begin..start].bytes().all(|b| b == b' ') {
+            return None;
+        }
+        let body = value.strip_suffix('\n').unwrap_or(value);
+        let mut text_starts = Vec::new();
+        let mut file_starts = Vec::new();
+        let mut text_pos = 0usize;
+        let mut file_pos = line_begin;
+        for line in body.split('\n') {
+            let raw = file_text.get(file_pos..)?.split('\n').next()?;
+            let file_line = raw.strip_suffix('\r').unwrap_or(raw);
+            let matches = if line.is_empty() {
+                file_line.trim().is_empty()
+            } else {
+                file_line.get(..indent)?.bytes().all(|b| b == b' ')
+                    && file_line.get(indent..) == Some(line)
+            };
+            if !matches {
+                return None;
+            }
+            text_starts.push(text_pos as u32);
+            file_starts.push((file_pos + indent.min(file_line.len())) as u32);
+            text_pos += line.len() + 1;
+            file_pos += raw.len() + 1;
+        }
+        Some(BlockMap {
+            first_line: node.span.line,
+            indent: indent as u32,
+            text_starts,
+            file_starts,
+            file_len: file_text.len() as u32,
+        })
+    }
+
+    fn offset(&self, pos: u32) -> u32 {
+        let k = self.text_starts.partition_point(|s| *s <= pos).max(1) - 1;
+        (self.file_starts[k] + (pos - self.text_starts[k])).min(self.file_len)
+    }
+
+    fn relocate(&self, span: Span) -> Span {
+        Span {
+            file: span.file,
+            start: self.offset(span.start),
+            end: self.offset(span.end),
+            line: self.first_line + span.line.saturating_sub(1),
+            col: span.col + self.indent,
+        }
+    }
+}
+
+/// One step of a Helm `--set` path.
+#[derive(Debug, PartialEq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// Helm's `strvals` limit on list indices.
+const MAX_INDEX: usize = 65536;
+
+/// A `--set` style path: `a.b`, `a\.b`, `list[0].name`.
+fn parse_path(path: &str) -> Result<Vec<Seg>, String> {
+    let mut segs = Vec::new();
+    let mut chars = path.chars();
+    loop {
+        let mut key = String::new();
+        let mut stop = None;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => key.push(chars.next().ok_or("path ends with a backslash")?),
+                '.' | '[' => {
+                    stop = Some(c);
+                    break;
+                }
+                ',' | '=' => return Err(format!("unexpected {c:?} in path")),
+                c => key.push(c),
+            }
+        }
+        if key.is_empty() {
+            return Err("empty key in path".into());
+        }
+        segs.push(Seg::Key(key));
+        while stop == Some('[') {
+            let index: String = chars.by_ref().take_while(|c| *c != ']').collect();
+            let i: usize = index
+                .parse()
+                .map_err(|_| format!("bad list index {index:?}"))?;
+            if i > MAX_INDEX {
+                return Err(format!(
+                    "list index {i} is over Helm's limit of {MAX_INDEX}"
+                ));
+            }
+            segs.push(Seg::Index(i));
+            stop = chars.next();
+        }
+        match stop {
+            None => return Ok(segs),
+            Some('.') => {}
+            Some(c) => return Err(format!("unexpected {c:?} after a list index")),
+        }
+    }
+}
+
+/// helm-controller `ReplacePathValue`: a value quoted at both ends is a
+/// string (quotes trimmed); otherwise Helm's `--set` typing applies
+/// (`true`, `null`, integers without a leading zero) and `{a,b}` is a list.
+fn target_value(raw: &str, span: Span) -> Result<Node, String> {
+    let quoted = (raw.starts_with('\'') && raw.ends_with('\''))
+        || (raw.starts_with('"') && raw.ends_with('"'));
+    let (text, as_string) = if quoted {
+        (raw.trim_matches(['\'', '"']), true)
+    } else {
+        (raw, false)
+    };
+    let scalar = |s: String| Node {
+        value: typed(s, as_string),
+        span,
+        style: crate::yaml::Style::Plain,
+        origin: None,
+    };
+    if let Some(list) = text.strip_prefix('{') {
+        let (items, rest) = split_unescaped(list, &[',', '}'], true);
+        if !rest.starts_with('}') {
+            return Err("list must terminate with '}'".into());
+        }
+        let items = items.into_iter().map(scalar).collect();
+        return Ok(Node::new(Value::Seq(items), span));
+    }
+    let (mut items, rest) = split_unescaped(text, &[','], false);
+    if !rest.is_empty() {
+        return Err("text after ',' would be read as another key".into());
+    }
+    Ok(scalar(items.pop().unwrap_or_default()))
+}
+
+/// Splits at the `seps` (backslash escapes any char) and stops at `}`
+/// when `in_list`. Returns the pieces and the unread rest.
+fn split_unescaped<'t>(text: &'t str, seps: &[char], in_list: bool) -> (Vec<String>, &'t str) {
+    let mut items = Vec::new();
+    let mut cur = String::new();
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some((_, n)) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            '}' if in_list => {
+                items.push(cur);
+                return (items, &text[i..]);
+            }
+            c if seps.contains(&c) => {
+                items.push(std::mem::take(&mut cur));
+                if !in_list {
+                    return (items, &text[i..]);
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    items.push(cur);
+    (items, "")
+}
+
+/// strvals `typedVal`.
+fn typed(s: String, as_string: bool) -> Value {
+    if as_string {
+        return Value::Str(s);
+    }
+    if s.eq_ignore_ascii_case("true") {
+        return Value::Bool(true);
+    }
+    if s.eq_ignore_ascii_case("false") {
+        return Value::Bool(false);
+    }
+    if s.eq_ignore_ascii_case("null") {
+        return Value::Null;
+    }
+    if s == "0" {
+        return Value::Int(0);
+    }
+    if !s.starts_with('0')
+        && let Ok(i) = s.parse::<i64>()
+    {
+        return Value::Int(i);
+    }
+    Value::Str(s)
+}
+
+/// Sets `value` at a `--set` path, creating maps and lists on the way.
+fn set_path(root: &mut Node, path: &str, value: Node) -> Result<(), String> {
+    let segs = parse_path(path)?;
+    let span = value.span;
+    let mut cur = root;
+    let mut value = Some(value);
+    for (i, seg) in segs.iter().enumerate() {
+        let next = segs.get(i + 1);
+        let fresh = || match next {
+            Some(Seg::Index(_)) => Node::new(Value::Seq(Vec::new()), span),
+            _ => Node::new(Value::Map(Vec::new()), span),
+        };
+        let slot: &mut Node = match seg {
+            Seg::Key(k) => {
+                let Value::Map(entries) = &mut cur.value else {
+                    return Err(format!("{k:?} is under a value that is not a map"));
+                };
+                let pos = match entries.iter().position(|(ek, _)| ek.as_str() == Some(k)) {
+                    Some(p) => p,
+                    None => {
+                        entries.push((Node::synthetic_str(k.clone(), span), fresh()));
+                        entries.len() - 1
+                    }
+                };
+                &mut entries[pos].1
+            }
+            Seg::Index(n) => {
+                let Value::Seq(items) = &mut cur.value else {
+                    return Err(format!("index {n} is under a value that is not a list"));
+                };
+                if items.len() <= *n {
+                    items.resize(n + 1, Node::new(Value::Null, span));
+                }
+                let item = &mut items[*n];
+                // strvals replaces what is there by an empty map when a
+                // key follows, and starts a list over a null.
+                match next {
+                    Some(Seg::Key(_)) if !matches!(item.value, Value::Map(_)) => *item = fresh(),
+                    Some(Seg::Index(_)) if item.is_null() => *item = fresh(),
+                    _ => {}
+                }
+                item
+            }
+        };
+        match next {
+            None => {
+                if let Some(v) = value.take() {
+                    *slot = v;
+                }
+            }
+            Some(Seg::Key(_)) if !matches!(slot.value, Value::Map(_)) => {
+                return Err("an intermediate value is not a map".into());
+            }
+            Some(Seg::Index(_)) if !matches!(slot.value, Value::Seq(_)) => {
+                return Err("an intermediate value is not a list".into());
+            }
+            _ => {}
+        }
+        cur = slot;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    struct Repo {
+        sources: SourceMap,
+        objects: Vec<Object>,
+    }
+
+    impl Repo {
+        fn new(files: &[(&str, &str)]) -> Repo {
+            let mut sources = SourceMap::default();
+            let mut objects = Vec::new();
+            for (path, text) in files {
+                let id = sources.add(PathBuf::from(path), Arc::from(*text));
+                let docs = parse_documents(text, id, &Limits::default())
+                    .unwrap_or_else(|e| panic!("{path}: {e:?}"));
+                for (i, doc) in docs.into_iter().enumerate() {
+                    objects.push(Object::new(doc, id, i));
+                }
+            }
+            Repo { sources, objects }
+        }
+
+        fn find(&self, kind: &str, ns: &str, name: &str) -> Option<&Object> {
+            self.objects
+                .iter()
+                .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or("") == ns)
+        }
+
+        fn resolve(&self, name: &str) -> Release {
+            let hr = self.find("HelmRelease", "apps", name).unwrap();
+            resolve(&self.sources, hr, &|k, ns, n| self.find(k, ns, n))
+        }
+
+        fn text_at(&self, span: Span) -> &str {
+            let text = &self.sources.get(span.file).text;
+            &text[span.start as usize..span.end as usize]
+        }
+    }
+
+    const HR: &str = "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: authentik
+  namespace: apps
+spec:
+  chart:
+    spec:
+      chart: authentik
+      version: 2025.10.1
+      sourceRef:
+        kind: HelmRepository
+        name: goauthentik
+        namespace: flux-system
+  valuesFrom:
+    - kind: ConfigMap
+      name: base-values
+    - kind: Secret
+      name: secret-values
+      valuesKey: extra.yaml
+    - kind: ConfigMap
+      name: base-values
+      valuesKey: replicas
+      targetPath: server.replicas
+    - kind: ConfigMap
+      name: absent
+      optional: true
+  values:
+    server:
+      image:
+        tag: inline
+";
+
+    const REPO: &str = "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata:
+  name: goauthentik
+  namespace: flux-system
+spec:
+  url: https://charts.goauthentik.io
+";
+
+    const VALUES: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: base-values
+  namespace: apps
+data:
+  replicas: \"3\"
+  values.yaml: |
+    server:
+      image:
+        repository: ghcr.io/goauthentik/server
+        tag: from-configmap
+
+      env:
+        - name: A
+          value: one
+    global:
+      debug: false
+";
+
+    const SECRET: &str = "\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: secret-values
+  namespace: apps
+stringData:
+  extra.yaml: \"global: {debug: true}\"
+";
+
+    fn repo() -> Repo {
+        Repo::new(&[
+            ("hr.yaml", HR),
+            ("repo.yaml", REPO),
+            ("values.yaml", VALUES),
+            ("secret.yaml", SECRET),
+        ])
+    }
+
+    #[test]
+    fn chart_and_version_from_chart_spec() {
+        let repo = repo();
+        let r = repo.resolve("authentik");
+        let chart = r.chart.unwrap();
+        assert_eq!(chart.as_str(), Some("authentik"));
+        assert_eq!((chart.span.line, chart.span.col), (9, 14));
+        let version = r.version.unwrap();
+        assert_eq!(version.as_str(), Some("2025.10.1"));
+        assert_eq!((version.span.line, version.span.col), (10, 16));
+        let source = r.source.unwrap();
+        assert_eq!(
+            (source.kind.as_str(), source.namespace.as_str()),
+            ("HelmRepository", "flux-system")
+        );
+        assert_eq!(
+            source.url.unwrap().as_str(),
+            Some("https://charts.goauthentik.io")
+        );
+    }
+
+    #[test]
+    fn values_merge_in_order_and_inline_wins() {
+        let repo = repo();
+        let r = repo.resolve("authentik");
+        assert!(r.issues.is_empty(), "{:?}", r.issues);
+        // `absent` is optional: it may exist in the cluster only.
+        assert!(r.values_incomplete);
+        let v = r.values.to_json();
+        assert_eq!(v["server"]["image"]["tag"], "inline");
+        assert_eq!(
+            v["server"]["image"]["repository"],
+            "ghcr.io/goauthentik/server"
+        );
+        // The Secret (later, valuesKey extra.yaml) replaces global.debug.
+        assert_eq!(v["global"]["debug"], true);
+        // targetPath typed like `--set`.
+        assert_eq!(v["server"]["replicas"], 3);
+        assert_eq!(v["server"]["env"][0]["value"], "one");
+    }
+
+    #[test]
+    fn values_in_a_literal_block_keep_their_file_position() {
+        let repo = repo();
+        let r = repo.resolve("authentik");
+        let repository = r.values.path(&["server", "image", "repository"]).unwrap();
+        assert_eq!(
+            repo.sources.path(repository.span.file),
+            PathBuf::from("values.yaml")
+        );
+        assert_eq!((repository.span.line, repository.span.col), (11, 21));
+        assert_eq!(repo.text_at(repository.span), "ghcr.io/goauthentik/server");
+        // After a blank line inside the block.
+        let env = r.values.path(&["server", "env"]).unwrap().as_seq().unwrap();
+        let value = env[0].get("value").unwrap();
+        assert_eq!((value.span.line, value.span.col), (16, 18));
+        assert_eq!(repo.text_at(value.span), "one");
+        // Inline values point into the HelmRelease.
+        let tag = r.values.path(&["server", "image", "tag"]).unwrap();
+        assert_eq!(repo.sources.path(tag.span.file), PathBuf::from("hr.yaml"));
+        assert_eq!((tag.span.line, tag.span.col), (31, 14));
+        // A flow string in a Secret: every node gets the key's span.
+        let debug = r.values.path(&["global", "debug"]).unwrap();
+        assert_eq!(
+            repo.sources.path(debug.span.file),
+            PathBuf::from("secret.yaml")
+        );
+        assert_eq!((debug.span.line, debug.span.col), (7, 15));
+        // targetPath: the value's own span.
+        let replicas = r.values.path(&["server", "replicas"]).unwrap();
+        assert_eq!((replicas.span.line, replicas.span.col), (7, 13));
+    }
+
+    #[test]
+    fn missing_sources_and_keys() {
+        let hr = "\
+apiVersion: helm.toolkit.fluxcd.io/v2beta2
+kind: HelmRelease
+metadata:
+  name: x
+  namespace: apps
+spec:
+  valuesFrom:
+    - kind: ConfigMap
+      name: nowhere
+    - kind: ConfigMap
+      name: base-values
+      valuesKey: nope
+    - kind: ConfigMap
+      name: base-values
+      valuesKey: nope
+      optional: true
+";
+        let repo = Repo::new(&[("hr.yaml", hr), ("values.yaml", VALUES)]);
+        let r = repo.resolve("x");
+        assert_eq!(r.issues.len(), 2, "{:?}", r.issues);
+        assert!(r.issues[0].message.contains("ConfigMap/nowhere"));
+        assert_eq!((r.issues[0].line, r.issues[0].col), (8, 7));
+        assert!(r.issues[1].message.contains("\"nope\""));
+        assert!(r.values_incomplete);
+    }
+
+    #[test]
+    fn chart_ref_to_oci_repository_tag_and_semver() {
+        let hr = "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: podinfo
+  namespace: apps
+spec:
+  chartRef:
+    kind: OCIRepository
+    name: podinfo
+";
+        let oci = |r: &str| {
+            format!(
+                "apiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: OCIRepository\nmetadata:\n  \
+                 name: podinfo\n  namespace: apps\nspec:\n  url: oci://ghcr.io/stefanprodan/charts/podinfo\n  \
+                 ref:\n{r}"
+            )
+        };
+        let tag = oci("    tag: 6.5.0\n");
+        let repo = Repo::new(&[("hr.yaml", hr), ("oci.yaml", &tag)]);
+        let r = repo.resolve("podinfo");
+        assert!(r.issues.is_empty(), "{:?}", r.issues);
+        let chart = r.chart.unwrap();
+        assert_eq!(chart.as_str(), Some("podinfo"));
+        assert_eq!((chart.span.line, chart.span.col), (7, 8));
+        let version = r.version.unwrap();
+        assert_eq!(version.as_str(), Some("6.5.0"));
+        assert_eq!((version.span.line, version.span.col), (9, 10));
+
+        let semver = oci("    tag: latest\n    semver: \">=6.0.0\"\n");
+        let repo = Repo::new(&[("hr.yaml", hr), ("oci.yaml", &semver)]);
+        let r = repo.resolve("podinfo");
+        assert_eq!(r.version.unwrap().as_str(), Some(">=6.0.0"));
+    }
+
+    #[test]
+    fn chart_ref_to_helm_chart_and_missing_ref() {
+        let hr = "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: app
+  namespace: apps
+spec:
+  chartRef:
+    kind: HelmChart
+    name: app-chart
+    namespace: flux-system
+";
+        let chart = "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmChart
+metadata:
+  name: app-chart
+  namespace: flux-system
+spec:
+  chart: ./charts/app
+  version: \"1.x\"
+";
+        let repo = Repo::new(&[("hr.yaml", hr), ("chart.yaml", chart)]);
+        let r = repo.resolve("app");
+        assert_eq!(r.chart.unwrap().as_str(), Some("./charts/app"));
+        assert_eq!(r.version.unwrap().as_str(), Some("1.x"));
+        assert_eq!(r.source.unwrap().namespace, "flux-system");
+
+        let repo = Repo::new(&[("hr.yaml", hr)]);
+        let r = repo.resolve("app");
+        assert!(r.chart.is_none());
+        assert_eq!(r.issues.len(), 1);
+    }
+
+    #[test]
+    fn target_path_forms() {
+        let span = Span::default();
+        let mut root = Node::new(Value::Map(Vec::new()), span);
+        let set = |root: &mut Node, path: &str, raw: &str| {
+            target_value(raw, span).and_then(|v| set_path(root, path, v))
+        };
+        set(&mut root, "a.b", "true").unwrap();
+        set(&mut root, "a.c", "'123'").unwrap();
+        set(&mut root, "a.d", "0123").unwrap();
+        set(&mut root, "list[1].name", "x").unwrap();
+        set(&mut root, "dotted\\.key", "null").unwrap();
+        set(&mut root, "l", "{1,two}").unwrap();
+        assert_eq!(
+            root.to_json(),
+            serde_json::json!({
+                "a": {"b": true, "c": "123", "d": "0123"},
+                "list": [null, {"name": "x"}],
+                "dotted.key": null,
+                "l": [1, "two"],
+            })
+        );
+        assert!(set(&mut root, "a.b.c", "1").is_err());
+        assert!(set(&mut root, "x", "1,y=2").is_err());
+        assert!(set(&mut root, "x[", "1").is_err());
+        assert!(set(&mut root, "", "1").is_err());
+    }
+
+    #[test]
+    fn later_values_from_override_target_path_and_inline_overrides_both() {
+        let hr = "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: x
+  namespace: apps
+spec:
+  valuesFrom:
+    - kind: ConfigMap
+      name: base-values
+      valuesKey: replicas
+      targetPath: global.debug
+    - kind: ConfigMap
+      name: base-values
+  values:
+    global:
+      debug: inline
+";
+        let repo = Repo::new(&[("hr.yaml", hr), ("values.yaml", VALUES)]);
+        let r = repo.resolve("x");
+        assert_eq!(r.values.to_json()["global"]["debug"], "inline");
+
+        let without_inline = hr.split("  values:\n").next().unwrap_or_default();
+        let repo = Repo::new(&[("hr.yaml", without_inline), ("values.yaml", VALUES)]);
+        let r = repo.resolve("x");
+        assert_eq!(r.values.to_json()["global"]["debug"], false);
+
+        let target_last = without_inline.replace(
+            "      targetPath: global.debug\n    - kind: ConfigMap\n      name: base-values\n",
+            "      targetPath: global.debug\n",
+        );
+        let target_last = target_last.replace(
+            "  valuesFrom:\n",
+            "  valuesFrom:\n    - kind: ConfigMap\n      name: base-values\n",
+        );
+        let repo = Repo::new(&[("hr.yaml", &target_last), ("values.yaml", VALUES)]);
+        let r = repo.resolve("x");
+        assert_eq!(r.values.to_json()["global"]["debug"], 3);
+    }
+}
