@@ -4,6 +4,8 @@
 //! and `cli` drives it all.
 
 pub mod cli;
+pub mod model;
+pub mod rules;
 mod example;
 pub mod report;
 pub mod source;

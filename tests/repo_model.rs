@@ -53,7 +53,7 @@ fn authentik_chart_version_location_is_exact() {
     let lookup = |kind: &str, ns: &str, name: &str| {
         repo.objects.iter().find(|o| o.kind() == kind && o.name() == name && o.namespace() == Some(ns))
     };
-    let release = helm::resolve(hr, &lookup);
+    let release = helm::resolve(&repo.files.sources, hr, &lookup);
     let version = release.version.expect("chart version");
     assert_eq!(version.as_str(), Some("2025.10.1"));
     assert_eq!(at(&repo, version.span), "apps/authentik/helmrelease.yaml:11:16");

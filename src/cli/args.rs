@@ -22,6 +22,9 @@ pub struct Args {
     #[command(flatten)]
     pub repo: RepoArgs,
 
+    #[command(flatten)]
+    pub lint: LintArgs,
+
     /// Show more: skipped files and why (-v).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
@@ -38,10 +41,66 @@ pub struct RepoArgs {
     pub example: bool,
 }
 
+#[derive(clap::Args, Debug, Clone)]
+pub struct LintArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+    pub format: ReportFormat,
+
+    /// Exit 1 when a finding has at least this severity.
+    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    pub fail_on: FailOn,
+
+    /// More rule files (*.yaml) to load; a rule with a built-in's id replaces it.
+    #[arg(long = "rules", value_name = "DIR")]
+    pub rule_dirs: Vec<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// Source snippets with labels, for people.
+    Human,
+    /// One JSON document (see docs/output.md).
+    Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOn {
+    Info,
+    Warning,
+    Error,
+    /// Never fail on findings.
+    Never,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Print the rendered objects with where every value was written.
     Inventory(InventoryArgs),
+    /// Show a rule's documentation.
+    Explain {
+        /// Rule id.
+        rule: String,
+        /// Also load rules from these directories.
+        #[arg(long = "rules", value_name = "DIR")]
+        rule_dirs: Vec<PathBuf>,
+    },
+    /// List rules, or print the rule file JSON Schema.
+    Rules {
+        #[command(subcommand)]
+        command: RulesCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RulesCommand {
+    /// One line per rule: id, severity, title.
+    List {
+        #[arg(long = "rules", value_name = "DIR")]
+        rule_dirs: Vec<PathBuf>,
+    },
+    /// The JSON Schema of rule files, for editors.
+    Schema,
 }
 
 #[derive(clap::Args, Debug)]

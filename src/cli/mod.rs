@@ -8,14 +8,17 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-pub use args::{Args, Command, InventoryArgs, OutputFormat, RepoArgs};
+pub use args::{Args, Command, FailOn, InventoryArgs, LintArgs, OutputFormat, ReportFormat, RepoArgs, RulesCommand};
 
-use crate::report::inventory;
+use crate::model::Model;
+use crate::report::{human, inventory, json};
+use crate::rules::{self, Severity, engine};
 use crate::source::repo::{self, Repo};
 use crate::yaml::Limits;
 
 /// Exit status, as ripgrep and ruff use them.
 pub const EXIT_CLEAN: u8 = 0;
+pub const EXIT_FINDINGS: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
 
 pub fn main() -> ExitCode {
@@ -32,7 +35,9 @@ pub fn main() -> ExitCode {
 fn run(args: Args) -> Result<u8, String> {
     match args.command {
         Some(Command::Inventory(inv)) => run_inventory(&inv, args.verbose),
-        None => run_load_summary(&args.repo, args.verbose),
+        Some(Command::Explain { rule, rule_dirs }) => run_explain(&rule, &rule_dirs),
+        Some(Command::Rules { command }) => run_rules(command),
+        None => run_lint(&args.repo, &args.lint, args.verbose),
     }
 }
 
@@ -81,9 +86,88 @@ fn print_diagnostics(repo: &Repo, verbose: u8) {
     );
 }
 
-fn run_load_summary(repo_args: &RepoArgs, verbose: u8) -> Result<u8, String> {
+fn load_rules(dirs: &[PathBuf]) -> Result<Vec<rules::Rule>, String> {
+    let (rules, issues) = rules::load(dirs);
+    if issues.is_empty() {
+        Ok(rules)
+    } else {
+        // A broken rule file is a usage error: the user asked for it.
+        Err(issues.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("\n"))
+    }
+}
+
+fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, String> {
+    let rules = load_rules(&lint.rule_dirs)?;
     let loaded = load(repo_args)?;
     print_diagnostics(&loaded.repo, verbose);
+    let model = Model::new(&loaded.repo);
+    let outcome = engine::evaluate(&model, &rules);
+    if verbose > 0 {
+        for u in &outcome.undecided {
+            eprintln!("undecided: {}: {}: {}", u.rule, u.subject, u.reason);
+        }
+    }
+    let sources = &loaded.repo.files.sources;
+    let mut findings = outcome.findings;
+    findings.sort_by(|a, b| {
+        let key = |f: &rules::Finding| (sources.path(f.primary.span.file).to_path_buf(), f.primary.span.start, f.rule.clone());
+        key(a).cmp(&key(b))
+    });
+    let text = match lint.format {
+        ReportFormat::Human => {
+            let mut text = human::render(&findings, sources, human::use_color());
+            text.push_str(&summary_line(&findings));
+            text
+        }
+        ReportFormat::Json => serde_json::to_string_pretty(&json::render(&findings, sources)).map_err(|e| e.to_string())?,
+    };
+    write_stdout(&text)?;
+    let threshold = match lint.fail_on {
+        FailOn::Info => Some(Severity::Info),
+        FailOn::Warning => Some(Severity::Warning),
+        FailOn::Error => Some(Severity::Error),
+        FailOn::Never => None,
+    };
+    let failing = threshold.is_some_and(|t| findings.iter().any(|f| f.severity >= t));
+    Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
+}
+
+fn summary_line(findings: &[rules::Finding]) -> String {
+    let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+    format!(
+        "{} findings: {} errors, {} warnings, {} info",
+        findings.len(),
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info)
+    )
+}
+
+fn run_explain(id: &str, dirs: &[PathBuf]) -> Result<u8, String> {
+    let rules = load_rules(dirs)?;
+    let rule = rules
+        .iter()
+        .find(|r| r.id == id)
+        .ok_or_else(|| format!("no rule {id:?}; `rules list` shows them"))?;
+    write_stdout(&crate::rules::docs::markdown(rule))?;
+    Ok(EXIT_CLEAN)
+}
+
+fn run_rules(command: RulesCommand) -> Result<u8, String> {
+    match command {
+        RulesCommand::List { rule_dirs } => {
+            let rules = load_rules(&rule_dirs)?;
+            let lines: Vec<String> = rules
+                .iter()
+                .map(|r| format!("{:<55} {:<8} {}", r.id, r.severity.as_str(), r.title))
+                .collect();
+            write_stdout(&lines.join("\n"))?;
+        }
+        RulesCommand::Schema => {
+            let schema = schemars::schema_for!(rules::Rule);
+            write_stdout(&serde_json::to_string_pretty(&schema).map_err(|e| e.to_string())?)?;
+        }
+    }
     Ok(EXIT_CLEAN)
 }
 

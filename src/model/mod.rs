@@ -6,6 +6,7 @@
 pub mod app;
 pub mod database;
 pub mod env;
+pub mod flux;
 pub mod settings;
 pub mod storage;
 pub mod version;
@@ -21,6 +22,8 @@ pub type ObjRef = usize;
 pub struct Model<'r> {
     pub objects: &'r [Object],
     pub sources: &'r SourceMap,
+    /// The repository root, when the objects come from one.
+    pub root: Option<&'r std::path::Path>,
     /// Effective chart and values of each HelmRelease, by object index.
     releases: Vec<Option<Release>>,
 }
@@ -32,7 +35,9 @@ pub struct Unknown(pub String);
 
 impl<'r> Model<'r> {
     pub fn new(repo: &'r Repo) -> Model<'r> {
-        Model::from_parts(&repo.objects, &repo.files.sources)
+        let mut model = Model::from_parts(&repo.objects, &repo.files.sources);
+        model.root = Some(repo.files.root());
+        model
     }
 
     pub fn from_parts(objects: &'r [Object], sources: &'r SourceMap) -> Model<'r> {
@@ -43,11 +48,12 @@ impl<'r> Model<'r> {
         };
         let releases = objects
             .iter()
-            .map(|o| is_helm_release(o).then(|| helm::resolve(o, &lookup)))
+            .map(|o| is_helm_release(o).then(|| helm::resolve(sources, o, &lookup)))
             .collect();
         Model {
             objects,
             sources,
+            root: None,
             releases,
         }
     }

@@ -52,7 +52,7 @@ pub fn to_json(repo: &Repo, opts: Options) -> J {
                 entry.insert("provenance".into(), provenance(&o.root, src));
             }
             if o.group() == "helm.toolkit.fluxcd.io" && o.kind() == "HelmRelease" {
-                let release = helm::resolve(o, &lookup);
+                let release = helm::resolve(src, o, &lookup);
                 entry.insert("helm".into(), helm_json(&release, src, opts));
             }
             J::Object(entry)
@@ -110,7 +110,11 @@ fn provenance(root: &Node, src: &SourceMap) -> J {
                     variable,
                     defined_at,
                     unknown,
+                    undefined,
                 } => {
+                    if !undefined.is_empty() {
+                        entry.insert("undefined".into(), json!(undefined));
+                    }
                     entry.insert("variable".into(), json!(variable));
                     entry.insert(
                         "definedAt".into(),

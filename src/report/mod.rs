@@ -1,3 +1,5 @@
-//! Rendering results for people and machines.
+//! Rendering results for people and machines: one renderer per format.
 
+pub mod human;
 pub mod inventory;
+pub mod json;

@@ -7,13 +7,14 @@ use semver::VersionReq;
 use sha2::{Digest, Sha256};
 
 use super::finding::{Evidence, Finding, Label};
-use super::schema::{EnvTest, Rule, Step};
+use super::schema::{Rule, Step, ValueTest};
 use crate::model::app::{self, App, AppQuery};
 use crate::model::database::{self, Database, HostQuery};
 use crate::model::env::{self, EnvVar, ValuesPrefix};
 use crate::model::settings::{self, Setting};
-use crate::model::storage::{self, Category, Storage};
-use crate::model::{Model, Unknown};
+use crate::model::storage::{self, Category, ClassDecl, Storage};
+use crate::model::{Model, ObjRef, Unknown};
+use crate::yaml::jsonpath::select;
 use crate::yaml::{Node, Origin};
 
 /// A value a step bound.
@@ -26,6 +27,11 @@ enum Fact {
     Env(EnvVar),
     /// A variable a test expected to be absent, and is.
     EnvAbsent { name: String, hidden_source: Option<String> },
+    /// A value a path test matched, in an object.
+    Value { object: ObjRef, node: Option<Node>, path: String },
+    Classes(Vec<ClassDecl>),
+    /// A Flux postBuild variable that rendered empty.
+    Variable { object: ObjRef, name: String, node: Node },
 }
 
 type Bindings = Vec<(String, Fact)>;
@@ -167,33 +173,82 @@ impl Ctx<'_, '_> {
                 let Some(Fact::App(app, prefixes)) = find(bound, "app") else { return Vec::new() };
                 let vars = env::of_app(model, app, prefixes);
                 let name = p.bind_as.clone().unwrap_or_else(|| "env".to_string());
-                let found = env::lookup(&vars, &p.name);
-                let absent = || {
-                    vec![vec![(
-                        name.clone(),
-                        Fact::EnvAbsent {
-                            name: p.name.clone(),
-                            hidden_source: env::has_hidden_sources(model, app),
-                        },
-                    )]]
-                };
-                let present = |v: &EnvVar| vec![vec![(name.clone(), Fact::Env(v.clone()))]];
-                match (found, &p.is) {
-                    (None, EnvTest::Unset | EnvTest::NotTrue | EnvTest::LacksJsonKeys(_)) => absent(),
-                    (None, _) => Vec::new(),
-                    (Some(v), test) => match (v.known(), test) {
-                        (None, _) => Vec::new(),
-                        (Some(_), EnvTest::Set) => present(v),
-                        (Some(_), EnvTest::Unset) => Vec::new(),
-                        (Some(val), EnvTest::OneOf(list)) if in_list(val, list) => present(v),
-                        (Some(val), EnvTest::NoneOf(list)) if !in_list(val, list) => present(v),
-                        (Some(val), EnvTest::True) if is_true(val) => present(v),
-                        (Some(val), EnvTest::NotTrue) if !is_true(val) => present(v),
-                        (Some(val), EnvTest::LacksJsonKeys(keys)) if lacks_json_keys(val, keys) => present(v),
-                        _ => Vec::new(),
+                let fact = match env::lookup(&vars, &p.name) {
+                    None => Fact::EnvAbsent {
+                        name: p.name.clone(),
+                        hidden_source: env::has_hidden_sources(model, app),
                     },
+                    Some(v) => Fact::Env(v.clone()),
+                };
+                let seen = match &fact {
+                    Fact::Env(v) => match v.known() {
+                        Some(text) => Seen::Known { text: text.to_string(), node: v.node.as_ref() },
+                        None => Seen::Hidden,
+                    },
+                    _ => Seen::Absent,
+                };
+                if passes(&p.is, &seen) { vec![vec![(name, fact)]] } else { Vec::new() }
+            }
+            Step::Values(p) => {
+                let Some(Fact::App(app, _)) = find(bound, "app") else { return Vec::new() };
+                let Some(release) = model.release(app.object) else { return Vec::new() };
+                match path_test(&p.path, &p.is, &release.values) {
+                    Some(node) => vec![vec![(
+                        "value".to_string(),
+                        Fact::Value {
+                            object: app.object,
+                            node,
+                            path: p.path.clone(),
+                        },
+                    )]],
+                    None => Vec::new(),
                 }
             }
+            Step::Object(p) => model
+                .objects
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| o.is(&p.group, &p.kind))
+                .filter_map(|(i, o)| {
+                    let mut last = None;
+                    for t in &p.tests {
+                        last = Some(path_test(&t.path, &t.is, &o.root)?);
+                    }
+                    Some(vec![(
+                        "object".to_string(),
+                        Fact::Value {
+                            object: i,
+                            node: last.flatten(),
+                            path: p.tests.last().map(|t| t.path.clone()).unwrap_or_default(),
+                        },
+                    )])
+                })
+                .collect(),
+            Step::StorageClasses(p) => {
+                let defaults: Vec<ClassDecl> = storage::classes(model).into_iter().filter(|c| c.is_default).collect();
+                if defaults.len() >= p.min_defaults.max(1) {
+                    vec![vec![("classes".to_string(), Fact::Classes(defaults))]]
+                } else {
+                    Vec::new()
+                }
+            }
+            Step::FluxPathMissing => crate::model::flux::missing_paths(model)
+                .into_iter()
+                .map(|(object, node)| {
+                    vec![(
+                        "kustomization".to_string(),
+                        Fact::Value {
+                            object,
+                            node: Some(node),
+                            path: "$.spec.path".into(),
+                        },
+                    )]
+                })
+                .collect(),
+            Step::UndefinedVariable => crate::model::flux::undefined_variables(model)
+                .into_iter()
+                .map(|(object, name, node)| vec![("variable".to_string(), Fact::Variable { object, name, node })])
+                .collect(),
             Step::AnyOf(branches) => {
                 for branch in branches {
                     let mut found = Vec::new();
@@ -212,12 +267,31 @@ fn find<'b>(bound: &'b Bindings, name: &str) -> Option<&'b Fact> {
     bound.iter().rev().find(|(n, _)| n == name).map(|(_, f)| f)
 }
 
-fn in_list(val: &str, list: &[String]) -> bool {
-    list.iter().any(|l| l.eq_ignore_ascii_case(val.trim()))
+/// What a test sees of a value.
+enum Seen<'a> {
+    Known { text: String, node: Option<&'a Node> },
+    /// Set where the repo does not show the value (a Secret).
+    Hidden,
+    Absent,
 }
 
-fn is_true(val: &str) -> bool {
-    matches!(val.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on")
+fn passes(test: &ValueTest, seen: &Seen) -> bool {
+    let in_list = |val: &str, list: &[String]| list.iter().any(|l| l.eq_ignore_ascii_case(val.trim()));
+    let is_true = |val: &str| matches!(val.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on");
+    match (seen, test) {
+        (Seen::Absent, ValueTest::Unset | ValueTest::NotEnabled | ValueTest::LacksJsonKeys(_)) => true,
+        (Seen::Absent | Seen::Hidden, _) => false,
+        (Seen::Known { text, node }, test) => match test {
+            ValueTest::Set => true,
+            ValueTest::Unset => false,
+            ValueTest::OneOf(list) => in_list(text, list),
+            ValueTest::NoneOf(list) => !in_list(text, list),
+            ValueTest::Enabled => is_true(text),
+            ValueTest::NotEnabled => !is_true(text),
+            ValueTest::LacksJsonKeys(keys) => lacks_json_keys(text, keys),
+            ValueTest::NotString => node.is_some_and(|n| !matches!(n.value, crate::yaml::Value::Str(_))),
+        },
+    }
 }
 
 /// `CONN_OPTIONS` is base64 of a JSON object of libpq keywords.
@@ -230,6 +304,31 @@ fn lacks_json_keys(val: &str, keys: &[String]) -> bool {
         return true;
     };
     !keys.iter().any(|k| map.contains_key(k))
+}
+
+/// Runs a JSONPath test on `root`: `Some(node)` when it holds (the node
+/// that passed, `None` for tests on absence), `None` when it does not.
+fn path_test(path: &str, test: &ValueTest, root: &Node) -> Option<Option<Node>> {
+    let hits = select(path, root).unwrap_or_default();
+    if hits.is_empty() {
+        return passes(test, &Seen::Absent).then_some(None);
+    }
+    hits.into_iter()
+        .find(|n| {
+            let seen = match n.scalar_text() {
+                Some(text) => Seen::Known { text, node: Some(n) },
+                None if n.is_null() => Seen::Known {
+                    text: String::new(),
+                    node: Some(n),
+                },
+                None => Seen::Known {
+                    text: n.to_json().to_string(),
+                    node: Some(n),
+                },
+            };
+            passes(test, &seen)
+        })
+        .map(|n| Some(n.clone()))
 }
 
 /// Builds the finding for one complete set of bindings.
@@ -424,6 +523,48 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 ("value".into(), v.known().unwrap_or("").to_string()),
             ],
             v.name.clone(),
+        ),
+        Fact::Value { object, node, path } => {
+            let id = model.object(*object).id();
+            let (span, text) = match node {
+                Some(n) => (n.span, format!("{path}: {}", n.scalar_text().unwrap_or_else(|| n.to_json().to_string()))),
+                None => (obj_span(*object), format!("{path} is not set")),
+            };
+            let mut labels = vec![Label { span, text }];
+            labels.extend(node.as_ref().and_then(variable_label));
+            (
+                labels,
+                vec![
+                    ("object".into(), id.clone()),
+                    ("name".into(), model.object(*object).name().to_string()),
+                    ("kind".into(), model.object(*object).kind().to_string()),
+                    ("path".into(), path.clone()),
+                    ("value".into(), node.as_ref().and_then(Node::scalar_text).unwrap_or_default()),
+                ],
+                format!("{id}{path}"),
+            )
+        }
+        Fact::Classes(classes) => (
+            classes
+                .iter()
+                .map(|c| Label {
+                    span: c.span,
+                    text: format!("{} is marked default", c.name),
+                })
+                .collect(),
+            vec![
+                ("names".into(), classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")),
+                ("count".into(), classes.len().to_string()),
+            ],
+            classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(","),
+        ),
+        Fact::Variable { object, name, node } => (
+            vec![Label {
+                span: node.span,
+                text: format!("${{{name}}} is defined nowhere and renders as empty"),
+            }],
+            vec![("name".into(), name.clone()), ("object".into(), model.object(*object).id())],
+            format!("{}${name}", model.object(*object).id()),
         ),
         Fact::EnvAbsent { name, .. } => (
             Vec::new(),

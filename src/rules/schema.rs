@@ -103,6 +103,19 @@ pub enum Step {
     Storage(StorageStep),
     /// An environment variable of the bound app. Binds `env` (or `as`).
     Env(EnvStep),
+    /// A value in the bound app's effective Helm values. Binds `value`.
+    Values(ValuesStep),
+    /// Objects of a kind whose fields pass tests. Binds `object`.
+    Object(ObjectStep),
+    /// Storage classes the repo declares, when at least `minDefaults` of
+    /// them are marked default. Binds `classes`.
+    StorageClasses(StorageClassesStep),
+    /// Flux Kustomizations whose `spec.path` is not a directory of the
+    /// repository. Binds `kustomization`.
+    FluxPathMissing,
+    /// Values made from a Flux postBuild variable that is defined nowhere
+    /// and has no default, so it rendered as empty. Binds `variable`.
+    UndefinedVariable,
     /// Holds when any of the listed step sequences holds (the first that
     /// does binds).
     AnyOf(Vec<Vec<Step>>),
@@ -167,7 +180,7 @@ pub struct StorageStep {
     pub category: Vec<String>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct EnvStep {
     /// Variable name.
@@ -176,16 +189,52 @@ pub struct EnvStep {
     #[serde(default, rename = "as")]
     pub bind_as: Option<String>,
     /// The test the variable must pass.
-    pub is: EnvTest,
+    pub is: ValueTest,
 }
 
-/// Tests on an environment variable. A variable whose value the repo does
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ValuesStep {
+    /// JSONPath (RFC 9535) into the merged values, e.g. `$.redis.enabled`.
+    pub path: String,
+    pub is: ValueTest,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ObjectStep {
+    /// API group (`""` for core objects, `acid.zalan.do`, ...).
+    pub group: String,
+    pub kind: String,
+    /// Tests that must all hold. The last test's match is where the
+    /// finding points.
+    #[serde(rename = "where")]
+    pub tests: Vec<PathTest>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PathTest {
+    /// JSONPath (RFC 9535) from the object's root, e.g. `$.spec.postgresql.parameters.*`.
+    /// With several matches, the test holds when any match passes.
+    pub path: String,
+    pub is: ValueTest,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StorageClassesStep {
+    pub min_defaults: usize,
+}
+
+/// Tests on a value (an environment variable, a Helm value, a field).
+/// A variable whose value the repo does
 /// not show (`valueFrom` a Secret) passes none of them. When a Secret the
 /// repo cannot read feeds the whole environment (`envFrom`), tests that
 /// expect a variable to be absent still pass and the finding says so.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub enum EnvTest {
+pub enum ValueTest {
     /// Set, to any value.
     Set,
     /// Not set anywhere the repo shows.
@@ -194,11 +243,14 @@ pub enum EnvTest {
     OneOf(Vec<String>),
     /// Set, and not to one of these values (case-insensitive).
     NoneOf(Vec<String>),
-    /// Not set, or set to a false boolean (false, 0, no, off).
-    NotTrue,
+    /// Not set, or set to anything but true, 1, yes or on.
+    NotEnabled,
     /// Set to one of true, 1, yes, on.
-    True,
+    Enabled,
     /// Not set, or set to base64 of a JSON object that has none of these
     /// keys (Authentik's `CONN_OPTIONS`).
     LacksJsonKeys(Vec<String>),
+    /// Set to something other than a string (a number, boolean or null
+    /// where the API expects a string).
+    NotString,
 }

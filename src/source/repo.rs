@@ -278,12 +278,10 @@ impl FluxTree {
             let lookup = |kind: &str, _namespace: &str, name: &str| {
                 find_in(lookup_pool, "", kind, Some(&id.0), name)
             };
-            let (vars, var_issues) = collect_vars(ks, &lookup);
+            let (vars, var_issues) = collect_vars(&files.sources, ks, &lookup);
             issues.extend(var_issues);
             for o in &mut objs {
-                if let Err(issue) = substitute(o, &vars) {
-                    issues.push(issue);
-                }
+                issues.extend(substitute(&files.sources, o, &vars));
             }
         }
         objs

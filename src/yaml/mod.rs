@@ -5,6 +5,7 @@ mod node;
 mod parse;
 
 pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, path_to_string};
+pub mod jsonpath;
 pub use parse::{Limits, OffsetMap, YamlError, parse_documents, resolve_plain};
 
 use std::path::{Path, PathBuf};

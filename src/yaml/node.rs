@@ -43,6 +43,9 @@ pub enum Origin {
         defined_at: Option<Span>,
         /// The value came from an encrypted or otherwise unreadable source.
         unknown: bool,
+        /// Variables used without a default that nothing defines: Flux
+        /// renders each as an empty string.
+        undefined: Vec<String>,
     },
 }
 

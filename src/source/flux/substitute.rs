@@ -282,7 +282,7 @@ fn subst_scalar(
         return;
     }
     *changed += 1;
-    if let Some(origin) = origin_of(&expanded.uses, vars) {
+    if let Some(origin) = origin_of(&expanded.uses, &expanded.undefined, vars) {
         node.origin = Some(Arc::new(origin));
     }
     node.value = if retype && node.style == Style::Plain {
@@ -296,7 +296,7 @@ fn subst_scalar(
 /// that is defined, else the first one referenced. Unknown when any
 /// variable consulted is unknown, since its real value could change which
 /// default applies.
-fn origin_of(uses: &[String], vars: &Vars) -> Option<Origin> {
+fn origin_of(uses: &[String], undefined: &[String], vars: &Vars) -> Option<Origin> {
     let first = uses.first()?;
     let unknown = uses.iter().any(|u| match vars.get(u) {
         Some(v) => v.unknown,
@@ -310,6 +310,7 @@ fn origin_of(uses: &[String], vars: &Vars) -> Option<Origin> {
         variable,
         defined_at,
         unknown,
+        undefined: undefined.to_vec(),
     })
 }
 
@@ -319,16 +320,29 @@ struct Expanded {
     text: String,
     /// Variables referenced, outermost first.
     uses: Vec<String>,
+    /// Variables used without a default that nothing defines.
+    undefined: Vec<String>,
+}
+
+/// Variables met while evaluating.
+#[derive(Default)]
+struct Trace {
+    uses: Vec<String>,
+    undefined: Vec<String>,
 }
 
 fn expand(text: &str, vars: &Vars) -> Result<Expanded, String> {
     let ast = Parser::new(text).parse()?;
-    let mut uses = Vec::new();
+    let mut trace = Trace::default();
     let mut out = String::new();
     for node in &ast {
-        eval(node, vars, &mut uses, &mut out);
+        eval(node, vars, &mut trace, &mut out);
     }
-    Ok(Expanded { text: out, uses })
+    Ok(Expanded {
+        text: out,
+        uses: trace.uses,
+        undefined: trace.undefined,
+    })
 }
 
 // ---- Parser: a port of fluxcd/pkg envsubst/parse ----
@@ -723,17 +737,20 @@ fn accept_casing(r: char, i: usize) -> bool {
 
 // ---- Evaluation: fluxcd/pkg envsubst template.go and funcs.go ----
 
-fn eval(node: &Ast, vars: &Vars, uses: &mut Vec<String>, out: &mut String) {
+fn eval(node: &Ast, vars: &Vars, trace: &mut Trace, out: &mut String) {
     match node {
         Ast::Text(t) => out.push_str(t),
         Ast::Func { name, param, args } => {
             // Non-strict mode: an undefined variable reads as "".
-            uses.push(param.clone());
+            trace.uses.push(param.clone());
+            if args.is_empty() && vars.get(param).is_none() && !vars.incomplete {
+                trace.undefined.push(param.clone());
+            }
             let args: Vec<String> = args
                 .iter()
                 .map(|a| {
                     let mut s = String::new();
-                    eval(a, vars, uses, &mut s);
+                    eval(a, vars, trace, &mut s);
                     s
                 })
                 .collect();
@@ -1335,7 +1352,8 @@ spec:
             Some(&Origin::Substituted {
                 variable: "TAG".into(),
                 defined_at: None,
-                unknown: true
+                unknown: true,
+                undefined: Vec::new(),
             })
         );
         assert_eq!(image.style, Style::Quoted);

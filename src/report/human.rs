@@ -1,0 +1,146 @@
+//! Human output through miette: a source snippet with a label on every
+//! object involved. Labels in other files than the primary one are shown
+//! as related snippets of their own.
+
+use std::fmt;
+
+use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+
+use crate::rules::{Finding, Label, Severity};
+use crate::yaml::{FileId, SourceMap};
+
+/// Colours only for a terminal, and never with NO_COLOR set.
+pub fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+}
+
+pub fn render(findings: &[Finding], sources: &SourceMap, color: bool) -> String {
+    let theme = if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+    let mut out = String::new();
+    for f in findings {
+        let diag = snippet(f, sources);
+        // Rendering into a String cannot fail.
+        let _ = handler.render_report(&mut out, &diag);
+    }
+    out
+}
+
+/// One file's share of a finding.
+#[derive(Debug)]
+struct Snippet {
+    message: String,
+    severity: miette::Severity,
+    code: Option<String>,
+    help: Option<String>,
+    source: NamedSource<String>,
+    labels: Vec<LabeledSpan>,
+    related: Vec<Snippet>,
+}
+
+fn snippet(f: &Finding, sources: &SourceMap) -> Snippet {
+    {
+        let file = f.primary.span.file;
+        let mut in_primary = vec![&f.primary];
+        let mut others: Vec<(FileId, Vec<&Label>)> = Vec::new();
+        for l in &f.related {
+            if l.span.file == file {
+                in_primary.push(l);
+            } else if let Some((_, ls)) = others.iter_mut().find(|(id, _)| *id == l.span.file) {
+                ls.push(l);
+            } else {
+                others.push((l.span.file, vec![l]));
+            }
+        }
+        let mut help = f.help.clone();
+        for note in &f.notes {
+            help.push_str("\nnote: ");
+            help.push_str(note);
+        }
+        Snippet {
+            message: f.message.clone(),
+            severity: severity(f.severity),
+            code: Some(f.rule.clone()),
+            help: Some(help),
+            source: named(sources, file),
+            labels: labels(&in_primary),
+            related: others
+                .into_iter()
+                .map(|(id, ls)| Snippet {
+                    message: format!("related: {}", sources.path(id).display()),
+                    severity: miette::Severity::Advice,
+                    code: None,
+                    help: None,
+                    source: named(sources, id),
+                    labels: labels(&ls),
+                    related: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+}
+
+fn named(sources: &SourceMap, id: FileId) -> NamedSource<String> {
+    let file = sources.get(id);
+    NamedSource::new(file.path.display().to_string(), file.text.to_string())
+}
+
+fn labels(ls: &[&Label]) -> Vec<LabeledSpan> {
+    ls.iter()
+        .map(|l| {
+            let len = (l.span.end - l.span.start) as usize;
+            LabeledSpan::new_with_span(Some(l.text.clone()), SourceSpan::new((l.span.start as usize).into(), len))
+        })
+        .collect()
+}
+
+fn severity(s: Severity) -> miette::Severity {
+    match s {
+        Severity::Error => miette::Severity::Error,
+        Severity::Warning => miette::Severity::Warning,
+        Severity::Info => miette::Severity::Advice,
+    }
+}
+
+impl fmt::Display for Snippet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Snippet {}
+
+impl Diagnostic for Snippet {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.code.as_ref().map(|c| Box::new(c) as Box<dyn fmt::Display>)
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(self.severity)
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.source)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        Some(Box::new(self.labels.iter().cloned()))
+    }
+
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn Diagnostic> + 'a>> {
+        if self.related.is_empty() {
+            None
+        } else {
+            Some(Box::new(self.related.iter().map(|r| r as &dyn Diagnostic)))
+        }
+    }
+}

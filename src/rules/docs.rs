@@ -1,0 +1,44 @@
+//! Rule documentation, generated from the rule files: the single source
+//! for `explain`, `docs/rules/<id>.md` and SARIF rule help.
+
+use super::Rule;
+
+/// The rule page, in clippy's what / why / example layout.
+pub fn markdown(rule: &Rule) -> String {
+    let mut out = format!(
+        "# {}\n\n{}\n\n- id: `{}`\n- severity: {}\n- category: {}\n\n",
+        rule.id,
+        rule.title,
+        rule.id,
+        rule.severity.as_str(),
+        rule.category.as_str()
+    );
+    out.push_str(&format!("## What it does\n\n{}\n\n", rule.what.trim()));
+    out.push_str(&format!("## Why is this bad?\n\n{}\n\n", rule.why.trim()));
+    out.push_str(&format!("## Example\n\n```yaml\n{}\n```\n\n", rule.example.trim_end()));
+    out.push_str(&format!("## Use instead\n\n```yaml\n{}\n```\n\n", rule.use_instead.trim_end()));
+    out.push_str(&format!("## What to do\n\n{}\n\n", rule.remediation.trim()));
+    out.push_str("## References\n\n");
+    for r in &rule.references {
+        out.push_str(&format!("- <{r}>\n"));
+    }
+    out
+}
+
+/// The index page listing every rule.
+pub fn index(rules: &[Rule]) -> String {
+    let mut out = String::from(
+        "# Rules\n\nGenerated from `rules/*.yaml` by `cargo test` (see `tests/rule_docs.rs`); do not edit.\n\n| id | severity | category | title |\n|---|---|---|---|\n",
+    );
+    for r in rules {
+        out.push_str(&format!(
+            "| [{}]({}.md) | {} | {} | {} |\n",
+            r.id,
+            r.id,
+            r.severity.as_str(),
+            r.category.as_str(),
+            r.title
+        ));
+    }
+    out
+}
