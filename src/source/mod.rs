@@ -2,6 +2,7 @@
 //! HelmRelease values, into objects whose every value keeps its origin.
 
 pub mod files;
+pub mod kustomize;
 pub mod object;
 
 pub use files::{Files, Issue, join_within};
