@@ -1,0 +1,527 @@
+//! `configMapGenerator` / `secretGenerator`, and the content hash kustomize
+//! appends to generated names.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::source::files::{Files, Issue};
+use crate::source::object::{Object, StepKind};
+use crate::yaml::{Node, Span, Value};
+
+use super::kustomization::Kustomization;
+use super::{Acc, Res, issue_at};
+
+pub(crate) fn run(files: &mut Files, k: &Kustomization, acc: &mut Acc) -> Result<(), Issue> {
+    let global = k.get("generatorOptions");
+    for (key, kind) in [("configMapGenerator", "ConfigMap"), ("secretGenerator", "Secret")] {
+        let Some(list) = k.get(key) else { continue };
+        let Some(items) = list.as_seq() else {
+            return Err(k.err(list.span, format!("{key} must be a list")));
+        };
+        for args in items {
+            let res = generate(files, k, args, kind, global)?;
+            absorb(files, acc, res, args.span)?;
+        }
+    }
+    Ok(())
+}
+
+struct Options {
+    labels: Vec<(String, Node)>,
+    annotations: Vec<(String, Node)>,
+    disable_hash: bool,
+    immutable: bool,
+}
+
+fn string_map(n: Option<&Node>, into: &mut Vec<(String, Node)>) {
+    for (key, v) in n.and_then(Node::as_map).into_iter().flatten() {
+        let (Some(key), Some(text)) = (key.scalar_text(), v.scalar_text()) else {
+            continue;
+        };
+        let node = Node::synthetic_str(text, v.span);
+        match into.iter_mut().find(|(k2, _)| *k2 == key) {
+            Some(slot) => slot.1 = node,
+            None => into.push((key, node)),
+        }
+    }
+}
+
+/// kustomize's MergeGlobalOptionsIntoLocal: global labels and annotations
+/// override local ones; either side can switch the hash off or set
+/// immutable.
+fn options(local: Option<&Node>, global: Option<&Node>) -> Options {
+    let flag = |n: Option<&Node>, key: &str| {
+        n.and_then(|n| n.get(key))
+            .and_then(Node::as_bool_lenient)
+            .unwrap_or(false)
+    };
+    let mut o = Options {
+        labels: Vec::new(),
+        annotations: Vec::new(),
+        disable_hash: flag(local, "disableNameSuffixHash") || flag(global, "disableNameSuffixHash"),
+        immutable: flag(local, "immutable") || flag(global, "immutable"),
+    };
+    string_map(local.and_then(|n| n.get("labels")), &mut o.labels);
+    string_map(global.and_then(|n| n.get("labels")), &mut o.labels);
+    string_map(local.and_then(|n| n.get("annotations")), &mut o.annotations);
+    string_map(global.and_then(|n| n.get("annotations")), &mut o.annotations);
+    o
+}
+
+fn map_node(entries: Vec<(String, Node)>, span: Span) -> Node {
+    Node::new(
+        Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (Node::synthetic_str(k, v.span), v))
+                .collect(),
+        ),
+        span,
+    )
+}
+
+fn generate(
+    files: &mut Files,
+    k: &Kustomization,
+    args: &Node,
+    kind: &str,
+    global: Option<&Node>,
+) -> Result<Res, Issue> {
+    let span = args.span;
+    let Some(name) = args.get("name").and_then(Node::scalar_text) else {
+        return Err(k.err(span, format!("a {kind} generator needs a name")));
+    };
+    let behavior = args
+        .get("behavior")
+        .and_then(Node::scalar_text)
+        .unwrap_or_else(|| "create".into());
+    if !["create", "merge", "replace"].contains(&behavior.as_str()) {
+        return Err(k.err(span, format!("unknown generator behavior '{behavior}'")));
+    }
+    let pairs = load_pairs(files, k, args)?;
+    let mut data: Vec<(String, Node)> = Vec::new();
+    let mut binary: Vec<(String, Node)> = Vec::new();
+    for (key, value, vspan) in pairs {
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        {
+            return Err(k.err(vspan, format!("'{key}' is not a valid ConfigMap/Secret key")));
+        }
+        if data.iter().chain(binary.iter()).any(|(k2, _)| *k2 == key) {
+            return Err(k.err(
+                vspan,
+                format!("cannot add key {key}, another key by that name already exists"),
+            ));
+        }
+        match (kind, String::from_utf8(value)) {
+            ("Secret", Ok(text)) => data.push((key, Node::synthetic_str(base64(text.as_bytes()), vspan))),
+            ("Secret", Err(e)) => data.push((key, Node::synthetic_str(base64(e.as_bytes()), vspan))),
+            (_, Ok(text)) => data.push((key, Node::synthetic_str(text, vspan))),
+            (_, Err(e)) => binary.push((key, Node::synthetic_str(base64(e.as_bytes()), vspan))),
+        }
+    }
+    data.sort_by(|a, b| a.0.cmp(&b.0));
+    binary.sort_by(|a, b| a.0.cmp(&b.0));
+    let opts = options(args.get("options"), global);
+
+    let mut meta = vec![("name".to_string(), Node::synthetic_str(name, span))];
+    if let Some(ns) = args.get("namespace").and_then(Node::scalar_text).filter(|s| !s.is_empty()) {
+        meta.push(("namespace".into(), Node::synthetic_str(ns, span)));
+    }
+    if !opts.labels.is_empty() {
+        meta.push(("labels".into(), map_node(opts.labels, span)));
+    }
+    if !opts.annotations.is_empty() {
+        meta.push(("annotations".into(), map_node(opts.annotations, span)));
+    }
+    let mut root = vec![
+        ("apiVersion".to_string(), Node::synthetic_str("v1", span)),
+        ("kind".to_string(), Node::synthetic_str(kind, span)),
+        ("metadata".to_string(), map_node(meta, span)),
+    ];
+    if kind == "Secret" {
+        let t = args
+            .get("type")
+            .and_then(Node::scalar_text)
+            .unwrap_or_else(|| "Opaque".into());
+        root.push(("type".into(), Node::synthetic_str(t, span)));
+    }
+    if !data.is_empty() {
+        root.push(("data".into(), map_node(data, span)));
+    }
+    if !binary.is_empty() {
+        root.push(("binaryData".into(), map_node(binary, span)));
+    }
+    if opts.immutable {
+        root.push(("immutable".into(), Node::new(Value::Bool(true), span)));
+    }
+    let mut obj = Object::new(map_node(root, span), span.file, 0);
+    obj.push_step(StepKind::Generator, format!("{kind} generator in {}", k.file.display()), Some(span));
+    let mut res = Res::new(obj);
+    res.needs_hash = !opts.disable_hash;
+    res.behavior = Some(behavior);
+    Ok(res)
+}
+
+/// Key/value pairs in kustomize's order: env files, literals, then files.
+fn load_pairs(files: &mut Files, k: &Kustomization, args: &Node) -> Result<Vec<(String, Vec<u8>, Span)>, Issue> {
+    let mut out = Vec::new();
+    let mut envs: Vec<&Node> = Vec::new();
+    if let Some(e) = args.get("env").filter(|n| !n.is_null()) {
+        envs.push(e);
+    }
+    envs.extend(args.get("envs").and_then(Node::as_seq).into_iter().flatten());
+    for e in envs {
+        let Some(rel) = e.scalar_text() else {
+            return Err(k.err(e.span, "env file entries must be strings"));
+        };
+        let path = k.local_file(files, &rel, e.span)?;
+        let (_, text) = files.text(&path)?;
+        for (i, line) in text.lines().enumerate() {
+            let line = if i == 0 { line.trim_start_matches('\u{feff}') } else { line };
+            let line = line.trim_start();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (key, value) = match line.split_once('=') {
+                Some((k2, v)) => (k2, v.to_string()),
+                // kustomize reads a bare name from its own environment; a
+                // linter has no such environment, so the value is empty.
+                None => (line, String::new()),
+            };
+            if key.is_empty() || key.contains(char::is_whitespace) {
+                return Err(k.err(e.span, format!("{}: line {}: {key:?} is not a valid key name", path.display(), i + 1)));
+            }
+            out.push((key.to_string(), value.into_bytes(), e.span));
+        }
+    }
+    for lit in args.get("literals").and_then(Node::as_seq).into_iter().flatten() {
+        let Some(src) = lit.scalar_text() else {
+            return Err(k.err(lit.span, "literals must be strings"));
+        };
+        let Some((key, value)) = src.split_once('=').filter(|(key, _)| !key.is_empty()) else {
+            return Err(k.err(lit.span, format!("invalid literal source {src}, expected key=value")));
+        };
+        out.push((key.to_string(), remove_quotes(value).as_bytes().to_vec(), lit.span));
+    }
+    for f in args.get("files").and_then(Node::as_seq).into_iter().flatten() {
+        let Some(src) = f.scalar_text() else {
+            return Err(k.err(f.span, "files entries must be strings"));
+        };
+        let (key, rel) = match src.split_once('=') {
+            Some((key, rel)) if !key.is_empty() && !rel.is_empty() => (key.to_string(), rel.to_string()),
+            Some(_) => return Err(k.err(f.span, format!("invalid file source {src}"))),
+            None => {
+                let base = Path::new(&src)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (base, src.clone())
+            }
+        };
+        let path = k.local_file(files, &rel, f.span)?;
+        let bytes = read_bytes(files, &path).map_err(|m| k.err(f.span, m))?;
+        out.push((key, bytes, f.span));
+    }
+    Ok(out)
+}
+
+fn read_bytes(files: &Files, path: &Path) -> Result<Vec<u8>, String> {
+    let abs = files.abs(path);
+    let len = std::fs::metadata(&abs).map_err(|e| format!("{}: {e}", path.display()))?.len();
+    if len > files.limits().max_bytes as u64 {
+        return Err(format!("{}: file is over the size limit", path.display()));
+    }
+    std::fs::read(&abs).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Quotes around a whole literal value are dropped, as kustomize does.
+fn remove_quotes(s: &str) -> &str {
+    let b = s.as_bytes();
+    if b.len() >= 2 && b[0] == b[b.len() - 1] && (b[0] == b'"' || b[0] == b'\'') {
+        &s[1..s.len() - 1]
+    } else {
+        s
+    }
+}
+
+/// Adds a generated object: `create` must be new, `merge`/`replace` must
+/// find the object they change (ResAccumulator.appendReplaceOrMerge).
+fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), Issue> {
+    let id = res.cur_id();
+    let matches: Vec<usize> = acc
+        .res
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.any_id_matches(&id))
+        .map(|(i, _)| i)
+        .collect();
+    let behavior = res.behavior.clone().unwrap_or_default();
+    match matches.as_slice() {
+        [] if behavior == "create" => {
+            acc.res.push(res);
+            Ok(())
+        }
+        [] => Err(issue_at(
+            files,
+            span,
+            format!("id {} does not exist; cannot merge or replace", id.display()),
+        )),
+        [i] => {
+            let old = &acc.res[*i];
+            if behavior == "create" {
+                return Err(issue_at(
+                    files,
+                    span,
+                    format!("id {} exists; behavior must be merge or replace", id.display()),
+                ));
+            }
+            let root = &mut res.obj.root;
+            for key in ["labels", "annotations"] {
+                merge_string_map(root, old.obj.root.path(&["metadata", key]), key, span);
+            }
+            let old_name = old.obj.name().to_string();
+            let old_ns = old.obj.namespace().map(str::to_string);
+            super::set_meta(root, "name", &old_name, span);
+            if let Some(ns) = old_ns {
+                super::set_meta(root, "namespace", &ns, span);
+            }
+            if behavior == "merge" {
+                for key in ["data", "binaryData"] {
+                    if let Some(old_data) = old.obj.root.get(key).filter(|n| n.as_map().is_some()) {
+                        let mut merged = old_data.clone();
+                        for (k2, v) in root.get(key).and_then(Node::as_map).cloned().unwrap_or_default() {
+                            if let Some(key_text) = k2.as_str() {
+                                merged.insert(key_text, v);
+                            }
+                        }
+                        root.insert(key, merged);
+                    }
+                }
+            }
+            res.needs_hash |= old.needs_hash;
+            res.org = old.org.clone();
+            res.prev = old.prev.clone();
+            let mut chain = old.obj.chain.clone();
+            chain.extend(res.obj.chain.drain(..));
+            res.obj.chain = chain;
+            acc.res[*i] = res;
+            Ok(())
+        }
+        _ => Err(issue_at(
+            files,
+            span,
+            format!("found multiple objects that could accept merge of {}", id.display()),
+        )),
+    }
+}
+
+/// `metadata.<key>` becomes old entries overridden by the new object's.
+fn merge_string_map(root: &mut Node, old: Option<&Node>, key: &str, span: Span) {
+    let Some(old) = old.filter(|n| n.as_map().is_some_and(|m| !m.is_empty())) else {
+        return;
+    };
+    let mut merged = old.clone();
+    if let Some(new) = root.path(&["metadata", key]).and_then(Node::as_map) {
+        for (k2, v) in new.clone() {
+            if let Some(t) = k2.as_str() {
+                merged.insert(t, v);
+            }
+        }
+    }
+    root.entry_map("metadata", span).insert(key, merged);
+}
+
+/// Appends `-<hash>` to every object that asked for it, once, at the end of
+/// the top-level build.
+pub(crate) fn add_hashes(res: &mut [Res]) {
+    for r in res.iter_mut().filter(|r| r.needs_hash) {
+        let Some(hash) = content_hash(&r.obj.root) else {
+            continue;
+        };
+        let span = r.obj.root.path(&["metadata", "name"]).map_or(r.obj.root.span, |n| n.span);
+        r.store_prev();
+        let name = format!("{}-{}", r.obj.name(), hash);
+        r.set_name(&name, span);
+    }
+}
+
+/// kustomize's hasher: SHA-256 of a Go-encoded JSON summary, first ten hex
+/// digits with some letters swapped so the result never looks like a
+/// number or a bad word.
+pub(crate) fn content_hash(root: &Node) -> Option<String> {
+    let kind = root.str_at(&["kind"])?;
+    let name = GoJson::Str(root.str_at(&["metadata", "name"]).unwrap_or("").to_string());
+    let field = |key: &str| match root.get(key) {
+        None => GoJson::Str(String::new()),
+        Some(n) => GoJson::from_node(n),
+    };
+    let mut m = BTreeMap::new();
+    m.insert("kind".to_string(), GoJson::Str(kind.to_string()));
+    m.insert("name".to_string(), name);
+    m.insert("data".to_string(), field("data"));
+    match kind {
+        "ConfigMap" => {
+            if let Some(b) = root.get("binaryData").filter(|n| n.as_map().is_some()) {
+                m.insert("binaryData".into(), GoJson::from_node(b));
+            }
+        }
+        "Secret" => {
+            m.insert("type".into(), field("type"));
+            if let Some(b) = root.get("stringData").filter(|n| n.as_map().is_some()) {
+                m.insert("stringData".into(), GoJson::from_node(b));
+            }
+        }
+        _ => return None,
+    }
+    let mut encoded = String::new();
+    GoJson::Obj(m).write(&mut encoded);
+    let digest = Sha256::digest(encoded.as_bytes());
+    let hex: String = digest.iter().take(5).map(|b| format!("{b:02x}")).collect();
+    Some(
+        hex.chars()
+            .map(|c| match c {
+                '0' => 'g',
+                '1' => 'h',
+                '3' => 'k',
+                'a' => 'm',
+                'e' => 't',
+                other => other,
+            })
+            .collect(),
+    )
+}
+
+/// Just enough of Go's encoding/json to reproduce its bytes: sorted object
+/// keys and HTML-safe string escaping.
+enum GoJson {
+    Null,
+    Bool(bool),
+    Num(String),
+    Str(String),
+    Arr(Vec<GoJson>),
+    Obj(BTreeMap<String, GoJson>),
+}
+
+impl GoJson {
+    fn from_node(n: &Node) -> GoJson {
+        match &n.value {
+            Value::Null => GoJson::Null,
+            Value::Bool(b) => GoJson::Bool(*b),
+            Value::Int(i) => GoJson::Num(i.to_string()),
+            Value::Float(f) => GoJson::Num(f.to_string()),
+            Value::Str(s) => GoJson::Str(s.clone()),
+            Value::Seq(items) => GoJson::Arr(items.iter().map(GoJson::from_node).collect()),
+            Value::Map(entries) => GoJson::Obj(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.scalar_text().unwrap_or_default(), GoJson::from_node(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn write(&self, out: &mut String) {
+        match self {
+            GoJson::Null => out.push_str("null"),
+            GoJson::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            GoJson::Num(n) => out.push_str(n),
+            GoJson::Str(s) => write_go_string(s, out),
+            GoJson::Arr(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.write(out);
+                }
+                out.push(']');
+            }
+            GoJson::Obj(m) => {
+                out.push('{');
+                for (i, (k, v)) in m.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_go_string(k, out);
+                    out.push(':');
+                    v.write(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn write_go_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn go_strings_escape_html() {
+        let mut s = String::new();
+        write_go_string("a<b>&\"\n", &mut s);
+        assert_eq!(s, r#""a\u003cb\u003e\u0026\"\n""#);
+    }
+
+    #[test]
+    fn ids_compare_default_namespace() {
+        let a = super::super::ResId {
+            gvk: super::super::Gvk { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() },
+            name: "x".into(),
+            namespace: String::new(),
+        };
+        let mut b = a.clone();
+        b.namespace = "default".into();
+        assert!(a.matches(&b));
+    }
+}

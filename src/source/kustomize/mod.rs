@@ -1,0 +1,485 @@
+//! Rendering a kustomization directory the way `kubectl kustomize` does
+//! (kustomize v5), with every value keeping the span it was written at.
+//!
+//! The order of work follows kustomize's `KustTarget`: resources, then
+//! `configurations:`, generators, components, the built-in transformers in
+//! their fixed order and inline `transformers:`; once, at the top level,
+//! name hashes, name references and dropping local-config objects.
+
+mod fieldspecs;
+mod generators;
+mod kustomization;
+mod namereference;
+mod patch_json6902;
+mod patch_smp;
+mod patches;
+mod replacements;
+mod resources;
+mod transformers;
+
+use std::path::{Path, PathBuf};
+
+use crate::source::files::{Files, Issue};
+use crate::source::object::{Object, StepKind};
+use crate::yaml::{Node, Span};
+
+use fieldspecs::Config;
+
+pub use patches::apply_patches;
+
+/// Group, version and kind of an object.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub(crate) struct Gvk {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+}
+
+impl Gvk {
+    pub fn of(root: &Node) -> Gvk {
+        let api = root.str_at(&["apiVersion"]).unwrap_or("");
+        let (group, version) = match api.rsplit_once('/') {
+            Some((g, v)) => (g.to_string(), v.to_string()),
+            None => (String::new(), api.to_string()),
+        };
+        Gvk {
+            group,
+            version,
+            kind: root.str_at(&["kind"]).unwrap_or("").to_string(),
+        }
+    }
+
+    /// Cluster-scoped built-in kinds, as kustomize's bundled OpenAPI schema
+    /// knows them. Custom resources count as namespaced, as in kustomize.
+    pub fn is_cluster_scoped(&self) -> bool {
+        let known: &[(&str, &str)] = &[
+            ("", "Namespace"),
+            ("", "Node"),
+            ("", "PersistentVolume"),
+            ("", "ComponentStatus"),
+            ("rbac.authorization.k8s.io", "ClusterRole"),
+            ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+            ("apiextensions.k8s.io", "CustomResourceDefinition"),
+            ("apiregistration.k8s.io", "APIService"),
+            ("storage.k8s.io", "StorageClass"),
+            ("storage.k8s.io", "CSIDriver"),
+            ("storage.k8s.io", "CSINode"),
+            ("storage.k8s.io", "VolumeAttachment"),
+            ("scheduling.k8s.io", "PriorityClass"),
+            ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+            ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+            ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+            ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+            ("networking.k8s.io", "IngressClass"),
+            ("node.k8s.io", "RuntimeClass"),
+            ("policy", "PodSecurityPolicy"),
+            ("certificates.k8s.io", "CertificateSigningRequest"),
+            ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+            ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+            ("authentication.k8s.io", "TokenReview"),
+            ("authorization.k8s.io", "SelfSubjectAccessReview"),
+            ("authorization.k8s.io", "SelfSubjectRulesReview"),
+            ("authorization.k8s.io", "SubjectAccessReview"),
+        ];
+        known
+            .iter()
+            .any(|(g, k)| *g == self.group && *k == self.kind)
+    }
+}
+
+/// What kustomize identifies an object by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ResId {
+    pub gvk: Gvk,
+    pub name: String,
+    pub namespace: String,
+}
+
+impl ResId {
+    pub fn of(root: &Node) -> ResId {
+        ResId {
+            gvk: Gvk::of(root),
+            name: root.str_at(&["metadata", "name"]).unwrap_or("").to_string(),
+            namespace: root
+                .str_at(&["metadata", "namespace"])
+                .unwrap_or("")
+                .to_string(),
+        }
+    }
+
+    /// kustomize treats a missing namespace as `default` when comparing.
+    fn effective_ns(&self) -> &str {
+        if self.gvk.is_cluster_scoped() {
+            ""
+        } else if self.namespace.is_empty() {
+            "default"
+        } else {
+            &self.namespace
+        }
+    }
+
+    /// `ResId.Equals`: same group, kind, name and effective namespace (the
+    /// version is ignored when either side leaves it out).
+    pub fn matches(&self, other: &ResId) -> bool {
+        self.gvk.kind == other.gvk.kind
+            && self.gvk.group == other.gvk.group
+            && (self.gvk.version.is_empty()
+                || other.gvk.version.is_empty()
+                || self.gvk.version == other.gvk.version)
+            && self.name == other.name
+            && self.effective_ns() == other.effective_ns()
+    }
+
+    pub fn display(&self) -> String {
+        let ns = if self.namespace.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.namespace)
+        };
+        format!("{}/{}{}", self.gvk.kind, ns, self.name)
+    }
+}
+
+/// An object during a build, with what kustomize keeps in internal
+/// annotations: the ids it had before renames, and whether its name gets a
+/// content hash.
+#[derive(Clone, Debug)]
+pub(crate) struct Res {
+    pub obj: Object,
+    pub org: ResId,
+    pub prev: Vec<ResId>,
+    pub needs_hash: bool,
+    /// For generated objects: `create`, `merge` or `replace`.
+    pub behavior: Option<String>,
+}
+
+impl Res {
+    pub fn new(obj: Object) -> Res {
+        let org = ResId::of(&obj.root);
+        Res {
+            obj,
+            org,
+            prev: Vec::new(),
+            needs_hash: false,
+            behavior: None,
+        }
+    }
+
+    pub fn cur_id(&self) -> ResId {
+        ResId::of(&self.obj.root)
+    }
+
+    pub fn gvk(&self) -> Gvk {
+        Gvk::of(&self.obj.root)
+    }
+
+    /// Remembers the current id before a rename, for patches and name
+    /// references written against the old name.
+    pub fn store_prev(&mut self) {
+        let cur = self.cur_id();
+        if !self.prev.contains(&cur) {
+            self.prev.push(cur);
+        }
+    }
+
+    pub fn any_id_matches(&self, id: &ResId) -> bool {
+        self.cur_id().matches(id) || self.org.matches(id) || self.prev.iter().any(|p| p.matches(id))
+    }
+
+    /// Every name this object has been known by, current first.
+    pub fn names(&self) -> Vec<String> {
+        let mut names = vec![self.obj.name().to_string(), self.org.name.clone()];
+        names.extend(self.prev.iter().map(|p| p.name.clone()));
+        names
+    }
+
+    pub fn set_name(&mut self, name: &str, span: Span) {
+        set_meta(&mut self.obj.root, "name", name, span);
+    }
+}
+
+/// Sets `metadata.<key>` to a string made by the tool.
+pub(crate) fn set_meta(root: &mut Node, key: &str, value: &str, span: Span) {
+    let meta = root.entry_map("metadata", span);
+    meta.insert(key, Node::synthetic_str(value, span));
+}
+
+/// Objects plus the transformer configuration gathered so far.
+#[derive(Default)]
+pub(crate) struct Acc {
+    pub res: Vec<Res>,
+    pub config: Config,
+}
+
+impl Acc {
+    /// Adds an object, refusing a second object with the same id.
+    pub fn append(&mut self, r: Res, files: &Files, span: Span) -> Result<(), Issue> {
+        let id = r.cur_id();
+        if self.res.iter().any(|x| x.cur_id().matches(&id)) {
+            return Err(issue_at(
+                files,
+                span,
+                format!(
+                    "may not add resource with an already registered id: {}",
+                    id.display()
+                ),
+            ));
+        }
+        self.res.push(r);
+        Ok(())
+    }
+}
+
+/// An issue pointing at `span`.
+pub(crate) fn issue_at(files: &Files, span: Span, message: impl Into<String>) -> Issue {
+    let path = if (span.file.0 as usize) < files.sources.len() {
+        files.sources.path(span.file).display().to_string()
+    } else {
+        String::new()
+    };
+    Issue {
+        path,
+        line: span.line,
+        col: span.col,
+        message: message.into(),
+    }
+}
+
+/// Renders the kustomization in `dir` (repo-relative) like
+/// `kubectl kustomize DIR`.
+pub fn build(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Issue> {
+    let mut b = Builder::new(files, true)?;
+    let mut acc = Acc::default();
+    b.build_dir(dir, &mut acc, false, None)?;
+    b.finish(acc)
+}
+
+/// What Flux's kustomize-controller renders for a `spec.path`: the
+/// kustomization there, or else one generated over every manifest below it.
+pub fn build_flux_path(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Issue> {
+    let mut b = Builder::new(files, false)?;
+    let mut acc = Acc::default();
+    if kustomization::find(b.files, dir)?.is_some() {
+        b.build_dir(dir, &mut acc, false, None)?;
+        return b.finish(acc);
+    }
+    let entries = resources::flux_generated_resources(b.files, dir)?;
+    for path in entries {
+        b.load_resource_path(&path, dir, &mut acc, Span::default())?;
+    }
+    b.finish(acc)
+}
+
+pub(crate) struct Builder<'f> {
+    pub files: &'f mut Files,
+    /// Directories being built, outermost first, to report cycles.
+    stack: Vec<PathBuf>,
+    restrict: bool,
+}
+
+impl<'f> Builder<'f> {
+    fn new(files: &'f mut Files, restrict: bool) -> Result<Builder<'f>, Issue> {
+        Ok(Builder {
+            files,
+            stack: Vec::new(),
+            restrict,
+        })
+    }
+
+    /// The last steps, done once for the whole build.
+    fn finish(&mut self, mut acc: Acc) -> Result<Vec<Object>, Issue> {
+        let mut config = self.default_config()?;
+        config.merge(&acc.config);
+        generators::add_hashes(&mut acc.res);
+        namereference::fix(&mut acc.res, &config.name_reference)
+            .map_err(|(span, m)| issue_at(self.files, span, m))?;
+        let out = acc
+            .res
+            .into_iter()
+            .filter(|r| {
+                r.obj
+                    .root
+                    .path(&["metadata", "annotations", "config.kubernetes.io/local-config"])
+                    .and_then(Node::scalar_text)
+                    .is_none_or(|v| v != "true")
+            })
+            .map(|r| r.obj)
+            .collect();
+        Ok(out)
+    }
+
+    fn default_config(&mut self) -> Result<Config, Issue> {
+        let name = PathBuf::from("<kustomize built-in field specs>");
+        let file = match self.files.sources.find(&name) {
+            Some(f) => f,
+            None => self
+                .files
+                .sources
+                .add(name, fieldspecs::default_text().into()),
+        };
+        let text = self.files.sources.get(file).text.clone();
+        let docs = crate::yaml::parse_documents(&text, file, self.files.limits())
+            .map_err(|e| Issue::file(Path::new("<built-in>"), e.message))?;
+        let mut config = Config::default();
+        for d in &docs {
+            config.merge(&Config::parse(d).map_err(|(s, m)| issue_at(self.files, s, m))?);
+        }
+        Ok(config)
+    }
+
+    /// Builds `dir` into `acc`: a kustomization into a fresh accumulator
+    /// merged afterwards, a component directly into its parent's.
+    pub fn build_dir(
+        &mut self,
+        dir: &Path,
+        acc: &mut Acc,
+        component: bool,
+        from: Option<Span>,
+    ) -> Result<(), Issue> {
+        if let Some(pos) = self.stack.iter().position(|d| d == dir) {
+            let mut cycle: Vec<String> = self.stack[pos..]
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect();
+            cycle.push(dir.display().to_string());
+            let msg = format!("kustomization cycle: {}", cycle.join(" -> "));
+            return Err(match from {
+                Some(s) => issue_at(self.files, s, msg),
+                None => Issue::file(dir, msg),
+            });
+        }
+        let Some(kfile) = kustomization::find(self.files, dir)? else {
+            let msg = format!(
+                "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
+                dir.display()
+            );
+            return Err(match from {
+                Some(s) => issue_at(self.files, s, msg),
+                None => Issue::file(dir, msg),
+            });
+        };
+        let mut k = kustomization::Kustomization::load(self.files, &kfile, dir)?;
+        k.restrict = self.restrict;
+        if component != k.is_component() {
+            let msg = if component {
+                format!("expected kind 'Component' for path '{}'", dir.display())
+            } else {
+                format!("expected kind != 'Component' for path '{}'", dir.display())
+            };
+            return Err(issue_at(self.files, from.unwrap_or(k.root.span), msg));
+        }
+        self.stack.push(dir.to_path_buf());
+        let result = if component {
+            let before = acc.res.len();
+            let r = self.accumulate(&k, acc);
+            for res in acc.res.iter_mut().skip(before) {
+                res.obj.chain.insert(
+                    0,
+                    crate::source::Step {
+                        kind: StepKind::Component,
+                        detail: dir.display().to_string(),
+                        at: from,
+                    },
+                );
+            }
+            r
+        } else {
+            let mut sub = Acc::default();
+            let r = self.accumulate(&k, &mut sub);
+            for res in &mut sub.res {
+                res.obj.chain.insert(
+                    0,
+                    crate::source::Step {
+                        kind: StepKind::Kustomization,
+                        detail: dir.display().to_string(),
+                        at: Some(k.root.span),
+                    },
+                );
+            }
+            r.and_then(|()| {
+                acc.config.merge(&sub.config);
+                for res in sub.res {
+                    acc.append(res, self.files, from.unwrap_or(k.root.span))?;
+                }
+                Ok(())
+            })
+        };
+        self.stack.pop();
+        result
+    }
+
+    fn accumulate(&mut self, k: &kustomization::Kustomization, acc: &mut Acc) -> Result<(), Issue> {
+        for (entry, span) in k.strings("resources")? {
+            self.load_resource(&entry, span, &k.dir, acc)?;
+        }
+        for (entry, span) in k.strings("configurations")? {
+            let path = k.local_file(self.files, &entry, span)?;
+            let parsed = self.files.documents(&path)?;
+            for d in &parsed.docs {
+                let c = Config::parse(d).map_err(|(s, m)| issue_at(self.files, s, m))?;
+                acc.config.merge(&c);
+            }
+        }
+        generators::run(self.files, k, acc)?;
+        for (entry, span) in k.strings("components")? {
+            if resources::is_remote(&entry) {
+                return Err(issue_at(self.files, span, "remote components are not supported"));
+            }
+            let Some(dir) = crate::source::join_within(&k.dir, &entry) else {
+                return Err(issue_at(self.files, span, format!("'{entry}' leaves the repository")));
+            };
+            self.build_dir(&dir, acc, true, Some(span))?;
+        }
+        let mut config = self.default_config()?;
+        config.merge(&acc.config);
+        transformers::run(self.files, k, acc, &config)
+    }
+
+    fn load_resource(&mut self, entry: &str, span: Span, dir: &Path, acc: &mut Acc) -> Result<(), Issue> {
+        if resources::is_remote(entry) {
+            return Err(issue_at(
+                self.files,
+                span,
+                format!("remote resource '{entry}' is not supported (it needs the network)"),
+            ));
+        }
+        let Some(path) = crate::source::join_within(dir, entry) else {
+            return Err(issue_at(self.files, span, format!("'{entry}' leaves the repository")));
+        };
+        self.load_resource_path(&path, dir, acc, span)
+    }
+
+    fn load_resource_path(
+        &mut self,
+        path: &Path,
+        dir: &Path,
+        acc: &mut Acc,
+        span: Span,
+    ) -> Result<(), Issue> {
+        if self.files.is_file(path) {
+            if self.restrict && !path.starts_with(dir) {
+                return Err(issue_at(
+                    self.files,
+                    span,
+                    format!(
+                        "security; file '{}' is not in or below '{}'",
+                        path.display(),
+                        dir.display()
+                    ),
+                ));
+            }
+            for r in resources::load_file(self.files, path)? {
+                acc.append(r, self.files, span)?;
+            }
+            Ok(())
+        } else if self.files.is_dir(path) {
+            self.build_dir(path, acc, false, Some(span))
+        } else {
+            Err(issue_at(
+                self.files,
+                span,
+                format!("'{}' is neither a file nor a directory", path.display()),
+            ))
+        }
+    }
+}

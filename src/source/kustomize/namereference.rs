@@ -1,0 +1,136 @@
+//! Name references: after hashes, prefixes and suffixes change names,
+//! fields that name another object (volumes, envFrom, roleRef, HelmRelease
+//! valuesFrom via `configurations:`, ...) follow the new name.
+
+use crate::yaml::{Node, Span, Value};
+
+use super::Res;
+use super::fieldspecs::{Leaf, NameRef, split_path, visit};
+
+type Fail = (Span, String);
+
+pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
+    for nr in refs {
+        let candidates: Vec<Candidate> = res
+            .iter()
+            .filter(|r| {
+                let g = r.gvk();
+                g.kind == nr.kind && (nr.group.is_empty() || nr.group.contains('/') || nr.group == g.group)
+            })
+            .map(|r| Candidate {
+                names: r.names(),
+                namespaces: {
+                    let mut ns = vec![r.cur_id().namespace, r.org.namespace.clone()];
+                    ns.extend(r.prev.iter().map(|p| p.namespace.clone()));
+                    ns
+                },
+                name: r.obj.name().to_string(),
+                namespace: r.obj.namespace().unwrap_or("").to_string(),
+                cluster_scoped: r.gvk().is_cluster_scoped(),
+            })
+            .collect();
+        if candidates.is_empty() {
+            continue;
+        }
+        for r in res.iter_mut() {
+            let gvk = r.gvk();
+            let referrer_ns = if gvk.is_cluster_scoped() {
+                None
+            } else {
+                Some(r.obj.namespace().unwrap_or("").to_string())
+            };
+            for fs in nr.specs.iter().filter(|fs| fs.selects(&gvk)) {
+                let span = r.obj.root.span;
+                visit(&mut r.obj.root, &split_path(&fs.path), false, Leaf::Scalar, span, &mut |node| {
+                    update(node, &candidates, referrer_ns.as_deref(), &nr.kind)
+                })
+                .map_err(|m| (span, format!("{}: {m}", fs.path)))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Candidate {
+    names: Vec<String>,
+    namespaces: Vec<String>,
+    name: String,
+    namespace: String,
+    cluster_scoped: bool,
+}
+
+fn same_ns(a: &str, b: &str) -> bool {
+    let norm = |s: &str| if s.is_empty() { "default".to_string() } else { s.to_string() };
+    norm(a) == norm(b)
+}
+
+/// The one new name for `old`, preferring objects in the referrer's
+/// namespace; none when no object had that name.
+fn resolve<'c>(
+    old: &str,
+    candidates: &'c [Candidate],
+    ns: Option<&str>,
+) -> Result<Option<&'c Candidate>, String> {
+    let named: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| c.names.iter().any(|n| n == old))
+        .collect();
+    let chosen: Vec<&Candidate> = match ns {
+        Some(ns) => named
+            .iter()
+            .copied()
+            .filter(|c| c.cluster_scoped || c.namespaces.iter().any(|n| same_ns(n, ns)))
+            .collect(),
+        None => named,
+    };
+    let Some(first) = chosen.first() else {
+        return Ok(None);
+    };
+    if chosen.iter().any(|c| c.name != first.name) {
+        return Err(format!("found multiple possible referrals for name '{old}'"));
+    }
+    Ok(Some(first))
+}
+
+fn update(node: &mut Node, candidates: &[Candidate], ns: Option<&str>, kind: &str) -> Result<(), String> {
+    match &mut node.value {
+        Value::Str(old) => {
+            if let Some(c) = resolve(old, candidates, ns)? {
+                if *old != c.name {
+                    let span = node.span;
+                    *node = Node::synthetic_str(c.name.clone(), span);
+                }
+            }
+            Ok(())
+        }
+        Value::Seq(items) => {
+            for item in items {
+                update(item, candidates, ns, kind)?;
+            }
+            Ok(())
+        }
+        Value::Map(_) => {
+            if node.get("kind").and_then(Node::as_str).is_some_and(|k| k != kind) {
+                return Ok(());
+            }
+            let Some(old) = node.get("name").and_then(Node::as_str).map(str::to_string) else {
+                return Ok(());
+            };
+            let own_ns = node.get("namespace").and_then(Node::as_str).map(str::to_string);
+            let lookup_ns = own_ns.as_deref().or(ns);
+            let Some(c) = resolve(&old, candidates, lookup_ns)? else {
+                return Ok(());
+            };
+            if old != c.name {
+                let span = node.get("name").map_or(node.span, |n| n.span);
+                node.insert("name", Node::synthetic_str(c.name.clone(), span));
+            }
+            if own_ns.is_some() && !c.namespace.is_empty() && own_ns.as_deref() != Some(&c.namespace) {
+                let span = node.get("namespace").map_or(node.span, |n| n.span);
+                node.insert("namespace", Node::synthetic_str(c.namespace.clone(), span));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,449 @@
+//! `patches`, `patchesStrategicMerge` and `patchesJson6902`: loading patch
+//! text, choosing targets, and applying strategic-merge or JSON 6902.
+
+use std::path::Path;
+
+use crate::source::files::{Files, Issue, join_within};
+use crate::source::object::{Object, StepKind};
+use crate::yaml::{Node, Span, Style, Value, parse_documents};
+
+use super::kustomization::Kustomization;
+use super::{Gvk, Res, ResId, issue_at, patch_json6902, patch_smp};
+
+/// Applies a `patches:` list (kustomization or Flux Kustomization
+/// `spec.patches`) to `objects`; patch files are read relative to
+/// `base_dir`. A patch that deletes an object is refused here, since the
+/// slice cannot shrink.
+pub fn apply_patches(
+    objects: &mut [Object],
+    patches: &Node,
+    files: &mut Files,
+    base_dir: &Path,
+) -> Result<(), Issue> {
+    let mut res: Vec<Res> = objects.iter().cloned().map(Res::new).collect();
+    apply_list(files, &mut res, patches, base_dir, false)?;
+    if res.len() != objects.len() {
+        return Err(issue_at(
+            files,
+            patches.span,
+            "a patch deletes an object; deleting objects is not supported here",
+        ));
+    }
+    for (slot, r) in objects.iter_mut().zip(res) {
+        *slot = r.obj;
+    }
+    Ok(())
+}
+
+/// The documents of an inline YAML string written in a kustomization. A
+/// block scalar's lines map back onto the file, so nodes keep real
+/// positions; other styles attribute every node to the string itself.
+pub(crate) fn inline_docs(files: &Files, node: &Node, kfile: &Path) -> Result<Vec<Node>, Issue> {
+    let text = node.as_str().unwrap_or("");
+    let file = node.span.file;
+    let mut docs = parse_documents(text, file, files.limits()).map_err(|e| Issue {
+        path: kfile.display().to_string(),
+        line: node.span.line + if node.style == Style::Block { e.line } else { 0 },
+        col: node.span.col,
+        message: format!("inline patch: {}", e.message),
+    })?;
+    let source = (file.0 as usize) < files.sources.len();
+    let file_text = if source { Some(files.sources.get(file).text.clone()) } else { None };
+    for d in &mut docs {
+        respan(d, node, file_text.as_deref());
+    }
+    Ok(docs)
+}
+
+fn respan(n: &mut Node, host: &Node, file_text: Option<&str>) {
+    let moved = match (host.style, file_text) {
+        (Style::Block, Some(text)) => {
+            let line = host.span.line + n.span.line;
+            block_position(text, line, n.span.col).map(|(start, col)| crate::yaml::Span {
+                file: host.span.file,
+                start,
+                end: start + (n.span.end - n.span.start),
+                line,
+                col,
+            })
+        }
+        _ => None,
+    };
+    n.span = moved.unwrap_or(host.span);
+    match &mut n.value {
+        Value::Seq(items) => items.iter_mut().for_each(|i| respan(i, host, file_text)),
+        Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+            respan(k, host, file_text);
+            respan(v, host, file_text);
+        }),
+        _ => {}
+    }
+}
+
+/// Byte offset and column in the file of column `col` of a block scalar's
+/// line `line`, whose indentation the scalar's value does not include.
+fn block_position(text: &str, line: u32, col: u32) -> Option<(u32, u32)> {
+    let start = text
+        .split_inclusive('\n')
+        .take(line.checked_sub(1)? as usize)
+        .map(str::len)
+        .sum::<usize>();
+    let rest = text.get(start..)?;
+    let indent = rest.chars().take_while(|c| *c == ' ').count();
+    let offset = start + indent + col.saturating_sub(1) as usize;
+    Some((offset as u32, indent as u32 + col))
+}
+
+/// The documents of a patch: inline `patch:` text or a `path:` file.
+fn patch_docs(
+    files: &mut Files,
+    entry: &Node,
+    dir: &Path,
+    restrict: bool,
+    kfile: &Path,
+) -> Result<(Vec<Node>, String), Issue> {
+    if let Some(p) = entry.get("patch").filter(|n| !n.is_null()) {
+        return Ok((inline_docs(files, p, kfile)?, format!("inline patch in {}", kfile.display())));
+    }
+    let Some(p) = entry.get("path").filter(|n| !n.is_null()) else {
+        return Err(issue_at(files, entry.span, "a patch needs `patch` or `path`"));
+    };
+    let rel = p.scalar_text().unwrap_or_default();
+    let path = local_path(files, dir, &rel, p.span, restrict)?;
+    let docs = files.documents(&path)?.docs.clone();
+    Ok((docs, path.display().to_string()))
+}
+
+fn local_path(files: &Files, dir: &Path, rel: &str, span: Span, restrict: bool) -> Result<std::path::PathBuf, Issue> {
+    let Some(path) = join_within(dir, rel) else {
+        return Err(issue_at(files, span, format!("'{rel}' leaves the repository")));
+    };
+    if restrict && !path.starts_with(dir) {
+        return Err(issue_at(
+            files,
+            span,
+            format!("security; file '{}' is not in or below '{}'", path.display(), dir.display()),
+        ));
+    }
+    if !files.is_file(&path) {
+        return Err(issue_at(files, span, format!("file '{}' does not exist", path.display())));
+    }
+    Ok(path)
+}
+
+/// A patch target (kustomize's types.Selector). Name and namespace are
+/// anchored regular expressions.
+struct Selector {
+    gvk: Gvk,
+    name: Option<regex::Regex>,
+    namespace: Option<regex::Regex>,
+    labels: Option<String>,
+    annotations: Option<String>,
+}
+
+fn anchored(n: Option<&Node>) -> Result<Option<regex::Regex>, String> {
+    match n.and_then(Node::scalar_text).filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) => regex::Regex::new(&format!("^(?:{s})$"))
+            .map(Some)
+            .map_err(|e| format!("bad target pattern '{s}': {e}")),
+    }
+}
+
+impl Selector {
+    fn parse(n: &Node) -> Result<Selector, String> {
+        let text = |k: &str| n.get(k).and_then(Node::scalar_text).unwrap_or_default();
+        Ok(Selector {
+            gvk: Gvk {
+                group: text("group"),
+                version: text("version"),
+                kind: text("kind"),
+            },
+            name: anchored(n.get("name"))?,
+            namespace: anchored(n.get("namespace"))?,
+            labels: Some(text("labelSelector")).filter(|s| !s.is_empty()),
+            annotations: Some(text("annotationSelector")).filter(|s| !s.is_empty()),
+        })
+    }
+
+    /// reswrangler.Select: original or current namespace and name, then
+    /// group/version/kind and the label and annotation selectors.
+    fn matches(&self, r: &Res) -> Result<bool, String> {
+        let cur = r.cur_id();
+        if let Some(ns) = &self.namespace {
+            if !ns.is_match(r.org.effective_ns()) && !ns.is_match(cur.effective_ns()) {
+                return Ok(false);
+            }
+        }
+        if let Some(name) = &self.name {
+            if !name.is_match(&r.org.name) && !name.is_match(&cur.name) {
+                return Ok(false);
+            }
+        }
+        let g = &cur.gvk;
+        if (!self.gvk.group.is_empty() && self.gvk.group != g.group)
+            || (!self.gvk.version.is_empty() && self.gvk.version != g.version)
+            || (!self.gvk.kind.is_empty() && self.gvk.kind != g.kind)
+        {
+            return Ok(false);
+        }
+        for (sel, key) in [(&self.labels, "labels"), (&self.annotations, "annotations")] {
+            if let Some(sel) = sel {
+                let map = r.obj.root.path(&["metadata", key]);
+                if !label_selector_matches(sel, map)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Kubernetes label selector syntax: `a=b`, `a==b`, `a!=b`, `a`, `!a`,
+/// `a in (x,y)`, `a notin (x,y)`, comma-separated.
+fn label_selector_matches(sel: &str, map: Option<&Node>) -> Result<bool, String> {
+    let get = |k: &str| map.and_then(|m| m.get(k)).and_then(Node::scalar_text);
+    let mut terms = Vec::new();
+    let mut depth = 0;
+    let mut cur = String::new();
+    for c in sel.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                terms.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    terms.push(cur);
+    for term in terms.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        let set_op = |op: &str| -> Option<(String, Vec<String>)> {
+            let (k, rest) = term.split_once(op)?;
+            let rest = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
+            Some((k.trim().to_string(), rest.split(',').map(|v| v.trim().to_string()).collect()))
+        };
+        let ok = if let Some((k, vals)) = set_op(" notin ") {
+            get(&k).is_none_or(|v| !vals.contains(&v))
+        } else if let Some((k, vals)) = set_op(" in ") {
+            get(&k).is_some_and(|v| vals.contains(&v))
+        } else if let Some(k) = term.strip_prefix('!') {
+            get(k.trim()).is_none()
+        } else if let Some((k, v)) = term.split_once("!=") {
+            get(k.trim()).is_none_or(|x| x != v.trim())
+        } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+            get(k.trim()).is_some_and(|x| x == v.trim())
+        } else if term.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c)) {
+            get(term).is_some()
+        } else {
+            return Err(format!("unable to parse selector term '{term}'"));
+        };
+        if !ok {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn select(files: &Files, res: &[Res], target: &Node) -> Result<Vec<usize>, Issue> {
+    let sel = Selector::parse(target).map_err(|m| issue_at(files, target.span, m))?;
+    let mut out = Vec::new();
+    for (i, r) in res.iter().enumerate() {
+        if sel.matches(r).map_err(|m| issue_at(files, target.span, m))? {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
+fn is_json6902(docs: &[Node]) -> bool {
+    docs.iter().any(|d| matches!(d.value, Value::Seq(_)))
+}
+
+/// A `patches:` list.
+pub(crate) fn apply_list(
+    files: &mut Files,
+    res: &mut Vec<Res>,
+    list: &Node,
+    dir: &Path,
+    restrict: bool,
+) -> Result<(), Issue> {
+    let kfile = if (list.span.file.0 as usize) < files.sources.len() {
+        files.sources.path(list.span.file).to_path_buf()
+    } else {
+        dir.to_path_buf()
+    };
+    let Some(entries) = list.as_seq() else {
+        return Err(issue_at(files, list.span, "patches must be a list"));
+    };
+    for entry in entries {
+        let (docs, detail) = patch_docs(files, entry, dir, restrict, &kfile)?;
+        let option = |k: &str| {
+            entry
+                .path(&["options", k])
+                .and_then(Node::as_bool_lenient)
+                .unwrap_or(false)
+        };
+        let target = entry.get("target").filter(|n| !n.is_null());
+        if is_json6902(&docs) {
+            let Some(target) = target else {
+                return Err(issue_at(files, entry.span, "must specify a target for JSON patch"));
+            };
+            let ops = docs.into_iter().find(|d| !d.is_null()).unwrap_or_else(|| Node::new(Value::Seq(Vec::new()), entry.span));
+            for i in select(files, res, target)? {
+                apply_json(files, &mut res[i], &ops, entry.span, &detail)?;
+            }
+            continue;
+        }
+        for patch in docs.iter().filter(|d| !d.is_null()) {
+            let targets = match target {
+                Some(t) => select(files, res, t)?,
+                None => vec![unique_by_id(files, res, patch)?],
+            };
+            apply_smp_to(files, res, &targets, patch, option("allowNameChange"), option("allowKindChange"), entry.span, &detail)?;
+        }
+    }
+    Ok(())
+}
+
+/// The one object a target-less strategic-merge patch is for, found by the
+/// patch's own id against every id the objects have had.
+fn unique_by_id(files: &Files, res: &[Res], patch: &Node) -> Result<usize, Issue> {
+    let id = ResId::of(patch);
+    let found: Vec<usize> = res
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.any_id_matches(&id))
+        .map(|(i, _)| i)
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(issue_at(
+            files,
+            patch.span,
+            format!("no matches for Id {}; failed to find unique target for patch", id.display()),
+        )),
+        _ => Err(issue_at(
+            files,
+            patch.span,
+            format!("multiple matches for Id {}; failed to find unique target for patch", id.display()),
+        )),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn apply_smp_to(
+    files: &Files,
+    res: &mut Vec<Res>,
+    targets: &[usize],
+    patch: &Node,
+    allow_name: bool,
+    allow_kind: bool,
+    span: Span,
+    detail: &str,
+) -> Result<(), Issue> {
+    let mut deleted = Vec::new();
+    for &i in targets {
+        let r = &mut res[i];
+        let (name, ns, kind) = (
+            r.obj.name().to_string(),
+            r.obj.namespace().map(str::to_string),
+            r.obj.kind().to_string(),
+        );
+        if allow_name || allow_kind {
+            r.store_prev();
+        }
+        let mut p = patch.clone();
+        if let (Some(api), Some(_)) = (r.obj.root.get("apiVersion").cloned(), p.get("apiVersion")) {
+            p.insert("apiVersion", api);
+        }
+        let keep = patch_smp::merge(&mut r.obj.root, &p).map_err(|m| issue_at(files, patch.span, m))?;
+        if !keep {
+            deleted.push(i);
+            continue;
+        }
+        let root = &mut r.obj.root;
+        if !allow_kind {
+            root.insert("kind", Node::synthetic_str(kind, span));
+        }
+        if !allow_name {
+            let name_span = root.path(&["metadata", "name"]).map_or(span, |n| n.span);
+            super::set_meta(root, "name", &name, name_span);
+        }
+        match ns {
+            Some(ns) => {
+                let ns_span = root.path(&["metadata", "namespace"]).map_or(span, |n| n.span);
+                super::set_meta(root, "namespace", &ns, ns_span);
+            }
+            None => {
+                if let Some(meta) = root.get_mut("metadata") {
+                    meta.remove("namespace");
+                }
+            }
+        }
+        r.obj.push_step(StepKind::Patch, detail, Some(span));
+    }
+    deleted.sort_unstable();
+    for i in deleted.into_iter().rev() {
+        res.remove(i);
+    }
+    Ok(())
+}
+
+fn apply_json(files: &Files, r: &mut Res, ops: &Node, span: Span, detail: &str) -> Result<(), Issue> {
+    r.store_prev();
+    patch_json6902::apply(&mut r.obj.root, ops)
+        .map_err(|(s, m)| issue_at(files, s.unwrap_or(span), format!("{}: {m}", r.obj.id())))?;
+    r.obj.push_step(StepKind::Patch, detail, Some(span));
+    Ok(())
+}
+
+/// `patchesStrategicMerge`: file paths or inline YAML, each document
+/// patching the object with its id.
+pub(crate) fn apply_strategic_merge_list(
+    files: &mut Files,
+    res: &mut Vec<Res>,
+    list: &Node,
+    k: &Kustomization,
+) -> Result<(), Issue> {
+    for entry in list.as_seq().into_iter().flatten() {
+        let Some(text) = entry.as_str() else {
+            return Err(k.err(entry.span, "patchesStrategicMerge entries must be strings"));
+        };
+        let (docs, detail) = if text.contains('\n') {
+            (inline_docs(files, entry, &k.file)?, format!("inline patch in {}", k.file.display()))
+        } else {
+            let path = local_path(files, &k.dir, text, entry.span, k.restrict)?;
+            (files.documents(&path)?.docs.clone(), path.display().to_string())
+        };
+        for patch in docs.iter().filter(|d| !d.is_null()) {
+            let target = unique_by_id(files, res, patch)?;
+            apply_smp_to(files, res, &[target], patch, false, false, entry.span, &detail)?;
+        }
+    }
+    Ok(())
+}
+
+/// `patchesJson6902`: a target plus operations inline or in a file.
+pub(crate) fn apply_json6902_list(
+    files: &mut Files,
+    res: &mut [Res],
+    list: &Node,
+    k: &Kustomization,
+) -> Result<(), Issue> {
+    for entry in list.as_seq().into_iter().flatten() {
+        let Some(target) = entry.get("target") else {
+            return Err(k.err(entry.span, "patchesJson6902 entries need a target"));
+        };
+        let (docs, detail) = patch_docs(files, entry, &k.dir, k.restrict, &k.file)?;
+        let Some(ops) = docs.into_iter().find(|d| !d.is_null()) else {
+            continue;
+        };
+        for i in select(files, res, target)? {
+            apply_json(files, &mut res[i], &ops, entry.span, &detail)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,248 @@
+//! `replacements:` (kustomize's ReplacementTransformer): copy a field of one
+//! object into fields of others.
+
+use crate::source::files::{Files, Issue};
+use crate::source::object::StepKind;
+use crate::yaml::{Node, Span, Value};
+
+use super::kustomization::Kustomization;
+use super::{Res, ResId, issue_at, patches::inline_docs};
+
+pub(crate) fn apply_list(files: &mut Files, res: &mut [Res], list: &Node, k: &Kustomization) -> Result<(), Issue> {
+    for entry in list.as_seq().into_iter().flatten() {
+        if let Some(p) = entry.get("path").and_then(Node::as_str) {
+            let path = k.local_file(files, p, entry.span)?;
+            let docs = files.documents(&path)?.docs.clone();
+            for doc in docs {
+                match &doc.value {
+                    Value::Seq(items) => {
+                        for r in items {
+                            apply_one(files, res, r)?;
+                        }
+                    }
+                    Value::Null => {}
+                    _ => apply_one(files, res, &doc)?,
+                }
+            }
+        } else if entry.as_str().is_some() {
+            for doc in inline_docs(files, entry, &k.file)? {
+                apply_one(files, res, &doc)?;
+            }
+        } else {
+            apply_one(files, res, entry)?;
+        }
+    }
+    Ok(())
+}
+
+/// `select`/`reject`/`source` matching: every field given must equal the
+/// object's current or an earlier id.
+fn id_selected(r: &Res, sel: &Node) -> bool {
+    let text = |k: &str| sel.get(k).and_then(Node::scalar_text).filter(|s| !s.is_empty());
+    let mut ids: Vec<ResId> = vec![r.cur_id(), r.org.clone()];
+    ids.extend(r.prev.iter().cloned());
+    let fields_ok = ids.iter().any(|id| {
+        text("group").is_none_or(|g| g == id.gvk.group)
+            && text("version").is_none_or(|v| v == id.gvk.version)
+            && text("kind").is_none_or(|kd| kd == id.gvk.kind)
+            && text("name").is_none_or(|n| n == id.name)
+            && text("namespace").is_none_or(|n| n == id.namespace)
+    });
+    let labels_ok = text("labelSelector").is_none_or(|s| selector_subset(&s, r.obj.root.path(&["metadata", "labels"])));
+    let ann_ok = text("annotationSelector")
+        .is_none_or(|s| selector_subset(&s, r.obj.root.path(&["metadata", "annotations"])));
+    fields_ok && labels_ok && ann_ok
+}
+
+/// Equality-only label selectors (`a=b,c=d`), the form replacements use.
+fn selector_subset(sel: &str, map: Option<&Node>) -> bool {
+    sel.split(',').map(str::trim).filter(|t| !t.is_empty()).all(|t| {
+        let (k, v) = t.split_once("==").or_else(|| t.split_once('=')).unwrap_or((t, ""));
+        let got = map.and_then(|m| m.get(k.trim())).and_then(Node::scalar_text);
+        if v.is_empty() && !t.contains('=') {
+            got.is_some()
+        } else {
+            got.as_deref() == Some(v.trim())
+        }
+    })
+}
+
+fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
+    let fail = |m: String| issue_at(files, repl.span, m);
+    let Some(source) = repl.get("source") else {
+        return Err(fail("replacement needs a source".into()));
+    };
+    let sources: Vec<usize> = (0..res.len()).filter(|i| id_selected(&res[*i], source)).collect();
+    let src = match sources.as_slice() {
+        [one] => *one,
+        [] => return Err(fail("nothing selected by replacement source".into())),
+        _ => return Err(fail("more than one object selected by replacement source".into())),
+    };
+    let field = source
+        .get("fieldPath")
+        .and_then(Node::as_str)
+        .unwrap_or("metadata.name");
+    let path = split_field_path(field);
+    let mut value = lookup(&res[src].obj.root, &path)
+        .cloned()
+        .ok_or_else(|| fail(format!("fieldPath `{field}` is missing for replacement source {}", res[src].obj.id())))?;
+    if let Some(opts) = source.get("options") {
+        if let Some(delim) = opts.get("delimiter").and_then(Node::as_str) {
+            let idx = opts.get("index").and_then(|n| match n.value {
+                Value::Int(i) => Some(i),
+                _ => None,
+            });
+            let text = value.scalar_text().unwrap_or_default();
+            let parts: Vec<&str> = text.split(delim).collect();
+            let i = idx.unwrap_or(0);
+            let picked = usize::try_from(i).ok().and_then(|i| parts.get(i)).copied();
+            let Some(picked) = picked else {
+                return Err(fail(format!("options.index {i} is out of bounds for value {text}")));
+            };
+            value = Node::synthetic_str(picked, value.span);
+        }
+    }
+    for target in repl.get("targets").and_then(Node::as_seq).into_iter().flatten() {
+        let Some(select) = target.get("select") else {
+            return Err(issue_at(files, target.span, "replacement target needs select"));
+        };
+        let rejects: Vec<&Node> = target.get("reject").and_then(Node::as_seq).into_iter().flatten().collect();
+        let create = target.path(&["options", "create"]).and_then(Node::as_bool_lenient).unwrap_or(false);
+        let delimiter = target.path(&["options", "delimiter"]).and_then(Node::as_str).map(str::to_string);
+        let index = target.path(&["options", "index"]).and_then(|n| match n.value {
+            Value::Int(i) => Some(i),
+            _ => None,
+        });
+        for r in res.iter_mut() {
+            if !id_selected(r, select) || rejects.iter().any(|rj| id_selected(r, rj)) {
+                continue;
+            }
+            for fp in target.get("fieldPaths").and_then(Node::as_seq).into_iter().flatten() {
+                let Some(fp_text) = fp.as_str() else { continue };
+                let segs = split_field_path(fp_text);
+                let slot = match lookup_mut(&mut r.obj.root, &segs, create, fp.span) {
+                    Ok(Some(slot)) => slot,
+                    Ok(None) => continue,
+                    Err(m) => return Err(issue_at(files, fp.span, m)),
+                };
+                let new = match &delimiter {
+                    Some(d) => {
+                        let old = slot.scalar_text().unwrap_or_default();
+                        let mut parts: Vec<String> = old.split(d.as_str()).map(str::to_string).collect();
+                        let repl_text = value.scalar_text().unwrap_or_default();
+                        let i = index.unwrap_or(0);
+                        match usize::try_from(i) {
+                            Ok(i) if i < parts.len() => parts[i] = repl_text,
+                            Ok(_) => parts.push(repl_text),
+                            Err(_) => parts.insert(0, repl_text),
+                        }
+                        Node::synthetic_str(parts.join(d), value.span)
+                    }
+                    None => value.clone(),
+                };
+                *slot = new;
+            }
+            r.obj.push_step(StepKind::Transformer, "replacement", Some(repl.span));
+        }
+    }
+    Ok(())
+}
+
+/// Splits `a.b.[name=x.y].c` on dots outside brackets.
+fn split_field_path(p: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0;
+    for c in p.chars() {
+        match c {
+            '[' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ']' => {
+                depth -= 1;
+                cur.push(c);
+            }
+            '.' if depth == 0 => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+    Match(&'a str, &'a str),
+}
+
+fn seg(s: &str) -> Seg<'_> {
+    if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        if let Some((k, v)) = inner.split_once('=') {
+            return Seg::Match(k, v);
+        }
+        return Seg::Key(inner);
+    }
+    match s.parse::<usize>() {
+        Ok(i) => Seg::Index(i),
+        Err(_) => Seg::Key(s),
+    }
+}
+
+fn lookup<'a>(node: &'a Node, path: &[String]) -> Option<&'a Node> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(node);
+    };
+    let child = match seg(first) {
+        Seg::Key(k) => node.get(k)?,
+        Seg::Index(i) => node.as_seq()?.get(i)?,
+        Seg::Match(k, v) => node
+            .as_seq()?
+            .iter()
+            .find(|e| e.get(k).and_then(Node::scalar_text).as_deref() == Some(v))?,
+    };
+    lookup(child, rest)
+}
+
+fn lookup_mut<'a>(node: &'a mut Node, path: &[String], create: bool, span: Span) -> Result<Option<&'a mut Node>, String> {
+    let Some((first, rest)) = path.split_first() else {
+        return Ok(Some(node));
+    };
+    match seg(first) {
+        Seg::Key(k) => {
+            if node.get(k).is_none() {
+                if !create {
+                    return Ok(None);
+                }
+                if node.is_null() {
+                    node.value = Value::Map(Vec::new());
+                }
+                if node.as_map().is_none() {
+                    return Err(format!("cannot create field {k} in a non-mapping"));
+                }
+                node.insert(k, Node::new(Value::Null, span));
+            }
+            match node.get_mut(k) {
+                Some(child) => lookup_mut(child, rest, create, span),
+                None => Ok(None),
+            }
+        }
+        Seg::Index(i) => match node.as_seq_mut().and_then(|s| s.get_mut(i)) {
+            Some(child) => lookup_mut(child, rest, create, span),
+            None => Ok(None),
+        },
+        Seg::Match(k, v) => {
+            let Some(items) = node.as_seq_mut() else {
+                return Ok(None);
+            };
+            match items
+                .iter_mut()
+                .find(|e| e.get(k).and_then(Node::scalar_text).as_deref() == Some(v))
+            {
+                Some(child) => lookup_mut(child, rest, create, span),
+                None => Ok(None),
+            }
+        }
+    }
+}

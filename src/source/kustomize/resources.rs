@@ -1,0 +1,98 @@
+//! Loading `resources:` files, and the resource list Flux generates for a
+//! directory without a kustomization.
+
+use std::path::{Path, PathBuf};
+
+use crate::source::files::{Files, Issue};
+use crate::source::object::Object;
+use crate::yaml::Value;
+
+use super::{Res, issue_at, kustomization};
+
+/// Remote bases and files need the network; they are refused rather than
+/// silently skipped.
+pub(crate) fn is_remote(entry: &str) -> bool {
+    entry.contains("://")
+        || entry.starts_with("git@")
+        || entry.starts_with("github.com/")
+        || entry.starts_with("gitlab.com/")
+        || entry.starts_with("bitbucket.org/")
+}
+
+/// The objects in one manifest file; a `List` is unpacked into its items
+/// as kustomize does.
+pub(crate) fn load_file(files: &mut Files, path: &Path) -> Result<Vec<Res>, Issue> {
+    let parsed = files.documents(path)?;
+    let mut out = Vec::new();
+    for (i, doc) in parsed.docs.iter().enumerate() {
+        if doc.is_null() {
+            continue;
+        }
+        if !Object::looks_like_object(doc) {
+            return Err(issue_at(
+                files,
+                doc.span,
+                "not a Kubernetes object: apiVersion and kind are required",
+            ));
+        }
+        let is_list = doc.str_at(&["kind"]).is_some_and(|k| k.ends_with("List"))
+            && doc.get("items").is_some_and(|n| matches!(n.value, Value::Seq(_)));
+        if is_list {
+            for item in doc.get("items").and_then(|n| n.as_seq()).into_iter().flatten() {
+                if !Object::looks_like_object(item) {
+                    return Err(issue_at(files, item.span, "list item is not a Kubernetes object"));
+                }
+                out.push(Res::new(Object::new(item.clone(), parsed.file, i)));
+            }
+            continue;
+        }
+        out.push(Res::new(Object::new(doc.clone(), parsed.file, i)));
+    }
+    Ok(out)
+}
+
+/// What Flux's generator (fluxcd/pkg kustomize_generator.go) lists for a
+/// directory without a kustomization: every `.yaml`/`.yml` file below it in
+/// walk order, except that a subdirectory holding a kustomization is listed
+/// itself and not entered. A YAML file that is not Kubernetes objects fails
+/// the build, as it does in Flux.
+pub(crate) fn flux_generated_resources(files: &mut Files, dir: &Path) -> Result<Vec<PathBuf>, Issue> {
+    let root = files.abs(dir);
+    let mut out = Vec::new();
+    let mut walk = walkdir::WalkDir::new(&root)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(entry) = walk.next() {
+        let entry = entry.map_err(|e| Issue::file(dir, e.to_string()))?;
+        let Ok(rel_in_dir) = entry.path().strip_prefix(&root) else {
+            continue;
+        };
+        let rel = dir.join(rel_in_dir);
+        if entry.file_type().is_dir() {
+            if kustomization::find(files, &rel)?.is_some() {
+                out.push(rel);
+                walk.skip_current_dir();
+            }
+            continue;
+        }
+        let ext = rel.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if ext != "yaml" && ext != "yml" {
+            continue;
+        }
+        let parsed = files.documents(&rel)?;
+        if let Some(bad) = parsed
+            .docs
+            .iter()
+            .find(|d| !d.is_null() && !Object::looks_like_object(d))
+        {
+            return Err(issue_at(
+                files,
+                bad.span,
+                format!("failed to decode Kubernetes YAML from {}", rel.display()),
+            ));
+        }
+        out.push(rel);
+    }
+    Ok(out)
+}

@@ -1,0 +1,400 @@
+//! The built-in transformers, run in kustomize's fixed order.
+
+use crate::source::files::{Files, Issue};
+use crate::source::object::StepKind;
+use crate::yaml::{Node, Span, Value};
+
+use super::fieldspecs::{Config, FieldSpec, Leaf, parse_specs, split_path, visit};
+use super::kustomization::Kustomization;
+use super::{Acc, Res, issue_at, patches, replacements};
+
+pub(crate) fn run(files: &mut Files, k: &Kustomization, acc: &mut Acc, config: &Config) -> Result<(), Issue> {
+    if let Some(list) = k.get("patchesStrategicMerge") {
+        patches::apply_strategic_merge_list(files, &mut acc.res, list, k)?;
+    }
+    if let Some(list) = k.get("patches") {
+        patches::apply_list(files, &mut acc.res, list, &k.dir, k.restrict)?;
+    }
+    if let Some(ns) = k.get("namespace") {
+        let Some(name) = ns.scalar_text() else {
+            return Err(k.err(ns.span, "namespace must be a string"));
+        };
+        if !name.is_empty() {
+            namespace(files, &mut acc.res, &name, ns.span, &config.namespace)?;
+        }
+    }
+    let prefix = k.get("namePrefix");
+    let suffix = k.get("nameSuffix");
+    if prefix.is_some() || suffix.is_some() {
+        let p = prefix.and_then(Node::scalar_text).unwrap_or_default();
+        let s = suffix.and_then(Node::scalar_text).unwrap_or_default();
+        let span = prefix.or(suffix).map_or(k.root.span, |n| n.span);
+        prefix_suffix(&mut acc.res, &p, &s, span, &config.name_prefix);
+    }
+    for entry in k.get("labels").and_then(Node::as_seq).into_iter().flatten() {
+        let mut specs = parse_specs(entry.get("fields")).map_err(|(s, m)| k.err(s, m))?;
+        let flag = |key: &str| entry.get(key).and_then(Node::as_bool_lenient).unwrap_or(false);
+        if flag("includeSelectors") {
+            merge_into(&mut specs, &config.common_labels);
+        } else {
+            if flag("includeTemplates") {
+                merge_into(&mut specs, &config.template_labels);
+            }
+            merge_into(&mut specs, &[FieldSpec::new("metadata/labels", true)]);
+        }
+        let pairs = string_pairs(entry.get("pairs"));
+        set_map_entries(files, &mut acc.res, &pairs, &specs, entry.span, "labels")?;
+    }
+    if let Some(labels) = k.get("commonLabels") {
+        let pairs = string_pairs(Some(labels));
+        set_map_entries(files, &mut acc.res, &pairs, &config.common_labels, labels.span, "commonLabels")?;
+    }
+    if let Some(ann) = k.get("commonAnnotations") {
+        let pairs = string_pairs(Some(ann));
+        set_map_entries(files, &mut acc.res, &pairs, &config.common_annotations, ann.span, "commonAnnotations")?;
+    }
+    if let Some(list) = k.get("patchesJson6902") {
+        patches::apply_json6902_list(files, &mut acc.res, list, k)?;
+    }
+    for entry in k.get("replicas").and_then(Node::as_seq).into_iter().flatten() {
+        replicas(&mut acc.res, entry, &config.replicas).map_err(|m| k.err(entry.span, m))?;
+    }
+    for entry in k.get("images").and_then(Node::as_seq).into_iter().flatten() {
+        images(&mut acc.res, entry, &config.images);
+    }
+    if let Some(list) = k.get("replacements") {
+        replacements::apply_list(files, &mut acc.res, list, k)?;
+    }
+    if let Some(list) = k.get("transformers") {
+        inline_transformers(files, acc, list, k)?;
+    }
+    Ok(())
+}
+
+fn merge_into(specs: &mut Vec<FieldSpec>, more: &[FieldSpec]) {
+    for fs in more {
+        if !specs.contains(fs) {
+            specs.push(fs.clone());
+        }
+    }
+}
+
+/// A string map from the kustomization, values kept as written (with their
+/// spans) but as strings, which is what labels and annotations are.
+fn string_pairs(n: Option<&Node>) -> Vec<(String, Node)> {
+    n.and_then(Node::as_map)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| {
+            let text = v.scalar_text().unwrap_or_default();
+            Some((k.scalar_text()?, Node::synthetic_str(text, v.span)))
+        })
+        .collect()
+}
+
+fn set_map_entries(
+    files: &Files,
+    res: &mut [Res],
+    pairs: &[(String, Node)],
+    specs: &[FieldSpec],
+    span: Span,
+    what: &str,
+) -> Result<(), Issue> {
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    for r in res.iter_mut() {
+        let gvk = r.gvk();
+        let mut touched = false;
+        for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
+            visit(&mut r.obj.root, &split_path(&fs.path), fs.create, Leaf::Map, span, &mut |node| {
+                if node.as_map().is_none() {
+                    return Err(format!("{} is not a mapping", fs.path));
+                }
+                for (key, v) in pairs {
+                    node.insert(key, v.clone());
+                }
+                touched = true;
+                Ok(())
+            })
+            .map_err(|m| issue_at(files, span, format!("{what}: {}: {m}", r.obj.id())))?;
+        }
+        if touched {
+            r.obj.push_step(StepKind::Transformer, what, Some(span));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn namespace(
+    files: &Files,
+    res: &mut [Res],
+    ns: &str,
+    span: Span,
+    specs: &[FieldSpec],
+) -> Result<(), Issue> {
+    for r in res.iter_mut() {
+        if r.obj.root.as_map().is_none_or(|m| m.is_empty()) {
+            continue;
+        }
+        r.store_prev();
+        let gvk = r.gvk();
+        if !gvk.is_cluster_scoped() {
+            super::set_meta(&mut r.obj.root, "namespace", ns, span);
+        }
+        let binding = gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding";
+        if binding {
+            for subject in r
+                .obj
+                .root
+                .get_mut("subjects")
+                .and_then(Node::as_seq_mut)
+                .into_iter()
+                .flatten()
+            {
+                if subject.get("name").and_then(Node::as_str) == Some("default") {
+                    subject.insert("namespace", Node::synthetic_str(ns, span));
+                }
+            }
+        }
+        for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
+            if fs.path == "metadata/namespace" || (binding && fs.path.starts_with("subjects")) {
+                continue;
+            }
+            let _ = visit(&mut r.obj.root, &split_path(&fs.path), fs.create, Leaf::Scalar, span, &mut |node| {
+                *node = Node::synthetic_str(ns, span);
+                Ok(())
+            });
+        }
+        r.obj.push_step(StepKind::Transformer, format!("namespace: {ns}"), Some(span));
+    }
+    for (i, r) in res.iter().enumerate() {
+        let id = r.cur_id();
+        if res.iter().skip(i + 1).any(|o| o.cur_id().matches(&id)) {
+            return Err(issue_at(
+                files,
+                span,
+                format!("namespace transformation produces ID conflict: {}", id.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn prefix_suffix(res: &mut [Res], prefix: &str, suffix: &str, span: Span, specs: &[FieldSpec]) {
+    for r in res.iter_mut() {
+        let org = &r.org.gvk;
+        let skip = org.kind == "CustomResourceDefinition"
+            || org.kind == "Namespace"
+            || (org.kind == "APIService" && org.group == "apiregistration.k8s.io");
+        if skip {
+            continue;
+        }
+        let gvk = r.gvk();
+        for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
+            if fs.path == "metadata/name" && (!prefix.is_empty() || !suffix.is_empty()) {
+                r.store_prev();
+            }
+            let _ = visit(&mut r.obj.root, &split_path(&fs.path), fs.create, Leaf::Scalar, span, &mut |node| {
+                if let Some(old) = node.as_str() {
+                    *node = Node::synthetic_str(format!("{prefix}{old}{suffix}"), span);
+                }
+                Ok(())
+            });
+        }
+        r.obj.push_step(StepKind::Transformer, "namePrefix/nameSuffix", Some(span));
+    }
+}
+
+fn replicas(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) -> Result<(), String> {
+    let name = entry.get("name").and_then(Node::scalar_text).ok_or("replicas entry needs a name")?;
+    let count = match entry.get("count").map(|n| &n.value) {
+        Some(Value::Int(i)) => *i,
+        _ => return Err("replicas entry needs an integer count".into()),
+    };
+    let span = entry.get("count").map_or(entry.span, |n| n.span);
+    for r in res.iter_mut().filter(|r| r.names().contains(&name)) {
+        let gvk = r.gvk();
+        for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
+            visit(&mut r.obj.root, &split_path(&fs.path), fs.create, Leaf::Scalar, span, &mut |node| {
+                *node = Node::new(Value::Int(count), span);
+                Ok(())
+            })?;
+        }
+        r.obj.push_step(StepKind::Transformer, format!("replicas: {count}"), Some(span));
+    }
+    Ok(())
+}
+
+/// kustomize's image.Split: name, tag and digest of an image reference.
+fn split_image(image: &str) -> (String, String, String) {
+    let slash = image.find('/').filter(|i| *i > 0).unwrap_or(0);
+    let search = &image[slash..];
+    let id = search.find('@').map(|i| i + slash);
+    let ic = search.find(':').map(|i| i + slash);
+    match (ic, id) {
+        (None, None) => (image.to_string(), String::new(), String::new()),
+        (None, Some(id)) => (image[..id].to_string(), String::new(), image[id + 1..].to_string()),
+        (Some(ic), Some(id)) if id < ic => {
+            (image[..id].to_string(), String::new(), image[id + 1..].to_string())
+        }
+        (Some(ic), Some(id)) => (
+            image[..ic].to_string(),
+            image[ic + 1..id].to_string(),
+            image[id + 1..].to_string(),
+        ),
+        (Some(ic), None) => (image[..ic].to_string(), image[ic + 1..].to_string(), String::new()),
+    }
+}
+
+fn images(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) {
+    let field = |k: &str| entry.get(k).and_then(Node::scalar_text).unwrap_or_default();
+    let (name, new_name, new_tag, digest) = (field("name"), field("newName"), field("newTag"), field("digest"));
+    let Ok(pattern) = regex::Regex::new(&format!(
+        "^{}(@sha256)?(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
+        regex::escape(&name)
+    )) else {
+        return;
+    };
+    let span = entry.span;
+    let update = |node: &mut Node| {
+        let Some(value) = node.as_str() else { return };
+        if !pattern.is_match(value) {
+            return;
+        }
+        let (mut n, mut tag, mut dig) = split_image(value);
+        if !new_name.is_empty() {
+            n = new_name.clone();
+        }
+        if !new_tag.is_empty() && !digest.is_empty() {
+            tag = new_tag.clone();
+            dig = digest.clone();
+        } else if !new_tag.is_empty() {
+            tag = new_tag.clone();
+            dig.clear();
+        } else if !digest.is_empty() {
+            tag.clear();
+            dig = digest.clone();
+        }
+        if !tag.is_empty() {
+            n = format!("{n}:{tag}");
+        }
+        if !dig.is_empty() {
+            n = format!("{n}@{dig}");
+        }
+        *node = Node::synthetic_str(n, span);
+    };
+    for r in res.iter_mut() {
+        let before = r.obj.root.clone();
+        legacy_images(&mut r.obj.root, &update);
+        let gvk = r.gvk();
+        for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
+            let _ = visit(&mut r.obj.root, &split_path(&fs.path), false, Leaf::Scalar, span, &mut |node| {
+                update(node);
+                Ok(())
+            });
+        }
+        if r.obj.root != before {
+            r.obj.push_step(StepKind::Transformer, format!("images: {name}"), Some(span));
+        }
+    }
+}
+
+/// kustomize's legacy image filter: `image` of every element of any
+/// `containers` or `initContainers` list, wherever it is in the object.
+fn legacy_images(node: &mut Node, update: &dyn Fn(&mut Node)) {
+    match &mut node.value {
+        Value::Map(entries) => {
+            for (k, v) in entries.iter_mut() {
+                let is_containers = matches!(k.as_str(), Some("containers" | "initContainers"));
+                if is_containers && let Some(items) = v.as_seq_mut() {
+                    for item in items.iter_mut() {
+                        if let Some(image) = item.get_mut("image") {
+                            update(image);
+                        }
+                    }
+                }
+                legacy_images(v, update);
+            }
+        }
+        Value::Seq(items) => {
+            for item in items {
+                legacy_images(item, update);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `transformers:` entries that configure a built-in transformer, inline or
+/// in a file. Plugins are not run.
+fn inline_transformers(files: &mut Files, acc: &mut Acc, list: &Node, k: &Kustomization) -> Result<(), Issue> {
+    for entry in list.as_seq().into_iter().flatten() {
+        let Some(text) = entry.as_str() else {
+            return Err(k.err(entry.span, "transformers entries must be strings"));
+        };
+        let docs: Vec<Node> = if text.contains('\n') || text.contains(':') {
+            super::patches::inline_docs(files, entry, &k.file)?
+        } else {
+            let path = k.local_file(files, text, entry.span)?;
+            files.documents(&path)?.docs.clone()
+        };
+        for doc in docs.iter().filter(|d| !d.is_null()) {
+            let kind = doc.str_at(&["kind"]).unwrap_or("");
+            let specs = parse_specs(doc.get("fieldSpecs")).map_err(|(s, m)| issue_at(files, s, m))?;
+            match kind {
+                "LabelTransformer" => {
+                    let pairs = string_pairs(doc.get("labels"));
+                    set_map_entries(files, &mut acc.res, &pairs, &specs, doc.span, "LabelTransformer")?;
+                }
+                "AnnotationsTransformer" => {
+                    let pairs = string_pairs(doc.get("annotations"));
+                    set_map_entries(files, &mut acc.res, &pairs, &specs, doc.span, "AnnotationsTransformer")?;
+                }
+                "NamespaceTransformer" => {
+                    let ns = doc.str_at(&["metadata", "namespace"]).unwrap_or("").to_string();
+                    if !ns.is_empty() {
+                        namespace(files, &mut acc.res, &ns, doc.span, &specs)?;
+                    }
+                }
+                "PrefixSuffixTransformer" => {
+                    let p = doc.str_at(&["prefix"]).unwrap_or("").to_string();
+                    let s = doc.str_at(&["suffix"]).unwrap_or("").to_string();
+                    prefix_suffix(&mut acc.res, &p, &s, doc.span, &specs);
+                }
+                "PatchTransformer" => {
+                    let as_list = Node::new(Value::Seq(vec![doc.clone()]), doc.span);
+                    patches::apply_list(files, &mut acc.res, &as_list, &k.dir, k.restrict)?;
+                }
+                _ => {
+                    return Err(issue_at(
+                        files,
+                        doc.span,
+                        format!("transformer kind '{kind}' is not supported"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_image;
+
+    #[test]
+    fn splits_image_references() {
+        let s = |i: &str| {
+            let (a, b, c) = split_image(i);
+            (a, b, c)
+        };
+        assert_eq!(s("nginx"), ("nginx".into(), "".into(), "".into()));
+        assert_eq!(s("nginx:1.2"), ("nginx".into(), "1.2".into(), "".into()));
+        assert_eq!(
+            s("reg:5000/app:v1@sha256:abc"),
+            ("reg:5000/app".into(), "v1".into(), "sha256:abc".into())
+        );
+        assert_eq!(s("app@sha256:abc"), ("app".into(), "".into(), "sha256:abc".into()));
+    }
+}

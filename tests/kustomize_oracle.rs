@@ -1,0 +1,191 @@
+//! Renders every kustomization in the shared corpus with both `kubectl
+//! kustomize` and our builder and compares the objects.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use homelab_lint::source::Files;
+use homelab_lint::source::kustomize;
+use homelab_lint::yaml::{FileId, Limits, Node, parse_documents};
+use serde_json::Value as J;
+
+type Key = (String, String, String, String);
+
+fn key_of(j: &J) -> Key {
+    let s = |p: &[&str]| {
+        let mut cur = j;
+        for k in p {
+            cur = cur.get(k).unwrap_or(&J::Null);
+        }
+        cur.as_str().unwrap_or("").to_string()
+    };
+    (
+        s(&["apiVersion"]),
+        s(&["kind"]),
+        s(&["metadata", "namespace"]),
+        s(&["metadata", "name"]),
+    )
+}
+
+fn by_key(objs: impl Iterator<Item = J>) -> BTreeMap<Key, J> {
+    objs.map(|j| (key_of(&j), j)).collect()
+}
+
+/// The first place two JSON values differ, for a one-line reason.
+fn first_diff(a: &J, b: &J, path: &mut String) -> Option<String> {
+    match (a, b) {
+        (J::Object(x), J::Object(y)) => {
+            for (k, v) in x {
+                let len = path.len();
+                path.push('.');
+                path.push_str(k);
+                let d = match y.get(k) {
+                    Some(w) => first_diff(v, w, path),
+                    None => Some(format!("{path}: only in ours")),
+                };
+                if d.is_some() {
+                    return d;
+                }
+                path.truncate(len);
+            }
+            y.keys()
+                .find(|k| !x.contains_key(*k))
+                .map(|k| format!("{path}.{k}: only in kubectl"))
+        }
+        (J::Array(x), J::Array(y)) if x.len() == y.len() => {
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                if let Some(d) = first_diff(v, w, path) {
+                    return Some(d);
+                }
+                path.truncate(len);
+            }
+            None
+        }
+        _ if a == b => None,
+        _ => {
+            let short = |v: &J| {
+                let s = v.to_string();
+                if s.len() > 80 { format!("{}...", &s[..s.floor_char_boundary(80)]) } else { s }
+            };
+            Some(format!("{path}: ours {} vs kubectl {}", short(a), short(b)))
+        }
+    }
+}
+
+fn kustomization_dirs(corpus: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(corpus).sort_by_file_name().into_iter().flatten() {
+        let name = entry.file_name().to_string_lossy();
+        if !matches!(name.as_ref(), "kustomization.yaml" | "kustomization.yml" | "Kustomization") {
+            continue;
+        }
+        let Some(dir) = entry.path().parent() else { continue };
+        let Ok(rel) = dir.strip_prefix(corpus) else { continue };
+        let mut parts = rel.components();
+        let Some(repo) = parts.next() else { continue };
+        let repo = corpus.join(repo.as_os_str());
+        let inner: PathBuf = parts.collect();
+        if !out.iter().any(|(r, d): &(PathBuf, PathBuf)| *r == repo && *d == inner) {
+            out.push((repo, inner));
+        }
+    }
+    out
+}
+
+fn kubectl(dir: &Path) -> Result<String, String> {
+    let out = Command::new("kubectl")
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        String::from_utf8(out.stdout).map_err(|e| e.to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn kustomize_matches_kubectl_on_corpus() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if !corpus.is_dir() {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("corpus folder {} is missing (CI=true)", corpus.display());
+        }
+        eprintln!("\n!!!!!!!! SKIPPED: corpus folder {} is missing !!!!!!!!\n", corpus.display());
+        return;
+    }
+    let filter = std::env::var("KUSTOMIZE_ORACLE_FILTER").unwrap_or_default();
+    let dirs: Vec<(PathBuf, PathBuf)> = kustomization_dirs(&corpus)
+        .into_iter()
+        .filter(|(r, d)| r.join(d).to_string_lossy().contains(&filter))
+        .collect();
+
+    let queue = Mutex::new(dirs.iter().enumerate().collect::<Vec<_>>());
+    let results = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let next = queue.lock().unwrap().pop();
+                    let Some((i, (repo, dir))) = next else { break };
+                    let out = kubectl(&repo.join(dir));
+                    results.lock().unwrap().push((i, out));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+
+    let (mut total, mut same) = (0, 0);
+    let mut failures = Vec::new();
+    for (i, out) in results {
+        let Ok(text) = out else { continue };
+        let (repo, dir) = &dirs[i];
+        total += 1;
+        let label = format!("{}/{}", repo.file_name().unwrap_or_default().to_string_lossy(), dir.display());
+        let theirs = match parse_documents(&text, FileId(0), &Limits::default()) {
+            Ok(docs) => by_key(docs.iter().filter(|d| !d.is_null()).map(Node::to_json)),
+            Err(e) => {
+                failures.push(format!("{label}: cannot parse kubectl output: {}", e.message));
+                continue;
+            }
+        };
+        let mut files = Files::new(repo.clone(), Limits::default());
+        let ours = match kustomize::build(&mut files, dir) {
+            Ok(objs) => by_key(objs.iter().map(|o| o.root.to_json())),
+            Err(e) => {
+                failures.push(format!("{label}: our build failed: {e}"));
+                continue;
+            }
+        };
+        let reason = if ours.keys().ne(theirs.keys()) {
+            let missing: Vec<_> = theirs.keys().filter(|k| !ours.contains_key(*k)).collect();
+            let extra: Vec<_> = ours.keys().filter(|k| !theirs.contains_key(*k)).collect();
+            Some(format!("objects differ: missing {missing:?}, extra {extra:?}"))
+        } else {
+            ours.iter().find_map(|(k, a)| {
+                let mut path = String::new();
+                first_diff(a, &theirs[k], &mut path).map(|d| format!("{}/{}: {d}", k.1, k.3))
+            })
+        };
+        match reason {
+            None => same += 1,
+            Some(r) => failures.push(format!("{label}: {r}")),
+        }
+    }
+    for f in &failures {
+        eprintln!("DIFF {f}");
+    }
+    eprintln!("kustomize oracle: {same} of {total} directories match kubectl");
+    assert!(total > 0, "no directory rendered with kubectl");
+    assert!(
+        same as f64 >= 0.95 * total as f64,
+        "only {same} of {total} directories match kubectl"
+    );
+}
