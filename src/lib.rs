@@ -4,9 +4,9 @@
 //! and `cli` drives it all.
 
 pub mod cli;
-pub mod model;
-pub mod rules;
 mod example;
+pub mod model;
 pub mod report;
+pub mod rules;
 pub mod source;
 pub mod yaml;

@@ -27,7 +27,9 @@ fn loader_finishes_on_every_corpus_repo() {
         let issues = json["issues"].as_array().unwrap();
         assert!(objects > 0, "{name}: no objects loaded");
         assert!(
-            skipped.iter().all(|s| !s["reason"].as_str().unwrap_or("").is_empty()),
+            skipped
+                .iter()
+                .all(|s| !s["reason"].as_str().unwrap_or("").is_empty()),
             "{name}: a skipped file without a reason"
         );
         eprintln!(

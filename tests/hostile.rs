@@ -24,14 +24,31 @@ fn hostile_repo() -> tempfile::TempDir {
     let root = dir.path();
     write(root, "good/configmap.yaml", GOOD);
 
-    let mut bomb = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+    let mut bomb = String::from(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n",
+    );
     for i in 1..12 {
-        bomb.push_str(&format!("l{i}: &l{i} [{}]\n", vec![format!("*l{}", i - 1); 10].join(", ")));
+        bomb.push_str(&format!(
+            "l{i}: &l{i} [{}]\n",
+            vec![format!("*l{}", i - 1); 10].join(", ")
+        ));
     }
     write(root, "bad/alias-bomb.yaml", bomb);
-    write(root, "bad/deep.yaml", format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000)));
-    write(root, "bad/deep-block.yaml", format!("{}x\n", "- ".repeat(10_000)));
-    write(root, "bad/not-utf8.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \xff\xfe\n".to_vec());
+    write(
+        root,
+        "bad/deep.yaml",
+        format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000)),
+    );
+    write(
+        root,
+        "bad/deep-block.yaml",
+        format!("{}x\n", "- ".repeat(10_000)),
+    );
+    write(
+        root,
+        "bad/not-utf8.yaml",
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \xff\xfe\n".to_vec(),
+    );
 
     // Symlink loop: a directory that links back to its parent.
     std::fs::create_dir_all(root.join("loop")).unwrap();
@@ -53,7 +70,10 @@ fn hostile_inputs_fail_alone_within_bounds() {
     // unbounded expansion would hit it and fail the run.
     let mut child = Command::new("bash")
         .arg("-c")
-        .arg(format!("ulimit -v 2097152; exec '{bin}' inventory -v '{}'", dir.path().display()))
+        .arg(format!(
+            "ulimit -v 2097152; exec '{bin}' inventory -v '{}'",
+            dir.path().display()
+        ))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -82,7 +102,15 @@ fn hostile_inputs_fail_alone_within_bounds() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| format!("{}:{}:{}: {}", i["path"].as_str().unwrap(), i["line"], i["column"], i["message"].as_str().unwrap()))
+        .map(|i| {
+            format!(
+                "{}:{}:{}: {}",
+                i["path"].as_str().unwrap(),
+                i["line"],
+                i["column"],
+                i["message"].as_str().unwrap()
+            )
+        })
         .collect();
     let find = |path: &str, words: &str| {
         problems

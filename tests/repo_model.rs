@@ -41,7 +41,14 @@ fn example_repo_loads_every_object_through_flux() {
             "postgresql/security/auth-postgres",
         ]
     );
-    let hr = repo.find("helm.toolkit.fluxcd.io", "HelmRelease", Some("security"), "authentik").unwrap();
+    let hr = repo
+        .find(
+            "helm.toolkit.fluxcd.io",
+            "HelmRelease",
+            Some("security"),
+            "authentik",
+        )
+        .unwrap();
     let chain: Vec<&str> = hr.chain.iter().map(|s| s.detail.as_str()).collect();
     assert_eq!(chain.first(), Some(&"flux-system/authentik"), "{chain:?}");
 }
@@ -49,22 +56,44 @@ fn example_repo_loads_every_object_through_flux() {
 #[test]
 fn authentik_chart_version_location_is_exact() {
     let repo = example();
-    let hr = repo.find("helm.toolkit.fluxcd.io", "HelmRelease", Some("security"), "authentik").unwrap();
+    let hr = repo
+        .find(
+            "helm.toolkit.fluxcd.io",
+            "HelmRelease",
+            Some("security"),
+            "authentik",
+        )
+        .unwrap();
     let lookup = |kind: &str, ns: &str, name: &str| {
-        repo.objects.iter().find(|o| o.kind() == kind && o.name() == name && o.namespace() == Some(ns))
+        repo.objects
+            .iter()
+            .find(|o| o.kind() == kind && o.name() == name && o.namespace() == Some(ns))
     };
     let release = helm::resolve(&repo.files.sources, hr, &lookup);
     let version = release.version.expect("chart version");
     assert_eq!(version.as_str(), Some("2025.10.1"));
-    assert_eq!(at(&repo, version.span), "apps/authentik/helmrelease.yaml:11:16");
+    assert_eq!(
+        at(&repo, version.span),
+        "apps/authentik/helmrelease.yaml:11:16"
+    );
 }
 
 #[test]
 fn zalando_postgresql_map_location_is_exact() {
     let repo = example();
-    let pg = repo.find("acid.zalan.do", "postgresql", Some("security"), "auth-postgres").unwrap();
+    let pg = repo
+        .find(
+            "acid.zalan.do",
+            "postgresql",
+            Some("security"),
+            "auth-postgres",
+        )
+        .unwrap();
     let spec = pg.root.get("spec").unwrap();
-    assert_eq!(at(&repo, spec.get_key("postgresql").unwrap().span), "apps/authentik/database.yaml:18:3");
+    assert_eq!(
+        at(&repo, spec.get_key("postgresql").unwrap().span),
+        "apps/authentik/database.yaml:18:3"
+    );
     let map = spec.get("postgresql").unwrap();
     assert_eq!(at(&repo, map.span), "apps/authentik/database.yaml:19:5");
     let params = map.get("parameters").unwrap();
@@ -74,30 +103,59 @@ fn zalando_postgresql_map_location_is_exact() {
 #[test]
 fn postbuild_variable_keeps_both_ends() {
     let repo = example();
-    let pg = repo.find("acid.zalan.do", "postgresql", Some("security"), "auth-postgres").unwrap();
+    let pg = repo
+        .find(
+            "acid.zalan.do",
+            "postgresql",
+            Some("security"),
+            "auth-postgres",
+        )
+        .unwrap();
     let class = pg.root.path(&["spec", "volume", "storageClass"]).unwrap();
     assert_eq!(class.as_str(), Some("ceph-block"));
     assert_eq!(at(&repo, class.span), "apps/authentik/database.yaml:12:19");
-    let Some(Origin::Substituted { variable, defined_at, unknown }) = class.origin.as_deref() else {
+    let Some(Origin::Substituted {
+        variable,
+        defined_at,
+        unknown,
+        ..
+    }) = class.origin.as_deref()
+    else {
         panic!("no substitution recorded: {:?}", class.origin);
     };
     assert_eq!(variable, "CLUSTER_STORAGE_CLASS");
     assert!(!unknown);
-    assert_eq!(at(&repo, defined_at.expect("definition")), "clusters/home/cluster-settings.yaml:10:26");
+    assert_eq!(
+        at(&repo, defined_at.expect("definition")),
+        "clusters/home/cluster-settings.yaml:10:26"
+    );
 }
 
 #[test]
 fn inventory_command_prints_provenance_json() {
     let out = Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
-        .args(["inventory", "--example", "--provenance", "--kind", "postgresql"])
+        .args([
+            "inventory",
+            "--example",
+            "--provenance",
+            "--kind",
+            "postgresql",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let objects = json["objects"].as_array().unwrap();
     assert_eq!(objects.len(), 1);
     let prov = &objects[0]["provenance"]["spec.volume.storageClass"];
     assert_eq!(prov["at"], "apps/authentik/database.yaml:12:19");
     assert_eq!(prov["variable"], "CLUSTER_STORAGE_CLASS");
-    assert_eq!(prov["definedAt"], "clusters/home/cluster-settings.yaml:10:26");
+    assert_eq!(
+        prov["definedAt"],
+        "clusters/home/cluster-settings.yaml:10:26"
+    );
 }

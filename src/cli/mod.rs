@@ -8,7 +8,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-pub use args::{Args, Command, FailOn, InventoryArgs, LintArgs, OutputFormat, ReportFormat, RepoArgs, RulesCommand};
+pub use args::{
+    Args, Command, FailOn, InventoryArgs, LintArgs, OutputFormat, RepoArgs, ReportFormat,
+    RulesCommand,
+};
 
 use crate::model::Model;
 use crate::report::{human, inventory, json};
@@ -53,7 +56,10 @@ fn load(repo_args: &RepoArgs) -> Result<Loaded, String> {
             .map_err(|e| format!("cannot unpack the bundled example repo: {e}"))?;
         (dir.path().to_path_buf(), Some(dir))
     } else {
-        (repo_args.path.clone().unwrap_or_else(|| PathBuf::from(".")), None)
+        (
+            repo_args.path.clone().unwrap_or_else(|| PathBuf::from(".")),
+            None,
+        )
     };
     if !root.is_dir() {
         return Err(format!("{} is not a directory", root.display()));
@@ -92,7 +98,11 @@ fn load_rules(dirs: &[PathBuf]) -> Result<Vec<rules::Rule>, String> {
         Ok(rules)
     } else {
         // A broken rule file is a usage error: the user asked for it.
-        Err(issues.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("\n"))
+        Err(issues
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"))
     }
 }
 
@@ -110,7 +120,13 @@ fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, St
     let sources = &loaded.repo.files.sources;
     let mut findings = outcome.findings;
     findings.sort_by(|a, b| {
-        let key = |f: &rules::Finding| (sources.path(f.primary.span.file).to_path_buf(), f.primary.span.start, f.rule.clone());
+        let key = |f: &rules::Finding| {
+            (
+                sources.path(f.primary.span.file).to_path_buf(),
+                f.primary.span.start,
+                f.rule.clone(),
+            )
+        };
         key(a).cmp(&key(b))
     });
     let text = match lint.format {
@@ -119,7 +135,8 @@ fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, St
             text.push_str(&summary_line(&findings));
             text
         }
-        ReportFormat::Json => serde_json::to_string_pretty(&json::render(&findings, sources)).map_err(|e| e.to_string())?,
+        ReportFormat::Json => serde_json::to_string_pretty(&json::render(&findings, sources))
+            .map_err(|e| e.to_string())?,
     };
     write_stdout(&text)?;
     let threshold = match lint.fail_on {

@@ -65,7 +65,10 @@ fn normalize_repo(repo: &str) -> &str {
 
 fn image_matches(query: &AppQuery, repository: &str) -> bool {
     let repository = normalize_repo(repository);
-    query.images.iter().any(|want| normalize_repo(want) == repository)
+    query
+        .images
+        .iter()
+        .any(|want| normalize_repo(want) == repository)
 }
 
 /// Every app in the model that the query names.
@@ -127,7 +130,9 @@ fn version_of(node: &Node) -> Option<Version> {
 fn images_in(values: &Node) -> Vec<(String, Option<Node>)> {
     let mut found = Vec::new();
     values.walk(&mut |path, node| {
-        let Some(crate::yaml::PathSeg::Key(key)) = path.last() else { return };
+        let Some(crate::yaml::PathSeg::Key(key)) = path.last() else {
+            return;
+        };
         if !key.eq_ignore_ascii_case("image") {
             return;
         }

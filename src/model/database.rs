@@ -83,7 +83,11 @@ pub fn all(model: &Model) -> Vec<Database> {
 
 fn declared(model: &Model, provider: Provider, object: ObjRef, values_key: String) -> Database {
     let root = &model.object(object).root;
-    let int_at = |path: &[&str]| root.path(path).and_then(|n| n.scalar_text()).and_then(|t| t.parse().ok());
+    let int_at = |path: &[&str]| {
+        root.path(path)
+            .and_then(|n| n.scalar_text())
+            .and_then(|t| t.parse().ok())
+    };
     let instances = match provider {
         Provider::Zalando => int_at(&["spec", "numberOfInstances"]).unwrap_or(1),
         Provider::Cnpg => int_at(&["spec", "instances"]).unwrap_or(1),
@@ -92,7 +96,12 @@ fn declared(model: &Model, provider: Provider, object: ObjRef, values_key: Strin
             .and_then(Node::as_seq)
             .map(|sets| {
                 sets.iter()
-                    .map(|s| s.get("replicas").and_then(|r| r.scalar_text()).and_then(|t| t.parse().ok()).unwrap_or(1))
+                    .map(|s| {
+                        s.get("replicas")
+                            .and_then(|r| r.scalar_text())
+                            .and_then(|t| t.parse().ok())
+                            .unwrap_or(1)
+                    })
                     .sum()
             })
             .unwrap_or(1),
@@ -101,7 +110,8 @@ fn declared(model: &Model, provider: Provider, object: ObjRef, values_key: Strin
             .release(object)
             .map(|r| {
                 let values = sub_values(&r.values, &values_key);
-                let replication = values.and_then(|v| v.str_at(&["architecture"])) == Some("replication");
+                let replication =
+                    values.and_then(|v| v.str_at(&["architecture"])) == Some("replication");
                 let replicas = values
                     .and_then(|v| v.path(&["readReplicas", "replicaCount"]))
                     .and_then(|n| n.scalar_text())
@@ -122,7 +132,11 @@ fn declared(model: &Model, provider: Provider, object: ObjRef, values_key: Strin
 
 /// The values of a bundled subchart, or the release's own values.
 pub fn sub_values<'a>(values: &'a Node, key: &str) -> Option<&'a Node> {
-    if key.is_empty() { Some(values) } else { values.get(key) }
+    if key.is_empty() {
+        Some(values)
+    } else {
+        values.get(key)
+    }
 }
 
 fn runs_postgres(obj: &crate::source::Object) -> bool {
@@ -130,7 +144,9 @@ fn runs_postgres(obj: &crate::source::Object) -> bool {
         cs.iter().any(|c| {
             c.str_at(&["image"]).is_some_and(|i| {
                 let repo = super::app::split_image(i).repository;
-                repo.rsplit('/').next().is_some_and(|last| last == "postgres" || last == "postgresql")
+                repo.rsplit('/')
+                    .next()
+                    .is_some_and(|last| last == "postgres" || last == "postgresql")
             })
         })
     })
@@ -139,7 +155,12 @@ fn runs_postgres(obj: &crate::source::Object) -> bool {
 fn is_bitnami_postgres(model: &Model, r: ObjRef) -> bool {
     model
         .release(r)
-        .and_then(|rel| rel.chart.as_ref().and_then(Node::as_str).map(str::to_string))
+        .and_then(|rel| {
+            rel.chart
+                .as_ref()
+                .and_then(Node::as_str)
+                .map(str::to_string)
+        })
         .is_some_and(|c| c == "postgresql" || c == "postgresql-ha")
 }
 
@@ -170,8 +191,11 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
         EnvValue::Hidden(why) => return Err(Unknown(format!("{} is set {why}", var.name))),
     };
     let (service, namespace) = split_host(&host, model.namespace_of(app.object));
-    let mut db = by_service(model, service, namespace)
-        .ok_or_else(|| Unknown(format!("host {host} matches no Postgres cluster in the repository")))?;
+    let mut db = by_service(model, service, namespace).ok_or_else(|| {
+        Unknown(format!(
+            "host {host} matches no Postgres cluster in the repository"
+        ))
+    })?;
     db.host = var.node.clone();
     Ok(db)
 }
@@ -201,7 +225,12 @@ fn by_service(model: &Model, service: &str, ns: &str) -> Option<Database> {
             "postgresql",
             [vec![service.to_string()], strip(&["-repl", "-pooler"])].concat(),
         ),
-        (Provider::Cnpg, "postgresql.cnpg.io", "Cluster", strip(&["-rw", "-ro", "-r"])),
+        (
+            Provider::Cnpg,
+            "postgresql.cnpg.io",
+            "Cluster",
+            strip(&["-rw", "-ro", "-r"]),
+        ),
         (
             Provider::Crunchy,
             "postgres-operator.crunchydata.com",
@@ -225,7 +254,10 @@ fn by_service(model: &Model, service: &str, ns: &str) -> Option<Database> {
     }
     // Bitnami: the Service is the chart's fullname.
     for r in model.of_kind("helm.toolkit.fluxcd.io", "HelmRelease") {
-        if is_bitnami_postgres(model, r) && model.namespace_of(r) == ns && bitnami_fullname(model, r) == service {
+        if is_bitnami_postgres(model, r)
+            && model.namespace_of(r) == ns
+            && bitnami_fullname(model, r) == service
+        {
             return Some(declared(model, Provider::Bitnami, r, String::new()));
         }
     }
@@ -239,7 +271,10 @@ fn by_service(model: &Model, service: &str, ns: &str) -> Option<Database> {
 /// when it already contains the chart name, else `<release>-<chart>`.
 fn bitnami_fullname(model: &Model, r: ObjRef) -> String {
     let obj = model.object(r);
-    let release_name = obj.root.str_at(&["spec", "releaseName"]).unwrap_or(obj.name());
+    let release_name = obj
+        .root
+        .str_at(&["spec", "releaseName"])
+        .unwrap_or(obj.name());
     let values = model.release(r).map(|rel| &rel.values);
     if let Some(o) = values.and_then(|v| v.str_at(&["fullnameOverride"])) {
         return o.to_string();

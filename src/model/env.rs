@@ -73,7 +73,10 @@ pub fn lookup<'a>(vars: &'a [EnvVar], name: &str) -> Option<&'a EnvVar> {
 /// `global`, `server`, `worker`, `controllers.*.containers.*`, ...).
 fn collect_env_lists(values: &Node, vars: &mut Vec<EnvVar>) {
     values.walk(&mut |path, node| {
-        if matches!(path.last(), Some(PathSeg::Key("env" | "extraEnv" | "extraEnvVars"))) {
+        if matches!(
+            path.last(),
+            Some(PathSeg::Key("env" | "extraEnv" | "extraEnvVars"))
+        ) {
             push_env_entries(node, vars);
         }
     });
@@ -83,8 +86,15 @@ fn push_env_entries(env: &Node, vars: &mut Vec<EnvVar>) {
     match &env.value {
         Value::Seq(items) => {
             for item in items {
-                let Some(name) = item.get("name").and_then(Node::as_str) else { continue };
-                vars.push(entry(name, item.get("value"), item.get("valueFrom"), item.span));
+                let Some(name) = item.get("name").and_then(Node::as_str) else {
+                    continue;
+                };
+                vars.push(entry(
+                    name,
+                    item.get("value"),
+                    item.get("valueFrom"),
+                    item.span,
+                ));
             }
         }
         // The app-template form: `env: {NAME: value}` or `NAME: {valueFrom: …}`.
@@ -92,7 +102,9 @@ fn push_env_entries(env: &Node, vars: &mut Vec<EnvVar>) {
             for (k, v) in entries {
                 let Some(name) = k.as_str() else { continue };
                 match &v.value {
-                    Value::Map(_) => vars.push(entry(name, v.get("value"), v.get("valueFrom"), k.span)),
+                    Value::Map(_) => {
+                        vars.push(entry(name, v.get("value"), v.get("valueFrom"), k.span))
+                    }
                     _ => vars.push(entry(name, Some(v), None, k.span)),
                 }
             }
@@ -134,7 +146,12 @@ fn describe_value_from(from: &Node) -> String {
     }
 }
 
-fn flatten_prefixed<'a>(node: &'a Node, prefix: &str, path: &mut Vec<&'a str>, vars: &mut Vec<EnvVar>) {
+fn flatten_prefixed<'a>(
+    node: &'a Node,
+    prefix: &str,
+    path: &mut Vec<&'a str>,
+    vars: &mut Vec<EnvVar>,
+) {
     match &node.value {
         Value::Map(entries) => {
             for (k, v) in entries {
@@ -148,7 +165,10 @@ fn flatten_prefixed<'a>(node: &'a Node, prefix: &str, path: &mut Vec<&'a str>, v
         _ => {
             let name = format!(
                 "{prefix}_{}",
-                path.iter().map(|p| p.to_ascii_uppercase()).collect::<Vec<_>>().join("__")
+                path.iter()
+                    .map(|p| p.to_ascii_uppercase())
+                    .collect::<Vec<_>>()
+                    .join("__")
             );
             vars.push(EnvVar {
                 name,
@@ -171,7 +191,14 @@ fn collect_env_from(model: &Model, ns: &str, holder: &Node, vars: &mut Vec<EnvVa
             if let Some(name) = source.str_at(&["configMapRef", "name"]) {
                 match configmap(model, ns, name) {
                     Some(cm) => {
-                        for (k, v) in model.object(cm).root.get("data").and_then(Node::as_map).into_iter().flatten() {
+                        for (k, v) in model
+                            .object(cm)
+                            .root
+                            .get("data")
+                            .and_then(Node::as_map)
+                            .into_iter()
+                            .flatten()
+                        {
                             if let Some(key) = k.as_str() {
                                 vars.push(entry(key, Some(v), None, k.span));
                             }
@@ -179,7 +206,9 @@ fn collect_env_from(model: &Model, ns: &str, holder: &Node, vars: &mut Vec<EnvVa
                     }
                     None => vars.push(EnvVar {
                         name: format!("(all keys of ConfigMap {name})"),
-                        value: EnvValue::Hidden(format!("ConfigMap {name} is not in the repository")),
+                        value: EnvValue::Hidden(format!(
+                            "ConfigMap {name} is not in the repository"
+                        )),
                         span: source.span,
                         node: None,
                     }),

@@ -9,12 +9,17 @@ use crate::yaml::{Node, Origin};
 /// with the path node. Only those whose source is a Git or OCI
 /// repository: a Bucket's layout is not this repo's.
 pub fn missing_paths(model: &Model) -> Vec<(ObjRef, Node)> {
-    let Some(root) = model.root else { return Vec::new() };
+    let Some(root) = model.root else {
+        return Vec::new();
+    };
     model
         .of_kind("kustomize.toolkit.fluxcd.io", "Kustomization")
         .filter_map(|r| {
             let obj = model.object(r);
-            let kind = obj.root.str_at(&["spec", "sourceRef", "kind"]).unwrap_or("");
+            let kind = obj
+                .root
+                .str_at(&["spec", "sourceRef", "kind"])
+                .unwrap_or("");
             if !matches!(kind, "GitRepository" | "OCIRepository") {
                 return None;
             }

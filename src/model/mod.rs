@@ -67,7 +67,11 @@ impl<'r> Model<'r> {
     }
 
     /// Objects of a kind in an API group (any version).
-    pub fn of_kind<'a>(&'a self, group: &'a str, kind: &'a str) -> impl Iterator<Item = ObjRef> + 'a {
+    pub fn of_kind<'a>(
+        &'a self,
+        group: &'a str,
+        kind: &'a str,
+    ) -> impl Iterator<Item = ObjRef> + 'a {
         self.objects
             .iter()
             .enumerate()

@@ -1,8 +1,8 @@
 //! A database's effective Postgres settings: where each is written for its
 //! provider, or the server default when it is not.
 
-use super::database::{Database, Provider, sub_values};
 use super::Model;
+use super::database::{Database, Provider, sub_values};
 use crate::yaml::{Node, Value};
 
 /// A setting as the server will run with it.
@@ -79,22 +79,30 @@ fn parameter_maps(model: &Model, db: &Database) -> Vec<(Node, String)> {
     let root = &model.object(db.object).root;
     let at = |path: &[&str]| root.path(path).cloned().map(|n| (n, path.join(".")));
     match db.provider {
-        Provider::Zalando | Provider::Cnpg => {
-            at(&["spec", "postgresql", "parameters"])
-                .or_else(|| at(&["spec", "postgresql"]))
-                .into_iter()
-                .collect()
-        }
+        Provider::Zalando | Provider::Cnpg => at(&["spec", "postgresql", "parameters"])
+            .or_else(|| at(&["spec", "postgresql"]))
+            .into_iter()
+            .collect(),
         Provider::Crunchy => [
             at(&["spec", "config", "parameters"]),
-            at(&["spec", "patroni", "dynamicConfiguration", "postgresql", "parameters"]),
+            at(&[
+                "spec",
+                "patroni",
+                "dynamicConfiguration",
+                "postgresql",
+                "parameters",
+            ]),
         ]
         .into_iter()
         .flatten()
         .collect(),
         Provider::Bitnami => {
-            let Some(release) = model.release(db.object) else { return Vec::new() };
-            let Some(values) = sub_values(&release.values, &db.values_key) else { return Vec::new() };
+            let Some(release) = model.release(db.object) else {
+                return Vec::new();
+            };
+            let Some(values) = sub_values(&release.values, &db.values_key) else {
+                return Vec::new();
+            };
             let prefix = if db.values_key.is_empty() {
                 "spec.values".to_string()
             } else {
@@ -137,17 +145,23 @@ fn lookup(container: &Node, name: &str) -> Option<(String, Node)> {
         }),
         // `-c name=value`, `-c` `name=value` as two arguments, `--name=value`.
         Value::Seq(args) => {
-            let texts: Vec<(&str, &Node)> = args.iter().filter_map(|a| Some((a.as_str()?, a))).collect();
-            texts.iter().enumerate().rev().find_map(|(i, (text, node))| {
-                let kv = match (text.strip_prefix("-c"), text.strip_prefix("--")) {
-                    (Some(rest), _) if !rest.is_empty() => rest.trim_start(),
-                    (_, Some(rest)) => rest,
-                    _ if i > 0 && texts[i - 1].0 == "-c" => text,
-                    _ => return None,
-                };
-                let (k, v) = kv.split_once('=')?;
-                (k.trim().replace('-', "_") == name).then(|| (v.trim().to_string(), (*node).clone()))
-            })
+            let texts: Vec<(&str, &Node)> =
+                args.iter().filter_map(|a| Some((a.as_str()?, a))).collect();
+            texts
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(i, (text, node))| {
+                    let kv = match (text.strip_prefix("-c"), text.strip_prefix("--")) {
+                        (Some(rest), _) if !rest.is_empty() => rest.trim_start(),
+                        (_, Some(rest)) => rest,
+                        _ if i > 0 && texts[i - 1].0 == "-c" => text,
+                        _ => return None,
+                    };
+                    let (k, v) = kv.split_once('=')?;
+                    (k.trim().replace('-', "_") == name)
+                        .then(|| (v.trim().to_string(), (*node).clone()))
+                })
         }
         _ => None,
     }
@@ -161,7 +175,10 @@ mod tests {
     fn booleans_read_as_postgres_reads_them() {
         assert_eq!(normalize("synchronous_commit", "OFF"), "off");
         assert_eq!(normalize("fsync", "false"), "off");
-        assert_eq!(normalize("synchronous_commit", "'remote_apply'"), "remote_apply");
+        assert_eq!(
+            normalize("synchronous_commit", "'remote_apply'"),
+            "remote_apply"
+        );
         assert_eq!(normalize("max_connections", "200"), "200");
     }
 
@@ -175,7 +192,10 @@ mod tests {
         let args = crate::yaml::Node::new(
             Value::Seq(vec![
                 crate::yaml::Node::new(Value::Str("-c".into()), Default::default()),
-                crate::yaml::Node::new(Value::Str("synchronous_commit=off".into()), Default::default()),
+                crate::yaml::Node::new(
+                    Value::Str("synchronous_commit=off".into()),
+                    Default::default(),
+                ),
             ]),
             Default::default(),
         );

@@ -123,10 +123,15 @@ pub fn classes(model: &Model) -> Vec<ClassDecl> {
 
 /// Classes created by storage charts from their values.
 fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
-    let Some(release) = model.release(r) else { return };
+    let Some(release) = model.release(r) else {
+        return;
+    };
     let chart = release.chart.as_ref().and_then(Node::as_str).unwrap_or("");
     let values = &release.values;
-    let span = release.chart.as_ref().map_or(model.object(r).root.span, |c| c.span);
+    let span = release
+        .chart
+        .as_ref()
+        .map_or(model.object(r).root.span, |c| c.span);
     match chart {
         "rook-ceph-cluster" => {
             let operator_ns = values
@@ -135,7 +140,11 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
             for (list, driver) in [("cephBlockPools", "rbd"), ("cephFileSystems", "cephfs")] {
                 let Some(pools) = values.get(list).and_then(Node::as_seq) else {
                     // Chart defaults: ceph-block (default class) and ceph-filesystem.
-                    let (name, is_default) = if driver == "rbd" { ("ceph-block", true) } else { ("ceph-filesystem", false) };
+                    let (name, is_default) = if driver == "rbd" {
+                        ("ceph-block", true)
+                    } else {
+                        ("ceph-filesystem", false)
+                    };
                     out.push(ClassDecl {
                         name: name.into(),
                         provisioner: format!("{operator_ns}.{driver}.csi.ceph.com"),
@@ -146,7 +155,9 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                     continue;
                 };
                 for pool in pools {
-                    let Some(sc) = pool.get("storageClass") else { continue };
+                    let Some(sc) = pool.get("storageClass") else {
+                        continue;
+                    };
                     if sc.get("enabled").and_then(Node::as_bool_lenient) == Some(false) {
                         continue;
                     }
@@ -155,7 +166,10 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                         name: name.scalar_text().unwrap_or_default(),
                         provisioner: format!("{operator_ns}.{driver}.csi.ceph.com"),
                         span: name.span,
-                        is_default: sc.get("isDefault").and_then(Node::as_bool_lenient).unwrap_or(false),
+                        is_default: sc
+                            .get("isDefault")
+                            .and_then(Node::as_bool_lenient)
+                            .unwrap_or(false),
                         object: r,
                     });
                 }
@@ -172,7 +186,10 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
             object: r,
         }),
         "local-path-provisioner" => out.push(ClassDecl {
-            name: values.str_at(&["storageClass", "name"]).unwrap_or("local-path").into(),
+            name: values
+                .str_at(&["storageClass", "name"])
+                .unwrap_or("local-path")
+                .into(),
             provisioner: "rancher.io/local-path".into(),
             span,
             is_default: values
@@ -197,7 +214,10 @@ fn requested_class(model: &Model, db: &Database) -> Result<Option<Node>, Unknown
         Provider::Crunchy => root
             .path(&["spec", "instances"])
             .and_then(Node::as_seq)
-            .and_then(|sets| sets.iter().find_map(|s| s.path(&["dataVolumeClaimSpec", "storageClassName"]))),
+            .and_then(|sets| {
+                sets.iter()
+                    .find_map(|s| s.path(&["dataVolumeClaimSpec", "storageClassName"]))
+            }),
         Provider::StatefulSet => root
             .path(&["spec", "volumeClaimTemplates"])
             .and_then(Node::as_seq)
@@ -205,8 +225,13 @@ fn requested_class(model: &Model, db: &Database) -> Result<Option<Node>, Unknown
         Provider::Bitnami => {
             let release = model.release(db.object);
             let values = release.and_then(|r| sub_values(&r.values, &db.values_key));
-            let Some(values) = values else { return Ok(None) };
-            if let Some(claim) = values.str_at(&["primary", "persistence", "existingClaim"]).filter(|c| !c.is_empty()) {
+            let Some(values) = values else {
+                return Ok(None);
+            };
+            if let Some(claim) = values
+                .str_at(&["primary", "persistence", "existingClaim"])
+                .filter(|c| !c.is_empty())
+            {
                 return pvc_class(model, model.namespace_of(db.object), claim);
             }
             values
@@ -216,14 +241,20 @@ fn requested_class(model: &Model, db: &Database) -> Result<Option<Node>, Unknown
                 .or_else(|| release.and_then(|r| r.values.path(&["global", "storageClass"])))
         }
     };
-    Ok(found.filter(|n| n.scalar_text().is_some_and(|s| !s.is_empty())).cloned())
+    Ok(found
+        .filter(|n| n.scalar_text().is_some_and(|s| !s.is_empty()))
+        .cloned())
 }
 
 fn pvc_class(model: &Model, ns: &str, claim: &str) -> Result<Option<Node>, Unknown> {
     let pvc = model
         .find("", "PersistentVolumeClaim", ns, claim)
         .ok_or_else(|| Unknown(format!("existing claim {claim} is not in the repository")))?;
-    Ok(model.object(pvc).root.path(&["spec", "storageClassName"]).cloned())
+    Ok(model
+        .object(pvc)
+        .root
+        .path(&["spec", "storageClassName"])
+        .cloned())
 }
 
 /// The storage under `db`.
@@ -237,13 +268,21 @@ pub fn of_database(model: &Model, db: &Database) -> Result<Storage, Unknown> {
                 .iter()
                 .find(|c| c.name == name)
                 .cloned()
-                .ok_or_else(|| Unknown(format!("storage class {name} is not declared in the repository")))?
+                .ok_or_else(|| {
+                    Unknown(format!(
+                        "storage class {name} is not declared in the repository"
+                    ))
+                })?
         }
         None => {
             let defaults: Vec<&ClassDecl> = declared.iter().filter(|c| c.is_default).collect();
             match defaults.as_slice() {
                 [one] => (*one).clone(),
-                [] => return Err(Unknown("no storage class is set and no default class is declared".into())),
+                [] => {
+                    return Err(Unknown(
+                        "no storage class is set and no default class is declared".into(),
+                    ));
+                }
                 many => {
                     return Err(Unknown(format!(
                         "no storage class is set and {} classes are marked default",
@@ -267,9 +306,18 @@ mod tests {
 
     #[test]
     fn provisioners_by_category() {
-        assert_eq!(categorize("rook-ceph.rbd.csi.ceph.com"), Category::NetworkReplicatedBlock);
-        assert_eq!(categorize("driver.longhorn.io"), Category::NetworkReplicatedBlock);
-        assert_eq!(categorize("rook-ceph.cephfs.csi.ceph.com"), Category::NetworkFilesystem);
+        assert_eq!(
+            categorize("rook-ceph.rbd.csi.ceph.com"),
+            Category::NetworkReplicatedBlock
+        );
+        assert_eq!(
+            categorize("driver.longhorn.io"),
+            Category::NetworkReplicatedBlock
+        );
+        assert_eq!(
+            categorize("rook-ceph.cephfs.csi.ceph.com"),
+            Category::NetworkFilesystem
+        );
         assert_eq!(categorize("rancher.io/local-path"), Category::Local);
         assert_eq!(categorize("openebs.io/local"), Category::Local);
         assert_eq!(categorize("example.com/unknown"), Category::Unknown);

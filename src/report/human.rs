@@ -4,7 +4,9 @@
 
 use std::fmt;
 
-use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan,
+};
 
 use crate::rules::{Finding, Label, Severity};
 use crate::yaml::{FileId, SourceMap};
@@ -94,7 +96,10 @@ fn labels(ls: &[&Label]) -> Vec<LabeledSpan> {
     ls.iter()
         .map(|l| {
             let len = (l.span.end - l.span.start) as usize;
-            LabeledSpan::new_with_span(Some(l.text.clone()), SourceSpan::new((l.span.start as usize).into(), len))
+            LabeledSpan::new_with_span(
+                Some(l.text.clone()),
+                SourceSpan::new((l.span.start as usize).into(), len),
+            )
         })
         .collect()
 }
@@ -117,7 +122,9 @@ impl std::error::Error for Snippet {}
 
 impl Diagnostic for Snippet {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.code.as_ref().map(|c| Box::new(c) as Box<dyn fmt::Display>)
+        self.code
+            .as_ref()
+            .map(|c| Box::new(c) as Box<dyn fmt::Display>)
     }
 
     fn severity(&self) -> Option<miette::Severity> {
@@ -125,7 +132,9 @@ impl Diagnostic for Snippet {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {

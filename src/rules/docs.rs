@@ -15,8 +15,14 @@ pub fn markdown(rule: &Rule) -> String {
     );
     out.push_str(&format!("## What it does\n\n{}\n\n", rule.what.trim()));
     out.push_str(&format!("## Why is this bad?\n\n{}\n\n", rule.why.trim()));
-    out.push_str(&format!("## Example\n\n```yaml\n{}\n```\n\n", rule.example.trim_end()));
-    out.push_str(&format!("## Use instead\n\n```yaml\n{}\n```\n\n", rule.use_instead.trim_end()));
+    out.push_str(&format!(
+        "## Example\n\n```yaml\n{}\n```\n\n",
+        rule.example.trim_end()
+    ));
+    out.push_str(&format!(
+        "## Use instead\n\n```yaml\n{}\n```\n\n",
+        rule.use_instead.trim_end()
+    ));
     out.push_str(&format!("## What to do\n\n{}\n\n", rule.remediation.trim()));
     out.push_str("## References\n\n");
     for r in &rule.references {

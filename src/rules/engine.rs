@@ -26,12 +26,23 @@ enum Fact {
     Storage(Storage),
     Env(EnvVar),
     /// A variable a test expected to be absent, and is.
-    EnvAbsent { name: String, hidden_source: Option<String> },
+    EnvAbsent {
+        name: String,
+        hidden_source: Option<String>,
+    },
     /// A value a path test matched, in an object.
-    Value { object: ObjRef, node: Option<Node>, path: String },
+    Value {
+        object: ObjRef,
+        node: Option<Node>,
+        path: String,
+    },
     Classes(Vec<ClassDecl>),
     /// A Flux postBuild variable that rendered empty.
-    Variable { object: ObjRef, name: String, node: Node },
+    Variable {
+        object: ObjRef,
+        name: String,
+        node: Node,
+    },
 }
 
 type Bindings = Vec<(String, Fact)>;
@@ -130,7 +141,9 @@ impl Ctx<'_, '_> {
                 .map(|db| vec![("database".to_string(), Fact::Database(db))])
                 .collect(),
             Step::Database(p) => {
-                let Some(Fact::App(app, prefixes)) = find(bound, "app") else { return Vec::new() };
+                let Some(Fact::App(app, prefixes)) = find(bound, "app") else {
+                    return Vec::new();
+                };
                 let query = HostQuery {
                     env: &p.host_env,
                     bundled: p.bundled.as_deref(),
@@ -146,9 +159,15 @@ impl Ctx<'_, '_> {
                 }
             }
             Step::Setting(p) => {
-                let Some(Fact::Database(db)) = find(bound, "database") else { return Vec::new() };
+                let Some(Fact::Database(db)) = find(bound, "database") else {
+                    return Vec::new();
+                };
                 let setting = settings::effective(model, db, &p.name);
-                let wanted: Vec<String> = p.values.iter().map(|v| settings::normalize(&p.name, v)).collect();
+                let wanted: Vec<String> = p
+                    .values
+                    .iter()
+                    .map(|v| settings::normalize(&p.name, v))
+                    .collect();
                 if wanted.contains(&setting.value) {
                     vec![vec![("setting".to_string(), Fact::Setting(setting))]]
                 } else {
@@ -156,9 +175,15 @@ impl Ctx<'_, '_> {
                 }
             }
             Step::Storage(p) => {
-                let Some(Fact::Database(db)) = find(bound, "database") else { return Vec::new() };
+                let Some(Fact::Database(db)) = find(bound, "database") else {
+                    return Vec::new();
+                };
                 match storage::of_database(model, db) {
-                    Ok(s) if p.category.iter().any(|c| Category::parse(c) == Some(s.category)) => {
+                    Ok(s)
+                        if p.category
+                            .iter()
+                            .any(|c| Category::parse(c) == Some(s.category)) =>
+                    {
                         vec![vec![("storage".to_string(), Fact::Storage(s))]]
                     }
                     Ok(_) => Vec::new(),
@@ -170,7 +195,9 @@ impl Ctx<'_, '_> {
                 }
             }
             Step::Env(p) => {
-                let Some(Fact::App(app, prefixes)) = find(bound, "app") else { return Vec::new() };
+                let Some(Fact::App(app, prefixes)) = find(bound, "app") else {
+                    return Vec::new();
+                };
                 let vars = env::of_app(model, app, prefixes);
                 let name = p.bind_as.clone().unwrap_or_else(|| "env".to_string());
                 let fact = match env::lookup(&vars, &p.name) {
@@ -182,16 +209,27 @@ impl Ctx<'_, '_> {
                 };
                 let seen = match &fact {
                     Fact::Env(v) => match v.known() {
-                        Some(text) => Seen::Known { text: text.to_string(), node: v.node.as_ref() },
+                        Some(text) => Seen::Known {
+                            text: text.to_string(),
+                            node: v.node.as_ref(),
+                        },
                         None => Seen::Hidden,
                     },
                     _ => Seen::Absent,
                 };
-                if passes(&p.is, &seen) { vec![vec![(name, fact)]] } else { Vec::new() }
+                if passes(&p.is, &seen) {
+                    vec![vec![(name, fact)]]
+                } else {
+                    Vec::new()
+                }
             }
             Step::Values(p) => {
-                let Some(Fact::App(app, _)) = find(bound, "app") else { return Vec::new() };
-                let Some(release) = model.release(app.object) else { return Vec::new() };
+                let Some(Fact::App(app, _)) = find(bound, "app") else {
+                    return Vec::new();
+                };
+                let Some(release) = model.release(app.object) else {
+                    return Vec::new();
+                };
                 match path_test(&p.path, &p.is, &release.values) {
                     Some(node) => vec![vec![(
                         "value".to_string(),
@@ -225,7 +263,10 @@ impl Ctx<'_, '_> {
                 })
                 .collect(),
             Step::StorageClasses(p) => {
-                let defaults: Vec<ClassDecl> = storage::classes(model).into_iter().filter(|c| c.is_default).collect();
+                let defaults: Vec<ClassDecl> = storage::classes(model)
+                    .into_iter()
+                    .filter(|c| c.is_default)
+                    .collect();
                 if defaults.len() >= p.min_defaults.max(1) {
                     vec![vec![("classes".to_string(), Fact::Classes(defaults))]]
                 } else {
@@ -247,7 +288,12 @@ impl Ctx<'_, '_> {
                 .collect(),
             Step::UndefinedVariable => crate::model::flux::undefined_variables(model)
                 .into_iter()
-                .map(|(object, name, node)| vec![("variable".to_string(), Fact::Variable { object, name, node })])
+                .map(|(object, name, node)| {
+                    vec![(
+                        "variable".to_string(),
+                        Fact::Variable { object, name, node },
+                    )]
+                })
                 .collect(),
             Step::AnyOf(branches) => {
                 for branch in branches {
@@ -269,17 +315,28 @@ fn find<'b>(bound: &'b Bindings, name: &str) -> Option<&'b Fact> {
 
 /// What a test sees of a value.
 enum Seen<'a> {
-    Known { text: String, node: Option<&'a Node> },
+    Known {
+        text: String,
+        node: Option<&'a Node>,
+    },
     /// Set where the repo does not show the value (a Secret).
     Hidden,
     Absent,
 }
 
 fn passes(test: &ValueTest, seen: &Seen) -> bool {
-    let in_list = |val: &str, list: &[String]| list.iter().any(|l| l.eq_ignore_ascii_case(val.trim()));
-    let is_true = |val: &str| matches!(val.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on");
+    let in_list =
+        |val: &str, list: &[String]| list.iter().any(|l| l.eq_ignore_ascii_case(val.trim()));
+    let is_true = |val: &str| {
+        matches!(
+            val.trim().to_ascii_lowercase().as_str(),
+            "true" | "1" | "yes" | "on"
+        )
+    };
     match (seen, test) {
-        (Seen::Absent, ValueTest::Unset | ValueTest::NotEnabled | ValueTest::LacksJsonKeys(_)) => true,
+        (Seen::Absent, ValueTest::Unset | ValueTest::NotEnabled | ValueTest::LacksJsonKeys(_)) => {
+            true
+        }
         (Seen::Absent | Seen::Hidden, _) => false,
         (Seen::Known { text, node }, test) => match test {
             ValueTest::Set => true,
@@ -289,7 +346,9 @@ fn passes(test: &ValueTest, seen: &Seen) -> bool {
             ValueTest::Enabled => is_true(text),
             ValueTest::NotEnabled => !is_true(text),
             ValueTest::LacksJsonKeys(keys) => lacks_json_keys(text, keys),
-            ValueTest::NotString => node.is_some_and(|n| !matches!(n.value, crate::yaml::Value::Str(_))),
+            ValueTest::NotString => {
+                node.is_some_and(|n| !matches!(n.value, crate::yaml::Value::Str(_)))
+            }
         },
     }
 }
@@ -300,7 +359,8 @@ fn lacks_json_keys(val: &str, keys: &[String]) -> bool {
     let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(val.trim()) else {
         return true;
     };
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(&bytes)
+    else {
         return true;
     };
     !keys.iter().any(|k| map.contains_key(k))
@@ -316,7 +376,10 @@ fn path_test(path: &str, test: &ValueTest, root: &Node) -> Option<Option<Node>> 
     hits.into_iter()
         .find(|n| {
             let seen = match n.scalar_text() {
-                Some(text) => Seen::Known { text, node: Some(n) },
+                Some(text) => Seen::Known {
+                    text,
+                    node: Some(n),
+                },
                 None if n.is_null() => Seen::Known {
                     text: String::new(),
                     node: Some(n),
@@ -350,7 +413,9 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
             hidden_source: Some(src),
         } = fact
         {
-            notes.push(format!("{var} is not set in the repository; {src} could still set it"));
+            notes.push(format!(
+                "{var} is not set in the repository; {src} could still set it"
+            ));
         }
     }
     let primary_name = rule
@@ -358,7 +423,10 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         .clone()
         .or_else(|| bindings.first().map(|(n, _)| n.clone()))
         .unwrap_or_default();
-    let primary_index = labels.iter().position(|(n, _)| *n == primary_name).unwrap_or(0);
+    let primary_index = labels
+        .iter()
+        .position(|(n, _)| *n == primary_name)
+        .unwrap_or(0);
     let primary = if labels.is_empty() {
         Label {
             span: Default::default(),
@@ -367,10 +435,18 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     } else {
         labels.remove(primary_index).1
     };
-    let fields: BTreeMap<String, String> = evidence.iter().map(|e| (e.key.clone(), e.value.clone())).collect();
+    let fields: BTreeMap<String, String> = evidence
+        .iter()
+        .map(|e| (e.key.clone(), e.value.clone()))
+        .collect();
     let mut hasher = Sha256::new();
     hasher.update(identity.join("\u{1f}"));
-    let fingerprint = hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let fingerprint = hasher
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     Finding {
         rule: rule.id.clone(),
         severity: rule.severity,
@@ -413,12 +489,21 @@ fn fill(template: &str, fields: &BTreeMap<String, String>) -> String {
 fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, String) {
     let obj_span = |r: usize| {
         let o = model.object(r);
-        o.root.path(&["metadata", "name"]).map_or(o.root.span, |n| n.span)
+        o.root
+            .path(&["metadata", "name"])
+            .map_or(o.root.span, |n| n.span)
     };
     match fact {
         Fact::App(app, _) => {
-            let version = app.version.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "?".into());
-            let span = app.version_node.as_ref().map_or_else(|| obj_span(app.object), |n| n.span);
+            let version = app
+                .version
+                .as_ref()
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "?".into());
+            let span = app
+                .version_node
+                .as_ref()
+                .map_or_else(|| obj_span(app.object), |n| n.span);
             let mut labels = vec![Label {
                 span,
                 text: format!("{} {version}", app.identity),
@@ -466,15 +551,26 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 },
                 (None, Some(c)) => Label {
                     span: c.span,
-                    text: format!("{} is not set here, so it is {} (the default)", s.name, s.value),
+                    text: format!(
+                        "{} is not set here, so it is {} (the default)",
+                        s.name, s.value
+                    ),
                 },
                 (None, None) => Label {
                     span: Default::default(),
                     text: String::new(),
                 },
             };
-            let labels = if label.text.is_empty() { Vec::new() } else { vec![label] };
-            let source = if s.node.is_some() { "written" } else { "default" };
+            let labels = if label.text.is_empty() {
+                Vec::new()
+            } else {
+                vec![label]
+            };
+            let source = if s.node.is_some() {
+                "written"
+            } else {
+                "default"
+            };
             (
                 labels,
                 vec![
@@ -499,7 +595,11 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 text: format!(
                     "{}{}: {}",
                     st.decl.provisioner,
-                    if st.decl.is_default && st.requested_at.is_none() { " (default class)" } else { "" },
+                    if st.decl.is_default && st.requested_at.is_none() {
+                        " (default class)"
+                    } else {
+                        ""
+                    },
                     st.category.as_str()
                 ),
             });
@@ -527,7 +627,13 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
         Fact::Value { object, node, path } => {
             let id = model.object(*object).id();
             let (span, text) = match node {
-                Some(n) => (n.span, format!("{path}: {}", n.scalar_text().unwrap_or_else(|| n.to_json().to_string()))),
+                Some(n) => (
+                    n.span,
+                    format!(
+                        "{path}: {}",
+                        n.scalar_text().unwrap_or_else(|| n.to_json().to_string())
+                    ),
+                ),
                 None => (obj_span(*object), format!("{path} is not set")),
             };
             let mut labels = vec![Label { span, text }];
@@ -539,7 +645,12 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                     ("name".into(), model.object(*object).name().to_string()),
                     ("kind".into(), model.object(*object).kind().to_string()),
                     ("path".into(), path.clone()),
-                    ("value".into(), node.as_ref().and_then(Node::scalar_text).unwrap_or_default()),
+                    (
+                        "value".into(),
+                        node.as_ref()
+                            .and_then(Node::scalar_text)
+                            .unwrap_or_default(),
+                    ),
                 ],
                 format!("{id}{path}"),
             )
@@ -553,22 +664,39 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 })
                 .collect(),
             vec![
-                ("names".into(), classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")),
+                (
+                    "names".into(),
+                    classes
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
                 ("count".into(), classes.len().to_string()),
             ],
-            classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(","),
+            classes
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
         ),
         Fact::Variable { object, name, node } => (
             vec![Label {
                 span: node.span,
                 text: format!("${{{name}}} is defined nowhere and renders as empty"),
             }],
-            vec![("name".into(), name.clone()), ("object".into(), model.object(*object).id())],
+            vec![
+                ("name".into(), name.clone()),
+                ("object".into(), model.object(*object).id()),
+            ],
             format!("{}${name}", model.object(*object).id()),
         ),
         Fact::EnvAbsent { name, .. } => (
             Vec::new(),
-            vec![("name".into(), name.clone()), ("value".into(), "(not set)".into())],
+            vec![
+                ("name".into(), name.clone()),
+                ("value".into(), "(not set)".into()),
+            ],
             format!("!{name}"),
         ),
     }

@@ -73,7 +73,10 @@ pub fn load(user_dirs: &[impl AsRef<Path>]) -> (Vec<Rule>, Vec<Issue>) {
         let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) => {
-                issues.push(Issue::file(dir, format!("cannot read rules directory: {e}")));
+                issues.push(Issue::file(
+                    dir,
+                    format!("cannot read rules directory: {e}"),
+                ));
                 continue;
             }
         };
@@ -114,7 +117,9 @@ pub fn check_metadata(rule: &Rule) -> Vec<String> {
     if !id_ok {
         problems.push(format!("id {:?} is not kebab-case", rule.id));
     }
-    if rule.message.starts_with(|c: char| c.is_uppercase()) || rule.message.trim_end().ends_with('.') {
+    if rule.message.starts_with(|c: char| c.is_uppercase())
+        || rule.message.trim_end().ends_with('.')
+    {
         problems.push("message must start lower-case and not end with a period".into());
     }
     for (name, text) in [
@@ -129,7 +134,11 @@ pub fn check_metadata(rule: &Rule) -> Vec<String> {
             problems.push(format!("{name} is empty"));
         }
     }
-    for (name, text) in [("what", &rule.what), ("why", &rule.why), ("remediation", &rule.remediation)] {
+    for (name, text) in [
+        ("what", &rule.what),
+        ("why", &rule.why),
+        ("remediation", &rule.remediation),
+    ] {
         if !text.trim_end().ends_with('.') {
             problems.push(format!("{name} must end with a period"));
         }

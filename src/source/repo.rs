@@ -33,7 +33,13 @@ impl Repo {
     /// Looks an object up by group, kind, namespace and name. Namespace
     /// `None` matches cluster-scoped objects and objects written without
     /// one.
-    pub fn find(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<&Object> {
+    pub fn find(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<&Object> {
         find_in(&self.objects, group, kind, namespace, name)
     }
 }
@@ -67,7 +73,6 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
 
     // Every file as written: documents that are Kubernetes objects.
     let mut raw: Vec<Object> = Vec::new();
-    let mut kustomize_files: HashSet<PathBuf> = HashSet::new();
     for path in &paths {
         let parsed = match files.documents(path) {
             Ok(p) => p,
@@ -89,9 +94,9 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
             }
             any = true;
             let obj = Object::new(doc.clone(), parsed.file, i);
-            if obj.group() == "kustomize.config.k8s.io" {
-                kustomize_files.insert(path.clone());
-            } else {
+            // kustomization.yaml files are configuration, read when their
+            // directory is built.
+            if obj.group() != "kustomize.config.k8s.io" {
                 raw.push(obj);
             }
         }
@@ -110,13 +115,6 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
     let reached: HashSet<_> = flux.output.iter().map(|o| o.file).collect();
     let mut objects = flux.output;
     objects.extend(raw.into_iter().filter(|o| !reached.contains(&o.file)));
-    skipped.extend(kustomize_files.into_iter().filter_map(|p| {
-        let id = files.sources.find(&p)?;
-        (!reached.contains(&id)).then(|| Skipped {
-            path: p,
-            reason: "kustomize configuration (kustomization.yaml / Component), read when its directory is built".into(),
-        })
-    }));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Repo {
         files,
@@ -156,7 +154,15 @@ impl FluxTree {
         let written = raw
             .iter()
             .filter(|o| is_flux_ks(o))
-            .map(|o| ((o.namespace().unwrap_or("").to_string(), o.name().to_string()), o.clone()))
+            .map(|o| {
+                (
+                    (
+                        o.namespace().unwrap_or("").to_string(),
+                        o.name().to_string(),
+                    ),
+                    o.clone(),
+                )
+            })
             .collect();
         FluxTree {
             written,
@@ -263,10 +269,11 @@ impl FluxTree {
                 },
             );
         }
-        if let Some(ns) = ks.root.path(&["spec", "targetNamespace"]) {
-            if let Some(ns_text) = ns.as_str() {
-                kustomize::set_namespace(&mut objs, ns_text, ns.span);
-            }
+        if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
+            && let Some(ns_text) = ns.as_str()
+            && let Err(issue) = kustomize::set_namespace(files, &mut objs, ns_text, ns.span)
+        {
+            issues.push(issue);
         }
         if let (Some(patches), Some(path)) = (ks.root.path(&["spec", "patches"]), ks_path(ks)) {
             if let Err(issue) = kustomize::apply_patches(&mut objs, patches, files, &path) {

@@ -71,8 +71,11 @@ impl Queryable for Node {
     }
 
     fn as_object(&self) -> Option<Vec<(&str, &Self)>> {
-        self.as_map()
-            .map(|m| m.iter().filter_map(|(k, v)| Some((k.as_str()?, v))).collect())
+        self.as_map().map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.as_str()?, v)))
+                .collect()
+        })
     }
 
     fn as_str(&self) -> Option<&str> {

@@ -60,12 +60,20 @@ pub enum Value {
     Map(Vec<(Node, Node)>),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Node {
     pub value: Value,
     pub span: Span,
     pub style: Style,
     pub origin: Option<Arc<Origin>>,
+}
+
+/// Nodes are equal when their values are: where a value was written does
+/// not change what it is (JSONPath filters and merges compare this way).
+impl PartialEq for Node {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
 }
 
 impl Node {

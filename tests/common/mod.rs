@@ -29,7 +29,9 @@ pub fn corpus() -> Option<PathBuf> {
 
 /// Each repository folder of the corpus, sorted.
 pub fn corpus_repos() -> Vec<PathBuf> {
-    let Some(dir) = corpus() else { return Vec::new() };
+    let Some(dir) = corpus() else {
+        return Vec::new();
+    };
     let mut repos: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))

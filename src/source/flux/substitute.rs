@@ -1331,6 +1331,7 @@ spec:
             variable,
             defined_at: Some(def),
             unknown: false,
+            ..
         }) = replicas.origin.as_deref()
         else {
             panic!("{:?}", replicas.origin);

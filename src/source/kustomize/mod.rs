@@ -66,10 +66,19 @@ impl Gvk {
             ("storage.k8s.io", "CSINode"),
             ("storage.k8s.io", "VolumeAttachment"),
             ("scheduling.k8s.io", "PriorityClass"),
-            ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-            ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+            (
+                "admissionregistration.k8s.io",
+                "MutatingWebhookConfiguration",
+            ),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration",
+            ),
             ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-            ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingAdmissionPolicyBinding",
+            ),
             ("networking.k8s.io", "IngressClass"),
             ("node.k8s.io", "RuntimeClass"),
             ("policy", "PodSecurityPolicy"),
@@ -270,6 +279,23 @@ pub fn build_flux_path(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Iss
     b.finish(acc)
 }
 
+/// Flux's `targetNamespace`: kustomize's namespace transformer, which
+/// kustomize-controller applies by writing `namespace:` into the
+/// kustomization it generates.
+pub fn set_namespace(
+    files: &mut Files,
+    objects: &mut Vec<Object>,
+    ns: &str,
+    span: Span,
+) -> Result<(), Issue> {
+    let mut b = Builder::new(files, false)?;
+    let config = b.default_config()?;
+    let mut res: Vec<Res> = objects.drain(..).map(Res::new).collect();
+    let result = transformers::namespace(b.files, &mut res, ns, span, &config.namespace);
+    objects.extend(res.into_iter().map(|r| r.obj));
+    result
+}
+
 pub(crate) struct Builder<'f> {
     pub files: &'f mut Files,
     /// Directories being built, outermost first, to report cycles.
@@ -299,7 +325,11 @@ impl<'f> Builder<'f> {
             .filter(|r| {
                 r.obj
                     .root
-                    .path(&["metadata", "annotations", "config.kubernetes.io/local-config"])
+                    .path(&[
+                        "metadata",
+                        "annotations",
+                        "config.kubernetes.io/local-config",
+                    ])
                     .and_then(Node::scalar_text)
                     .is_none_or(|v| v != "true")
             })
@@ -423,10 +453,18 @@ impl<'f> Builder<'f> {
         generators::run(self.files, k, acc)?;
         for (entry, span) in k.strings("components")? {
             if resources::is_remote(&entry) {
-                return Err(issue_at(self.files, span, "remote components are not supported"));
+                return Err(issue_at(
+                    self.files,
+                    span,
+                    "remote components are not supported",
+                ));
             }
             let Some(dir) = crate::source::join_within(&k.dir, &entry) else {
-                return Err(issue_at(self.files, span, format!("'{entry}' leaves the repository")));
+                return Err(issue_at(
+                    self.files,
+                    span,
+                    format!("'{entry}' leaves the repository"),
+                ));
             };
             self.build_dir(&dir, acc, true, Some(span))?;
         }
@@ -435,7 +473,13 @@ impl<'f> Builder<'f> {
         transformers::run(self.files, k, acc, &config)
     }
 
-    fn load_resource(&mut self, entry: &str, span: Span, dir: &Path, acc: &mut Acc) -> Result<(), Issue> {
+    fn load_resource(
+        &mut self,
+        entry: &str,
+        span: Span,
+        dir: &Path,
+        acc: &mut Acc,
+    ) -> Result<(), Issue> {
         if resources::is_remote(entry) {
             return Err(issue_at(
                 self.files,
@@ -444,7 +488,11 @@ impl<'f> Builder<'f> {
             ));
         }
         let Some(path) = crate::source::join_within(dir, entry) else {
-            return Err(issue_at(self.files, span, format!("'{entry}' leaves the repository")));
+            return Err(issue_at(
+                self.files,
+                span,
+                format!("'{entry}' leaves the repository"),
+            ));
         };
         self.load_resource_path(&path, dir, acc, span)
     }

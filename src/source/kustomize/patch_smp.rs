@@ -117,7 +117,10 @@ fn merge_value(dest: Option<Node>, patch: &Node) -> Result<Option<Node>, String>
             Ok(Some(dest))
         }
         Value::Seq(items) => {
-            if items.iter().any(|i| is_marker(i) && directive(i) == Some("replace")) {
+            if items
+                .iter()
+                .any(|i| is_marker(i) && directive(i) == Some("replace"))
+            {
                 return Ok(clean(patch));
             }
             let Some(dest) = dest.filter(|d| d.as_seq().is_some()) else {
@@ -164,7 +167,10 @@ fn merge_associative(mut dest: Node, patch: &Node, key: &str) -> Result<Node, St
             }
             continue;
         };
-        match items.iter().position(|d| key_of(d, key).as_deref() == Some(&k)) {
+        match items
+            .iter()
+            .position(|d| key_of(d, key).as_deref() == Some(&k))
+        {
             Some(i) => match merge_value(Some(items[i].clone()), p)? {
                 Some(m) => items[i] = m,
                 None => {
@@ -194,19 +200,30 @@ mod tests {
 
     #[test]
     fn containers_merge_by_name_and_env_by_name() {
-        let mut d = y("spec:\n  containers:\n  - name: a\n    image: x\n    env:\n    - {name: A, value: '1'}\n  - name: b\n    image: y\n");
-        let p = y("spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: B, value: '2'}\n    - {name: A, value: '3'}\n");
+        let mut d = y(
+            "spec:\n  containers:\n  - name: a\n    image: x\n    env:\n    - {name: A, value: '1'}\n  - name: b\n    image: y\n",
+        );
+        let p = y(
+            "spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: B, value: '2'}\n    - {name: A, value: '3'}\n",
+        );
         assert!(merge(&mut d, &p).unwrap());
-        let want = y("spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: A, value: '3'}\n    - {name: B, value: '2'}\n  - name: b\n    image: y\n");
+        let want = y(
+            "spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: A, value: '3'}\n    - {name: B, value: '2'}\n  - name: b\n    image: y\n",
+        );
         assert_eq!(d.to_json(), want.to_json());
     }
 
     #[test]
     fn directives_delete_and_replace() {
-        let mut d = y("spec:\n  volumes:\n  - {name: a, emptyDir: {}}\n  - {name: b, emptyDir: {}}\n  sel: {x: 1, y: 2}\n  args: [a, b]\n");
-        let p = y("spec:\n  volumes:\n  - {name: a, $patch: delete}\n  sel:\n    $patch: replace\n    z: 3\n  args: [c]\n");
+        let mut d = y(
+            "spec:\n  volumes:\n  - {name: a, emptyDir: {}}\n  - {name: b, emptyDir: {}}\n  sel: {x: 1, y: 2}\n  args: [a, b]\n",
+        );
+        let p = y(
+            "spec:\n  volumes:\n  - {name: a, $patch: delete}\n  sel:\n    $patch: replace\n    z: 3\n  args: [c]\n",
+        );
         merge(&mut d, &p).unwrap();
-        let want = y("spec:\n  volumes:\n  - {name: b, emptyDir: {}}\n  sel: {z: 3}\n  args: [c]\n");
+        let want =
+            y("spec:\n  volumes:\n  - {name: b, emptyDir: {}}\n  sel: {z: 3}\n  args: [c]\n");
         assert_eq!(d.to_json(), want.to_json());
     }
 
