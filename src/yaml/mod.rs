@@ -54,6 +54,31 @@ impl SourceMap {
         self.files.is_empty()
     }
 
+    /// The 1-based line and character column of a byte offset. Spans keep
+    /// only where they start, but SARIF regions also need where they end.
+    /// Line breaks are counted as YAML counts them (`\r\n`, `\r`, `\n`), so
+    /// the result agrees with the start positions the parser recorded.
+    /// `None` for an unknown file or an offset outside the text or inside
+    /// a character.
+    pub fn line_col(&self, file: FileId, offset: u32) -> Option<(u32, u32)> {
+        let text: &str = &self.files.get(file.0 as usize)?.text;
+        let offset = offset as usize;
+        text.get(..offset)?;
+        let (mut line, mut col) = (1u32, 1u32);
+        for (i, c) in text[..offset].char_indices() {
+            match c {
+                // The `\r` of a `\r\n` pair: the `\n` counts the break.
+                '\r' if text[i + 1..].starts_with('\n') => {}
+                '\n' | '\r' => {
+                    line += 1;
+                    col = 1;
+                }
+                _ => col += 1,
+            }
+        }
+        Some((line, col))
+    }
+
     /// `path:line:col`, the form editors and terminals link.
     pub fn location(&self, span: Span) -> String {
         format!(
@@ -62,5 +87,53 @@ impl SourceMap {
             span.line,
             span.col
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(text: &str) -> (SourceMap, FileId) {
+        let mut m = SourceMap::default();
+        let id = m.add(PathBuf::from("a.yaml"), Arc::from(text));
+        (m, id)
+    }
+
+    #[test]
+    fn line_col_counts_characters_and_yaml_line_breaks() {
+        let (m, f) = map("a: é\r\nb: x\rc: ü\n");
+        assert_eq!(m.line_col(f, 0), Some((1, 1)));
+        // After `é` (two bytes): one column further, not two.
+        assert_eq!(m.line_col(f, 5), Some((1, 5)));
+        // Between `\r` and `\n`: still the end of line 1.
+        assert_eq!(m.line_col(f, 6), Some((1, 5)));
+        assert_eq!(m.line_col(f, 7), Some((2, 1)));
+        // A lone `\r` ends a line too.
+        assert_eq!(m.line_col(f, 12), Some((3, 1)));
+        assert_eq!(m.line_col(f, 17), Some((3, 5)));
+        assert_eq!(m.line_col(f, 18), Some((4, 1)));
+    }
+
+    #[test]
+    fn line_col_rejects_offsets_outside_the_text() {
+        let (m, f) = map("é\n");
+        assert_eq!(m.line_col(f, 1), None, "inside a character");
+        assert_eq!(m.line_col(f, 4), None, "past the end");
+        assert_eq!(m.line_col(FileId(7), 0), None, "unknown file");
+    }
+
+    #[test]
+    fn line_col_agrees_with_parsed_start_positions() {
+        let text = "a:\r\n  ü: x\r\n  b: [1, 2]\n";
+        let (m, f) = map(text);
+        let docs = parse_documents(text, f, &Limits::default()).unwrap();
+        docs[0].walk(&mut |_, n| {
+            assert_eq!(
+                m.line_col(f, n.span.start),
+                Some((n.span.line, n.span.col)),
+                "{n:?}"
+            );
+        });
     }
 }
