@@ -62,6 +62,10 @@ pub enum ReportFormat {
     Human,
     /// One JSON document (see docs/output.md).
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitHub Actions workflow commands: annotations on the changed files.
+    Github,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

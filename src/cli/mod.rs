@@ -14,7 +14,7 @@ pub use args::{
 };
 
 use crate::model::Model;
-use crate::report::{human, inventory, json};
+use crate::report::{github, human, inventory, json, sarif};
 use crate::rules::{self, Severity, engine};
 use crate::source::repo::{self, Repo};
 use crate::yaml::Limits;
@@ -137,6 +137,12 @@ fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, St
         }
         ReportFormat::Json => serde_json::to_string_pretty(&json::render(&findings, sources))
             .map_err(|e| e.to_string())?,
+        ReportFormat::Sarif => {
+            serde_json::to_string_pretty(&sarif::render(&findings, &rules, sources))
+                .map_err(|e| e.to_string())?
+        }
+        // Each command already ends its line.
+        ReportFormat::Github => github::render(&findings, sources).trim_end().to_string(),
     };
     write_stdout(&text)?;
     let threshold = match lint.fail_on {

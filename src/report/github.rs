@@ -1,0 +1,92 @@
+//! `--format github`: GitHub Actions workflow commands, one per finding,
+//! which the runner turns into annotations on the pull request's diff
+//! without an upload step. Paths are relative to the linted directory,
+//! which GitHub resolves against the workspace: lint from the checkout's
+//! root for the annotations to land on the right files.
+
+use std::fmt::Write;
+
+use crate::rules::{Finding, Severity};
+use crate::yaml::SourceMap;
+
+pub fn render(findings: &[Finding], sources: &SourceMap) -> String {
+    let mut out = String::new();
+    for f in findings {
+        let command = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "notice",
+        };
+        let mut props = Vec::new();
+        let span = f.primary.span;
+        // Line 0: a finding with nothing in the repository to point at
+        // becomes an annotation on the run rather than on a file.
+        if span.line != 0 {
+            let path = sources.path(span.file);
+            let path = path
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            props.push(("file", path));
+            props.push(("line", span.line.to_string()));
+            props.push(("col", span.col.to_string()));
+            if let Some((line, col)) = sources
+                .line_col(span.file, span.end)
+                .filter(|end| *end >= (span.line, span.col))
+            {
+                props.push(("endLine", line.to_string()));
+                props.push(("endColumn", col.to_string()));
+            }
+        }
+        props.push(("title", f.rule.clone()));
+        let mut message = f.message.clone();
+        for note in &f.notes {
+            message.push_str("\nnote: ");
+            message.push_str(note);
+        }
+        message.push_str("\nhelp: ");
+        message.push_str(&f.help);
+        let props: Vec<String> = props
+            .iter()
+            .map(|(k, v)| format!("{k}={}", escape_property(v)))
+            .collect();
+        // Writing into a String cannot fail.
+        let _ = writeln!(
+            out,
+            "::{command} {}::{}",
+            props.join(","),
+            escape_data(&message)
+        );
+    }
+    out
+}
+
+/// The escaping of the runner's command parser (actions/toolkit
+/// `escapeData`): without it a newline would end the command early.
+pub fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Properties are also split at `,` and `:` (`escapeProperty`).
+pub fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_matches_the_actions_toolkit() {
+        assert_eq!(escape_data("100% a\r\nb: c,d"), "100%25 a%0D%0Ab: c,d");
+        assert_eq!(
+            escape_property("100% a\r\nb: c,d"),
+            "100%25 a%0D%0Ab%3A c%2Cd"
+        );
+        // `%` first, so the escapes themselves are not escaped again.
+        assert_eq!(escape_property("%0A:"), "%250A%3A");
+    }
+}

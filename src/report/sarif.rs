@@ -1,0 +1,218 @@
+//! `--format sarif`: SARIF 2.1.0, the log GitHub code scanning and other
+//! SAST dashboards import. Every loaded rule is described in the driver,
+//! not only those that fired, so that a dashboard can show the rule
+//! documentation of alerts it closes too.
+
+use std::path::{Component, Path};
+
+use serde_json::{Map, Value as J, json};
+
+use crate::rules::{Finding, Label, Rule, Severity, docs};
+use crate::yaml::SourceMap;
+
+pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// Result locations are relative to this base, the root of the linted
+/// repository, so that logs from different checkouts compare equal.
+pub const SRCROOT: &str = "%SRCROOT%";
+
+/// The key of our fingerprint in `partialFingerprints`, versioned as the
+/// SARIF spec asks, so that a change of the scheme can be told apart.
+pub const FINGERPRINT_KEY: &str = "findingIdentity/v1";
+
+pub fn render(findings: &[Finding], rules: &[Rule], sources: &SourceMap) -> J {
+    json!({
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": driver(rules) },
+            // Our columns count characters, not UTF-16 code units (the
+            // default a consumer would otherwise assume).
+            "columnKind": "unicodeCodePoints",
+            "originalUriBaseIds": {
+                SRCROOT: {
+                    "description": { "text": "The root of the linted repository." }
+                }
+            },
+            "results": findings.iter().map(|f| result(f, rules, sources)).collect::<Vec<_>>(),
+        }]
+    })
+}
+
+fn driver(rules: &[Rule]) -> J {
+    json!({
+        "name": "homelab-lint",
+        "version": env!("CARGO_PKG_VERSION"),
+        "semanticVersion": env!("CARGO_PKG_VERSION"),
+        "informationUri": env!("CARGO_PKG_HOMEPAGE"),
+        "rules": rules.iter().map(rule).collect::<Vec<_>>(),
+    })
+}
+
+fn rule(r: &Rule) -> J {
+    let help = docs::markdown(r);
+    json!({
+        "id": r.id,
+        "name": pascal_case(&r.id),
+        "shortDescription": { "text": sentence(&r.title) },
+        "fullDescription": { "text": sentence(r.what.trim()) },
+        "help": { "text": help, "markdown": help },
+        "defaultConfiguration": { "level": level(r.severity) },
+        "properties": {
+            "category": r.category.as_str(),
+            "tags": [r.category.as_str()],
+        },
+    })
+}
+
+fn result(f: &Finding, rules: &[Rule], sources: &SourceMap) -> J {
+    let mut text = sentence(&f.message);
+    // Caveats belong with the message: code scanning shows only the text.
+    for note in &f.notes {
+        text.push_str(" Note: ");
+        text.push_str(&sentence(note));
+    }
+    let mut out = Map::new();
+    out.insert("ruleId".into(), json!(f.rule));
+    if let Some(i) = rules.iter().position(|r| r.id == f.rule) {
+        out.insert("ruleIndex".into(), json!(i));
+    }
+    out.insert("level".into(), json!(level(f.severity)));
+    out.insert("message".into(), json!({ "text": text }));
+    if let Some(primary) = physical_location(&f.primary, sources) {
+        out.insert("locations".into(), json!([{ "physicalLocation": primary }]));
+    }
+    let related: Vec<J> = f
+        .related
+        .iter()
+        .filter_map(|l| Some((l, physical_location(l, sources)?)))
+        .enumerate()
+        .map(|(id, (l, loc))| {
+            json!({
+                "id": id,
+                "physicalLocation": loc,
+                "message": { "text": sentence(&l.text) },
+            })
+        })
+        .collect();
+    if !related.is_empty() {
+        out.insert("relatedLocations".into(), J::Array(related));
+    }
+    out.insert(
+        "partialFingerprints".into(),
+        json!({ FINGERPRINT_KEY: f.fingerprint }),
+    );
+    let evidence: Map<String, J> = f
+        .evidence
+        .iter()
+        .map(|e| (e.key.clone(), J::String(e.value.clone())))
+        .collect();
+    out.insert("properties".into(), json!({ "evidence": evidence }));
+    J::Object(out)
+}
+
+/// The artifact and exact region of a label; `None` for a label that
+/// points nowhere (line 0, a fact the repository does not show).
+fn physical_location(label: &Label, sources: &SourceMap) -> Option<J> {
+    let span = label.span;
+    if span.line == 0 {
+        return None;
+    }
+    let path = sources.path(span.file);
+    let (end_line, end_col) = sources
+        .line_col(span.file, span.end)
+        .filter(|end| *end >= (span.line, span.col))
+        .unwrap_or((span.line, span.col));
+    Some(json!({
+        "artifactLocation": { "uri": relative_uri(path), "uriBaseId": SRCROOT },
+        "region": {
+            "startLine": span.line,
+            "startColumn": span.col,
+            "endLine": end_line,
+            "endColumn": end_col,
+        },
+    }))
+}
+
+/// A relative URI reference for a repo-relative path: `/` between
+/// segments whatever the platform, and every byte outside RFC 3986's
+/// unreserved set percent-encoded (spaces, `#`, `%`, non-ASCII).
+pub fn relative_uri(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.components() {
+        let seg = match c {
+            Component::Normal(s) => s.to_string_lossy(),
+            Component::ParentDir => "..".into(),
+            // Repo-relative paths have no root or prefix; `.` adds nothing.
+            _ => continue,
+        };
+        if !out.is_empty() {
+            out.push('/');
+        }
+        for b in seg.bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+fn level(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+/// SARIF asks for messages that are complete sentences (SARIF2001); our
+/// messages follow rustc's style without the final period.
+fn sentence(text: &str) -> String {
+    let t = text.trim_end();
+    if t.ends_with(['.', '!', '?']) {
+        t.to_string()
+    } else {
+        format!("{t}.")
+    }
+}
+
+/// `postgres-durability-off` becomes `PostgresDurabilityOff`, the
+/// conventional form of a SARIF rule name.
+fn pascal_case(id: &str) -> String {
+    id.split('-')
+        .flat_map(|w| {
+            let mut cs = w.chars();
+            cs.next()
+                .map(|c| c.to_ascii_uppercase())
+                .into_iter()
+                .chain(cs)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_are_relative_percent_encoded_and_use_slashes() {
+        assert_eq!(
+            relative_uri(Path::new("apps/auth ük/#1%.yaml")),
+            "apps/auth%20%C3%BCk/%231%25.yaml"
+        );
+        assert_eq!(relative_uri(Path::new("./a/../b.yaml")), "a/../b.yaml");
+    }
+
+    #[test]
+    fn names_and_sentences() {
+        assert_eq!(
+            pascal_case("authentik-redis-settings-after-2025-10"),
+            "AuthentikRedisSettingsAfter202510"
+        );
+        assert_eq!(sentence("on ceph-block "), "on ceph-block.");
+        assert_eq!(sentence("done."), "done.");
+    }
+}
