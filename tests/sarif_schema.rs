@@ -1,0 +1,160 @@
+//! The SARIF log checked by Microsoft's SARIF Multitool, the reference
+//! validator (schema plus authoring rules): zero errors and zero warnings.
+//! `scripts/install-sarif-multitool` puts it into `target/tools/sarif`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value as J;
+
+const BIN: &str = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
+
+fn multitool() -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/tools/sarif/node_modules/@microsoft/sarif-multitool/bin.js");
+    let node = Command::new("node").arg("--version").output();
+    if !bin.is_file() || !node.is_ok_and(|o| o.status.success()) {
+        common::skip_or_fail(
+            "the SARIF Multitool or node is missing (run scripts/install-sarif-multitool)",
+        );
+        return None;
+    }
+    Some(bin)
+}
+
+/// Runs the linter and returns its stdout, which must be SARIF.
+fn lint_sarif(args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .args(args)
+        .args(["--format", "sarif"])
+        .output()
+        .unwrap();
+    // The example repo has findings at warning level: exit 1, not 2.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn example_log_passes_the_sarif_multitool_without_errors_or_warnings() {
+    let Some(tool) = multitool() else {
+        return;
+    };
+    let log = lint_sarif(&["--example"]);
+    let parsed: J = serde_json::from_str(&log).unwrap();
+    let run = &parsed["runs"][0];
+    assert_eq!(
+        run["tool"]["driver"]["rules"].as_array().unwrap().len(),
+        homelab_lint::rules::builtin().len(),
+        "every loaded rule is described, not only those that fired"
+    );
+    assert_eq!(run["results"].as_array().unwrap().len(), 2);
+
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("example.sarif");
+    let output = dir.path().join("validation.sarif");
+    std::fs::write(&input, &log).unwrap();
+    let status = Command::new("node")
+        .arg(&tool)
+        .arg("validate")
+        .arg(&input)
+        .arg("--output")
+        .arg(&output)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "the validator failed to run: {}{}",
+        String::from_utf8_lossy(&status.stdout),
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let report: J = serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
+    let mut problems = Vec::new();
+    for vrun in report["runs"].as_array().unwrap() {
+        for r in vrun["results"].as_array().into_iter().flatten() {
+            // SARIF's default level is warning; the validator leaves it out.
+            let level = r["level"].as_str().unwrap_or("warning");
+            if level == "error" || level == "warning" {
+                problems.push(format!(
+                    "{level} {}: {} at {}",
+                    r["ruleId"].as_str().unwrap_or("?"),
+                    r["message"],
+                    r["locations"][0]["physicalLocation"]["region"]
+                ));
+            }
+        }
+        for inv in vrun["invocations"].as_array().into_iter().flatten() {
+            if inv["executionSuccessful"] != J::Bool(true) {
+                problems.push(format!("validation did not complete: {inv}"));
+            }
+            for n in inv["toolExecutionNotifications"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                problems.push(format!("tool notification: {n}"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the SARIF Multitool found {} problems:\n{}\n\nlog:\n{log}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// Copies the example repo into `dest`.
+fn copy_example(dest: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/example-repo");
+    for entry in walkdir::WalkDir::new(&src) {
+        let entry = entry.unwrap();
+        let to = dest.join(entry.path().strip_prefix(&src).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
+
+fn fingerprints(log: &str) -> Vec<J> {
+    let parsed: J = serde_json::from_str(log).unwrap();
+    parsed["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["partialFingerprints"].clone())
+        .collect()
+}
+
+#[test]
+fn fingerprints_do_not_depend_on_where_the_repo_is_checked_out() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let a_root = a.path().join("home-ops");
+    let b_root = b.path().join("elsewhere/deeper/checkout");
+    copy_example(&a_root);
+    copy_example(&b_root);
+    let log_a = lint_sarif(&[a_root.to_str().unwrap()]);
+    let log_b = lint_sarif(&[b_root.to_str().unwrap()]);
+    let (fa, fb) = (fingerprints(&log_a), fingerprints(&log_b));
+    assert!(!fa.is_empty());
+    assert!(
+        fa.iter()
+            .all(|f| f.as_object().is_some_and(|o| !o.is_empty()))
+    );
+    assert_eq!(fa, fb);
+    for (log, root) in [(&log_a, &a_root), (&log_b, &b_root)] {
+        assert!(
+            !log.contains(root.to_str().unwrap()),
+            "the log names the checkout's absolute path"
+        );
+    }
+}
