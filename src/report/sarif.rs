@@ -54,8 +54,8 @@ fn rule(r: &Rule) -> J {
     json!({
         "id": r.id,
         "name": pascal_case(&r.id),
-        "shortDescription": { "text": sentence(&r.title) },
-        "fullDescription": { "text": sentence(r.what.trim()) },
+        "shortDescription": { "text": r.title },
+        "fullDescription": { "text": r.what.trim() },
         "help": { "text": help, "markdown": help },
         "defaultConfiguration": { "level": level(r.severity) },
         "properties": {
@@ -91,7 +91,7 @@ fn result(f: &Finding, rules: &[Rule], sources: &SourceMap) -> J {
             json!({
                 "id": id,
                 "physicalLocation": loc,
-                "message": { "text": sentence(&l.text) },
+                "message": { "text": l.text },
             })
         })
         .collect();
@@ -168,8 +168,9 @@ fn level(s: Severity) -> &'static str {
     }
 }
 
-/// SARIF asks for messages that are complete sentences (SARIF2001); our
-/// messages follow rustc's style without the final period.
+/// The result message is the message followed by the notes, so each must
+/// be a sentence; messages and notes follow rustc's style without a final
+/// period.
 fn sentence(text: &str) -> String {
     let t = text.trim_end();
     if t.ends_with(['.', '!', '?']) {
