@@ -77,7 +77,44 @@ pub fn escape_property(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
     use super::*;
+    use crate::rules::Label;
+    use crate::yaml::Span;
+
+    #[test]
+    fn one_command_per_finding_with_escaped_properties_and_message() {
+        let mut sources = SourceMap::default();
+        let text = "a: ü, b\n";
+        let file = sources.add(PathBuf::from("apps/a,b.yaml"), Arc::from(text));
+        let finding = Finding {
+            rule: "some-rule".into(),
+            severity: Severity::Error,
+            message: "50% off".into(),
+            primary: Label {
+                span: Span {
+                    file,
+                    start: 3,
+                    end: 8,
+                    line: 1,
+                    col: 4,
+                },
+                text: String::new(),
+            },
+            related: Vec::new(),
+            evidence: Vec::new(),
+            notes: vec!["a note".into()],
+            help: "fix it".into(),
+            fingerprint: String::new(),
+        };
+        assert_eq!(
+            render(&[finding], &sources),
+            "::error file=apps/a%2Cb.yaml,line=1,col=4,endLine=1,endColumn=8,\
+             title=some-rule::50%25 off%0Anote: a note%0Ahelp: fix it\n"
+        );
+    }
 
     #[test]
     fn escaping_matches_the_actions_toolkit() {

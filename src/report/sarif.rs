@@ -196,7 +196,70 @@ fn pascal_case(id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
     use super::*;
+    use crate::yaml::Span;
+
+    fn finding(sources: &mut SourceMap) -> Finding {
+        let text = "a:\n  b: ünï\n  c: |\n    x\n    y\n";
+        let file = sources.add(PathBuf::from("apps/x.yaml"), Arc::from(text));
+        let at = |needle: &str, len: usize, line, col| {
+            let start = text.find(needle).unwrap() as u32;
+            Span {
+                file,
+                start,
+                end: start + len as u32,
+                line,
+                col,
+            }
+        };
+        Finding {
+            rule: "r".into(),
+            severity: Severity::Info,
+            message: "m".into(),
+            primary: Label {
+                span: at("ünï", "ünï".len(), 2, 6),
+                text: "b".into(),
+            },
+            related: vec![
+                Label {
+                    span: at("x\n", "x\n    y\n".len(), 4, 5),
+                    text: "block".into(),
+                },
+                Label {
+                    span: Span::default(),
+                    text: "nowhere".into(),
+                },
+            ],
+            evidence: Vec::new(),
+            notes: vec!["n".into()],
+            help: String::new(),
+            fingerprint: "f".into(),
+        }
+    }
+
+    #[test]
+    fn regions_end_where_the_byte_range_ends_in_characters() {
+        let mut sources = SourceMap::default();
+        let f = finding(&mut sources);
+        let r = result(&f, &[], &sources);
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["region"],
+            json!({ "startLine": 2, "startColumn": 6, "endLine": 2, "endColumn": 9 })
+        );
+        // A label that points nowhere is left out, not given line 0.
+        let related = r["relatedLocations"].as_array().unwrap();
+        assert_eq!(related.len(), 1);
+        assert_eq!(
+            related[0]["physicalLocation"]["region"],
+            json!({ "startLine": 4, "startColumn": 5, "endLine": 6, "endColumn": 1 })
+        );
+        assert_eq!(r["level"], "note");
+        assert_eq!(r["message"]["text"], "m. Note: n.");
+        assert!(r.get("ruleIndex").is_none());
+    }
 
     #[test]
     fn uris_are_relative_percent_encoded_and_use_slashes() {
