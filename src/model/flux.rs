@@ -3,30 +3,25 @@
 
 use super::{Model, ObjRef};
 use crate::source::join_within;
+use crate::source::repo::source_of;
 use crate::yaml::{Node, Origin};
 
 /// Flux Kustomizations whose `spec.path` names no directory of the repo,
-/// with the path node. Only those whose source is a Git or OCI
-/// repository: a Bucket's layout is not this repo's.
+/// with the path node. Only those that build from this repository (the
+/// source of a root Kustomization), and only paths the repo fully
+/// determines (no variable left unresolved).
 pub fn missing_paths(model: &Model) -> Vec<(ObjRef, Node)> {
-    let Some(root) = model.root else {
+    let (Some(root), Some(local)) = (model.root, model.local_sources) else {
         return Vec::new();
     };
     model
         .of_kind("kustomize.toolkit.fluxcd.io", "Kustomization")
         .filter_map(|r| {
             let obj = model.object(r);
-            let kind = obj
-                .root
-                .str_at(&["spec", "sourceRef", "kind"])
-                .unwrap_or("");
-            if !matches!(kind, "GitRepository" | "OCIRepository") {
-                return None;
-            }
+            let base = local.get(&source_of(obj))?;
             let node = obj.root.path(&["spec", "path"])?;
-            let text = node.as_str()?;
-            let exists = join_within(std::path::Path::new(""), text.trim_start_matches('/'))
-                .is_some_and(|p| root.join(p).is_dir());
+            let text = node.as_str().filter(|t| !t.contains("${"))?;
+            let exists = join_within(base, text.trim_start_matches('/')).is_some_and(|p| root.join(p).is_dir());
             (!exists).then(|| (r, node.clone()))
         })
         .collect()

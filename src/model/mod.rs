@@ -24,6 +24,9 @@ pub struct Model<'r> {
     pub sources: &'r SourceMap,
     /// The repository root, when the objects come from one.
     pub root: Option<&'r std::path::Path>,
+    /// `kind/name` of the Flux sources that are this repository, with
+    /// the directory that is their root.
+    pub local_sources: Option<&'r std::collections::BTreeMap<String, std::path::PathBuf>>,
     /// Effective chart and values of each HelmRelease, by object index.
     releases: Vec<Option<Release>>,
 }
@@ -37,6 +40,7 @@ impl<'r> Model<'r> {
     pub fn new(repo: &'r Repo) -> Model<'r> {
         let mut model = Model::from_parts(&repo.objects, &repo.files.sources);
         model.root = Some(repo.files.root());
+        model.local_sources = Some(&repo.local_sources);
         model
     }
 
@@ -54,6 +58,7 @@ impl<'r> Model<'r> {
             objects,
             sources,
             root: None,
+            local_sources: None,
             releases,
         }
     }

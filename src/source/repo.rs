@@ -27,6 +27,11 @@ pub struct Repo {
     /// Problems with single inputs; the rest of the repo still loaded.
     pub issues: Vec<Issue>,
     pub skipped: Vec<Skipped>,
+    /// `kind/name` of the Flux sources that are this repository (those
+    /// the root Flux Kustomizations build from), with the directory of the
+    /// repository that is the source's root (`""`, or e.g. `kubernetes`
+    /// for an OCI artifact pushed from there).
+    pub local_sources: BTreeMap<String, PathBuf>,
 }
 
 impl Repo {
@@ -109,11 +114,11 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
     }
 
     let mut flux = FluxTree::new(&raw);
-    flux.render_all(&mut files, &mut issues);
+    flux.render_all(&mut files, &raw, &mut issues);
 
     // Plain objects: what no Flux Kustomization reached.
     let reached: HashSet<_> = flux.output.iter().map(|o| o.file).collect();
-    let mut objects = flux.output;
+    let mut objects = std::mem::take(&mut flux.output);
     objects.extend(raw.into_iter().filter(|o| !reached.contains(&o.file)));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Repo {
@@ -121,6 +126,7 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
         objects,
         issues,
         skipped,
+        local_sources: flux.local_sources,
     }
 }
 
@@ -141,122 +147,202 @@ fn skip_reason(files: &Files, path: &Path, issue: &Issue) -> String {
 
 /// The Flux Kustomizations of the repo and what they render to.
 struct FluxTree {
-    /// Flux Kustomizations as written in files, by identity.
-    written: BTreeMap<KsId, Object>,
+    /// Flux Kustomizations as written in files.
+    written: Vec<Object>,
     /// kustomize output per path, before any Flux step: several Flux
     /// Kustomizations may build one path.
     builds: HashMap<PathBuf, Result<Vec<Object>, Issue>>,
     output: Vec<Object>,
+    /// `kind/name` of the sources the root Kustomizations build from:
+    /// the ones that are this repository, with their root directory.
+    local_sources: BTreeMap<String, PathBuf>,
+    /// Root directory of every source seen, local or not.
+    source_roots: HashMap<String, PathBuf>,
+}
+
+/// Where a document is written: identifies a Flux Kustomization across
+/// clusters of one repo, which reuse names such as `flux-system`.
+type DocId = (crate::yaml::FileId, usize);
+
+fn doc_id(o: &Object) -> DocId {
+    (o.file, o.doc_index)
 }
 
 impl FluxTree {
     fn new(raw: &[Object]) -> FluxTree {
-        let written = raw
-            .iter()
-            .filter(|o| is_flux_ks(o))
-            .map(|o| {
-                (
-                    (
-                        o.namespace().unwrap_or("").to_string(),
-                        o.name().to_string(),
-                    ),
-                    o.clone(),
-                )
-            })
-            .collect();
         FluxTree {
-            written,
+            written: raw.iter().filter(|o| is_flux_ks(o)).cloned().collect(),
             builds: HashMap::new(),
             output: Vec::new(),
+            local_sources: BTreeMap::new(),
+            source_roots: HashMap::new(),
         }
     }
 
-    fn render_all(&mut self, files: &mut Files, issues: &mut Vec<Issue>) {
-        // Roots are the Kustomizations no other one produces (normally
-        // only flux-system, which produces itself).
-        let mut produced_by_other: HashSet<KsId> = HashSet::new();
-        let ids: Vec<KsId> = self.written.keys().cloned().collect();
-        for id in &ids {
-            let ks = self.written[id].clone();
+    fn render_all(&mut self, files: &mut Files, raw: &[Object], issues: &mut Vec<Issue>) {
+        // Roots are the Kustomizations no other one produces: one
+        // flux-system per cluster, which produces itself.
+        let mut produced_by_other: HashSet<DocId> = HashSet::new();
+        let mut produced: HashSet<DocId> = HashSet::new();
+        for ks in self.written.clone() {
             if let Some(Ok(objs)) = self.build(files, &ks) {
-                produced_by_other.extend(
-                    objs.iter()
-                        .filter(|o| is_flux_ks(o))
-                        .map(|o| child_id(&ks, o))
-                        .filter(|child| child != id),
-                );
+                for o in objs.iter().filter(|o| is_flux_ks(o)) {
+                    produced.insert(doc_id(o));
+                    if doc_id(o) != doc_id(&ks) {
+                        produced_by_other.insert(doc_id(o));
+                    }
+                }
             }
         }
-        let mut queue: Vec<(KsId, Object)> = ids
-            .iter()
-            .filter(|id| !produced_by_other.contains(*id))
-            .map(|id| (id.clone(), self.written[id].clone()))
-            .collect();
-        let mut done: HashSet<KsId> = HashSet::new();
+        // A file under a kustomization.yaml that no build includes is not
+        // applied by anything (left out on purpose, commented out of a
+        // resources list): it is no root.
+        let listed_or_loose = |ks: &Object, files: &Files| {
+            produced.contains(&doc_id(ks))
+                || !files
+                    .sources
+                    .path(ks.file)
+                    .ancestors()
+                    .skip(1)
+                    .any(|dir| kustomize::has_kustomization(files, dir))
+        };
         // Substitution sources are looked up among everything built, before
         // substitution, as Flux reads them from the cluster.
+        // Files no Kustomization builds count too: bootstrap tools (flux-operator's
+        // FluxInstance, scripts) apply cluster settings from plain files.
         let lookup_pool: Vec<Object> = self
             .builds
             .values()
             .filter_map(|b| b.as_ref().ok())
             .flatten()
+            .chain(raw)
+            .filter(|o| o.group().is_empty() && matches!(o.kind(), "ConfigMap" | "Secret"))
             .cloned()
             .collect();
-        loop {
-            while let Some((id, ks)) = queue.pop() {
-                if !done.insert(id.clone()) {
-                    continue;
-                }
-                let objs = self.render(files, &id, &ks, &lookup_pool, issues);
-                queue.extend(
-                    objs.iter()
-                        .filter(|o| is_flux_ks(o))
-                        .map(|o| (child_id(&ks, o), o.clone()))
-                        .filter(|(child, _)| !done.contains(child)),
-                );
-                self.output.extend(objs);
-            }
-            // Kustomizations only reachable through a cycle: render them as
-            // written so nothing is silently dropped.
-            match self.written.iter().find(|(id, _)| !done.contains(*id)) {
-                Some((id, ks)) => queue.push((id.clone(), ks.clone())),
-                None => break,
-            }
+        let mut rendered: HashSet<DocId> = HashSet::new();
+        let roots: Vec<Object> = self
+            .written
+            .iter()
+            .filter(|ks| !produced_by_other.contains(&doc_id(ks)) && listed_or_loose(ks, files))
+            .cloned()
+            .collect();
+        for root in roots {
+            self.render_tree(files, root, &lookup_pool, &mut rendered, issues);
+        }
+        // Kustomizations only reachable through a cycle: render them as
+        // written so nothing is silently dropped.
+        while let Some(ks) = self
+            .written
+            .iter()
+            .find(|ks| !rendered.contains(&doc_id(ks)) && listed_or_loose(ks, files))
+            .cloned()
+        {
+            self.render_tree(files, ks, &lookup_pool, &mut rendered, issues);
         }
     }
 
+    /// Renders `root` and every Flux Kustomization it produces, depth
+    /// first. Identities are unique within one cluster's tree only.
+    fn render_tree(
+        &mut self,
+        files: &mut Files,
+        root: Object,
+        lookup_pool: &[Object],
+        rendered: &mut HashSet<DocId>,
+        issues: &mut Vec<Issue>,
+    ) {
+        let root_id = (root.namespace().unwrap_or("").to_string(), root.name().to_string());
+        // Children that build from another source (a second GitRepository)
+        // describe another repository's layout: not ours to render.
+        let source = source_of(&root);
+        let base = self.source_roots.get(&source).cloned().unwrap_or_default();
+        self.local_sources.insert(source.clone(), base);
+        let mut queue: Vec<(KsId, Object, bool)> = vec![(root_id, root, false)];
+        let mut done: HashSet<KsId> = HashSet::new();
+        while let Some((id, ks, inherited_unknowns)) = queue.pop() {
+            if !done.insert(id.clone()) {
+                continue;
+            }
+            rendered.insert(doc_id(&ks));
+            let (objs, unknowns) = self.render(files, &id, &ks, inherited_unknowns, lookup_pool, issues);
+            for child in objs.iter().filter(|o| is_flux_ks(o)) {
+                if source_of(child) != source {
+                    rendered.insert(doc_id(child));
+                } else if !done.contains(&child_id(&ks, child)) {
+                    queue.push((child_id(&ks, child), child.clone(), unknowns));
+                }
+            }
+            self.output.extend(objs);
+        }
+    }
+
+    /// `spec.path` of a Flux Kustomization, relative to the repo root.
+    /// Flux reads it relative to the source's root, which is the repo root
+    /// for a GitRepository but may be a subdirectory for an OCI artifact
+    /// (`flux push artifact --path=./kubernetes`): when the path is not a
+    /// directory from the repo root, the nearest ancestor of the
+    /// Kustomization's own file under which it is becomes the source's
+    /// root. `None` when a variable in the path is unresolved.
+    fn ks_path(&mut self, files: &Files, ks: &Object) -> Option<PathBuf> {
+        let raw = ks.root.str_at(&["spec", "path"]).unwrap_or("./");
+        if raw.contains("${") {
+            return None;
+        }
+        let raw = raw.trim_start_matches('/');
+        let source = source_of(ks);
+        if let Some(base) = self.source_roots.get(&source) {
+            return join_within(base, raw);
+        }
+        let at_root = join_within(Path::new(""), raw)?;
+        if files.is_dir(&at_root) {
+            self.source_roots.insert(source, PathBuf::new());
+            return Some(at_root);
+        }
+        let own_dir = files.sources.path(ks.file).parent().unwrap_or(Path::new(""));
+        for base in own_dir.ancestors().filter(|b| !b.as_os_str().is_empty()) {
+            if let Some(p) = join_within(base, raw).filter(|p| files.is_dir(p)) {
+                self.source_roots.insert(source, base.to_path_buf());
+                return Some(p);
+            }
+        }
+        Some(at_root)
+    }
+
     /// kustomize output for a Flux Kustomization's path, cached per path.
-    /// `None` when the path cannot be resolved at all.
+    /// `None` when the path is not a directory of the repo (the rule
+    /// flux-kustomization-path-missing reports that) or depends on a
+    /// variable whose value the repo does not hold.
     fn build(&mut self, files: &mut Files, ks: &Object) -> Option<&Result<Vec<Object>, Issue>> {
-        let path = ks_path(ks)?;
+        let path = self.ks_path(files, ks).filter(|p| files.is_dir(p))?;
         if !self.builds.contains_key(&path) {
-            let result = if files.is_dir(&path) {
-                kustomize::build_flux_path(files, &path)
-            } else {
-                Err(path_issue(files, ks, &path))
-            };
+            let result = kustomize::build_flux_path(files, &path);
             self.builds.insert(path.clone(), result);
         }
         self.builds.get(&path)
     }
 
     /// One Flux Kustomization: build, then targetNamespace, patches and
-    /// postBuild substitution, in Flux's order.
+    /// postBuild substitution, in Flux's order. Returns the objects and
+    /// whether some variable's value was unknown. `inherited_unknowns`
+    /// says the parent left variables unresolved in this Kustomization
+    /// (in its patches, say): text that looks undefined here may have
+    /// been replaced there.
     fn render(
         &mut self,
         files: &mut Files,
         id: &KsId,
         ks: &Object,
+        inherited_unknowns: bool,
         lookup_pool: &[Object],
         issues: &mut Vec<Issue>,
-    ) -> Vec<Object> {
+    ) -> (Vec<Object>, bool) {
         let mut objs = match self.build(files, ks) {
             Some(Ok(objs)) => objs.clone(),
             Some(Err(issue)) => {
                 issues.push(issue.clone());
-                return Vec::new();
+                return (Vec::new(), inherited_unknowns);
             }
-            None => return Vec::new(),
+            None => return (Vec::new(), inherited_unknowns),
         };
         let ks_span = ks.root.get("metadata").map(|m| m.span);
         for o in &mut objs {
@@ -275,24 +361,38 @@ impl FluxTree {
         {
             issues.push(issue);
         }
-        if let (Some(patches), Some(path)) = (ks.root.path(&["spec", "patches"]), ks_path(ks)) {
+        if let (Some(patches), Some(path)) = (ks.root.path(&["spec", "patches"]), self.ks_path(files, ks)) {
             if let Err(issue) = kustomize::apply_patches(&mut objs, patches, files, &path) {
                 issues.push(issue);
             }
         }
         if ks.root.path(&["spec", "postBuild"]).is_some() {
             // Flux reads substituteFrom in the Kustomization's own namespace.
+            // A repo of several clusters holds one such object per cluster:
+            // the one nearest to the Kustomization's file is its cluster's.
+            let ks_path = files.sources.path(ks.file).to_path_buf();
             let lookup = |kind: &str, _namespace: &str, name: &str| {
-                find_in(lookup_pool, "", kind, Some(&id.0), name)
+                lookup_pool
+                    .iter()
+                    .filter(|o| o.kind() == kind && o.name() == name && o.namespace() == Some(id.0.as_str()))
+                    .max_by_key(|o| common_prefix(files.sources.path(o.file), &ks_path))
             };
-            let (vars, var_issues) = collect_vars(&files.sources, ks, &lookup);
+            let (mut vars, var_issues) = collect_vars(&files.sources, ks, &lookup);
             issues.extend(var_issues);
+            vars.incomplete |= inherited_unknowns;
             for o in &mut objs {
                 issues.extend(substitute(&files.sources, o, &vars));
             }
+            let unknowns = vars.incomplete || vars.map.values().any(|v| v.unknown);
+            return (objs, unknowns);
         }
-        objs
+        (objs, inherited_unknowns)
     }
+}
+
+/// Number of leading path components two paths share.
+fn common_prefix(a: &Path, b: &Path) -> usize {
+    a.components().zip(b.components()).take_while(|(x, y)| x == y).count()
 }
 
 /// Identity of a Flux Kustomization found in `parent`'s output: one
@@ -304,26 +404,11 @@ fn child_id(parent: &Object, child: &Object) -> KsId {
 
 /// `spec.path` of a Flux Kustomization, relative to the repo root. Flux
 /// reads it relative to the source root whether or not it starts with `./`.
-fn ks_path(ks: &Object) -> Option<PathBuf> {
-    let raw = ks.root.str_at(&["spec", "path"]).unwrap_or("./");
-    join_within(Path::new(""), raw.trim_start_matches('/'))
-}
-
-fn path_issue(files: &Files, ks: &Object, path: &Path) -> Issue {
-    let node = ks.root.path(&["spec", "path"]);
-    let span = node.map(|n| n.span).or(ks.root.get("spec").map(|n| n.span));
-    let message = format!(
-        "Flux Kustomization {} has spec.path {} which is not a directory in this repository",
-        ks.id(),
-        path.display()
-    );
-    match span {
-        Some(s) => Issue {
-            path: files.sources.path(s.file).display().to_string(),
-            line: s.line,
-            col: s.col,
-            message,
-        },
-        None => Issue::file(files.sources.path(ks.file), message),
-    }
+/// `kind/name` of the source a Flux Kustomization builds from.
+pub fn source_of(ks: &Object) -> String {
+    format!(
+        "{}/{}",
+        ks.root.str_at(&["spec", "sourceRef", "kind"]).unwrap_or(""),
+        ks.root.str_at(&["spec", "sourceRef", "name"]).unwrap_or("")
+    )
 }

@@ -284,6 +284,12 @@ fn subst_scalar(
     *changed += 1;
     if let Some(origin) = origin_of(&expanded.uses, &expanded.undefined, vars) {
         node.origin = Some(Arc::new(origin));
+        // A value we cannot know (SOPS, a source only in the cluster)
+        // keeps its `${...}` text: an empty string would be a guess, and
+        // a wrong one that rules would then report on.
+        if expanded.unresolved {
+            return;
+        }
     }
     node.value = if retype && node.style == Style::Plain {
         resolve_plain(&expanded.text).unwrap_or(Value::Str(expanded.text))
@@ -322,6 +328,7 @@ struct Expanded {
     uses: Vec<String>,
     /// Variables used without a default that nothing defines.
     undefined: Vec<String>,
+    unresolved: bool,
 }
 
 /// Variables met while evaluating.
@@ -329,6 +336,9 @@ struct Expanded {
 struct Trace {
     uses: Vec<String>,
     undefined: Vec<String>,
+    /// A variable's value is not in the repository (SOPS, or no default
+    /// and a source that only the cluster has).
+    unresolved: bool,
 }
 
 fn expand(text: &str, vars: &Vars) -> Result<Expanded, String> {
@@ -342,6 +352,7 @@ fn expand(text: &str, vars: &Vars) -> Result<Expanded, String> {
         text: out,
         uses: trace.uses,
         undefined: trace.undefined,
+        unresolved: trace.unresolved,
     })
 }
 
@@ -743,8 +754,11 @@ fn eval(node: &Ast, vars: &Vars, trace: &mut Trace, out: &mut String) {
         Ast::Func { name, param, args } => {
             // Non-strict mode: an undefined variable reads as "".
             trace.uses.push(param.clone());
-            if args.is_empty() && vars.get(param).is_none() && !vars.incomplete {
-                trace.undefined.push(param.clone());
+            match vars.get(param) {
+                Some(v) if v.unknown => trace.unresolved = true,
+                None if args.is_empty() && vars.incomplete => trace.unresolved = true,
+                None if args.is_empty() => trace.undefined.push(param.clone()),
+                _ => {}
             }
             let args: Vec<String> = args
                 .iter()
@@ -1309,12 +1323,14 @@ spec:
         assert_eq!(j["metadata"]["labels"]["example.org"], "yes");
         let c = &j["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(c["image"], "nginx:1.27");
+        // The optional `maybe` source is not in the repo, so the
+        // cluster may define UNSET: its use stays as written.
         assert_eq!(
             c["args"],
-            serde_json::json!(["--tz=UTC", "${KEEP}", "--x="])
+            serde_json::json!(["--tz=UTC", "${KEEP}", "--x=${UNSET}"])
         );
         assert_eq!(c["env"][0]["value"], "3");
-        assert_eq!(c["env"][1]["value"], serde_json::Value::Null);
+        assert_eq!(c["env"][1]["value"], "${UNSET}");
         assert_eq!(c["env"][2]["value"], "3\n");
         let step = obj.chain.last().unwrap();
         assert_eq!(step.kind, StepKind::Substitution);

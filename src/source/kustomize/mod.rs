@@ -279,6 +279,12 @@ pub fn build_flux_path(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Iss
     b.finish(acc)
 }
 
+/// Whether `dir` holds a kustomization file (which then decides what of
+/// the directory is applied).
+pub fn has_kustomization(files: &Files, dir: &Path) -> bool {
+    !matches!(kustomization::find(files, dir), Ok(None))
+}
+
 /// Flux's `targetNamespace`: kustomize's namespace transformer, which
 /// kustomize-controller applies by writing `namespace:` into the
 /// kustomization it generates.
