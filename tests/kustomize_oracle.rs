@@ -66,10 +66,17 @@ fn first_diff(a: &J, b: &J, path: &mut String) -> Option<String> {
             None
         }
         _ if a == b => None,
+        // kustomize writes its output through JSON, where 1.0 and 1 are the
+        // same number.
+        (J::Number(x), J::Number(y)) if x.as_f64() == y.as_f64() => None,
         _ => {
             let short = |v: &J| {
                 let s = v.to_string();
-                if s.len() > 80 { format!("{}...", &s[..s.floor_char_boundary(80)]) } else { s }
+                if s.len() > 80 {
+                    format!("{}...", &s[..s.floor_char_boundary(80)])
+                } else {
+                    s
+                }
             };
             Some(format!("{path}: ours {} vs kubectl {}", short(a), short(b)))
         }
@@ -78,18 +85,32 @@ fn first_diff(a: &J, b: &J, path: &mut String) -> Option<String> {
 
 fn kustomization_dirs(corpus: &Path) -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(corpus).sort_by_file_name().into_iter().flatten() {
+    for entry in walkdir::WalkDir::new(corpus)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+    {
         let name = entry.file_name().to_string_lossy();
-        if !matches!(name.as_ref(), "kustomization.yaml" | "kustomization.yml" | "Kustomization") {
+        if !matches!(
+            name.as_ref(),
+            "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+        ) {
             continue;
         }
-        let Some(dir) = entry.path().parent() else { continue };
-        let Ok(rel) = dir.strip_prefix(corpus) else { continue };
+        let Some(dir) = entry.path().parent() else {
+            continue;
+        };
+        let Ok(rel) = dir.strip_prefix(corpus) else {
+            continue;
+        };
         let mut parts = rel.components();
         let Some(repo) = parts.next() else { continue };
         let repo = corpus.join(repo.as_os_str());
         let inner: PathBuf = parts.collect();
-        if !out.iter().any(|(r, d): &(PathBuf, PathBuf)| *r == repo && *d == inner) {
+        if !out
+            .iter()
+            .any(|(r, d): &(PathBuf, PathBuf)| *r == repo && *d == inner)
+        {
             out.push((repo, inner));
         }
     }
@@ -116,7 +137,10 @@ fn kustomize_matches_kubectl_on_corpus() {
         if std::env::var("CI").as_deref() == Ok("true") {
             panic!("corpus folder {} is missing (CI=true)", corpus.display());
         }
-        eprintln!("\n!!!!!!!! SKIPPED: corpus folder {} is missing !!!!!!!!\n", corpus.display());
+        eprintln!(
+            "\n!!!!!!!! SKIPPED: corpus folder {} is missing !!!!!!!!\n",
+            corpus.display()
+        );
         return;
     }
     let filter = std::env::var("KUSTOMIZE_ORACLE_FILTER").unwrap_or_default();
@@ -148,11 +172,18 @@ fn kustomize_matches_kubectl_on_corpus() {
         let Ok(text) = out else { continue };
         let (repo, dir) = &dirs[i];
         total += 1;
-        let label = format!("{}/{}", repo.file_name().unwrap_or_default().to_string_lossy(), dir.display());
+        let label = format!(
+            "{}/{}",
+            repo.file_name().unwrap_or_default().to_string_lossy(),
+            dir.display()
+        );
         let theirs = match parse_documents(&text, FileId(0), &Limits::default()) {
             Ok(docs) => by_key(docs.iter().filter(|d| !d.is_null()).map(Node::to_json)),
             Err(e) => {
-                failures.push(format!("{label}: cannot parse kubectl output: {}", e.message));
+                failures.push(format!(
+                    "{label}: cannot parse kubectl output: {}",
+                    e.message
+                ));
                 continue;
             }
         };
@@ -167,7 +198,9 @@ fn kustomize_matches_kubectl_on_corpus() {
         let reason = if ours.keys().ne(theirs.keys()) {
             let missing: Vec<_> = theirs.keys().filter(|k| !ours.contains_key(*k)).collect();
             let extra: Vec<_> = ours.keys().filter(|k| !theirs.contains_key(*k)).collect();
-            Some(format!("objects differ: missing {missing:?}, extra {extra:?}"))
+            Some(format!(
+                "objects differ: missing {missing:?}, extra {extra:?}"
+            ))
         } else {
             ours.iter().find_map(|(k, a)| {
                 let mut path = String::new();

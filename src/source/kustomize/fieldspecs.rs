@@ -78,9 +78,11 @@ impl Config {
         merge_specs(&mut self.images, &other.images);
         merge_specs(&mut self.replicas, &other.replicas);
         for nr in &other.name_reference {
-            match self.name_reference.iter_mut().find(|n| {
-                n.kind == nr.kind && n.group == nr.group && n.version == nr.version
-            }) {
+            match self
+                .name_reference
+                .iter_mut()
+                .find(|n| n.kind == nr.kind && n.group == nr.group && n.version == nr.version)
+            {
                 Some(n) => merge_specs(&mut n.specs, &nr.specs),
                 None => self.name_reference.push(nr.clone()),
             }
@@ -94,7 +96,10 @@ impl Config {
             if doc.is_null() {
                 return Ok(c);
             }
-            return Err((doc.span, "transformer configuration must be a mapping".into()));
+            return Err((
+                doc.span,
+                "transformer configuration must be a mapping".into(),
+            ));
         };
         for (k, v) in map {
             let key = k.as_str().unwrap_or("");

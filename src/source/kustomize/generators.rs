@@ -15,7 +15,10 @@ use super::{Acc, Res, issue_at};
 
 pub(crate) fn run(files: &mut Files, k: &Kustomization, acc: &mut Acc) -> Result<(), Issue> {
     let global = k.get("generatorOptions");
-    for (key, kind) in [("configMapGenerator", "ConfigMap"), ("secretGenerator", "Secret")] {
+    for (key, kind) in [
+        ("configMapGenerator", "ConfigMap"),
+        ("secretGenerator", "Secret"),
+    ] {
         let Some(list) = k.get(key) else { continue };
         let Some(items) = list.as_seq() else {
             return Err(k.err(list.span, format!("{key} must be a list")));
@@ -66,7 +69,10 @@ fn options(local: Option<&Node>, global: Option<&Node>) -> Options {
     string_map(local.and_then(|n| n.get("labels")), &mut o.labels);
     string_map(global.and_then(|n| n.get("labels")), &mut o.labels);
     string_map(local.and_then(|n| n.get("annotations")), &mut o.annotations);
-    string_map(global.and_then(|n| n.get("annotations")), &mut o.annotations);
+    string_map(
+        global.and_then(|n| n.get("annotations")),
+        &mut o.annotations,
+    );
     o
 }
 
@@ -109,7 +115,10 @@ fn generate(
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
         {
-            return Err(k.err(vspan, format!("'{key}' is not a valid ConfigMap/Secret key")));
+            return Err(k.err(
+                vspan,
+                format!("'{key}' is not a valid ConfigMap/Secret key"),
+            ));
         }
         if data.iter().chain(binary.iter()).any(|(k2, _)| *k2 == key) {
             return Err(k.err(
@@ -118,8 +127,12 @@ fn generate(
             ));
         }
         match (kind, String::from_utf8(value)) {
-            ("Secret", Ok(text)) => data.push((key, Node::synthetic_str(base64(text.as_bytes()), vspan))),
-            ("Secret", Err(e)) => data.push((key, Node::synthetic_str(base64(e.as_bytes()), vspan))),
+            ("Secret", Ok(text)) => {
+                data.push((key, Node::synthetic_str(base64(text.as_bytes()), vspan)))
+            }
+            ("Secret", Err(e)) => {
+                data.push((key, Node::synthetic_str(base64(e.as_bytes()), vspan)))
+            }
             (_, Ok(text)) => data.push((key, Node::synthetic_str(text, vspan))),
             (_, Err(e)) => binary.push((key, Node::synthetic_str(base64(e.as_bytes()), vspan))),
         }
@@ -129,7 +142,11 @@ fn generate(
     let opts = options(args.get("options"), global);
 
     let mut meta = vec![("name".to_string(), Node::synthetic_str(name, span))];
-    if let Some(ns) = args.get("namespace").and_then(Node::scalar_text).filter(|s| !s.is_empty()) {
+    if let Some(ns) = args
+        .get("namespace")
+        .and_then(Node::scalar_text)
+        .filter(|s| !s.is_empty())
+    {
         meta.push(("namespace".into(), Node::synthetic_str(ns, span)));
     }
     if !opts.labels.is_empty() {
@@ -160,7 +177,11 @@ fn generate(
         root.push(("immutable".into(), Node::new(Value::Bool(true), span)));
     }
     let mut obj = Object::new(map_node(root, span), span.file, 0);
-    obj.push_step(StepKind::Generator, format!("{kind} generator in {}", k.file.display()), Some(span));
+    obj.push_step(
+        StepKind::Generator,
+        format!("{kind} generator in {}", k.file.display()),
+        Some(span),
+    );
     let mut res = Res::new(obj);
     res.needs_hash = !opts.disable_hash;
     res.behavior = Some(behavior);
@@ -168,13 +189,22 @@ fn generate(
 }
 
 /// Key/value pairs in kustomize's order: env files, literals, then files.
-fn load_pairs(files: &mut Files, k: &Kustomization, args: &Node) -> Result<Vec<(String, Vec<u8>, Span)>, Issue> {
+fn load_pairs(
+    files: &mut Files,
+    k: &Kustomization,
+    args: &Node,
+) -> Result<Vec<(String, Vec<u8>, Span)>, Issue> {
     let mut out = Vec::new();
     let mut envs: Vec<&Node> = Vec::new();
     if let Some(e) = args.get("env").filter(|n| !n.is_null()) {
         envs.push(e);
     }
-    envs.extend(args.get("envs").and_then(Node::as_seq).into_iter().flatten());
+    envs.extend(
+        args.get("envs")
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten(),
+    );
     for e in envs {
         let Some(rel) = e.scalar_text() else {
             return Err(k.err(e.span, "env file entries must be strings"));
@@ -182,7 +212,11 @@ fn load_pairs(files: &mut Files, k: &Kustomization, args: &Node) -> Result<Vec<(
         let path = k.local_file(files, &rel, e.span)?;
         let (_, text) = files.text(&path)?;
         for (i, line) in text.lines().enumerate() {
-            let line = if i == 0 { line.trim_start_matches('\u{feff}') } else { line };
+            let line = if i == 0 {
+                line.trim_start_matches('\u{feff}')
+            } else {
+                line
+            };
             let line = line.trim_start();
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -194,26 +228,52 @@ fn load_pairs(files: &mut Files, k: &Kustomization, args: &Node) -> Result<Vec<(
                 None => (line, String::new()),
             };
             if key.is_empty() || key.contains(char::is_whitespace) {
-                return Err(k.err(e.span, format!("{}: line {}: {key:?} is not a valid key name", path.display(), i + 1)));
+                return Err(k.err(
+                    e.span,
+                    format!(
+                        "{}: line {}: {key:?} is not a valid key name",
+                        path.display(),
+                        i + 1
+                    ),
+                ));
             }
             out.push((key.to_string(), value.into_bytes(), e.span));
         }
     }
-    for lit in args.get("literals").and_then(Node::as_seq).into_iter().flatten() {
+    for lit in args
+        .get("literals")
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+    {
         let Some(src) = lit.scalar_text() else {
             return Err(k.err(lit.span, "literals must be strings"));
         };
         let Some((key, value)) = src.split_once('=').filter(|(key, _)| !key.is_empty()) else {
-            return Err(k.err(lit.span, format!("invalid literal source {src}, expected key=value")));
+            return Err(k.err(
+                lit.span,
+                format!("invalid literal source {src}, expected key=value"),
+            ));
         };
-        out.push((key.to_string(), remove_quotes(value).as_bytes().to_vec(), lit.span));
+        out.push((
+            key.to_string(),
+            remove_quotes(value).as_bytes().to_vec(),
+            lit.span,
+        ));
     }
-    for f in args.get("files").and_then(Node::as_seq).into_iter().flatten() {
+    for f in args
+        .get("files")
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+    {
         let Some(src) = f.scalar_text() else {
             return Err(k.err(f.span, "files entries must be strings"));
         };
         let (key, rel) = match src.split_once('=') {
-            Some((key, rel)) if !key.is_empty() && !rel.is_empty() => (key.to_string(), rel.to_string()),
+            Some((key, rel)) if !key.is_empty() && !rel.is_empty() => {
+                (key.to_string(), rel.to_string())
+            }
             Some(_) => return Err(k.err(f.span, format!("invalid file source {src}"))),
             None => {
                 let base = Path::new(&src)
@@ -232,7 +292,9 @@ fn load_pairs(files: &mut Files, k: &Kustomization, args: &Node) -> Result<Vec<(
 
 fn read_bytes(files: &Files, path: &Path) -> Result<Vec<u8>, String> {
     let abs = files.abs(path);
-    let len = std::fs::metadata(&abs).map_err(|e| format!("{}: {e}", path.display()))?.len();
+    let len = std::fs::metadata(&abs)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .len();
     if len > files.limits().max_bytes as u64 {
         return Err(format!("{}: file is over the size limit", path.display()));
     }
@@ -269,7 +331,10 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
         [] => Err(issue_at(
             files,
             span,
-            format!("id {} does not exist; cannot merge or replace", id.display()),
+            format!(
+                "id {} does not exist; cannot merge or replace",
+                id.display()
+            ),
         )),
         [i] => {
             let old = &acc.res[*i];
@@ -277,7 +342,10 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
                 return Err(issue_at(
                     files,
                     span,
-                    format!("id {} exists; behavior must be merge or replace", id.display()),
+                    format!(
+                        "id {} exists; behavior must be merge or replace",
+                        id.display()
+                    ),
                 ));
             }
             let root = &mut res.obj.root;
@@ -294,7 +362,12 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
                 for key in ["data", "binaryData"] {
                     if let Some(old_data) = old.obj.root.get(key).filter(|n| n.as_map().is_some()) {
                         let mut merged = old_data.clone();
-                        for (k2, v) in root.get(key).and_then(Node::as_map).cloned().unwrap_or_default() {
+                        for (k2, v) in root
+                            .get(key)
+                            .and_then(Node::as_map)
+                            .cloned()
+                            .unwrap_or_default()
+                        {
                             if let Some(key_text) = k2.as_str() {
                                 merged.insert(key_text, v);
                             }
@@ -315,7 +388,10 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
         _ => Err(issue_at(
             files,
             span,
-            format!("found multiple objects that could accept merge of {}", id.display()),
+            format!(
+                "found multiple objects that could accept merge of {}",
+                id.display()
+            ),
         )),
     }
 }
@@ -343,7 +419,11 @@ pub(crate) fn add_hashes(res: &mut [Res]) {
         let Some(hash) = content_hash(&r.obj.root) else {
             continue;
         };
-        let span = r.obj.root.path(&["metadata", "name"]).map_or(r.obj.root.span, |n| n.span);
+        let span = r
+            .obj
+            .root
+            .path(&["metadata", "name"])
+            .map_or(r.obj.root.span, |n| n.span);
         r.store_prev();
         let name = format!("{}-{}", r.obj.name(), hash);
         r.set_name(&name, span);
@@ -352,10 +432,12 @@ pub(crate) fn add_hashes(res: &mut [Res]) {
 
 /// kustomize's hasher: SHA-256 of a Go-encoded JSON summary, first ten hex
 /// digits with some letters swapped so the result never looks like a
-/// number or a bad word.
+/// number or a bad word. kustomize 5.5 (kubectl 1.32) hashes with an empty
+/// name, so the suffix depends on the content only: `foo` and `bar` with
+/// the same literals both get `-4h2mbtbbt6`.
 pub(crate) fn content_hash(root: &Node) -> Option<String> {
     let kind = root.str_at(&["kind"])?;
-    let name = GoJson::Str(root.str_at(&["metadata", "name"]).unwrap_or("").to_string());
+    let name = GoJson::Str(String::new());
     let field = |key: &str| match root.get(key) {
         None => GoJson::Str(String::new()),
         Some(n) => GoJson::from_node(n),
@@ -468,7 +550,9 @@ fn write_go_string(s: &str, out: &mut String) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
@@ -480,7 +564,11 @@ fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -506,6 +594,25 @@ mod tests {
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
     }
 
+    fn y(s: &str) -> Node {
+        crate::yaml::parse_documents(s, crate::yaml::FileId(0), &crate::yaml::Limits::default())
+            .unwrap()
+            .remove(0)
+    }
+
+    /// Values from `kubectl kustomize` (kustomize v5.5.0) on a tempdir with
+    /// `configMapGenerator: [{name: foo, literals: [a=b]}]`, and the same
+    /// as a secretGenerator.
+    #[test]
+    fn hash_suffix_matches_kubectl() {
+        let cm = y("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: foo}\ndata: {a: b}\n");
+        assert_eq!(content_hash(&cm).as_deref(), Some("4h2mbtbbt6"));
+        let secret = y(
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: foo}\ntype: Opaque\ndata: {a: Yg==}\n",
+        );
+        assert_eq!(content_hash(&secret).as_deref(), Some("k695gkmbtk"));
+    }
+
     #[test]
     fn go_strings_escape_html() {
         let mut s = String::new();
@@ -516,7 +623,11 @@ mod tests {
     #[test]
     fn ids_compare_default_namespace() {
         let a = super::super::ResId {
-            gvk: super::super::Gvk { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() },
+            gvk: super::super::Gvk {
+                group: String::new(),
+                version: "v1".into(),
+                kind: "ConfigMap".into(),
+            },
             name: "x".into(),
             namespace: String::new(),
         };

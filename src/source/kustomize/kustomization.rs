@@ -7,7 +7,8 @@ use crate::yaml::{Node, Span, Value};
 
 use super::issue_at;
 
-pub(crate) const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub(crate) const FILE_NAMES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// The kustomization file in `dir`; more than one is an error, as in
 /// kustomize.
@@ -40,7 +41,10 @@ pub(crate) struct Kustomization {
 /// kustomization that cannot be rendered faithfully should.
 const UNSUPPORTED: [(&str, &str); 6] = [
     ("helmCharts", "helmCharts need the network to pull charts"),
-    ("helmChartInflationGenerator", "helm chart inflation needs the network"),
+    (
+        "helmChartInflationGenerator",
+        "helm chart inflation needs the network",
+    ),
     ("generators", "generator plugins are not supported"),
     ("validators", "validator plugins are not supported"),
     ("vars", "vars are not supported"),
@@ -51,12 +55,15 @@ impl Kustomization {
     pub fn load(files: &mut Files, file: &Path, dir: &Path) -> Result<Kustomization, Issue> {
         let parsed = files.documents(file)?;
         let root = match parsed.docs.as_slice() {
-            [] => Node::new(Value::Map(Vec::new()), Span {
-                file: parsed.file,
-                line: 1,
-                col: 1,
-                ..Span::default()
-            }),
+            [] => Node::new(
+                Value::Map(Vec::new()),
+                Span {
+                    file: parsed.file,
+                    line: 1,
+                    col: 1,
+                    ..Span::default()
+                },
+            ),
             [one] => one.clone(),
             [_, second, ..] => {
                 return Err(issue_at(
@@ -67,7 +74,11 @@ impl Kustomization {
             }
         };
         if root.as_map().is_none() {
-            return Err(issue_at(files, root.span, "a kustomization must be a mapping"));
+            return Err(issue_at(
+                files,
+                root.span,
+                "a kustomization must be a mapping",
+            ));
         }
         let kind = root.str_at(&["kind"]).unwrap_or("Kustomization");
         if kind != "Kustomization" && kind != "Component" {
@@ -144,7 +155,11 @@ impl Kustomization {
     /// A file named by the kustomization.
     pub fn local_file(&self, files: &Files, entry: &str, span: Span) -> Result<PathBuf, Issue> {
         let Some(path) = join_within(&self.dir, entry) else {
-            return Err(issue_at(files, span, format!("'{entry}' leaves the repository")));
+            return Err(issue_at(
+                files,
+                span,
+                format!("'{entry}' leaves the repository"),
+            ));
         };
         if self.restrict && !path.starts_with(&self.dir) {
             return Err(issue_at(
@@ -167,4 +182,3 @@ impl Kustomization {
         Ok(path)
     }
 }
-

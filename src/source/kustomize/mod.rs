@@ -66,10 +66,19 @@ impl Gvk {
             ("storage.k8s.io", "CSINode"),
             ("storage.k8s.io", "VolumeAttachment"),
             ("scheduling.k8s.io", "PriorityClass"),
-            ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-            ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+            (
+                "admissionregistration.k8s.io",
+                "MutatingWebhookConfiguration",
+            ),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration",
+            ),
             ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-            ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingAdmissionPolicyBinding",
+            ),
             ("networking.k8s.io", "IngressClass"),
             ("node.k8s.io", "RuntimeClass"),
             ("policy", "PodSecurityPolicy"),
@@ -299,7 +308,11 @@ impl<'f> Builder<'f> {
             .filter(|r| {
                 r.obj
                     .root
-                    .path(&["metadata", "annotations", "config.kubernetes.io/local-config"])
+                    .path(&[
+                        "metadata",
+                        "annotations",
+                        "config.kubernetes.io/local-config",
+                    ])
                     .and_then(Node::scalar_text)
                     .is_none_or(|v| v != "true")
             })
@@ -360,7 +373,8 @@ impl<'f> Builder<'f> {
         };
         let mut k = kustomization::Kustomization::load(self.files, &kfile, dir)?;
         k.restrict = self.restrict;
-        if component != k.is_component() {
+        // kubectl renders a Component named directly like a kustomization.
+        if from.is_some() && component != k.is_component() {
             let msg = if component {
                 format!("expected kind 'Component' for path '{}'", dir.display())
             } else {
@@ -423,10 +437,18 @@ impl<'f> Builder<'f> {
         generators::run(self.files, k, acc)?;
         for (entry, span) in k.strings("components")? {
             if resources::is_remote(&entry) {
-                return Err(issue_at(self.files, span, "remote components are not supported"));
+                return Err(issue_at(
+                    self.files,
+                    span,
+                    "remote components are not supported",
+                ));
             }
             let Some(dir) = crate::source::join_within(&k.dir, &entry) else {
-                return Err(issue_at(self.files, span, format!("'{entry}' leaves the repository")));
+                return Err(issue_at(
+                    self.files,
+                    span,
+                    format!("'{entry}' leaves the repository"),
+                ));
             };
             self.build_dir(&dir, acc, true, Some(span))?;
         }
@@ -435,7 +457,13 @@ impl<'f> Builder<'f> {
         transformers::run(self.files, k, acc, &config)
     }
 
-    fn load_resource(&mut self, entry: &str, span: Span, dir: &Path, acc: &mut Acc) -> Result<(), Issue> {
+    fn load_resource(
+        &mut self,
+        entry: &str,
+        span: Span,
+        dir: &Path,
+        acc: &mut Acc,
+    ) -> Result<(), Issue> {
         if resources::is_remote(entry) {
             return Err(issue_at(
                 self.files,
@@ -444,7 +472,11 @@ impl<'f> Builder<'f> {
             ));
         }
         let Some(path) = crate::source::join_within(dir, entry) else {
-            return Err(issue_at(self.files, span, format!("'{entry}' leaves the repository")));
+            return Err(issue_at(
+                self.files,
+                span,
+                format!("'{entry}' leaves the repository"),
+            ));
         };
         self.load_resource_path(&path, dir, acc, span)
     }

@@ -15,7 +15,8 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
             .iter()
             .filter(|r| {
                 let g = r.gvk();
-                g.kind == nr.kind && (nr.group.is_empty() || nr.group.contains('/') || nr.group == g.group)
+                g.kind == nr.kind
+                    && (nr.group.is_empty() || nr.group.contains('/') || nr.group == g.group)
             })
             .map(|r| Candidate {
                 names: r.names(),
@@ -41,9 +42,14 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
             };
             for fs in nr.specs.iter().filter(|fs| fs.selects(&gvk)) {
                 let span = r.obj.root.span;
-                visit(&mut r.obj.root, &split_path(&fs.path), false, Leaf::Scalar, span, &mut |node| {
-                    update(node, &candidates, referrer_ns.as_deref(), &nr.kind)
-                })
+                visit(
+                    &mut r.obj.root,
+                    &split_path(&fs.path),
+                    false,
+                    Leaf::Scalar,
+                    span,
+                    &mut |node| update(node, &candidates, referrer_ns.as_deref(), &nr.kind),
+                )
                 .map_err(|m| (span, format!("{}: {m}", fs.path)))?;
             }
         }
@@ -60,7 +66,13 @@ struct Candidate {
 }
 
 fn same_ns(a: &str, b: &str) -> bool {
-    let norm = |s: &str| if s.is_empty() { "default".to_string() } else { s.to_string() };
+    let norm = |s: &str| {
+        if s.is_empty() {
+            "default".to_string()
+        } else {
+            s.to_string()
+        }
+    };
     norm(a) == norm(b)
 }
 
@@ -87,12 +99,19 @@ fn resolve<'c>(
         return Ok(None);
     };
     if chosen.iter().any(|c| c.name != first.name) {
-        return Err(format!("found multiple possible referrals for name '{old}'"));
+        return Err(format!(
+            "found multiple possible referrals for name '{old}'"
+        ));
     }
     Ok(Some(first))
 }
 
-fn update(node: &mut Node, candidates: &[Candidate], ns: Option<&str>, kind: &str) -> Result<(), String> {
+fn update(
+    node: &mut Node,
+    candidates: &[Candidate],
+    ns: Option<&str>,
+    kind: &str,
+) -> Result<(), String> {
     match &mut node.value {
         Value::Str(old) => {
             if let Some(c) = resolve(old, candidates, ns)? {
@@ -110,13 +129,20 @@ fn update(node: &mut Node, candidates: &[Candidate], ns: Option<&str>, kind: &st
             Ok(())
         }
         Value::Map(_) => {
-            if node.get("kind").and_then(Node::as_str).is_some_and(|k| k != kind) {
+            if node
+                .get("kind")
+                .and_then(Node::as_str)
+                .is_some_and(|k| k != kind)
+            {
                 return Ok(());
             }
             let Some(old) = node.get("name").and_then(Node::as_str).map(str::to_string) else {
                 return Ok(());
             };
-            let own_ns = node.get("namespace").and_then(Node::as_str).map(str::to_string);
+            let own_ns = node
+                .get("namespace")
+                .and_then(Node::as_str)
+                .map(str::to_string);
             let lookup_ns = own_ns.as_deref().or(ns);
             let Some(c) = resolve(&old, candidates, lookup_ns)? else {
                 return Ok(());
@@ -125,7 +151,10 @@ fn update(node: &mut Node, candidates: &[Candidate], ns: Option<&str>, kind: &st
                 let span = node.get("name").map_or(node.span, |n| n.span);
                 node.insert("name", Node::synthetic_str(c.name.clone(), span));
             }
-            if own_ns.is_some() && !c.namespace.is_empty() && own_ns.as_deref() != Some(&c.namespace) {
+            if own_ns.is_some()
+                && !c.namespace.is_empty()
+                && own_ns.as_deref() != Some(&c.namespace)
+            {
                 let span = node.get("namespace").map_or(node.span, |n| n.span);
                 node.insert("namespace", Node::synthetic_str(c.namespace.clone(), span));
             }

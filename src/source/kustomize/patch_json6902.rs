@@ -7,7 +7,10 @@ type Fail = (Option<Span>, String);
 
 pub(crate) fn apply(root: &mut Node, ops: &Node) -> Result<(), Fail> {
     let Some(list) = ops.as_seq() else {
-        return Err((Some(ops.span), "a JSON patch must be a list of operations".into()));
+        return Err((
+            Some(ops.span),
+            "a JSON patch must be a list of operations".into(),
+        ));
     };
     for op in list {
         apply_one(root, op).map_err(|m| (Some(op.span), m))?;
@@ -48,8 +51,12 @@ fn apply_one(root: &mut Node, op: &Node) -> Result<(), String> {
         "remove" => remove(root, &path).map(drop),
         "replace" => {
             let v = value()?;
-            let slot = get_mut(root, &path)
-                .ok_or_else(|| format!("replace operation does not apply: doc is missing path: {}", show(&path)))?;
+            let slot = get_mut(root, &path).ok_or_else(|| {
+                format!(
+                    "replace operation does not apply: doc is missing path: {}",
+                    show(&path)
+                )
+            })?;
             *slot = v;
             Ok(())
         }
@@ -60,9 +67,12 @@ fn apply_one(root: &mut Node, op: &Node) -> Result<(), String> {
         }
         "copy" => {
             let from = pointer(op, "from")?;
-            let v = get_mut(root, &from)
-                .map(|n| n.clone())
-                .ok_or_else(|| format!("copy operation does not apply: doc is missing from path: {}", show(&from)))?;
+            let v = get_mut(root, &from).map(|n| n.clone()).ok_or_else(|| {
+                format!(
+                    "copy operation does not apply: doc is missing from path: {}",
+                    show(&from)
+                )
+            })?;
             add(root, &path, v)
         }
         "test" => {
@@ -88,7 +98,11 @@ fn index(seg: &str, len: usize, allow_end: bool) -> Option<usize> {
         return None;
     }
     let i: usize = seg.parse().ok()?;
-    let max = if allow_end { len } else { len.saturating_sub(1) };
+    let max = if allow_end {
+        len
+    } else {
+        len.saturating_sub(1)
+    };
     (i <= max && (allow_end || len > 0)).then_some(i)
 }
 
@@ -115,8 +129,12 @@ fn add(root: &mut Node, path: &[String], value: Node) -> Result<(), String> {
         *root = value;
         return Ok(());
     };
-    let parent = get_mut(root, parent_path)
-        .ok_or_else(|| format!("add operation does not apply: doc is missing path: {}", show(path)))?;
+    let parent = get_mut(root, parent_path).ok_or_else(|| {
+        format!(
+            "add operation does not apply: doc is missing path: {}",
+            show(path)
+        )
+    })?;
     let span = value.span;
     match &mut parent.value {
         Value::Map(entries) => {
@@ -130,12 +148,19 @@ fn add(root: &mut Node, path: &[String], value: Node) -> Result<(), String> {
             Ok(())
         }
         Value::Seq(items) => {
-            let i = index(last, items.len(), true)
-                .ok_or_else(|| format!("add operation does not apply: index out of range: {}", show(path)))?;
+            let i = index(last, items.len(), true).ok_or_else(|| {
+                format!(
+                    "add operation does not apply: index out of range: {}",
+                    show(path)
+                )
+            })?;
             items.insert(i, value);
             Ok(())
         }
-        _ => Err(format!("add operation does not apply: {} is not a container", show(parent_path))),
+        _ => Err(format!(
+            "add operation does not apply: {} is not a container",
+            show(parent_path)
+        )),
     }
 }
 
@@ -143,7 +168,12 @@ fn remove(root: &mut Node, path: &[String]) -> Result<Node, String> {
     let Some((last, parent_path)) = path.split_last() else {
         return Err("cannot remove the whole document".into());
     };
-    let missing = || format!("remove operation does not apply: doc is missing path: {}", show(path));
+    let missing = || {
+        format!(
+            "remove operation does not apply: doc is missing path: {}",
+            show(path)
+        )
+    };
     let parent = get_mut(root, parent_path).ok_or_else(missing)?;
     match &mut parent.value {
         Value::Map(entries) => {

@@ -117,7 +117,10 @@ fn merge_value(dest: Option<Node>, patch: &Node) -> Result<Option<Node>, String>
             Ok(Some(dest))
         }
         Value::Seq(items) => {
-            if items.iter().any(|i| is_marker(i) && directive(i) == Some("replace")) {
+            if items
+                .iter()
+                .any(|i| is_marker(i) && directive(i) == Some("replace"))
+            {
                 return Ok(clean(patch));
             }
             let Some(dest) = dest.filter(|d| d.as_seq().is_some()) else {
@@ -150,34 +153,35 @@ fn key_of(n: &Node, key: &str) -> Option<String> {
     n.get(key).and_then(Node::scalar_text)
 }
 
+/// Elements already in `dest` merge in place; new ones from the patch go
+/// in front, in patch order (kustomize merges with ListPrepend, as
+/// apimachinery's strategic merge does).
 fn merge_associative(mut dest: Node, patch: &Node, key: &str) -> Result<Node, String> {
     let Some(items) = dest.as_seq_mut() else {
         return Ok(dest);
     };
+    let mut front = Vec::new();
     for p in patch.as_seq().into_iter().flatten() {
         if is_marker(p) {
             continue;
         }
-        let Some(k) = key_of(p, key) else {
-            if let Some(c) = clean(p) {
-                items.push(c);
-            }
-            continue;
-        };
-        match items.iter().position(|d| key_of(d, key).as_deref() == Some(&k)) {
+        let found = key_of(p, key).and_then(|k| {
+            items
+                .iter()
+                .position(|d| key_of(d, key).as_deref() == Some(&k))
+        });
+        match found {
             Some(i) => match merge_value(Some(items[i].clone()), p)? {
                 Some(m) => items[i] = m,
                 None => {
                     items.remove(i);
                 }
             },
-            None => {
-                if let Some(c) = clean(p) {
-                    items.push(c);
-                }
-            }
+            None => front.extend(clean(p)),
         }
     }
+    front.append(items);
+    *items = front;
     Ok(dest)
 }
 
@@ -194,19 +198,30 @@ mod tests {
 
     #[test]
     fn containers_merge_by_name_and_env_by_name() {
-        let mut d = y("spec:\n  containers:\n  - name: a\n    image: x\n    env:\n    - {name: A, value: '1'}\n  - name: b\n    image: y\n");
-        let p = y("spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: B, value: '2'}\n    - {name: A, value: '3'}\n");
+        let mut d = y(
+            "spec:\n  containers:\n  - name: a\n    image: x\n    env:\n    - {name: A, value: '1'}\n  - name: b\n    image: y\n",
+        );
+        let p = y(
+            "spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: B, value: '2'}\n    - {name: A, value: '3'}\n",
+        );
         assert!(merge(&mut d, &p).unwrap());
-        let want = y("spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: A, value: '3'}\n    - {name: B, value: '2'}\n  - name: b\n    image: y\n");
+        let want = y(
+            "spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: B, value: '2'}\n    - {name: A, value: '3'}\n  - name: b\n    image: y\n",
+        );
         assert_eq!(d.to_json(), want.to_json());
     }
 
     #[test]
     fn directives_delete_and_replace() {
-        let mut d = y("spec:\n  volumes:\n  - {name: a, emptyDir: {}}\n  - {name: b, emptyDir: {}}\n  sel: {x: 1, y: 2}\n  args: [a, b]\n");
-        let p = y("spec:\n  volumes:\n  - {name: a, $patch: delete}\n  sel:\n    $patch: replace\n    z: 3\n  args: [c]\n");
+        let mut d = y(
+            "spec:\n  volumes:\n  - {name: a, emptyDir: {}}\n  - {name: b, emptyDir: {}}\n  sel: {x: 1, y: 2}\n  args: [a, b]\n",
+        );
+        let p = y(
+            "spec:\n  volumes:\n  - {name: a, $patch: delete}\n  sel:\n    $patch: replace\n    z: 3\n  args: [c]\n",
+        );
         merge(&mut d, &p).unwrap();
-        let want = y("spec:\n  volumes:\n  - {name: b, emptyDir: {}}\n  sel: {z: 3}\n  args: [c]\n");
+        let want =
+            y("spec:\n  volumes:\n  - {name: b, emptyDir: {}}\n  sel: {z: 3}\n  args: [c]\n");
         assert_eq!(d.to_json(), want.to_json());
     }
 

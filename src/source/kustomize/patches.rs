@@ -43,12 +43,21 @@ pub(crate) fn inline_docs(files: &Files, node: &Node, kfile: &Path) -> Result<Ve
     let file = node.span.file;
     let mut docs = parse_documents(text, file, files.limits()).map_err(|e| Issue {
         path: kfile.display().to_string(),
-        line: node.span.line + if node.style == Style::Block { e.line } else { 0 },
+        line: node.span.line
+            + if node.style == Style::Block {
+                e.line
+            } else {
+                0
+            },
         col: node.span.col,
         message: format!("inline patch: {}", e.message),
     })?;
     let source = (file.0 as usize) < files.sources.len();
-    let file_text = if source { Some(files.sources.get(file).text.clone()) } else { None };
+    let file_text = if source {
+        Some(files.sources.get(file).text.clone())
+    } else {
+        None
+    };
     for d in &mut docs {
         respan(d, node, file_text.as_deref());
     }
@@ -103,10 +112,17 @@ fn patch_docs(
     kfile: &Path,
 ) -> Result<(Vec<Node>, String), Issue> {
     if let Some(p) = entry.get("patch").filter(|n| !n.is_null()) {
-        return Ok((inline_docs(files, p, kfile)?, format!("inline patch in {}", kfile.display())));
+        return Ok((
+            inline_docs(files, p, kfile)?,
+            format!("inline patch in {}", kfile.display()),
+        ));
     }
     let Some(p) = entry.get("path").filter(|n| !n.is_null()) else {
-        return Err(issue_at(files, entry.span, "a patch needs `patch` or `path`"));
+        return Err(issue_at(
+            files,
+            entry.span,
+            "a patch needs `patch` or `path`",
+        ));
     };
     let rel = p.scalar_text().unwrap_or_default();
     let path = local_path(files, dir, &rel, p.span, restrict)?;
@@ -114,19 +130,37 @@ fn patch_docs(
     Ok((docs, path.display().to_string()))
 }
 
-fn local_path(files: &Files, dir: &Path, rel: &str, span: Span, restrict: bool) -> Result<std::path::PathBuf, Issue> {
+fn local_path(
+    files: &Files,
+    dir: &Path,
+    rel: &str,
+    span: Span,
+    restrict: bool,
+) -> Result<std::path::PathBuf, Issue> {
     let Some(path) = join_within(dir, rel) else {
-        return Err(issue_at(files, span, format!("'{rel}' leaves the repository")));
+        return Err(issue_at(
+            files,
+            span,
+            format!("'{rel}' leaves the repository"),
+        ));
     };
     if restrict && !path.starts_with(dir) {
         return Err(issue_at(
             files,
             span,
-            format!("security; file '{}' is not in or below '{}'", path.display(), dir.display()),
+            format!(
+                "security; file '{}' is not in or below '{}'",
+                path.display(),
+                dir.display()
+            ),
         ));
     }
     if !files.is_file(&path) {
-        return Err(issue_at(files, span, format!("file '{}' does not exist", path.display())));
+        return Err(issue_at(
+            files,
+            span,
+            format!("file '{}' does not exist", path.display()),
+        ));
     }
     Ok(path)
 }
@@ -223,7 +257,10 @@ fn label_selector_matches(sel: &str, map: Option<&Node>) -> Result<bool, String>
         let set_op = |op: &str| -> Option<(String, Vec<String>)> {
             let (k, rest) = term.split_once(op)?;
             let rest = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
-            Some((k.trim().to_string(), rest.split(',').map(|v| v.trim().to_string()).collect()))
+            Some((
+                k.trim().to_string(),
+                rest.split(',').map(|v| v.trim().to_string()).collect(),
+            ))
         };
         let ok = if let Some((k, vals)) = set_op(" notin ") {
             get(&k).is_none_or(|v| !vals.contains(&v))
@@ -235,7 +272,10 @@ fn label_selector_matches(sel: &str, map: Option<&Node>) -> Result<bool, String>
             get(k.trim()).is_none_or(|x| x != v.trim())
         } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
             get(k.trim()).is_some_and(|x| x == v.trim())
-        } else if term.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c)) {
+        } else if term
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+        {
             get(term).is_some()
         } else {
             return Err(format!("unable to parse selector term '{term}'"));
@@ -251,7 +291,10 @@ fn select(files: &Files, res: &[Res], target: &Node) -> Result<Vec<usize>, Issue
     let sel = Selector::parse(target).map_err(|m| issue_at(files, target.span, m))?;
     let mut out = Vec::new();
     for (i, r) in res.iter().enumerate() {
-        if sel.matches(r).map_err(|m| issue_at(files, target.span, m))? {
+        if sel
+            .matches(r)
+            .map_err(|m| issue_at(files, target.span, m))?
+        {
             out.push(i);
         }
     }
@@ -289,9 +332,16 @@ pub(crate) fn apply_list(
         let target = entry.get("target").filter(|n| !n.is_null());
         if is_json6902(&docs) {
             let Some(target) = target else {
-                return Err(issue_at(files, entry.span, "must specify a target for JSON patch"));
+                return Err(issue_at(
+                    files,
+                    entry.span,
+                    "must specify a target for JSON patch",
+                ));
             };
-            let ops = docs.into_iter().find(|d| !d.is_null()).unwrap_or_else(|| Node::new(Value::Seq(Vec::new()), entry.span));
+            let ops = docs
+                .into_iter()
+                .find(|d| !d.is_null())
+                .unwrap_or_else(|| Node::new(Value::Seq(Vec::new()), entry.span));
             for i in select(files, res, target)? {
                 apply_json(files, &mut res[i], &ops, entry.span, &detail)?;
             }
@@ -302,7 +352,16 @@ pub(crate) fn apply_list(
                 Some(t) => select(files, res, t)?,
                 None => vec![unique_by_id(files, res, patch)?],
             };
-            apply_smp_to(files, res, &targets, patch, option("allowNameChange"), option("allowKindChange"), entry.span, &detail)?;
+            apply_smp_to(
+                files,
+                res,
+                &targets,
+                patch,
+                option("allowNameChange"),
+                option("allowKindChange"),
+                entry.span,
+                &detail,
+            )?;
         }
     }
     Ok(())
@@ -323,12 +382,18 @@ fn unique_by_id(files: &Files, res: &[Res], patch: &Node) -> Result<usize, Issue
         [] => Err(issue_at(
             files,
             patch.span,
-            format!("no matches for Id {}; failed to find unique target for patch", id.display()),
+            format!(
+                "no matches for Id {}; failed to find unique target for patch",
+                id.display()
+            ),
         )),
         _ => Err(issue_at(
             files,
             patch.span,
-            format!("multiple matches for Id {}; failed to find unique target for patch", id.display()),
+            format!(
+                "multiple matches for Id {}; failed to find unique target for patch",
+                id.display()
+            ),
         )),
     }
 }
@@ -359,7 +424,8 @@ fn apply_smp_to(
         if let (Some(api), Some(_)) = (r.obj.root.get("apiVersion").cloned(), p.get("apiVersion")) {
             p.insert("apiVersion", api);
         }
-        let keep = patch_smp::merge(&mut r.obj.root, &p).map_err(|m| issue_at(files, patch.span, m))?;
+        let keep =
+            patch_smp::merge(&mut r.obj.root, &p).map_err(|m| issue_at(files, patch.span, m))?;
         if !keep {
             deleted.push(i);
             continue;
@@ -374,7 +440,9 @@ fn apply_smp_to(
         }
         match ns {
             Some(ns) => {
-                let ns_span = root.path(&["metadata", "namespace"]).map_or(span, |n| n.span);
+                let ns_span = root
+                    .path(&["metadata", "namespace"])
+                    .map_or(span, |n| n.span);
                 super::set_meta(root, "namespace", &ns, ns_span);
             }
             None => {
@@ -392,7 +460,13 @@ fn apply_smp_to(
     Ok(())
 }
 
-fn apply_json(files: &Files, r: &mut Res, ops: &Node, span: Span, detail: &str) -> Result<(), Issue> {
+fn apply_json(
+    files: &Files,
+    r: &mut Res,
+    ops: &Node,
+    span: Span,
+    detail: &str,
+) -> Result<(), Issue> {
     r.store_prev();
     patch_json6902::apply(&mut r.obj.root, ops)
         .map_err(|(s, m)| issue_at(files, s.unwrap_or(span), format!("{}: {m}", r.obj.id())))?;
@@ -413,14 +487,29 @@ pub(crate) fn apply_strategic_merge_list(
             return Err(k.err(entry.span, "patchesStrategicMerge entries must be strings"));
         };
         let (docs, detail) = if text.contains('\n') {
-            (inline_docs(files, entry, &k.file)?, format!("inline patch in {}", k.file.display()))
+            (
+                inline_docs(files, entry, &k.file)?,
+                format!("inline patch in {}", k.file.display()),
+            )
         } else {
             let path = local_path(files, &k.dir, text, entry.span, k.restrict)?;
-            (files.documents(&path)?.docs.clone(), path.display().to_string())
+            (
+                files.documents(&path)?.docs.clone(),
+                path.display().to_string(),
+            )
         };
         for patch in docs.iter().filter(|d| !d.is_null()) {
             let target = unique_by_id(files, res, patch)?;
-            apply_smp_to(files, res, &[target], patch, false, false, entry.span, &detail)?;
+            apply_smp_to(
+                files,
+                res,
+                &[target],
+                patch,
+                false,
+                false,
+                entry.span,
+                &detail,
+            )?;
         }
     }
     Ok(())

@@ -8,7 +8,12 @@ use crate::yaml::{Node, Span, Value};
 use super::kustomization::Kustomization;
 use super::{Res, ResId, issue_at, patches::inline_docs};
 
-pub(crate) fn apply_list(files: &mut Files, res: &mut [Res], list: &Node, k: &Kustomization) -> Result<(), Issue> {
+pub(crate) fn apply_list(
+    files: &mut Files,
+    res: &mut [Res],
+    list: &Node,
+    k: &Kustomization,
+) -> Result<(), Issue> {
     for entry in list.as_seq().into_iter().flatten() {
         if let Some(p) = entry.get("path").and_then(Node::as_str) {
             let path = k.local_file(files, p, entry.span)?;
@@ -38,7 +43,11 @@ pub(crate) fn apply_list(files: &mut Files, res: &mut [Res], list: &Node, k: &Ku
 /// `select`/`reject`/`source` matching: every field given must equal the
 /// object's current or an earlier id.
 fn id_selected(r: &Res, sel: &Node) -> bool {
-    let text = |k: &str| sel.get(k).and_then(Node::scalar_text).filter(|s| !s.is_empty());
+    let text = |k: &str| {
+        sel.get(k)
+            .and_then(Node::scalar_text)
+            .filter(|s| !s.is_empty())
+    };
     let mut ids: Vec<ResId> = vec![r.cur_id(), r.org.clone()];
     ids.extend(r.prev.iter().cloned());
     let fields_ok = ids.iter().any(|id| {
@@ -48,7 +57,8 @@ fn id_selected(r: &Res, sel: &Node) -> bool {
             && text("name").is_none_or(|n| n == id.name)
             && text("namespace").is_none_or(|n| n == id.namespace)
     });
-    let labels_ok = text("labelSelector").is_none_or(|s| selector_subset(&s, r.obj.root.path(&["metadata", "labels"])));
+    let labels_ok = text("labelSelector")
+        .is_none_or(|s| selector_subset(&s, r.obj.root.path(&["metadata", "labels"])));
     let ann_ok = text("annotationSelector")
         .is_none_or(|s| selector_subset(&s, r.obj.root.path(&["metadata", "annotations"])));
     fields_ok && labels_ok && ann_ok
@@ -56,15 +66,23 @@ fn id_selected(r: &Res, sel: &Node) -> bool {
 
 /// Equality-only label selectors (`a=b,c=d`), the form replacements use.
 fn selector_subset(sel: &str, map: Option<&Node>) -> bool {
-    sel.split(',').map(str::trim).filter(|t| !t.is_empty()).all(|t| {
-        let (k, v) = t.split_once("==").or_else(|| t.split_once('=')).unwrap_or((t, ""));
-        let got = map.and_then(|m| m.get(k.trim())).and_then(Node::scalar_text);
-        if v.is_empty() && !t.contains('=') {
-            got.is_some()
-        } else {
-            got.as_deref() == Some(v.trim())
-        }
-    })
+    sel.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .all(|t| {
+            let (k, v) = t
+                .split_once("==")
+                .or_else(|| t.split_once('='))
+                .unwrap_or((t, ""));
+            let got = map
+                .and_then(|m| m.get(k.trim()))
+                .and_then(Node::scalar_text);
+            if v.is_empty() && !t.contains('=') {
+                got.is_some()
+            } else {
+                got.as_deref() == Some(v.trim())
+            }
+        })
 }
 
 fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
@@ -72,20 +90,29 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
     let Some(source) = repl.get("source") else {
         return Err(fail("replacement needs a source".into()));
     };
-    let sources: Vec<usize> = (0..res.len()).filter(|i| id_selected(&res[*i], source)).collect();
+    let sources: Vec<usize> = (0..res.len())
+        .filter(|i| id_selected(&res[*i], source))
+        .collect();
     let src = match sources.as_slice() {
         [one] => *one,
         [] => return Err(fail("nothing selected by replacement source".into())),
-        _ => return Err(fail("more than one object selected by replacement source".into())),
+        _ => {
+            return Err(fail(
+                "more than one object selected by replacement source".into(),
+            ));
+        }
     };
     let field = source
         .get("fieldPath")
         .and_then(Node::as_str)
         .unwrap_or("metadata.name");
     let path = split_field_path(field);
-    let mut value = lookup(&res[src].obj.root, &path)
-        .cloned()
-        .ok_or_else(|| fail(format!("fieldPath `{field}` is missing for replacement source {}", res[src].obj.id())))?;
+    let mut value = lookup(&res[src].obj.root, &path).cloned().ok_or_else(|| {
+        fail(format!(
+            "fieldPath `{field}` is missing for replacement source {}",
+            res[src].obj.id()
+        ))
+    })?;
     if let Some(opts) = source.get("options") {
         if let Some(delim) = opts.get("delimiter").and_then(Node::as_str) {
             let idx = opts.get("index").and_then(|n| match n.value {
@@ -97,27 +124,56 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
             let i = idx.unwrap_or(0);
             let picked = usize::try_from(i).ok().and_then(|i| parts.get(i)).copied();
             let Some(picked) = picked else {
-                return Err(fail(format!("options.index {i} is out of bounds for value {text}")));
+                return Err(fail(format!(
+                    "options.index {i} is out of bounds for value {text}"
+                )));
             };
             value = Node::synthetic_str(picked, value.span);
         }
     }
-    for target in repl.get("targets").and_then(Node::as_seq).into_iter().flatten() {
+    for target in repl
+        .get("targets")
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+    {
         let Some(select) = target.get("select") else {
-            return Err(issue_at(files, target.span, "replacement target needs select"));
+            return Err(issue_at(
+                files,
+                target.span,
+                "replacement target needs select",
+            ));
         };
-        let rejects: Vec<&Node> = target.get("reject").and_then(Node::as_seq).into_iter().flatten().collect();
-        let create = target.path(&["options", "create"]).and_then(Node::as_bool_lenient).unwrap_or(false);
-        let delimiter = target.path(&["options", "delimiter"]).and_then(Node::as_str).map(str::to_string);
-        let index = target.path(&["options", "index"]).and_then(|n| match n.value {
-            Value::Int(i) => Some(i),
-            _ => None,
-        });
+        let rejects: Vec<&Node> = target
+            .get("reject")
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+            .collect();
+        let create = target
+            .path(&["options", "create"])
+            .and_then(Node::as_bool_lenient)
+            .unwrap_or(false);
+        let delimiter = target
+            .path(&["options", "delimiter"])
+            .and_then(Node::as_str)
+            .map(str::to_string);
+        let index = target
+            .path(&["options", "index"])
+            .and_then(|n| match n.value {
+                Value::Int(i) => Some(i),
+                _ => None,
+            });
         for r in res.iter_mut() {
             if !id_selected(r, select) || rejects.iter().any(|rj| id_selected(r, rj)) {
                 continue;
             }
-            for fp in target.get("fieldPaths").and_then(Node::as_seq).into_iter().flatten() {
+            for fp in target
+                .get("fieldPaths")
+                .and_then(Node::as_seq)
+                .into_iter()
+                .flatten()
+            {
                 let Some(fp_text) = fp.as_str() else { continue };
                 let segs = split_field_path(fp_text);
                 let slot = match lookup_mut(&mut r.obj.root, &segs, create, fp.span) {
@@ -128,7 +184,8 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
                 let new = match &delimiter {
                     Some(d) => {
                         let old = slot.scalar_text().unwrap_or_default();
-                        let mut parts: Vec<String> = old.split(d.as_str()).map(str::to_string).collect();
+                        let mut parts: Vec<String> =
+                            old.split(d.as_str()).map(str::to_string).collect();
                         let repl_text = value.scalar_text().unwrap_or_default();
                         let i = index.unwrap_or(0);
                         match usize::try_from(i) {
@@ -142,7 +199,8 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
                 };
                 *slot = new;
             }
-            r.obj.push_step(StepKind::Transformer, "replacement", Some(repl.span));
+            r.obj
+                .push_step(StepKind::Transformer, "replacement", Some(repl.span));
         }
     }
     Ok(())
@@ -205,7 +263,12 @@ fn lookup<'a>(node: &'a Node, path: &[String]) -> Option<&'a Node> {
     lookup(child, rest)
 }
 
-fn lookup_mut<'a>(node: &'a mut Node, path: &[String], create: bool, span: Span) -> Result<Option<&'a mut Node>, String> {
+fn lookup_mut<'a>(
+    node: &'a mut Node,
+    path: &[String],
+    create: bool,
+    span: Span,
+) -> Result<Option<&'a mut Node>, String> {
     let Some((first, rest)) = path.split_first() else {
         return Ok(Some(node));
     };

@@ -36,11 +36,22 @@ pub(crate) fn load_file(files: &mut Files, path: &Path) -> Result<Vec<Res>, Issu
             ));
         }
         let is_list = doc.str_at(&["kind"]).is_some_and(|k| k.ends_with("List"))
-            && doc.get("items").is_some_and(|n| matches!(n.value, Value::Seq(_)));
+            && doc
+                .get("items")
+                .is_some_and(|n| matches!(n.value, Value::Seq(_)));
         if is_list {
-            for item in doc.get("items").and_then(|n| n.as_seq()).into_iter().flatten() {
+            for item in doc
+                .get("items")
+                .and_then(|n| n.as_seq())
+                .into_iter()
+                .flatten()
+            {
                 if !Object::looks_like_object(item) {
-                    return Err(issue_at(files, item.span, "list item is not a Kubernetes object"));
+                    return Err(issue_at(
+                        files,
+                        item.span,
+                        "list item is not a Kubernetes object",
+                    ));
                 }
                 out.push(Res::new(Object::new(item.clone(), parsed.file, i)));
             }
@@ -56,7 +67,10 @@ pub(crate) fn load_file(files: &mut Files, path: &Path) -> Result<Vec<Res>, Issu
 /// walk order, except that a subdirectory holding a kustomization is listed
 /// itself and not entered. A YAML file that is not Kubernetes objects fails
 /// the build, as it does in Flux.
-pub(crate) fn flux_generated_resources(files: &mut Files, dir: &Path) -> Result<Vec<PathBuf>, Issue> {
+pub(crate) fn flux_generated_resources(
+    files: &mut Files,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, Issue> {
     let root = files.abs(dir);
     let mut out = Vec::new();
     let mut walk = walkdir::WalkDir::new(&root)

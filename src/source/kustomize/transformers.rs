@@ -8,7 +8,12 @@ use super::fieldspecs::{Config, FieldSpec, Leaf, parse_specs, split_path, visit}
 use super::kustomization::Kustomization;
 use super::{Acc, Res, issue_at, patches, replacements};
 
-pub(crate) fn run(files: &mut Files, k: &Kustomization, acc: &mut Acc, config: &Config) -> Result<(), Issue> {
+pub(crate) fn run(
+    files: &mut Files,
+    k: &Kustomization,
+    acc: &mut Acc,
+    config: &Config,
+) -> Result<(), Issue> {
     if let Some(list) = k.get("patchesStrategicMerge") {
         patches::apply_strategic_merge_list(files, &mut acc.res, list, k)?;
     }
@@ -33,7 +38,12 @@ pub(crate) fn run(files: &mut Files, k: &Kustomization, acc: &mut Acc, config: &
     }
     for entry in k.get("labels").and_then(Node::as_seq).into_iter().flatten() {
         let mut specs = parse_specs(entry.get("fields")).map_err(|(s, m)| k.err(s, m))?;
-        let flag = |key: &str| entry.get(key).and_then(Node::as_bool_lenient).unwrap_or(false);
+        let flag = |key: &str| {
+            entry
+                .get(key)
+                .and_then(Node::as_bool_lenient)
+                .unwrap_or(false)
+        };
         if flag("includeSelectors") {
             merge_into(&mut specs, &config.common_labels);
         } else {
@@ -47,16 +57,35 @@ pub(crate) fn run(files: &mut Files, k: &Kustomization, acc: &mut Acc, config: &
     }
     if let Some(labels) = k.get("commonLabels") {
         let pairs = string_pairs(Some(labels));
-        set_map_entries(files, &mut acc.res, &pairs, &config.common_labels, labels.span, "commonLabels")?;
+        set_map_entries(
+            files,
+            &mut acc.res,
+            &pairs,
+            &config.common_labels,
+            labels.span,
+            "commonLabels",
+        )?;
     }
     if let Some(ann) = k.get("commonAnnotations") {
         let pairs = string_pairs(Some(ann));
-        set_map_entries(files, &mut acc.res, &pairs, &config.common_annotations, ann.span, "commonAnnotations")?;
+        set_map_entries(
+            files,
+            &mut acc.res,
+            &pairs,
+            &config.common_annotations,
+            ann.span,
+            "commonAnnotations",
+        )?;
     }
     if let Some(list) = k.get("patchesJson6902") {
         patches::apply_json6902_list(files, &mut acc.res, list, k)?;
     }
-    for entry in k.get("replicas").and_then(Node::as_seq).into_iter().flatten() {
+    for entry in k
+        .get("replicas")
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+    {
         replicas(&mut acc.res, entry, &config.replicas).map_err(|m| k.err(entry.span, m))?;
     }
     for entry in k.get("images").and_then(Node::as_seq).into_iter().flatten() {
@@ -107,16 +136,23 @@ fn set_map_entries(
         let gvk = r.gvk();
         let mut touched = false;
         for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
-            visit(&mut r.obj.root, &split_path(&fs.path), fs.create, Leaf::Map, span, &mut |node| {
-                if node.as_map().is_none() {
-                    return Err(format!("{} is not a mapping", fs.path));
-                }
-                for (key, v) in pairs {
-                    node.insert(key, v.clone());
-                }
-                touched = true;
-                Ok(())
-            })
+            visit(
+                &mut r.obj.root,
+                &split_path(&fs.path),
+                fs.create,
+                Leaf::Map,
+                span,
+                &mut |node| {
+                    if node.as_map().is_none() {
+                        return Err(format!("{} is not a mapping", fs.path));
+                    }
+                    for (key, v) in pairs {
+                        node.insert(key, v.clone());
+                    }
+                    touched = true;
+                    Ok(())
+                },
+            )
             .map_err(|m| issue_at(files, span, format!("{what}: {}: {m}", r.obj.id())))?;
         }
         if touched {
@@ -161,12 +197,23 @@ pub(crate) fn namespace(
             if fs.path == "metadata/namespace" || (binding && fs.path.starts_with("subjects")) {
                 continue;
             }
-            let _ = visit(&mut r.obj.root, &split_path(&fs.path), fs.create, Leaf::Scalar, span, &mut |node| {
-                *node = Node::synthetic_str(ns, span);
-                Ok(())
-            });
+            let _ = visit(
+                &mut r.obj.root,
+                &split_path(&fs.path),
+                fs.create,
+                Leaf::Scalar,
+                span,
+                &mut |node| {
+                    *node = Node::synthetic_str(ns, span);
+                    Ok(())
+                },
+            );
         }
-        r.obj.push_step(StepKind::Transformer, format!("namespace: {ns}"), Some(span));
+        r.obj.push_step(
+            StepKind::Transformer,
+            format!("namespace: {ns}"),
+            Some(span),
+        );
     }
     for (i, r) in res.iter().enumerate() {
         let id = r.cur_id();
@@ -174,7 +221,10 @@ pub(crate) fn namespace(
             return Err(issue_at(
                 files,
                 span,
-                format!("namespace transformation produces ID conflict: {}", id.display()),
+                format!(
+                    "namespace transformation produces ID conflict: {}",
+                    id.display()
+                ),
             ));
         }
     }
@@ -195,19 +245,30 @@ fn prefix_suffix(res: &mut [Res], prefix: &str, suffix: &str, span: Span, specs:
             if fs.path == "metadata/name" && (!prefix.is_empty() || !suffix.is_empty()) {
                 r.store_prev();
             }
-            let _ = visit(&mut r.obj.root, &split_path(&fs.path), fs.create, Leaf::Scalar, span, &mut |node| {
-                if let Some(old) = node.as_str() {
-                    *node = Node::synthetic_str(format!("{prefix}{old}{suffix}"), span);
-                }
-                Ok(())
-            });
+            let _ = visit(
+                &mut r.obj.root,
+                &split_path(&fs.path),
+                fs.create,
+                Leaf::Scalar,
+                span,
+                &mut |node| {
+                    if let Some(old) = node.as_str() {
+                        *node = Node::synthetic_str(format!("{prefix}{old}{suffix}"), span);
+                    }
+                    Ok(())
+                },
+            );
         }
-        r.obj.push_step(StepKind::Transformer, "namePrefix/nameSuffix", Some(span));
+        r.obj
+            .push_step(StepKind::Transformer, "namePrefix/nameSuffix", Some(span));
     }
 }
 
 fn replicas(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) -> Result<(), String> {
-    let name = entry.get("name").and_then(Node::scalar_text).ok_or("replicas entry needs a name")?;
+    let name = entry
+        .get("name")
+        .and_then(Node::scalar_text)
+        .ok_or("replicas entry needs a name")?;
     let count = match entry.get("count").map(|n| &n.value) {
         Some(Value::Int(i)) => *i,
         _ => return Err("replicas entry needs an integer count".into()),
@@ -216,12 +277,23 @@ fn replicas(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) -> Result<(), St
     for r in res.iter_mut().filter(|r| r.names().contains(&name)) {
         let gvk = r.gvk();
         for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
-            visit(&mut r.obj.root, &split_path(&fs.path), fs.create, Leaf::Scalar, span, &mut |node| {
-                *node = Node::new(Value::Int(count), span);
-                Ok(())
-            })?;
+            visit(
+                &mut r.obj.root,
+                &split_path(&fs.path),
+                fs.create,
+                Leaf::Scalar,
+                span,
+                &mut |node| {
+                    *node = Node::new(Value::Int(count), span);
+                    Ok(())
+                },
+            )?;
         }
-        r.obj.push_step(StepKind::Transformer, format!("replicas: {count}"), Some(span));
+        r.obj.push_step(
+            StepKind::Transformer,
+            format!("replicas: {count}"),
+            Some(span),
+        );
     }
     Ok(())
 }
@@ -234,22 +306,37 @@ fn split_image(image: &str) -> (String, String, String) {
     let ic = search.find(':').map(|i| i + slash);
     match (ic, id) {
         (None, None) => (image.to_string(), String::new(), String::new()),
-        (None, Some(id)) => (image[..id].to_string(), String::new(), image[id + 1..].to_string()),
-        (Some(ic), Some(id)) if id < ic => {
-            (image[..id].to_string(), String::new(), image[id + 1..].to_string())
-        }
+        (None, Some(id)) => (
+            image[..id].to_string(),
+            String::new(),
+            image[id + 1..].to_string(),
+        ),
+        (Some(ic), Some(id)) if id < ic => (
+            image[..id].to_string(),
+            String::new(),
+            image[id + 1..].to_string(),
+        ),
         (Some(ic), Some(id)) => (
             image[..ic].to_string(),
             image[ic + 1..id].to_string(),
             image[id + 1..].to_string(),
         ),
-        (Some(ic), None) => (image[..ic].to_string(), image[ic + 1..].to_string(), String::new()),
+        (Some(ic), None) => (
+            image[..ic].to_string(),
+            image[ic + 1..].to_string(),
+            String::new(),
+        ),
     }
 }
 
 fn images(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) {
     let field = |k: &str| entry.get(k).and_then(Node::scalar_text).unwrap_or_default();
-    let (name, new_name, new_tag, digest) = (field("name"), field("newName"), field("newTag"), field("digest"));
+    let (name, new_name, new_tag, digest) = (
+        field("name"),
+        field("newName"),
+        field("newTag"),
+        field("digest"),
+    );
     let Ok(pattern) = regex::Regex::new(&format!(
         "^{}(@sha256)?(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
         regex::escape(&name)
@@ -289,13 +376,21 @@ fn images(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) {
         legacy_images(&mut r.obj.root, &update);
         let gvk = r.gvk();
         for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
-            let _ = visit(&mut r.obj.root, &split_path(&fs.path), false, Leaf::Scalar, span, &mut |node| {
-                update(node);
-                Ok(())
-            });
+            let _ = visit(
+                &mut r.obj.root,
+                &split_path(&fs.path),
+                false,
+                Leaf::Scalar,
+                span,
+                &mut |node| {
+                    update(node);
+                    Ok(())
+                },
+            );
         }
         if r.obj.root != before {
-            r.obj.push_step(StepKind::Transformer, format!("images: {name}"), Some(span));
+            r.obj
+                .push_step(StepKind::Transformer, format!("images: {name}"), Some(span));
         }
     }
 }
@@ -328,7 +423,12 @@ fn legacy_images(node: &mut Node, update: &dyn Fn(&mut Node)) {
 
 /// `transformers:` entries that configure a built-in transformer, inline or
 /// in a file. Plugins are not run.
-fn inline_transformers(files: &mut Files, acc: &mut Acc, list: &Node, k: &Kustomization) -> Result<(), Issue> {
+fn inline_transformers(
+    files: &mut Files,
+    acc: &mut Acc,
+    list: &Node,
+    k: &Kustomization,
+) -> Result<(), Issue> {
     for entry in list.as_seq().into_iter().flatten() {
         let Some(text) = entry.as_str() else {
             return Err(k.err(entry.span, "transformers entries must be strings"));
@@ -341,18 +441,36 @@ fn inline_transformers(files: &mut Files, acc: &mut Acc, list: &Node, k: &Kustom
         };
         for doc in docs.iter().filter(|d| !d.is_null()) {
             let kind = doc.str_at(&["kind"]).unwrap_or("");
-            let specs = parse_specs(doc.get("fieldSpecs")).map_err(|(s, m)| issue_at(files, s, m))?;
+            let specs =
+                parse_specs(doc.get("fieldSpecs")).map_err(|(s, m)| issue_at(files, s, m))?;
             match kind {
                 "LabelTransformer" => {
                     let pairs = string_pairs(doc.get("labels"));
-                    set_map_entries(files, &mut acc.res, &pairs, &specs, doc.span, "LabelTransformer")?;
+                    set_map_entries(
+                        files,
+                        &mut acc.res,
+                        &pairs,
+                        &specs,
+                        doc.span,
+                        "LabelTransformer",
+                    )?;
                 }
                 "AnnotationsTransformer" => {
                     let pairs = string_pairs(doc.get("annotations"));
-                    set_map_entries(files, &mut acc.res, &pairs, &specs, doc.span, "AnnotationsTransformer")?;
+                    set_map_entries(
+                        files,
+                        &mut acc.res,
+                        &pairs,
+                        &specs,
+                        doc.span,
+                        "AnnotationsTransformer",
+                    )?;
                 }
                 "NamespaceTransformer" => {
-                    let ns = doc.str_at(&["metadata", "namespace"]).unwrap_or("").to_string();
+                    let ns = doc
+                        .str_at(&["metadata", "namespace"])
+                        .unwrap_or("")
+                        .to_string();
                     if !ns.is_empty() {
                         namespace(files, &mut acc.res, &ns, doc.span, &specs)?;
                     }
@@ -395,6 +513,9 @@ mod tests {
             s("reg:5000/app:v1@sha256:abc"),
             ("reg:5000/app".into(), "v1".into(), "sha256:abc".into())
         );
-        assert_eq!(s("app@sha256:abc"), ("app".into(), "".into(), "sha256:abc".into()));
+        assert_eq!(
+            s("app@sha256:abc"),
+            ("app".into(), "".into(), "sha256:abc".into())
+        );
     }
 }
