@@ -127,14 +127,19 @@ fn generate(
             ));
         }
         match (kind, String::from_utf8(value)) {
-            ("Secret", Ok(text)) => {
-                data.push((key, Node::synthetic_str(base64(text.as_bytes()), vspan)))
-            }
-            ("Secret", Err(e)) => {
-                data.push((key, Node::synthetic_str(base64(e.as_bytes()), vspan)))
-            }
+            ("Secret", Ok(text)) => data.push((
+                key,
+                Node::synthetic_str(wrapped_base64(text.as_bytes()), vspan),
+            )),
+            ("Secret", Err(e)) => data.push((
+                key,
+                Node::synthetic_str(wrapped_base64(e.as_bytes()), vspan),
+            )),
             (_, Ok(text)) => data.push((key, Node::synthetic_str(text, vspan))),
-            (_, Err(e)) => binary.push((key, Node::synthetic_str(base64(e.as_bytes()), vspan))),
+            (_, Err(e)) => binary.push((
+                key,
+                Node::synthetic_str(wrapped_base64(e.as_bytes()), vspan),
+            )),
         }
     }
     data.sort_by(|a, b| a.0.cmp(&b.0));
@@ -560,6 +565,22 @@ fn write_go_string(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// kyaml's encodeBase64 for Secret data: once the text reaches 70
+/// characters it is cut into 70-character lines, each ending in a newline.
+/// The newlines are part of the value (and so of the hash).
+fn wrapped_base64(bytes: &[u8]) -> String {
+    let flat = base64(bytes);
+    if flat.len() < 70 {
+        return flat;
+    }
+    let mut out = String::with_capacity(flat.len() + flat.len() / 70 + 1);
+    for chunk in flat.as_bytes().chunks(70) {
+        out.push_str(std::str::from_utf8(chunk).unwrap_or_default());
+        out.push('\n');
+    }
+    out
+}
+
 fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
@@ -592,6 +613,9 @@ mod tests {
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        let long = wrapped_base64(&[0u8; 60]);
+        assert_eq!(long.lines().map(str::len).collect::<Vec<_>>(), [70, 10]);
+        assert!(long.ends_with('\n'));
     }
 
     fn y(s: &str) -> Node {
