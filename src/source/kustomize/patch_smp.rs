@@ -153,34 +153,29 @@ fn key_of(n: &Node, key: &str) -> Option<String> {
     n.get(key).and_then(Node::scalar_text)
 }
 
-/// Elements already in `dest` merge in place; new ones from the patch go
-/// in front, in patch order (kustomize merges with ListPrepend, as
-/// apimachinery's strategic merge does).
+/// kyaml merges with ListPrepend (as apimachinery's strategic merge does):
+/// the patch's elements come first, in patch order, each merged with the
+/// element of the same key; elements only in `dest` follow in their order.
 fn merge_associative(mut dest: Node, patch: &Node, key: &str) -> Result<Node, String> {
     let Some(items) = dest.as_seq_mut() else {
         return Ok(dest);
     };
+    let mut rest: Vec<Option<Node>> = std::mem::take(items).into_iter().map(Some).collect();
     let mut front = Vec::new();
     for p in patch.as_seq().into_iter().flatten() {
         if is_marker(p) {
             continue;
         }
         let found = key_of(p, key).and_then(|k| {
-            items
-                .iter()
-                .position(|d| key_of(d, key).as_deref() == Some(&k))
+            rest.iter()
+                .position(|d| d.as_ref().and_then(|d| key_of(d, key)).as_deref() == Some(&k))
         });
         match found {
-            Some(i) => match merge_value(Some(items[i].clone()), p)? {
-                Some(m) => items[i] = m,
-                None => {
-                    items.remove(i);
-                }
-            },
+            Some(i) => front.extend(merge_value(rest[i].take(), p)?),
             None => front.extend(clean(p)),
         }
     }
-    front.append(items);
+    front.extend(rest.into_iter().flatten());
     *items = front;
     Ok(dest)
 }
