@@ -515,3 +515,105 @@ impl<'f> Builder<'f> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::Limits;
+
+    fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn cycle_is_an_error_not_a_hang() {
+        let dir = repo(&[
+            ("a/kustomization.yaml", "resources:\n- ../b\n"),
+            ("b/kustomization.yaml", "resources:\n- ../a\n"),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let err = build(&mut files, Path::new("a")).unwrap_err();
+        assert!(err.message.contains("cycle: a -> b -> a"), "{err}");
+        assert_eq!((err.path.as_str(), err.line), ("b/kustomization.yaml", 2));
+    }
+
+    #[test]
+    fn generated_names_flow_into_references_with_provenance() {
+        let dir = repo(&[
+            (
+                "app/kustomization.yaml",
+                "namespace: media\nresources:\n- deploy.yaml\nconfigMapGenerator:\n- name: cfg\n  literals:\n  - a=b\n",
+            ),
+            (
+                "app/deploy.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      volumes:\n      - name: c\n        configMap:\n          name: cfg\n",
+            ),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let objs = build(&mut files, Path::new("app")).unwrap();
+        let deploy = objs.iter().find(|o| o.kind() == "Deployment").unwrap();
+        let cm = deploy
+            .root
+            .path(&["spec", "template", "spec", "volumes"])
+            .and_then(|v| v.as_seq())
+            .and_then(|v| v[0].path(&["configMap", "name"]))
+            .unwrap();
+        assert_eq!(cm.as_str(), Some("cfg-4h2mbtbbt6"));
+        let ns = deploy.root.path(&["metadata", "namespace"]).unwrap();
+        assert_eq!(ns.as_str(), Some("media"));
+        assert_eq!(
+            files.sources.location(ns.span),
+            "app/kustomization.yaml:1:12"
+        );
+        assert_eq!(deploy.chain[0].kind, StepKind::Kustomization);
+    }
+
+    #[test]
+    fn flux_generates_a_kustomization_over_manifests() {
+        let dir = repo(&[
+            (
+                "apps/a.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+            ),
+            ("apps/notes.txt", "not yaml"),
+            (
+                "apps/sub/b.yml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+            ),
+            (
+                "apps/kust/kustomization.yaml",
+                "namePrefix: p-\nresources: [c.yaml]\n",
+            ),
+            (
+                "apps/kust/c.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            ),
+            (
+                "apps/kust/ignored.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\n",
+            ),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let objs = build_flux_path(&mut files, Path::new("apps")).unwrap();
+        let mut names: Vec<&str> = objs.iter().map(Object::name).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["a", "b", "p-c"]);
+    }
+
+    #[test]
+    fn flux_path_rejects_non_kubernetes_yaml() {
+        let dir = repo(&[("apps/values.yaml", "replicaCount: 1\n")]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let err = build_flux_path(&mut files, Path::new("apps")).unwrap_err();
+        assert!(
+            err.message.contains("failed to decode Kubernetes YAML"),
+            "{err}"
+        );
+    }
+}
