@@ -72,8 +72,8 @@ fn first_diff(a: &J, b: &J, path: &mut String) -> Option<String> {
         _ => {
             let short = |v: &J| {
                 let s = v.to_string();
-                if s.len() > 80 {
-                    format!("{}...", &s[..s.floor_char_boundary(80)])
+                if s.chars().count() > 80 {
+                    format!("{}...", s.chars().take(80).collect::<String>())
                 } else {
                     s
                 }

@@ -385,7 +385,7 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
             res.org = old.org.clone();
             res.prev = old.prev.clone();
             let mut chain = old.obj.chain.clone();
-            chain.extend(res.obj.chain.drain(..));
+            chain.append(&mut res.obj.chain);
             res.obj.chain = chain;
             acc.res[*i] = res;
             Ok(())

@@ -284,6 +284,8 @@ pub(crate) struct Builder<'f> {
     /// Directories being built, outermost first, to report cycles.
     stack: Vec<PathBuf>,
     restrict: bool,
+    /// kustomize's built-in field specs, parsed on first use.
+    defaults: Option<Config>,
 }
 
 impl<'f> Builder<'f> {
@@ -292,6 +294,7 @@ impl<'f> Builder<'f> {
             files,
             stack: Vec::new(),
             restrict,
+            defaults: None,
         })
     }
 
@@ -322,6 +325,9 @@ impl<'f> Builder<'f> {
     }
 
     fn default_config(&mut self) -> Result<Config, Issue> {
+        if let Some(c) = &self.defaults {
+            return Ok(c.clone());
+        }
         let name = PathBuf::from("<kustomize built-in field specs>");
         let file = match self.files.sources.find(&name) {
             Some(f) => f,
@@ -337,6 +343,7 @@ impl<'f> Builder<'f> {
         for d in &docs {
             config.merge(&Config::parse(d).map_err(|(s, m)| issue_at(self.files, s, m))?);
         }
+        self.defaults = Some(config.clone());
         Ok(config)
     }
 

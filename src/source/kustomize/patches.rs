@@ -67,11 +67,11 @@ pub(crate) fn inline_docs(files: &Files, node: &Node, kfile: &Path) -> Result<Ve
 fn respan(n: &mut Node, host: &Node, file_text: Option<&str>) {
     let moved = match (host.style, file_text) {
         (Style::Block, Some(text)) => {
-            let line = host.span.line + n.span.line;
+            let line = host.span.line.saturating_add(n.span.line);
             block_position(text, line, n.span.col).map(|(start, col)| crate::yaml::Span {
                 file: host.span.file,
                 start,
-                end: start + (n.span.end - n.span.start),
+                end: start.saturating_add(n.span.end.saturating_sub(n.span.start)),
                 line,
                 col,
             })
