@@ -110,15 +110,10 @@ fn generate(
     let mut data: Vec<(String, Node)> = Vec::new();
     let mut binary: Vec<(String, Node)> = Vec::new();
     for (key, value, vspan) in pairs {
-        if key.is_empty()
-            || !key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-        {
-            return Err(k.err(
-                vspan,
-                format!("'{key}' is not a valid ConfigMap/Secret key"),
-            ));
+        // kubectl's kustomize does not validate key characters ('Y ' from an
+        // env file is kept as is); only an empty key is refused.
+        if key.is_empty() {
+            return Err(k.err(vspan, "a ConfigMap/Secret key must not be empty"));
         }
         if data.iter().chain(binary.iter()).any(|(k2, _)| *k2 == key) {
             return Err(k.err(
@@ -232,7 +227,7 @@ fn load_pairs(
                 // linter has no such environment, so the value is empty.
                 None => (line, String::new()),
             };
-            if key.is_empty() || key.contains(char::is_whitespace) {
+            if key.is_empty() {
                 return Err(k.err(
                     e.span,
                     format!(

@@ -623,4 +623,170 @@ mod tests {
             "{err}"
         );
     }
+
+    /// Prefix, suffix, namespace, labels with templates, annotations,
+    /// images, replicas, generator merge, JSON 6902 and strategic-merge
+    /// patches, label-selected targets and RoleBinding subjects, against
+    /// kubectl's output for the same files.
+    #[test]
+    fn overlay_features_match_kubectl() {
+        let dir = repo(&[
+            (
+                "base/deploy.yaml",
+                r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  template:
+    spec:
+      serviceAccountName: sa
+      containers:
+      - name: app
+        image: nginx:1.0
+        envFrom:
+        - configMapRef: {name: cfg}
+        - secretRef: {name: sec}
+        ports:
+        - containerPort: 80
+          name: http
+      initContainers:
+      - name: init
+        image: busybox@sha256:abc
+"#,
+            ),
+            (
+                "base/kustomization.yaml",
+                r#"namePrefix: b-
+commonLabels:
+  app: web
+resources:
+- deploy.yaml
+- svc.yaml
+- rbac.yaml
+configMapGenerator:
+- name: cfg
+  literals: [A=1, "B='quoted'"]
+  envs: [vars.env]
+secretGenerator:
+- name: sec
+  literals: [pw=hunter2]
+"#,
+            ),
+            (
+                "base/rbac.yaml",
+                r#"apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: sa
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: rb
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: r}
+subjects:
+- kind: ServiceAccount
+  name: sa
+- kind: ServiceAccount
+  name: default
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: r
+rules: []
+"#,
+            ),
+            (
+                "base/svc.yaml",
+                r#"apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports:
+  - port: 80
+"#,
+            ),
+            (
+                "base/vars.env",
+                r#"# comment
+X=1
+  Y = 2
+Z=a=b
+"#,
+            ),
+            (
+                "overlay/kustomization.yaml",
+                r#"namespace: prod
+nameSuffix: -x
+resources: [../base]
+commonAnnotations:
+  team: a
+labels:
+- pairs: {tier: fe}
+  includeTemplates: true
+images:
+- name: nginx
+  newName: ghcr.io/nginx
+  newTag: "2.0"
+- name: busybox
+  newTag: "1.36"
+replicas:
+- name: b-web
+  count: 3
+configMapGenerator:
+- name: cfg
+  behavior: merge
+  literals: [C=3]
+patchesJson6902:
+- target: {group: apps, version: v1, kind: Deployment, name: b-web}
+  patch: |-
+    - op: add
+      path: /spec/template/spec/containers/0/args
+      value: ["--x"]
+patches:
+- patch: |-
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: web
+    spec:
+      template:
+        spec:
+          containers:
+          - name: app
+            ports:
+            - containerPort: 8080
+              name: alt
+- target:
+    kind: Service
+    labelSelector: app=web
+  patch: |-
+    - op: replace
+      path: /spec/ports/0/port
+      value: 81
+"#,
+            ),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let ours: Vec<serde_json::Value> = build(&mut files, Path::new("overlay"))
+            .unwrap()
+            .iter()
+            .map(|o| o.root.to_json())
+            .collect();
+        let expected = include_str!("testdata/overlay.kubectl.yaml");
+        let theirs: Vec<serde_json::Value> =
+            crate::yaml::parse_documents(expected, crate::yaml::FileId(0), &Limits::default())
+                .unwrap()
+                .iter()
+                .map(Node::to_json)
+                .collect();
+        assert_eq!(ours.len(), theirs.len());
+        for t in &theirs {
+            assert!(ours.contains(t), "missing or different: {t}");
+        }
+    }
 }
