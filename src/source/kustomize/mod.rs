@@ -788,5 +788,29 @@ patches:
         for t in &theirs {
             assert!(ours.contains(t), "missing or different: {t}");
         }
+
+        // A value from an inline block-scalar patch points into the
+        // kustomization file: `81` on line 48. (The JSON 6902 patch on
+        // `b-web` matches nothing, in kubectl too: by then the name is
+        // `b-web-x` and the original name is `web`.)
+        let objs = build(&mut files, Path::new("overlay")).unwrap();
+        let svc = objs.iter().find(|o| o.kind() == "Service").unwrap();
+        let port = svc
+            .root
+            .path(&["spec", "ports"])
+            .and_then(|p| p.as_seq())
+            .and_then(|p| p[0].get("port"))
+            .unwrap();
+        assert_eq!(
+            files.sources.location(port.span),
+            "overlay/kustomization.yaml:48:14"
+        );
+        let deploy = objs.iter().find(|o| o.kind() == "Deployment").unwrap();
+        let kinds: Vec<StepKind> = deploy.chain.iter().map(|s| s.kind).collect();
+        assert_eq!(
+            kinds[..2],
+            [StepKind::Kustomization, StepKind::Kustomization]
+        );
+        assert!(kinds.contains(&StepKind::Patch));
     }
 }
