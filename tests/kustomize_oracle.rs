@@ -178,6 +178,7 @@ fn kustomize_matches_kubectl_on_corpus() {
 
     let (mut total, mut same) = (0, 0);
     let (mut flux_total, mut flux_same) = (0, 0);
+    let (mut kubectl_failed, mut both_failed) = (0, 0);
     let mut failures = Vec::new();
     for (i, plain, flux) in results {
         let (repo, dir) = &dirs[i];
@@ -187,6 +188,14 @@ fn kustomize_matches_kubectl_on_corpus() {
             dir.display()
         );
         let mut files = Files::new(repo.clone(), Limits::default());
+        if plain.is_err() {
+            // kubectl refuses this directory; so should we.
+            kubectl_failed += 1;
+            match kustomize::build(&mut files, dir) {
+                Err(_) => both_failed += 1,
+                Ok(_) => failures.push(format!("{label}: kubectl fails but our build succeeds")),
+            }
+        }
         let (text, ours, is_flux) = match (plain, flux) {
             (Ok(text), _) => (text, kustomize::build(&mut files, dir), false),
             (Err(_), Some(Ok(text))) => (text, kustomize::build_flux_path(&mut files, dir), true),
@@ -211,7 +220,14 @@ fn kustomize_matches_kubectl_on_corpus() {
     eprintln!(
         "kustomize oracle (flux mode, kubectl --load-restrictor=LoadRestrictionsNone): {flux_same} of {flux_total} match"
     );
+    eprintln!(
+        "kustomize oracle: we also fail on {both_failed} of the {kubectl_failed} directories kubectl fails on"
+    );
     assert!(total > 0, "no directory rendered with kubectl");
+    assert_eq!(
+        both_failed, kubectl_failed,
+        "we render directories kubectl refuses"
+    );
     assert!(
         same as f64 >= 0.95 * total as f64,
         "only {same} of {total} directories match kubectl"

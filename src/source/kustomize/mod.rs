@@ -257,7 +257,7 @@ pub(crate) fn issue_at(files: &Files, span: Span, message: impl Into<String>) ->
 /// Renders the kustomization in `dir` (repo-relative) like
 /// `kubectl kustomize DIR`.
 pub fn build(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Issue> {
-    let mut b = Builder::new(files, true)?;
+    let mut b = Builder::new(files, true);
     let mut acc = Acc::default();
     b.build_dir(dir, &mut acc, false, None)?;
     b.finish(acc)
@@ -266,7 +266,7 @@ pub fn build(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Issue> {
 /// What Flux's kustomize-controller renders for a `spec.path`: the
 /// kustomization there, or else one generated over every manifest below it.
 pub fn build_flux_path(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Issue> {
-    let mut b = Builder::new(files, false)?;
+    let mut b = Builder::new(files, false);
     let mut acc = Acc::default();
     if kustomization::find(b.files, dir)?.is_some() {
         b.build_dir(dir, &mut acc, false, None)?;
@@ -289,13 +289,13 @@ pub(crate) struct Builder<'f> {
 }
 
 impl<'f> Builder<'f> {
-    fn new(files: &'f mut Files, restrict: bool) -> Result<Builder<'f>, Issue> {
-        Ok(Builder {
+    fn new(files: &'f mut Files, restrict: bool) -> Builder<'f> {
+        Builder {
             files,
             stack: Vec::new(),
             restrict,
             defaults: None,
-        })
+        }
     }
 
     /// The last steps, done once for the whole build.
