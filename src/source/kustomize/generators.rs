@@ -167,7 +167,9 @@ fn generate(
             .unwrap_or_else(|| "Opaque".into());
         root.push(("type".into(), Node::synthetic_str(t, span)));
     }
-    if !data.is_empty() {
+    // kyaml creates `data` on a Secret even when it is empty, never on a
+    // ConfigMap.
+    if !data.is_empty() || kind == "Secret" {
         root.push(("data".into(), map_node(data, span)));
     }
     if !binary.is_empty() {
@@ -630,6 +632,11 @@ mod tests {
             "apiVersion: v1\nkind: Secret\nmetadata: {name: foo}\ntype: Opaque\ndata: {a: Yg==}\n",
         );
         assert_eq!(content_hash(&secret).as_deref(), Some("k695gkmbtk"));
+        let empty_cm = y("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
+        assert_eq!(content_hash(&empty_cm).as_deref(), Some("6ct58987ht"));
+        let empty_secret =
+            y("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: Opaque\ndata: {}\n");
+        assert_eq!(content_hash(&empty_secret).as_deref(), Some("46f8b28mk5"));
     }
 
     #[test]
