@@ -66,11 +66,14 @@ fn first_diff(a: &J, b: &J, path: &mut String) -> Option<String> {
             None
         }
         _ if a == b => None,
+        // kustomize writes its output through JSON, where 1.0 and 1 are the
+        // same number.
+        (J::Number(x), J::Number(y)) if x.as_f64() == y.as_f64() => None,
         _ => {
             let short = |v: &J| {
                 let s = v.to_string();
-                if s.len() > 80 {
-                    format!("{}...", &s[..s.floor_char_boundary(80)])
+                if s.chars().count() > 80 {
+                    format!("{}...", s.chars().take(80).collect::<String>())
                 } else {
                     s
                 }
@@ -114,12 +117,13 @@ fn kustomization_dirs(corpus: &Path) -> Vec<(PathBuf, PathBuf)> {
     out
 }
 
-fn kubectl(dir: &Path) -> Result<String, String> {
-    let out = Command::new("kubectl")
-        .arg("kustomize")
-        .arg(dir)
-        .output()
-        .map_err(|e| e.to_string())?;
+fn kubectl(dir: &Path, unrestricted: bool) -> Result<String, String> {
+    let mut cmd = Command::new("kubectl");
+    cmd.arg("kustomize").arg(dir);
+    if unrestricted {
+        cmd.arg("--load-restrictor=LoadRestrictionsNone");
+    }
+    let out = cmd.output().map_err(|e| e.to_string())?;
     if out.status.success() {
         String::from_utf8(out.stdout).map_err(|e| e.to_string())
     } else {
@@ -154,58 +158,58 @@ fn kustomize_matches_kubectl_on_corpus() {
                 loop {
                     let next = queue.lock().unwrap().pop();
                     let Some((i, (repo, dir))) = next else { break };
-                    let out = kubectl(&repo.join(dir));
-                    results.lock().unwrap().push((i, out));
+                    let plain = kubectl(&repo.join(dir), false);
+                    // Flux builds without kubectl's "files only below the
+                    // kustomization" rule; those directories are compared
+                    // with build_flux_path against the unrestricted kubectl.
+                    let flux = match &plain {
+                        Err(e) if e.contains("security; file") => {
+                            Some(kubectl(&repo.join(dir), true))
+                        }
+                        _ => None,
+                    };
+                    results.lock().unwrap().push((i, plain, flux));
                 }
             });
         }
     });
     let mut results = results.into_inner().unwrap();
-    results.sort_by_key(|(i, _)| *i);
+    results.sort_by_key(|(i, _, _)| *i);
 
     let (mut total, mut same) = (0, 0);
+    let (mut flux_total, mut flux_same) = (0, 0);
+    let (mut kubectl_failed, mut both_failed) = (0, 0);
     let mut failures = Vec::new();
-    for (i, out) in results {
-        let Ok(text) = out else { continue };
+    for (i, plain, flux) in results {
         let (repo, dir) = &dirs[i];
-        total += 1;
         let label = format!(
             "{}/{}",
             repo.file_name().unwrap_or_default().to_string_lossy(),
             dir.display()
         );
-        let theirs = match parse_documents(&text, FileId(0), &Limits::default()) {
-            Ok(docs) => by_key(docs.iter().filter(|d| !d.is_null()).map(Node::to_json)),
-            Err(e) => {
-                failures.push(format!(
-                    "{label}: cannot parse kubectl output: {}",
-                    e.message
-                ));
-                continue;
-            }
-        };
         let mut files = Files::new(repo.clone(), Limits::default());
-        let ours = match kustomize::build(&mut files, dir) {
-            Ok(objs) => by_key(objs.iter().map(|o| o.root.to_json())),
-            Err(e) => {
-                failures.push(format!("{label}: our build failed: {e}"));
-                continue;
+        if plain.is_err() {
+            // kubectl refuses this directory; so should we.
+            kubectl_failed += 1;
+            match kustomize::build(&mut files, dir) {
+                Err(_) => both_failed += 1,
+                Ok(_) => failures.push(format!("{label}: kubectl fails but our build succeeds")),
             }
+        }
+        let (text, ours, is_flux) = match (plain, flux) {
+            (Ok(text), _) => (text, kustomize::build(&mut files, dir), false),
+            (Err(_), Some(Ok(text))) => (text, kustomize::build_flux_path(&mut files, dir), true),
+            _ => continue,
         };
-        let reason = if ours.keys().ne(theirs.keys()) {
-            let missing: Vec<_> = theirs.keys().filter(|k| !ours.contains_key(*k)).collect();
-            let extra: Vec<_> = ours.keys().filter(|k| !theirs.contains_key(*k)).collect();
-            Some(format!(
-                "objects differ: missing {missing:?}, extra {extra:?}"
-            ))
+        if is_flux {
+            flux_total += 1;
         } else {
-            ours.iter().find_map(|(k, a)| {
-                let mut path = String::new();
-                first_diff(a, &theirs[k], &mut path).map(|d| format!("{}/{}: {d}", k.1, k.3))
-            })
-        };
-        match reason {
+            total += 1;
+        }
+        match compare(&text, ours) {
+            None if is_flux => flux_same += 1,
             None => same += 1,
+            Some(r) if is_flux => failures.push(format!("{label} (flux mode): {r}")),
             Some(r) => failures.push(format!("{label}: {r}")),
         }
     }
@@ -213,9 +217,48 @@ fn kustomize_matches_kubectl_on_corpus() {
         eprintln!("DIFF {f}");
     }
     eprintln!("kustomize oracle: {same} of {total} directories match kubectl");
+    eprintln!(
+        "kustomize oracle (flux mode, kubectl --load-restrictor=LoadRestrictionsNone): {flux_same} of {flux_total} match"
+    );
+    eprintln!(
+        "kustomize oracle: we also fail on {both_failed} of the {kubectl_failed} directories kubectl fails on"
+    );
     assert!(total > 0, "no directory rendered with kubectl");
+    assert_eq!(
+        both_failed, kubectl_failed,
+        "we render directories kubectl refuses"
+    );
     assert!(
         same as f64 >= 0.95 * total as f64,
         "only {same} of {total} directories match kubectl"
     );
+    assert!(
+        flux_same as f64 >= 0.95 * flux_total as f64,
+        "only {flux_same} of {flux_total} directories match kubectl in flux mode"
+    );
+}
+
+type Rendered = Result<Vec<homelab_lint::source::Object>, homelab_lint::source::Issue>;
+
+/// Why our rendering differs from kubectl's output, if it does.
+fn compare(kubectl_out: &str, ours: Rendered) -> Option<String> {
+    let theirs = match parse_documents(kubectl_out, FileId(0), &Limits::default()) {
+        Ok(docs) => by_key(docs.iter().filter(|d| !d.is_null()).map(Node::to_json)),
+        Err(e) => return Some(format!("cannot parse kubectl output: {}", e.message)),
+    };
+    let ours = match ours {
+        Ok(objs) => by_key(objs.iter().map(|o| o.root.to_json())),
+        Err(e) => return Some(format!("our build failed: {e}")),
+    };
+    if ours.keys().ne(theirs.keys()) {
+        let missing: Vec<_> = theirs.keys().filter(|k| !ours.contains_key(*k)).collect();
+        let extra: Vec<_> = ours.keys().filter(|k| !theirs.contains_key(*k)).collect();
+        return Some(format!(
+            "objects differ: missing {missing:?}, extra {extra:?}"
+        ));
+    }
+    ours.iter().find_map(|(k, a)| {
+        let mut path = String::new();
+        first_diff(a, &theirs[k], &mut path).map(|d| format!("{}/{}: {d}", k.1, k.3))
+    })
 }

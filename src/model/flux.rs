@@ -21,7 +21,8 @@ pub fn missing_paths(model: &Model) -> Vec<(ObjRef, Node)> {
             let base = local.get(&source_of(obj))?;
             let node = obj.root.path(&["spec", "path"])?;
             let text = node.as_str().filter(|t| !t.contains("${"))?;
-            let exists = join_within(base, text.trim_start_matches('/')).is_some_and(|p| root.join(p).is_dir());
+            let exists = join_within(base, text.trim_start_matches('/'))
+                .is_some_and(|p| root.join(p).is_dir());
             (!exists).then(|| (r, node.clone()))
         })
         .collect()

@@ -251,7 +251,10 @@ impl FluxTree {
         rendered: &mut HashSet<DocId>,
         issues: &mut Vec<Issue>,
     ) {
-        let root_id = (root.namespace().unwrap_or("").to_string(), root.name().to_string());
+        let root_id = (
+            root.namespace().unwrap_or("").to_string(),
+            root.name().to_string(),
+        );
         // Children that build from another source (a second GitRepository)
         // describe another repository's layout: not ours to render.
         let source = source_of(&root);
@@ -264,7 +267,8 @@ impl FluxTree {
                 continue;
             }
             rendered.insert(doc_id(&ks));
-            let (objs, unknowns) = self.render(files, &id, &ks, inherited_unknowns, lookup_pool, issues);
+            let (objs, unknowns) =
+                self.render(files, &id, &ks, inherited_unknowns, lookup_pool, issues);
             for child in objs.iter().filter(|o| is_flux_ks(o)) {
                 if source_of(child) != source {
                     rendered.insert(doc_id(child));
@@ -298,7 +302,11 @@ impl FluxTree {
             self.source_roots.insert(source, PathBuf::new());
             return Some(at_root);
         }
-        let own_dir = files.sources.path(ks.file).parent().unwrap_or(Path::new(""));
+        let own_dir = files
+            .sources
+            .path(ks.file)
+            .parent()
+            .unwrap_or(Path::new(""));
         for base in own_dir.ancestors().filter(|b| !b.as_os_str().is_empty()) {
             if let Some(p) = join_within(base, raw).filter(|p| files.is_dir(p)) {
                 self.source_roots.insert(source, base.to_path_buf());
@@ -361,7 +369,9 @@ impl FluxTree {
         {
             issues.push(issue);
         }
-        if let (Some(patches), Some(path)) = (ks.root.path(&["spec", "patches"]), self.ks_path(files, ks)) {
+        if let (Some(patches), Some(path)) =
+            (ks.root.path(&["spec", "patches"]), self.ks_path(files, ks))
+        {
             if let Err(issue) = kustomize::apply_patches(&mut objs, patches, files, &path) {
                 issues.push(issue);
             }
@@ -374,7 +384,9 @@ impl FluxTree {
             let lookup = |kind: &str, _namespace: &str, name: &str| {
                 lookup_pool
                     .iter()
-                    .filter(|o| o.kind() == kind && o.name() == name && o.namespace() == Some(id.0.as_str()))
+                    .filter(|o| {
+                        o.kind() == kind && o.name() == name && o.namespace() == Some(id.0.as_str())
+                    })
                     .max_by_key(|o| common_prefix(files.sources.path(o.file), &ks_path))
             };
             let (mut vars, var_issues) = collect_vars(&files.sources, ks, &lookup);
@@ -392,7 +404,10 @@ impl FluxTree {
 
 /// Number of leading path components two paths share.
 fn common_prefix(a: &Path, b: &Path) -> usize {
-    a.components().zip(b.components()).take_while(|(x, y)| x == y).count()
+    a.components()
+        .zip(b.components())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// Identity of a Flux Kustomization found in `parent`'s output: one

@@ -110,15 +110,10 @@ fn generate(
     let mut data: Vec<(String, Node)> = Vec::new();
     let mut binary: Vec<(String, Node)> = Vec::new();
     for (key, value, vspan) in pairs {
-        if key.is_empty()
-            || !key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-        {
-            return Err(k.err(
-                vspan,
-                format!("'{key}' is not a valid ConfigMap/Secret key"),
-            ));
+        // kubectl's kustomize does not validate key characters ('Y ' from an
+        // env file is kept as is); only an empty key is refused.
+        if key.is_empty() {
+            return Err(k.err(vspan, "a ConfigMap/Secret key must not be empty"));
         }
         if data.iter().chain(binary.iter()).any(|(k2, _)| *k2 == key) {
             return Err(k.err(
@@ -127,14 +122,19 @@ fn generate(
             ));
         }
         match (kind, String::from_utf8(value)) {
-            ("Secret", Ok(text)) => {
-                data.push((key, Node::synthetic_str(base64(text.as_bytes()), vspan)))
-            }
-            ("Secret", Err(e)) => {
-                data.push((key, Node::synthetic_str(base64(e.as_bytes()), vspan)))
-            }
+            ("Secret", Ok(text)) => data.push((
+                key,
+                Node::synthetic_str(wrapped_base64(text.as_bytes()), vspan),
+            )),
+            ("Secret", Err(e)) => data.push((
+                key,
+                Node::synthetic_str(wrapped_base64(e.as_bytes()), vspan),
+            )),
             (_, Ok(text)) => data.push((key, Node::synthetic_str(text, vspan))),
-            (_, Err(e)) => binary.push((key, Node::synthetic_str(base64(e.as_bytes()), vspan))),
+            (_, Err(e)) => binary.push((
+                key,
+                Node::synthetic_str(wrapped_base64(e.as_bytes()), vspan),
+            )),
         }
     }
     data.sort_by(|a, b| a.0.cmp(&b.0));
@@ -167,7 +167,9 @@ fn generate(
             .unwrap_or_else(|| "Opaque".into());
         root.push(("type".into(), Node::synthetic_str(t, span)));
     }
-    if !data.is_empty() {
+    // kyaml creates `data` on a Secret even when it is empty, never on a
+    // ConfigMap.
+    if !data.is_empty() || kind == "Secret" {
         root.push(("data".into(), map_node(data, span)));
     }
     if !binary.is_empty() {
@@ -227,7 +229,7 @@ fn load_pairs(
                 // linter has no such environment, so the value is empty.
                 None => (line, String::new()),
             };
-            if key.is_empty() || key.contains(char::is_whitespace) {
+            if key.is_empty() {
                 return Err(k.err(
                     e.span,
                     format!(
@@ -380,7 +382,7 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
             res.org = old.org.clone();
             res.prev = old.prev.clone();
             let mut chain = old.obj.chain.clone();
-            chain.extend(res.obj.chain.drain(..));
+            chain.append(&mut res.obj.chain);
             res.obj.chain = chain;
             acc.res[*i] = res;
             Ok(())
@@ -432,10 +434,12 @@ pub(crate) fn add_hashes(res: &mut [Res]) {
 
 /// kustomize's hasher: SHA-256 of a Go-encoded JSON summary, first ten hex
 /// digits with some letters swapped so the result never looks like a
-/// number or a bad word.
+/// number or a bad word. kustomize 5.5 (kubectl 1.32) hashes with an empty
+/// name, so the suffix depends on the content only: `foo` and `bar` with
+/// the same literals both get `-4h2mbtbbt6`.
 pub(crate) fn content_hash(root: &Node) -> Option<String> {
     let kind = root.str_at(&["kind"])?;
-    let name = GoJson::Str(root.str_at(&["metadata", "name"]).unwrap_or("").to_string());
+    let name = GoJson::Str(String::new());
     let field = |key: &str| match root.get(key) {
         None => GoJson::Str(String::new()),
         Some(n) => GoJson::from_node(n),
@@ -558,6 +562,22 @@ fn write_go_string(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// kyaml's encodeBase64 for Secret data: once the text reaches 70
+/// characters it is cut into 70-character lines, each ending in a newline.
+/// The newlines are part of the value (and so of the hash).
+fn wrapped_base64(bytes: &[u8]) -> String {
+    let flat = base64(bytes);
+    if flat.len() < 70 {
+        return flat;
+    }
+    let mut out = String::with_capacity(flat.len() + flat.len() / 70 + 1);
+    for chunk in flat.as_bytes().chunks(70) {
+        out.push_str(std::str::from_utf8(chunk).unwrap_or_default());
+        out.push('\n');
+    }
+    out
+}
+
 fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
@@ -590,6 +610,33 @@ mod tests {
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        let long = wrapped_base64(&[0u8; 60]);
+        assert_eq!(long.lines().map(str::len).collect::<Vec<_>>(), [70, 10]);
+        assert!(long.ends_with('\n'));
+    }
+
+    fn y(s: &str) -> Node {
+        crate::yaml::parse_documents(s, crate::yaml::FileId(0), &crate::yaml::Limits::default())
+            .unwrap()
+            .remove(0)
+    }
+
+    /// Values from `kubectl kustomize` (kustomize v5.5.0) on a tempdir with
+    /// `configMapGenerator: [{name: foo, literals: [a=b]}]`, and the same
+    /// as a secretGenerator.
+    #[test]
+    fn hash_suffix_matches_kubectl() {
+        let cm = y("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: foo}\ndata: {a: b}\n");
+        assert_eq!(content_hash(&cm).as_deref(), Some("4h2mbtbbt6"));
+        let secret = y(
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: foo}\ntype: Opaque\ndata: {a: Yg==}\n",
+        );
+        assert_eq!(content_hash(&secret).as_deref(), Some("k695gkmbtk"));
+        let empty_cm = y("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
+        assert_eq!(content_hash(&empty_cm).as_deref(), Some("6ct58987ht"));
+        let empty_secret =
+            y("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: Opaque\ndata: {}\n");
+        assert_eq!(content_hash(&empty_secret).as_deref(), Some("46f8b28mk5"));
     }
 
     #[test]

@@ -151,10 +151,9 @@ fn update(
                 let span = node.get("name").map_or(node.span, |n| n.span);
                 node.insert("name", Node::synthetic_str(c.name.clone(), span));
             }
-            if own_ns.is_some()
-                && !c.namespace.is_empty()
-                && own_ns.as_deref() != Some(&c.namespace)
-            {
+            // kustomize also writes the referred object's namespace, creating
+            // the field (RoleBinding subjects gain `namespace:`).
+            if !c.namespace.is_empty() && own_ns.as_deref() != Some(&c.namespace) {
                 let span = node.get("namespace").map_or(node.span, |n| n.span);
                 node.insert("namespace", Node::synthetic_str(c.namespace.clone(), span));
             }

@@ -153,37 +153,30 @@ fn key_of(n: &Node, key: &str) -> Option<String> {
     n.get(key).and_then(Node::scalar_text)
 }
 
+/// kyaml merges with ListPrepend (as apimachinery's strategic merge does):
+/// the patch's elements come first, in patch order, each merged with the
+/// element of the same key; elements only in `dest` follow in their order.
 fn merge_associative(mut dest: Node, patch: &Node, key: &str) -> Result<Node, String> {
     let Some(items) = dest.as_seq_mut() else {
         return Ok(dest);
     };
+    let mut rest: Vec<Option<Node>> = std::mem::take(items).into_iter().map(Some).collect();
+    let mut front = Vec::new();
     for p in patch.as_seq().into_iter().flatten() {
         if is_marker(p) {
             continue;
         }
-        let Some(k) = key_of(p, key) else {
-            if let Some(c) = clean(p) {
-                items.push(c);
-            }
-            continue;
-        };
-        match items
-            .iter()
-            .position(|d| key_of(d, key).as_deref() == Some(&k))
-        {
-            Some(i) => match merge_value(Some(items[i].clone()), p)? {
-                Some(m) => items[i] = m,
-                None => {
-                    items.remove(i);
-                }
-            },
-            None => {
-                if let Some(c) = clean(p) {
-                    items.push(c);
-                }
-            }
+        let found = key_of(p, key).and_then(|k| {
+            rest.iter()
+                .position(|d| d.as_ref().and_then(|d| key_of(d, key)).as_deref() == Some(&k))
+        });
+        match found {
+            Some(i) => front.extend(merge_value(rest[i].take(), p)?),
+            None => front.extend(clean(p)),
         }
     }
+    front.extend(rest.into_iter().flatten());
+    *items = front;
     Ok(dest)
 }
 
@@ -208,7 +201,7 @@ mod tests {
         );
         assert!(merge(&mut d, &p).unwrap());
         let want = y(
-            "spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: A, value: '3'}\n    - {name: B, value: '2'}\n  - name: b\n    image: y\n",
+            "spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: B, value: '2'}\n    - {name: A, value: '3'}\n  - name: b\n    image: y\n",
         );
         assert_eq!(d.to_json(), want.to_json());
     }

@@ -53,54 +53,85 @@ pub(crate) fn inline_docs(files: &Files, node: &Node, kfile: &Path) -> Result<Ve
         message: format!("inline patch: {}", e.message),
     })?;
     let source = (file.0 as usize) < files.sources.len();
+    let block = match (node.style, source) {
+        (Style::Block, true) => block_start(&files.sources.get(file).text, node.span.start),
+        _ => None,
+    };
     let file_text = if source {
         Some(files.sources.get(file).text.clone())
     } else {
         None
     };
     for d in &mut docs {
-        respan(d, node, file_text.as_deref());
+        respan(d, node, block, file_text.as_deref());
     }
     Ok(docs)
 }
 
-fn respan(n: &mut Node, host: &Node, file_text: Option<&str>) {
-    let moved = match (host.style, file_text) {
-        (Style::Block, Some(text)) => {
-            let line = host.span.line + n.span.line;
-            block_position(text, line, n.span.col).map(|(start, col)| crate::yaml::Span {
+/// Where a block scalar's content starts: its first line (1-based) and
+/// the indentation every content line carries in the file.
+fn block_start(text: &str, scalar_start: u32) -> Option<(u32, u32)> {
+    let from = text.get(scalar_start as usize..)?;
+    // The scalar's span may begin at the `|`/`>` indicator; content starts
+    // on the next line.
+    let skip = if from.starts_with(['|', '>']) {
+        from.find('\n')? + 1
+    } else {
+        0
+    };
+    let content = scalar_start as usize + skip;
+    let before = text.get(..content)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let first_line = before.matches('\n').count() as u32 + 1;
+    let indent = text
+        .get(line_start..)?
+        .chars()
+        .take_while(|c| *c == ' ')
+        .count() as u32;
+    Some((first_line, indent))
+}
+
+fn respan(n: &mut Node, host: &Node, block: Option<(u32, u32)>, file_text: Option<&str>) {
+    let moved = match (block, file_text) {
+        (Some((first_line, indent)), Some(text)) => {
+            let line = first_line.saturating_add(n.span.line).saturating_sub(1);
+            line_offset(text, line, indent + n.span.col).map(|start| crate::yaml::Span {
                 file: host.span.file,
                 start,
-                end: start + (n.span.end - n.span.start),
+                end: start.saturating_add(n.span.end.saturating_sub(n.span.start)),
                 line,
-                col,
+                col: indent + n.span.col,
             })
         }
         _ => None,
     };
     n.span = moved.unwrap_or(host.span);
     match &mut n.value {
-        Value::Seq(items) => items.iter_mut().for_each(|i| respan(i, host, file_text)),
+        Value::Seq(items) => items
+            .iter_mut()
+            .for_each(|i| respan(i, host, block, file_text)),
         Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
-            respan(k, host, file_text);
-            respan(v, host, file_text);
+            respan(k, host, block, file_text);
+            respan(v, host, block, file_text);
         }),
         _ => {}
     }
 }
 
-/// Byte offset and column in the file of column `col` of a block scalar's
-/// line `line`, whose indentation the scalar's value does not include.
-fn block_position(text: &str, line: u32, col: u32) -> Option<(u32, u32)> {
-    let start = text
+/// Byte offset of 1-based `line`, `col` (in characters) in `text`.
+fn line_offset(text: &str, line: u32, col: u32) -> Option<u32> {
+    let start: usize = text
         .split_inclusive('\n')
         .take(line.checked_sub(1)? as usize)
         .map(str::len)
-        .sum::<usize>();
+        .sum();
     let rest = text.get(start..)?;
-    let indent = rest.chars().take_while(|c| *c == ' ').count();
-    let offset = start + indent + col.saturating_sub(1) as usize;
-    Some((offset as u32, indent as u32 + col))
+    let within: usize = rest
+        .chars()
+        .take(col.checked_sub(1)? as usize)
+        .map(char::len_utf8)
+        .sum();
+    u32::try_from(start + within).ok()
 }
 
 /// The documents of a patch: inline `patch:` text or a `path:` file.

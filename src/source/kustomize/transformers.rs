@@ -402,8 +402,8 @@ fn legacy_images(node: &mut Node, update: &dyn Fn(&mut Node)) {
         Value::Map(entries) => {
             for (k, v) in entries.iter_mut() {
                 let is_containers = matches!(k.as_str(), Some("containers" | "initContainers"));
-                if is_containers && let Some(items) = v.as_seq_mut() {
-                    for item in items.iter_mut() {
+                if is_containers {
+                    for item in v.as_seq_mut().into_iter().flatten() {
                         if let Some(image) = item.get_mut("image") {
                             update(image);
                         }
