@@ -294,7 +294,7 @@ pub fn set_namespace(
     ns: &str,
     span: Span,
 ) -> Result<(), Issue> {
-    let mut b = Builder::new(files, false)?;
+    let mut b = Builder::new(files, false);
     let config = b.default_config()?;
     let mut res: Vec<Res> = objects.drain(..).map(Res::new).collect();
     let result = transformers::namespace(b.files, &mut res, ns, span, &config.namespace);
