@@ -198,7 +198,9 @@ fn kustomize_matches_kubectl_on_corpus() {
         }
         let (text, ours, is_flux) = match (plain, flux) {
             (Ok(text), _) => (text, kustomize::build(&mut files, dir), false),
-            (Err(_), Some(Ok(text))) => (text, kustomize::build_flux_path(&mut files, dir), true),
+            (Err(_), Some(Ok(text))) => {
+                (text, kustomize::build_flux_path(&mut files, dir, &[]), true)
+            }
             _ => continue,
         };
         if is_flux {

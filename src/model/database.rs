@@ -191,7 +191,7 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
         EnvValue::Hidden(why) => return Err(Unknown(format!("{} is set {why}", var.name))),
     };
     let (service, namespace) = split_host(&host, model.namespace_of(app.object));
-    let mut db = by_service(model, service, namespace).ok_or_else(|| {
+    let mut db = by_service(model, app.object, service, namespace).ok_or_else(|| {
         Unknown(format!(
             "host {host} matches no Postgres cluster in the repository"
         ))
@@ -211,7 +211,7 @@ fn split_host<'a>(host: &'a str, default_ns: &'a str) -> (&'a str, &'a str) {
 }
 
 /// The cluster behind a Service name, by each operator's naming scheme.
-fn by_service(model: &Model, service: &str, ns: &str) -> Option<Database> {
+fn by_service(model: &Model, near: ObjRef, service: &str, ns: &str) -> Option<Database> {
     let strip = |suffixes: &[&str]| -> Vec<String> {
         suffixes
             .iter()
@@ -240,21 +240,22 @@ fn by_service(model: &Model, service: &str, ns: &str) -> Option<Database> {
     ];
     for (provider, group, kind, names) in candidates {
         for name in names {
-            if let Some(r) = model.find(group, kind, ns, &name) {
+            if let Some(r) = model.find(near, group, kind, ns, &name) {
                 return Some(declared(model, provider, r, String::new()));
             }
         }
     }
     // A CNPG Pooler's Service carries the Pooler's name.
-    if let Some(p) = model.find("postgresql.cnpg.io", "Pooler", ns, service)
+    if let Some(p) = model.find(near, "postgresql.cnpg.io", "Pooler", ns, service)
         && let Some(cluster) = model.object(p).root.str_at(&["spec", "cluster", "name"])
-        && let Some(r) = model.find("postgresql.cnpg.io", "Cluster", ns, cluster)
+        && let Some(r) = model.find(near, "postgresql.cnpg.io", "Cluster", ns, cluster)
     {
         return Some(declared(model, Provider::Cnpg, r, String::new()));
     }
     // Bitnami: the Service is the chart's fullname.
     for r in model.of_kind("helm.toolkit.fluxcd.io", "HelmRelease") {
         if is_bitnami_postgres(model, r)
+            && model.object(r).same_tree(model.object(near))
             && model.namespace_of(r) == ns
             && bitnami_fullname(model, r) == service
         {
@@ -262,7 +263,7 @@ fn by_service(model: &Model, service: &str, ns: &str) -> Option<Database> {
         }
     }
     model
-        .find("apps", "StatefulSet", ns, service)
+        .find(near, "apps", "StatefulSet", ns, service)
         .filter(|r| runs_postgres(model.object(*r)))
         .map(|r| declared(model, Provider::StatefulSet, r, String::new()))
 }

@@ -46,7 +46,7 @@ pub fn of_app(model: &Model, app: &App, prefixes: &[ValuesPrefix]) -> Vec<EnvVar
     let mut vars = Vec::new();
     let ns = model.namespace_of(app.object);
     if let Some(release) = model.release(app.object) {
-        collect_env_from(model, ns, &release.values, &mut vars);
+        collect_env_from(model, app.object, ns, &release.values, &mut vars);
         for p in prefixes {
             if let Some(tree) = release.values.get(&p.key) {
                 flatten_prefixed(tree, &p.prefix, &mut Vec::new(), &mut vars);
@@ -55,7 +55,7 @@ pub fn of_app(model: &Model, app: &App, prefixes: &[ValuesPrefix]) -> Vec<EnvVar
         collect_env_lists(&release.values, &mut vars);
     } else if let Some(containers) = workload_containers(model.object(app.object)) {
         for c in containers {
-            collect_env_from(model, ns, c, &mut vars);
+            collect_env_from(model, app.object, ns, c, &mut vars);
             if let Some(env) = c.get("env") {
                 push_env_entries(env, &mut vars);
             }
@@ -182,14 +182,14 @@ fn flatten_prefixed<'a>(
 
 /// `envFrom` ConfigMaps found in the repo contribute their keys; Secrets
 /// only their names, as hidden values: their content is never read here.
-fn collect_env_from(model: &Model, ns: &str, holder: &Node, vars: &mut Vec<EnvVar>) {
+fn collect_env_from(model: &Model, near: ObjRef, ns: &str, holder: &Node, vars: &mut Vec<EnvVar>) {
     holder.walk(&mut |path, node| {
         if !matches!(path.last(), Some(PathSeg::Key("envFrom"))) {
             return;
         }
         for source in node.as_seq().into_iter().flatten() {
             if let Some(name) = source.str_at(&["configMapRef", "name"]) {
-                match configmap(model, ns, name) {
+                match configmap(model, near, ns, name) {
                     Some(cm) => {
                         for (k, v) in model
                             .object(cm)
@@ -218,8 +218,8 @@ fn collect_env_from(model: &Model, ns: &str, holder: &Node, vars: &mut Vec<EnvVa
     });
 }
 
-fn configmap(model: &Model, ns: &str, name: &str) -> Option<ObjRef> {
-    model.find("", "ConfigMap", ns, name)
+fn configmap(model: &Model, near: ObjRef, ns: &str, name: &str) -> Option<ObjRef> {
+    model.find(near, "", "ConfigMap", ns, name)
 }
 
 /// Whether any variable may be set where we cannot see it (a Secret or a

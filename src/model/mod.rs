@@ -45,14 +45,19 @@ impl<'r> Model<'r> {
     }
 
     pub fn from_parts(objects: &'r [Object], sources: &'r SourceMap) -> Model<'r> {
-        let lookup = |kind: &str, ns: &str, name: &str| {
-            objects
-                .iter()
-                .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or(ns) == ns)
-        };
         let releases = objects
             .iter()
-            .map(|o| is_helm_release(o).then(|| helm::resolve(sources, o, &lookup)))
+            .map(|hr| {
+                let lookup = |kind: &str, ns: &str, name: &str| {
+                    objects.iter().find(|o| {
+                        o.kind() == kind
+                            && o.name() == name
+                            && o.namespace().unwrap_or(ns) == ns
+                            && o.same_tree(hr)
+                    })
+                };
+                is_helm_release(hr).then(|| helm::resolve(sources, hr, &lookup))
+            })
             .collect();
         Model {
             objects,
@@ -84,11 +89,23 @@ impl<'r> Model<'r> {
             .map(|(i, _)| i)
     }
 
-    /// An object by kind, namespace and name. Objects written without a
-    /// namespace match any namespace: a repo often leaves it to Flux.
-    pub fn find(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<ObjRef> {
+    /// An object by kind, namespace and name, as `near` sees it: in the
+    /// same cluster's Flux tree. Objects written without a namespace match
+    /// any namespace: a repo often leaves it to Flux.
+    pub fn find(
+        &self,
+        near: ObjRef,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<ObjRef> {
+        let near = &self.objects[near];
         self.objects.iter().position(|o| {
-            o.is(group, kind) && o.name() == name && o.namespace().is_none_or(|ns| ns == namespace)
+            o.is(group, kind)
+                && o.name() == name
+                && o.namespace().is_none_or(|ns| ns == namespace)
+                && o.same_tree(near)
         })
     }
 

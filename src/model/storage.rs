@@ -80,6 +80,9 @@ pub fn categorize(provisioner: &str) -> Category {
 pub struct ClassDecl {
     pub name: String,
     pub provisioner: String,
+    /// What kind of storage the provisioner gives (from the provisioner's
+    /// name, or from chart values where the name is the user's choice).
+    pub category: Category,
     /// Where the class (or its provisioner) is declared.
     pub span: Span,
     pub is_default: bool,
@@ -96,10 +99,19 @@ pub struct Storage {
     pub category: Category,
 }
 
-/// Every storage class the repo declares.
-pub fn classes(model: &Model) -> Vec<ClassDecl> {
+/// Fills a declaration's category from its provisioner.
+fn with_category(mut decl: ClassDecl) -> ClassDecl {
+    decl.category = categorize(&decl.provisioner);
+    decl
+}
+
+/// Every storage class the repo declares (in `near`'s cluster, if given).
+pub fn classes(model: &Model, near: Option<ObjRef>) -> Vec<ClassDecl> {
     let mut out = Vec::new();
     for (i, obj) in model.objects.iter().enumerate() {
+        if near.is_some_and(|n| !obj.same_tree(model.object(n))) {
+            continue;
+        }
         if obj.is("storage.k8s.io", "StorageClass") {
             let annotations = obj.root.path(&["metadata", "annotations"]);
             let is_default = annotations
@@ -107,13 +119,14 @@ pub fn classes(model: &Model) -> Vec<ClassDecl> {
                 .and_then(Node::as_bool_lenient)
                 .unwrap_or(false);
             let prov = obj.root.get("provisioner");
-            out.push(ClassDecl {
+            out.push(with_category(ClassDecl {
+                category: Category::Unknown,
                 name: obj.name().to_string(),
                 provisioner: prov.and_then(Node::as_str).unwrap_or("").to_string(),
                 span: prov.map_or(obj.root.span, |p| p.span),
                 is_default,
                 object: i,
-            });
+            }));
         } else if is_helm_release(obj) {
             chart_classes(model, i, &mut out);
         }
@@ -145,13 +158,14 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                     } else {
                         ("ceph-filesystem", false)
                     };
-                    out.push(ClassDecl {
+                    out.push(with_category(ClassDecl {
+                        category: Category::Unknown,
                         name: name.into(),
                         provisioner: format!("{operator_ns}.{driver}.csi.ceph.com"),
                         span,
                         is_default,
                         object: r,
-                    });
+                    }));
                     continue;
                 };
                 for pool in pools {
@@ -162,7 +176,8 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                         continue;
                     }
                     let Some(name) = sc.get("name") else { continue };
-                    out.push(ClassDecl {
+                    out.push(with_category(ClassDecl {
+                        category: Category::Unknown,
                         name: name.scalar_text().unwrap_or_default(),
                         provisioner: format!("{operator_ns}.{driver}.csi.ceph.com"),
                         span: name.span,
@@ -171,11 +186,12 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                             .and_then(Node::as_bool_lenient)
                             .unwrap_or(false),
                         object: r,
-                    });
+                    }));
                 }
             }
         }
-        "longhorn" => out.push(ClassDecl {
+        "longhorn" => out.push(with_category(ClassDecl {
+            category: Category::Unknown,
             name: "longhorn".into(),
             provisioner: "driver.longhorn.io".into(),
             span,
@@ -184,8 +200,74 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                 .and_then(Node::as_bool_lenient)
                 .unwrap_or(true),
             object: r,
-        }),
-        "local-path-provisioner" => out.push(ClassDecl {
+        })),
+        // democratic-csi: the CSI driver's name is the user's choice; the
+        // storage behind it is told by `driver.config.driver`.
+        "democratic-csi" => {
+            let provisioner = values
+                .str_at(&["csiDriver", "name"])
+                .unwrap_or("org.democratic-csi");
+            let driver = values.str_at(&["driver", "config", "driver"]).unwrap_or("");
+            let category = if driver.contains("local") || driver.starts_with("lvm") {
+                Category::Local
+            } else if driver.contains("nfs") || driver.contains("smb") {
+                Category::NetworkFilesystem
+            } else if driver.contains("iscsi") || driver.contains("nvmeof") {
+                Category::NetworkReplicatedBlock
+            } else {
+                Category::Unknown
+            };
+            for sc in values
+                .get("storageClasses")
+                .and_then(Node::as_seq)
+                .into_iter()
+                .flatten()
+            {
+                let Some(name) = sc.get("name") else { continue };
+                out.push(ClassDecl {
+                    name: name.scalar_text().unwrap_or_default(),
+                    provisioner: provisioner.to_string(),
+                    category,
+                    span: name.span,
+                    is_default: sc
+                        .get("defaultClass")
+                        .and_then(Node::as_bool_lenient)
+                        .unwrap_or(false),
+                    object: r,
+                });
+            }
+        }
+        // OpenEBS LocalPV hostpath: the umbrella chart nests the
+        // provisioner chart's values under `localpv-provisioner`.
+        "openebs" | "localpv-provisioner" => {
+            let hostpath = if chart == "openebs" {
+                values.path(&["localpv-provisioner", "hostpathClass"])
+            } else {
+                values.get("hostpathClass")
+            };
+            let flag = |key: &str, default: bool| {
+                hostpath
+                    .and_then(|h| h.get(key))
+                    .and_then(Node::as_bool_lenient)
+                    .unwrap_or(default)
+            };
+            if flag("enabled", true) {
+                let name = hostpath.and_then(|h| h.get("name"));
+                out.push(with_category(ClassDecl {
+                    category: Category::Unknown,
+                    name: name
+                        .and_then(Node::as_str)
+                        .unwrap_or("openebs-hostpath")
+                        .into(),
+                    provisioner: "openebs.io/local".into(),
+                    span: name.map_or(span, |n| n.span),
+                    is_default: flag("isDefaultClass", false),
+                    object: r,
+                }));
+            }
+        }
+        "local-path-provisioner" => out.push(with_category(ClassDecl {
+            category: Category::Unknown,
             name: values
                 .str_at(&["storageClass", "name"])
                 .unwrap_or("local-path")
@@ -197,7 +279,7 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                 .and_then(Node::as_bool_lenient)
                 .unwrap_or(false),
             object: r,
-        }),
+        })),
         _ => {}
     }
 }
@@ -232,7 +314,7 @@ fn requested_class(model: &Model, db: &Database) -> Result<Option<Node>, Unknown
                 .str_at(&["primary", "persistence", "existingClaim"])
                 .filter(|c| !c.is_empty())
             {
-                return pvc_class(model, model.namespace_of(db.object), claim);
+                return pvc_class(model, db.object, model.namespace_of(db.object), claim);
             }
             values
                 .path(&["primary", "persistence", "storageClass"])
@@ -246,9 +328,9 @@ fn requested_class(model: &Model, db: &Database) -> Result<Option<Node>, Unknown
         .cloned())
 }
 
-fn pvc_class(model: &Model, ns: &str, claim: &str) -> Result<Option<Node>, Unknown> {
+fn pvc_class(model: &Model, near: ObjRef, ns: &str, claim: &str) -> Result<Option<Node>, Unknown> {
     let pvc = model
-        .find("", "PersistentVolumeClaim", ns, claim)
+        .find(near, "", "PersistentVolumeClaim", ns, claim)
         .ok_or_else(|| Unknown(format!("existing claim {claim} is not in the repository")))?;
     Ok(model
         .object(pvc)
@@ -260,7 +342,7 @@ fn pvc_class(model: &Model, ns: &str, claim: &str) -> Result<Option<Node>, Unkno
 /// The storage under `db`.
 pub fn of_database(model: &Model, db: &Database) -> Result<Storage, Unknown> {
     let requested = requested_class(model, db)?;
-    let declared = classes(model);
+    let declared = classes(model, Some(db.object));
     let decl = match &requested {
         Some(node) => {
             let name = node.scalar_text().unwrap_or_default();
@@ -294,7 +376,7 @@ pub fn of_database(model: &Model, db: &Database) -> Result<Storage, Unknown> {
     };
     Ok(Storage {
         class: decl.name.clone(),
-        category: categorize(&decl.provisioner),
+        category: decl.category,
         requested_at: requested,
         decl,
     })

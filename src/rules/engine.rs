@@ -73,8 +73,17 @@ pub fn evaluate(model: &Model, rules: &[Rule]) -> Outcome {
             undecided: &mut out.undecided,
         };
         ctx.run(&rule.steps, Vec::new(), &mut matches);
-        out.findings
-            .extend(matches.iter().map(|b| finding(model, rule, b)));
+        // The same facts reached twice (one base app rendered into two
+        // clusters' trees) are one finding.
+        for f in matches.iter().map(|b| finding(model, rule, b)) {
+            if !out
+                .findings
+                .iter()
+                .any(|seen| seen.fingerprint == f.fingerprint)
+            {
+                out.findings.push(f);
+            }
+        }
     }
     out
 }
@@ -263,15 +272,32 @@ impl Ctx<'_, '_> {
                 })
                 .collect(),
             Step::StorageClasses(p) => {
-                let defaults: Vec<ClassDecl> = storage::classes(model)
+                // Per cluster: several trees of one repo each have their own default.
+                let defaults: Vec<ClassDecl> = storage::classes(model, None)
                     .into_iter()
                     .filter(|c| c.is_default)
                     .collect();
-                if defaults.len() >= p.min_defaults.max(1) {
-                    vec![vec![("classes".to_string(), Fact::Classes(defaults))]]
-                } else {
-                    Vec::new()
-                }
+                let mut trees: Vec<Option<u32>> = defaults
+                    .iter()
+                    .map(|c| model.object(c.object).tree)
+                    .collect();
+                trees.sort();
+                trees.dedup();
+                trees
+                    .into_iter()
+                    .filter_map(|t| {
+                        let group: Vec<ClassDecl> = defaults
+                            .iter()
+                            .filter(|c| {
+                                let tree = model.object(c.object).tree;
+                                tree == t || tree.is_none() || t.is_none()
+                            })
+                            .cloned()
+                            .collect();
+                        (group.len() >= p.min_defaults.max(1))
+                            .then(|| vec![("classes".to_string(), Fact::Classes(group))])
+                    })
+                    .collect()
             }
             Step::FluxPathMissing => crate::model::flux::missing_paths(model)
                 .into_iter()

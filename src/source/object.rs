@@ -48,6 +48,9 @@ pub struct Object {
     /// Index of the document within that file, counting non-empty ones.
     pub doc_index: usize,
     pub chain: Vec<Step>,
+    /// The Flux tree (one per cluster in a repo of several clusters) that
+    /// applies the object; `None` for files no Flux Kustomization reaches.
+    pub tree: Option<u32>,
 }
 
 impl Object {
@@ -57,6 +60,7 @@ impl Object {
             file,
             doc_index,
             chain: Vec::new(),
+            tree: None,
         }
     }
 
@@ -102,6 +106,15 @@ impl Object {
             detail: detail.into(),
             at,
         });
+    }
+
+    /// Whether two objects can see each other: they are applied to the
+    /// same cluster, or one of them is not placed in any Flux tree.
+    pub fn same_tree(&self, other: &Object) -> bool {
+        match (self.tree, other.tree) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        }
     }
 
     /// A document is a Kubernetes object when it is a mapping with string

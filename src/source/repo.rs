@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::flux::substitute::{collect_vars, substitute};
 use super::{Files, Issue, Object, StepKind, join_within, kustomize, walk};
-use crate::yaml::Limits;
+use crate::yaml::{Limits, Node, Span};
 
 /// A file that holds nothing to lint, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,7 +119,32 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
     // Plain objects: what no Flux Kustomization reached.
     let reached: HashSet<_> = flux.output.iter().map(|o| o.file).collect();
     let mut objects = std::mem::take(&mut flux.output);
-    objects.extend(raw.into_iter().filter(|o| !reached.contains(&o.file)));
+    // In a Flux repo, a file under a kustomization that no Flux
+    // Kustomization builds is not applied (a component's template, an
+    // app left out of its parent's resources): loading it as written
+    // would show rules `${APP}` objects that never exist.
+    let flux_repo = flux.trees > 0;
+    let mut unapplied: HashSet<crate::yaml::FileId> = HashSet::new();
+    for o in raw {
+        if reached.contains(&o.file) || unapplied.contains(&o.file) {
+            continue;
+        }
+        let path = files.sources.path(o.file).to_path_buf();
+        let under_kustomization = path
+            .ancestors()
+            .skip(1)
+            .any(|d| kustomize::has_kustomization(&files, d));
+        if flux_repo && under_kustomization {
+            unapplied.insert(o.file);
+            skipped.push(Skipped {
+                path,
+                reason: "not applied: under a kustomization that no Flux Kustomization builds"
+                    .into(),
+            });
+        } else {
+            objects.push(o);
+        }
+    }
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Repo {
         files,
@@ -151,13 +176,15 @@ struct FluxTree {
     written: Vec<Object>,
     /// kustomize output per path, before any Flux step: several Flux
     /// Kustomizations may build one path.
-    builds: HashMap<PathBuf, Result<Vec<Object>, Issue>>,
+    builds: HashMap<(PathBuf, Vec<String>), Result<Vec<Object>, Issue>>,
     output: Vec<Object>,
     /// `kind/name` of the sources the root Kustomizations build from:
     /// the ones that are this repository, with their root directory.
     local_sources: BTreeMap<String, PathBuf>,
     /// Root directory of every source seen, local or not.
     source_roots: HashMap<String, PathBuf>,
+    /// Number of trees rendered so far (one per root).
+    trees: u32,
 }
 
 /// Where a document is written: identifies a Flux Kustomization across
@@ -176,6 +203,7 @@ impl FluxTree {
             output: Vec::new(),
             local_sources: BTreeMap::new(),
             source_roots: HashMap::new(),
+            trees: 0,
         }
     }
 
@@ -276,8 +304,13 @@ impl FluxTree {
                     queue.push((child_id(&ks, child), child.clone(), unknowns));
                 }
             }
-            self.output.extend(objs);
+            let tree = self.trees;
+            self.output.extend(objs.into_iter().map(|mut o| {
+                o.tree = Some(tree);
+                o
+            }));
         }
+        self.trees += 1;
     }
 
     /// `spec.path` of a Flux Kustomization, relative to the repo root.
@@ -316,17 +349,33 @@ impl FluxTree {
         Some(at_root)
     }
 
-    /// kustomize output for a Flux Kustomization's path, cached per path.
+    /// kustomize output for a Flux Kustomization's path and components,
+    /// cached: several Flux Kustomizations may build the same.
     /// `None` when the path is not a directory of the repo (the rule
     /// flux-kustomization-path-missing reports that) or depends on a
     /// variable whose value the repo does not hold.
     fn build(&mut self, files: &mut Files, ks: &Object) -> Option<&Result<Vec<Object>, Issue>> {
         let path = self.ks_path(files, ks).filter(|p| files.is_dir(p))?;
-        if !self.builds.contains_key(&path) {
-            let result = kustomize::build_flux_path(files, &path);
-            self.builds.insert(path.clone(), result);
+        let components: Vec<(String, Span)> = ks
+            .root
+            .path(&["spec", "components"])
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| Some((c.scalar_text()?, c.span)))
+            .collect();
+        let key = (
+            path,
+            components
+                .iter()
+                .map(|(c, _)| c.clone())
+                .collect::<Vec<_>>(),
+        );
+        if !self.builds.contains_key(&key) {
+            let result = kustomize::build_flux_path(files, &key.0, &components);
+            self.builds.insert(key.clone(), result);
         }
-        self.builds.get(&path)
+        self.builds.get(&key)
     }
 
     /// One Flux Kustomization: build, then targetNamespace, patches and

@@ -351,6 +351,15 @@ pub fn resolve_plain(text: &str) -> Option<Value> {
         return i64::from_str_radix(d, r).ok().map(|v| Value::Int(sign * v));
     }
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        // go-yaml (kustomize, Flux, kubectl) parses integers with Go's
+        // base prefix rules, where a leading 0 means octal: `0400` is 256.
+        // `089` is no octal number; Go then reads it as the float 89.
+        if digits.len() > 1 && digits.starts_with('0') {
+            return match i64::from_str_radix(digits, 8) {
+                Ok(v) => Some(Value::Int(sign * v)),
+                Err(_) => text.parse::<f64>().ok().map(Value::Float),
+            };
+        }
         return text.parse::<i64>().ok().map(Value::Int);
     }
     let is_float = digits.bytes().any(|b| b.is_ascii_digit())
@@ -417,7 +426,7 @@ mod tests {
 
     #[test]
     fn yaml_1_1_booleans_stay_strings_but_read_leniently() {
-        let docs = parse("a: on\nb: \"true\"\nc: yes\nd: 0x1F\ne: 1.5\nf: ~\n");
+        let docs = parse("a: on\nb: \"true\"\nc: yes\nd: 0x1F\ne: 1.5\nf: ~\ng: 0400\n");
         let d = &docs[0];
         assert_eq!(d.get("a").unwrap().value, Value::Str("on".into()));
         assert_eq!(d.get("a").unwrap().as_bool_lenient(), Some(true));
@@ -426,6 +435,7 @@ mod tests {
         assert_eq!(d.get("d").unwrap().value, Value::Int(31));
         assert_eq!(d.get("e").unwrap().value, Value::Float(1.5));
         assert!(d.get("f").unwrap().is_null());
+        assert_eq!(d.get("g").unwrap().value, Value::Int(256));
     }
 
     #[test]

@@ -264,9 +264,16 @@ pub fn build(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Issue> {
 }
 
 /// What Flux's kustomize-controller renders for a `spec.path`: the
-/// kustomization there, or else one generated over every manifest below it.
-pub fn build_flux_path(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Issue> {
+/// kustomization there, or else one generated over every manifest below it,
+/// with the Flux Kustomization's `spec.components` (paths relative to
+/// `dir`) added to its components.
+pub fn build_flux_path(
+    files: &mut Files,
+    dir: &Path,
+    components: &[(String, Span)],
+) -> Result<Vec<Object>, Issue> {
     let mut b = Builder::new(files, false);
+    b.flux_components = components.to_vec();
     let mut acc = Acc::default();
     if kustomization::find(b.files, dir)?.is_some() {
         b.build_dir(dir, &mut acc, false, None)?;
@@ -276,6 +283,7 @@ pub fn build_flux_path(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Iss
     for path in entries {
         b.load_resource_path(&path, dir, &mut acc, Span::default())?;
     }
+    b.add_components(dir, components, &mut acc)?;
     b.finish(acc)
 }
 
@@ -309,6 +317,9 @@ pub(crate) struct Builder<'f> {
     restrict: bool,
     /// kustomize's built-in field specs, parsed on first use.
     defaults: Option<Config>,
+    /// A Flux Kustomization's `spec.components`, added to the top-level
+    /// kustomization's own.
+    flux_components: Vec<(String, Span)>,
 }
 
 impl<'f> Builder<'f> {
@@ -318,6 +329,7 @@ impl<'f> Builder<'f> {
             stack: Vec::new(),
             restrict,
             defaults: None,
+            flux_components: Vec::new(),
         }
     }
 
@@ -465,15 +477,32 @@ impl<'f> Builder<'f> {
             }
         }
         generators::run(self.files, k, acc)?;
-        for (entry, span) in k.strings("components")? {
-            if resources::is_remote(&entry) {
+        let mut components = k.strings("components")?;
+        if self.stack.len() == 1 {
+            components.extend(self.flux_components.iter().cloned());
+        }
+        self.add_components(&k.dir, &components, acc)?;
+        let mut config = self.default_config()?;
+        config.merge(&acc.config);
+        transformers::run(self.files, k, acc, &config)
+    }
+
+    fn add_components(
+        &mut self,
+        base: &Path,
+        components: &[(String, Span)],
+        acc: &mut Acc,
+    ) -> Result<(), Issue> {
+        for (entry, span) in components {
+            let span = *span;
+            if resources::is_remote(entry) {
                 return Err(issue_at(
                     self.files,
                     span,
                     "remote components are not supported",
                 ));
             }
-            let Some(dir) = crate::source::join_within(&k.dir, &entry) else {
+            let Some(dir) = crate::source::join_within(base, entry) else {
                 return Err(issue_at(
                     self.files,
                     span,
@@ -482,9 +511,7 @@ impl<'f> Builder<'f> {
             };
             self.build_dir(&dir, acc, true, Some(span))?;
         }
-        let mut config = self.default_config()?;
-        config.merge(&acc.config);
-        transformers::run(self.files, k, acc, &config)
+        Ok(())
     }
 
     fn load_resource(
@@ -630,7 +657,7 @@ mod tests {
             ),
         ]);
         let mut files = Files::new(dir.path(), Limits::default());
-        let objs = build_flux_path(&mut files, Path::new("apps")).unwrap();
+        let objs = build_flux_path(&mut files, Path::new("apps"), &[]).unwrap();
         let mut names: Vec<&str> = objs.iter().map(Object::name).collect();
         names.sort_unstable();
         assert_eq!(names, ["a", "b", "p-c"]);
@@ -640,7 +667,7 @@ mod tests {
     fn flux_path_rejects_non_kubernetes_yaml() {
         let dir = repo(&[("apps/values.yaml", "replicaCount: 1\n")]);
         let mut files = Files::new(dir.path(), Limits::default());
-        let err = build_flux_path(&mut files, Path::new("apps")).unwrap_err();
+        let err = build_flux_path(&mut files, Path::new("apps"), &[]).unwrap_err();
         assert!(
             err.message.contains("failed to decode Kubernetes YAML"),
             "{err}"
