@@ -54,6 +54,10 @@ pub struct LintArgs {
     /// More rule files (*.yaml) to load; a rule with a built-in's id replaces it.
     #[arg(long = "rules", value_name = "DIR")]
     pub rule_dirs: Vec<PathBuf>,
+
+    /// Configuration file (default: .homelab-lint.yaml at the repository root).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,7 +15,7 @@ pub use args::{
 
 use crate::model::Model;
 use crate::report::{github, human, inventory, json, sarif};
-use crate::rules::{self, Severity, engine};
+use crate::rules::{self, Severity, config, engine, suppress};
 use crate::source::repo::{self, Repo};
 use crate::yaml::Limits;
 
@@ -107,8 +107,17 @@ fn load_rules(dirs: &[PathBuf]) -> Result<Vec<rules::Rule>, String> {
 }
 
 fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, String> {
-    let rules = load_rules(&lint.rule_dirs)?;
     let loaded = load(repo_args)?;
+    let config_path = lint
+        .config
+        .clone()
+        .unwrap_or_else(|| loaded.repo.files.root().join(config::FILE_NAME));
+    let config = config::Config::load(&config_path).map_err(|e| e.to_string())?;
+    let all_rules = load_rules(&lint.rule_dirs)?;
+    if let Some(problem) = config.check(&all_rules, &config_path).first() {
+        return Err(problem.to_string());
+    }
+    let rules = config.apply_to_rules(all_rules);
     print_diagnostics(&loaded.repo, verbose);
     let model = Model::new(&loaded.repo);
     let outcome = engine::evaluate(&model, &rules);
@@ -118,7 +127,15 @@ fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, St
         }
     }
     let sources = &loaded.repo.files.sources;
-    let mut findings = outcome.findings;
+    let suppressed = suppress::apply(&model, &rules, outcome.findings);
+    for issue in &suppressed.issues {
+        eprintln!("warning: {issue}");
+    }
+    let mut findings: Vec<rules::Finding> = suppressed
+        .findings
+        .into_iter()
+        .filter(|f| !config.ignores(f, sources))
+        .collect();
     findings.sort_by(|a, b| {
         let key = |f: &rules::Finding| {
             (

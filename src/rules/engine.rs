@@ -15,7 +15,7 @@ use crate::model::settings::{self, Setting};
 use crate::model::storage::{self, Category, ClassDecl, Storage};
 use crate::model::{Model, ObjRef, Unknown};
 use crate::yaml::jsonpath::select;
-use crate::yaml::{Node, Origin};
+use crate::yaml::{Node, Origin, Span};
 
 /// A value a step bound.
 #[derive(Clone, Debug)]
@@ -321,6 +321,7 @@ impl Ctx<'_, '_> {
                     )]
                 })
                 .collect(),
+            Step::UnusedSuppression => Vec::new(),
             Step::AnyOf(branches) => {
                 for branch in branches {
                     let mut found = Vec::new();
@@ -576,7 +577,7 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                     text: format!("{} = {}", s.name, s.value),
                 },
                 (None, Some(c)) => Label {
-                    span: c.span,
+                    span: first_line(model, c.span),
                     text: format!(
                         "{} is not set here, so it is {} (the default)",
                         s.name, s.value
@@ -726,6 +727,18 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
             format!("!{name}"),
         ),
     }
+}
+
+/// The first line of a multi-line span: a label on a whole map would
+/// underline every line of it.
+fn first_line(model: &Model, span: Span) -> Span {
+    let text = &model.sources.get(span.file).text;
+    let start = span.start as usize;
+    let end = text
+        .get(start..span.end as usize)
+        .and_then(|t| t.find('\n'))
+        .map_or(span.end, |i| (start + i) as u32);
+    Span { end, ..span }
 }
 
 /// Where a Flux variable that produced a value is defined.

@@ -1,10 +1,12 @@
 //! Rules as data: the built-in pack embedded from `rules/`, user rules
 //! from `--rules DIR`, one schema for both, and the engine that runs them.
 
+pub mod config;
 pub mod docs;
 pub mod engine;
 pub mod finding;
 pub mod schema;
+pub mod suppress;
 
 use std::path::Path;
 

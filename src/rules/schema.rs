@@ -118,6 +118,9 @@ pub enum Step {
     /// Values made from a Flux postBuild variable that is defined nowhere
     /// and has no default, so it rendered as empty. Binds `variable`.
     UndefinedVariable,
+    /// Suppressions that match no finding. Not evaluated over objects:
+    /// the suppression pass reports them after all other rules ran.
+    UnusedSuppression,
     /// Holds when any of the listed step sequences holds (the first that
     /// does binds).
     AnyOf(Vec<Vec<Step>>),

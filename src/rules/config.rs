@@ -1,0 +1,158 @@
+//! The repository's `.homelab-lint.yaml`: which rules run, at which
+//! severity, and which paths are left out.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Finding, Rule, Severity};
+use crate::source::Issue;
+use crate::yaml::SourceMap;
+
+/// File name looked up at the repository root.
+pub const FILE_NAME: &str = ".homelab-lint.yaml";
+
+/// `.homelab-lint.yaml`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub rules: RuleSettings,
+    /// Globs (relative to the repository root) of files whose findings are
+    /// not reported, e.g. `kubernetes/apps/test/**`.
+    #[serde(default)]
+    pub ignore_paths: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RuleSettings {
+    /// Rule ids that do not run.
+    #[serde(default)]
+    pub disable: Vec<String>,
+    /// Severity per rule id, replacing the rule's own.
+    #[serde(default)]
+    pub severity: BTreeMap<String, Severity>,
+}
+
+/// The configuration in force.
+#[derive(Debug, Default)]
+pub struct Config {
+    file: ConfigFile,
+    ignore: Option<GlobSet>,
+}
+
+impl Config {
+    /// Reads `path` if it exists; a missing file is the default config.
+    pub fn load(path: &Path) -> Result<Config, Issue> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(Issue::file(path, e.to_string())),
+        };
+        Config::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Config, Issue> {
+        let file: ConfigFile = serde_saphyr::from_str(text).map_err(|e| {
+            let (line, col) = e
+                .location()
+                .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
+            Issue {
+                path: path.display().to_string(),
+                line,
+                col,
+                message: format!(
+                    "invalid configuration: {}",
+                    e.to_string().lines().next().unwrap_or("")
+                ),
+            }
+        })?;
+        let ignore = if file.ignore_paths.is_empty() {
+            None
+        } else {
+            let mut builder = GlobSetBuilder::new();
+            for pattern in &file.ignore_paths {
+                let glob = Glob::new(pattern)
+                    .map_err(|e| Issue::file(path, format!("ignorePaths: {e}")))?;
+                builder.add(glob);
+            }
+            Some(
+                builder
+                    .build()
+                    .map_err(|e| Issue::file(path, format!("ignorePaths: {e}")))?,
+            )
+        };
+        Ok(Config { file, ignore })
+    }
+
+    /// Problems that make the config wrong for these rules: unknown ids
+    /// would silently do nothing.
+    pub fn check(&self, rules: &[Rule], path: &Path) -> Vec<Issue> {
+        let known = |id: &String| rules.iter().any(|r| &r.id == id);
+        self.file
+            .rules
+            .disable
+            .iter()
+            .chain(self.file.rules.severity.keys())
+            .filter(|id| !known(id))
+            .map(|id| Issue::file(path, format!("unknown rule id {id:?}")))
+            .collect()
+    }
+
+    /// The rules that run, with severities overridden.
+    pub fn apply_to_rules(&self, rules: Vec<Rule>) -> Vec<Rule> {
+        rules
+            .into_iter()
+            .filter(|r| !self.file.rules.disable.contains(&r.id))
+            .map(|mut r| {
+                if let Some(s) = self.file.rules.severity.get(&r.id) {
+                    r.severity = *s;
+                }
+                r
+            })
+            .collect()
+    }
+
+    /// Whether a finding's file is ignored.
+    pub fn ignores(&self, finding: &Finding, sources: &SourceMap) -> bool {
+        self.ignore
+            .as_ref()
+            .is_some_and(|g| g.is_match(sources.path(finding.primary.span.file)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_fields_are_errors_with_a_position() {
+        let err =
+            Config::parse(Path::new(".homelab-lint.yaml"), "rules:\n  disabel: [x]\n").unwrap_err();
+        assert_eq!(err.line, 2, "{err}");
+        assert!(err.message.contains("disabel"), "{err}");
+    }
+
+    #[test]
+    fn disable_and_severity() {
+        let cfg = Config::parse(
+            Path::new("c"),
+            "rules:\n  disable: [a]\n  severity: {b: error}\nignorePaths: ['test/**']\n",
+        )
+        .unwrap();
+        let rule = |id: &str| -> Rule {
+            serde_saphyr::from_str(&format!(
+                "{{id: {id}, title: t, severity: info, category: correctness, message: m, what: w., why: y., example: e, useInstead: u, remediation: r., references: [x], match: [fluxPathMissing]}}"
+            ))
+            .unwrap()
+        };
+        let rules = cfg.apply_to_rules(vec![rule("a"), rule("b")]);
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].severity, Severity::Error);
+        assert_eq!(cfg.check(&[rule("b")], Path::new("c")).len(), 1);
+    }
+}

@@ -1,0 +1,201 @@
+//! Suppressions written where the finding is: a YAML comment on the line
+//! (or the line above), or an annotation on an object involved. Each needs
+//! a reason; one that suppresses nothing is itself reported, so stale
+//! suppressions do not pile up.
+//!
+//! ```yaml
+//! # homelab-lint: ignore postgres-replicas-on-replicated-storage -- backups only, speed is irrelevant
+//! metadata:
+//!   annotations:
+//!     homelab-lint.io/ignore: "authentik-cache-on-sync-replicated-postgres: measured, 40 ms per login"
+//! ```
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Finding, Label, Rule};
+use crate::model::Model;
+use crate::source::Issue;
+use crate::yaml::{FileId, Span};
+
+/// The rule id under which unused suppressions are reported.
+pub const UNUSED: &str = "unused-suppression";
+pub const ANNOTATION: &str = "homelab-lint.io/ignore";
+
+static COMMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"#\s*homelab-lint:\s*ignore\s+([A-Za-z0-9-]+)\s*(?:(?:--|:)\s*(.*))?$")
+        .expect("valid regex")
+});
+
+#[derive(Debug)]
+struct Suppression {
+    rule: String,
+    /// Where the suppression is written.
+    span: Span,
+    kind: Kind,
+    used: bool,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// A comment: applies to findings on its line or the next.
+    Comment { file: FileId, line: u32 },
+    /// An annotation: applies to findings with a label inside the object.
+    Annotation { object: Span },
+}
+
+pub struct Outcome {
+    pub findings: Vec<Finding>,
+    /// Suppressions without a reason: not honoured.
+    pub issues: Vec<Issue>,
+}
+
+/// Drops suppressed findings and adds one `unused-suppression` finding per
+/// suppression that matched nothing (when that rule is enabled).
+pub fn apply(model: &Model, rules: &[Rule], findings: Vec<Finding>) -> Outcome {
+    let mut issues = Vec::new();
+    let mut all = comments(model, &mut issues);
+    all.extend(annotations(model, &mut issues));
+    let mut kept = Vec::new();
+    for f in findings {
+        let mut suppressed = false;
+        for s in all.iter_mut().filter(|s| s.rule == f.rule) {
+            if covers(s, &f) {
+                s.used = true;
+                suppressed = true;
+            }
+        }
+        if !suppressed {
+            kept.push(f);
+        }
+    }
+    if let Some(rule) = rules.iter().find(|r| r.id == UNUSED) {
+        // A suppression for a rule that is not running cannot be judged.
+        let running = |id: &str| rules.iter().any(|r| r.id == id);
+        for s in all.iter().filter(|s| !s.used && running(&s.rule)) {
+            kept.push(Finding {
+                rule: UNUSED.to_string(),
+                severity: rule.severity,
+                message: format!("this suppression of {} matches no finding", s.rule),
+                primary: Label {
+                    span: s.span,
+                    text: "suppresses nothing".into(),
+                },
+                related: Vec::new(),
+                evidence: Vec::new(),
+                notes: Vec::new(),
+                help: rule.remediation.trim().to_string(),
+                fingerprint: format!(
+                    "{UNUSED}:{}:{}",
+                    model.sources.path(s.span.file).display(),
+                    s.rule
+                ),
+            });
+        }
+    }
+    Outcome {
+        findings: kept,
+        issues,
+    }
+}
+
+fn covers(s: &Suppression, f: &Finding) -> bool {
+    match s.kind {
+        Kind::Comment { file, line } => {
+            f.primary.span.file == file
+                && (f.primary.span.line == line || f.primary.span.line == line + 1)
+        }
+        Kind::Annotation { object } => std::iter::once(&f.primary).chain(&f.related).any(|l| {
+            l.span.file == object.file && l.span.start >= object.start && l.span.end <= object.end
+        }),
+    }
+}
+
+/// Suppression comments in every file an object came from.
+fn comments(model: &Model, issues: &mut Vec<Issue>) -> Vec<Suppression> {
+    let mut files: Vec<FileId> = model.objects.iter().map(|o| o.file).collect();
+    files.sort();
+    files.dedup();
+    let mut out = Vec::new();
+    for file in files {
+        let text = &model.sources.get(file).text;
+        if !text.contains("homelab-lint:") {
+            continue;
+        }
+        let mut offset = 0u32;
+        for (i, line) in text.split('\n').enumerate() {
+            if let Some(c) = COMMENT.captures(line) {
+                let start = offset + c.get(0).map_or(0, |m| m.start() as u32);
+                let span = Span {
+                    file,
+                    start,
+                    end: offset + line.len() as u32,
+                    line: i as u32 + 1,
+                    col: line[..(start - offset) as usize].chars().count() as u32 + 1,
+                };
+                let rule = c[1].to_string();
+                if c.get(2).is_none_or(|r| r.as_str().trim().is_empty()) {
+                    issues.push(no_reason(model, span, &rule));
+                } else {
+                    out.push(Suppression {
+                        rule,
+                        span,
+                        kind: Kind::Comment {
+                            file,
+                            line: span.line,
+                        },
+                        used: false,
+                    });
+                }
+            }
+            offset += line.len() as u32 + 1;
+        }
+    }
+    out
+}
+
+/// `homelab-lint.io/ignore` annotations, one `rule: reason` per line.
+fn annotations(model: &Model, issues: &mut Vec<Issue>) -> Vec<Suppression> {
+    let mut out: Vec<Suppression> = Vec::new();
+    for obj in model.objects {
+        let Some(value) = obj.root.path(&["metadata", "annotations", ANNOTATION]) else {
+            continue;
+        };
+        // One object rendered into several clusters carries the same annotation.
+        if out.iter().any(|s| s.span == value.span) {
+            continue;
+        }
+        for line in value
+            .as_str()
+            .unwrap_or("")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+        {
+            let (rule, reason) = line.split_once(':').unwrap_or((line, ""));
+            let rule = rule.trim().to_string();
+            if reason.trim().is_empty() {
+                issues.push(no_reason(model, value.span, &rule));
+                continue;
+            }
+            out.push(Suppression {
+                rule,
+                span: value.span,
+                kind: Kind::Annotation {
+                    object: obj.root.span,
+                },
+                used: false,
+            });
+        }
+    }
+    out
+}
+
+fn no_reason(model: &Model, span: Span, rule: &str) -> Issue {
+    Issue {
+        path: model.sources.path(span.file).display().to_string(),
+        line: span.line,
+        col: span.col,
+        message: format!("suppression of {rule} has no reason (write `-- why`); it is not applied"),
+    }
+}
