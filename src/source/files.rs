@@ -53,6 +53,8 @@ pub struct Files {
     limits: Limits,
     texts: HashMap<PathBuf, Result<(FileId, Arc<str>), Issue>>,
     parsed: HashMap<PathBuf, Result<Arc<Parsed>, Issue>>,
+    /// kustomize's built-in field specs, parsed on first use.
+    pub(crate) kustomize_defaults: Option<Arc<crate::source::kustomize::Config>>,
 }
 
 impl Files {
@@ -63,6 +65,7 @@ impl Files {
             limits,
             texts: HashMap::new(),
             parsed: HashMap::new(),
+            kustomize_defaults: None,
         }
     }
 
@@ -97,33 +100,43 @@ impl Files {
     }
 
     fn read(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
-        let abs = self.abs(rel);
-        let meta = std::fs::metadata(&abs).map_err(|e| Issue::file(rel, e.to_string()))?;
-        if meta.len() > self.limits.max_bytes as u64 {
-            return Err(Issue::file(
-                rel,
-                format!(
-                    "file is {} bytes, over the limit of {} bytes",
-                    meta.len(),
-                    self.limits.max_bytes
-                ),
-            ));
-        }
-        let bytes = std::fs::read(&abs).map_err(|e| Issue::file(rel, e.to_string()))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
-            let col = upto.iter().rev().take_while(|b| **b != b'\n').count() as u32 + 1;
-            Issue {
-                path: rel.display().to_string(),
-                line,
-                col,
-                message: "file is not valid UTF-8".into(),
-            }
-        })?;
-        let text: Arc<str> = text.into();
+        let text: Arc<str> = read_text(&self.abs(rel), rel, &self.limits)?.into();
         let id = self.sources.add(rel.to_path_buf(), text.clone());
         Ok((id, text))
+    }
+
+    /// Reads and parses many files using every core: the first thing a
+    /// run does, and the larger part of its time on a big repo.
+    pub fn preload(&mut self, rels: &[PathBuf]) {
+        use rayon::prelude::*;
+        let root = self.root.clone();
+        let limits = self.limits;
+        let texts: Vec<Result<String, Issue>> = rels
+            .par_iter()
+            .map(|rel| read_text(&root.join(rel), rel, &limits))
+            .collect();
+        let mut to_parse = Vec::new();
+        for (rel, text) in rels.iter().zip(texts) {
+            match text {
+                Ok(text) => {
+                    let text: Arc<str> = text.into();
+                    let id = self.sources.add(rel.clone(), text.clone());
+                    self.texts.insert(rel.clone(), Ok((id, text.clone())));
+                    to_parse.push((rel.clone(), id, text));
+                }
+                Err(issue) => {
+                    self.texts.insert(rel.clone(), Err(issue.clone()));
+                    self.parsed.insert(rel.clone(), Err(issue));
+                }
+            }
+        }
+        let parsed: Vec<_> = to_parse
+            .par_iter()
+            .map(|(rel, file, text)| parse(rel, *file, text, &limits))
+            .collect();
+        for ((rel, _, _), result) in to_parse.into_iter().zip(parsed) {
+            self.parsed.insert(rel, result);
+        }
     }
 
     /// Every non-empty YAML document of a file.
@@ -131,27 +144,52 @@ impl Files {
         if let Some(cached) = self.parsed.get(rel) {
             return cached.clone();
         }
-        let result = self.text(rel).and_then(|(file, text)| {
-            parse_documents(&text, file, &self.limits)
-                .map(|docs| Arc::new(Parsed { file, docs }))
-                .map_err(|e| Issue {
-                    path: rel.display().to_string(),
-                    line: e.line,
-                    col: e.col,
-                    message: e.message,
-                })
-        });
+        let limits = self.limits;
+        let result = self
+            .text(rel)
+            .and_then(|(file, text)| parse(rel, file, &text, &limits));
         self.parsed.insert(rel.to_path_buf(), result.clone());
         result
     }
+}
 
-    /// Stores a parse done elsewhere (e.g. on another thread).
-    pub fn insert_parsed(&mut self, rel: PathBuf, text: Arc<str>, docs: Result<Vec<Node>, Issue>) {
-        let file = self.sources.add(rel.clone(), text.clone());
-        self.texts.insert(rel.clone(), Ok((file, text)));
-        self.parsed
-            .insert(rel, docs.map(|docs| Arc::new(Parsed { file, docs })));
+fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Parsed>, Issue> {
+    parse_documents(text, file, limits)
+        .map(|docs| Arc::new(Parsed { file, docs }))
+        .map_err(|e| Issue {
+            path: rel.display().to_string(),
+            line: e.line,
+            col: e.col,
+            message: e.message,
+        })
+}
+
+/// A file's text, refused when over the size budget or not UTF-8 (with
+/// the position of the first bad byte).
+fn read_text(abs: &Path, rel: &Path, limits: &Limits) -> Result<String, Issue> {
+    let meta = std::fs::metadata(abs).map_err(|e| Issue::file(rel, e.to_string()))?;
+    if meta.len() > limits.max_bytes as u64 {
+        return Err(Issue::file(
+            rel,
+            format!(
+                "file is {} bytes, over the limit of {} bytes",
+                meta.len(),
+                limits.max_bytes
+            ),
+        ));
     }
+    let bytes = std::fs::read(abs).map_err(|e| Issue::file(rel, e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
+        let col = upto.iter().rev().take_while(|b| **b != b'\n').count() as u32 + 1;
+        Issue {
+            path: rel.display().to_string(),
+            line,
+            col,
+            message: "file is not valid UTF-8".into(),
+        }
+    })
 }
 
 /// Joins `rel` onto repo-relative directory `base`, folding `.` and `..`.

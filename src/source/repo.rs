@@ -74,6 +74,7 @@ type KsId = (String, String);
 pub fn load(root: &Path, limits: Limits) -> Repo {
     let mut files = Files::new(root, limits);
     let (paths, mut issues) = walk::yaml_files(root);
+    files.preload(&paths);
     let mut skipped = Vec::new();
 
     // Every file as written: documents that are Kubernetes objects.

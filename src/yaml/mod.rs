@@ -23,12 +23,15 @@ pub struct SourceFile {
 #[derive(Debug, Default)]
 pub struct SourceMap {
     files: Vec<SourceFile>,
+    by_path: std::collections::HashMap<PathBuf, FileId>,
 }
 
 impl SourceMap {
     pub fn add(&mut self, path: PathBuf, text: Arc<str>) -> FileId {
+        let id = FileId(self.files.len() as u32);
+        self.by_path.insert(path.clone(), id);
         self.files.push(SourceFile { path, text });
-        FileId((self.files.len() - 1) as u32)
+        id
     }
 
     pub fn get(&self, id: FileId) -> &SourceFile {
@@ -40,10 +43,7 @@ impl SourceMap {
     }
 
     pub fn find(&self, path: &Path) -> Option<FileId> {
-        self.files
-            .iter()
-            .position(|f| f.path == path)
-            .map(|i| FileId(i as u32))
+        self.by_path.get(path).copied()
     }
 
     pub fn len(&self) -> usize {

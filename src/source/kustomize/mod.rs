@@ -23,7 +23,7 @@ use crate::source::files::{Files, Issue};
 use crate::source::object::{Object, StepKind};
 use crate::yaml::{Node, Span};
 
-use fieldspecs::Config;
+pub(crate) use fieldspecs::Config;
 
 pub use patches::apply_patches;
 
@@ -315,8 +315,6 @@ pub(crate) struct Builder<'f> {
     /// Directories being built, outermost first, to report cycles.
     stack: Vec<PathBuf>,
     restrict: bool,
-    /// kustomize's built-in field specs, parsed on first use.
-    defaults: Option<Config>,
     /// A Flux Kustomization's `spec.components`, added to the top-level
     /// kustomization's own.
     flux_components: Vec<(String, Span)>,
@@ -328,7 +326,6 @@ impl<'f> Builder<'f> {
             files,
             stack: Vec::new(),
             restrict,
-            defaults: None,
             flux_components: Vec::new(),
         }
     }
@@ -359,18 +356,17 @@ impl<'f> Builder<'f> {
         Ok(out)
     }
 
+    /// kustomize's built-in field specs, parsed once per [`Files`]: every
+    /// kustomization level of every build needs them.
     fn default_config(&mut self) -> Result<Config, Issue> {
-        if let Some(c) = &self.defaults {
-            return Ok(c.clone());
+        if let Some(c) = &self.files.kustomize_defaults {
+            return Ok(Config::clone(c));
         }
         let name = PathBuf::from("<kustomize built-in field specs>");
-        let file = match self.files.sources.find(&name) {
-            Some(f) => f,
-            None => self
-                .files
-                .sources
-                .add(name, fieldspecs::default_text().into()),
-        };
+        let file = self
+            .files
+            .sources
+            .add(name, fieldspecs::default_text().into());
         let text = self.files.sources.get(file).text.clone();
         let docs = crate::yaml::parse_documents(&text, file, self.files.limits())
             .map_err(|e| Issue::file(Path::new("<built-in>"), e.message))?;
@@ -378,7 +374,7 @@ impl<'f> Builder<'f> {
         for d in &docs {
             config.merge(&Config::parse(d).map_err(|(s, m)| issue_at(self.files, s, m))?);
         }
-        self.defaults = Some(config.clone());
+        self.files.kustomize_defaults = Some(std::sync::Arc::new(config.clone()));
         Ok(config)
     }
 
