@@ -55,6 +55,9 @@ fn run_case(case: &Path, rule_id: &str, all: &[rules::Rule]) -> Outcome {
         loaded
             .skipped
             .iter()
+            // A directory no Flux Kustomization builds is what some
+            // fixtures are about (a path pointing next to it).
+            .filter(|s| !s.reason.starts_with("not applied"))
             .map(|s| format!("skipped {}: {}", s.path.display(), s.reason)),
     );
     let model = Model::new(&loaded);
