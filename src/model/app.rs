@@ -88,9 +88,13 @@ pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
             // chart version (for app charts such as Authentik's, equal to
             // the app version).
             let tagged = image.and_then(|(repo, tag)| tag.map(|t| (repo, t)));
-            let (identity, version_node) = match tagged {
-                Some((repo, tag)) => (repo, Some(tag)),
-                None => (chart.to_string(), release.version.clone()),
+            let own_tag = chart_matches
+                .then(|| own_image_tag(&release.values))
+                .flatten();
+            let (identity, version_node) = match (tagged, own_tag) {
+                (Some((repo, tag)), _) => (repo, Some(tag)),
+                (None, Some(tag)) => (chart.to_string(), Some(tag)),
+                (None, None) => (chart.to_string(), release.version.clone()),
             };
             apps.push(App {
                 object: i,
@@ -115,6 +119,20 @@ pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
         }
     }
     apps
+}
+
+/// The tag of the chart's own image when the values pin only the tag and
+/// leave the repository to the chart (`global.image.tag` in Authentik's
+/// chart, `image.tag` in most others): that tag is what runs, whatever
+/// the chart version says.
+fn own_image_tag(values: &Node) -> Option<Node> {
+    [&["global", "image"][..], &["image"][..]]
+        .iter()
+        .filter_map(|path| values.path(path))
+        .filter(|image| image.get("repository").is_none())
+        .filter_map(|image| image.get("tag"))
+        .find(|tag| tag.scalar_text().is_some_and(|t| !t.is_empty()))
+        .cloned()
 }
 
 fn version_of(node: &Node) -> Option<Version> {

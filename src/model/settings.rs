@@ -3,7 +3,7 @@
 
 use super::Model;
 use super::database::{Database, Provider, sub_values};
-use crate::yaml::{Node, Value};
+use crate::yaml::{Node, Span, Style, Value};
 
 /// A setting as the server will run with it.
 #[derive(Clone, Debug)]
@@ -54,7 +54,16 @@ pub fn effective(model: &Model, db: &Database, name: &str) -> Setting {
         .find(|(node, _)| lookup(node, name).is_some())
         .or_else(|| parameter_maps(model, db).into_iter().next())
         .map_or((None, String::new()), |(n, p)| (Some(n), p));
-    let written = container.as_ref().and_then(|c| lookup(c, name));
+    let written = container
+        .as_ref()
+        .and_then(|c| lookup(c, name))
+        .map(|(value, node)| {
+            let node = match line_span(model, &node, name) {
+                Some(span) => Node { span, ..node },
+                None => node,
+            };
+            (value, node)
+        });
     match written {
         Some((value, node)) => Setting {
             name: name.to_string(),
@@ -124,6 +133,45 @@ fn parameter_maps(model: &Model, db: &Database) -> Vec<(Node, String)> {
             .filter_map(|c| c.get("args").cloned().map(|n| (n, "args".to_string())))
             .collect(),
     }
+}
+
+/// In a postgresql.conf text block (`extendedConfiguration: |`), the span
+/// of the last line that sets `name`, so that a finding points at
+/// `fsync = off` rather than at the whole block. `None` for anything but
+/// a block scalar written as is in its file.
+fn line_span(model: &Model, node: &Node, name: &str) -> Option<Span> {
+    if node.style != Style::Block || node.origin.is_some() {
+        return None;
+    }
+    let text: &str = &model.sources.get(node.span.file).text;
+    let (start, end) = (node.span.start as usize, node.span.end as usize);
+    let block = text.get(start..end.min(text.len()))?;
+    let mut found = None;
+    let mut offset = start;
+    for raw in block.split_inclusive('\n') {
+        let content = raw.trim_end_matches(['\n', '\r']);
+        let setting = content.split('#').next().unwrap_or("");
+        if let Some((k, _)) = setting.split_once('=')
+            && k.trim() == name
+        {
+            let indent = content.len() - content.trim_start().len();
+            let line_start = offset + indent;
+            let line_end = offset + setting.trim_end().len();
+            found = Some((line_start, line_end));
+        }
+        offset += raw.len();
+    }
+    let (line_start, line_end) = found?;
+    let before = text.get(..line_start)?;
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    Some(Span {
+        file: node.span.file,
+        start: u32::try_from(line_start).ok()?,
+        end: u32::try_from(line_end).ok()?,
+        line: u32::try_from(line).ok()?,
+        col: u32::try_from(col).ok()?,
+    })
 }
 
 /// A setting in a parameters map, a postgresql.conf text block, or a

@@ -70,7 +70,7 @@ fn snippet(f: &Finding, sources: &SourceMap) -> Snippet {
             code: Some(f.rule.clone()),
             help: Some(help),
             source: named(sources, file),
-            labels: labels(&in_primary),
+            labels: labels(&in_primary, true),
             related: others
                 .into_iter()
                 .map(|(id, ls)| Snippet {
@@ -79,7 +79,7 @@ fn snippet(f: &Finding, sources: &SourceMap) -> Snippet {
                     code: None,
                     help: None,
                     source: named(sources, id),
-                    labels: labels(&ls),
+                    labels: labels(&ls, false),
                     related: Vec::new(),
                 })
                 .collect(),
@@ -92,14 +92,20 @@ fn named(sources: &SourceMap, id: FileId) -> NamedSource<String> {
     NamedSource::new(file.path.display().to_string(), file.text.to_string())
 }
 
-fn labels(ls: &[&Label]) -> Vec<LabeledSpan> {
+/// With `first_is_primary`, the first label is marked primary, so that
+/// the snippet header's `file:line:column` is the finding's location
+/// rather than the first label in file order.
+fn labels(ls: &[&Label], first_is_primary: bool) -> Vec<LabeledSpan> {
     ls.iter()
-        .map(|l| {
+        .enumerate()
+        .map(|(i, l)| {
             let len = (l.span.end - l.span.start) as usize;
-            LabeledSpan::new_with_span(
-                Some(l.text.clone()),
-                SourceSpan::new((l.span.start as usize).into(), len),
-            )
+            let span = SourceSpan::new((l.span.start as usize).into(), len);
+            if first_is_primary && i == 0 {
+                LabeledSpan::new_primary_with_span(Some(l.text.clone()), span)
+            } else {
+                LabeledSpan::new_with_span(Some(l.text.clone()), span)
+            }
         })
         .collect()
 }
