@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use homelab_lint::model::Model;
 use homelab_lint::report::human;
-use homelab_lint::rules::{self, Finding, engine};
+use homelab_lint::rules::{self, Finding};
 use homelab_lint::source::repo;
 use homelab_lint::yaml::Limits;
 
@@ -61,7 +61,7 @@ fn run_case(case: &Path, rule_id: &str, all: &[rules::Rule]) -> Outcome {
             .map(|s| format!("skipped {}: {}", s.path.display(), s.reason)),
     );
     let model = Model::new(&loaded);
-    let outcome = engine::evaluate(&model, all);
+    let outcome = rules::lint(&model, all);
     let sources = &loaded.files.sources;
     let (mut hits, other): (Vec<Finding>, Vec<Finding>) = outcome
         .findings

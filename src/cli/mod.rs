@@ -15,7 +15,7 @@ pub use args::{
 
 use crate::model::Model;
 use crate::report::{github, human, inventory, json, sarif};
-use crate::rules::{self, Severity, config, engine, suppress};
+use crate::rules::{self, Severity, config};
 use crate::source::repo::{self, Repo};
 use crate::yaml::Limits;
 
@@ -120,18 +120,17 @@ fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, St
     let rules = config.apply_to_rules(all_rules);
     print_diagnostics(&loaded.repo, verbose);
     let model = Model::new(&loaded.repo);
-    let outcome = engine::evaluate(&model, &rules);
+    let outcome = rules::lint(&model, &rules);
     if verbose > 0 {
         for u in &outcome.undecided {
             eprintln!("undecided: {}: {}: {}", u.rule, u.subject, u.reason);
         }
     }
     let sources = &loaded.repo.files.sources;
-    let suppressed = suppress::apply(&model, &rules, outcome.findings);
-    for issue in &suppressed.issues {
+    for issue in &outcome.issues {
         eprintln!("warning: {issue}");
     }
-    let mut findings: Vec<rules::Finding> = suppressed
+    let mut findings: Vec<rules::Finding> = outcome
         .findings
         .into_iter()
         .filter(|f| !config.ignores(f, sources))

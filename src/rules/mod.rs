@@ -19,6 +19,25 @@ use crate::source::Issue;
 
 static BUILTIN: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/rules");
 
+/// What linting a model produced.
+pub struct Lint {
+    pub findings: Vec<Finding>,
+    pub undecided: Vec<engine::Undecided>,
+    /// Suppressions that are not honoured (no reason).
+    pub issues: Vec<Issue>,
+}
+
+/// Runs the rules, then applies suppressions: the whole offline lint.
+pub fn lint(model: &crate::model::Model, rules: &[Rule]) -> Lint {
+    let outcome = engine::evaluate(model, rules);
+    let suppressed = suppress::apply(model, rules, outcome.findings);
+    Lint {
+        findings: suppressed.findings,
+        undecided: outcome.undecided,
+        issues: suppressed.issues,
+    }
+}
+
 /// Parses one rule file. Errors carry the file's line and column.
 pub fn parse(path: &str, text: &str) -> Result<Rule, Issue> {
     let rule: Rule = serde_saphyr::from_str(text).map_err(|e| {
