@@ -588,34 +588,10 @@ fn set_path(root: &mut Node, path: &str, value: Node) -> Result<(), String> {
 mod tests {
     use super::*;
     use std::path::PathBuf;
-    use std::sync::Arc;
 
-    struct Repo {
-        sources: SourceMap,
-        objects: Vec<Object>,
-    }
+    use crate::source::test_repo::TestRepo as Repo;
 
     impl Repo {
-        fn new(files: &[(&str, &str)]) -> Repo {
-            let mut sources = SourceMap::default();
-            let mut objects = Vec::new();
-            for (path, text) in files {
-                let id = sources.add(PathBuf::from(path), Arc::from(*text));
-                let docs = parse_documents(text, id, &Limits::default())
-                    .unwrap_or_else(|e| panic!("{path}: {e:?}"));
-                for (i, doc) in docs.into_iter().enumerate() {
-                    objects.push(Object::new(doc, id, i));
-                }
-            }
-            Repo { sources, objects }
-        }
-
-        fn find(&self, kind: &str, ns: &str, name: &str) -> Option<&Object> {
-            self.objects
-                .iter()
-                .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or("") == ns)
-        }
-
         fn resolve(&self, name: &str) -> Release {
             let hr = self.find("HelmRelease", "apps", name).unwrap();
             resolve(&self.sources, hr, &|k, ns, n| self.find(k, ns, n))

@@ -7,6 +7,8 @@ pub mod helm;
 pub mod kustomize;
 pub mod object;
 pub mod repo;
+#[cfg(test)]
+mod test_repo;
 pub mod walk;
 
 pub use files::{Files, Issue, join_within};

@@ -137,3 +137,11 @@ mod tests {
         });
     }
 }
+
+/// The first document of `text`, for unit tests.
+#[cfg(test)]
+pub(crate) fn parse_one(text: &str) -> Node {
+    parse_documents(text, FileId(0), &Limits::default())
+        .expect("test YAML parses")
+        .remove(0)
+}

@@ -118,42 +118,12 @@ fn decode_data(node: &Node) -> DataValue<'_> {
 /// Standard base64 with padding, as Go's `encoding/json` decodes `[]byte`
 /// (it skips `\r` and `\n`).
 pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
     let clean: Vec<u8> = text
         .bytes()
         .filter(|b| *b != b'\n' && *b != b'\r')
         .collect();
-    if clean.len() % 4 != 0 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(clean.len() / 4 * 3);
-    let quads = clean.len() / 4;
-    for (i, quad) in clean.chunks(4).enumerate() {
-        let last = i + 1 == quads;
-        let pad = quad.iter().rev().take_while(|b| **b == b'=').count();
-        if pad > 2 || (pad > 0 && !last) {
-            return None;
-        }
-        let mut acc: u32 = 0;
-        for &b in &quad[..4 - pad] {
-            acc = (acc << 6) | sextet(b)?;
-        }
-        acc <<= 6 * pad as u32;
-        let bytes = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
-        out.extend_from_slice(&bytes[..3 - pad]);
-    }
-    Some(out)
-}
-
-fn sextet(b: u8) -> Option<u32> {
-    let v = match b {
-        b'A'..=b'Z' => b - b'A',
-        b'a'..=b'z' => b - b'a' + 26,
-        b'0'..=b'9' => b - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => return None,
-    };
-    Some(v as u32)
+    base64::engine::general_purpose::STANDARD.decode(clean).ok()
 }
 
 #[cfg(test)]

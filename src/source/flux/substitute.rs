@@ -1008,35 +1008,12 @@ impl Glob {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::{FileId, Limits, parse_documents};
+    use crate::yaml::FileId;
     use std::path::PathBuf;
 
-    struct Repo {
-        sources: SourceMap,
-        objects: Vec<Object>,
-    }
+    use crate::source::test_repo::TestRepo as Repo;
 
     impl Repo {
-        fn new(files: &[(&str, &str)]) -> Repo {
-            let mut sources = SourceMap::default();
-            let mut objects = Vec::new();
-            for (path, text) in files {
-                let id = sources.add(PathBuf::from(path), Arc::from(*text));
-                let docs = parse_documents(text, id, &Limits::default())
-                    .unwrap_or_else(|e| panic!("{path}: {e:?}"));
-                for (i, doc) in docs.into_iter().enumerate() {
-                    objects.push(Object::new(doc, id, i));
-                }
-            }
-            Repo { sources, objects }
-        }
-
-        fn find(&self, kind: &str, ns: &str, name: &str) -> Option<&Object> {
-            self.objects
-                .iter()
-                .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or("") == ns)
-        }
-
         fn vars(&self) -> (Vars, Vec<Issue>) {
             let ks = self.find("Kustomization", "flux-system", "apps").unwrap();
             collect_vars(&self.sources, ks, &|k, ns, n| self.find(k, ns, n))

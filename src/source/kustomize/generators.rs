@@ -579,24 +579,8 @@ fn wrapped_base64(bytes: &[u8]) -> String {
 }
 
 fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]
@@ -615,11 +599,7 @@ mod tests {
         assert!(long.ends_with('\n'));
     }
 
-    fn y(s: &str) -> Node {
-        crate::yaml::parse_documents(s, crate::yaml::FileId(0), &crate::yaml::Limits::default())
-            .unwrap()
-            .remove(0)
-    }
+    use crate::yaml::parse_one as y;
 
     /// Values from `kubectl kustomize` (kustomize v5.5.0) on a tempdir with
     /// `configMapGenerator: [{name: foo, literals: [a=b]}]`, and the same

@@ -194,13 +194,7 @@ fn remove(root: &mut Node, path: &[String]) -> Result<Node, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::{FileId, Limits, parse_documents};
-
-    fn y(s: &str) -> Node {
-        parse_documents(s, FileId(0), &Limits::default())
-            .unwrap()
-            .remove(0)
-    }
+    use crate::yaml::parse_one as y;
 
     #[test]
     fn operations() {

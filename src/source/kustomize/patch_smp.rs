@@ -183,13 +183,7 @@ fn merge_associative(mut dest: Node, patch: &Node, key: &str) -> Result<Node, St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::{FileId, Limits, parse_documents};
-
-    fn y(s: &str) -> Node {
-        parse_documents(s, FileId(0), &Limits::default())
-            .unwrap()
-            .remove(0)
-    }
+    use crate::yaml::parse_one as y;
 
     #[test]
     fn containers_merge_by_name_and_env_by_name() {
