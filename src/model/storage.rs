@@ -310,14 +310,18 @@ fn requested_class(model: &Model, db: &Database) -> Result<Option<Node>, Unknown
             let Some(values) = values else {
                 return Ok(None);
             };
-            if let Some(claim) = values
-                .str_at(&["primary", "persistence", "existingClaim"])
-                .filter(|c| !c.is_empty())
-            {
+            // Chart 11+ keeps persistence under `primary`; older charts
+            // (still pinned as Authentik's subchart) at the top.
+            let persistence = |key: &str| {
+                values
+                    .path(&["primary", "persistence", key])
+                    .or_else(|| values.path(&["persistence", key]))
+                    .filter(|n| n.scalar_text().is_some_and(|s| !s.is_empty()))
+            };
+            if let Some(claim) = persistence("existingClaim").and_then(Node::as_str) {
                 return pvc_class(model, db.object, model.namespace_of(db.object), claim);
             }
-            values
-                .path(&["primary", "persistence", "storageClass"])
+            persistence("storageClass")
                 .or_else(|| values.path(&["global", "storageClass"]))
                 .or_else(|| values.path(&["global", "defaultStorageClass"]))
                 .or_else(|| release.and_then(|r| r.values.path(&["global", "storageClass"])))

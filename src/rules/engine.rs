@@ -556,7 +556,14 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
             }
             labels.push(Label {
                 span: obj_span(db.object),
-                text: format!("{} cluster {name}", db.provider.as_str()),
+                text: if db.values_key.is_empty() {
+                    format!("{} cluster {name}", db.provider.as_str())
+                } else {
+                    format!(
+                        "{name}'s bundled Postgres (Bitnami subchart, values `{}`)",
+                        db.values_key
+                    )
+                },
             });
             (
                 labels,
