@@ -128,3 +128,108 @@ fn hostile_inputs_fail_alone_within_bounds() {
     // Every problem is also on stderr for people.
     assert!(stderr.contains("bad/alias-bomb.yaml"), "{stderr}");
 }
+
+/// The second hostile suite: sizes and shapes rather than YAML tricks.
+#[test]
+fn huge_binary_unreadable_and_self_referencing_inputs_fail_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "good/configmap.yaml", GOOD);
+    // 100 MB: refused by size before it is read.
+    let big = std::fs::File::create(root.join("huge.yaml")).unwrap();
+    big.set_len(100 * 1024 * 1024).unwrap();
+    // Binary content with a .yaml name.
+    write(
+        root,
+        "binary.yaml",
+        (0u8..=255).cycle().take(64 * 1024).collect::<Vec<u8>>(),
+    );
+    // A name that cannot be read: a link to nowhere.
+    std::os::unix::fs::symlink("/nonexistent/target.yaml", root.join("dangling.yaml")).unwrap();
+    // One line of 2 MB, and 5,000 documents in one file: valid, just big.
+    write(
+        root,
+        "long-line.yaml",
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: long, namespace: default}}\ndata:\n  k: {}\n",
+            "x".repeat(2 << 20)
+        ),
+    );
+    let many: String = (0..5000)
+        .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm-{i}, namespace: default}}\n"))
+        .collect();
+    write(root, "many.yaml", many);
+    // Variables that refer to themselves: Flux substitutes once, so
+    // neither loops.
+    write(
+        root,
+        "flux/self.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: self, namespace: flux-system}\nspec:\n  path: ./selfref\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substitute:\n      A: ${A}\n      B: ${B:=${B}}\n",
+    );
+    write(
+        root,
+        "selfref/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: selfref, namespace: default}\ndata:\n  a: ${A}\n  b: ${B}\n",
+    );
+
+    let bin = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
+    let start = Instant::now();
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 2097152; exec '{bin}' inventory '{}'",
+            root.display()
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut { stdout }, &mut buf).map(|_| buf)
+    });
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("the run did not end within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = child.wait().unwrap();
+    let stdout = reader.join().unwrap().unwrap();
+    assert!(status.success(), "exit {status:?}");
+    let json: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
+    let names: Vec<&str> = json["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["name"].as_str())
+        .collect();
+    for want in ["survivor", "long", "cm-0", "cm-4999", "selfref"] {
+        assert!(names.contains(&want), "{want} missing");
+    }
+    let issues: Vec<String> = json["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            format!(
+                "{}: {}",
+                i["path"].as_str().unwrap(),
+                i["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let has = |path: &str, words: &str| {
+        assert!(
+            issues
+                .iter()
+                .any(|i| i.starts_with(path) && i.to_lowercase().contains(words)),
+            "no issue for {path} mentioning {words:?} in {issues:#?}"
+        );
+    };
+    has("huge.yaml", "over the limit");
+    has("binary.yaml", "utf-8");
+    has("dangling.yaml", "no such file");
+}
