@@ -11,6 +11,8 @@ pub mod settings;
 pub mod storage;
 pub mod version;
 
+use std::collections::HashMap;
+
 use crate::source::helm::{self, Release};
 use crate::source::{Object, repo::Repo};
 use crate::yaml::SourceMap;
@@ -29,6 +31,11 @@ pub struct Model<'r> {
     pub local_sources: Option<&'r std::collections::BTreeMap<String, std::path::PathBuf>>,
     /// Effective chart and values of each HelmRelease, by object index.
     releases: Vec<Option<Release>>,
+    /// Objects by (kind, name): lookups by reference are the model's
+    /// inner loop, and a scan per lookup made large repos quadratic.
+    by_name: HashMap<(&'r str, &'r str), Vec<ObjRef>>,
+    /// Every storage class the repo declares, computed on first use.
+    pub(crate) classes: std::cell::OnceCell<Vec<storage::ClassDecl>>,
 }
 
 /// A fact that could not be established, and why (shown under
@@ -45,16 +52,19 @@ impl<'r> Model<'r> {
     }
 
     pub fn from_parts(objects: &'r [Object], sources: &'r SourceMap) -> Model<'r> {
+        let mut by_name: HashMap<(&str, &str), Vec<ObjRef>> = HashMap::new();
+        for (i, o) in objects.iter().enumerate() {
+            by_name.entry((o.kind(), o.name())).or_default().push(i);
+        }
         let releases = objects
             .iter()
             .map(|hr| {
                 let lookup = |kind: &str, ns: &str, name: &str| {
-                    objects.iter().find(|o| {
-                        o.kind() == kind
-                            && o.name() == name
-                            && o.namespace().unwrap_or(ns) == ns
-                            && o.same_tree(hr)
-                    })
+                    by_name
+                        .get(&(kind, name))?
+                        .iter()
+                        .map(|&i| &objects[i])
+                        .find(|o| o.namespace().unwrap_or(ns) == ns && o.same_tree(hr))
                 };
                 is_helm_release(hr).then(|| helm::resolve(sources, hr, &lookup))
             })
@@ -65,6 +75,8 @@ impl<'r> Model<'r> {
             root: None,
             local_sources: None,
             releases,
+            by_name,
+            classes: std::cell::OnceCell::new(),
         }
     }
 
@@ -101,11 +113,9 @@ impl<'r> Model<'r> {
         name: &str,
     ) -> Option<ObjRef> {
         let near = &self.objects[near];
-        self.objects.iter().position(|o| {
-            o.is(group, kind)
-                && o.name() == name
-                && o.namespace().is_none_or(|ns| ns == namespace)
-                && o.same_tree(near)
+        self.by_name.get(&(kind, name))?.iter().copied().find(|&i| {
+            let o = &self.objects[i];
+            o.is(group, kind) && o.namespace().is_none_or(|ns| ns == namespace) && o.same_tree(near)
         })
     }
 

@@ -107,11 +107,18 @@ fn with_category(mut decl: ClassDecl) -> ClassDecl {
 
 /// Every storage class the repo declares (in `near`'s cluster, if given).
 pub fn classes(model: &Model, near: Option<ObjRef>) -> Vec<ClassDecl> {
+    model
+        .classes
+        .get_or_init(|| all_classes(model))
+        .iter()
+        .filter(|c| near.is_none_or(|n| model.object(c.object).same_tree(model.object(n))))
+        .cloned()
+        .collect()
+}
+
+fn all_classes(model: &Model) -> Vec<ClassDecl> {
     let mut out = Vec::new();
     for (i, obj) in model.objects.iter().enumerate() {
-        if near.is_some_and(|n| !obj.same_tree(model.object(n))) {
-            continue;
-        }
         if obj.is("storage.k8s.io", "StorageClass") {
             let annotations = obj.root.path(&["metadata", "annotations"]);
             let is_default = annotations

@@ -106,7 +106,10 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
                 raw.push(obj);
             }
         }
-        if !any {
+        let kustomization_file = path.file_name().is_some_and(|n| {
+            matches!(n.to_str(), Some("kustomization.yaml" | "kustomization.yml"))
+        });
+        if !any && !kustomization_file {
             skipped.push(Skipped {
                 path: path.clone(),
                 reason: "no Kubernetes object in it (no apiVersion and kind)".into(),
@@ -188,6 +191,9 @@ struct FluxTree {
     trees: u32,
 }
 
+/// ConfigMaps and Secrets by (kind, name), where postBuild variables come from.
+type LookupPool = HashMap<(String, String), Vec<Object>>;
+
 /// Where a document is written: identifies a Flux Kustomization across
 /// clusters of one repo, which reuse names such as `flux-system`.
 type DocId = (crate::yaml::FileId, usize);
@@ -239,15 +245,20 @@ impl FluxTree {
         // substitution, as Flux reads them from the cluster.
         // Files no Kustomization builds count too: bootstrap tools (flux-operator's
         // FluxInstance, scripts) apply cluster settings from plain files.
-        let lookup_pool: Vec<Object> = self
+        let mut lookup_pool = LookupPool::new();
+        for o in self
             .builds
             .values()
             .filter_map(|b| b.as_ref().ok())
             .flatten()
             .chain(raw)
             .filter(|o| o.group().is_empty() && matches!(o.kind(), "ConfigMap" | "Secret"))
-            .cloned()
-            .collect();
+        {
+            lookup_pool
+                .entry((o.kind().to_string(), o.name().to_string()))
+                .or_default()
+                .push(o.clone());
+        }
         let mut rendered: HashSet<DocId> = HashSet::new();
         let roots: Vec<Object> = self
             .written
@@ -276,7 +287,7 @@ impl FluxTree {
         &mut self,
         files: &mut Files,
         root: Object,
-        lookup_pool: &[Object],
+        lookup_pool: &LookupPool,
         rendered: &mut HashSet<DocId>,
         issues: &mut Vec<Issue>,
     ) {
@@ -391,7 +402,7 @@ impl FluxTree {
         id: &KsId,
         ks: &Object,
         inherited_unknowns: bool,
-        lookup_pool: &[Object],
+        lookup_pool: &LookupPool,
         issues: &mut Vec<Issue>,
     ) -> (Vec<Object>, bool) {
         let mut objs = match self.build(files, ks) {
@@ -433,10 +444,9 @@ impl FluxTree {
             let ks_path = files.sources.path(ks.file).to_path_buf();
             let lookup = |kind: &str, _namespace: &str, name: &str| {
                 lookup_pool
+                    .get(&(kind.to_string(), name.to_string()))?
                     .iter()
-                    .filter(|o| {
-                        o.kind() == kind && o.name() == name && o.namespace() == Some(id.0.as_str())
-                    })
+                    .filter(|o| o.namespace() == Some(id.0.as_str()))
                     .max_by_key(|o| common_prefix(files.sources.path(o.file), &ks_path))
             };
             let (mut vars, var_issues) = collect_vars(&files.sources, ks, &lookup);

@@ -69,6 +69,17 @@ fn merge_specs(into: &mut Vec<FieldSpec>, from: &[FieldSpec]) {
 }
 
 impl Config {
+    pub fn is_empty(&self) -> bool {
+        self.name_prefix.is_empty()
+            && self.common_labels.is_empty()
+            && self.template_labels.is_empty()
+            && self.common_annotations.is_empty()
+            && self.namespace.is_empty()
+            && self.images.is_empty()
+            && self.replicas.is_empty()
+            && self.name_reference.is_empty()
+    }
+
     pub fn merge(&mut self, other: &Config) {
         merge_specs(&mut self.name_prefix, &other.name_prefix);
         merge_specs(&mut self.common_labels, &other.common_labels);

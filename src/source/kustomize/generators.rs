@@ -318,7 +318,7 @@ fn remove_quotes(s: &str) -> &str {
 fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), Issue> {
     let id = res.cur_id();
     let matches: Vec<usize> = acc
-        .res
+        .res()
         .iter()
         .enumerate()
         .filter(|(_, r)| r.any_id_matches(&id))
@@ -327,7 +327,7 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
     let behavior = res.behavior.clone().unwrap_or_default();
     match matches.as_slice() {
         [] if behavior == "create" => {
-            acc.res.push(res);
+            acc.push(res);
             Ok(())
         }
         [] => Err(issue_at(
@@ -339,7 +339,7 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
             ),
         )),
         [i] => {
-            let old = &acc.res[*i];
+            let old = &acc.res()[*i];
             if behavior == "create" {
                 return Err(issue_at(
                     files,
@@ -384,7 +384,7 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
             let mut chain = old.obj.chain.clone();
             chain.append(&mut res.obj.chain);
             res.obj.chain = chain;
-            acc.res[*i] = res;
+            acc.res_mut()[*i] = res;
             Ok(())
         }
         _ => Err(issue_at(

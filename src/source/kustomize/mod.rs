@@ -17,6 +17,7 @@ mod replacements;
 mod resources;
 mod transformers;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::source::files::{Files, Issue};
@@ -216,15 +217,60 @@ pub(crate) fn set_meta(root: &mut Node, key: &str, value: &str, span: Span) {
 /// Objects plus the transformer configuration gathered so far.
 #[derive(Default)]
 pub(crate) struct Acc {
-    pub res: Vec<Res>,
+    res: Vec<Res>,
     pub config: Config,
+    /// Positions by (group, kind, name), for the duplicate check of
+    /// `append`: a Flux path of thousands of apps appends as many objects.
+    /// Dropped whenever the objects are handed out for change (a rename
+    /// or a deletion would make it wrong) and rebuilt on the next append.
+    index: Option<HashMap<(String, String, String), Vec<usize>>>,
 }
 
 impl Acc {
+    pub fn res(&self) -> &[Res] {
+        &self.res
+    }
+
+    pub fn res_mut(&mut self) -> &mut Vec<Res> {
+        self.index = None;
+        &mut self.res
+    }
+
+    pub fn into_res(self) -> Vec<Res> {
+        self.res
+    }
+
+    fn key(id: &ResId) -> (String, String, String) {
+        (id.gvk.group.clone(), id.gvk.kind.clone(), id.name.clone())
+    }
+
+    /// Adds an object without checking for duplicates (generators check
+    /// their own `behavior`).
+    pub fn push(&mut self, r: Res) {
+        if let Some(index) = &mut self.index {
+            index
+                .entry(Acc::key(&r.cur_id()))
+                .or_default()
+                .push(self.res.len());
+        }
+        self.res.push(r);
+    }
+
     /// Adds an object, refusing a second object with the same id.
     pub fn append(&mut self, r: Res, files: &Files, span: Span) -> Result<(), Issue> {
         let id = r.cur_id();
-        if self.res.iter().any(|x| x.cur_id().matches(&id)) {
+        let res = &self.res;
+        let index = self.index.get_or_insert_with(|| {
+            let mut index: HashMap<_, Vec<usize>> = HashMap::new();
+            for (i, x) in res.iter().enumerate() {
+                index.entry(Acc::key(&x.cur_id())).or_default().push(i);
+            }
+            index
+        });
+        let same = index
+            .get(&Acc::key(&id))
+            .is_some_and(|positions| positions.iter().any(|&i| res[i].cur_id().matches(&id)));
+        if same {
             return Err(issue_at(
                 files,
                 span,
@@ -234,7 +280,7 @@ impl Acc {
                 ),
             ));
         }
-        self.res.push(r);
+        self.push(r);
         Ok(())
     }
 }
@@ -332,13 +378,12 @@ impl<'f> Builder<'f> {
 
     /// The last steps, done once for the whole build.
     fn finish(&mut self, mut acc: Acc) -> Result<Vec<Object>, Issue> {
-        let mut config = self.default_config()?;
-        config.merge(&acc.config);
-        generators::add_hashes(&mut acc.res);
-        namereference::fix(&mut acc.res, &config.name_reference)
+        let config = self.config_with(&acc.config)?;
+        generators::add_hashes(acc.res_mut());
+        namereference::fix(acc.res_mut(), &config.name_reference)
             .map_err(|(span, m)| issue_at(self.files, span, m))?;
         let out = acc
-            .res
+            .into_res()
             .into_iter()
             .filter(|r| {
                 r.obj
@@ -358,9 +403,9 @@ impl<'f> Builder<'f> {
 
     /// kustomize's built-in field specs, parsed once per [`Files`]: every
     /// kustomization level of every build needs them.
-    fn default_config(&mut self) -> Result<Config, Issue> {
+    fn default_config(&mut self) -> Result<std::sync::Arc<Config>, Issue> {
         if let Some(c) = &self.files.kustomize_defaults {
-            return Ok(Config::clone(c));
+            return Ok(c.clone());
         }
         let name = PathBuf::from("<kustomize built-in field specs>");
         let file = self
@@ -374,8 +419,21 @@ impl<'f> Builder<'f> {
         for d in &docs {
             config.merge(&Config::parse(d).map_err(|(s, m)| issue_at(self.files, s, m))?);
         }
-        self.files.kustomize_defaults = Some(std::sync::Arc::new(config.clone()));
+        let config = std::sync::Arc::new(config);
+        self.files.kustomize_defaults = Some(config.clone());
         Ok(config)
+    }
+
+    /// The built-in field specs plus a kustomization's `configurations:`;
+    /// most kustomizations have none, and then nothing is copied.
+    fn config_with(&mut self, extra: &Config) -> Result<std::sync::Arc<Config>, Issue> {
+        let defaults = self.default_config()?;
+        if extra.is_empty() {
+            return Ok(defaults);
+        }
+        let mut config = Config::clone(&defaults);
+        config.merge(extra);
+        Ok(std::sync::Arc::new(config))
     }
 
     /// Builds `dir` into `acc`: a kustomization into a fresh accumulator
@@ -422,9 +480,9 @@ impl<'f> Builder<'f> {
         }
         self.stack.push(dir.to_path_buf());
         let result = if component {
-            let before = acc.res.len();
+            let before = acc.res().len();
             let r = self.accumulate(&k, acc);
-            for res in acc.res.iter_mut().skip(before) {
+            for res in acc.res_mut().iter_mut().skip(before) {
                 res.obj.chain.insert(
                     0,
                     crate::source::Step {
@@ -438,7 +496,7 @@ impl<'f> Builder<'f> {
         } else {
             let mut sub = Acc::default();
             let r = self.accumulate(&k, &mut sub);
-            for res in &mut sub.res {
+            for res in sub.res_mut() {
                 res.obj.chain.insert(
                     0,
                     crate::source::Step {
@@ -450,7 +508,7 @@ impl<'f> Builder<'f> {
             }
             r.and_then(|()| {
                 acc.config.merge(&sub.config);
-                for res in sub.res {
+                for res in sub.into_res() {
                     acc.append(res, self.files, from.unwrap_or(k.root.span))?;
                 }
                 Ok(())
@@ -478,8 +536,7 @@ impl<'f> Builder<'f> {
             components.extend(self.flux_components.iter().cloned());
         }
         self.add_components(&k.dir, &components, acc)?;
-        let mut config = self.default_config()?;
-        config.merge(&acc.config);
+        let config = self.config_with(&acc.config)?;
         transformers::run(self.files, k, acc, &config)
     }
 

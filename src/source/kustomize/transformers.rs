@@ -15,17 +15,17 @@ pub(crate) fn run(
     config: &Config,
 ) -> Result<(), Issue> {
     if let Some(list) = k.get("patchesStrategicMerge") {
-        patches::apply_strategic_merge_list(files, &mut acc.res, list, k)?;
+        patches::apply_strategic_merge_list(files, acc.res_mut(), list, k)?;
     }
     if let Some(list) = k.get("patches") {
-        patches::apply_list(files, &mut acc.res, list, &k.dir, k.restrict)?;
+        patches::apply_list(files, acc.res_mut(), list, &k.dir, k.restrict)?;
     }
     if let Some(ns) = k.get("namespace") {
         let Some(name) = ns.scalar_text() else {
             return Err(k.err(ns.span, "namespace must be a string"));
         };
         if !name.is_empty() {
-            namespace(files, &mut acc.res, &name, ns.span, &config.namespace)?;
+            namespace(files, acc.res_mut(), &name, ns.span, &config.namespace)?;
         }
     }
     let prefix = k.get("namePrefix");
@@ -34,7 +34,7 @@ pub(crate) fn run(
         let p = prefix.and_then(Node::scalar_text).unwrap_or_default();
         let s = suffix.and_then(Node::scalar_text).unwrap_or_default();
         let span = prefix.or(suffix).map_or(k.root.span, |n| n.span);
-        prefix_suffix(&mut acc.res, &p, &s, span, &config.name_prefix);
+        prefix_suffix(acc.res_mut(), &p, &s, span, &config.name_prefix);
     }
     for entry in k.get("labels").and_then(Node::as_seq).into_iter().flatten() {
         let mut specs = parse_specs(entry.get("fields")).map_err(|(s, m)| k.err(s, m))?;
@@ -53,13 +53,13 @@ pub(crate) fn run(
             merge_into(&mut specs, &[FieldSpec::new("metadata/labels", true)]);
         }
         let pairs = string_pairs(entry.get("pairs"));
-        set_map_entries(files, &mut acc.res, &pairs, &specs, entry.span, "labels")?;
+        set_map_entries(files, acc.res_mut(), &pairs, &specs, entry.span, "labels")?;
     }
     if let Some(labels) = k.get("commonLabels") {
         let pairs = string_pairs(Some(labels));
         set_map_entries(
             files,
-            &mut acc.res,
+            acc.res_mut(),
             &pairs,
             &config.common_labels,
             labels.span,
@@ -70,7 +70,7 @@ pub(crate) fn run(
         let pairs = string_pairs(Some(ann));
         set_map_entries(
             files,
-            &mut acc.res,
+            acc.res_mut(),
             &pairs,
             &config.common_annotations,
             ann.span,
@@ -78,7 +78,7 @@ pub(crate) fn run(
         )?;
     }
     if let Some(list) = k.get("patchesJson6902") {
-        patches::apply_json6902_list(files, &mut acc.res, list, k)?;
+        patches::apply_json6902_list(files, acc.res_mut(), list, k)?;
     }
     for entry in k
         .get("replicas")
@@ -86,13 +86,13 @@ pub(crate) fn run(
         .into_iter()
         .flatten()
     {
-        replicas(&mut acc.res, entry, &config.replicas).map_err(|m| k.err(entry.span, m))?;
+        replicas(acc.res_mut(), entry, &config.replicas).map_err(|m| k.err(entry.span, m))?;
     }
     for entry in k.get("images").and_then(Node::as_seq).into_iter().flatten() {
-        images(&mut acc.res, entry, &config.images);
+        images(acc.res_mut(), entry, &config.images);
     }
     if let Some(list) = k.get("replacements") {
-        replacements::apply_list(files, &mut acc.res, list, k)?;
+        replacements::apply_list(files, acc.res_mut(), list, k)?;
     }
     if let Some(list) = k.get("transformers") {
         inline_transformers(files, acc, list, k)?;
@@ -448,7 +448,7 @@ fn inline_transformers(
                     let pairs = string_pairs(doc.get("labels"));
                     set_map_entries(
                         files,
-                        &mut acc.res,
+                        acc.res_mut(),
                         &pairs,
                         &specs,
                         doc.span,
@@ -459,7 +459,7 @@ fn inline_transformers(
                     let pairs = string_pairs(doc.get("annotations"));
                     set_map_entries(
                         files,
-                        &mut acc.res,
+                        acc.res_mut(),
                         &pairs,
                         &specs,
                         doc.span,
@@ -472,17 +472,17 @@ fn inline_transformers(
                         .unwrap_or("")
                         .to_string();
                     if !ns.is_empty() {
-                        namespace(files, &mut acc.res, &ns, doc.span, &specs)?;
+                        namespace(files, acc.res_mut(), &ns, doc.span, &specs)?;
                     }
                 }
                 "PrefixSuffixTransformer" => {
                     let p = doc.str_at(&["prefix"]).unwrap_or("").to_string();
                     let s = doc.str_at(&["suffix"]).unwrap_or("").to_string();
-                    prefix_suffix(&mut acc.res, &p, &s, doc.span, &specs);
+                    prefix_suffix(acc.res_mut(), &p, &s, doc.span, &specs);
                 }
                 "PatchTransformer" => {
                     let as_list = Node::new(Value::Seq(vec![doc.clone()]), doc.span);
-                    patches::apply_list(files, &mut acc.res, &as_list, &k.dir, k.restrict)?;
+                    patches::apply_list(files, acc.res_mut(), &as_list, &k.dir, k.restrict)?;
                 }
                 _ => {
                     return Err(issue_at(
