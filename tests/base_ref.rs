@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value as J;
@@ -15,100 +15,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
 const HAZARD: &str = "authentik-upgrade-moves-cache-to-sync-replicated-postgres";
 const CROSSED: &str = "app-upgrade-crosses-breaking-release";
 const HELMRELEASE: &str = "apps/authentik/helmrelease.yaml";
-
-fn git_available() -> bool {
-    let ok = Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        common::skip_or_fail("git is not on PATH");
-    }
-    ok
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=Renovate",
-            "-c",
-            "user.email=bot@example.com",
-        ])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-fn edit(repo: &Path, file: &str, from: &str, to: &str) {
-    let path = repo.join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(from), "{file} has no {from:?}");
-    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
-}
-
-/// The example repo committed at Authentik `base`, then bumped to `head`
-/// in a second commit; `prepare` edits the tree before the first commit.
-fn fixture(base: &str, head: &str, prepare: impl Fn(&Path)) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("gitops");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/example-repo"),
-        &repo,
-    );
-    prepare(&repo);
-    edit(
-        &repo,
-        HELMRELEASE,
-        "version: 2025.10.1",
-        &format!("version: {base}"),
-    );
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
-    edit(
-        &repo,
-        HELMRELEASE,
-        &format!("version: {base}"),
-        &format!("version: {head}"),
-    );
-    git(
-        &repo,
-        &[
-            "commit",
-            "-q",
-            "-am",
-            &format!("fix(helm): update chart authentik to {head}"),
-        ],
-    );
-    (dir, repo)
-}
 
 fn lint(repo: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
@@ -143,10 +49,10 @@ fn rules_in_json(out: &Output) -> Vec<String> {
 
 #[test]
 fn bump_across_2025_10_on_ceph_rbd_reports_the_hazard_with_the_release_facts() {
-    if !git_available() {
+    if !common::git_available() {
         return;
     }
-    let (_dir, repo) = fixture("2025.8.3", "2025.10.1", |_| {});
+    let (_dir, repo) = common::bump_fixture("2025.8.3", "2025.10.1", |_| {});
     // Without --base every finding of the tree is reported, and no bump.
     let all = lint(&repo, &["--format", "json"]);
     let all_rules = rules_in_json(&all);
@@ -217,37 +123,43 @@ fn bump_across_2025_10_on_ceph_rbd_reports_the_hazard_with_the_release_facts() {
 
 #[test]
 fn patch_bump_within_2025_10_reports_nothing_new() {
-    if !git_available() {
+    if !common::git_available() {
         return;
     }
-    let (_dir, repo) = fixture("2025.10.1", "2025.10.2", |_| {});
+    let (_dir, repo) = common::bump_fixture("2025.10.1", "2025.10.2", |_| {});
     let out = lint(&repo, &["--base", "HEAD~1", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert_eq!(rules_in_json(&out), Vec::<String>::new());
-    // The findings are there, just not new: without --base they show.
+    // The findings are there, just not new: without --base they show,
+    // and with --all-findings (for SARIF uploads) too.
     let all = lint(&repo, &["--format", "json"]);
     assert!(rules_in_json(&all).contains(&"authentik-cache-on-sync-replicated-postgres".into()));
+    let kept = lint(
+        &repo,
+        &["--base", "HEAD~1", "--all-findings", "--format", "json"],
+    );
+    assert_eq!(rules_in_json(&kept), rules_in_json(&all));
 }
 
 #[test]
 fn bump_across_2025_10_on_local_storage_is_a_crossing_but_not_the_hazard() {
-    if !git_available() {
+    if !common::git_available() {
         return;
     }
-    let (_dir, repo) = fixture("2025.8.3", "2025.10.1", |repo| {
+    let (_dir, repo) = common::bump_fixture("2025.8.3", "2025.10.1", |repo| {
         std::fs::write(
             repo.join("infrastructure/storage/local-path.yaml"),
             "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: local-path\n\
              provisioner: rancher.io/local-path\n",
         )
         .unwrap();
-        edit(
+        common::edit(
             repo,
             "infrastructure/storage/kustomization.yaml",
             "  - ./ceph-block.yaml",
             "  - ./ceph-block.yaml\n  - ./local-path.yaml",
         );
-        edit(
+        common::edit(
             repo,
             "clusters/home/cluster-settings.yaml",
             "CLUSTER_STORAGE_CLASS: ceph-block",
@@ -262,10 +174,10 @@ fn bump_across_2025_10_on_local_storage_is_a_crossing_but_not_the_hazard() {
 
 #[test]
 fn a_bad_base_ref_or_a_directory_outside_git_is_a_usage_error() {
-    if !git_available() {
+    if !common::git_available() {
         return;
     }
-    let (_dir, repo) = fixture("2025.8.3", "2025.10.1", |_| {});
+    let (_dir, repo) = common::bump_fixture("2025.8.3", "2025.10.1", |_| {});
     for reference in ["no-such-branch", "--help", ""] {
         let out = lint(&repo, &[&format!("--base={reference}")]);
         assert_eq!(out.status.code(), Some(2), "--base {reference:?}");
@@ -273,10 +185,7 @@ fn a_bad_base_ref_or_a_directory_outside_git_is_a_usage_error() {
         assert!(err.contains("is not a commit"), "{err}");
     }
     let plain = tempfile::tempdir().unwrap();
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/example-repo"),
-        plain.path(),
-    );
+    common::copy_dir(&common::example_repo(), plain.path());
     let out = lint(plain.path(), &["--base", "main"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not inside a git repository"));
@@ -284,33 +193,30 @@ fn a_bad_base_ref_or_a_directory_outside_git_is_a_usage_error() {
 
 #[test]
 fn base_of_a_gitops_tree_in_a_subdirectory_of_the_repository() {
-    if !git_available() {
+    if !common::git_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let mono = dir.path().join("mono");
     let tree = mono.join("kubernetes");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/example-repo"),
-        &tree,
-    );
+    common::copy_dir(&common::example_repo(), &tree);
     std::fs::write(mono.join("README.md"), "monorepo\n").unwrap();
-    edit(
+    common::edit(
         &tree,
         HELMRELEASE,
         "version: 2025.10.1",
         "version: 2025.8.3",
     );
-    git(&mono, &["init", "-q"]);
-    git(&mono, &["add", "-A"]);
-    git(&mono, &["commit", "-q", "-m", "base"]);
-    edit(
+    common::git(&mono, &["init", "-q"]);
+    common::git(&mono, &["add", "-A"]);
+    common::git(&mono, &["commit", "-q", "-m", "base"]);
+    common::edit(
         &tree,
         HELMRELEASE,
         "version: 2025.8.3",
         "version: 2025.10.1",
     );
-    git(&mono, &["commit", "-q", "-am", "bump"]);
+    common::git(&mono, &["commit", "-q", "-am", "bump"]);
     // From the repository root with a path, and from inside the tree.
     for (cwd, path) in [(&mono, "kubernetes"), (&tree, ".")] {
         let out = lint(cwd, &[path, "--base", "HEAD~1", "--format", "json"]);

@@ -18,6 +18,13 @@ pub struct BaseArgs {
     /// cross a known breaking release. Needs `git` on PATH.
     #[arg(long, value_name = "GIT_REF", conflicts_with = "example")]
     pub base: Option<String>,
+
+    /// With --base, report every finding, not only new ones; version bumps
+    /// are still found. For SARIF uploads: code scanning compares with the
+    /// base branch's analysis itself, and would take a missing finding as
+    /// fixed.
+    #[arg(long, requires = "base")]
+    pub all_findings: bool,
 }
 
 /// What the base commit contributes to a run.
@@ -69,6 +76,6 @@ pub fn prepare(
     );
     Ok(BaseRun {
         baseline: Baseline::of(&model, releases::builtin()),
-        fingerprints: Some(fingerprints),
+        fingerprints: (!args.all_findings).then_some(fingerprints),
     })
 }
