@@ -5,6 +5,9 @@
 //! loads one, and evaluated with every built-in rule. The rendered
 //! diagnostic of each `fires` case is an insta snapshot
 //! (`tests/snapshots/`): review changes with `cargo insta review`.
+//! A case with `base/` and `head/` directories is a `--base` run: `head/`
+//! is linted with the app versions of `base/` (rules with a
+//! `releaseCrossed` step).
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -12,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use homelab_lint::model::Model;
 use homelab_lint::report::human;
+use homelab_lint::rules::releases::{self, Baseline};
 use homelab_lint::rules::{self, Finding};
 use homelab_lint::source::repo;
 use homelab_lint::yaml::Limits;
@@ -49,7 +53,17 @@ struct Outcome {
 }
 
 fn run_case(case: &Path, rule_id: &str, all: &[rules::Rule]) -> Outcome {
-    let loaded = repo::load(case, Limits::default());
+    let (head, base) = if case.join("head").is_dir() && case.join("base").is_dir() {
+        (case.join("head"), Some(case.join("base")))
+    } else {
+        (case.to_path_buf(), None)
+    };
+    let base_repo = base.map(|b| repo::load(&b, Limits::default()));
+    let baseline = match &base_repo {
+        Some(r) => Baseline::of(&Model::new(r), releases::builtin()),
+        None => Baseline::none(),
+    };
+    let loaded = repo::load(&head, Limits::default());
     let mut problems: Vec<String> = loaded.issues.iter().map(|i| i.to_string()).collect();
     problems.extend(
         loaded
@@ -61,7 +75,7 @@ fn run_case(case: &Path, rule_id: &str, all: &[rules::Rule]) -> Outcome {
             .map(|s| format!("skipped {}: {}", s.path.display(), s.reason)),
     );
     let model = Model::new(&loaded);
-    let outcome = rules::lint(&model, all);
+    let outcome = rules::lint_with(&model, all, &baseline);
     let sources = &loaded.files.sources;
     let (mut hits, other): (Vec<Finding>, Vec<Finding>) = outcome
         .findings

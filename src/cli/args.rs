@@ -25,6 +25,9 @@ pub struct Args {
     #[command(flatten)]
     pub lint: LintArgs,
 
+    #[command(flatten)]
+    pub base: super::base::BaseArgs,
+
     /// Show more: skipped files and why (-v).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
@@ -43,8 +46,8 @@ pub struct RepoArgs {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct LintArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+    /// Output format (`-o`/`--output`, as kubectl spells it, also work).
+    #[arg(short = 'o', long, visible_alias = "output", value_enum, default_value_t = ReportFormat::Human)]
     pub format: ReportFormat,
 
     /// Exit 1 when a finding has at least this severity.
@@ -98,6 +101,10 @@ pub enum Command {
         #[command(subcommand)]
         command: RulesCommand,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(super::generate::CompletionsArgs),
+    /// Print the man page (roff), generated from this command line definition.
+    Man,
 }
 
 #[derive(Subcommand, Debug)]

@@ -1,6 +1,8 @@
 //! Command line: argument parsing and the commands it runs.
 
 mod args;
+pub mod base;
+pub mod generate;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -40,7 +42,15 @@ fn run(args: Args) -> Result<u8, String> {
         Some(Command::Inventory(inv)) => run_inventory(&inv, args.verbose),
         Some(Command::Explain { rule, rule_dirs }) => run_explain(&rule, &rule_dirs),
         Some(Command::Rules { command }) => run_rules(command),
-        None => run_lint(&args.repo, &args.lint, args.verbose),
+        Some(Command::Completions(c)) => {
+            write_bytes(&generate::completions(c.shell))?;
+            Ok(EXIT_CLEAN)
+        }
+        Some(Command::Man) => {
+            write_bytes(&generate::man_page().map_err(|e| e.to_string())?)?;
+            Ok(EXIT_CLEAN)
+        }
+        None => run_lint(&args.repo, &args.lint, &args.base, args.verbose),
     }
 }
 
@@ -106,7 +116,12 @@ fn load_rules(dirs: &[PathBuf]) -> Result<Vec<rules::Rule>, String> {
     }
 }
 
-fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, String> {
+fn run_lint(
+    repo_args: &RepoArgs,
+    lint: &LintArgs,
+    base_args: &base::BaseArgs,
+    verbose: u8,
+) -> Result<u8, String> {
     let loaded = load(repo_args)?;
     let config_path = lint
         .config
@@ -118,9 +133,10 @@ fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, St
         return Err(problem.to_string());
     }
     let rules = config.apply_to_rules(all_rules);
+    let base = base::prepare(base_args, loaded.repo.files.root(), &rules, &config)?;
     print_diagnostics(&loaded.repo, verbose);
     let model = Model::new(&loaded.repo);
-    let outcome = rules::lint(&model, &rules);
+    let outcome = rules::lint_with(&model, &rules, &base.baseline);
     if verbose > 0 {
         for u in &outcome.undecided {
             eprintln!("undecided: {}: {}: {}", u.rule, u.subject, u.reason);
@@ -134,6 +150,7 @@ fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, St
         .findings
         .into_iter()
         .filter(|f| !config.ignores(f, sources))
+        .filter(|f| base.is_new(f))
         .collect();
     findings.sort_by(|a, b| {
         let key = |f: &rules::Finding| {
@@ -234,6 +251,15 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
     };
     write_stdout(&text)?;
     Ok(EXIT_CLEAN)
+}
+
+/// Generated files are written as they are, without a final newline added.
+fn write_bytes(bytes: &[u8]) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(()),
+    }
 }
 
 /// A closed pipe (`| head`) is not an error.

@@ -7,7 +7,8 @@ use semver::VersionReq;
 use sha2::{Digest, Sha256};
 
 use super::finding::{Evidence, Finding, Label};
-use super::schema::{Rule, Step, ValueTest};
+use super::releases::Baseline;
+use super::schema::{ReleaseCrossedStep, Rule, Step, ValueTest};
 use crate::model::app::{self, App, AppQuery};
 use crate::model::database::{self, Database, HostQuery};
 use crate::model::env::{self, EnvVar, ValuesPrefix};
@@ -37,6 +38,16 @@ enum Fact {
         path: String,
     },
     Classes(Vec<ClassDecl>),
+    /// An app version moved across known releases since the base commit.
+    Bump {
+        object: ObjRef,
+        app: String,
+        from: semver::Version,
+        to: semver::Version,
+        /// Version and the texts of its changes, per crossed release.
+        crossed: Vec<(String, Vec<String>)>,
+        references: Vec<String>,
+    },
     /// A Flux postBuild variable that rendered empty.
     Variable {
         object: ObjRef,
@@ -61,6 +72,12 @@ pub struct Outcome {
 }
 
 pub fn evaluate(model: &Model, rules: &[Rule]) -> Outcome {
+    evaluate_with(model, rules, &Baseline::none())
+}
+
+/// Evaluates with what the base commit of a `--base` run ran, for the
+/// `releaseCrossed` step.
+pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outcome {
     let mut out = Outcome {
         findings: Vec::new(),
         undecided: Vec::new(),
@@ -71,6 +88,7 @@ pub fn evaluate(model: &Model, rules: &[Rule]) -> Outcome {
             model,
             rule,
             undecided: &mut out.undecided,
+            baseline,
         };
         ctx.run(&rule.steps, Vec::new(), &mut matches);
         // The same facts reached twice (one base app rendered into two
@@ -92,6 +110,7 @@ struct Ctx<'a, 'm> {
     model: &'a Model<'m>,
     rule: &'a Rule,
     undecided: &'a mut Vec<Undecided>,
+    baseline: &'a Baseline,
 }
 
 impl Ctx<'_, '_> {
@@ -321,6 +340,7 @@ impl Ctx<'_, '_> {
                     )]
                 })
                 .collect(),
+            Step::ReleaseCrossed(p) => self.release_crossed(p, bound),
             Step::UnusedSuppression => Vec::new(),
             Step::AnyOf(branches) => {
                 for branch in branches {
@@ -333,6 +353,70 @@ impl Ctx<'_, '_> {
                 Vec::new()
             }
         }
+    }
+}
+
+impl Ctx<'_, '_> {
+    fn release_crossed(&mut self, p: &ReleaseCrossedStep, bound: &Bindings) -> Vec<Bindings> {
+        let model = self.model;
+        let mut out = Vec::new();
+        if !self.baseline.is_present() {
+            return out;
+        }
+        let files = self
+            .baseline
+            .releases
+            .iter()
+            .filter(|f| p.app.as_ref().is_none_or(|a| *a == f.app));
+        for file in files {
+            // The bound app, or the release file's apps (bound too).
+            let (apps, bind_app) = match find(bound, "app") {
+                Some(Fact::App(a, _)) => (vec![a.clone()], false),
+                _ => (app::find(model, &file.query()), true),
+            };
+            for a in apps {
+                let Some(to) = a.version.clone() else {
+                    continue;
+                };
+                let id = model.object(a.object).id();
+                let Some(from) = self.baseline.version(&file.app, &id).cloned() else {
+                    continue;
+                };
+                let crossed = file.crossed(&from, &to);
+                let wanted = |r: &&crate::rules::releases::Release| {
+                    p.changes.is_empty() || r.changes.iter().any(|c| p.changes.contains(&c.id))
+                };
+                if !crossed.iter().any(wanted) {
+                    continue;
+                }
+                let fact = Fact::Bump {
+                    object: a.object,
+                    app: file.app.clone(),
+                    from,
+                    to,
+                    crossed: crossed
+                        .iter()
+                        .map(|r| {
+                            (
+                                r.version.clone(),
+                                r.changes.iter().map(|c| c.text.clone()).collect(),
+                            )
+                        })
+                        .collect(),
+                    references: crossed
+                        .iter()
+                        .flat_map(|r| r.references.iter().cloned())
+                        .collect(),
+                };
+                let mut b = Vec::new();
+                if bind_app {
+                    b.push(("app".to_string(), Fact::App(a, Vec::new())));
+                }
+                b.push(("bump".to_string(), fact));
+                out.push(b);
+            }
+        }
+        out
     }
 }
 
@@ -713,6 +797,36 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 .collect::<Vec<_>>()
                 .join(","),
         ),
+        Fact::Bump {
+            object,
+            app,
+            from,
+            to,
+            crossed,
+            references,
+        } => {
+            let releases: Vec<&str> = crossed.iter().map(|(v, _)| v.as_str()).collect();
+            let facts: Vec<String> = crossed
+                .iter()
+                .map(|(v, texts)| format!("{v}: {}", texts.join("; ")))
+                .collect();
+            (
+                Vec::new(),
+                vec![
+                    ("app".into(), app.clone()),
+                    ("from".into(), from.to_string()),
+                    ("to".into(), to.to_string()),
+                    ("releases".into(), releases.join(", ")),
+                    ("facts".into(), facts.join("; ")),
+                    ("references".into(), references.join(" ")),
+                ],
+                format!(
+                    "{}@{app}:{}",
+                    model.object(*object).id(),
+                    releases.join(",")
+                ),
+            )
+        }
         Fact::Variable { object, name, node } => (
             vec![Label {
                 span: node.span,

@@ -5,6 +5,7 @@ pub mod config;
 pub mod docs;
 pub mod engine;
 pub mod finding;
+pub mod releases;
 pub mod schema;
 pub mod suppress;
 
@@ -29,7 +30,16 @@ pub struct Lint {
 
 /// Runs the rules, then applies suppressions: the whole offline lint.
 pub fn lint(model: &crate::model::Model, rules: &[Rule]) -> Lint {
-    let outcome = engine::evaluate(model, rules);
+    lint_with(model, rules, &releases::Baseline::none())
+}
+
+/// [`lint`] with the app versions of a `--base` run's base commit.
+pub fn lint_with(
+    model: &crate::model::Model,
+    rules: &[Rule],
+    baseline: &releases::Baseline,
+) -> Lint {
+    let outcome = engine::evaluate_with(model, rules, baseline);
     let suppressed = suppress::apply(model, rules, outcome.findings);
     Lint {
         findings: suppressed.findings,

@@ -121,6 +121,13 @@ pub enum Step {
     /// Suppressions that match no finding. Not evaluated over objects:
     /// the suppression pass reports them after all other rules ran.
     UnusedSuppression,
+    /// With `--base`: apps whose version moved, since the base commit,
+    /// across a release listed in `rules/releases/` (a known breaking
+    /// release). Uses the bound `app`, or finds the release file's apps and
+    /// binds `app` too. Binds `bump`: `{bump.app}`, `{bump.from}`,
+    /// `{bump.to}`, `{bump.releases}`, `{bump.facts}`, `{bump.references}`.
+    /// Never holds without `--base`.
+    ReleaseCrossed(ReleaseCrossedStep),
     /// Holds when any of the listed step sequences holds (the first that
     /// does binds).
     AnyOf(Vec<Vec<Step>>),
@@ -144,6 +151,18 @@ pub struct AppStep {
     /// `AUTHENTIK_POSTGRESQL__HOST`.
     #[serde(default)]
     pub values_env_prefixes: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReleaseCrossedStep {
+    /// The `app` of a release file (`authentik`); default: every file.
+    #[serde(default)]
+    pub app: Option<String>,
+    /// Only bumps across a release with one of these change ids
+    /// (`cache-in-postgres`); default: any listed release.
+    #[serde(default)]
+    pub changes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

@@ -3,6 +3,7 @@
 
 pub mod files;
 pub mod flux;
+pub mod git;
 pub mod helm;
 pub mod kustomize;
 pub mod object;
