@@ -61,7 +61,8 @@ pub fn string_scalar(value: &str, quote: char) -> String {
     quoted(value, quote)
 }
 
-fn quoted(value: &str, quote: char) -> String {
+/// `value` quoted with `quote` (`"` or `'`), escaped as YAML wants.
+pub fn quoted(value: &str, quote: char) -> String {
     if quote == '\'' {
         format!("'{}'", value.replace('\'', "''"))
     } else {
