@@ -25,6 +25,9 @@ pub struct Args {
     #[command(flatten)]
     pub lint: LintArgs,
 
+    #[command(flatten)]
+    pub fixes: super::fix::FixArgs,
+
     /// Show more: skipped files and why (-v).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,

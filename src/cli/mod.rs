@@ -1,6 +1,7 @@
 //! Command line: argument parsing and the commands it runs.
 
 mod args;
+mod fix;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -40,7 +41,7 @@ fn run(args: Args) -> Result<u8, String> {
         Some(Command::Inventory(inv)) => run_inventory(&inv, args.verbose),
         Some(Command::Explain { rule, rule_dirs }) => run_explain(&rule, &rule_dirs),
         Some(Command::Rules { command }) => run_rules(command),
-        None => run_lint(&args.repo, &args.lint, args.verbose),
+        None => run_lint(&args.repo, &args.lint, &args.fixes, args.verbose),
     }
 }
 
@@ -106,7 +107,15 @@ fn load_rules(dirs: &[PathBuf]) -> Result<Vec<rules::Rule>, String> {
     }
 }
 
-fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, String> {
+fn run_lint(
+    repo_args: &RepoArgs,
+    lint: &LintArgs,
+    fixes: &fix::FixArgs,
+    verbose: u8,
+) -> Result<u8, String> {
+    if fixes.fix && repo_args.example {
+        return Err("--fix writes files: give a repository path, not --example".into());
+    }
     let loaded = load(repo_args)?;
     let config_path = lint
         .config
@@ -145,7 +154,16 @@ fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, St
         };
         key(a).cmp(&key(b))
     });
+    // After fixing, the report is a fresh lint of the files as written.
+    if fixes.fix && fix::write(fixes, &findings, sources, loaded.repo.files.root())? {
+        let after = fix::FixArgs {
+            fix: false,
+            ..fixes.clone()
+        };
+        return run_lint(repo_args, lint, &after, verbose);
+    }
     let text = match lint.format {
+        _ if fixes.diff => fix::diffs(fixes, &findings, sources),
         ReportFormat::Human => {
             let mut text = human::render(&findings, sources, human::use_color());
             text.push_str(&summary_line(&findings));
