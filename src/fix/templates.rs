@@ -268,7 +268,7 @@ fn target_value(name: &str, target: &EnvTarget, current: Option<&str>) -> Result
 
 /// The nodes from a root down to the node written at `span`, each with
 /// the key it is under (`None` for sequence items and the root).
-fn chain_to<'a>(root: &'a Node, span: Span) -> Option<Vec<(Option<&'a str>, &'a Node)>> {
+fn chain_to(root: &Node, span: Span) -> Option<Vec<(Option<&str>, &Node)>> {
     if root.span == span && !matches!(root.value, Value::Map(_) | Value::Seq(_)) {
         return Some(vec![(None, root)]);
     }
