@@ -194,3 +194,57 @@ fix_cases! {
     authentik_values_from_configmap: "fixes/authentik-values-from-configmap", KEEPALIVES;
     authentik_existing_conn_options_merged: "rules/authentik-persistent-connections-without-keepalives/fires/health-checks-false-conn-options-without-keepalives", KEEPALIVES;
 }
+
+/// `--fix --unsafe-fixes` through the binary on a copy of the example
+/// repo: only the two intended files change, by added lines only, the
+/// run then reports nothing, and a second run changes nothing.
+#[test]
+fn cli_fix_on_the_example_repo_is_minimal_and_idempotent() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&testdata("example-repo"), tmp.path());
+    let snapshot = |root: &Path| -> Vec<(PathBuf, String)> {
+        let mut files: Vec<(PathBuf, String)> = walkdir::WalkDir::new(root)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let text = std::fs::read_to_string(e.path()).unwrap();
+                (e.path().strip_prefix(root).unwrap().to_path_buf(), text)
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+            .args(["--fix", "--unsafe-fixes", "--format", "json"])
+            .arg(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let before = snapshot(tmp.path());
+    let first = run();
+    assert!(first.status.success(), "{first:?}");
+    let report: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert_eq!(report["findings"].as_array().map(Vec::len), Some(0));
+    let after = snapshot(tmp.path());
+    let changed: Vec<&PathBuf> = before
+        .iter()
+        .zip(&after)
+        .filter(|(b, a)| b != a)
+        .map(|(b, _)| &b.0)
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            Path::new("apps/authentik/database.yaml"),
+            Path::new("apps/authentik/helmrelease.yaml")
+        ]
+    );
+    for ((_, old), (_, new)) in before.iter().zip(&after) {
+        assert!(removed_lines(old, new).is_empty(), "lines were removed");
+    }
+    let second = run();
+    assert!(second.status.success());
+    assert_eq!(snapshot(tmp.path()), after, "a second --fix changed files");
+}
