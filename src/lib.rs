@@ -5,6 +5,7 @@
 
 pub mod cli;
 mod example;
+pub mod fix;
 pub mod model;
 pub mod report;
 pub mod rules;

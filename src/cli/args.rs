@@ -28,6 +28,9 @@ pub struct Args {
     #[command(flatten)]
     pub base: super::base::BaseArgs,
 
+    #[command(flatten)]
+    pub fixes: super::fix::FixArgs,
+
     /// Show more: skipped files and why (-v).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,

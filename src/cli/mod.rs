@@ -2,6 +2,7 @@
 
 mod args;
 pub mod base;
+mod fix;
 pub mod generate;
 
 use std::io::Write;
@@ -50,7 +51,13 @@ fn run(args: Args) -> Result<u8, String> {
             write_bytes(&generate::man_page().map_err(|e| e.to_string())?)?;
             Ok(EXIT_CLEAN)
         }
-        None => run_lint(&args.repo, &args.lint, &args.base, args.verbose),
+        None => run_lint(
+            &args.repo,
+            &args.lint,
+            &args.base,
+            &args.fixes,
+            args.verbose,
+        ),
     }
 }
 
@@ -120,8 +127,12 @@ fn run_lint(
     repo_args: &RepoArgs,
     lint: &LintArgs,
     base_args: &base::BaseArgs,
+    fixes: &fix::FixArgs,
     verbose: u8,
 ) -> Result<u8, String> {
+    if fixes.fix && repo_args.example {
+        return Err("--fix writes files: give a repository path, not --example".into());
+    }
     let loaded = load(repo_args)?;
     let config_path = lint
         .config
@@ -162,7 +173,16 @@ fn run_lint(
         };
         key(a).cmp(&key(b))
     });
+    // After fixing, the report is a fresh lint of the files as written.
+    if fixes.fix && fix::write(fixes, &findings, sources, loaded.repo.files.root())? {
+        let after = fix::FixArgs {
+            fix: false,
+            ..fixes.clone()
+        };
+        return run_lint(repo_args, lint, base_args, &after, verbose);
+    }
     let text = match lint.format {
+        _ if fixes.diff => fix::diffs(fixes, &findings, sources),
         ReportFormat::Human => {
             let mut text = human::render(&findings, sources, human::use_color());
             text.push_str(&summary_line(&findings));

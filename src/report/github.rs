@@ -108,6 +108,7 @@ mod tests {
             notes: vec!["a note".into()],
             help: "fix it".into(),
             fingerprint: String::new(),
+            fix: None,
         };
         assert_eq!(
             render(&[finding], &sources),

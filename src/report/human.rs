@@ -64,6 +64,13 @@ fn snippet(f: &Finding, sources: &SourceMap) -> Snippet {
             help.push_str("\nnote: ");
             help.push_str(note);
         }
+        if let Some(fix) = &f.fix {
+            help.push_str(&format!("\nfix ({}): {}", fix_how(fix), fix.title));
+            for note in &fix.notes {
+                help.push_str("\n- ");
+                help.push_str(note);
+            }
+        }
         Snippet {
             message: f.message.clone(),
             severity: severity(f.severity),
@@ -84,6 +91,16 @@ fn snippet(f: &Finding, sources: &SourceMap) -> Snippet {
                 })
                 .collect(),
         }
+    }
+}
+
+/// How a fix is applied, in the words of the flags that apply it.
+fn fix_how(fix: &crate::fix::Fix) -> &'static str {
+    use crate::fix::Applicability;
+    match fix.applicability {
+        Applicability::Safe => "safe, applied by --fix",
+        Applicability::Unsafe => "unsafe, applied by --fix --unsafe-fixes",
+        Applicability::DisplayOnly => "display-only, not applied automatically",
     }
 }
 

@@ -35,5 +35,27 @@ fn finding(f: &Finding, sources: &SourceMap) -> J {
         "notes": f.notes,
         "help": f.help,
         "fingerprint": f.fingerprint,
+        "fix": f.fix.as_ref().map(|x| fix(x, sources)),
+    })
+}
+
+/// Edits as byte ranges (what tools apply) plus the line and column of
+/// their start (what people read).
+fn fix(fix: &crate::fix::Fix, sources: &SourceMap) -> J {
+    json!({
+        "applicability": fix.applicability.as_str(),
+        "title": fix.title,
+        "edits": fix.edits.iter().map(|e| {
+            let (line, column) = sources.line_col(e.file, e.start).unwrap_or((0, 0));
+            json!({
+                "path": sources.path(e.file).display().to_string(),
+                "start": e.start,
+                "end": e.end,
+                "line": line,
+                "column": column,
+                "replacement": e.replacement,
+            })
+        }).collect::<Vec<_>>(),
+        "notes": fix.notes,
     })
 }

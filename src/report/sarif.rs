@@ -237,6 +237,7 @@ mod tests {
             notes: vec!["n".into()],
             help: String::new(),
             fingerprint: "f".into(),
+            fix: None,
         }
     }
 

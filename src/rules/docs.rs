@@ -24,6 +24,15 @@ pub fn markdown(rule: &Rule) -> String {
         rule.use_instead.trim_end()
     ));
     out.push_str(&format!("## What to do\n\n{}\n\n", rule.remediation.trim()));
+    // ruff's "Fix safety" section: what `--fix` does and what it trades.
+    if let Some(fix) = &rule.fix {
+        out.push_str(&format!(
+            "## Fix safety\n\nAutomatic fix ({}): {}. {}\n\n",
+            fix.applicability.as_str(),
+            fix.title,
+            fix.safety.trim()
+        ));
+    }
     out.push_str("## References\n\n");
     for r in &rule.references {
         out.push_str(&format!("- <{r}>\n"));

@@ -8,7 +8,8 @@ use sha2::{Digest, Sha256};
 
 use super::finding::{Evidence, Finding, Label};
 use super::releases::Baseline;
-use super::schema::{ReleaseCrossedStep, Rule, Step, ValueTest};
+use super::schema::{FixSpec, ReleaseCrossedStep, Rule, Step, ValueTest};
+use crate::fix::{Applicability, Edit, Fix, templates};
 use crate::model::app::{self, App, AppQuery};
 use crate::model::database::{self, Database, HostQuery};
 use crate::model::env::{self, EnvVar, ValuesPrefix};
@@ -567,6 +568,92 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         notes,
         help: rule.remediation.trim().to_string(),
         fingerprint,
+        fix: rule
+            .fix
+            .as_ref()
+            .map(|spec| build_fix(model, spec, bindings, &fields)),
+    }
+}
+
+/// The rule's fix for these bindings. A fix the tool cannot write (a
+/// value it cannot see, a form it cannot edit) becomes display-only and
+/// says why, rather than guessing.
+fn build_fix(
+    model: &Model,
+    spec: &FixSpec,
+    bindings: &Bindings,
+    fields: &BTreeMap<String, String>,
+) -> Fix {
+    let mut notes = vec![spec.safety.trim().to_string()];
+    let app = find(bindings, "app");
+    let edits: Result<Vec<Edit>, String> = if let Some(p) = &spec.set_postgres_parameter {
+        match (find(bindings, "database"), find(bindings, "setting")) {
+            (Some(Fact::Database(db)), Some(Fact::Setting(setting))) => {
+                if let Some(per) = &p.per_database {
+                    let vars = match app {
+                        Some(Fact::App(a, prefixes)) => env::of_app(model, a, prefixes),
+                        _ => Vec::new(),
+                    };
+                    notes.extend(templates::per_database_notes(
+                        model,
+                        db,
+                        &vars,
+                        per.database_env.as_deref(),
+                        per.user_env.as_deref(),
+                        &p.name,
+                        &p.value,
+                    ));
+                }
+                templates::postgres_parameter(model, db, setting, &p.value).map(|e| vec![e])
+            }
+            _ => Err("the rule binds no database setting to change".into()),
+        }
+    } else {
+        match app {
+            Some(Fact::App(a, prefixes)) => {
+                let anchor = bindings.iter().find_map(|(_, f)| match f {
+                    Fact::Env(v) => Some(v),
+                    _ => None,
+                });
+                let targets: Vec<(&str, templates::EnvTarget)> = spec
+                    .set_app_env
+                    .iter()
+                    .map(|e| {
+                        let target = match (&e.base64_json, &e.value) {
+                            (Some(keys), _) => templates::EnvTarget::Base64Json(keys),
+                            (None, v) => templates::EnvTarget::Value(v.as_deref().unwrap_or("")),
+                        };
+                        (e.name.as_str(), target)
+                    })
+                    .collect();
+                templates::app_env(model, a, prefixes, anchor, &targets)
+            }
+            _ => Err("the rule binds no app to change".into()),
+        }
+    };
+    let title = fill(&spec.title, fields);
+    match edits {
+        Ok(edits) if !edits.is_empty() => Fix {
+            applicability: spec.applicability,
+            title,
+            edits,
+            notes,
+        },
+        Ok(_) => Fix {
+            applicability: Applicability::DisplayOnly,
+            title,
+            edits: Vec::new(),
+            notes,
+        },
+        Err(reason) => {
+            notes.insert(0, format!("not applied automatically: {reason}"));
+            Fix {
+                applicability: Applicability::DisplayOnly,
+                title,
+                edits: Vec::new(),
+                notes,
+            }
+        }
     }
 }
 

@@ -36,4 +36,6 @@ pub struct Finding {
     /// Stable across runs and machines: the rule and the identities of
     /// the objects involved, not their line numbers.
     pub fingerprint: String,
+    /// How to fix it, when the rule declares a fix.
+    pub fix: Option<crate::fix::Fix>,
 }

@@ -180,5 +180,27 @@ pub fn check_metadata(rule: &Rule) -> Vec<String> {
     if rule.steps.is_empty() {
         problems.push("match has no steps".into());
     }
+    if let Some(fix) = &rule.fix {
+        let templates = usize::from(fix.set_postgres_parameter.is_some())
+            + usize::from(!fix.set_app_env.is_empty());
+        if templates != 1 {
+            problems.push("fix must name exactly one template".into());
+        }
+        if fix.title.starts_with(|c: char| c.is_uppercase()) || fix.title.trim_end().ends_with('.')
+        {
+            problems.push("fix title must start lower-case and not end with a period".into());
+        }
+        if !fix.safety.trim_end().ends_with('.') {
+            problems.push("fix safety must end with a period".into());
+        }
+        for e in &fix.set_app_env {
+            if e.value.is_some() == e.base64_json.is_some() {
+                problems.push(format!(
+                    "fix variable {} needs one of value, base64Json",
+                    e.name
+                ));
+            }
+        }
+    }
     problems
 }

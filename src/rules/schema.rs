@@ -41,6 +41,69 @@ pub struct Rule {
     /// The binding the diagnostic points at (default: the first step's).
     #[serde(default)]
     pub primary: Option<String>,
+    /// How to fix a finding: a built-in fix template with its parameters,
+    /// applied where the bound values are written.
+    #[serde(default)]
+    pub fix: Option<FixSpec>,
+}
+
+/// A rule's fix: exactly one template (`setPostgresParameter` or
+/// `setAppEnv`) and how safe it is.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FixSpec {
+    /// `safe` (applied by `--fix`), `unsafe` (needs `--unsafe-fixes`) or
+    /// `display-only` (shown as advice).
+    pub applicability: crate::fix::Applicability,
+    /// What the fix does, lower-case, with the message's `{binding.field}`
+    /// placeholders.
+    pub title: String,
+    /// What applying the fix changes or can lose, as a sentence.
+    pub safety: String,
+    /// Set a Postgres parameter of the bound database where its provider
+    /// reads parameters (operator CR, Bitnami values, container args).
+    #[serde(default)]
+    pub set_postgres_parameter: Option<SetParameterFix>,
+    /// Set environment variables of the bound app next to the bound
+    /// variable that triggered the finding, in the same form (env list,
+    /// env map, chart values, ConfigMap).
+    #[serde(default)]
+    pub set_app_env: Vec<EnvFix>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SetParameterFix {
+    pub name: String,
+    pub value: String,
+    /// Variables of the bound app that name its database and role
+    /// (`AUTHENTIK_POSTGRESQL__NAME`, `AUTHENTIK_POSTGRESQL__USER`): with
+    /// them, the fix also offers the per-database and per-role setting
+    /// as a narrower, display-only alternative.
+    #[serde(default)]
+    pub per_database: Option<PerDatabase>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PerDatabase {
+    #[serde(default)]
+    pub database_env: Option<String>,
+    #[serde(default)]
+    pub user_env: Option<String>,
+}
+
+/// One variable to set: `value`, or `base64Json` keys merged into the
+/// variable's base64 JSON object (Authentik's `CONN_OPTIONS`), keeping
+/// the keys it already has.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EnvFix {
+    pub name: String,
+    #[serde(default)]
+    pub value: Option<String>,
+    #[serde(default)]
+    pub base64_json: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(

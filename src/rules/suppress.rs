@@ -91,6 +91,7 @@ pub fn apply(model: &Model, rules: &[Rule], findings: Vec<Finding>) -> Outcome {
                     model.sources.path(s.span.file).display(),
                     s.rule
                 ),
+                fix: None,
             });
         }
     }
