@@ -139,6 +139,12 @@ impl Files {
         }
     }
 
+    /// Drops the parsed documents once rendering is done: the objects own
+    /// copies, and only the texts are needed later (for snippets).
+    pub fn release_parsed(&mut self) {
+        self.parsed = HashMap::new();
+    }
+
     /// Every non-empty YAML document of a file.
     pub fn documents(&mut self, rel: &Path) -> Result<Arc<Parsed>, Issue> {
         if let Some(cached) = self.parsed.get(rel) {

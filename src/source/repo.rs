@@ -150,12 +150,15 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
         }
     }
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    let local_sources = std::mem::take(&mut flux.local_sources);
+    drop(flux);
+    files.release_parsed();
     Repo {
         files,
         objects,
         issues,
         skipped,
-        local_sources: flux.local_sources,
+        local_sources,
     }
 }
 
@@ -180,7 +183,9 @@ struct FluxTree {
     written: Vec<Object>,
     /// kustomize output per path, before any Flux step: several Flux
     /// Kustomizations may build one path.
-    builds: HashMap<(PathBuf, Vec<String>), Result<Vec<Object>, Issue>>,
+    builds: HashMap<BuildKey, Result<Vec<Object>, Issue>>,
+    /// Renders still to come per build, counted when the roots are found.
+    uses: HashMap<BuildKey, usize>,
     output: Vec<Object>,
     /// `kind/name` of the sources the root Kustomizations build from:
     /// the ones that are this repository, with their root directory.
@@ -190,6 +195,9 @@ struct FluxTree {
     /// Number of trees rendered so far (one per root).
     trees: u32,
 }
+
+/// A kustomize build: the path and a Flux Kustomization's components.
+type BuildKey = (PathBuf, Vec<String>);
 
 /// ConfigMaps and Secrets by (kind, name), where postBuild variables come from.
 type LookupPool = HashMap<(String, String), Vec<Object>>;
@@ -207,6 +215,7 @@ impl FluxTree {
         FluxTree {
             written: raw.iter().filter(|o| is_flux_ks(o)).cloned().collect(),
             builds: HashMap::new(),
+            uses: HashMap::new(),
             output: Vec::new(),
             local_sources: BTreeMap::new(),
             source_roots: HashMap::new(),
@@ -367,6 +376,38 @@ impl FluxTree {
     /// flux-kustomization-path-missing reports that) or depends on a
     /// variable whose value the repo does not hold.
     fn build(&mut self, files: &mut Files, ks: &Object) -> Option<&Result<Vec<Object>, Issue>> {
+        let (key, components) = self.build_key(files, ks)?;
+        if !self.builds.contains_key(&key) {
+            let result = kustomize::build_flux_path(files, &key.0, &components);
+            self.builds.insert(key.clone(), result);
+        }
+        *self.uses.entry(key.clone()).or_default() += 1;
+        self.builds.get(&key)
+    }
+
+    /// The build for a render, moved out of the cache by its last user:
+    /// a large repo would otherwise hold every object twice.
+    fn take_build(&mut self, files: &mut Files, ks: &Object) -> Option<Result<Vec<Object>, Issue>> {
+        let (key, components) = self.build_key(files, ks)?;
+        let uses = self.uses.entry(key.clone()).or_default();
+        *uses = uses.saturating_sub(1);
+        if *uses > 0
+            && let Some(cached) = self.builds.get(&key)
+        {
+            return Some(cached.clone());
+        }
+        Some(match self.builds.remove(&key) {
+            Some(result) => result,
+            None => kustomize::build_flux_path(files, &key.0, &components),
+        })
+    }
+
+    /// What identifies a build: the path and the Flux components.
+    fn build_key(
+        &mut self,
+        files: &mut Files,
+        ks: &Object,
+    ) -> Option<(BuildKey, Vec<(String, Span)>)> {
         let path = self.ks_path(files, ks).filter(|p| files.is_dir(p))?;
         let components: Vec<(String, Span)> = ks
             .root
@@ -376,18 +417,8 @@ impl FluxTree {
             .flatten()
             .filter_map(|c| Some((c.scalar_text()?, c.span)))
             .collect();
-        let key = (
-            path,
-            components
-                .iter()
-                .map(|(c, _)| c.clone())
-                .collect::<Vec<_>>(),
-        );
-        if !self.builds.contains_key(&key) {
-            let result = kustomize::build_flux_path(files, &key.0, &components);
-            self.builds.insert(key.clone(), result);
-        }
-        self.builds.get(&key)
+        let names = components.iter().map(|(c, _)| c.clone()).collect();
+        Some(((path, names), components))
     }
 
     /// One Flux Kustomization: build, then targetNamespace, patches and
@@ -405,10 +436,10 @@ impl FluxTree {
         lookup_pool: &LookupPool,
         issues: &mut Vec<Issue>,
     ) -> (Vec<Object>, bool) {
-        let mut objs = match self.build(files, ks) {
-            Some(Ok(objs)) => objs.clone(),
+        let mut objs = match self.take_build(files, ks) {
+            Some(Ok(objs)) => objs,
             Some(Err(issue)) => {
-                issues.push(issue.clone());
+                issues.push(issue);
                 return (Vec::new(), inherited_unknowns);
             }
             None => return (Vec::new(), inherited_unknowns),
