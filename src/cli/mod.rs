@@ -1,6 +1,7 @@
 //! Command line: argument parsing and the commands it runs.
 
 mod args;
+mod live;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -107,26 +108,68 @@ fn load_rules(dirs: &[PathBuf]) -> Result<Vec<rules::Rule>, String> {
 }
 
 fn run_lint(repo_args: &RepoArgs, lint: &LintArgs, verbose: u8) -> Result<u8, String> {
-    let loaded = load(repo_args)?;
-    let config_path = lint
-        .config
-        .clone()
-        .unwrap_or_else(|| loaded.repo.files.root().join(config::FILE_NAME));
-    let config = config::Config::load(&config_path).map_err(|e| e.to_string())?;
+    // With cluster state and no repository named, the cluster alone is linted.
+    let repo_given = repo_args.path.is_some() || repo_args.example;
+    let mut loaded = if lint.live.wanted() && !repo_given {
+        None
+    } else {
+        Some(load(repo_args)?)
+    };
+    let config_path = lint.config.clone().or_else(|| {
+        loaded
+            .as_ref()
+            .map(|l| l.repo.files.root().join(config::FILE_NAME))
+    });
+    let config = match &config_path {
+        Some(p) => config::Config::load(p).map_err(|e| e.to_string())?,
+        None => config::Config::default(),
+    };
     let all_rules = load_rules(&lint.rule_dirs)?;
-    if let Some(problem) = config.check(&all_rules, &config_path).first() {
+    if let Some(p) = &config_path
+        && let Some(problem) = config.check(&all_rules, p).first()
+    {
         return Err(problem.to_string());
     }
     let rules = config.apply_to_rules(all_rules);
-    print_diagnostics(&loaded.repo, verbose);
-    let model = Model::new(&loaded.repo);
+    if let Some(l) = &loaded {
+        print_diagnostics(&l.repo, verbose);
+    }
+    let mut live_only = live::State::default();
+    let mut live_sources = crate::yaml::SourceMap::default();
+    if lint.live.wanted() {
+        let sources = match &mut loaded {
+            Some(l) => &mut l.repo.files.sources,
+            None => &mut live_sources,
+        };
+        let state = live::collect(&lint.live, sources, verbose)?;
+        let mut warnings = Vec::new();
+        for w in &state.warnings {
+            eprintln!("warning: {w}");
+        }
+        eprintln!("{}", state.summary);
+        match &mut loaded {
+            Some(l) => live::merge_into(&mut l.repo.objects, state, &mut warnings),
+            None => live_only = state,
+        }
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+        match &mut loaded {
+            Some(l) => crate::source::live::drop_rendered_workloads(&mut l.repo.objects),
+            None => crate::source::live::drop_rendered_workloads(&mut live_only.objects),
+        }
+    }
+    let model = match &loaded {
+        Some(l) => Model::new(&l.repo),
+        None => Model::from_parts(&live_only.objects, &live_sources),
+    };
     let outcome = rules::lint(&model, &rules);
     if verbose > 0 {
         for u in &outcome.undecided {
             eprintln!("undecided: {}: {}: {}", u.rule, u.subject, u.reason);
         }
     }
-    let sources = &loaded.repo.files.sources;
+    let sources = model.sources;
     for issue in &outcome.issues {
         eprintln!("warning: {issue}");
     }
