@@ -42,6 +42,10 @@ pub struct LiveArgs {
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
 
+    /// Items per list call, as kubectl's --chunk-size (0 is read as 1).
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub chunk_size: usize,
+
     /// Give up on the cluster after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub request_timeout: u64,
@@ -108,6 +112,7 @@ fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::Opti
         timeout: std::time::Duration::from_secs(args.request_timeout.max(1)),
         verbose,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        chunk_size: args.chunk_size,
     }
 }
 
