@@ -389,3 +389,106 @@ fn planted_password_never_printed_from_live() {
         }
     }
 }
+
+/// A cluster of `total` objects: the fixture plus generated Pods,
+/// ConfigMaps, Services, Deployments, PVCs and PVs in the given shares.
+fn big_fixture(total: usize, shares: &[(&str, usize)]) -> Fixture {
+    let mut f = fixture();
+    // The fixture's Secrets are not counted: the reader never lists them.
+    let mut n = f.len() - 2;
+    let weight: usize = shares.iter().map(|(_, w)| w).sum();
+    for (kind, w) in shares {
+        let count = (total - n).min((total - 16) * w / weight);
+        for i in 0..count {
+            f.add(generated(kind, i));
+        }
+        n += count;
+    }
+    let mut i = 1_000_000;
+    while n < total {
+        f.add(generated("Pod", i));
+        i += 1;
+        n += 1;
+    }
+    f
+}
+
+fn generated(kind: &str, i: usize) -> serde_json::Value {
+    let ns = format!("ns-{}", i % 40);
+    let name = format!("{}-{i}", kind.to_lowercase());
+    let meta = serde_json::json!({"name": name, "namespace": ns, "uid": format!("gen-{kind}-{i}"),
+        "resourceVersion": "1", "labels": {"app.kubernetes.io/name": format!("app-{}", i % 200)}});
+    match kind {
+        "Pod" => serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+            "spec": {"containers": [{"name": "main", "image": format!("ghcr.io/example/app-{}:1.{}.0", i % 200, i % 7),
+                "env": [{"name": "LOG_LEVEL", "value": "info"}]}]},
+            "status": {"phase": "Running", "containerStatuses": [{"name": "main", "ready": true,
+                "imageID": format!("ghcr.io/example/app@sha256:{:064x}", i)}]}}),
+        "ConfigMap" => {
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+            "data": {"config.yaml": "key: value\nother: 1\n", "LOG_LEVEL": "info"}})
+        }
+        "Service" => serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": meta,
+            "spec": {"type": "ClusterIP", "ports": [{"port": 80, "targetPort": 8080}]}}),
+        "Deployment" => {
+            serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+            "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "main",
+                "image": format!("ghcr.io/example/app-{}:1.0.0", i % 200)}]}}}})
+        }
+        "PersistentVolumeClaim" => {
+            serde_json::json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": meta, "spec": {"storageClassName": "ceph-block", "volumeName": format!("pv-{i}")}})
+        }
+        _ => serde_json::json!({"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": format!("pv-{i}"), "uid": format!("gen-pv-{i}"), "resourceVersion": "1"},
+            "spec": {"csi": {"driver": "rook-ceph.rbd.csi.ceph.com", "volumeHandle": format!("h-{i}")}}}),
+    }
+}
+
+/// Collection of a 5,000-object cluster with 50 ms added to every API
+/// call (BENCHMARKS.md). Run with
+/// `cargo test --release --test live_cluster -- --ignored --nocapture bench`.
+#[test]
+#[ignore = "benchmark; run explicitly"]
+fn bench_collect_5000_objects_50ms_latency() {
+    let layouts: [(&str, &[(&str, usize)]); 2] = [
+        (
+            "mixed",
+            &[
+                ("Pod", 48),
+                ("ConfigMap", 20),
+                ("Service", 12),
+                ("Deployment", 8),
+                ("PersistentVolumeClaim", 6),
+                ("PersistentVolume", 6),
+            ],
+        ),
+        ("all pods", &[("Pod", 1)]),
+    ];
+    for (label, shares) in layouts {
+        let f = big_fixture(5_000, shares);
+        let api = FakeApi::start(
+            f,
+            Faults {
+                latency: Duration::from_millis(50),
+                ..Faults::default()
+            },
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let kc = api.kubeconfig(dir.path());
+        let started = Instant::now();
+        let out = lint(&["--kubeconfig", kc.to_str().unwrap(), "--format", "json"]);
+        let wall = started.elapsed();
+        let err = stderr(&out);
+        let summary = err
+            .lines()
+            .find(|l| l.starts_with("cluster fake:"))
+            .unwrap_or_else(|| panic!("{err}"));
+        println!(
+            "bench {label}: {summary}; fake saw {} requests; whole run {} ms",
+            api.requests().len(),
+            wall.as_millis()
+        );
+        assert!(summary.contains("5000 objects"), "{summary}");
+    }
+}

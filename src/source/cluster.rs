@@ -190,7 +190,11 @@ pub fn read(options: &Options, sources: &mut SourceMap) -> Result<Read, Error> {
         .map_err(Error::Runtime)?;
     let started = Instant::now();
     let (config, context) = runtime.block_on(load_config(options))?;
-    let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
+    let server = config
+        .cluster_url
+        .to_string()
+        .trim_end_matches('/')
+        .to_string();
     let mut config = config;
     config.connect_timeout = Some(options.timeout.min(Duration::from_secs(5)));
     config.read_timeout = Some(options.timeout);
@@ -302,81 +306,42 @@ type Collected = (Vec<Page>, Vec<String>);
 /// Discovery, then the lists. `Err` when discovery itself fails: the
 /// server is unreachable or refuses us.
 async fn collect(ctx: Arc<Ctx>, options: &Options) -> Result<Collected, String> {
-    let progress = options.progress;
-    if progress {
-        eprint!("reading cluster: discovery…");
-    }
-    let (core, groups) = tokio::join!(ctx.get("/api/v1"), ctx.get("/apis"));
-    let core = core.map_err(|e| api_reason(&e))?;
-    let groups = groups.map_err(|e| api_reason(&e))?;
-    let groups: serde_json::Value = serde_json::from_str(&groups).map_err(|e| e.to_string())?;
-    let wanted_groups: Vec<&str> = {
-        let mut g: Vec<&str> = KINDS
-            .iter()
-            .map(|(g, _)| *g)
-            .filter(|g| !g.is_empty())
-            .collect();
-        g.dedup();
-        g
+    let lister = Lister {
+        ctx: ctx.clone(),
+        ns: options.namespace.clone(),
+        chunk: options.chunk_size.max(1),
+        progress: options.progress,
+        done: Arc::new(AtomicUsize::new(0)),
     };
-    // The preferred version of every group we read that the cluster has.
-    let group_versions: Vec<String> = groups["groups"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|g| {
-            g["name"]
-                .as_str()
-                .is_some_and(|n| wanted_groups.contains(&n))
-        })
-        .filter_map(|g| g["preferredVersion"]["groupVersion"].as_str())
-        .map(str::to_string)
-        .collect();
-    let lists = futures_util::future::join_all(
-        group_versions
-            .iter()
-            .map(|gv| ctx.get_owned(format!("/apis/{gv}"))),
-    )
-    .await;
-    let mut warnings = Vec::new();
-    let mut resources = resources_in("/api/v1", "", &core);
-    for (gv, list) in group_versions.iter().zip(lists) {
-        let group = gv.split('/').next().unwrap_or("");
-        match list {
-            Ok(text) => resources.extend(resources_in(&format!("/apis/{gv}"), group, &text)),
-            Err(e) => warnings.push(format!(
-                "cannot discover {gv}: {}; its kinds are not read",
-                api_reason(&e)
-            )),
-        }
+    if lister.progress {
+        eprint!("reading cluster…");
     }
-    let total = resources.len();
-    let done = Arc::new(AtomicUsize::new(0));
-    let ns = options.namespace.clone();
-    let chunk = options.chunk_size.max(1);
-    let results: Vec<(Resource, Result<Vec<Page>, kube::Error>)> =
-        futures_util::stream::iter(resources.into_iter().map(|r| {
-            let ctx = ctx.clone();
-            let ns = ns.clone();
-            let done = done.clone();
-            async move {
-                let pages = list_all(&ctx, &r, ns.as_deref(), chunk).await;
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if progress {
-                    eprint!("\rreading cluster: {n}/{total} kinds   ");
-                }
-                (r, pages)
-            }
-        }))
-        .buffer_unordered(PARALLEL)
-        .collect()
-        .await;
-    if progress {
+    // Core v1 is served by every cluster: its lists start at once,
+    // alongside the discovery of the API groups, which takes two rounds.
+    let core = CORE
+        .iter()
+        .map(|(plural, namespaced)| Resource {
+            base: "/api/v1".into(),
+            plural: (*plural).into(),
+            group: String::new(),
+            namespaced: *namespaced,
+        })
+        .collect();
+    let groups = async {
+        let (resources, warnings) = discover_groups(&ctx).await?;
+        Ok::<_, String>((lister.list(resources).await, warnings))
+    };
+    let (core_results, group_results) = tokio::join!(lister.list(core), groups);
+    let (group_results, mut warnings) = group_results?;
+    if lister.progress {
         eprint!("\r\x1b[2K");
     }
-    let mut pages = Vec::new();
-    let mut results = results;
+    let mut results = core_results;
+    // Discovery succeeded, so the server is reachable: a core list that
+    // failed to connect is a partial result like any other.
+    results.extend(group_results);
     results.sort_by_key(|(r, _)| r.qualified());
+    let mut pages = Vec::new();
     for (r, result) in results {
         match result {
             Ok(p) => pages.extend(p),
@@ -390,6 +355,78 @@ async fn collect(ctx: Arc<Ctx>, options: &Options) -> Result<Collected, String> 
         }
     }
     Ok((pages, warnings))
+}
+
+/// Core v1 resources read: plural and whether namespaced.
+const CORE: &[(&str, bool)] = &[
+    ("configmaps", true),
+    ("persistentvolumeclaims", true),
+    ("persistentvolumes", false),
+    ("pods", true),
+    ("services", true),
+];
+
+/// `/apis`, then the resource list of the preferred version of each
+/// group we read that the cluster serves. `Err` when `/apis` fails: the
+/// server is unreachable or refuses us.
+async fn discover_groups(ctx: &Ctx) -> Result<(Vec<Resource>, Vec<String>), String> {
+    let groups = ctx.get("/apis").await.map_err(|e| api_reason(&e))?;
+    let groups: serde_json::Value = serde_json::from_str(&groups).map_err(|e| e.to_string())?;
+    let wanted = |name: &str| KINDS.iter().any(|(g, _)| !g.is_empty() && *g == name);
+    let group_versions: Vec<String> = groups["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| g["name"].as_str().is_some_and(wanted))
+        .filter_map(|g| g["preferredVersion"]["groupVersion"].as_str())
+        .map(str::to_string)
+        .collect();
+    let lists = futures_util::future::join_all(
+        group_versions
+            .iter()
+            .map(|gv| ctx.get_owned(format!("/apis/{gv}"))),
+    )
+    .await;
+    let mut warnings = Vec::new();
+    let mut resources = Vec::new();
+    for (gv, list) in group_versions.iter().zip(lists) {
+        let group = gv.split('/').next().unwrap_or("");
+        match list {
+            Ok(text) => resources.extend(resources_in(&format!("/apis/{gv}"), group, &text)),
+            Err(e) => warnings.push(format!(
+                "cannot discover {gv}: {}; its kinds are not read",
+                api_reason(&e)
+            )),
+        }
+    }
+    Ok((resources, warnings))
+}
+
+/// Lists resources, [`PARALLEL`] at a time.
+struct Lister {
+    ctx: Arc<Ctx>,
+    ns: Option<String>,
+    chunk: usize,
+    progress: bool,
+    done: Arc<AtomicUsize>,
+}
+
+type Listed = Vec<(Resource, Result<Vec<Page>, kube::Error>)>;
+
+impl Lister {
+    async fn list(&self, resources: Vec<Resource>) -> Listed {
+        futures_util::stream::iter(resources.into_iter().map(|r| async move {
+            let pages = list_all(&self.ctx, &r, self.ns.as_deref(), self.chunk).await;
+            let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+            if self.progress {
+                eprint!("\rreading cluster: {n} kinds read   ");
+            }
+            (r, pages)
+        }))
+        .buffer_unordered(PARALLEL)
+        .collect()
+        .await
+    }
 }
 
 impl Ctx {

@@ -108,3 +108,64 @@ pub fn drift(declared: &Object, l: &Object) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::StepKind;
+    use crate::yaml::{FileId, Limits, parse_documents};
+
+    fn obj(text: &str, file: u32, live: bool) -> Object {
+        let doc = parse_documents(text, FileId(file), &Limits::default())
+            .unwrap()
+            .remove(0);
+        let mut o = Object::new(doc, FileId(file), 0);
+        if live {
+            o.push_step(StepKind::Live, "test", None);
+        }
+        o
+    }
+
+    const REPO_PG: &str = "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: db\n  namespace: security\nspec:\n  postgresql:\n    parameters:\n      synchronous_commit: \"off\"\n      max_connections: \"200\"\n";
+    const LIVE_PG: &str = "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: db\n  namespace: security\n  labels:\n    kustomize.toolkit.fluxcd.io/name: apps\n    kustomize.toolkit.fluxcd.io/namespace: flux-system\nspec:\n  postgresql:\n    parameters:\n      max_connections: \"200\"\nstatus:\n  PostgresClusterStatus: Running\n";
+    const LIVE_PV: &str = "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv-1\nspec:\n  csi:\n    driver: rook-ceph.rbd.csi.ceph.com\n";
+
+    #[test]
+    fn declared_objects_represent_live_ones_and_drift_is_reported() {
+        let mut repo = vec![obj(REPO_PG, 0, false)];
+        let merged = merge(
+            &mut repo,
+            vec![obj(LIVE_PG, 1, true), obj(LIVE_PV, 2, true)],
+        );
+        assert_eq!(merged.linked, 1);
+        assert_eq!(repo.len(), 2, "the PV only the cluster has is added");
+        assert_eq!(repo[1].kind(), "PersistentVolume");
+        assert_eq!(
+            repo[0].root.str_at(&["status", "PostgresClusterStatus"]),
+            Some("Running"),
+            "live status copied onto the declaration"
+        );
+        assert_eq!(
+            merged.drift,
+            [
+                "drift: postgresql/security/db: spec.postgresql.parameters.synchronous_commit \
+              is \"off\" in the repository but unset in the cluster"
+            ]
+        );
+    }
+
+    #[test]
+    fn helm_rendered_live_objects_are_not_the_repo_declaration() {
+        let declared = obj(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  namespace: a\n",
+            0,
+            false,
+        );
+        let rendered = obj(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  namespace: a\n  labels:\n    helm.toolkit.fluxcd.io/name: r\n    helm.toolkit.fluxcd.io/namespace: a\n",
+            1,
+            true,
+        );
+        assert!(!same_object(&declared, &rendered));
+    }
+}
