@@ -263,7 +263,7 @@ fn forbidden_kind_gives_a_warning_and_partial_results() {
     let api = FakeApi::start(
         fixture(),
         Faults {
-            forbidden: vec!["storageclasses".into()],
+            forbidden: vec!["storageclasses".into(), "persistentvolumes".into()],
             errors: vec![("configmaps".into(), 500)],
             ..Faults::default()
         },
@@ -280,11 +280,46 @@ fn forbidden_kind_gives_a_warning_and_partial_results() {
         err.contains("warning: cannot list configmaps: 500"),
         "{err}"
     );
-    // Without StorageClasses the storage of the database is unknown: the
-    // cache rule cannot fire, the keepalive rule still does.
+    assert!(
+        err.contains("warning: cannot list persistentvolumes: forbidden"),
+        "{err}"
+    );
+    // Without StorageClasses and PVs the storage of the database is
+    // unknown: the cache rule cannot fire, the keepalive rule still does.
     assert_eq!(
         rules_of(&findings(&out)),
         ["authentik-persistent-connections-without-keepalives"]
+    );
+}
+
+/// The bound PV's CSI driver is the ground truth when the StorageClass
+/// cannot be read.
+#[test]
+fn bound_volume_csi_driver_stands_in_for_an_unreadable_storage_class() {
+    let api = FakeApi::start(
+        fixture(),
+        Faults {
+            forbidden: vec!["storageclasses".into()],
+            ..Faults::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = lint(&["--kubeconfig", kc.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(rules_of(&findings(&out)), FOUNDING, "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cache = &json["findings"][0];
+    assert_eq!(
+        cache["evidence"]["storage.provisioner"],
+        "rook-ceph.rbd.csi.ceph.com"
+    );
+    assert!(
+        cache["related"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["path"] == "cluster://fake/persistentvolumes"),
+        "{cache}"
     );
 }
 
