@@ -430,8 +430,8 @@ impl Lister {
 }
 
 impl Ctx {
-    fn get_owned(&self, path: String) -> impl Future<Output = Result<String, kube::Error>> + '_ {
-        async move { self.get(&path).await }
+    async fn get_owned(&self, path: String) -> Result<String, kube::Error> {
+        self.get(&path).await
     }
 }
 
