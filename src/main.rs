@@ -5,5 +5,8 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    // One rustls crypto provider for the whole process (kube's TLS uses
+    // it); installing fails only if one is already installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     homelab_lint::cli::main()
 }

@@ -64,6 +64,9 @@ pub struct LintArgs {
     /// Configuration file (default: .homelab-lint.yaml at the repository root).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub live: super::live::LiveArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

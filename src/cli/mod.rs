@@ -4,6 +4,7 @@ mod args;
 pub mod base;
 mod fix;
 pub mod generate;
+mod live;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -133,27 +134,75 @@ fn run_lint(
     if fixes.fix && repo_args.example {
         return Err("--fix writes files: give a repository path, not --example".into());
     }
-    let loaded = load(repo_args)?;
-    let config_path = lint
-        .config
-        .clone()
-        .unwrap_or_else(|| loaded.repo.files.root().join(config::FILE_NAME));
-    let config = config::Config::load(&config_path).map_err(|e| e.to_string())?;
+    // With cluster state and no repository named, the cluster alone is linted.
+    let repo_given = repo_args.path.is_some() || repo_args.example;
+    let mut loaded = if lint.live.wanted() && !repo_given {
+        None
+    } else {
+        Some(load(repo_args)?)
+    };
+    let config_path = lint.config.clone().or_else(|| {
+        loaded
+            .as_ref()
+            .map(|l| l.repo.files.root().join(config::FILE_NAME))
+    });
+    let config = match &config_path {
+        Some(p) => config::Config::load(p).map_err(|e| e.to_string())?,
+        None => config::Config::default(),
+    };
     let all_rules = load_rules(&lint.rule_dirs)?;
-    if let Some(problem) = config.check(&all_rules, &config_path).first() {
+    if let Some(p) = &config_path
+        && let Some(problem) = config.check(&all_rules, p).first()
+    {
         return Err(problem.to_string());
     }
     let rules = config.apply_to_rules(all_rules);
-    let base = base::prepare(base_args, loaded.repo.files.root(), &rules, &config)?;
-    print_diagnostics(&loaded.repo, verbose);
-    let model = Model::new(&loaded.repo);
+    let base = match &loaded {
+        Some(l) => base::prepare(base_args, l.repo.files.root(), &rules, &config)?,
+        None if base_args.base.is_some() => {
+            return Err("--base compares two commits of a repository: give its path".into());
+        }
+        None => base::BaseRun::default(),
+    };
+    if let Some(l) = &loaded {
+        print_diagnostics(&l.repo, verbose);
+    }
+    let mut live_only = live::State::default();
+    let mut live_sources = crate::yaml::SourceMap::default();
+    if lint.live.wanted() {
+        let sources = match &mut loaded {
+            Some(l) => &mut l.repo.files.sources,
+            None => &mut live_sources,
+        };
+        let state = live::collect(&lint.live, sources, verbose)?;
+        let mut warnings = Vec::new();
+        for w in &state.warnings {
+            eprintln!("warning: {w}");
+        }
+        eprintln!("{}", state.summary);
+        match &mut loaded {
+            Some(l) => live::merge_into(&mut l.repo.objects, state, &mut warnings),
+            None => live_only = state,
+        }
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+        match &mut loaded {
+            Some(l) => crate::source::live::drop_rendered_workloads(&mut l.repo.objects),
+            None => crate::source::live::drop_rendered_workloads(&mut live_only.objects),
+        }
+    }
+    let model = match &loaded {
+        Some(l) => Model::new(&l.repo),
+        None => Model::from_parts(&live_only.objects, &live_sources),
+    };
     let outcome = rules::lint_with(&model, &rules, &base.baseline);
     if verbose > 0 {
         for u in &outcome.undecided {
             eprintln!("undecided: {}: {}: {}", u.rule, u.subject, u.reason);
         }
     }
-    let sources = &loaded.repo.files.sources;
+    let sources = model.sources;
     for issue in &outcome.issues {
         eprintln!("warning: {issue}");
     }
@@ -174,7 +223,10 @@ fn run_lint(
         key(a).cmp(&key(b))
     });
     // After fixing, the report is a fresh lint of the files as written.
-    if fixes.fix && fix::write(fixes, &findings, sources, loaded.repo.files.root())? {
+    if fixes.fix
+        && let Some(l) = &loaded
+        && fix::write(fixes, &findings, sources, l.repo.files.root())?
+    {
         let after = fix::FixArgs {
             fix: false,
             ..fixes.clone()

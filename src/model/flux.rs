@@ -18,6 +18,9 @@ pub fn missing_paths(model: &Model) -> Vec<(ObjRef, Node)> {
         .of_kind("kustomize.toolkit.fluxcd.io", "Kustomization")
         .filter_map(|r| {
             let obj = model.object(r);
+            if obj.is_live() {
+                return None;
+            }
             let base = local.get(&source_of(obj))?;
             let node = obj.root.path(&["spec", "path"])?;
             let text = node.as_str().filter(|t| !t.contains("${"))?;

@@ -352,6 +352,78 @@ fn pvc_class(model: &Model, near: ObjRef, ns: &str, claim: &str) -> Result<Optio
 
 /// The storage under `db`.
 pub fn of_database(model: &Model, db: &Database) -> Result<Storage, Unknown> {
+    match declared_storage(model, db) {
+        Ok(st) => Ok(st),
+        // The cluster's ground truth, when the declarations do not say:
+        // the PV bound to the database's claim and its CSI driver.
+        Err(unknown) => bound_volume(model, db).ok_or(unknown),
+    }
+}
+
+/// Labels Postgres operators put on their volume claims, naming the cluster.
+const CLAIM_CLUSTER_LABELS: &[&str] = &[
+    "cluster-name",
+    "cnpg.io/cluster",
+    "postgres-operator.crunchydata.com/cluster",
+];
+
+/// The storage of a database as a live cluster shows it: a claim in its
+/// namespace labelled with (or named after) the cluster, bound to a PV
+/// whose CSI driver says what the storage is.
+fn bound_volume(model: &Model, db: &Database) -> Option<Storage> {
+    let name = db.name(model);
+    let ns = model.namespace_of(db.object);
+    let prefixes = [
+        format!("pgdata-{name}-"),
+        format!("data-{name}-"),
+        format!("{name}-"),
+    ];
+    let claim = model.of_kind("", "PersistentVolumeClaim").find(|&r| {
+        let pvc = model.object(r);
+        pvc.namespace() == Some(ns)
+            && pvc.root.str_at(&["spec", "volumeName"]).is_some()
+            && (CLAIM_CLUSTER_LABELS.iter().any(|l| {
+                pvc.root
+                    .path(&["metadata", "labels"])
+                    .and_then(|ls| ls.get(l))
+                    .and_then(Node::as_str)
+                    == Some(name)
+            }) || prefixes.iter().any(|p| pvc.name().starts_with(p.as_str())))
+    })?;
+    let claim_obj = model.object(claim);
+    let volume = claim_obj.root.str_at(&["spec", "volumeName"])?;
+    let pv = model
+        .of_kind("", "PersistentVolume")
+        .find(|&r| model.object(r).name() == volume)?;
+    let pv_obj = model.object(pv);
+    let driver = pv_obj.root.path(&["spec", "csi", "driver"]).or_else(|| {
+        pv_obj
+            .root
+            .path(&["metadata", "annotations", "pv.kubernetes.io/provisioned-by"])
+    })?;
+    let class = claim_obj
+        .root
+        .str_at(&["spec", "storageClassName"])
+        .or_else(|| pv_obj.root.str_at(&["spec", "storageClassName"]))
+        .unwrap_or("")
+        .to_string();
+    let decl = with_category(ClassDecl {
+        name: class.clone(),
+        provisioner: driver.as_str()?.to_string(),
+        category: Category::Unknown,
+        span: driver.span,
+        is_default: false,
+        object: pv,
+    });
+    Some(Storage {
+        class,
+        category: decl.category,
+        requested_at: claim_obj.root.path(&["spec", "storageClassName"]).cloned(),
+        decl,
+    })
+}
+
+fn declared_storage(model: &Model, db: &Database) -> Result<Storage, Unknown> {
     let requested = requested_class(model, db)?;
     let declared = classes(model, Some(db.object));
     let decl = match &requested {

@@ -1,13 +1,17 @@
 //! Reading the GitOps repo: files, kustomize and Flux rendering, and
 //! HelmRelease values, into objects whose every value keeps its origin.
 
+pub mod cluster;
 pub mod files;
 pub mod flux;
 pub mod git;
 pub mod helm;
 pub mod kustomize;
+pub mod link;
+pub mod live;
 pub mod object;
 pub mod repo;
+pub mod snapshot;
 #[cfg(test)]
 mod test_repo;
 pub mod walk;

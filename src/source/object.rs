@@ -23,6 +23,9 @@ pub enum StepKind {
     Generator,
     Transformer,
     Substitution,
+    /// The object was read from a cluster (live, or a `kubectl get`
+    /// snapshot), not from the repository.
+    Live,
 }
 
 impl StepKind {
@@ -35,6 +38,7 @@ impl StepKind {
             StepKind::Generator => "generator",
             StepKind::Transformer => "transformer",
             StepKind::Substitution => "substitution",
+            StepKind::Live => "live",
         }
     }
 }
@@ -106,6 +110,11 @@ impl Object {
             detail: detail.into(),
             at,
         });
+    }
+
+    /// Whether the object was read from a cluster or a snapshot of one.
+    pub fn is_live(&self) -> bool {
+        self.chain.first().is_some_and(|s| s.kind == StepKind::Live)
     }
 
     /// Whether two objects can see each other: they are applied to the

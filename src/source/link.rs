@@ -1,0 +1,171 @@
+//! Joining live state to the repo: a live object that is the same object
+//! as one the repo declares (same group, kind, namespace and name) is
+//! represented by the declaration, so findings point at the repo file;
+//! what only the cluster has (objects no file declares, such as bound
+//! PVs, and the `status` of declared ones) is kept. Settings the rules
+//! read that differ between the two are reported as drift.
+
+use super::{Object, live};
+use crate::yaml::Node;
+
+/// Where Postgres operators keep server parameters.
+const PARAMETER_PATHS: &[&[&str]] = &[
+    &["spec", "postgresql", "parameters"],
+    &["spec", "config", "parameters"],
+    &[
+        "spec",
+        "patroni",
+        "dynamicConfiguration",
+        "postgresql",
+        "parameters",
+    ],
+];
+
+/// What merging found.
+#[derive(Debug, Default)]
+pub struct Merged {
+    /// Live objects represented by a repo declaration.
+    pub linked: usize,
+    /// One line per drifted setting.
+    pub drift: Vec<String>,
+}
+
+/// Adds to `repo` the live objects it does not declare; for the ones it
+/// does, copies the live `status` onto the declaration and compares
+/// Postgres parameters.
+pub fn merge(repo: &mut Vec<Object>, live_objects: Vec<Object>) -> Merged {
+    let mut merged = Merged::default();
+    let declared = repo.len();
+    for l in live_objects {
+        let found = repo[..declared].iter().position(|o| same_object(o, &l));
+        match found {
+            Some(i) => {
+                merged.linked += 1;
+                merged.drift.extend(drift(&repo[i], &l));
+                if repo[i].root.get("status").is_none()
+                    && let Some(status) = l.root.get("status")
+                {
+                    let status = status.clone();
+                    repo[i].root.insert("status", status);
+                }
+            }
+            None => repo.push(l),
+        }
+    }
+    merged
+}
+
+/// Same object: group, kind, name, and namespace (a declaration written
+/// without one matches any: Flux or the kubeconfig supplies it). When the
+/// live object carries Flux's ownership labels, the declaration must
+/// have been rendered by a Flux Kustomization or be loose in the repo.
+fn same_object(declared: &Object, l: &Object) -> bool {
+    declared.is(l.group(), l.kind())
+        && declared.name() == l.name()
+        && declared
+            .namespace()
+            .is_none_or(|ns| Some(ns) == l.namespace())
+        && !declared.is_live()
+        && live::flux_owner(l).is_none_or(|(kind, _, _)| kind == "Kustomization")
+}
+
+/// Postgres parameters the repo and the cluster disagree on.
+pub fn drift(declared: &Object, l: &Object) -> Vec<String> {
+    let mut out = Vec::new();
+    for path in PARAMETER_PATHS {
+        let (d, c) = (declared.root.path(path), l.root.path(path));
+        if d.is_none() && c.is_none() {
+            continue;
+        }
+        let keys = |n: Option<&Node>| -> Vec<String> {
+            n.and_then(Node::as_map)
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, _)| k.as_str().map(str::to_string))
+                .collect()
+        };
+        let mut names = keys(d);
+        names.extend(keys(c));
+        names.sort();
+        names.dedup();
+        for name in names {
+            let value = |n: Option<&Node>| n.and_then(|m| m.get(&name)).and_then(Node::scalar_text);
+            let (dv, cv) = (value(d), value(c));
+            if dv != cv {
+                let show = |v: &Option<String>| {
+                    v.as_ref().map_or("unset".to_string(), |v| format!("{v:?}"))
+                };
+                out.push(format!(
+                    "drift: {}: {}.{} is {} in the repository but {} in the cluster",
+                    l.id(),
+                    path.join("."),
+                    name,
+                    show(&dv),
+                    show(&cv)
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::StepKind;
+    use crate::yaml::{FileId, Limits, parse_documents};
+
+    fn obj(text: &str, file: u32, live: bool) -> Object {
+        let doc = parse_documents(text, FileId(file), &Limits::default())
+            .unwrap()
+            .remove(0);
+        let mut o = Object::new(doc, FileId(file), 0);
+        if live {
+            o.push_step(StepKind::Live, "test", None);
+        }
+        o
+    }
+
+    const REPO_PG: &str = "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: db\n  namespace: security\nspec:\n  postgresql:\n    parameters:\n      synchronous_commit: \"off\"\n      max_connections: \"200\"\n";
+    const LIVE_PG: &str = "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: db\n  namespace: security\n  labels:\n    kustomize.toolkit.fluxcd.io/name: apps\n    kustomize.toolkit.fluxcd.io/namespace: flux-system\nspec:\n  postgresql:\n    parameters:\n      max_connections: \"200\"\nstatus:\n  PostgresClusterStatus: Running\n";
+    const LIVE_PV: &str = "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv-1\nspec:\n  csi:\n    driver: rook-ceph.rbd.csi.ceph.com\n";
+
+    #[test]
+    fn declared_objects_represent_live_ones_and_drift_is_reported() {
+        let mut repo = vec![obj(REPO_PG, 0, false)];
+        let merged = merge(
+            &mut repo,
+            vec![obj(LIVE_PG, 1, true), obj(LIVE_PV, 2, true)],
+        );
+        assert_eq!(merged.linked, 1);
+        assert_eq!(repo.len(), 2, "the PV only the cluster has is added");
+        assert_eq!(repo[1].kind(), "PersistentVolume");
+        assert_eq!(
+            repo[0].root.str_at(&["status", "PostgresClusterStatus"]),
+            Some("Running"),
+            "live status copied onto the declaration"
+        );
+        assert_eq!(
+            merged.drift,
+            [
+                "drift: postgresql/security/db: spec.postgresql.parameters.synchronous_commit \
+              is \"off\" in the repository but unset in the cluster"
+            ]
+        );
+    }
+
+    #[test]
+    fn helm_rendered_live_objects_are_not_the_repo_declaration() {
+        let declared = obj(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  namespace: a\n",
+            0,
+            false,
+        );
+        let rendered = obj(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  namespace: a\n  labels:\n    helm.toolkit.fluxcd.io/name: r\n    helm.toolkit.fluxcd.io/namespace: a\n",
+            1,
+            true,
+        );
+        assert!(!same_object(&declared, &rendered));
+    }
+}

@@ -1,0 +1,104 @@
+//! Cluster state from files: the output of `kubectl get … -o yaml` or
+//! `-o json` (single objects or lists), so a support bundle can be linted
+//! without a cluster and tests can run without a server.
+
+use std::path::{Path, PathBuf};
+
+use super::live::{self, Unwrapped};
+use super::{Issue, Object};
+use crate::yaml::{FileId, Limits, SourceMap, parse_documents};
+
+/// What a snapshot held.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub objects: Vec<Object>,
+    /// Files that could not be read or parsed; the rest still loaded.
+    pub issues: Vec<Issue>,
+    pub files: usize,
+}
+
+/// Reads a file, or every `.yaml`, `.yml` and `.json` file below a
+/// directory (sorted), registering each in `sources` under its path as
+/// given. Secret values are emptied in the objects and blanked in the
+/// registered text. Fails only when `path` does not exist.
+pub fn load(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Snapshot, String> {
+    let paths: Vec<PathBuf> = if path.is_file() {
+        vec![path.to_path_buf()]
+    } else if path.is_dir() {
+        walkdir::WalkDir::new(path)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file() && is_snapshot_file(e.path()))
+            .map(|e| e.into_path())
+            .collect()
+    } else {
+        return Err(format!(
+            "snapshot {}: no such file or directory",
+            path.display()
+        ));
+    };
+    let mut snap = Snapshot::default();
+    for p in paths {
+        snap.files += 1;
+        match load_file(&p, sources, limits) {
+            Ok(objs) => snap.objects.extend(objs),
+            Err(issue) => snap.issues.push(issue),
+        }
+    }
+    Ok(snap)
+}
+
+fn is_snapshot_file(p: &Path) -> bool {
+    matches!(
+        p.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
+}
+
+fn load_file(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Vec<Object>, Issue> {
+    let meta = std::fs::metadata(path).map_err(|e| Issue::file(path, e.to_string()))?;
+    if meta.len() > limits.max_bytes as u64 {
+        return Err(Issue::file(
+            path,
+            format!(
+                "file is {} bytes, over the limit of {} bytes",
+                meta.len(),
+                limits.max_bytes
+            ),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Issue::file(path, e.to_string()))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| Issue::file(path, "file is not valid UTF-8"))?;
+    let detail = format!("snapshot {}", path.display());
+    Ok(register(sources, path.to_path_buf(), &text, &detail, limits)?.objects)
+}
+
+/// Parses cluster output `text`, registers it (Secret values blanked)
+/// under `path` and returns its objects. Shared with the cluster reader,
+/// which registers each list it reads the same way.
+pub fn register(
+    sources: &mut SourceMap,
+    path: PathBuf,
+    text: &str,
+    detail: &str,
+    limits: &Limits,
+) -> Result<Unwrapped, Issue> {
+    let file = FileId(sources.len() as u32);
+    let docs = parse_documents(text, file, limits).map_err(|e| Issue {
+        path: path.display().to_string(),
+        line: e.line,
+        col: e.col,
+        message: e.message,
+    })?;
+    let mut out = Unwrapped::default();
+    for doc in &docs {
+        live::unwrap_document(doc, file, detail, &mut out);
+    }
+    let shown = live::redact_text(text, &out.redact);
+    let id = sources.add(path, shown.into());
+    debug_assert_eq!(id, file);
+    Ok(out)
+}

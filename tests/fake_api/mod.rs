@@ -1,0 +1,611 @@
+//! A fake Kubernetes API server on 127.0.0.1 for the tests: serves a
+//! fixture cluster (discovery, get and list with label selectors and
+//! `limit`/`continue` pagination), answers 403 or other errors for chosen
+//! resources, adds latency to every call and records every request. It
+//! speaks enough of the real protocol for `kubectl` itself to use it.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use serde_json::{Value, json};
+
+/// A resource type the fake knows: what discovery reports for it.
+#[derive(Clone, Debug)]
+pub struct ResourceType {
+    pub group: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+    pub namespaced: bool,
+    /// Built-in kinds are always served; custom ones only when the
+    /// fixture has objects of their group (an absent CRD otherwise).
+    pub builtin: bool,
+}
+
+const fn rt(
+    group: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+    builtin: bool,
+) -> ResourceType {
+    ResourceType {
+        group,
+        kind,
+        plural,
+        namespaced,
+        builtin,
+    }
+}
+
+pub const TYPES: &[ResourceType] = &[
+    rt("", "Namespace", "namespaces", false, true),
+    rt("", "Pod", "pods", true, true),
+    rt("", "Service", "services", true, true),
+    rt("", "ConfigMap", "configmaps", true, true),
+    rt("", "Secret", "secrets", true, true),
+    rt(
+        "",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        true,
+        true,
+    ),
+    rt("", "PersistentVolume", "persistentvolumes", false, true),
+    rt("apps", "Deployment", "deployments", true, true),
+    rt("apps", "StatefulSet", "statefulsets", true, true),
+    rt("apps", "DaemonSet", "daemonsets", true, true),
+    rt("apps", "ReplicaSet", "replicasets", true, true),
+    rt("batch", "Job", "jobs", true, true),
+    rt("batch", "CronJob", "cronjobs", true, true),
+    rt(
+        "storage.k8s.io",
+        "StorageClass",
+        "storageclasses",
+        false,
+        true,
+    ),
+    rt(
+        "helm.toolkit.fluxcd.io",
+        "HelmRelease",
+        "helmreleases",
+        true,
+        false,
+    ),
+    rt(
+        "kustomize.toolkit.fluxcd.io",
+        "Kustomization",
+        "kustomizations",
+        true,
+        false,
+    ),
+    rt(
+        "source.toolkit.fluxcd.io",
+        "GitRepository",
+        "gitrepositories",
+        true,
+        false,
+    ),
+    rt(
+        "source.toolkit.fluxcd.io",
+        "HelmRepository",
+        "helmrepositories",
+        true,
+        false,
+    ),
+    rt(
+        "source.toolkit.fluxcd.io",
+        "OCIRepository",
+        "ocirepositories",
+        true,
+        false,
+    ),
+    rt("acid.zalan.do", "postgresql", "postgresqls", true, false),
+    rt("postgresql.cnpg.io", "Cluster", "clusters", true, false),
+    rt("postgresql.cnpg.io", "Pooler", "poolers", true, false),
+    rt(
+        "postgres-operator.crunchydata.com",
+        "PostgresCluster",
+        "postgresclusters",
+        true,
+        false,
+    ),
+];
+
+/// Default version of each group when the fixture does not say.
+fn default_version(group: &str) -> &'static str {
+    match group {
+        "" | "apps" | "batch" | "storage.k8s.io" => "v1",
+        "helm.toolkit.fluxcd.io" => "v2",
+        "postgres-operator.crunchydata.com" => "v1beta1",
+        _ => "v1",
+    }
+}
+
+/// The cluster's objects, by (group, kind).
+#[derive(Clone, Debug, Default)]
+pub struct Fixture {
+    objects: BTreeMap<(String, String), Vec<Value>>,
+    versions: HashMap<String, String>,
+}
+
+impl Fixture {
+    /// Every object of `kubectl get -o yaml|json` files in a directory.
+    pub fn from_dir(dir: &Path) -> Fixture {
+        let mut f = Fixture::default();
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("yaml" | "json")
+                )
+            })
+            .collect();
+        paths.sort();
+        for p in paths {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let docs = homelab_lint::yaml::parse_documents(
+                &text,
+                homelab_lint::yaml::FileId(0),
+                &homelab_lint::yaml::Limits::default(),
+            )
+            .unwrap();
+            for d in docs {
+                let v = d.to_json();
+                match v["items"].as_array() {
+                    Some(items) if v["kind"].as_str().is_some_and(|k| k.ends_with("List")) => {
+                        for i in items {
+                            f.add(i.clone());
+                        }
+                    }
+                    _ => f.add(v),
+                }
+            }
+        }
+        f
+    }
+
+    pub fn add(&mut self, obj: Value) {
+        let api_version = obj["apiVersion"].as_str().unwrap_or("v1").to_string();
+        let kind = obj["kind"].as_str().unwrap_or("").to_string();
+        let (group, version) = match api_version.rsplit_once('/') {
+            Some((g, v)) => (g.to_string(), v.to_string()),
+            None => (String::new(), api_version.clone()),
+        };
+        self.versions.insert(group.clone(), version);
+        self.objects.entry((group, kind)).or_default().push(obj);
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.values().map(Vec::len).sum()
+    }
+
+    fn version(&self, group: &str) -> String {
+        self.versions
+            .get(group)
+            .cloned()
+            .unwrap_or_else(|| default_version(group).to_string())
+    }
+
+    /// Resource types the cluster serves: built-ins, and custom ones
+    /// whose group has objects.
+    fn served(&self) -> Vec<&'static ResourceType> {
+        TYPES
+            .iter()
+            .filter(|t| t.builtin || self.objects.keys().any(|(g, _)| g == t.group))
+            .collect()
+    }
+}
+
+/// Faults to inject, by resource plural (`pods`, `postgresqls`).
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    /// Added to every response.
+    pub latency: Duration,
+    /// Resources whose list and get answer 403 Forbidden.
+    pub forbidden: Vec<String>,
+    /// Resources whose list answers this status (500, 503, ...).
+    pub errors: Vec<(String, u16)>,
+}
+
+struct State {
+    fixture: Fixture,
+    faults: Faults,
+    requests: Mutex<Vec<String>>,
+}
+
+/// A running fake server. It lives until the test process ends.
+pub struct FakeApi {
+    pub addr: SocketAddr,
+    state: Arc<State>,
+}
+
+impl FakeApi {
+    pub fn start(fixture: Fixture, faults: Faults) -> FakeApi {
+        let state = Arc::new(State {
+            fixture,
+            faults,
+            requests: Mutex::new(Vec::new()),
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let served = state.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                loop {
+                    let Ok((stream, _)) = listener.accept().await else {
+                        continue;
+                    };
+                    let state = served.clone();
+                    tokio::spawn(async move {
+                        let svc = hyper::service::service_fn(move |req| {
+                            let state = state.clone();
+                            async move { Ok::<_, Infallible>(handle(&state, req).await) }
+                        });
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                            .await;
+                    });
+                }
+            });
+        });
+        let addr = rx.recv().unwrap();
+        FakeApi { addr, state }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request so far, as `METHOD path?query`.
+    pub fn requests(&self) -> Vec<String> {
+        self.state.requests.lock().unwrap().clone()
+    }
+
+    /// Writes a kubeconfig for this server into `dir`, context `fake`.
+    pub fn kubeconfig(&self, dir: &Path) -> PathBuf {
+        let path = dir.join("kubeconfig");
+        std::fs::write(&path, kubeconfig_text(&self.url())).unwrap();
+        path
+    }
+}
+
+pub fn kubeconfig_text(server: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Config
+clusters:
+  - name: fake
+    cluster:
+      server: {server}
+contexts:
+  - name: fake
+    context:
+      cluster: fake
+      user: fake
+      namespace: default
+current-context: fake
+users:
+  - name: fake
+    user:
+      token: fake-token
+"
+    )
+}
+
+type Resp = Response<Full<Bytes>>;
+
+fn respond(code: u16, body: Value) -> Resp {
+    Response::builder()
+        .status(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap()
+}
+
+fn status(code: u16, reason: &str, message: String) -> Resp {
+    respond(
+        code,
+        json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {},
+            "status": "Failure", "message": message, "reason": reason, "code": code
+        }),
+    )
+}
+
+async fn handle(state: &State, req: Request<Incoming>) -> Resp {
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    state.requests.lock().unwrap().push(if query.is_empty() {
+        format!("{} {path}", req.method())
+    } else {
+        format!("{} {path}?{query}", req.method())
+    });
+    if !state.faults.latency.is_zero() {
+        tokio::time::sleep(state.faults.latency).await;
+    }
+    if req.method() != hyper::Method::GET {
+        return status(
+            405,
+            "MethodNotAllowed",
+            "the fake API server is read-only".into(),
+        );
+    }
+    let params: HashMap<String, String> = parse_query(&query);
+    route(state, &path, &params)
+}
+
+fn parse_query(q: &str) -> HashMap<String, String> {
+    q.split('&')
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => out.push(b),
+                    Err(_) => out.extend_from_slice(&bytes[i..i + 3]),
+                }
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn route(state: &State, path: &str, params: &HashMap<String, String>) -> Resp {
+    let fx = &state.fixture;
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match segs.as_slice() {
+        ["version"] => respond(
+            200,
+            json!({"major": "1", "minor": "33", "gitVersion": "v1.33.0-fake",
+                   "gitCommit": "0000000", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
+                   "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"}),
+        ),
+        ["api"] => respond(
+            200,
+            json!({"kind": "APIVersions", "versions": ["v1"],
+                   "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}),
+        ),
+        ["apis"] => {
+            let mut groups: Vec<&str> = fx
+                .served()
+                .iter()
+                .map(|t| t.group)
+                .filter(|g| !g.is_empty())
+                .collect();
+            groups.dedup();
+            let groups: Vec<Value> = groups
+                .iter()
+                .map(|g| {
+                    let gv = json!({"groupVersion": format!("{g}/{}", fx.version(g)), "version": fx.version(g)});
+                    json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
+                })
+                .collect();
+            respond(
+                200,
+                json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
+            )
+        }
+        ["api", "v1"] => resource_list(fx, "", "v1"),
+        ["apis", group, version] => resource_list(fx, group, version),
+        ["api", "v1", rest @ ..] => objects(state, "", rest, params),
+        ["apis", group, _version, rest @ ..] => objects(state, group, rest, params),
+        _ => status(
+            404,
+            "NotFound",
+            format!("the server could not find the requested resource ({path})"),
+        ),
+    }
+}
+
+fn resource_list(fx: &Fixture, group: &str, version: &str) -> Resp {
+    let types: Vec<&ResourceType> = fx
+        .served()
+        .into_iter()
+        .filter(|t| t.group == group)
+        .collect();
+    if types.is_empty() || fx.version(group) != version {
+        return status(
+            404,
+            "NotFound",
+            "the server could not find the requested resource".into(),
+        );
+    }
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    let resources: Vec<Value> = types
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.plural, "singularName": t.kind.to_lowercase(), "namespaced": t.namespaced,
+                "kind": t.kind, "verbs": ["get", "list", "watch"],
+            })
+        })
+        .collect();
+    respond(
+        200,
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    )
+}
+
+/// `[namespaces, ns,] plural [, name]`.
+fn objects(state: &State, group: &str, rest: &[&str], params: &HashMap<String, String>) -> Resp {
+    let fx = &state.fixture;
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, tail @ ..] if !tail.is_empty() => (Some(*ns), tail),
+        _ => (None, rest),
+    };
+    let (plural, name) = match rest {
+        [p] => (*p, None),
+        [p, n] => (*p, Some(*n)),
+        _ => return status(404, "NotFound", "no such path".into()),
+    };
+    let Some(t) = fx
+        .served()
+        .into_iter()
+        .find(|t| t.group == group && t.plural == plural)
+    else {
+        return status(
+            404,
+            "NotFound",
+            "the server could not find the requested resource".into(),
+        );
+    };
+    let qualified = if group.is_empty() {
+        plural.to_string()
+    } else {
+        format!("{plural}.{group}")
+    };
+    if state
+        .faults
+        .forbidden
+        .iter()
+        .any(|f| f == plural || *f == qualified)
+    {
+        let scope = namespace.map_or("at the cluster scope".to_string(), |ns| {
+            format!("in the namespace \"{ns}\"")
+        });
+        let verb = if name.is_some() { "get" } else { "list" };
+        return status(
+            403,
+            "Forbidden",
+            format!(
+                "{qualified} is forbidden: User \"fake\" cannot {verb} resource \"{plural}\" in API group \"{group}\" {scope}"
+            ),
+        );
+    }
+    if let Some((_, code)) = state
+        .faults
+        .errors
+        .iter()
+        .find(|(f, _)| f == plural || *f == qualified)
+    {
+        return status(
+            *code,
+            "InternalError",
+            format!("injected error for {qualified}"),
+        );
+    }
+    let all = fx
+        .objects
+        .get(&(group.to_string(), t.kind.to_string()))
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let in_scope =
+        |o: &&Value| namespace.is_none_or(|ns| o["metadata"]["namespace"].as_str() == Some(ns));
+    let version = fx.version(group);
+    let api_version = if group.is_empty() {
+        version.clone()
+    } else {
+        format!("{group}/{version}")
+    };
+    if let Some(name) = name {
+        return match all
+            .iter()
+            .filter(in_scope)
+            .find(|o| o["metadata"]["name"].as_str() == Some(name))
+        {
+            Some(o) => respond(200, o.clone()),
+            None => status(404, "NotFound", format!("{qualified} \"{name}\" not found")),
+        };
+    }
+    let selector = params
+        .get("labelSelector")
+        .map(String::as_str)
+        .unwrap_or("");
+    let matching: Vec<&Value> = all
+        .iter()
+        .filter(in_scope)
+        .filter(|o| selector_matches(selector, &o["metadata"]["labels"]))
+        .collect();
+    let start: usize = match params.get("continue").filter(|c| !c.is_empty()) {
+        Some(token) => match token
+            .strip_prefix("fake-continue-")
+            .and_then(|n| n.parse().ok())
+        {
+            Some(n) => n,
+            None => return status(400, "BadRequest", "invalid continue token".into()),
+        },
+        None => 0,
+    };
+    let limit: usize = params
+        .get("limit")
+        .and_then(|l| l.parse().ok())
+        .filter(|l| *l > 0)
+        .unwrap_or(usize::MAX);
+    let end = start.saturating_add(limit).min(matching.len());
+    let items: Vec<Value> = matching[start.min(end)..end]
+        .iter()
+        .map(|o| {
+            // The real server leaves kind and apiVersion out of the items
+            // of built-in lists.
+            let mut o = (*o).clone();
+            if t.builtin
+                && let Some(m) = o.as_object_mut()
+            {
+                m.remove("kind");
+                m.remove("apiVersion");
+            }
+            o
+        })
+        .collect();
+    let mut meta = json!({"resourceVersion": "424242"});
+    if end < matching.len() {
+        meta["continue"] = json!(format!("fake-continue-{end}"));
+        meta["remainingItemCount"] = json!(matching.len() - end);
+    }
+    respond(
+        200,
+        json!({"apiVersion": api_version, "kind": format!("{}List", t.kind), "metadata": meta, "items": items}),
+    )
+}
+
+/// Equality-based selectors: `a=b`, `a==b`, `a!=b`, `a`, `!a`, joined by commas.
+pub fn selector_matches(selector: &str, labels: &Value) -> bool {
+    selector.split(',').filter(|s| !s.is_empty()).all(|req| {
+        let get = |k: &str| labels.get(k.trim()).and_then(Value::as_str);
+        if let Some((k, v)) = req.split_once("!=") {
+            get(k) != Some(v.trim())
+        } else if let Some((k, v)) = req.split_once("==").or_else(|| req.split_once('=')) {
+            get(k) == Some(v.trim())
+        } else if let Some(k) = req.strip_prefix('!') {
+            get(k).is_none()
+        } else {
+            get(req).is_some()
+        }
+    })
+}

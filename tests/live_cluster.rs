@@ -1,0 +1,529 @@
+//! The live cluster reader against a fake API server serving the fixture
+//! cluster (testdata/cluster); the fake itself checked with real kubectl.
+
+mod common;
+mod fake_api;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use fake_api::{FakeApi, Faults, Fixture};
+
+fn fixture() -> Fixture {
+    Fixture::from_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cluster"))
+}
+
+fn kubectl_available() -> bool {
+    let ok = Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        common::skip_or_fail("kubectl is not installed");
+    }
+    ok
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
+    let cache = kubeconfig.parent().unwrap().join("kube-cache");
+    Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(args)
+        .output()
+        .expect("run kubectl")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn real_kubectl_lists_custom_resources_from_the_fake() {
+    if !kubectl_available() {
+        return;
+    }
+    let api = FakeApi::start(fixture(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = kubectl(&kc, &["get", "postgresql", "-A", "-o", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let items = json["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["metadata"]["name"], "auth-postgres");
+    assert_eq!(
+        items[0]["spec"]["volume"]["storageClass"], "ceph-block",
+        "{json}"
+    );
+    // get by name in a namespace, and a label selector.
+    let out = kubectl(
+        &kc,
+        &[
+            "get",
+            "helmrelease",
+            "authentik",
+            "-n",
+            "security",
+            "-o",
+            "json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("\"chart\": \"authentik\""));
+    let out = kubectl(
+        &kc,
+        &["get", "pods", "-A", "-l", "application=spilo", "-o", "name"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "pod/auth-postgres-0");
+}
+
+#[test]
+fn real_kubectl_paginates_with_chunk_size() {
+    if !kubectl_available() {
+        return;
+    }
+    let api = FakeApi::start(fixture(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = kubectl(&kc, &["get", "pods", "-A", "--chunk-size=1", "-o", "name"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let mut names: Vec<&str> = text.lines().map(str::trim).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "pod/auth-postgres-0",
+            "pod/authentik-server-7d9f8b6c5d-x2x9q"
+        ]
+    );
+    let reqs = api.requests();
+    let pod_lists: Vec<&String> = reqs
+        .iter()
+        .filter(|r| r.starts_with("GET /api/v1/pods"))
+        .collect();
+    assert!(
+        pod_lists
+            .iter()
+            .any(|r| r.contains("limit=1") && !r.contains("continue=")),
+        "{pod_lists:?}"
+    );
+    assert!(
+        pod_lists
+            .iter()
+            .any(|r| r.contains("continue=fake-continue-1")),
+        "{pod_lists:?}"
+    );
+}
+
+#[test]
+fn real_kubectl_sees_forbidden_and_absent_kinds() {
+    if !kubectl_available() {
+        return;
+    }
+    let api = FakeApi::start(
+        fixture(),
+        Faults {
+            forbidden: vec!["secrets".into()],
+            ..Faults::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = kubectl(&kc, &["get", "secrets", "-A", "-o", "name"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("forbidden"), "{}", stderr(&out));
+    // No CNPG in this cluster: kubectl does not know the resource.
+    let out = kubectl(&kc, &["get", "clusters.postgresql.cnpg.io", "-A"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("doesn't have a resource type"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+fn lint(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("KUBECONFIG")
+        .args(args)
+        .output()
+        .expect("run the binary")
+}
+
+fn findings(out: &Output) -> Vec<(String, String)> {
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(out), stderr(out)));
+    let mut found: Vec<(String, String)> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["location"]["path"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+fn rules_of(found: &[(String, String)]) -> Vec<&str> {
+    found.iter().map(|(r, _)| r.as_str()).collect()
+}
+
+const FOUNDING: [&str; 2] = [
+    "authentik-cache-on-sync-replicated-postgres",
+    "authentik-persistent-connections-without-keepalives",
+];
+
+#[test]
+fn live_only_reproduces_the_founding_findings_like_the_snapshot() {
+    let api = FakeApi::start(fixture(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let kc = kc.to_str().unwrap();
+    let live = lint(&["--kubeconfig", kc, "--format", "json"]);
+    assert_eq!(live.status.code(), Some(1), "{}", stderr(&live));
+    let live_found = findings(&live);
+    assert_eq!(rules_of(&live_found), FOUNDING);
+    for (_, path) in &live_found {
+        assert_eq!(path, "cluster://fake/helmreleases.helm.toolkit.fluxcd.io");
+    }
+    let snap = lint(&["--snapshot", "testdata/cluster", "--format", "json"]);
+    assert_eq!(rules_of(&findings(&snap)), rules_of(&live_found));
+    // Secrets are never listed; absent CRDs (CNPG, Crunchy) are not asked for.
+    let reqs = api.requests();
+    assert!(!reqs.iter().any(|r| r.contains("secrets")), "{reqs:?}");
+    assert!(!reqs.iter().any(|r| r.contains("cnpg")), "{reqs:?}");
+    assert!(stderr(&live).contains("API calls"), "{}", stderr(&live));
+}
+
+#[test]
+fn live_with_repo_points_findings_at_repo_files() {
+    let api = FakeApi::start(fixture(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = lint(&[
+        "--example",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let found = findings(&out);
+    assert_eq!(rules_of(&found), FOUNDING, "{}", stderr(&out));
+    for (_, path) in &found {
+        assert_eq!(path, "apps/authentik/helmrelease.yaml");
+    }
+    assert!(stderr(&out).contains("linked"), "{}", stderr(&out));
+}
+
+#[test]
+fn live_pagination_follows_continue_tokens() {
+    let api = FakeApi::start(fixture(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = lint(&[
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "--chunk-size",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(rules_of(&findings(&out)), FOUNDING, "{}", stderr(&out));
+    let reqs = api.requests();
+    assert!(
+        reqs.iter()
+            .any(|r| r == "GET /api/v1/pods?limit=1&continue=fake-continue-1"),
+        "{reqs:?}"
+    );
+    assert!(
+        reqs.iter()
+            .any(|r| r
+                == "GET /apis/storage.k8s.io/v1/storageclasses?limit=1&continue=fake-continue-1"),
+        "{reqs:?}"
+    );
+}
+
+#[test]
+fn forbidden_kind_gives_a_warning_and_partial_results() {
+    let api = FakeApi::start(
+        fixture(),
+        Faults {
+            forbidden: vec!["storageclasses".into(), "persistentvolumes".into()],
+            errors: vec![("configmaps".into(), 500)],
+            ..Faults::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = lint(&["--kubeconfig", kc.to_str().unwrap(), "--format", "json"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: cannot list storageclasses.storage.k8s.io: forbidden"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: cannot list configmaps: 500"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: cannot list persistentvolumes: forbidden"),
+        "{err}"
+    );
+    // Without StorageClasses and PVs the storage of the database is
+    // unknown: the cache rule cannot fire, the keepalive rule still does.
+    assert_eq!(
+        rules_of(&findings(&out)),
+        ["authentik-persistent-connections-without-keepalives"]
+    );
+}
+
+/// The bound PV's CSI driver is the ground truth when the StorageClass
+/// cannot be read.
+#[test]
+fn bound_volume_csi_driver_stands_in_for_an_unreadable_storage_class() {
+    let api = FakeApi::start(
+        fixture(),
+        Faults {
+            forbidden: vec!["storageclasses".into()],
+            ..Faults::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = lint(&["--kubeconfig", kc.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(rules_of(&findings(&out)), FOUNDING, "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cache = &json["findings"][0];
+    assert_eq!(
+        cache["evidence"]["storage.provisioner"],
+        "rook-ceph.rbd.csi.ceph.com"
+    );
+    assert!(
+        cache["related"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["path"] == "cluster://fake/persistentvolumes"),
+        "{cache}"
+    );
+}
+
+#[test]
+fn unreachable_server_fails_fast_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(&kc, fake_api::kubeconfig_text("http://127.0.0.1:1")).unwrap();
+    let started = Instant::now();
+    let out = lint(&["--kubeconfig", kc.to_str().unwrap()]);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot reach the Kubernetes API server at http://127.0.0.1:1"),
+        "{err}"
+    );
+    assert!(err.to_lowercase().contains("connection refused"), "{err}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn slow_server_times_out_with_a_clear_message() {
+    let api = FakeApi::start(
+        fixture(),
+        Faults {
+            latency: Duration::from_secs(30),
+            ..Faults::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let started = Instant::now();
+    let out = lint(&[
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "--request-timeout",
+        "2",
+    ]);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("did not answer within 2 s"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn namespace_flag_limits_namespaced_lists() {
+    let api = FakeApi::start(fixture(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = lint(&[
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "-n",
+        "security",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(rules_of(&findings(&out)), FOUNDING, "{}", stderr(&out));
+    let reqs = api.requests();
+    assert!(
+        reqs.iter()
+            .any(|r| r.starts_with("GET /api/v1/namespaces/security/pods?")),
+        "{reqs:?}"
+    );
+    assert!(
+        reqs.iter()
+            .any(|r| r.starts_with("GET /apis/storage.k8s.io/v1/storageclasses?")),
+        "{reqs:?}"
+    );
+}
+
+/// The planted password appears in no output format, nor in -vv logs.
+#[test]
+fn planted_password_never_printed_from_live() {
+    const PLANTED: &[&str] = &["Planted-Pa55word-7c1e", "UGxhbnRlZC1QYTU1d29yZC03YzFl"];
+    let api = FakeApi::start(fixture(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    for format in ["human", "json", "sarif", "github"] {
+        for repo in [false, true] {
+            let mut args = vec![
+                "--kubeconfig",
+                kc.to_str().unwrap(),
+                "-vv",
+                "--format",
+                format,
+            ];
+            if repo {
+                args.push("--example");
+            }
+            let out = lint(&args);
+            let all = format!("{}{}", stdout(&out), stderr(&out));
+            assert!(all.contains("api: GET"), "-vv logs API calls: {all}");
+            for p in PLANTED {
+                assert!(!all.contains(p), "{format} repo={repo}: password printed");
+            }
+        }
+    }
+}
+
+/// A cluster of `total` objects: the fixture plus generated Pods,
+/// ConfigMaps, Services, Deployments, PVCs and PVs in the given shares.
+fn big_fixture(total: usize, shares: &[(&str, usize)]) -> Fixture {
+    let mut f = fixture();
+    // The fixture's Secrets are not counted: the reader never lists them.
+    let mut n = f.len() - 2;
+    let weight: usize = shares.iter().map(|(_, w)| w).sum();
+    for (kind, w) in shares {
+        let count = (total - n).min((total - 16) * w / weight);
+        for i in 0..count {
+            f.add(generated(kind, i));
+        }
+        n += count;
+    }
+    let mut i = 1_000_000;
+    while n < total {
+        f.add(generated("Pod", i));
+        i += 1;
+        n += 1;
+    }
+    f
+}
+
+fn generated(kind: &str, i: usize) -> serde_json::Value {
+    let ns = format!("ns-{}", i % 40);
+    let name = format!("{}-{i}", kind.to_lowercase());
+    let meta = serde_json::json!({"name": name, "namespace": ns, "uid": format!("gen-{kind}-{i}"),
+        "resourceVersion": "1", "labels": {"app.kubernetes.io/name": format!("app-{}", i % 200)}});
+    match kind {
+        "Pod" => serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+            "spec": {"containers": [{"name": "main", "image": format!("ghcr.io/example/app-{}:1.{}.0", i % 200, i % 7),
+                "env": [{"name": "LOG_LEVEL", "value": "info"}]}]},
+            "status": {"phase": "Running", "containerStatuses": [{"name": "main", "ready": true,
+                "imageID": format!("ghcr.io/example/app@sha256:{:064x}", i)}]}}),
+        "ConfigMap" => {
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+            "data": {"config.yaml": "key: value\nother: 1\n", "LOG_LEVEL": "info"}})
+        }
+        "Service" => serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": meta,
+            "spec": {"type": "ClusterIP", "ports": [{"port": 80, "targetPort": 8080}]}}),
+        "Deployment" => {
+            serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+            "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "main",
+                "image": format!("ghcr.io/example/app-{}:1.0.0", i % 200)}]}}}})
+        }
+        "PersistentVolumeClaim" => {
+            serde_json::json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": meta, "spec": {"storageClassName": "ceph-block", "volumeName": format!("pv-{i}")}})
+        }
+        _ => serde_json::json!({"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": format!("pv-{i}"), "uid": format!("gen-pv-{i}"), "resourceVersion": "1"},
+            "spec": {"csi": {"driver": "rook-ceph.rbd.csi.ceph.com", "volumeHandle": format!("h-{i}")}}}),
+    }
+}
+
+/// Collection of a 5,000-object cluster with 50 ms added to every API
+/// call (BENCHMARKS.md). Run with
+/// `cargo test --release --test live_cluster -- --ignored --nocapture bench`.
+#[test]
+#[ignore = "benchmark; run explicitly"]
+fn bench_collect_5000_objects_50ms_latency() {
+    let layouts: [(&str, &[(&str, usize)]); 2] = [
+        (
+            "mixed",
+            &[
+                ("Pod", 48),
+                ("ConfigMap", 20),
+                ("Service", 12),
+                ("Deployment", 8),
+                ("PersistentVolumeClaim", 6),
+                ("PersistentVolume", 6),
+            ],
+        ),
+        ("all pods", &[("Pod", 1)]),
+    ];
+    for (label, shares) in layouts {
+        let f = big_fixture(5_000, shares);
+        let api = FakeApi::start(
+            f,
+            Faults {
+                latency: Duration::from_millis(50),
+                ..Faults::default()
+            },
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let kc = api.kubeconfig(dir.path());
+        let started = Instant::now();
+        let out = lint(&["--kubeconfig", kc.to_str().unwrap(), "--format", "json"]);
+        let wall = started.elapsed();
+        let err = stderr(&out);
+        let summary = err
+            .lines()
+            .find(|l| l.starts_with("cluster fake:"))
+            .unwrap_or_else(|| panic!("{err}"));
+        println!(
+            "bench {label}: {summary}; fake saw {} requests; whole run {} ms",
+            api.requests().len(),
+            wall.as_millis()
+        );
+        assert!(summary.contains("5000 objects"), "{summary}");
+    }
+}
