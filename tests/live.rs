@@ -152,3 +152,46 @@ fn fixture_plants_the_password() {
     .unwrap();
     assert!(PLANTED.iter().all(|p| text.contains(p)));
 }
+
+/// A database that exists only in the cluster gets a `kubectl patch`
+/// instead of a file edit, and a warning that Flux reverts it.
+#[test]
+fn live_only_database_fix_is_a_kubectl_patch_with_flux_warning() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+        .args(["--snapshot"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cluster"))
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let finding = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "authentik-cache-on-sync-replicated-postgres")
+        .expect("the founding finding");
+    let fix = &finding["fix"];
+    assert_eq!(fix["applicability"], "display-only");
+    assert!(
+        fix["edits"].as_array().is_none_or(|e| e.is_empty()),
+        "{fix}"
+    );
+    let notes: Vec<&str> = fix["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert!(
+        notes.iter().any(|n| n.contains(
+            r#"kubectl patch postgresql.acid.zalan.do auth-postgres -n security --type merge -p '{"spec":{"postgresql":{"parameters":{"synchronous_commit":"off"}}}}'"#
+        )),
+        "{notes:#?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("Flux manages this object (flux-system/authentik)")),
+        "{notes:#?}"
+    );
+}

@@ -500,3 +500,64 @@ mod tests {
         assert!(target_value("X", &EnvTarget::Base64Json(&keys), Some("%%")).is_err());
     }
 }
+
+/// For a database that exists only in the cluster (nothing in the repo to
+/// edit): the `kubectl patch` that sets the parameter, where the provider
+/// reads parameters from a patchable field, plus a warning when Flux
+/// manages the object and would undo the patch.
+pub fn live_postgres_parameter(
+    model: &Model,
+    db: &Database,
+    name: &str,
+    value: &str,
+) -> Vec<String> {
+    let obj = model.object(db.object);
+    let path: Option<&[&str]> = match db.provider {
+        Provider::Zalando | Provider::Cnpg => Some(&["spec", "postgresql", "parameters"]),
+        Provider::Crunchy => Some(&["spec", "config", "parameters"]),
+        Provider::Bitnami | Provider::StatefulSet => None,
+    };
+    let mut notes = Vec::new();
+    match path {
+        Some(path) => {
+            let mut patch = serde_json::json!({ name: value });
+            for key in path.iter().rev() {
+                patch = serde_json::json!({ *key: patch });
+            }
+            let resource = format!("{}.{}", obj.kind().to_ascii_lowercase(), obj.group());
+            let ns = obj
+                .namespace()
+                .map(|n| format!(" -n {n}"))
+                .unwrap_or_default();
+            notes.push(format!(
+                "the cluster is not declared in the repository; patch it live: kubectl patch {resource} {}{ns} --type merge -p '{patch}'",
+                obj.name()
+            ));
+        }
+        None => notes.push(format!(
+            "the {} is not declared in the repository; set {name} = {value} where it is installed",
+            db.provider.as_str()
+        )),
+    }
+    notes.extend(flux_managed_note(obj));
+    notes
+}
+
+/// The warning for a live object that Flux manages: a patch made in the
+/// cluster is reverted at the next reconciliation.
+pub fn flux_managed_note(obj: &crate::source::Object) -> Option<String> {
+    let labels = obj.root.path(&["metadata", "labels"]);
+    let owner = ["kustomize.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"]
+        .iter()
+        .find_map(|g| {
+            let label = |k: &str| {
+                labels
+                    .and_then(|l| l.get(&format!("{g}/{k}")))
+                    .and_then(Node::as_str)
+            };
+            Some(format!("{}/{}", label("namespace")?, label("name")?))
+        })?;
+    Some(format!(
+        "Flux manages this object ({owner}): it reverts a live patch at its next reconciliation; change the manifest in the repository that {owner} applies"
+    ))
+}

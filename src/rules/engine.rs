@@ -588,6 +588,14 @@ fn build_fix(
     let app = find(bindings, "app");
     let edits: Result<Vec<Edit>, String> = if let Some(p) = &spec.set_postgres_parameter {
         match (find(bindings, "database"), find(bindings, "setting")) {
+            (Some(Fact::Database(db)), Some(Fact::Setting(_)))
+                if model.object(db.object).is_live() =>
+            {
+                notes.extend(templates::live_postgres_parameter(
+                    model, db, &p.name, &p.value,
+                ));
+                Ok(Vec::new())
+            }
             (Some(Fact::Database(db)), Some(Fact::Setting(setting))) => {
                 if let Some(per) = &p.per_database {
                     let vars = match app {
@@ -610,6 +618,10 @@ fn build_fix(
         }
     } else {
         match app {
+            Some(Fact::App(a, _)) if model.object(a.object).is_live() => {
+                notes.extend(templates::flux_managed_note(model.object(a.object)));
+                Err("the app is not declared in the repository; change its values where it is installed".into())
+            }
             Some(Fact::App(a, prefixes)) => {
                 let anchor = bindings.iter().find_map(|(_, f)| match f {
                     Fact::Env(v) => Some(v),
