@@ -65,6 +65,11 @@ pub struct LintArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Also write Prometheus metrics (text exposition) to this file, for
+    /// node_exporter's textfile collector.
+    #[arg(long, value_name = "FILE")]
+    pub metrics_file: Option<PathBuf>,
+
     #[command(flatten)]
     pub live: super::live::LiveArgs,
 }

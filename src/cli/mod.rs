@@ -18,7 +18,7 @@ pub use args::{
 };
 
 use crate::model::Model;
-use crate::report::{github, human, inventory, json, sarif};
+use crate::report::{github, human, inventory, json, metrics, sarif};
 use crate::rules::{self, Severity, config};
 use crate::source::repo::{self, Repo};
 use crate::yaml::Limits;
@@ -250,6 +250,13 @@ fn run_lint(
         ReportFormat::Github => github::render(&findings, sources).trim_end().to_string(),
     };
     write_stdout(&text)?;
+    if let Some(path) = &lint.metrics_file {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        metrics::write(path, &metrics::render(&findings, &rules, now))
+            .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))?;
+    }
     let threshold = match lint.fail_on {
         FailOn::Info => Some(Severity::Info),
         FailOn::Warning => Some(Severity::Warning),

@@ -4,4 +4,5 @@ pub mod github;
 pub mod human;
 pub mod inventory;
 pub mod json;
+pub mod metrics;
 pub mod sarif;
