@@ -31,27 +31,6 @@ fn pre_commit() -> Option<PathBuf> {
     found
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -75,9 +54,9 @@ fn hooks_repo(dir: &Path) -> PathBuf {
         repo.join(".pre-commit-hooks.yaml"),
     )
     .unwrap();
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "hooks"]);
+    common::git(&repo, &["init", "-q"]);
+    common::git(&repo, &["add", "-A"]);
+    common::git(&repo, &["commit", "-q", "-m", "hooks"]);
     repo
 }
 
@@ -89,9 +68,9 @@ fn gitops_repo(dir: &Path, name: &str, fix: impl Fn(&Path)) -> PathBuf {
         &repo,
     );
     fix(&repo);
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "init"]);
+    common::git(&repo, &["init", "-q"]);
+    common::git(&repo, &["add", "-A"]);
+    common::git(&repo, &["commit", "-q", "-m", "init"]);
     repo
 }
 

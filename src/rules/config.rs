@@ -57,20 +57,8 @@ impl Config {
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<Config, Issue> {
-        let file: ConfigFile = serde_saphyr::from_str(text).map_err(|e| {
-            let (line, col) = e
-                .location()
-                .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
-            Issue {
-                path: path.display().to_string(),
-                line,
-                col,
-                message: format!(
-                    "invalid configuration: {}",
-                    e.to_string().lines().next().unwrap_or("")
-                ),
-            }
-        })?;
+        let file: ConfigFile =
+            super::from_yaml(&path.display().to_string(), text, "invalid configuration")?;
         let ignore = if file.ignore_paths.is_empty() {
             None
         } else {

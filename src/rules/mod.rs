@@ -48,9 +48,14 @@ pub fn lint_with(
     }
 }
 
-/// Parses one rule file. Errors carry the file's line and column.
-pub fn parse(path: &str, text: &str) -> Result<Rule, Issue> {
-    let rule: Rule = serde_saphyr::from_str(text).map_err(|e| {
+/// Typed loading of the project's own YAML files (rules, release facts,
+/// configuration): an error is one line at the file's line and column.
+pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(
+    path: &str,
+    text: &str,
+    what: &str,
+) -> Result<T, Issue> {
+    serde_saphyr::from_str(text).map_err(|e| {
         let (line, col) = e
             .location()
             .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
@@ -58,9 +63,14 @@ pub fn parse(path: &str, text: &str) -> Result<Rule, Issue> {
             path: path.to_string(),
             line,
             col,
-            message: format!("invalid rule: {}", first_line(&e.to_string())),
+            message: format!("{what}: {}", e.to_string().lines().next().unwrap_or("")),
         }
-    })?;
+    })
+}
+
+/// Parses one rule file. Errors carry the file's line and column.
+pub fn parse(path: &str, text: &str) -> Result<Rule, Issue> {
+    let rule: Rule = from_yaml(path, text, "invalid rule")?;
     let problems = check_metadata(&rule);
     if problems.is_empty() {
         Ok(rule)
@@ -72,10 +82,6 @@ pub fn parse(path: &str, text: &str) -> Result<Rule, Issue> {
             message: format!("rule {}: {}", rule.id, problems.join("; ")),
         })
     }
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or(s)
 }
 
 /// The built-in rules, sorted by id.

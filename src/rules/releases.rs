@@ -93,20 +93,7 @@ impl ReleaseFile {
 
 /// Parses one release file; problems carry line and column.
 pub fn parse(path: &str, text: &str) -> Result<ReleaseFile, Issue> {
-    let file: ReleaseFile = serde_saphyr::from_str(text).map_err(|e| {
-        let (line, col) = e
-            .location()
-            .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
-        Issue {
-            path: path.to_string(),
-            line,
-            col,
-            message: format!(
-                "invalid release file: {}",
-                e.to_string().lines().next().unwrap_or("")
-            ),
-        }
-    })?;
+    let file: ReleaseFile = super::from_yaml(path, text, "invalid release file")?;
     let mut problems = Vec::new();
     for r in &file.releases {
         if r.start().is_none() {
