@@ -1,0 +1,1 @@
+//! HTTP probe (next step).
