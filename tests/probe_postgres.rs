@@ -286,3 +286,67 @@ fn server_stalling_mid_probe_ends_within_budget() {
     }
     assert_no_probe_session(&server);
 }
+
+fn plugin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+}
+
+#[test]
+fn cli_prints_a_before_after_table_without_the_password() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(8_000);
+    let dsn = format!(
+        "postgres://{}:{}@127.0.0.1:{}/postgres",
+        pg::PW_USER,
+        pg::PW_PASSWORD,
+        server.port
+    );
+    let out = plugin()
+        .args(["probe", "postgres", "--samples", "10", "--budget", "2s"])
+        .env("HOMELAB_LINT_PG_DSN", &dsn)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stdout}");
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("synchronous_commit = on (server)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("synchronous_commit = off (SET LOCAL)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ratio (p50):"), "{stdout}");
+    assert!(stdout.contains(&format!(
+        "{}@127.0.0.1:{}/postgres",
+        pg::PW_USER,
+        server.port
+    )));
+    assert!(!stdout.contains(pg::PW_PASSWORD) && !stderr.contains(pg::PW_PASSWORD));
+
+    let json = plugin()
+        .args(["probe", "postgres", "-o", "json", "--dsn", &dsn])
+        .output()
+        .unwrap();
+    assert!(json.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(v["effective"]["p50_ms"].as_f64().unwrap() >= 8.0, "{v}");
+    assert!(!String::from_utf8_lossy(&json.stdout).contains(pg::PW_PASSWORD));
+
+    // A wrong password: exit 2, a reason, and neither password echoed.
+    let bad = dsn.replace(pg::PW_PASSWORD, "wrong-secret");
+    let out = plugin()
+        .args(["probe", "postgres", "--dsn", &bad])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("authentication failed"), "{stderr}");
+    assert!(!stderr.contains("wrong-secret"), "{stderr}");
+    assert_no_probe_session(&server);
+}

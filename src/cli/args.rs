@@ -111,6 +111,12 @@ pub enum Command {
     Completions(super::generate::CompletionsArgs),
     /// Print the man page (roff), generated from this command line definition.
     Man,
+    /// Run one live probe alone (postgres: commit latency with and without
+    /// a WAL flush wait) and print a before/after table.
+    Probe {
+        #[command(subcommand)]
+        command: super::probe::ProbeCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -5,6 +5,7 @@ pub mod base;
 mod fix;
 pub mod generate;
 mod live;
+pub mod probe;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -46,6 +47,10 @@ fn run(args: Args) -> Result<u8, String> {
         Some(Command::Rules { command }) => run_rules(command),
         Some(Command::Completions(c)) => {
             write_bytes(&generate::completions(c.shell))?;
+            Ok(EXIT_CLEAN)
+        }
+        Some(Command::Probe { command }) => {
+            write_stdout(&probe::run(&command)?)?;
             Ok(EXIT_CLEAN)
         }
         Some(Command::Man) => {

@@ -1,0 +1,146 @@
+//! `probe postgres|http`: one live probe alone, printed as a before/after
+//! table (or JSON). Connection strings and tokens are never printed.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use clap::Subcommand;
+
+use super::args::OutputFormat;
+use crate::probe::{self, Stats, postgres};
+
+#[derive(Subcommand, Debug)]
+pub enum ProbeCommand {
+    /// Time commits with the server's synchronous_commit and with it off,
+    /// in one session that writes no table.
+    Postgres(PostgresArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PostgresArgs {
+    /// libpq connection string or postgres:// URL (never printed).
+    #[arg(long, env = "HOMELAB_LINT_PG_DSN", hide_env_values = true)]
+    pub dsn: String,
+
+    /// Transactions per series.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub samples: usize,
+
+    /// Connections timed before the commit probe.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub connect_tries: usize,
+
+    /// Wall-clock limit of the whole probe (e.g. 2s, 500ms).
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = probe::parse_duration)]
+    pub budget: Duration,
+
+    /// Output format: a table, or JSON.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub format: Option<OutputFormat>,
+}
+
+/// Runs the probe; the text to print, or an error for stderr.
+pub fn run(command: &ProbeCommand) -> Result<String, String> {
+    match command {
+        ProbeCommand::Postgres(args) => {
+            if args.samples == 0 || args.samples > 10_000 {
+                return Err("--samples: give 1 to 10000".into());
+            }
+            let options = postgres::Options {
+                dsn: args.dsn.clone(),
+                samples: args.samples,
+                connect_tries: args.connect_tries.clamp(1, 100),
+                budget: args.budget,
+            };
+            let report = postgres::run_blocking(&options).map_err(|e| e.to_string())?;
+            match args.format {
+                Some(OutputFormat::Json) => {
+                    serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
+                }
+                Some(OutputFormat::Yaml) => {
+                    serde_saphyr::to_string(&report).map_err(|e| e.to_string())
+                }
+                None => Ok(postgres_table(&report)),
+            }
+        }
+    }
+}
+
+fn row(out: &mut String, label: &str, s: &Stats) {
+    let _ = writeln!(
+        out,
+        "  {label:<36} {:>9.2} {:>9.2} {:>9.2} {:>8}",
+        s.p50_ms,
+        s.p95_ms,
+        s.max_ms,
+        s.samples_ms.len()
+    );
+}
+
+/// The commit probe as a before/after table, then the settings.
+pub fn postgres_table(r: &postgres::Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Postgres commit probe: {} (PostgreSQL {})",
+        r.target, r.server_version
+    );
+    let method = match &r.method {
+        postgres::Method::EmitMessage => {
+            "pg_logical_emit_message(true, …) per transaction".to_string()
+        }
+        postgres::Method::TempTable { reason } => {
+            format!("CREATE TEMP TABLE … ON COMMIT DROP per transaction (emit function: {reason})")
+        }
+    };
+    let _ = writeln!(out, "  method: {method}; no user table written\n");
+    let _ = writeln!(
+        out,
+        "  {:<36} {:>9} {:>9} {:>9} {:>8}",
+        "commit latency (ms)", "p50", "p95", "max", "samples"
+    );
+    row(
+        &mut out,
+        &format!("synchronous_commit = {} (server)", r.synchronous_commit),
+        &r.effective,
+    );
+    row(&mut out, "synchronous_commit = off (SET LOCAL)", &r.off);
+    match r.ratio {
+        Some(x) => {
+            let _ = writeln!(out, "  ratio (p50): {x:.1}x");
+        }
+        None => {
+            let _ = writeln!(out, "  ratio (p50): n/a");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n  connect: p50 {:.2} ms, max {:.2} ms over {} tries",
+        r.connect.p50_ms,
+        r.connect.max_ms,
+        r.connect.samples_ms.len()
+    );
+    let _ = writeln!(out, "\n  {:<26} {:<14} source", "setting", "value");
+    for s in &r.settings {
+        let value = if s.value.is_empty() { "''" } else { &s.value };
+        let _ = writeln!(out, "  {:<26} {:<14} {}", s.name, value, s.source);
+    }
+    for d in &r.db_role_settings {
+        let _ = writeln!(
+            out,
+            "  ALTER {} SET synchronous_commit = {}",
+            match (&d.database, &d.role) {
+                (Some(db), Some(role)) => format!("ROLE {role} IN DATABASE {db}"),
+                (Some(db), None) => format!("DATABASE {db}"),
+                (None, Some(role)) => format!("ROLE {role}"),
+                (None, None) => "(all)".into(),
+            },
+            d.value
+        );
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    let _ = write!(out, "  probe took {:.0} ms", r.elapsed_ms);
+    out
+}
