@@ -112,7 +112,7 @@ pub enum Command {
     /// Print the man page (roff), generated from this command line definition.
     Man,
     /// Run one live probe alone (postgres: commit latency with and without
-    /// a WAL flush wait) and print a before/after table.
+    /// a WAL flush wait; http: API latency) and print a table.
     Probe {
         #[command(subcommand)]
         command: super::probe::ProbeCommand,

@@ -14,6 +14,36 @@ pub enum ProbeCommand {
     /// Time commits with the server's synchronous_commit and with it off,
     /// in one session that writes no table.
     Postgres(PostgresArgs),
+    /// Time N sequential and N parallel GETs of a URL (Authentik:
+    /// /api/v3/core/applications/) with a bearer token.
+    Http(HttpArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct HttpArgs {
+    /// The URL to GET, e.g. https://auth.example.com/api/v3/core/applications/
+    #[arg(long)]
+    pub url: String,
+
+    /// Bearer token (never printed).
+    #[arg(long, env = "HOMELAB_LINT_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Requests per series (sequential, then parallel).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub requests: usize,
+
+    /// Skip TLS certificate verification (self-signed test setups).
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Wall-clock limit of the whole probe (e.g. 60s).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = probe::parse_duration)]
+    pub budget: Duration,
+
+    /// Output format: a table, or JSON.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub format: Option<OutputFormat>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -63,7 +93,72 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
                 None => Ok(postgres_table(&report)),
             }
         }
+        ProbeCommand::Http(args) => {
+            if args.requests == 0 || args.requests > 1000 {
+                return Err("--requests: give 1 to 1000".into());
+            }
+            let options = crate::probe::http::Options {
+                url: args.url.clone(),
+                token: args.token.clone().filter(|t| !t.is_empty()),
+                requests: args.requests,
+                insecure: args.insecure,
+                budget: args.budget,
+            };
+            let report = crate::probe::http::run_blocking(&options).map_err(|e| e.to_string())?;
+            match args.format {
+                Some(OutputFormat::Json) => {
+                    serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
+                }
+                Some(OutputFormat::Yaml) => {
+                    serde_saphyr::to_string(&report).map_err(|e| e.to_string())
+                }
+                None => Ok(http_table(&report)),
+            }
+        }
     }
+}
+
+/// The HTTP probe as a table: sequential latencies and parallel wall time.
+pub fn http_table(r: &crate::probe::http::Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "HTTP probe: GET {} (TLS {})\n",
+        r.target,
+        if r.target.starts_with("https:") {
+            if r.tls_verified {
+                "verified"
+            } else {
+                "NOT verified"
+            }
+        } else {
+            "none"
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  {:<24} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "latency (ms)", "avg", "p50", "p99", "max", "requests"
+    );
+    for (label, s) in [("sequential", &r.sequential), ("parallel", &r.parallel)] {
+        let _ = writeln!(
+            out,
+            "  {label:<24} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>8}",
+            s.avg_ms,
+            s.p50_ms,
+            s.p99_ms,
+            s.max_ms,
+            s.samples_ms.len()
+        );
+    }
+    let _ = write!(
+        out,
+        "  parallel wall time: {:.2} ms for {} requests; probe took {:.0} ms",
+        r.parallel_wall_ms,
+        r.parallel.samples_ms.len(),
+        r.elapsed_ms
+    );
+    out
 }
 
 fn row(out: &mut String, label: &str, s: &Stats) {
