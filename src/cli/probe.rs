@@ -153,9 +153,11 @@ pub fn http_table(r: &crate::probe::http::Report) -> String {
     }
     let _ = write!(
         out,
-        "  parallel wall time: {:.2} ms for {} requests; probe took {:.0} ms",
+        "  parallel wall time: {:.2} ms for {} requests\n  \
+         (after one untimed warm-up request: {:.2} ms); probe took {:.0} ms",
         r.parallel_wall_ms,
         r.parallel.samples_ms.len(),
+        r.warmup_ms,
         r.elapsed_ms
     );
     out

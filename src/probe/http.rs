@@ -41,6 +41,9 @@ pub struct Report {
     /// From the first parallel request sent to the last answer.
     pub parallel_wall_ms: f64,
     pub tls_verified: bool,
+    /// One untimed request first: connection (and TLS) set-up, as a
+    /// browser's kept-alive connection has already paid it.
+    pub warmup_ms: f64,
     pub elapsed_ms: f64,
 }
 
@@ -168,6 +171,7 @@ async fn probe(
 ) -> Result<Report, ProbeError> {
     let n = options.requests.max(1);
     let token = options.token.as_deref();
+    let warmup = one(client, url, token, target).await?;
     let mut sequential = Vec::with_capacity(n);
     for _ in 0..n {
         sequential.push(one(client, url, token, target).await?);
@@ -184,6 +188,7 @@ async fn probe(
         parallel: Stats::from_durations(&parallel),
         parallel_wall_ms,
         tls_verified: url.scheme() == "https" && !options.insecure,
+        warmup_ms: warmup.as_secs_f64() * 1e3,
         elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
     })
 }
