@@ -14,6 +14,7 @@ fn harness_slow_fsync_makes_commits_slow() {
     if !pg::available() {
         return;
     }
+    let _serial = serial();
     let server = PgServer::start(8_000);
     let on = server.pgbench(EMIT_SCRIPT, 40, None);
     let off = server.pgbench(EMIT_SCRIPT, 40, Some("-c synchronous_commit=off"));
