@@ -351,3 +351,81 @@ fn cli_prints_a_before_after_table_without_the_password() {
     assert!(!stderr.contains("wrong-secret"), "{stderr}");
     assert_no_probe_session(&server);
 }
+
+/// `probe.verdict` and the other probe evidence of the founding finding.
+fn founding_evidence(stdout: &[u8]) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_slice(stdout).expect("JSON report");
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "authentik-cache-on-sync-replicated-postgres")
+        .expect("the founding finding")
+        .clone()
+}
+
+#[test]
+fn lint_with_probe_dsn_confirms_or_refutes_the_founding_finding() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(8_000);
+    let dsn = format!(
+        "postgres://{}:{}@127.0.0.1:{}/postgres",
+        pg::PW_USER,
+        pg::PW_PASSWORD,
+        server.port
+    );
+    let lint = |dsn: &str| {
+        plugin()
+            .args(["--example", "-o", "json", "--probe-dsn", dsn])
+            .output()
+            .unwrap()
+    };
+    let out = lint(&dsn);
+    assert_eq!(out.status.code(), Some(1));
+    let f = founding_evidence(&out.stdout);
+    eprintln!("{}", f["evidence"]);
+    assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+    assert_eq!(
+        f["evidence"]["probe.synchronous_commit"],
+        "on (source: default)"
+    );
+    let p50: f64 = f["evidence"]["probe.commit.p50_ms"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(p50 >= 8.0, "{f}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(pg::PW_PASSWORD));
+
+    server.psql("ALTER DATABASE postgres SET synchronous_commit = off");
+    let f = founding_evidence(&lint(&dsn).stdout);
+    assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
+    assert_eq!(
+        f["evidence"]["probe.synchronous_commit"],
+        "off (source: database)"
+    );
+    let notes = f.to_string();
+    assert!(notes.contains("already runs synchronous_commit=off"), "{f}");
+
+    // An unreachable server leaves the finding standing, with the reason.
+    let down = format!("host=127.0.0.1 port={} user=postgres", server.port + 1);
+    let out = lint(&down);
+    assert_eq!(out.status.code(), Some(1));
+    let f = founding_evidence(&out.stdout);
+    assert_eq!(f["evidence"]["probe.verdict"], "unknown", "{f}");
+    assert!(
+        f.to_string().contains("live probe failed: cannot connect"),
+        "{f}"
+    );
+    // Other findings carry no probe evidence.
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for other in v["findings"].as_array().unwrap() {
+        if other["rule"] != "authentik-cache-on-sync-replicated-postgres" {
+            assert!(other["evidence"].get("probe.verdict").is_none(), "{other}");
+        }
+    }
+    assert_no_probe_session(&server);
+}

@@ -238,6 +238,9 @@ fn run_lint(
         };
         return run_lint(repo_args, lint, base_args, &after, verbose);
     }
+    if let Some(dsn) = &lint.live.probe_dsn {
+        probe::attach_verdicts(&mut findings, dsn, lint.live.probe_budget);
+    }
     let text = match lint.format {
         _ if fixes.diff => fix::diffs(fixes, &findings, sources),
         ReportFormat::Human => {
