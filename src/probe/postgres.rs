@@ -225,10 +225,14 @@ impl Drop for Session {
 }
 
 pub async fn run(options: &Options) -> Result<Report, ProbeError> {
-    let mut config: Config = options
-        .dsn
-        .parse()
-        .map_err(|e: tokio_postgres::Error| ProbeError::Dsn(describe_error(&e, None)))?;
+    let mut config: Config = options.dsn.parse().map_err(|e: tokio_postgres::Error| {
+        let text = describe_error(&e, None);
+        ProbeError::Dsn(
+            text.strip_prefix("invalid connection string: ")
+                .unwrap_or(&text)
+                .to_string(),
+        )
+    })?;
     config.application_name(APPLICATION_NAME);
     config.connect_timeout(options.budget);
     let target = describe_target(&config);
@@ -535,4 +539,28 @@ async fn series(
         }
     }
     Ok(times)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_and_errors_never_show_the_password() {
+        let config: Config = "postgres://app:hunter2@db.example:6432/auth"
+            .parse()
+            .unwrap();
+        assert_eq!(describe_target(&config), "app@db.example:6432/auth");
+        let config: Config = "host=db user=app password=hunter2".parse().unwrap();
+        assert_eq!(describe_target(&config), "app@db:5432/app");
+        let options = Options {
+            dsn: "host=db password=hunter2 port=abc".into(),
+            ..Options::default()
+        };
+        let err = run_blocking(&options).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid connection string: invalid value for option `port`"
+        );
+    }
 }
