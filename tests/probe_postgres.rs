@@ -429,3 +429,40 @@ fn lint_with_probe_dsn_confirms_or_refutes_the_founding_finding() {
     }
     assert_no_probe_session(&server);
 }
+
+#[test]
+fn tls_is_verified_unless_told_otherwise() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start_with(0, true);
+    let dsn = format!("{} sslmode=require", server.dsn("postgres"));
+    // The test CA is not trusted by default: a clear reason, with the way out.
+    let err = probe::run_blocking(&options(dsn.clone())).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, ProbeError::Connect { .. }), "{err:?}");
+    assert!(
+        text.contains("certificate") && text.contains("--ca"),
+        "{text}"
+    );
+    // Trusting the CA: verified TLS 1.3.
+    let report = probe::run_blocking(&Options {
+        ca_file: Some(server.ca_file()),
+        ..options(dsn.clone())
+    })
+    .expect("probe with the CA");
+    assert_eq!(report.tls.as_deref(), Some("TLSv1.3"));
+    // Without verification.
+    let report = probe::run_blocking(&Options {
+        insecure: true,
+        ..options(dsn)
+    })
+    .expect("probe without verification");
+    assert!(report.tls.is_some());
+    // sslmode=disable: plain.
+    let plain = format!("{} sslmode=disable", server.dsn("postgres"));
+    let report = probe::run_blocking(&options(plain)).expect("plain probe");
+    assert_eq!(report.tls, None);
+    assert_no_probe_session(&server);
+}

@@ -64,6 +64,15 @@ pub struct PostgresArgs {
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = probe::parse_duration)]
     pub budget: Duration,
 
+    /// PEM file of the CA that signed the server's certificate (TLS is
+    /// used as the DSN's sslmode says: disable, prefer (default), require).
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<std::path::PathBuf>,
+
+    /// Do not verify the server's TLS certificate.
+    #[arg(long)]
+    pub insecure: bool,
+
     /// Output format: a table, or JSON.
     #[arg(short = 'o', long = "output", value_enum)]
     pub format: Option<OutputFormat>,
@@ -81,6 +90,8 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
                 samples: args.samples,
                 connect_tries: args.connect_tries.clamp(1, 100),
                 budget: args.budget,
+                ca_file: args.ca.clone(),
+                insecure: args.insecure,
             };
             let report = postgres::run_blocking(&options).map_err(|e| e.to_string())?;
             match args.format {
@@ -179,8 +190,12 @@ pub fn postgres_table(r: &postgres::Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Postgres commit probe: {} (PostgreSQL {})",
-        r.target, r.server_version
+        "Postgres commit probe: {} (PostgreSQL {}; {})",
+        r.target,
+        r.server_version,
+        r.tls
+            .as_deref()
+            .map_or("no TLS".to_string(), |v| format!("TLS {v}"))
     );
     let method = match &r.method {
         postgres::Method::EmitMessage => {

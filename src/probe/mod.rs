@@ -3,6 +3,7 @@
 //! times API requests. Each probe has a hard wall-clock budget.
 
 pub mod http;
+mod pg_tls;
 pub mod postgres;
 
 use std::time::Duration;

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Client, Config, SimpleQueryMessage};
 
 use super::Stats;
 
@@ -59,6 +59,11 @@ pub struct Options {
     pub connect_tries: usize,
     /// Wall-clock limit of the whole probe.
     pub budget: Duration,
+    /// PEM file of the CA that signed the server's certificate (trusted
+    /// besides the webpki roots).
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Accept any server certificate.
+    pub insecure: bool,
 }
 
 impl Default for Options {
@@ -68,6 +73,8 @@ impl Default for Options {
             samples: 20,
             connect_tries: 3,
             budget: Duration::from_secs(2),
+            ca_file: None,
+            insecure: false,
         }
     }
 }
@@ -106,6 +113,8 @@ pub struct Report {
     /// Where the probe connected (no password).
     pub target: String,
     pub server_version: String,
+    /// TLS version of the probe's connection (`pg_stat_ssl`), or None.
+    pub tls: Option<String>,
     pub connect: Stats,
     pub method: Method,
     /// `SHOW synchronous_commit` in the probe's session.
@@ -236,6 +245,12 @@ pub async fn run(options: &Options) -> Result<Report, ProbeError> {
     config.application_name(APPLICATION_NAME);
     config.connect_timeout(options.budget);
     let target = describe_target(&config);
+    let tls = super::pg_tls::client_config(options.ca_file.as_deref(), options.insecure)
+        .map(super::pg_tls::MakeRustls::new)
+        .map_err(|reason| ProbeError::Connect {
+            target: target.clone(),
+            reason,
+        })?;
     let password = config
         .get_password()
         .map(|p| String::from_utf8_lossy(p).into_owned());
@@ -244,6 +259,7 @@ pub async fn run(options: &Options) -> Result<Report, ProbeError> {
     let work = probe(
         options,
         &config,
+        &tls,
         &target,
         password.as_deref(),
         &stage,
@@ -268,10 +284,11 @@ fn set_stage(stage: &Mutex<String>, text: &str) {
 
 async fn connect(
     config: &Config,
+    tls: &super::pg_tls::MakeRustls,
     target: &str,
     password: Option<&str>,
 ) -> Result<Session, ProbeError> {
-    match config.connect(NoTls).await {
+    match config.connect(tls.clone()).await {
         Ok((client, connection)) => {
             let driver = tokio::spawn(async move {
                 let _ = connection.await;
@@ -282,7 +299,12 @@ async fn connect(
             })
         }
         Err(e) => {
-            let reason = describe_error(&e, password);
+            let mut reason = describe_error(&e, password);
+            if reason.contains("certificate") {
+                reason.push_str(
+                    " (give the server's CA with --ca, or skip verification with --insecure)",
+                );
+            }
             let auth = matches!(
                 e.code(),
                 Some(c) if *c == SqlState::INVALID_PASSWORD
@@ -319,6 +341,7 @@ async fn rows(
 async fn probe(
     options: &Options,
     config: &Config,
+    tls: &super::pg_tls::MakeRustls,
     target: &str,
     password: Option<&str>,
     stage: &Mutex<String>,
@@ -337,7 +360,7 @@ async fn probe(
     for i in 0..options.connect_tries.max(1) {
         set_stage(stage, &format!("connecting (try {})", i + 1));
         let t = Instant::now();
-        let s = connect(config, target, password).await?;
+        let s = connect(config, tls, target, password).await?;
         connect_times.push(t.elapsed());
         if let Some(previous) = session.replace(s) {
             Session::close(previous).await;
@@ -378,6 +401,15 @@ async fn probe(
         .first()
         .and_then(|r| r.first().cloned().flatten())
         .unwrap_or_default();
+    let tls_version = match rows(
+        client,
+        "SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl",
+    )
+    .await
+    {
+        Ok(r) => r.first().and_then(|r| r.first().cloned().flatten()),
+        Err(_) => None,
+    };
     let sync = rows(client, "SHOW synchronous_commit")
         .await
         .map_err(|e| query_err("reading settings", e))?;
@@ -472,6 +504,7 @@ async fn probe(
     Ok(Report {
         target: target.to_string(),
         server_version,
+        tls: tls_version,
         connect: Stats::from_durations(&connect_times),
         ratio: super::ratio(effective.p50_ms, off.p50_ms),
         method,

@@ -80,6 +80,12 @@ impl PgServer {
     /// Starts a server whose fsync and fdatasync sleep `slow_fsync_us`
     /// microseconds (0: no shim).
     pub fn start(slow_fsync_us: u64) -> PgServer {
+        PgServer::start_with(slow_fsync_us, false)
+    }
+
+    /// As `start`, with TLS on: a test CA (`ca_file()`) signs a server
+    /// certificate for 127.0.0.1 and localhost.
+    pub fn start_with(slow_fsync_us: u64, tls: bool) -> PgServer {
         let dir = tempfile::Builder::new().prefix("hl-pg-").tempdir().unwrap();
         let root = dir.path();
         std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -136,10 +142,17 @@ impl PgServer {
             );
         }
         let port = free_port();
-        let opts = format!(
+        let mut opts = format!(
             "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=40",
             root.display()
         );
+        if tls {
+            make_certs(root);
+            opts.push_str(&format!(
+                " -c ssl=on -c ssl_cert_file={0}/server.crt -c ssl_key_file={0}/server.key",
+                root.display()
+            ));
+        }
         let mut cmd = as_postgres("env");
         if slow_fsync_us > 0 {
             cmd.arg(format!("LD_PRELOAD={}", shim.display()))
@@ -165,6 +178,11 @@ impl PgServer {
             "CREATE ROLE {PW_USER} LOGIN PASSWORD '{PW_PASSWORD}'"
         ));
         server
+    }
+
+    /// The test CA's certificate (PEM), for servers started with TLS.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir().join("ca.crt")
     }
 
     pub fn dir(&self) -> &Path {
@@ -259,5 +277,86 @@ impl PgServer {
 impl Drop for PgServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// A test CA and a server certificate it signs (127.0.0.1, localhost),
+/// with the key readable by the postgres user only.
+fn make_certs(root: &Path) {
+    let openssl = |args: &[&str]| {
+        check(
+            &format!("openssl {args:?}"),
+            Command::new("openssl")
+                .current_dir(root)
+                .args(args)
+                .output(),
+        )
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=homelab-lint test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    ]);
+    std::fs::write(
+        root.join("server.ext"),
+        "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.crt",
+    ]);
+    for f in ["server.crt", "ca.crt"] {
+        std::fs::set_permissions(root.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    std::fs::set_permissions(
+        root.join("server.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    if is_root() {
+        check(
+            "chown server.key",
+            Command::new("chown")
+                .arg("postgres:postgres")
+                .arg(root.join("server.key"))
+                .arg(root.join("server.crt"))
+                .output(),
+        );
     }
 }
