@@ -58,6 +58,14 @@ pub struct LiveArgs {
     /// Wall-clock limit of the probe run by --probe-dsn.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = crate::probe::parse_duration)]
     pub probe_budget: std::time::Duration,
+
+    /// PEM file of the CA of the Postgres probed by --probe-dsn.
+    #[arg(long, value_name = "FILE")]
+    pub probe_ca: Option<PathBuf>,
+
+    /// Do not verify the TLS certificate of the Postgres probed by --probe-dsn.
+    #[arg(long)]
+    pub probe_insecure: bool,
 }
 
 impl LiveArgs {

@@ -239,7 +239,14 @@ fn run_lint(
         return run_lint(repo_args, lint, base_args, &after, verbose);
     }
     if let Some(dsn) = &lint.live.probe_dsn {
-        probe::attach_verdicts(&mut findings, dsn, lint.live.probe_budget);
+        let options = crate::probe::postgres::Options {
+            dsn: dsn.clone(),
+            budget: lint.live.probe_budget,
+            ca_file: lint.live.probe_ca.clone(),
+            insecure: lint.live.probe_insecure,
+            ..Default::default()
+        };
+        probe::attach_verdicts(&mut findings, &options);
     }
     let text = match lint.format {
         _ if fixes.diff => fix::diffs(fixes, &findings, sources),

@@ -305,19 +305,14 @@ pub fn commit_verdict(r: &postgres::Report) -> (&'static str, String) {
 /// Runs the commit probe once if a finding of [`COMMIT_RULES`] is among
 /// `findings`, and attaches the figures and a verdict to each of them.
 /// A failed probe is recorded on the findings, not an error of the run.
-pub fn attach_verdicts(findings: &mut [crate::rules::Finding], dsn: &str, budget: Duration) {
+pub fn attach_verdicts(findings: &mut [crate::rules::Finding], options: &postgres::Options) {
     if !findings
         .iter()
         .any(|f| COMMIT_RULES.contains(&f.rule.as_str()))
     {
         return;
     }
-    let options = postgres::Options {
-        dsn: dsn.to_string(),
-        budget,
-        ..postgres::Options::default()
-    };
-    let result = postgres::run_blocking(&options);
+    let result = postgres::run_blocking(options);
     for f in findings
         .iter_mut()
         .filter(|f| COMMIT_RULES.contains(&f.rule.as_str()))
