@@ -304,3 +304,86 @@ fn cli_prints_the_http_table_without_the_token() {
     assert!(stderr.contains("HTTP 401 (check the token)"), "{stderr}");
     assert!(!stderr.contains("wrong-token-x"), "{stderr}");
 }
+
+/// An HTTPS server with a certificate from a test CA (not in the webpki
+/// roots), answering 200 to every request with the right token.
+fn start_tls_app(dir: &std::path::Path) -> std::net::SocketAddr {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+    common::pg::make_certs(dir);
+    let certs = CertificateDer::pem_file_iter(dir.join("server.crt"))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(dir.join("server.key")).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(stream).await else {
+                        return;
+                    };
+                    let svc = hyper::service::service_fn(|_req: Request<Incoming>| async {
+                        Ok::<_, Infallible>(Response::new(Full::new(Bytes::from("{}"))))
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), svc)
+                        .await;
+                });
+            }
+        });
+    });
+    rx.recv().unwrap()
+}
+
+#[test]
+fn tls_is_verified_unless_insecure() {
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        common::skip_or_fail("openssl is missing");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start_tls_app(dir.path());
+    let url = format!(
+        "https://localhost:{}/api/v3/core/applications/",
+        addr.port()
+    );
+    let err = probe::run_blocking(&Options {
+        budget: Duration::from_secs(5),
+        ..options(url.clone())
+    })
+    .unwrap_err();
+    assert!(matches!(err, ProbeError::Request { .. }), "{err:?}");
+    assert!(err.to_string().contains("certificate"), "{err}");
+    let report = probe::run_blocking(&Options {
+        insecure: true,
+        budget: Duration::from_secs(5),
+        ..options(url)
+    })
+    .expect("probe with --insecure");
+    assert!(!report.tls_verified);
+    assert_eq!(report.sequential.samples_ms.len(), 8);
+}

@@ -139,7 +139,7 @@ async fn one(
     }
     let resp = req.send().await.map_err(|e| ProbeError::Request {
         target: target.to_string(),
-        reason: describe_error(&e, token),
+        reason: describe_error(&e.without_url(), token),
     })?;
     let status = resp.status();
     // The whole body is part of the latency a browser sees.
@@ -157,7 +157,7 @@ async fn one(
     }
     body.map_err(|e| ProbeError::Request {
         target: target.to_string(),
-        reason: describe_error(&e, token),
+        reason: describe_error(&e.without_url(), token),
     })?;
     Ok(t.elapsed())
 }

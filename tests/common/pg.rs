@@ -282,7 +282,7 @@ impl Drop for PgServer {
 
 /// A test CA and a server certificate it signs (127.0.0.1, localhost),
 /// with the key readable by the postgres user only.
-fn make_certs(root: &Path) {
+pub fn make_certs(root: &Path) {
     let openssl = |args: &[&str]| {
         check(
             &format!("openssl {args:?}"),
