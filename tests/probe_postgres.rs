@@ -466,3 +466,32 @@ fn tls_is_verified_unless_told_otherwise() {
     assert_eq!(report.tls, None);
     assert_no_probe_session(&server);
 }
+
+#[test]
+fn very_slow_storage_cuts_the_series_instead_of_failing() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(150_000);
+    let start = Instant::now();
+    let report = probe::run_blocking(&options(server.dsn("postgres"))).expect("probe");
+    let wall = start.elapsed();
+    eprintln!(
+        "150 ms fsync: {} samples, p50 {:.1} ms; off {} samples; notes {:?}; wall {wall:?}",
+        report.effective.samples_ms.len(),
+        report.effective.p50_ms,
+        report.off.samples_ms.len(),
+        report.notes
+    );
+    assert!(wall <= Duration::from_secs(2), "{wall:?}");
+    assert!(report.effective.samples_ms.len() < 20);
+    assert!(report.effective.p50_ms >= 150.0);
+    assert!(
+        report.notes.iter().any(|n| n.contains("cut to")),
+        "{:?}",
+        report.notes
+    );
+    assert_eq!(report.off.samples_ms.len(), 20);
+    assert_no_probe_session(&server);
+}
