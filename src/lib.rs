@@ -7,6 +7,7 @@ pub mod cli;
 mod example;
 pub mod fix;
 pub mod model;
+pub mod probe;
 pub mod report;
 pub mod rules;
 pub mod source;

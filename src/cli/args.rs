@@ -116,6 +116,12 @@ pub enum Command {
     Completions(super::generate::CompletionsArgs),
     /// Print the man page (roff), generated from this command line definition.
     Man,
+    /// Run one live probe alone (postgres: commit latency with and without
+    /// a WAL flush wait; http: API latency) and print a table.
+    Probe {
+        #[command(subcommand)]
+        command: super::probe::ProbeCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -49,6 +49,23 @@ pub struct LiveArgs {
     /// Give up on the cluster after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub request_timeout: u64,
+
+    /// Verify synchronous_commit findings with the commit probe against
+    /// this Postgres (libpq string or postgres:// URL; never printed).
+    #[arg(long, value_name = "DSN")]
+    pub probe_dsn: Option<String>,
+
+    /// Wall-clock limit of the probe run by --probe-dsn.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = crate::probe::parse_duration)]
+    pub probe_budget: std::time::Duration,
+
+    /// PEM file of the CA of the Postgres probed by --probe-dsn.
+    #[arg(long, value_name = "FILE")]
+    pub probe_ca: Option<PathBuf>,
+
+    /// Do not verify the TLS certificate of the Postgres probed by --probe-dsn.
+    #[arg(long)]
+    pub probe_insecure: bool,
 }
 
 impl LiveArgs {

@@ -5,6 +5,7 @@ pub mod base;
 mod fix;
 pub mod generate;
 mod live;
+pub mod probe;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -46,6 +47,10 @@ fn run(args: Args) -> Result<u8, String> {
         Some(Command::Rules { command }) => run_rules(command),
         Some(Command::Completions(c)) => {
             write_bytes(&generate::completions(c.shell))?;
+            Ok(EXIT_CLEAN)
+        }
+        Some(Command::Probe { command }) => {
+            write_stdout(&probe::run(&command)?)?;
             Ok(EXIT_CLEAN)
         }
         Some(Command::Man) => {
@@ -232,6 +237,16 @@ fn run_lint(
             ..fixes.clone()
         };
         return run_lint(repo_args, lint, base_args, &after, verbose);
+    }
+    if let Some(dsn) = &lint.live.probe_dsn {
+        let options = crate::probe::postgres::Options {
+            dsn: dsn.clone(),
+            budget: lint.live.probe_budget,
+            ca_file: lint.live.probe_ca.clone(),
+            insecure: lint.live.probe_insecure,
+            ..Default::default()
+        };
+        probe::attach_verdicts(&mut findings, &options);
     }
     let text = match lint.format {
         _ if fixes.diff => fix::diffs(fixes, &findings, sources),

@@ -1,6 +1,8 @@
 //! Shared test helpers.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod pg;
+
 use std::path::{Path, PathBuf};
 
 /// Whether we run under CI, where a missing tool or corpus is a failure.

@@ -1,0 +1,355 @@
+//! `probe postgres|http`: one live probe alone, printed as a before/after
+//! table (or JSON). Connection strings and tokens are never printed.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use clap::Subcommand;
+
+use super::args::OutputFormat;
+use crate::probe::{self, Stats, postgres};
+
+#[derive(Subcommand, Debug)]
+pub enum ProbeCommand {
+    /// Time commits with the server's synchronous_commit and with it off,
+    /// in one session that writes no table.
+    Postgres(PostgresArgs),
+    /// Time N sequential and N parallel GETs of a URL (Authentik:
+    /// /api/v3/core/applications/) with a bearer token.
+    Http(HttpArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct HttpArgs {
+    /// The URL to GET, e.g. https://auth.example.com/api/v3/core/applications/
+    #[arg(long)]
+    pub url: String,
+
+    /// Bearer token (never printed).
+    #[arg(long, env = "HOMELAB_LINT_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Requests per series (sequential, then parallel).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub requests: usize,
+
+    /// Skip TLS certificate verification (self-signed test setups).
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Wall-clock limit of the whole probe (e.g. 60s).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = probe::parse_duration)]
+    pub budget: Duration,
+
+    /// Output format: a table, or JSON.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub format: Option<OutputFormat>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PostgresArgs {
+    /// libpq connection string or postgres:// URL (never printed).
+    #[arg(long, env = "HOMELAB_LINT_PG_DSN", hide_env_values = true)]
+    pub dsn: String,
+
+    /// Transactions per series.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub samples: usize,
+
+    /// Connections timed before the commit probe.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub connect_tries: usize,
+
+    /// Wall-clock limit of the whole probe (e.g. 2s, 500ms).
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = probe::parse_duration)]
+    pub budget: Duration,
+
+    /// PEM file of the CA that signed the server's certificate (TLS is
+    /// used as the DSN's sslmode says: disable, prefer (default), require).
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<std::path::PathBuf>,
+
+    /// Do not verify the server's TLS certificate.
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Output format: a table, or JSON.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub format: Option<OutputFormat>,
+}
+
+/// Runs the probe; the text to print, or an error for stderr.
+pub fn run(command: &ProbeCommand) -> Result<String, String> {
+    match command {
+        ProbeCommand::Postgres(args) => {
+            if args.samples == 0 || args.samples > 10_000 {
+                return Err("--samples: give 1 to 10000".into());
+            }
+            let options = postgres::Options {
+                dsn: args.dsn.clone(),
+                samples: args.samples,
+                connect_tries: args.connect_tries.clamp(1, 100),
+                budget: args.budget,
+                ca_file: args.ca.clone(),
+                insecure: args.insecure,
+            };
+            let report = postgres::run_blocking(&options).map_err(|e| e.to_string())?;
+            match args.format {
+                Some(OutputFormat::Json) => {
+                    serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
+                }
+                Some(OutputFormat::Yaml) => {
+                    serde_saphyr::to_string(&report).map_err(|e| e.to_string())
+                }
+                None => Ok(postgres_table(&report)),
+            }
+        }
+        ProbeCommand::Http(args) => {
+            if args.requests == 0 || args.requests > 1000 {
+                return Err("--requests: give 1 to 1000".into());
+            }
+            let options = crate::probe::http::Options {
+                url: args.url.clone(),
+                token: args.token.clone().filter(|t| !t.is_empty()),
+                requests: args.requests,
+                insecure: args.insecure,
+                budget: args.budget,
+            };
+            let report = crate::probe::http::run_blocking(&options).map_err(|e| e.to_string())?;
+            match args.format {
+                Some(OutputFormat::Json) => {
+                    serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
+                }
+                Some(OutputFormat::Yaml) => {
+                    serde_saphyr::to_string(&report).map_err(|e| e.to_string())
+                }
+                None => Ok(http_table(&report)),
+            }
+        }
+    }
+}
+
+/// The HTTP probe as a table: sequential latencies and parallel wall time.
+pub fn http_table(r: &crate::probe::http::Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "HTTP probe: GET {} (TLS {})\n",
+        r.target,
+        if r.target.starts_with("https:") {
+            if r.tls_verified {
+                "verified"
+            } else {
+                "NOT verified"
+            }
+        } else {
+            "none"
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  {:<24} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "latency (ms)", "avg", "p50", "p99", "max", "requests"
+    );
+    for (label, s) in [("sequential", &r.sequential), ("parallel", &r.parallel)] {
+        let _ = writeln!(
+            out,
+            "  {label:<24} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>8}",
+            s.avg_ms,
+            s.p50_ms,
+            s.p99_ms,
+            s.max_ms,
+            s.samples_ms.len()
+        );
+    }
+    let _ = write!(
+        out,
+        "  parallel wall time: {:.2} ms for {} requests\n  \
+         (after one untimed warm-up request: {:.2} ms); probe took {:.0} ms",
+        r.parallel_wall_ms,
+        r.parallel.samples_ms.len(),
+        r.warmup_ms,
+        r.elapsed_ms
+    );
+    out
+}
+
+fn row(out: &mut String, label: &str, s: &Stats) {
+    let _ = writeln!(
+        out,
+        "  {label:<36} {:>9.2} {:>9.2} {:>9.2} {:>8}",
+        s.p50_ms,
+        s.p95_ms,
+        s.max_ms,
+        s.samples_ms.len()
+    );
+}
+
+/// The commit probe as a before/after table, then the settings.
+pub fn postgres_table(r: &postgres::Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Postgres commit probe: {} (PostgreSQL {}; {})",
+        r.target,
+        r.server_version,
+        r.tls
+            .as_deref()
+            .map_or("no TLS".to_string(), |v| format!("TLS {v}"))
+    );
+    let method = match &r.method {
+        postgres::Method::EmitMessage => {
+            "pg_logical_emit_message(true, …) per transaction".to_string()
+        }
+        postgres::Method::TempTable { reason } => {
+            format!("CREATE TEMP TABLE … ON COMMIT DROP per transaction (emit function: {reason})")
+        }
+    };
+    let _ = writeln!(out, "  method: {method}; no user table written\n");
+    let _ = writeln!(
+        out,
+        "  {:<36} {:>9} {:>9} {:>9} {:>8}",
+        "commit latency (ms)", "p50", "p95", "max", "samples"
+    );
+    row(
+        &mut out,
+        &format!("synchronous_commit = {} (server)", r.synchronous_commit),
+        &r.effective,
+    );
+    row(&mut out, "synchronous_commit = off (SET LOCAL)", &r.off);
+    match r.ratio {
+        Some(x) => {
+            let _ = writeln!(out, "  ratio (p50): {x:.1}x");
+        }
+        None => {
+            let _ = writeln!(out, "  ratio (p50): n/a");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n  connect: p50 {:.2} ms, max {:.2} ms over {} tries",
+        r.connect.p50_ms,
+        r.connect.max_ms,
+        r.connect.samples_ms.len()
+    );
+    let _ = writeln!(out, "\n  {:<26} {:<14} source", "setting", "value");
+    for s in &r.settings {
+        let value = if s.value.is_empty() { "''" } else { &s.value };
+        let _ = writeln!(out, "  {:<26} {:<14} {}", s.name, value, s.source);
+    }
+    for d in &r.db_role_settings {
+        let _ = writeln!(
+            out,
+            "  ALTER {} SET synchronous_commit = {}",
+            match (&d.database, &d.role) {
+                (Some(db), Some(role)) => format!("ROLE {role} IN DATABASE {db}"),
+                (Some(db), None) => format!("DATABASE {db}"),
+                (None, Some(role)) => format!("ROLE {role}"),
+                (None, None) => "(all)".into(),
+            },
+            d.value
+        );
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    let _ = write!(out, "  probe took {:.0} ms", r.elapsed_ms);
+    out
+}
+
+/// Rules whose prediction the commit probe measures: commits of a
+/// cache-writing app wait for a WAL flush on slow storage.
+pub const COMMIT_RULES: &[&str] = &[
+    "authentik-cache-on-sync-replicated-postgres",
+    "authentik-upgrade-moves-cache-to-sync-replicated-postgres",
+];
+
+/// A commit that waits at least this long at p50 ...
+const CONFIRM_MIN_P50_MS: f64 = 2.0;
+/// ... and at least this many times longer than without the flush wait
+/// confirms the finding.
+const CONFIRM_MIN_RATIO: f64 = 3.0;
+
+/// The verdict of a commit probe on a finding of [`COMMIT_RULES`].
+pub fn commit_verdict(r: &postgres::Report) -> (&'static str, String) {
+    let ratio = r.ratio.unwrap_or(0.0);
+    let figures = format!(
+        "commit p50 {:.2} ms with synchronous_commit={} vs {:.2} ms off ({ratio:.1}x)",
+        r.effective.p50_ms, r.synchronous_commit, r.off.p50_ms
+    );
+    if r.synchronous_commit == "off" {
+        let source = r
+            .setting("synchronous_commit")
+            .map(|s| s.source.as_str())
+            .unwrap_or("?");
+        return (
+            "not confirmed",
+            format!(
+                "the probed server already runs synchronous_commit=off (source: {source}): {figures}"
+            ),
+        );
+    }
+    if r.effective.p50_ms >= CONFIRM_MIN_P50_MS && ratio >= CONFIRM_MIN_RATIO {
+        (
+            "confirmed",
+            format!("each commit waits for the WAL flush: {figures}"),
+        )
+    } else {
+        (
+            "not confirmed",
+            format!("commits are cheap on the probed server: {figures}"),
+        )
+    }
+}
+
+/// Runs the commit probe once if a finding of [`COMMIT_RULES`] is among
+/// `findings`, and attaches the figures and a verdict to each of them.
+/// A failed probe is recorded on the findings, not an error of the run.
+pub fn attach_verdicts(findings: &mut [crate::rules::Finding], options: &postgres::Options) {
+    if !findings
+        .iter()
+        .any(|f| COMMIT_RULES.contains(&f.rule.as_str()))
+    {
+        return;
+    }
+    let result = postgres::run_blocking(options);
+    for f in findings
+        .iter_mut()
+        .filter(|f| COMMIT_RULES.contains(&f.rule.as_str()))
+    {
+        let mut add = |key: &str, value: String| {
+            f.evidence.push(crate::rules::Evidence {
+                key: key.to_string(),
+                value,
+            });
+        };
+        match &result {
+            Ok(r) => {
+                let (verdict, why) = commit_verdict(r);
+                add("probe.verdict", verdict.to_string());
+                add("probe.target", r.target.clone());
+                add("probe.commit.p50_ms", format!("{:.2}", r.effective.p50_ms));
+                add("probe.commit_off.p50_ms", format!("{:.2}", r.off.p50_ms));
+                add(
+                    "probe.ratio",
+                    r.ratio.map(|x| format!("{x:.1}")).unwrap_or("n/a".into()),
+                );
+                add(
+                    "probe.synchronous_commit",
+                    format!(
+                        "{} (source: {})",
+                        r.synchronous_commit,
+                        r.setting("synchronous_commit")
+                            .map(|s| s.source.as_str())
+                            .unwrap_or("?")
+                    ),
+                );
+                f.notes.push(format!("live probe {verdict}: {why}"));
+            }
+            Err(e) => {
+                add("probe.verdict", "unknown".into());
+                f.notes.push(format!("live probe failed: {e}"));
+            }
+        }
+    }
+}

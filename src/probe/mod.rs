@@ -1,0 +1,102 @@
+//! Live probes: measure what a finding predicts on the running service.
+//! `postgres` times commits with and without a WAL flush wait; `http`
+//! times API requests. Each probe has a hard wall-clock budget.
+
+pub mod http;
+mod pg_tls;
+pub mod postgres;
+
+use std::time::Duration;
+
+/// Latency figures of one series of samples, in milliseconds.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Stats {
+    pub samples_ms: Vec<f64>,
+    pub avg_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Stats {
+    /// Nearest-rank percentiles; all zero for no samples.
+    pub fn from_durations(samples: &[Duration]) -> Stats {
+        let ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        Stats::from_ms(ms)
+    }
+
+    pub fn from_ms(samples_ms: Vec<f64>) -> Stats {
+        if samples_ms.is_empty() {
+            return Stats::default();
+        }
+        let mut sorted = samples_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let rank = |p: f64| {
+            let i = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+            sorted[i.clamp(1, sorted.len()) - 1]
+        };
+        Stats {
+            avg_ms: sorted.iter().sum::<f64>() / sorted.len() as f64,
+            p50_ms: rank(50.0),
+            p95_ms: rank(95.0),
+            p99_ms: rank(99.0),
+            max_ms: sorted[sorted.len() - 1],
+            samples_ms,
+        }
+    }
+}
+
+/// `a / b`, or None when `b` is zero.
+pub fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b > 0.0).then(|| a / b)
+}
+
+/// Parses durations such as `2s`, `500ms`, `1.5s`, `1m`; a bare number is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (like 2s or 500ms)"))?;
+    if !v.is_finite() || v <= 0.0 || v * scale > 3600.0 {
+        return Err(format!("{text:?}: give a duration between 1ms and 1h"));
+    }
+    Ok(Duration::from_secs_f64(v * scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let s = Stats::from_ms((1..=100).map(f64::from).collect());
+        assert_eq!(
+            (s.p50_ms, s.p95_ms, s.p99_ms, s.max_ms),
+            (50.0, 95.0, 99.0, 100.0)
+        );
+        let one = Stats::from_ms(vec![3.0]);
+        assert_eq!((one.p50_ms, one.p95_ms, one.max_ms), (3.0, 3.0, 3.0));
+        assert_eq!(Stats::from_ms(vec![]).p50_ms, 0.0);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("abc").is_err());
+        assert!(parse_duration("NaN").is_err());
+    }
+}

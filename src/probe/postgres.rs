@@ -1,0 +1,599 @@
+//! The Postgres commit probe: how long a commit waits for its WAL flush.
+//!
+//! In one session, N short transactions that each write one WAL record
+//! without touching any table (`pg_logical_emit_message(true, …)`), timed
+//! with the server's effective `synchronous_commit`, then N more with
+//! `SET LOCAL synchronous_commit = off`. Where the emit function is revoked,
+//! each transaction creates a temporary table `ON COMMIT DROP` instead: its
+//! catalog rows are WAL-logged, so the commit flushes too, and no user table
+//! is written.
+//!
+//! Hard limits: a total wall-clock budget (the whole probe is dropped, and
+//! its connection with it, when it runs out), `statement_timeout`,
+//! `lock_timeout` and `idle_in_transaction_session_timeout` set to the
+//! budget, a ROLLBACK after any failed transaction, and the connection
+//! closed (Terminate sent) at the end.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Client, Config, SimpleQueryMessage};
+
+use super::Stats;
+
+/// `application_name` of every probe session, so it can be found in
+/// `pg_stat_activity`.
+pub const APPLICATION_NAME: &str = "homelab-lint-probe";
+
+const EMIT_ON: &str =
+    "BEGIN; SELECT pg_logical_emit_message(true, 'homelab-lint', 'probe'); COMMIT";
+const EMIT_OFF: &str = "BEGIN; SET LOCAL synchronous_commit = off; \
+     SELECT pg_logical_emit_message(true, 'homelab-lint', 'probe'); COMMIT";
+const TEMP_ON: &str = "BEGIN; CREATE TEMP TABLE homelab_lint_probe (x int) ON COMMIT DROP; COMMIT";
+const TEMP_OFF: &str = "BEGIN; SET LOCAL synchronous_commit = off; \
+     CREATE TEMP TABLE homelab_lint_probe (x int) ON COMMIT DROP; COMMIT";
+
+/// Settings read from `pg_settings`, with where each was set.
+const SETTINGS: &[&str] = &[
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "wal_sync_method",
+    "synchronous_standby_names",
+    "commit_delay",
+    "wal_writer_delay",
+    "tcp_keepalives_idle",
+    "tcp_keepalives_interval",
+    "tcp_keepalives_count",
+    "tcp_user_timeout",
+];
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// libpq key=value string or `postgres://` URL.
+    pub dsn: String,
+    /// Transactions per series.
+    pub samples: usize,
+    /// Connections timed by the connection probe (the last one is used).
+    pub connect_tries: usize,
+    /// Wall-clock limit of the whole probe.
+    pub budget: Duration,
+    /// PEM file of the CA that signed the server's certificate (trusted
+    /// besides the webpki roots).
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Accept any server certificate.
+    pub insecure: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            dsn: String::new(),
+            samples: 20,
+            connect_tries: 3,
+            budget: Duration::from_secs(2),
+            ca_file: None,
+            insecure: false,
+        }
+    }
+}
+
+/// How each sample forces a WAL flush.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Method {
+    EmitMessage,
+    /// The emit function could not be run; the reason is the server's.
+    TempTable {
+        reason: String,
+    },
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Setting {
+    pub name: String,
+    pub value: String,
+    /// `pg_settings.source`: default, configuration file, database, user, …
+    pub source: String,
+}
+
+/// A per-database or per-role `synchronous_commit` (`pg_db_role_setting`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DbRoleSetting {
+    /// Database name, or None for all databases.
+    pub database: Option<String>,
+    /// Role name, or None for all roles.
+    pub role: Option<String>,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Report {
+    /// Where the probe connected (no password).
+    pub target: String,
+    pub server_version: String,
+    /// TLS version of the probe's connection (`pg_stat_ssl`), or None.
+    pub tls: Option<String>,
+    pub connect: Stats,
+    pub method: Method,
+    /// `SHOW synchronous_commit` in the probe's session.
+    pub synchronous_commit: String,
+    /// Commits with the server's effective `synchronous_commit`.
+    pub effective: Stats,
+    /// Commits with `SET LOCAL synchronous_commit = off`.
+    pub off: Stats,
+    /// p50 effective / p50 off.
+    pub ratio: Option<f64>,
+    pub settings: Vec<Setting>,
+    pub db_role_settings: Vec<DbRoleSetting>,
+    /// Series cut short by the budget, settings that could not be read.
+    pub notes: Vec<String>,
+    pub elapsed_ms: f64,
+}
+
+impl Report {
+    pub fn setting(&self, name: &str) -> Option<&Setting> {
+        self.settings.iter().find(|s| s.name == name)
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ProbeError {
+    #[error("invalid connection string: {0}")]
+    Dsn(String),
+    #[error("cannot connect to {target}: {reason}")]
+    Connect { target: String, reason: String },
+    #[error("authentication failed for {target}: {reason}")]
+    Auth { target: String, reason: String },
+    #[error("probe of {target} stopped: budget of {budget_ms} ms exhausted while {stage}")]
+    Budget {
+        target: String,
+        budget_ms: u128,
+        stage: String,
+    },
+    #[error("probe of {target} failed while {stage}: {reason}")]
+    Query {
+        target: String,
+        stage: String,
+        reason: String,
+    },
+}
+
+/// Where a DSN points, without its password.
+pub fn describe_target(config: &Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            tokio_postgres::config::Host::Tcp(h) => h.clone(),
+            tokio_postgres::config::Host::Unix(p) => p.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "{}@{host}:{port}/{}",
+        config.get_user().unwrap_or("?"),
+        config.get_dbname().or(config.get_user()).unwrap_or("?")
+    )
+}
+
+/// The error and its causes on one line, with the password (if any) masked.
+fn describe_error(e: &(dyn std::error::Error + 'static), password: Option<&str>) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = s.source();
+    }
+    let mut text = parts.join(": ");
+    if let Some(pw) = password.filter(|p| !p.is_empty()) {
+        text = text.replace(pw, "***");
+    }
+    text
+}
+
+/// Runs the probe on a fresh current-thread runtime (for the CLI and tests).
+pub fn run_blocking(options: &Options) -> Result<Report, ProbeError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ProbeError::Connect {
+            target: "-".into(),
+            reason: format!("cannot start the async runtime: {e}"),
+        })?;
+    runtime.block_on(run(options))
+}
+
+/// A connection whose driver task is aborted (socket closed) on drop.
+struct Session {
+    client: Option<Client>,
+    driver: tokio::task::JoinHandle<()>,
+}
+
+impl Session {
+    fn client(&self) -> Option<&Client> {
+        self.client.as_ref()
+    }
+
+    /// Closes cleanly: Terminate is sent when the client goes away and the
+    /// driver finishes; bounded so a stalled server cannot hold us.
+    async fn close(mut self) {
+        drop(self.client.take());
+        let _ = tokio::time::timeout(Duration::from_millis(200), &mut self.driver).await;
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.driver.abort();
+    }
+}
+
+pub async fn run(options: &Options) -> Result<Report, ProbeError> {
+    let mut config: Config = options.dsn.parse().map_err(|e: tokio_postgres::Error| {
+        let text = describe_error(&e, None);
+        ProbeError::Dsn(
+            text.strip_prefix("invalid connection string: ")
+                .unwrap_or(&text)
+                .to_string(),
+        )
+    })?;
+    config.application_name(APPLICATION_NAME);
+    config.connect_timeout(options.budget);
+    let target = describe_target(&config);
+    let tls = super::pg_tls::client_config(options.ca_file.as_deref(), options.insecure)
+        .map(super::pg_tls::MakeRustls::new)
+        .map_err(|reason| ProbeError::Connect {
+            target: target.clone(),
+            reason,
+        })?;
+    let password = config
+        .get_password()
+        .map(|p| String::from_utf8_lossy(p).into_owned());
+    let stage = Mutex::new(String::from("connecting"));
+    let start = Instant::now();
+    let work = probe(
+        options,
+        &config,
+        &tls,
+        &target,
+        password.as_deref(),
+        &stage,
+        start,
+    );
+    match tokio::time::timeout(options.budget, work).await {
+        Ok(result) => result,
+        // The probe future, its session and socket are dropped here.
+        Err(_) => Err(ProbeError::Budget {
+            target,
+            budget_ms: options.budget.as_millis(),
+            stage: stage.lock().map(|s| s.clone()).unwrap_or_default(),
+        }),
+    }
+}
+
+fn set_stage(stage: &Mutex<String>, text: &str) {
+    if let Ok(mut s) = stage.lock() {
+        *s = text.to_string();
+    }
+}
+
+async fn connect(
+    config: &Config,
+    tls: &super::pg_tls::MakeRustls,
+    target: &str,
+    password: Option<&str>,
+) -> Result<Session, ProbeError> {
+    match config.connect(tls.clone()).await {
+        Ok((client, connection)) => {
+            let driver = tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            Ok(Session {
+                client: Some(client),
+                driver,
+            })
+        }
+        Err(e) => {
+            let mut reason = describe_error(&e, password);
+            if reason.contains("certificate") {
+                reason.push_str(
+                    " (give the server's CA with --ca, or skip verification with --insecure)",
+                );
+            }
+            let auth = matches!(
+                e.code(),
+                Some(c) if *c == SqlState::INVALID_PASSWORD
+                    || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+            );
+            let target = target.to_string();
+            Err(if auth {
+                ProbeError::Auth { target, reason }
+            } else {
+                ProbeError::Connect { target, reason }
+            })
+        }
+    }
+}
+
+/// Rows of a simple query as text columns.
+async fn rows(
+    client: &Client,
+    sql: &str,
+) -> Result<Vec<Vec<Option<String>>>, tokio_postgres::Error> {
+    Ok(client
+        .simple_query(sql)
+        .await?
+        .into_iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+            }
+            _ => None,
+        })
+        .collect())
+}
+
+async fn probe(
+    options: &Options,
+    config: &Config,
+    tls: &super::pg_tls::MakeRustls,
+    target: &str,
+    password: Option<&str>,
+    stage: &Mutex<String>,
+    start: Instant,
+) -> Result<Report, ProbeError> {
+    let query_err = |stage: &str, e: tokio_postgres::Error| ProbeError::Query {
+        target: target.to_string(),
+        stage: stage.to_string(),
+        reason: describe_error(&e, password),
+    };
+    let mut notes = Vec::new();
+
+    // Connection probe: each try is a full connect (TCP, startup, auth).
+    let mut connect_times = Vec::new();
+    let mut session = None;
+    for i in 0..options.connect_tries.max(1) {
+        set_stage(stage, &format!("connecting (try {})", i + 1));
+        let t = Instant::now();
+        let s = connect(config, tls, target, password).await?;
+        connect_times.push(t.elapsed());
+        if let Some(previous) = session.replace(s) {
+            Session::close(previous).await;
+        }
+    }
+    let Some(session) = session else {
+        return Err(ProbeError::Connect {
+            target: target.to_string(),
+            reason: "no connection was made".into(),
+        });
+    };
+    let Some(client) = session.client() else {
+        return Err(ProbeError::Connect {
+            target: target.to_string(),
+            reason: "the connection was closed".into(),
+        });
+    };
+
+    set_stage(stage, "setting session limits");
+    let limit_ms = options.budget.as_millis().max(1);
+    client
+        .batch_execute(&format!(
+            "SET statement_timeout = {limit_ms}; SET lock_timeout = {limit_ms}; \
+             SET idle_in_transaction_session_timeout = {limit_ms}"
+        ))
+        .await
+        .map_err(|e| query_err("setting session limits", e))?;
+    // PG 14+: notice a vanished client even while waiting on a lock.
+    let _ = client
+        .batch_execute("SET client_connection_check_interval = 500")
+        .await;
+
+    set_stage(stage, "reading settings");
+    let version = rows(client, "SHOW server_version")
+        .await
+        .map_err(|e| query_err("reading settings", e))?;
+    let server_version = version
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .unwrap_or_default();
+    let tls_version = match rows(
+        client,
+        "SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl",
+    )
+    .await
+    {
+        Ok(r) => r.first().and_then(|r| r.first().cloned().flatten()),
+        Err(_) => None,
+    };
+    let sync = rows(client, "SHOW synchronous_commit")
+        .await
+        .map_err(|e| query_err("reading settings", e))?;
+    let synchronous_commit = sync
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .unwrap_or_default();
+    let names = SETTINGS
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let settings = rows(
+        client,
+        &format!(
+            "SELECT name, setting || COALESCE(unit, ''), source FROM pg_settings \
+             WHERE name IN ({names}) ORDER BY name"
+        ),
+    )
+    .await
+    .map_err(|e| query_err("reading settings", e))?
+    .into_iter()
+    .map(|r| {
+        let col = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+        Setting {
+            name: col(0),
+            value: col(1),
+            source: col(2),
+        }
+    })
+    .collect();
+    let db_role_settings = match rows(
+        client,
+        "SELECT d.datname, r.rolname, substr(c, length('synchronous_commit=') + 1) \
+         FROM pg_db_role_setting s \
+         LEFT JOIN pg_database d ON d.oid = s.setdatabase \
+         LEFT JOIN pg_roles r ON r.oid = s.setrole, unnest(s.setconfig) c \
+         WHERE c LIKE 'synchronous_commit=%' ORDER BY 1, 2",
+    )
+    .await
+    {
+        Ok(rows) => rows
+            .into_iter()
+            .map(|r| DbRoleSetting {
+                database: r.first().cloned().flatten(),
+                role: r.get(1).cloned().flatten(),
+                value: r.get(2).cloned().flatten().unwrap_or_default(),
+            })
+            .collect(),
+        Err(e) => {
+            notes.push(format!(
+                "pg_db_role_setting not readable: {}",
+                describe_error(&e, password)
+            ));
+            Vec::new()
+        }
+    };
+
+    // The two series share the rest of the budget, keeping a margin for
+    // closing the session.
+    let remaining = options.budget.saturating_sub(start.elapsed());
+    let share = remaining.mul_f64(0.4);
+    let mut method = Method::EmitMessage;
+    set_stage(stage, "timing commits (effective synchronous_commit)");
+    let effective = series(
+        client,
+        options.samples,
+        share,
+        false,
+        &mut method,
+        &mut notes,
+    )
+    .await
+    .map_err(|e| query_err("timing commits (effective synchronous_commit)", e))?;
+    set_stage(stage, "timing commits (synchronous_commit = off)");
+    let off = series(
+        client,
+        options.samples,
+        share,
+        true,
+        &mut method,
+        &mut notes,
+    )
+    .await
+    .map_err(|e| query_err("timing commits (synchronous_commit = off)", e))?;
+
+    set_stage(stage, "closing the connection");
+    session.close().await;
+
+    let effective = Stats::from_durations(&effective);
+    let off = Stats::from_durations(&off);
+    Ok(Report {
+        target: target.to_string(),
+        server_version,
+        tls: tls_version,
+        connect: Stats::from_durations(&connect_times),
+        ratio: super::ratio(effective.p50_ms, off.p50_ms),
+        method,
+        synchronous_commit,
+        effective,
+        off,
+        settings,
+        db_role_settings,
+        notes,
+        elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
+    })
+}
+
+/// Up to `samples` timed transactions within `share` of wall time (at
+/// least one). Switches `method` to the temp table fallback when the emit
+/// function is not permitted.
+async fn series(
+    client: &Client,
+    samples: usize,
+    share: Duration,
+    off: bool,
+    method: &mut Method,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Duration>, tokio_postgres::Error> {
+    let started = Instant::now();
+    let mut times = Vec::new();
+    while times.len() < samples.max(1) {
+        if !times.is_empty() && started.elapsed() >= share {
+            notes.push(format!(
+                "{} series cut to {} of {samples} samples by the budget",
+                if off {
+                    "synchronous_commit = off"
+                } else {
+                    "effective"
+                },
+                times.len()
+            ));
+            break;
+        }
+        let sql = match (&*method, off) {
+            (Method::EmitMessage, false) => EMIT_ON,
+            (Method::EmitMessage, true) => EMIT_OFF,
+            (Method::TempTable { .. }, false) => TEMP_ON,
+            (Method::TempTable { .. }, true) => TEMP_OFF,
+        };
+        let t = Instant::now();
+        match client.batch_execute(sql).await {
+            Ok(()) => times.push(t.elapsed()),
+            Err(e) => {
+                // Never leave the failed transaction open.
+                let _ = client.batch_execute("ROLLBACK").await;
+                let denied = e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE)
+                    || e.code() == Some(&SqlState::UNDEFINED_FUNCTION);
+                if denied && *method == Method::EmitMessage {
+                    *method = Method::TempTable {
+                        reason: e
+                            .as_db_error()
+                            .map(|d| d.message().to_string())
+                            .unwrap_or_else(|| e.to_string()),
+                    };
+                    continue;
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(times)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_and_errors_never_show_the_password() {
+        let config: Config = "postgres://app:hunter2@db.example:6432/auth"
+            .parse()
+            .unwrap();
+        assert_eq!(describe_target(&config), "app@db.example:6432/auth");
+        let config: Config = "host=db user=app password=hunter2".parse().unwrap();
+        assert_eq!(describe_target(&config), "app@db:5432/app");
+        let options = Options {
+            dsn: "host=db password=hunter2 port=abc".into(),
+            ..Options::default()
+        };
+        let err = run_blocking(&options).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid connection string: invalid value for option `port`"
+        );
+    }
+}

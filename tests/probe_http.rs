@@ -1,0 +1,389 @@
+//! The HTTP probe against a small server that, like Authentik 2025.10's
+//! Postgres cache, upserts a row per request before answering, on a
+//! throwaway Postgres whose fsync is slowed to stand in for Ceph RBD.
+
+mod common;
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::pg::{self, PgServer};
+use homelab_lint::probe::http::{self as probe, Options, ProbeError};
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+
+const TOKEN: &str = "test-token-5f2a";
+const UPSERT: &str = "INSERT INTO django_postgres_cache_cacheentry (cache_key, value, expires) \
+     VALUES ($1, $2, now() + interval '5 minutes') \
+     ON CONFLICT (cache_key) DO UPDATE SET value = EXCLUDED.value, expires = EXCLUDED.expires";
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The cache-writing app: a pool of 8 persistent connections (as with
+/// CONN_MAX_AGE), a bearer token check, one upsert per request.
+struct CacheApp {
+    addr: std::net::SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl CacheApp {
+    fn start(dsn: String) -> CacheApp {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let mut clients = Vec::new();
+                for _ in 0..8 {
+                    let (client, conn) = tokio_postgres::connect(&dsn, tokio_postgres::NoTls)
+                        .await
+                        .unwrap();
+                    tokio::spawn(conn);
+                    clients.push(client);
+                }
+                let pool = Arc::new(tokio::sync::Mutex::new(clients));
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                let serve = async move {
+                    loop {
+                        let Ok((stream, _)) = listener.accept().await else {
+                            continue;
+                        };
+                        let pool = pool.clone();
+                        tokio::spawn(async move {
+                            let svc = hyper::service::service_fn(move |req| {
+                                let pool = pool.clone();
+                                async move { Ok::<_, Infallible>(handle(&pool, req).await) }
+                            });
+                            let _ = hyper::server::conn::http1::Builder::new()
+                                .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                                .await;
+                        });
+                    }
+                };
+                tokio::select! {
+                    _ = serve => {}
+                    _ = stop_rx => {}
+                }
+            });
+        });
+        let addr = rx.recv().unwrap();
+        CacheApp {
+            addr,
+            shutdown: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/api/v3/core/applications/", self.addr)
+    }
+}
+
+impl Drop for CacheApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn handle(
+    pool: &tokio::sync::Mutex<Vec<tokio_postgres::Client>>,
+    req: Request<Incoming>,
+) -> Response<Full<Bytes>> {
+    let reply = |status: StatusCode, body: &str| {
+        Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body.to_string())))
+            .unwrap()
+    };
+    let authorized = req
+        .headers()
+        .get("authorization")
+        .is_some_and(|v| v.as_bytes() == format!("Bearer {TOKEN}").as_bytes());
+    if !authorized {
+        return reply(StatusCode::UNAUTHORIZED, r#"{"detail":"unauthorized"}"#);
+    }
+    // Wait for a free connection, as a worker with a persistent one would.
+    let client = loop {
+        if let Some(c) = pool.lock().await.pop() {
+            break c;
+        }
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    };
+    let key = format!(
+        "goauthentik.io/core/applications/{}",
+        req.uri().path().len()
+    );
+    let result = client.execute(UPSERT, &[&key, &"[]"]).await;
+    pool.lock().await.push(client);
+    match result {
+        Ok(_) => reply(StatusCode::OK, r#"{"pagination":{"count":0},"results":[]}"#),
+        Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e}")),
+    }
+}
+
+fn options(url: String) -> Options {
+    Options {
+        url,
+        token: Some(TOKEN.into()),
+        requests: 8,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn synchronous_commit_off_makes_cache_writing_api_5x_faster() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = PgServer::start(8_000);
+    server.psql(
+        "CREATE TABLE django_postgres_cache_cacheentry \
+         (cache_key varchar(255) PRIMARY KEY, value text NOT NULL, expires timestamptz NOT NULL)",
+    );
+    let dsn = server.dsn("postgres");
+    let app = CacheApp::start(dsn.clone());
+    let before = probe::run_blocking(&options(app.url())).expect("probe before");
+    drop(app);
+    server.psql("ALTER DATABASE postgres SET synchronous_commit = off");
+    // The app's connections pick the setting up when they are made anew.
+    let app = CacheApp::start(dsn);
+    let after = probe::run_blocking(&options(app.url())).expect("probe after");
+    let speedup = before.sequential.avg_ms / after.sequential.avg_ms;
+    eprintln!(
+        "sequential avg {:.2} -> {:.2} ms (p50 {:.2} -> {:.2}, p99 {:.2} -> {:.2}): {speedup:.1}x; \
+         parallel wall {:.2} -> {:.2} ms",
+        before.sequential.avg_ms,
+        after.sequential.avg_ms,
+        before.sequential.p50_ms,
+        after.sequential.p50_ms,
+        before.sequential.p99_ms,
+        after.sequential.p99_ms,
+        before.parallel_wall_ms,
+        after.parallel_wall_ms
+    );
+    assert_eq!(before.sequential.samples_ms.len(), 8);
+    assert_eq!(before.parallel.samples_ms.len(), 8);
+    assert!(before.sequential.p50_ms >= 8.0, "{before:?}");
+    assert!(speedup >= 5.0, "only {speedup:.1}x faster");
+    let rows = server.psql("SELECT count(*) FROM django_postgres_cache_cacheentry");
+    assert_eq!(rows, "1", "the app upserts one cache row");
+}
+
+#[test]
+fn wrong_token_and_unreachable_server_are_clear_errors() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = PgServer::start(0);
+    server.psql(
+        "CREATE TABLE django_postgres_cache_cacheentry \
+         (cache_key varchar(255) PRIMARY KEY, value text NOT NULL, expires timestamptz NOT NULL)",
+    );
+    let app = CacheApp::start(server.dsn("postgres"));
+    let err = probe::run_blocking(&Options {
+        token: Some("not-the-token".into()),
+        ..options(app.url())
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, ProbeError::Status { status: 401, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("check the token"), "{err}");
+    assert!(!err.to_string().contains("not-the-token"));
+
+    let url = app.url();
+    drop(app);
+    let err = probe::run_blocking(&options(url)).unwrap_err();
+    assert!(matches!(err, ProbeError::Request { .. }), "{err:?}");
+    assert!(!err.to_string().contains(TOKEN));
+}
+
+#[test]
+fn budget_bounds_a_server_that_never_answers() {
+    // A listener that accepts and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/api/v3/core/applications/",
+        listener.local_addr().unwrap()
+    );
+    let start = std::time::Instant::now();
+    let err = probe::run_blocking(&Options {
+        budget: Duration::from_millis(500),
+        ..options(url)
+    })
+    .unwrap_err();
+    let wall = start.elapsed();
+    drop(listener);
+    assert!(wall < Duration::from_millis(900), "{wall:?}");
+    assert!(
+        matches!(err, ProbeError::Budget { .. } | ProbeError::Request { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn https_to_a_server_that_drops_the_handshake_is_a_request_error() {
+    // A TLS client hello to a plain TCP listener that closes: an error, not
+    // a silent downgrade. (Certificate verification against a self-signed
+    // server is not tested yet.)
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "https://{}/api/v3/core/applications/",
+        listener.local_addr().unwrap()
+    );
+    let t = std::thread::spawn(move || {
+        if let Ok((s, _)) = listener.accept() {
+            drop(s);
+        }
+    });
+    let err = probe::run_blocking(&Options {
+        budget: Duration::from_secs(2),
+        ..options(url)
+    })
+    .unwrap_err();
+    let _ = t.join();
+    assert!(matches!(err, ProbeError::Request { .. }), "{err:?}");
+}
+
+#[test]
+fn cli_prints_the_http_table_without_the_token() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = PgServer::start(0);
+    server.psql(
+        "CREATE TABLE django_postgres_cache_cacheentry \
+         (cache_key varchar(255) PRIMARY KEY, value text NOT NULL, expires timestamptz NOT NULL)",
+    );
+    let app = CacheApp::start(server.dsn("postgres"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+        .args(["probe", "http", "--requests", "4", "--url", &app.url()])
+        .env("HOMELAB_LINT_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stdout}");
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("sequential") && stdout.contains("parallel wall time"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(TOKEN) && !stderr.contains(TOKEN));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+        .args([
+            "probe",
+            "http",
+            "--url",
+            &app.url(),
+            "--token",
+            "wrong-token-x",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("HTTP 401 (check the token)"), "{stderr}");
+    assert!(!stderr.contains("wrong-token-x"), "{stderr}");
+}
+
+/// An HTTPS server with a certificate from a test CA (not in the webpki
+/// roots), answering 200 to every request with the right token.
+fn start_tls_app(dir: &std::path::Path) -> std::net::SocketAddr {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+    common::pg::make_certs(dir);
+    let certs = CertificateDer::pem_file_iter(dir.join("server.crt"))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(dir.join("server.key")).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(stream).await else {
+                        return;
+                    };
+                    let svc = hyper::service::service_fn(|_req: Request<Incoming>| async {
+                        Ok::<_, Infallible>(Response::new(Full::new(Bytes::from("{}"))))
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), svc)
+                        .await;
+                });
+            }
+        });
+    });
+    rx.recv().unwrap()
+}
+
+#[test]
+fn tls_is_verified_unless_insecure() {
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        common::skip_or_fail("openssl is missing");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start_tls_app(dir.path());
+    let url = format!(
+        "https://localhost:{}/api/v3/core/applications/",
+        addr.port()
+    );
+    let err = probe::run_blocking(&Options {
+        budget: Duration::from_secs(5),
+        ..options(url.clone())
+    })
+    .unwrap_err();
+    assert!(matches!(err, ProbeError::Request { .. }), "{err:?}");
+    assert!(err.to_string().contains("certificate"), "{err}");
+    let report = probe::run_blocking(&Options {
+        insecure: true,
+        budget: Duration::from_secs(5),
+        ..options(url)
+    })
+    .expect("probe with --insecure");
+    assert!(!report.tls_verified);
+    assert_eq!(report.sequential.samples_ms.len(), 8);
+}

@@ -1,0 +1,497 @@
+//! The Postgres commit probe against throwaway servers (tests/common/pg.rs),
+//! with fsync slowed by an LD_PRELOAD shim to stand in for replicated storage.
+
+mod common;
+
+use common::pg::{self, PgServer};
+
+/// One WAL-writing transaction that touches no table, as the probe runs it.
+const EMIT_SCRIPT: &str =
+    "BEGIN;\nSELECT pg_logical_emit_message(true, 'homelab-lint', 'bench');\nCOMMIT;\n";
+
+#[test]
+fn harness_slow_fsync_makes_commits_slow() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(8_000);
+    let on = server.pgbench(EMIT_SCRIPT, 40, None);
+    let off = server.pgbench(EMIT_SCRIPT, 40, Some("-c synchronous_commit=off"));
+    eprintln!("pgbench emit-message commit latency: on {on:.2} ms, off {off:.2} ms");
+    assert!(on >= 8.0, "commits should wait for the 8 ms fsync: {on} ms");
+    assert!(off <= 2.0, "commits without flush wait: {off} ms");
+}
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use homelab_lint::probe::postgres::{self as probe, APPLICATION_NAME, Method, Options, ProbeError};
+
+/// Timing tests run one at a time: two cores, and each starts a server.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn options(dsn: String) -> Options {
+    Options {
+        dsn,
+        ..Options::default()
+    }
+}
+
+/// Rows written to user tables so far, and their count.
+fn user_table_writes(server: &PgServer) -> String {
+    server.psql(
+        "SELECT count(*) || ' tables, ' || COALESCE(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) \
+         || ' rows written' FROM pg_stat_user_tables",
+    )
+}
+
+/// Waits (up to 3 s) until no probe session is left in pg_stat_activity.
+fn assert_no_probe_session(server: &PgServer) {
+    let sql = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{APPLICATION_NAME}'"
+    );
+    let start = Instant::now();
+    loop {
+        let n = server.psql(&sql);
+        if n == "0" {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{n} probe sessions still in pg_stat_activity: {}",
+            server.psql(&format!(
+                "SELECT pid, state, xact_start IS NOT NULL FROM pg_stat_activity \
+                 WHERE application_name = '{APPLICATION_NAME}'"
+            ))
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A user table with some rows, so that "no writes" is checked against a
+/// table that exists.
+fn seed_user_table(server: &PgServer) {
+    server.psql("CREATE TABLE app_cache (k text PRIMARY KEY, v text)");
+    server.psql("INSERT INTO app_cache VALUES ('a', '1'), ('b', '2')");
+}
+
+#[test]
+fn commit_probe_with_8ms_fsync_matches_pgbench() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(8_000);
+    seed_user_table(&server);
+    std::thread::sleep(Duration::from_millis(1100)); // let the seed's stats land
+    let before = user_table_writes(&server);
+    let start = Instant::now();
+    let report = probe::run_blocking(&options(server.dsn("postgres"))).expect("probe");
+    let wall = start.elapsed();
+    let bench = server.pgbench(EMIT_SCRIPT, 40, None);
+    eprintln!(
+        "probe: sync {} p50 {:.2} p95 {:.2} max {:.2} ms ({} samples); off p50 {:.2} p95 {:.2} max {:.2} ms; \
+         ratio {:.1}; connect p50 {:.2} ms; wall {wall:?}; pgbench {bench:.2} ms",
+        report.synchronous_commit,
+        report.effective.p50_ms,
+        report.effective.p95_ms,
+        report.effective.max_ms,
+        report.effective.samples_ms.len(),
+        report.off.p50_ms,
+        report.off.p95_ms,
+        report.off.max_ms,
+        report.ratio.unwrap_or(0.0),
+        report.connect.p50_ms,
+    );
+    assert_eq!(report.method, Method::EmitMessage);
+    assert_eq!(report.synchronous_commit, "on");
+    assert_eq!(report.effective.samples_ms.len(), 20, "{:?}", report.notes);
+    assert!(report.effective.p50_ms >= 8.0, "{report:?}");
+    assert!(report.off.p50_ms <= 2.0, "{report:?}");
+    assert!(report.ratio.unwrap_or(0.0) >= 4.0);
+    let diff = (report.effective.p50_ms - bench).abs() / bench;
+    assert!(
+        diff <= 0.25,
+        "probe p50 {:.2} ms vs pgbench {bench:.2} ms: {:.0}% apart",
+        report.effective.p50_ms,
+        diff * 100.0
+    );
+    assert!(wall <= Duration::from_secs(2), "{wall:?}");
+    assert_eq!(report.connect.samples_ms.len(), 3);
+    let fsync = report.setting("fsync").expect("fsync read");
+    assert_eq!(
+        (fsync.value.as_str(), fsync.source.as_str()),
+        ("on", "default")
+    );
+    assert!(report.setting("full_page_writes").is_some());
+    assert!(report.setting("tcp_keepalives_idle").is_some());
+    assert_no_probe_session(&server);
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(
+        user_table_writes(&server),
+        before,
+        "the probe wrote to a user table"
+    );
+}
+
+#[test]
+fn reports_where_synchronous_commit_is_set() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(8_000);
+    server.psql("ALTER DATABASE postgres SET synchronous_commit = off");
+    let report = probe::run_blocking(&options(server.dsn("postgres"))).expect("probe");
+    assert_eq!(report.synchronous_commit, "off");
+    let s = report.setting("synchronous_commit").unwrap();
+    assert_eq!((s.value.as_str(), s.source.as_str()), ("off", "database"));
+    assert_eq!(
+        report.db_role_settings.len(),
+        1,
+        "{:?}",
+        report.db_role_settings
+    );
+    let d = &report.db_role_settings[0];
+    assert_eq!(
+        (d.database.as_deref(), d.role.as_deref(), d.value.as_str()),
+        (Some("postgres"), None, "off")
+    );
+    assert!(report.effective.p50_ms <= 2.0, "{report:?}");
+    assert_no_probe_session(&server);
+}
+
+#[test]
+fn revoked_emit_function_falls_back_to_a_temp_table() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(8_000);
+    seed_user_table(&server);
+    server.psql("CREATE ROLE app LOGIN");
+    server.psql(
+        "REVOKE EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, text) FROM PUBLIC",
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+    let before = user_table_writes(&server);
+    let report = probe::run_blocking(&options(server.dsn("app"))).expect("probe");
+    eprintln!(
+        "fallback: on p50 {:.2} ms, off p50 {:.2} ms, {:?}",
+        report.effective.p50_ms, report.off.p50_ms, report.method
+    );
+    match &report.method {
+        Method::TempTable { reason } => assert!(reason.contains("permission denied"), "{reason}"),
+        other => panic!("expected the fallback, got {other:?}"),
+    }
+    assert!(report.effective.p50_ms >= 8.0, "{report:?}");
+    assert!(report.off.p50_ms <= 2.0, "{report:?}");
+    assert_no_probe_session(&server);
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(
+        user_table_writes(&server),
+        before,
+        "the probe wrote to a user table"
+    );
+}
+
+#[test]
+fn server_down_is_a_connect_error_within_budget() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let mut server = PgServer::start(0);
+    let dsn = server.dsn("postgres");
+    server.stop();
+    let start = Instant::now();
+    let err = probe::run_blocking(&options(dsn)).unwrap_err();
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(matches!(err, ProbeError::Connect { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("cannot connect to postgres@127.0.0.1:"),
+        "{text}"
+    );
+    assert!(text.to_lowercase().contains("refused"), "{text}");
+}
+
+#[test]
+fn wrong_password_is_an_auth_error_without_the_password() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(0);
+    let dsn = format!("{} password=not-the-password", server.dsn(pg::PW_USER));
+    let err = probe::run_blocking(&options(dsn)).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, ProbeError::Auth { .. }), "{err:?}");
+    assert!(text.contains("password authentication failed"), "{text}");
+    assert!(!text.contains("not-the-password"), "{text}");
+    // The right password works.
+    let dsn = format!("{} password={}", server.dsn(pg::PW_USER), pg::PW_PASSWORD);
+    probe::run_blocking(&options(dsn)).expect("probe with the right password");
+    assert_no_probe_session(&server);
+}
+
+#[test]
+fn server_stalling_mid_probe_ends_within_budget() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(8_000);
+    let opts = Options {
+        samples: 1000,
+        ..options(server.dsn("postgres"))
+    };
+    let start = Instant::now();
+    let handle = std::thread::spawn(move || probe::run_blocking(&opts));
+    // Find the probe's backend once it is timing commits, and freeze it.
+    let pid = loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let pid = server.psql(&format!(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = '{APPLICATION_NAME}' \
+             AND query LIKE '%emit_message%' LIMIT 1"
+        ));
+        if !pid.is_empty() {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "no probe session seen"
+        );
+    };
+    let stop = std::process::Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap();
+    assert!(stop.success());
+    let result = handle.join().unwrap();
+    let wall = start.elapsed();
+    let _ = std::process::Command::new("kill")
+        .args(["-CONT", &pid])
+        .status();
+    let err = result.expect_err("a frozen backend cannot finish the probe");
+    eprintln!("stall: {err} after {wall:?}");
+    assert!(wall < Duration::from_millis(2300), "{wall:?}");
+    match &err {
+        ProbeError::Budget { stage, .. } => assert!(stage.contains("timing commits"), "{stage}"),
+        other => panic!("expected a budget error, got {other:?}"),
+    }
+    assert_no_probe_session(&server);
+}
+
+fn plugin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+}
+
+#[test]
+fn cli_prints_a_before_after_table_without_the_password() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(8_000);
+    let dsn = format!(
+        "postgres://{}:{}@127.0.0.1:{}/postgres",
+        pg::PW_USER,
+        pg::PW_PASSWORD,
+        server.port
+    );
+    let out = plugin()
+        .args(["probe", "postgres", "--samples", "10", "--budget", "2s"])
+        .env("HOMELAB_LINT_PG_DSN", &dsn)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stdout}");
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("synchronous_commit = on (server)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("synchronous_commit = off (SET LOCAL)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ratio (p50):"), "{stdout}");
+    assert!(stdout.contains(&format!(
+        "{}@127.0.0.1:{}/postgres",
+        pg::PW_USER,
+        server.port
+    )));
+    assert!(!stdout.contains(pg::PW_PASSWORD) && !stderr.contains(pg::PW_PASSWORD));
+
+    let json = plugin()
+        .args(["probe", "postgres", "-o", "json", "--dsn", &dsn])
+        .output()
+        .unwrap();
+    assert!(json.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(v["effective"]["p50_ms"].as_f64().unwrap() >= 8.0, "{v}");
+    assert!(!String::from_utf8_lossy(&json.stdout).contains(pg::PW_PASSWORD));
+
+    // A wrong password: exit 2, a reason, and neither password echoed.
+    let bad = dsn.replace(pg::PW_PASSWORD, "wrong-secret");
+    let out = plugin()
+        .args(["probe", "postgres", "--dsn", &bad])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("authentication failed"), "{stderr}");
+    assert!(!stderr.contains("wrong-secret"), "{stderr}");
+    assert_no_probe_session(&server);
+}
+
+/// `probe.verdict` and the other probe evidence of the founding finding.
+fn founding_evidence(stdout: &[u8]) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_slice(stdout).expect("JSON report");
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "authentik-cache-on-sync-replicated-postgres")
+        .expect("the founding finding")
+        .clone()
+}
+
+#[test]
+fn lint_with_probe_dsn_confirms_or_refutes_the_founding_finding() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(8_000);
+    let dsn = format!(
+        "postgres://{}:{}@127.0.0.1:{}/postgres",
+        pg::PW_USER,
+        pg::PW_PASSWORD,
+        server.port
+    );
+    let lint = |dsn: &str| {
+        plugin()
+            .args(["--example", "-o", "json", "--probe-dsn", dsn])
+            .output()
+            .unwrap()
+    };
+    let out = lint(&dsn);
+    assert_eq!(out.status.code(), Some(1));
+    let f = founding_evidence(&out.stdout);
+    eprintln!("{}", f["evidence"]);
+    assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+    assert_eq!(
+        f["evidence"]["probe.synchronous_commit"],
+        "on (source: default)"
+    );
+    let p50: f64 = f["evidence"]["probe.commit.p50_ms"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(p50 >= 8.0, "{f}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(pg::PW_PASSWORD));
+
+    server.psql("ALTER DATABASE postgres SET synchronous_commit = off");
+    let f = founding_evidence(&lint(&dsn).stdout);
+    assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
+    assert_eq!(
+        f["evidence"]["probe.synchronous_commit"],
+        "off (source: database)"
+    );
+    let notes = f.to_string();
+    assert!(notes.contains("already runs synchronous_commit=off"), "{f}");
+
+    // An unreachable server leaves the finding standing, with the reason.
+    let down = format!("host=127.0.0.1 port={} user=postgres", server.port + 1);
+    let out = lint(&down);
+    assert_eq!(out.status.code(), Some(1));
+    let f = founding_evidence(&out.stdout);
+    assert_eq!(f["evidence"]["probe.verdict"], "unknown", "{f}");
+    assert!(
+        f.to_string().contains("live probe failed: cannot connect"),
+        "{f}"
+    );
+    // Other findings carry no probe evidence.
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for other in v["findings"].as_array().unwrap() {
+        if other["rule"] != "authentik-cache-on-sync-replicated-postgres" {
+            assert!(other["evidence"].get("probe.verdict").is_none(), "{other}");
+        }
+    }
+    assert_no_probe_session(&server);
+}
+
+#[test]
+fn tls_is_verified_unless_told_otherwise() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start_with(0, true);
+    let dsn = format!("{} sslmode=require", server.dsn("postgres"));
+    // The test CA is not trusted by default: a clear reason, with the way out.
+    let err = probe::run_blocking(&options(dsn.clone())).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, ProbeError::Connect { .. }), "{err:?}");
+    assert!(
+        text.contains("certificate") && text.contains("--ca"),
+        "{text}"
+    );
+    // Trusting the CA: verified TLS 1.3.
+    let report = probe::run_blocking(&Options {
+        ca_file: Some(server.ca_file()),
+        ..options(dsn.clone())
+    })
+    .expect("probe with the CA");
+    assert_eq!(report.tls.as_deref(), Some("TLSv1.3"));
+    // Without verification.
+    let report = probe::run_blocking(&Options {
+        insecure: true,
+        ..options(dsn)
+    })
+    .expect("probe without verification");
+    assert!(report.tls.is_some());
+    // sslmode=disable: plain.
+    let plain = format!("{} sslmode=disable", server.dsn("postgres"));
+    let report = probe::run_blocking(&options(plain)).expect("plain probe");
+    assert_eq!(report.tls, None);
+    assert_no_probe_session(&server);
+}
+
+#[test]
+fn very_slow_storage_cuts_the_series_instead_of_failing() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(150_000);
+    let start = Instant::now();
+    let report = probe::run_blocking(&options(server.dsn("postgres"))).expect("probe");
+    let wall = start.elapsed();
+    eprintln!(
+        "150 ms fsync: {} samples, p50 {:.1} ms; off {} samples; notes {:?}; wall {wall:?}",
+        report.effective.samples_ms.len(),
+        report.effective.p50_ms,
+        report.off.samples_ms.len(),
+        report.notes
+    );
+    assert!(wall <= Duration::from_secs(2), "{wall:?}");
+    assert!(report.effective.samples_ms.len() < 20);
+    assert!(report.effective.p50_ms >= 150.0);
+    assert!(
+        report.notes.iter().any(|n| n.contains("cut to")),
+        "{:?}",
+        report.notes
+    );
+    assert_eq!(report.off.samples_ms.len(), 20);
+    assert_no_probe_session(&server);
+}
