@@ -197,7 +197,9 @@ pub fn read(options: &Options, sources: &mut SourceMap) -> Result<Read, Error> {
         .to_string();
     let mut config = config;
     config.connect_timeout = Some(options.timeout.min(Duration::from_secs(5)));
-    config.read_timeout = Some(options.timeout);
+    // The whole collection is bounded by `options.timeout` below; the
+    // client's own read timeout must not fire first with a vaguer message.
+    config.read_timeout = Some(options.timeout + Duration::from_secs(1));
     // The client spawns its connection pool on the current runtime.
     let client = {
         let _guard = runtime.enter();
