@@ -527,3 +527,54 @@ fn bench_collect_5000_objects_50ms_latency() {
         assert!(summary.contains("5000 objects"), "{summary}");
     }
 }
+
+/// Two contexts in one run: each cluster is read (in parallel, one
+/// process per context) and gets its own report.
+#[test]
+fn several_contexts_are_linted_in_one_run() {
+    let a = FakeApi::start(fixture(), Faults::default());
+    let b = FakeApi::start(fixture(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n  - name: a\n    cluster: {{server: {}}}\n  - name: b\n    cluster: {{server: {}}}\ncontexts:\n  - name: home\n    context: {{cluster: a, user: u}}\n  - name: lab\n    context: {{cluster: b, user: u}}\ncurrent-context: home\nusers:\n  - name: u\n    user: {{token: fake}}\n",
+            a.url(),
+            b.url()
+        ),
+    )
+    .unwrap();
+    let out = lint(&[
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "--context",
+        "home",
+        "--context",
+        "lab",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let contexts = json["contexts"].as_array().unwrap();
+    let names: Vec<&str> = contexts
+        .iter()
+        .map(|c| c["context"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["home", "lab"]);
+    for c in contexts {
+        let rules: Vec<&str> = c["report"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap())
+            .collect();
+        assert!(
+            rules.contains(&"authentik-cache-on-sync-replicated-postgres"),
+            "{c}"
+        );
+    }
+    let err = stderr(&out);
+    assert!(err.contains("[home]") && err.contains("[lab]"), "{err}");
+}

@@ -24,9 +24,10 @@ pub struct LiveArgs {
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
 
-    /// Kubeconfig context to use; implies --live.
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
+    /// Kubeconfig context to use; implies --live. Repeat it to lint
+    /// several clusters in parallel, one report per context.
+    #[arg(long = "context", value_name = "NAME")]
+    pub context: Vec<String>,
 
     /// Read only this namespace of the cluster (cluster-scoped kinds are
     /// read too).
@@ -71,7 +72,7 @@ pub struct LiveArgs {
 impl LiveArgs {
     /// Whether the live cluster is to be read.
     pub fn live_wanted(&self) -> bool {
-        self.live || self.kubeconfig.is_some() || self.context.is_some()
+        self.live || self.kubeconfig.is_some() || !self.context.is_empty()
     }
 
     /// Whether any cluster state (live or snapshot) is to be read.
@@ -124,7 +125,7 @@ pub fn collect(args: &LiveArgs, sources: &mut SourceMap, verbose: u8) -> Result<
 fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::Options {
     crate::source::cluster::Options {
         kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
+        context: args.context.first().cloned(),
         namespace: args.namespace.clone(),
         timeout: std::time::Duration::from_secs(args.request_timeout.max(1)),
         verbose,

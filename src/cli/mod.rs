@@ -2,6 +2,7 @@
 
 mod args;
 pub mod base;
+mod contexts;
 mod fix;
 pub mod generate;
 mod live;
@@ -56,6 +57,9 @@ fn run(args: Args) -> Result<u8, String> {
         Some(Command::Man) => {
             write_bytes(&generate::man_page().map_err(|e| e.to_string())?)?;
             Ok(EXIT_CLEAN)
+        }
+        None if args.lint.live.context.len() > 1 => {
+            contexts::run(&args.lint.live.context, args.lint.format)
         }
         None => run_lint(
             &args.repo,
