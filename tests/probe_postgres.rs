@@ -37,7 +37,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 fn options(dsn: String) -> Options {
     Options {
-        dsn,
+        target: homelab_lint::probe::postgres::Target::Dsn(dsn),
         ..Options::default()
     }
 }
@@ -352,17 +352,24 @@ fn cli_prints_a_before_after_table_without_the_password() {
     assert_no_probe_session(&server);
 }
 
-/// `probe.verdict` and the other probe evidence of the founding finding.
-fn founding_evidence(stdout: &[u8]) -> serde_json::Value {
+/// The finding of `rule` in a JSON report.
+fn finding_of(stdout: &[u8], rule: &str) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_slice(stdout).expect("JSON report");
     v["findings"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|f| f["rule"] == "authentik-cache-on-sync-replicated-postgres")
-        .expect("the founding finding")
+        .find(|f| f["rule"] == rule)
+        .unwrap_or_else(|| panic!("a finding of {rule}"))
         .clone()
 }
+
+/// `probe.verdict` and the other probe evidence of the founding finding.
+fn founding_evidence(stdout: &[u8]) -> serde_json::Value {
+    finding_of(stdout, "authentik-cache-on-sync-replicated-postgres")
+}
+
+const KEEPALIVE_RULE: &str = "authentik-persistent-connections-without-keepalives";
 
 #[test]
 fn lint_with_probe_dsn_confirms_or_refutes_the_founding_finding() {
@@ -399,10 +406,26 @@ fn lint_with_probe_dsn_confirms_or_refutes_the_founding_finding() {
         .unwrap();
     assert!(p50 >= 8.0, "{f}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains(pg::PW_PASSWORD));
+    // The same probe judges the keepalive finding: the server's default
+    // keepalive idle time is the kernel's two hours.
+    let k = finding_of(&out.stdout, KEEPALIVE_RULE);
+    assert_eq!(k["evidence"]["probe.verdict"], "confirmed", "{k}");
+    assert_eq!(k["severity"], "warning");
 
     server.psql("ALTER DATABASE postgres SET synchronous_commit = off");
-    let f = founding_evidence(&lint(&dsn).stdout);
+    server.psql("ALTER DATABASE postgres SET tcp_keepalives_idle = 60");
+    let out = lint(&dsn);
+    let f = founding_evidence(&out.stdout);
     assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
+    // Refuted: reported as info, with its evidence kept.
+    assert_eq!(f["severity"], "info", "{f}");
+    assert!(f["evidence"]["probe.commit.p50_ms"].is_string(), "{f}");
+    let k = finding_of(&out.stdout, KEEPALIVE_RULE);
+    assert_eq!(k["evidence"]["probe.verdict"], "not confirmed", "{k}");
+    assert_eq!(
+        k["evidence"]["probe.tcp_keepalives_idle"],
+        "60s (source: database)"
+    );
     assert_eq!(
         f["evidence"]["probe.synchronous_commit"],
         "off (source: database)"
@@ -415,18 +438,36 @@ fn lint_with_probe_dsn_confirms_or_refutes_the_founding_finding() {
     let out = lint(&down);
     assert_eq!(out.status.code(), Some(1));
     let f = founding_evidence(&out.stdout);
-    assert_eq!(f["evidence"]["probe.verdict"], "unknown", "{f}");
+    assert_eq!(f["evidence"]["probe.verdict"], "inconclusive", "{f}");
     assert!(
-        f.to_string().contains("live probe failed: cannot connect"),
+        f.to_string()
+            .contains("inconclusive: the probe failed: cannot connect"),
         "{f}"
     );
-    // Other findings carry no probe evidence.
+    // Findings of rules without a probe carry no probe evidence.
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for other in v["findings"].as_array().unwrap() {
-        if other["rule"] != "authentik-cache-on-sync-replicated-postgres" {
+        if other["rule"] != "authentik-cache-on-sync-replicated-postgres"
+            && other["rule"] != KEEPALIVE_RULE
+        {
             assert!(other["evidence"].get("probe.verdict").is_none(), "{other}");
         }
     }
+    // --no-probe: skipped, and nothing connects.
+    let out = plugin()
+        .args([
+            "--example",
+            "-o",
+            "json",
+            "--no-probe",
+            "--probe-dsn",
+            &down,
+        ])
+        .output()
+        .unwrap();
+    let f = founding_evidence(&out.stdout);
+    assert_eq!(f["evidence"]["probe.verdict"], "skipped", "{f}");
+    assert!(f.to_string().contains("--no-probe"), "{f}");
     assert_no_probe_session(&server);
 }
 

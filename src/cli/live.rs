@@ -67,6 +67,12 @@ pub struct LiveArgs {
     /// Do not verify the TLS certificate of the Postgres probed by --probe-dsn.
     #[arg(long)]
     pub probe_insecure: bool,
+
+    /// Run no probe: findings that name one say it was skipped. Without
+    /// it, --live probes each finding's database pod through a
+    /// port-forward (reading the operator's credentials Secret).
+    #[arg(long)]
+    pub no_probe: bool,
 }
 
 impl LiveArgs {
@@ -122,7 +128,7 @@ pub fn collect(args: &LiveArgs, sources: &mut SourceMap, verbose: u8) -> Result<
     Ok(state)
 }
 
-fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::Options {
+pub fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::Options {
     crate::source::cluster::Options {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.first().cloned(),

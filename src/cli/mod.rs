@@ -7,6 +7,7 @@ mod fix;
 pub mod generate;
 mod live;
 pub mod probe;
+mod verdicts;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -242,16 +243,7 @@ fn run_lint(
         };
         return run_lint(repo_args, lint, base_args, &after, verbose);
     }
-    if let Some(dsn) = &lint.live.probe_dsn {
-        let options = crate::probe::postgres::Options {
-            dsn: dsn.clone(),
-            budget: lint.live.probe_budget,
-            ca_file: lint.live.probe_ca.clone(),
-            insecure: lint.live.probe_insecure,
-            ..Default::default()
-        };
-        probe::attach_verdicts(&mut findings, &options);
-    }
+    verdicts::attach(&mut findings, &rules, &model, &lint.live, verbose);
     let text = match lint.format {
         _ if fixes.diff => fix::diffs(fixes, &findings, sources),
         ReportFormat::Human => {

@@ -86,7 +86,7 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
                 return Err("--samples: give 1 to 10000".into());
             }
             let options = postgres::Options {
-                dsn: args.dsn.clone(),
+                target: postgres::Target::Dsn(args.dsn.clone()),
                 samples: args.samples,
                 connect_tries: args.connect_tries.clamp(1, 100),
                 budget: args.budget,
@@ -255,101 +255,4 @@ pub fn postgres_table(r: &postgres::Report) -> String {
     }
     let _ = write!(out, "  probe took {:.0} ms", r.elapsed_ms);
     out
-}
-
-/// Rules whose prediction the commit probe measures: commits of a
-/// cache-writing app wait for a WAL flush on slow storage.
-pub const COMMIT_RULES: &[&str] = &[
-    "authentik-cache-on-sync-replicated-postgres",
-    "authentik-upgrade-moves-cache-to-sync-replicated-postgres",
-];
-
-/// A commit that waits at least this long at p50 ...
-const CONFIRM_MIN_P50_MS: f64 = 2.0;
-/// ... and at least this many times longer than without the flush wait
-/// confirms the finding.
-const CONFIRM_MIN_RATIO: f64 = 3.0;
-
-/// The verdict of a commit probe on a finding of [`COMMIT_RULES`].
-pub fn commit_verdict(r: &postgres::Report) -> (&'static str, String) {
-    let ratio = r.ratio.unwrap_or(0.0);
-    let figures = format!(
-        "commit p50 {:.2} ms with synchronous_commit={} vs {:.2} ms off ({ratio:.1}x)",
-        r.effective.p50_ms, r.synchronous_commit, r.off.p50_ms
-    );
-    if r.synchronous_commit == "off" {
-        let source = r
-            .setting("synchronous_commit")
-            .map(|s| s.source.as_str())
-            .unwrap_or("?");
-        return (
-            "not confirmed",
-            format!(
-                "the probed server already runs synchronous_commit=off (source: {source}): {figures}"
-            ),
-        );
-    }
-    if r.effective.p50_ms >= CONFIRM_MIN_P50_MS && ratio >= CONFIRM_MIN_RATIO {
-        (
-            "confirmed",
-            format!("each commit waits for the WAL flush: {figures}"),
-        )
-    } else {
-        (
-            "not confirmed",
-            format!("commits are cheap on the probed server: {figures}"),
-        )
-    }
-}
-
-/// Runs the commit probe once if a finding of [`COMMIT_RULES`] is among
-/// `findings`, and attaches the figures and a verdict to each of them.
-/// A failed probe is recorded on the findings, not an error of the run.
-pub fn attach_verdicts(findings: &mut [crate::rules::Finding], options: &postgres::Options) {
-    if !findings
-        .iter()
-        .any(|f| COMMIT_RULES.contains(&f.rule.as_str()))
-    {
-        return;
-    }
-    let result = postgres::run_blocking(options);
-    for f in findings
-        .iter_mut()
-        .filter(|f| COMMIT_RULES.contains(&f.rule.as_str()))
-    {
-        let mut add = |key: &str, value: String| {
-            f.evidence.push(crate::rules::Evidence {
-                key: key.to_string(),
-                value,
-            });
-        };
-        match &result {
-            Ok(r) => {
-                let (verdict, why) = commit_verdict(r);
-                add("probe.verdict", verdict.to_string());
-                add("probe.target", r.target.clone());
-                add("probe.commit.p50_ms", format!("{:.2}", r.effective.p50_ms));
-                add("probe.commit_off.p50_ms", format!("{:.2}", r.off.p50_ms));
-                add(
-                    "probe.ratio",
-                    r.ratio.map(|x| format!("{x:.1}")).unwrap_or("n/a".into()),
-                );
-                add(
-                    "probe.synchronous_commit",
-                    format!(
-                        "{} (source: {})",
-                        r.synchronous_commit,
-                        r.setting("synchronous_commit")
-                            .map(|s| s.source.as_str())
-                            .unwrap_or("?")
-                    ),
-                );
-                f.notes.push(format!("live probe {verdict}: {why}"));
-            }
-            Err(e) => {
-                add("probe.verdict", "unknown".into());
-                f.notes.push(format!("live probe failed: {e}"));
-            }
-        }
-    }
 }

@@ -5,6 +5,8 @@
 pub mod http;
 mod pg_tls;
 pub mod postgres;
+pub mod tunnel;
+pub mod verdict;
 
 use std::time::Duration;
 

@@ -18,6 +18,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio_postgres::error::SqlState;
+use tokio_postgres::tls::MakeTlsConnect;
 use tokio_postgres::{Client, Config, SimpleQueryMessage};
 
 use super::Stats;
@@ -49,10 +50,18 @@ const SETTINGS: &[&str] = &[
     "tcp_user_timeout",
 ];
 
+/// Where the probe connects.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// libpq key=value string or `postgres://` URL.
+    Dsn(String),
+    /// A database pod, through a port-forward per connection.
+    Pod(Box<super::tunnel::PodRoute>),
+}
+
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// libpq key=value string or `postgres://` URL.
-    pub dsn: String,
+    pub target: Target,
     /// Transactions per series.
     pub samples: usize,
     /// Connections timed by the connection probe (the last one is used).
@@ -69,7 +78,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            dsn: String::new(),
+            target: Target::Dsn(String::new()),
             samples: 20,
             connect_tries: 3,
             budget: Duration::from_secs(2),
@@ -234,23 +243,47 @@ impl Drop for Session {
 }
 
 pub async fn run(options: &Options) -> Result<Report, ProbeError> {
-    let mut config: Config = options.dsn.parse().map_err(|e: tokio_postgres::Error| {
-        let text = describe_error(&e, None);
-        ProbeError::Dsn(
-            text.strip_prefix("invalid connection string: ")
-                .unwrap_or(&text)
-                .to_string(),
-        )
-    })?;
+    let (mut config, target, tls) = match &options.target {
+        Target::Dsn(dsn) => {
+            let config: Config = dsn.parse().map_err(|e: tokio_postgres::Error| {
+                let text = describe_error(&e, None);
+                ProbeError::Dsn(
+                    text.strip_prefix("invalid connection string: ")
+                        .unwrap_or(&text)
+                        .to_string(),
+                )
+            })?;
+            let target = describe_target(&config);
+            let tls = super::pg_tls::client_config(options.ca_file.as_deref(), options.insecure)
+                .map_err(|reason| ProbeError::Connect {
+                    target: target.clone(),
+                    reason,
+                })?;
+            (config, target, tls)
+        }
+        Target::Pod(route) => {
+            let mut config = Config::new();
+            config
+                .host(&route.pod)
+                .port(route.port)
+                .user(&route.user)
+                .password(&route.password)
+                .dbname(&route.dbname);
+            // The API server's tunnel already authenticates the far end
+            // (it reaches the pod it was asked for) and encrypts the way
+            // there; the operators' certificates are self-signed, so TLS
+            // inside it is used when offered but not verified.
+            let tls =
+                super::pg_tls::client_config(None, true).map_err(|reason| ProbeError::Connect {
+                    target: route.describe(),
+                    reason,
+                })?;
+            (config, route.describe(), tls)
+        }
+    };
+    let tls = super::pg_tls::MakeRustls::new(tls);
     config.application_name(APPLICATION_NAME);
     config.connect_timeout(options.budget);
-    let target = describe_target(&config);
-    let tls = super::pg_tls::client_config(options.ca_file.as_deref(), options.insecure)
-        .map(super::pg_tls::MakeRustls::new)
-        .map_err(|reason| ProbeError::Connect {
-            target: target.clone(),
-            reason,
-        })?;
     let password = config
         .get_password()
         .map(|p| String::from_utf8_lossy(p).into_owned());
@@ -283,21 +316,74 @@ fn set_stage(stage: &Mutex<String>, text: &str) {
 }
 
 async fn connect(
+    options: &Options,
     config: &Config,
     tls: &super::pg_tls::MakeRustls,
     target: &str,
     password: Option<&str>,
 ) -> Result<Session, ProbeError> {
-    match config.connect(tls.clone()).await {
-        Ok((client, connection)) => {
-            let driver = tokio::spawn(async move {
-                let _ = connection.await;
-            });
-            Ok(Session {
-                client: Some(client),
-                driver,
-            })
+    let connected = match &options.target {
+        Target::Dsn(_) => config
+            .connect(tls.clone())
+            .await
+            .map(|(client, connection)| {
+                let driver = tokio::spawn(async move {
+                    let _ = connection.await;
+                });
+                (client, driver)
+            }),
+        Target::Pod(route) => {
+            let (stream, mut tunnel) =
+                super::tunnel::Tunnel::open(route)
+                    .await
+                    .map_err(|reason| ProbeError::Connect {
+                        target: target.to_string(),
+                        reason,
+                    })?;
+            let tls_connect = MakeTlsConnect::<tokio::io::DuplexStream>::make_tls_connect(
+                &mut tls.clone(),
+                &route.pod,
+            )
+            .map_err(|e| ProbeError::Connect {
+                target: target.to_string(),
+                reason: e.to_string(),
+            })?;
+            let pod_error = tunnel.error(route.port);
+            match config.connect_raw(stream, tls_connect).await {
+                Ok((client, connection)) => {
+                    // The tunnel lives as long as the connection's driver.
+                    let driver = tokio::spawn(async move {
+                        let _ = connection.await;
+                        drop(tunnel);
+                    });
+                    Ok((client, driver))
+                }
+                Err(e) => {
+                    // The pod's own words (`connection refused`) beat
+                    // the client's "unexpected EOF".
+                    let said = match pod_error {
+                        Some(f) => tokio::time::timeout(Duration::from_millis(200), f)
+                            .await
+                            .ok()
+                            .flatten(),
+                        None => None,
+                    };
+                    if let Some(said) = said {
+                        return Err(ProbeError::Connect {
+                            target: target.to_string(),
+                            reason: said,
+                        });
+                    }
+                    Err(e)
+                }
+            }
         }
+    };
+    match connected {
+        Ok((client, driver)) => Ok(Session {
+            client: Some(client),
+            driver,
+        }),
         Err(e) => {
             let mut reason = describe_error(&e, password);
             if reason.contains("certificate") {
@@ -360,7 +446,7 @@ async fn probe(
     for i in 0..options.connect_tries.max(1) {
         set_stage(stage, &format!("connecting (try {})", i + 1));
         let t = Instant::now();
-        let s = connect(config, tls, target, password).await?;
+        let s = connect(options, config, tls, target, password).await?;
         connect_times.push(t.elapsed());
         if let Some(previous) = session.replace(s) {
             Session::close(previous).await;
@@ -587,7 +673,7 @@ mod tests {
         let config: Config = "host=db user=app password=hunter2".parse().unwrap();
         assert_eq!(describe_target(&config), "app@db:5432/app");
         let options = Options {
-            dsn: "host=db password=hunter2 port=abc".into(),
+            target: Target::Dsn("host=db password=hunter2 port=abc".into()),
             ..Options::default()
         };
         let err = run_blocking(&options).unwrap_err();

@@ -14,7 +14,7 @@ use std::path::Path;
 use include_dir::{Dir, include_dir};
 
 pub use finding::{Evidence, Finding, Label};
-pub use schema::{Rule, Severity};
+pub use schema::{ProbeSpec, Rule, Severity};
 
 use crate::source::Issue;
 

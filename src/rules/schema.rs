@@ -45,6 +45,53 @@ pub struct Rule {
     /// applied where the bound values are written.
     #[serde(default)]
     pub fix: Option<FixSpec>,
+    /// The live measurement that confirms or refutes a finding, with the
+    /// thresholds it is judged by. Runs only against a target the user
+    /// pointed at (`--probe-dsn`, or the live cluster with `--live`).
+    #[serde(default)]
+    pub probe: Option<ProbeSpec>,
+}
+
+/// A rule's probe: exactly one kind, with its thresholds.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ProbeSpec {
+    /// The commit probe: commit latency with the server's
+    /// synchronous_commit against `SET LOCAL synchronous_commit = off`.
+    /// Confirmed when the p50 commit waits at least `minP50Ms` and at
+    /// least `minRatio` times longer than without the flush wait.
+    PostgresCommit {
+        #[serde(default = "default_min_p50_ms")]
+        min_p50_ms: f64,
+        #[serde(default = "default_min_ratio")]
+        min_ratio: f64,
+    },
+    /// The connection probe: the server's TCP keepalive settings.
+    /// Confirmed when the server sends no keepalive within `maxIdleSeconds`
+    /// of silence (tcp_keepalives_idle 0 means the kernel default, 7200 s),
+    /// so nothing keeps a firewall's state of an idle connection alive.
+    PostgresKeepalive {
+        #[serde(default = "default_max_idle_seconds")]
+        max_idle_seconds: u64,
+    },
+}
+
+fn default_min_p50_ms() -> f64 {
+    2.0
+}
+
+fn default_min_ratio() -> f64 {
+    3.0
+}
+
+/// Shorter than the idle timeouts of common stateful firewalls and NAT
+/// (often 5 to 60 minutes).
+fn default_max_idle_seconds() -> u64 {
+    300
 }
 
 /// A rule's fix: exactly one template (`setPostgresParameter` or

@@ -189,22 +189,7 @@ pub fn read(options: &Options, sources: &mut SourceMap) -> Result<Read, Error> {
         .build()
         .map_err(Error::Runtime)?;
     let started = Instant::now();
-    let (config, context) = runtime.block_on(load_config(options))?;
-    let server = config
-        .cluster_url
-        .to_string()
-        .trim_end_matches('/')
-        .to_string();
-    let mut config = config;
-    config.connect_timeout = Some(options.timeout.min(Duration::from_secs(5)));
-    // The whole collection is bounded by `options.timeout` below; the
-    // client's own read timeout must not fire first with a vaguer message.
-    config.read_timeout = Some(options.timeout + Duration::from_secs(1));
-    // The client spawns its connection pool on the current runtime.
-    let client = {
-        let _guard = runtime.enter();
-        kube::Client::try_from(config).map_err(|e| Error::Config(causes(&e)))?
-    };
+    let (client, context, server) = runtime.block_on(client(options))?;
     let ctx = Arc::new(Ctx {
         client,
         calls: AtomicUsize::new(0),
@@ -263,6 +248,24 @@ pub fn read(options: &Options, sources: &mut SourceMap) -> Result<Read, Error> {
         elapsed.as_millis()
     );
     Ok(read)
+}
+
+/// A client of the cluster `options` name, its context name and server
+/// URL. Call it on the runtime that will use the client: the client
+/// spawns its connection pool there.
+pub async fn client(options: &Options) -> Result<(kube::Client, String, String), Error> {
+    let (mut config, context) = load_config(options).await?;
+    let server = config
+        .cluster_url
+        .to_string()
+        .trim_end_matches('/')
+        .to_string();
+    config.connect_timeout = Some(options.timeout.min(Duration::from_secs(5)));
+    // Callers bound their whole work by `options.timeout`; the client's
+    // own read timeout must not fire first with a vaguer message.
+    config.read_timeout = Some(options.timeout + Duration::from_secs(1));
+    let client = kube::Client::try_from(config).map_err(|e| Error::Config(causes(&e)))?;
+    Ok((client, context, server))
 }
 
 /// The kube config, resolved as kubectl resolves it, and the context name.

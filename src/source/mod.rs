@@ -13,7 +13,7 @@ pub mod object;
 pub mod repo;
 pub mod snapshot;
 #[cfg(test)]
-mod test_repo;
+pub(crate) mod test_repo;
 pub mod walk;
 
 pub use files::{Files, Issue, join_within};

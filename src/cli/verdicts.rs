@@ -1,0 +1,183 @@
+//! Probe verdicts on a lint's findings. A finding whose rule names a
+//! probe is measured on the target the user pointed at: the
+//! `--probe-dsn`, or with `--live` its database's primary pod through a
+//! port-forward. Each target is probed once, whatever number of findings
+//! it judges; every such finding ends confirmed, not confirmed,
+//! inconclusive or skipped, with the reason.
+
+use std::collections::BTreeMap;
+
+use crate::model::Model;
+use crate::probe::postgres::{self, Target};
+use crate::probe::tunnel::{self, Cluster};
+use crate::probe::verdict::{self, Outcome};
+use crate::rules::{Finding, ProbeSpec, Rule};
+
+use super::live::LiveArgs;
+
+/// Measures and records a verdict on each finding whose rule has a probe.
+pub fn attach(
+    findings: &mut [Finding],
+    rules: &[Rule],
+    model: &Model,
+    args: &LiveArgs,
+    verbose: u8,
+) {
+    let probed: Vec<(usize, ProbeSpec)> = findings
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let spec = rules.iter().find(|r| r.id == f.rule)?.probe.clone()?;
+            Some((i, spec))
+        })
+        .collect();
+    if probed.is_empty() {
+        return;
+    }
+    let options = |target| postgres::Options {
+        target,
+        budget: args.probe_budget,
+        ca_file: args.probe_ca.clone(),
+        insecure: args.probe_insecure,
+        ..Default::default()
+    };
+    let outcomes: Vec<Outcome> = if args.no_probe {
+        probed
+            .iter()
+            .map(|_| Outcome::skipped("--no-probe was given"))
+            .collect()
+    } else if let Some(dsn) = &args.probe_dsn {
+        let result = postgres::run_blocking(&options(Target::Dsn(dsn.clone())));
+        probed
+            .iter()
+            .map(|(_, spec)| judged(spec, &result))
+            .collect()
+    } else if args.live_wanted() {
+        let databases: Vec<Option<String>> = probed
+            .iter()
+            .map(|(i, _)| evidence(&findings[*i], "database.object"))
+            .collect();
+        let by_database = through_cluster(&databases, model, args, verbose, options);
+        probed
+            .iter()
+            .zip(&databases)
+            .map(|((_, spec), db)| match db {
+                None => Outcome::skipped(
+                    "the finding names no database to probe in the cluster; give --probe-dsn",
+                ),
+                Some(db) => match &by_database[db] {
+                    Ok(result) => judged(spec, result),
+                    Err(outcome) => outcome.clone(),
+                },
+            })
+            .collect()
+    } else {
+        probed
+            .iter()
+            .map(|_| {
+                Outcome::skipped(
+                    "no target given (lint with --live to measure the database pod \
+                     through a port-forward, or give --probe-dsn)",
+                )
+            })
+            .collect()
+    };
+    for ((i, spec), outcome) in probed.iter().zip(&outcomes) {
+        verdict::record(&mut findings[*i], spec, outcome);
+    }
+}
+
+fn evidence(f: &Finding, key: &str) -> Option<String> {
+    f.evidence
+        .iter()
+        .find(|e| e.key == key)
+        .map(|e| e.value.clone())
+}
+
+type Probed = Result<postgres::Report, postgres::ProbeError>;
+
+/// A failed probe says why; it neither confirms nor refutes.
+fn judged(spec: &ProbeSpec, result: &Probed) -> Outcome {
+    match result {
+        Ok(report) => verdict::judge(spec, report),
+        Err(e) => Outcome::inconclusive(format!("the probe failed: {e}")),
+    }
+}
+
+/// Probes each database (by object id) once through the live cluster:
+/// its report, or the outcome to record when it could not be probed.
+fn through_cluster(
+    databases: &[Option<String>],
+    model: &Model,
+    args: &LiveArgs,
+    verbose: u8,
+    options: impl Fn(Target) -> postgres::Options,
+) -> BTreeMap<String, Result<Probed, Outcome>> {
+    let wanted: Vec<&String> = {
+        let mut ids: Vec<&String> = databases.iter().flatten().collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            let why = Outcome::inconclusive(format!("cannot start the async runtime: {e}"));
+            return wanted
+                .into_iter()
+                .map(|id| (id.clone(), Err(why.clone())))
+                .collect();
+        }
+    };
+    let cluster_options = super::live::cluster_options(args, verbose);
+    runtime.block_on(async {
+        let client = crate::source::cluster::client(&cluster_options).await;
+        let mut out = BTreeMap::new();
+        for id in wanted {
+            let result = match &client {
+                Err(e) => Err(Outcome::skipped(format!("cannot reach the cluster: {e}"))),
+                Ok((client, _, _)) => {
+                    probe_database(id, model, client, &cluster_options, &options, verbose).await
+                }
+            };
+            out.insert(id.clone(), result);
+        }
+        out
+    })
+}
+
+async fn probe_database(
+    id: &str,
+    model: &Model<'_>,
+    client: &kube::Client,
+    cluster_options: &crate::source::cluster::Options,
+    options: &impl Fn(Target) -> postgres::Options,
+    verbose: u8,
+) -> Result<Probed, Outcome> {
+    let object = model
+        .objects
+        .iter()
+        .find(|o| o.id() == id)
+        .ok_or_else(|| Outcome::skipped(format!("{id} is not among the objects read")))?;
+    let cluster = Cluster::of(object).map_err(Outcome::skipped)?;
+    let route = tokio::time::timeout(cluster_options.timeout, tunnel::resolve(client, &cluster))
+        .await
+        .map_err(|_| {
+            Outcome::skipped(format!(
+                "the cluster did not answer within {} s while finding the primary of {id}",
+                cluster_options.timeout.as_secs()
+            ))
+        })?
+        .map_err(Outcome::skipped)?;
+    if verbose > 0 {
+        eprintln!(
+            "probe: {id}: {} (credentials from Secret {})",
+            route.describe(),
+            route.secret
+        );
+    }
+    Ok(postgres::run(&options(Target::Pod(Box::new(route)))).await)
+}

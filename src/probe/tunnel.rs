@@ -1,0 +1,440 @@
+//! Reaching a database pod through the Kubernetes API: the primary pod
+//! found by its operator's labels, credentials from the operator's Secret,
+//! and one port-forward (`pods/portforward` over a WebSocket) per
+//! connection, so a probe needs neither a network path to the pod nor
+//! kubectl. The Secret is read only here, when a probe needs it; its
+//! values live in [`PodRoute`] and are never printed.
+
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::api::{Api, ListParams};
+use tokio::io::DuplexStream;
+
+use crate::model::database::Provider;
+use crate::source::Object;
+
+/// The Postgres cluster a finding names, as its operator declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cluster {
+    pub provider: Provider,
+    pub namespace: String,
+    pub name: String,
+    /// Users the cluster declares, each with a database it owns.
+    pub users: Vec<(String, Option<String>)>,
+}
+
+impl Cluster {
+    /// The cluster an operator object declares: Zalando `postgresql`,
+    /// CloudNativePG `Cluster`, Crunchy `PostgresCluster`. Databases
+    /// of other kinds have no Secret at a known place.
+    pub fn of(object: &Object) -> Result<Cluster, String> {
+        let provider = if object.is("acid.zalan.do", "postgresql") {
+            Provider::Zalando
+        } else if object.is("postgresql.cnpg.io", "Cluster") {
+            Provider::Cnpg
+        } else if object.is("postgres-operator.crunchydata.com", "PostgresCluster") {
+            Provider::Crunchy
+        } else {
+            return Err(format!(
+                "{} is not run by an operator whose Secrets the probe knows \
+                 (Zalando, CloudNativePG, Crunchy); give --probe-dsn",
+                object.id()
+            ));
+        };
+        let spec = object.root.get("spec");
+        let text = |n: Option<&crate::yaml::Node>| n.and_then(|n| n.scalar_text());
+        let mut users = Vec::new();
+        match provider {
+            Provider::Zalando => {
+                // `users: {name: [flags]}`, `databases: {db: owner}`.
+                let owned = |user: &str| {
+                    spec.and_then(|s| s.get("databases"))
+                        .and_then(|d| d.as_map())
+                        .into_iter()
+                        .flatten()
+                        .find(|(_, owner)| text(Some(owner)).as_deref() == Some(user))
+                        .and_then(|(db, _)| db.scalar_text())
+                };
+                for (user, _) in spec
+                    .and_then(|s| s.get("users"))
+                    .and_then(|u| u.as_map())
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(user) = user.scalar_text() {
+                        let db = owned(&user);
+                        users.push((user, db));
+                    }
+                }
+            }
+            Provider::Crunchy => {
+                // `users: [{name, databases: [db]}]`.
+                for user in spec
+                    .and_then(|s| s.get("users"))
+                    .and_then(|u| u.as_seq())
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(name) = text(user.get("name")) {
+                        let db = user
+                            .get("databases")
+                            .and_then(|d| d.as_seq())
+                            .and_then(|d| d.first())
+                            .and_then(|d| d.scalar_text());
+                        users.push((name, db));
+                    }
+                }
+            }
+            _ => {}
+        }
+        // Users owning a database first: the app's role and database,
+        // where per-database settings apply.
+        users.sort_by_key(|(_, db)| db.is_none());
+        Ok(Cluster {
+            provider,
+            namespace: object.namespace().unwrap_or("default").to_string(),
+            name: object.name().to_string(),
+            users,
+        })
+    }
+}
+
+/// A Secret of an operator and the keys it keeps credentials under.
+#[derive(Clone, Debug, PartialEq)]
+struct SecretRef {
+    name: String,
+    user_key: &'static str,
+    password_key: &'static str,
+    /// Key of the database name, where the Secret has one.
+    dbname_key: Option<&'static str>,
+    /// The database otherwise.
+    dbname: String,
+}
+
+/// Where an operator puts the primary and the credentials, tried in order.
+#[derive(Clone, Debug, PartialEq)]
+struct Naming {
+    /// Label selectors of the primary pod.
+    selectors: Vec<String>,
+    secrets: Vec<SecretRef>,
+}
+
+fn naming(c: &Cluster) -> Naming {
+    let n = &c.name;
+    let secret = |name: String,
+                  user_key: &'static str,
+                  dbname_key: Option<&'static str>,
+                  dbname: &str| SecretRef {
+        name,
+        user_key,
+        password_key: "password",
+        dbname_key,
+        dbname: dbname.to_string(),
+    };
+    match c.provider {
+        Provider::Cnpg => Naming {
+            selectors: vec![
+                format!("cnpg.io/cluster={n},cnpg.io/instanceRole=primary"),
+                // Before CloudNativePG 1.18.
+                format!("cnpg.io/cluster={n},role=primary"),
+            ],
+            secrets: vec![
+                secret(format!("{n}-app"), "username", Some("dbname"), "app"),
+                secret(format!("{n}-superuser"), "username", None, "postgres"),
+            ],
+        },
+        Provider::Zalando => Naming {
+            selectors: vec![format!("cluster-name={n},spilo-role=master")],
+            // `<user>.<cluster>.credentials.postgresql.acid.zalan.do`,
+            // with `_` in role names written as `-`.
+            secrets: c
+                .users
+                .iter()
+                .map(|(u, db)| (u.as_str(), db.as_deref().unwrap_or("postgres")))
+                .chain([("postgres", "postgres")])
+                .map(|(u, db)| {
+                    secret(
+                        format!(
+                            "{}.{n}.credentials.postgresql.acid.zalan.do",
+                            u.replace('_', "-")
+                        ),
+                        "username",
+                        None,
+                        db,
+                    )
+                })
+                .collect(),
+        },
+        Provider::Crunchy => Naming {
+            selectors: vec![format!(
+                "postgres-operator.crunchydata.com/cluster={n},\
+                 postgres-operator.crunchydata.com/role=master"
+            )],
+            // `<cluster>-pguser-<user>`; without users, PGO makes one
+            // named after the cluster.
+            secrets: if c.users.is_empty() {
+                vec![secret(format!("{n}-pguser-{n}"), "user", Some("dbname"), n)]
+            } else {
+                c.users
+                    .iter()
+                    .map(|(u, db)| {
+                        secret(
+                            format!("{n}-pguser-{u}"),
+                            "user",
+                            Some("dbname"),
+                            db.as_deref().unwrap_or("postgres"),
+                        )
+                    })
+                    .collect()
+            },
+        },
+        Provider::Bitnami | Provider::StatefulSet => Naming {
+            selectors: Vec::new(),
+            secrets: Vec::new(),
+        },
+    }
+}
+
+/// A database pod reached through port-forwards, with credentials.
+#[derive(Clone)]
+pub struct PodRoute {
+    pub pods: Api<Pod>,
+    pub namespace: String,
+    pub pod: String,
+    pub port: u16,
+    /// The Secret the credentials came from (its name only).
+    pub secret: String,
+    pub user: String,
+    pub password: String,
+    pub dbname: String,
+}
+
+impl std::fmt::Debug for PodRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PodRoute")
+            .field("namespace", &self.namespace)
+            .field("pod", &self.pod)
+            .field("port", &self.port)
+            .field("secret", &self.secret)
+            .field("user", &self.user)
+            .field("dbname", &self.dbname)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PodRoute {
+    /// Where the probe connects, without the password.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}@pod {}/{}:{}/{} (port-forward)",
+            self.user, self.namespace, self.pod, self.port, self.dbname
+        )
+    }
+}
+
+/// The cluster's running primary and credentials from its Secret.
+pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, String> {
+    let naming = naming(c);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &c.namespace);
+    let mut primary = None;
+    for selector in &naming.selectors {
+        let list = pods
+            .list(&ListParams::default().labels(selector))
+            .await
+            .map_err(|e| format!("cannot list the pods of {}: {}", c.name, reason(&e)))?;
+        primary = list.items.into_iter().find(|p| {
+            p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+                && p.metadata.deletion_timestamp.is_none()
+        });
+        if primary.is_some() {
+            break;
+        }
+    }
+    let Some(primary) = primary else {
+        return Err(format!(
+            "no running primary pod of {} {} in namespace {} (labels {})",
+            c.provider.as_str(),
+            c.name,
+            c.namespace,
+            naming.selectors.join(" or ")
+        ));
+    };
+    let port = postgres_port(&primary);
+    let pod = primary.metadata.name.unwrap_or_default();
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &c.namespace);
+    let mut tried = Vec::new();
+    for s in &naming.secrets {
+        let secret = match secrets.get_opt(&s.name).await {
+            Ok(Some(secret)) => secret,
+            Ok(None) => {
+                tried.push(s.name.clone());
+                continue;
+            }
+            Err(e) => return Err(format!("cannot read Secret {}: {}", s.name, reason(&e))),
+        };
+        let data = secret.data.unwrap_or_default();
+        let field = |key: &str| {
+            data.get(key)
+                .map(|v| String::from_utf8_lossy(&v.0).into_owned())
+        };
+        let (Some(user), Some(password)) = (field(s.user_key), field(s.password_key)) else {
+            return Err(format!(
+                "Secret {} has no {} and {} keys",
+                s.name, s.user_key, s.password_key
+            ));
+        };
+        return Ok(PodRoute {
+            pods,
+            namespace: c.namespace.clone(),
+            pod,
+            port,
+            secret: s.name.clone(),
+            user,
+            password,
+            dbname: s
+                .dbname_key
+                .and_then(field)
+                .unwrap_or_else(|| s.dbname.clone()),
+        });
+    }
+    Err(format!(
+        "no credentials Secret of {} in namespace {} (looked for {})",
+        c.name,
+        c.namespace,
+        tried.join(", ")
+    ))
+}
+
+/// The container port named for Postgres, else 5432.
+fn postgres_port(pod: &Pod) -> u16 {
+    pod.spec
+        .iter()
+        .flat_map(|s| &s.containers)
+        .flat_map(|c| c.ports.iter().flatten())
+        .find(|p| {
+            p.name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("postgres") || n == "pg")
+        })
+        .and_then(|p| u16::try_from(p.container_port).ok())
+        .unwrap_or(5432)
+}
+
+/// A port-forward to the route's pod: dropping it closes the WebSocket,
+/// and with it the stream [`Tunnel::open`] returned.
+pub struct Tunnel {
+    forwarder: kube::api::Portforwarder,
+}
+
+impl Drop for Tunnel {
+    fn drop(&mut self) {
+        self.forwarder.abort();
+    }
+}
+
+impl Tunnel {
+    pub async fn open(route: &PodRoute) -> Result<(DuplexStream, Tunnel), String> {
+        let mut forwarder = route
+            .pods
+            .portforward(&route.pod, &[route.port])
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot port-forward to pod {}/{}: {}",
+                    route.namespace,
+                    route.pod,
+                    reason(&e)
+                )
+            })?;
+        let stream = forwarder
+            .take_stream(route.port)
+            .ok_or_else(|| format!("port-forward to pod {} gave no stream", route.pod))?;
+        Ok((stream, Tunnel { forwarder }))
+    }
+
+    /// The message of the pod's error channel, if the API server sent one
+    /// (`error forwarding port …`).
+    pub fn error(&mut self, port: u16) -> Option<impl Future<Output = Option<String>> + use<>> {
+        self.forwarder.take_error(port)
+    }
+}
+
+fn reason(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) if s.code == 403 => format!("forbidden ({})", s.message),
+        kube::Error::Api(s) => format!("{} {} ({})", s.code, s.reason, s.message),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(provider: Provider, users: &[(&str, Option<&str>)]) -> Cluster {
+        Cluster {
+            provider,
+            namespace: "auth".into(),
+            name: "pg".into(),
+            users: users
+                .iter()
+                .map(|(u, d)| (u.to_string(), d.map(str::to_string)))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn operator_naming_of_primaries_and_secrets() {
+        let cnpg = naming(&cluster(Provider::Cnpg, &[]));
+        assert_eq!(
+            cnpg.selectors[0],
+            "cnpg.io/cluster=pg,cnpg.io/instanceRole=primary"
+        );
+        assert_eq!(cnpg.secrets[0].name, "pg-app");
+        assert_eq!(cnpg.secrets[0].dbname_key, Some("dbname"));
+
+        let zalando = naming(&cluster(
+            Provider::Zalando,
+            &[("authentik_user", Some("authentik"))],
+        ));
+        assert_eq!(zalando.selectors, ["cluster-name=pg,spilo-role=master"]);
+        let names: Vec<_> = zalando.secrets.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "authentik-user.pg.credentials.postgresql.acid.zalan.do",
+                "postgres.pg.credentials.postgresql.acid.zalan.do"
+            ]
+        );
+        assert_eq!(zalando.secrets[0].dbname, "authentik");
+
+        let crunchy = naming(&cluster(Provider::Crunchy, &[]));
+        assert_eq!(crunchy.secrets[0].name, "pg-pguser-pg");
+        assert_eq!(crunchy.secrets[0].user_key, "user");
+    }
+
+    #[test]
+    fn users_owning_a_database_come_first() {
+        let repo = crate::source::test_repo::TestRepo::new(&[(
+            "pg.yaml",
+            "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata: {name: pg, namespace: auth}\n\
+             spec:\n  users:\n    admin: [superuser]\n    authentik: []\n  databases:\n    authentik: authentik\n",
+        )]);
+        let c = Cluster::of(&repo.objects[0]).unwrap();
+        assert_eq!(
+            c.users,
+            [
+                ("authentik".to_string(), Some("authentik".to_string())),
+                ("admin".to_string(), None)
+            ]
+        );
+        let repo = crate::source::test_repo::TestRepo::new(&[(
+            "sts.yaml",
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: pg}\n",
+        )]);
+        assert!(
+            Cluster::of(&repo.objects[0])
+                .unwrap_err()
+                .contains("--probe-dsn")
+        );
+    }
+}
