@@ -50,29 +50,6 @@ fn user_table_writes(server: &PgServer) -> String {
     )
 }
 
-/// Waits (up to 3 s) until no probe session is left in pg_stat_activity.
-fn assert_no_probe_session(server: &PgServer) {
-    let sql = format!(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{APPLICATION_NAME}'"
-    );
-    let start = Instant::now();
-    loop {
-        let n = server.psql(&sql);
-        if n == "0" {
-            return;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(3),
-            "{n} probe sessions still in pg_stat_activity: {}",
-            server.psql(&format!(
-                "SELECT pid, state, xact_start IS NOT NULL FROM pg_stat_activity \
-                 WHERE application_name = '{APPLICATION_NAME}'"
-            ))
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// A user table with some rows, so that "no writes" is checked against a
 /// table that exists.
 fn seed_user_table(server: &PgServer) {
@@ -130,7 +107,7 @@ fn commit_probe_with_8ms_fsync_matches_pgbench() {
     );
     assert!(report.setting("full_page_writes").is_some());
     assert!(report.setting("tcp_keepalives_idle").is_some());
-    assert_no_probe_session(&server);
+    server.assert_no_probe_session();
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(
         user_table_writes(&server),
@@ -163,7 +140,7 @@ fn reports_where_synchronous_commit_is_set() {
         (Some("postgres"), None, "off")
     );
     assert!(report.effective.p50_ms <= 2.0, "{report:?}");
-    assert_no_probe_session(&server);
+    server.assert_no_probe_session();
 }
 
 #[test]
@@ -191,7 +168,7 @@ fn revoked_emit_function_falls_back_to_a_temp_table() {
     }
     assert!(report.effective.p50_ms >= 8.0, "{report:?}");
     assert!(report.off.p50_ms <= 2.0, "{report:?}");
-    assert_no_probe_session(&server);
+    server.assert_no_probe_session();
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(
         user_table_writes(&server),
@@ -237,7 +214,7 @@ fn wrong_password_is_an_auth_error_without_the_password() {
     // The right password works.
     let dsn = format!("{} password={}", server.dsn(pg::PW_USER), pg::PW_PASSWORD);
     probe::run_blocking(&options(dsn)).expect("probe with the right password");
-    assert_no_probe_session(&server);
+    server.assert_no_probe_session();
 }
 
 #[test]
@@ -285,7 +262,7 @@ fn server_stalling_mid_probe_ends_within_budget() {
         ProbeError::Budget { stage, .. } => assert!(stage.contains("timing commits"), "{stage}"),
         other => panic!("expected a budget error, got {other:?}"),
     }
-    assert_no_probe_session(&server);
+    server.assert_no_probe_session();
 }
 
 fn plugin() -> std::process::Command {
@@ -349,7 +326,7 @@ fn cli_prints_a_before_after_table_without_the_password() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("authentication failed"), "{stderr}");
     assert!(!stderr.contains("wrong-secret"), "{stderr}");
-    assert_no_probe_session(&server);
+    server.assert_no_probe_session();
 }
 
 /// The finding of `rule` in a JSON report.
@@ -468,7 +445,7 @@ fn lint_with_probe_dsn_confirms_or_refutes_the_founding_finding() {
     let f = founding_evidence(&out.stdout);
     assert_eq!(f["evidence"]["probe.verdict"], "skipped", "{f}");
     assert!(f.to_string().contains("--no-probe"), "{f}");
-    assert_no_probe_session(&server);
+    server.assert_no_probe_session();
 }
 
 #[test]
@@ -505,7 +482,7 @@ fn tls_is_verified_unless_told_otherwise() {
     let plain = format!("{} sslmode=disable", server.dsn("postgres"));
     let report = probe::run_blocking(&options(plain)).expect("plain probe");
     assert_eq!(report.tls, None);
-    assert_no_probe_session(&server);
+    server.assert_no_probe_session();
 }
 
 #[test]
@@ -534,5 +511,5 @@ fn very_slow_storage_cuts_the_series_instead_of_failing() {
         report.notes
     );
     assert_eq!(report.off.samples_ms.len(), 20);
-    assert_no_probe_session(&server);
+    server.assert_no_probe_session();
 }

@@ -199,6 +199,31 @@ impl PgServer {
 
     /// Runs SQL as the superuser through the Unix socket; returns stdout
     /// (unaligned, tuples only). Panics on failure.
+    /// Waits (up to 3 s) until no probe session is left in
+    /// pg_stat_activity.
+    pub fn assert_no_probe_session(&self) {
+        use homelab_lint::probe::postgres::APPLICATION_NAME;
+        let sql = format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{APPLICATION_NAME}'"
+        );
+        let start = std::time::Instant::now();
+        loop {
+            let n = self.psql(&sql);
+            if n == "0" {
+                return;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(3),
+                "{n} probe sessions still in pg_stat_activity: {}",
+                self.psql(&format!(
+                    "SELECT pid, state, xact_start IS NOT NULL FROM pg_stat_activity \
+                     WHERE application_name = '{APPLICATION_NAME}'"
+                ))
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     pub fn psql(&self, sql: &str) -> String {
         let out = check(
             &format!("psql {sql}"),

@@ -1,0 +1,193 @@
+//! Probes through the Kubernetes API: a live lint of the fixture cluster
+//! (testdata/cluster, the founding incident) against the fake API server,
+//! whose `pods/portforward` leads to a real throwaway Postgres standing in
+//! for the Zalando primary `security/auth-postgres-0`. The credentials
+//! come from the operator's Secret in the fixture, whose password is the
+//! planted one that must appear in no output.
+
+mod common;
+mod fake_api;
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use common::pg::{self, PgServer};
+use fake_api::{FakeApi, Faults, Fixture, Forward};
+
+const PLANTED: &str = "Planted-Pa55word-7c1e";
+const FOUNDING: &str = "authentik-cache-on-sync-replicated-postgres";
+const PRIMARY: &str = "security/auth-postgres-0";
+
+fn fixture() -> Fixture {
+    Fixture::from_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cluster"))
+}
+
+/// A server with the role and database the Zalando Secret names, the
+/// role authenticating with the planted password.
+fn database(slow_fsync_us: u64) -> PgServer {
+    let server = PgServer::start(slow_fsync_us);
+    server.psql(&format!(
+        "CREATE ROLE authentik LOGIN PASSWORD '{PLANTED}'"
+    ));
+    server.psql("CREATE DATABASE authentik OWNER authentik");
+    server
+}
+
+fn forwarding_to(server: &PgServer, drop_after: Option<Duration>) -> Faults {
+    let mut faults = Faults::default();
+    faults.port_forward.insert(
+        PRIMARY.into(),
+        Forward {
+            target: ([127, 0, 0, 1], server.port).into(),
+            drop_after,
+        },
+    );
+    faults
+}
+
+fn lint(api: &FakeApi, extra: &[&str]) -> (Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = api.kubeconfig(dir.path());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["-o", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stdout.contains(PLANTED) && !stderr.contains(PLANTED),
+        "the planted password was printed"
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("JSON report ({e}): {stdout}\n{stderr}"));
+    let founding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == FOUNDING)
+        .unwrap_or_else(|| panic!("no founding finding: {stdout}\n{stderr}"))
+        .clone();
+    (out, founding)
+}
+
+fn number(f: &serde_json::Value, key: &str) -> f64 {
+    f["evidence"][key]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{key} in {f}"))
+}
+
+#[test]
+fn founding_finding_is_confirmed_through_the_port_forward() {
+    if !pg::available() {
+        return;
+    }
+    let server = database(8_000);
+    let api = FakeApi::start(fixture(), forwarding_to(&server, None));
+    let (out, f) = lint(&api, &["-vv"]);
+    assert_eq!(out.status.code(), Some(1), "{f}");
+    assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+    assert_eq!(f["severity"], "warning");
+    let target = f["evidence"]["probe.target"].as_str().unwrap();
+    assert_eq!(
+        target,
+        "authentik@pod security/auth-postgres-0:5432/authentik (port-forward)"
+    );
+    assert!(number(&f, "probe.commit.p50_ms") >= 8.0, "{f}");
+    assert!(number(&f, "probe.commit_off.p50_ms") <= 2.0, "{f}");
+    // One Secret read by name, when the probe needed it; never a list.
+    let requests = api.requests();
+    let secret_reads: Vec<_> = requests.iter().filter(|r| r.contains("secrets")).collect();
+    assert_eq!(
+        secret_reads.len(),
+        1,
+        "{secret_reads:?} (requests: {requests:?})"
+    );
+    assert!(
+        secret_reads[0].contains(
+            "/namespaces/security/secrets/authentik.auth-postgres.credentials.postgresql.acid.zalan.do"
+        ),
+        "{secret_reads:?}"
+    );
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.contains("/pods/auth-postgres-0/portforward")),
+        "{requests:?}"
+    );
+    server.assert_no_probe_session();
+}
+
+#[test]
+fn without_slow_storage_the_founding_finding_is_not_confirmed() {
+    if !pg::available() {
+        return;
+    }
+    let server = database(0);
+    let api = FakeApi::start(fixture(), forwarding_to(&server, None));
+    let (_, f) = lint(&api, &[]);
+    assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
+    // Refuted: info, evidence kept.
+    assert_eq!(f["severity"], "info", "{f}");
+    assert!(number(&f, "probe.commit.p50_ms") < 2.0, "{f}");
+    server.assert_no_probe_session();
+}
+
+#[test]
+fn port_forward_dropped_mid_probe_is_inconclusive_within_budget() {
+    if !pg::available() {
+        return;
+    }
+    let server = database(8_000);
+    // Each connection's port-forward is cut 150 ms after it opens: the
+    // connection tries pass, the commit series does not.
+    let api = FakeApi::start(
+        fixture(),
+        forwarding_to(&server, Some(Duration::from_millis(150))),
+    );
+    let started = Instant::now();
+    let (_, f) = lint(&api, &["--probe-budget", "2s"]);
+    let took = started.elapsed();
+    assert_eq!(f["evidence"]["probe.verdict"], "inconclusive", "{f}");
+    assert_eq!(f["severity"], "warning", "an unmeasured finding stands: {f}");
+    let notes = f["notes"].to_string();
+    assert!(notes.contains("the probe failed"), "{notes}");
+    assert!(!notes.contains("budget"), "ended by the drop, not the budget: {notes}");
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    server.assert_no_probe_session();
+}
+
+#[test]
+fn forbidden_port_forward_is_inconclusive_with_the_reason() {
+    if !pg::available() {
+        return;
+    }
+    let server = database(0);
+    let mut faults = forwarding_to(&server, None);
+    faults.forbidden.push("pods/portforward".into());
+    let api = FakeApi::start(fixture(), faults);
+    let (_, f) = lint(&api, &[]);
+    assert_eq!(f["evidence"]["probe.verdict"], "inconclusive", "{f}");
+    let notes = f["notes"].to_string();
+    assert!(notes.contains("cannot port-forward to pod security/auth-postgres-0: forbidden"), "{notes}");
+}
+
+#[test]
+fn no_probe_reads_no_secret_and_skips() {
+    if !pg::available() {
+        return;
+    }
+    let server = database(0);
+    let api = FakeApi::start(fixture(), forwarding_to(&server, None));
+    let (_, f) = lint(&api, &["--no-probe"]);
+    assert_eq!(f["evidence"]["probe.verdict"], "skipped", "{f}");
+    let requests = api.requests();
+    assert!(
+        !requests.iter().any(|r| r.contains("secrets") || r.contains("portforward")),
+        "{requests:?}"
+    );
+}
