@@ -27,9 +27,7 @@ fn fixture() -> Fixture {
 /// role authenticating with the planted password.
 fn database(slow_fsync_us: u64) -> PgServer {
     let server = PgServer::start(slow_fsync_us);
-    server.psql(&format!(
-        "CREATE ROLE authentik LOGIN PASSWORD '{PLANTED}'"
-    ));
+    server.psql(&format!("CREATE ROLE authentik LOGIN PASSWORD '{PLANTED}'"));
     server.psql("CREATE DATABASE authentik OWNER authentik");
     server
 }
@@ -153,10 +151,16 @@ fn port_forward_dropped_mid_probe_is_inconclusive_within_budget() {
     let (_, f) = lint(&api, &["--probe-budget", "2s"]);
     let took = started.elapsed();
     assert_eq!(f["evidence"]["probe.verdict"], "inconclusive", "{f}");
-    assert_eq!(f["severity"], "warning", "an unmeasured finding stands: {f}");
+    assert_eq!(
+        f["severity"], "warning",
+        "an unmeasured finding stands: {f}"
+    );
     let notes = f["notes"].to_string();
     assert!(notes.contains("the probe failed"), "{notes}");
-    assert!(!notes.contains("budget"), "ended by the drop, not the budget: {notes}");
+    assert!(
+        !notes.contains("budget"),
+        "ended by the drop, not the budget: {notes}"
+    );
     assert!(took < Duration::from_secs(8), "took {took:?}");
     server.assert_no_probe_session();
 }
@@ -173,7 +177,10 @@ fn forbidden_port_forward_is_inconclusive_with_the_reason() {
     let (_, f) = lint(&api, &[]);
     assert_eq!(f["evidence"]["probe.verdict"], "inconclusive", "{f}");
     let notes = f["notes"].to_string();
-    assert!(notes.contains("cannot port-forward to pod security/auth-postgres-0: forbidden"), "{notes}");
+    assert!(
+        notes.contains("cannot port-forward to pod security/auth-postgres-0: forbidden"),
+        "{notes}"
+    );
 }
 
 #[test]
@@ -187,7 +194,9 @@ fn no_probe_reads_no_secret_and_skips() {
     assert_eq!(f["evidence"]["probe.verdict"], "skipped", "{f}");
     let requests = api.requests();
     assert!(
-        !requests.iter().any(|r| r.contains("secrets") || r.contains("portforward")),
+        !requests
+            .iter()
+            .any(|r| r.contains("secrets") || r.contains("portforward")),
         "{requests:?}"
     );
 }

@@ -22,8 +22,33 @@ pub enum ProbeCommand {
 #[derive(clap::Args, Debug)]
 pub struct HttpArgs {
     /// The URL to GET, e.g. https://auth.example.com/api/v3/core/applications/
-    #[arg(long)]
-    pub url: String,
+    #[arg(long, required_unless_present = "service", conflicts_with = "service")]
+    pub url: Option<String>,
+
+    /// Reach the app through the Kubernetes API instead: a local port
+    /// forwarded to a running pod of this Service (NAMESPACE/NAME).
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    pub service: Option<String>,
+
+    /// With --service: the Service port (default: its first).
+    #[arg(long, value_name = "PORT", requires = "service")]
+    pub service_port: Option<u16>,
+
+    /// With --service: the path to GET.
+    #[arg(
+        long,
+        default_value = "/api/v3/core/applications/",
+        requires = "service"
+    )]
+    pub path: String,
+
+    /// With --service: kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, value_name = "FILE", requires = "service")]
+    pub kubeconfig: Option<std::path::PathBuf>,
+
+    /// With --service: kubeconfig context.
+    #[arg(long, value_name = "NAME", requires = "service")]
+    pub context: Option<String>,
 
     /// Bearer token (never printed).
     #[arg(long, env = "HOMELAB_LINT_TOKEN", hide_env_values = true)]
@@ -109,13 +134,16 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
                 return Err("--requests: give 1 to 1000".into());
             }
             let options = crate::probe::http::Options {
-                url: args.url.clone(),
+                url: args.url.clone().unwrap_or_default(),
                 token: args.token.clone().filter(|t| !t.is_empty()),
                 requests: args.requests,
                 insecure: args.insecure,
                 budget: args.budget,
             };
-            let report = crate::probe::http::run_blocking(&options).map_err(|e| e.to_string())?;
+            let report = match &args.service {
+                None => crate::probe::http::run_blocking(&options).map_err(|e| e.to_string())?,
+                Some(service) => through_service(args, service, options)?,
+            };
             match args.format {
                 Some(OutputFormat::Json) => {
                     serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
@@ -127,6 +155,58 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
             }
         }
     }
+}
+
+/// The HTTP probe through a local listener that forwards each connection
+/// to a pod of `service` over the Kubernetes API.
+fn through_service(
+    args: &HttpArgs,
+    service: &str,
+    mut options: crate::probe::http::Options,
+) -> Result<crate::probe::http::Report, String> {
+    let (namespace, name) = service
+        .split_once('/')
+        .filter(|(ns, n)| !ns.is_empty() && !n.is_empty())
+        .ok_or_else(|| format!("--service {service:?}: give NAMESPACE/NAME"))?;
+    let cluster = crate::source::cluster::Options {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        namespace: Some(namespace.to_string()),
+        timeout: Duration::from_secs(10),
+        verbose: 0,
+        progress: false,
+        chunk_size: 500,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async {
+        let (client, _, _) = crate::source::cluster::client(&cluster)
+            .await
+            .map_err(|e| e.to_string())?;
+        let (pods, pod, port) = tokio::time::timeout(
+            cluster.timeout,
+            crate::probe::tunnel::service_pod(&client, namespace, name, args.service_port),
+        )
+        .await
+        .map_err(|_| {
+            format!(
+                "the cluster did not answer within {} s",
+                cluster.timeout.as_secs()
+            )
+        })??;
+        let listener = crate::probe::tunnel::Listener::start(pods, pod.clone(), port).await?;
+        options.url = format!("http://{}{}", listener.addr, args.path);
+        let mut report = crate::probe::http::run(&options)
+            .await
+            .map_err(|e| e.to_string())?;
+        report.target = format!(
+            "{}{} (port-forward to pod {namespace}/{pod}:{port} of Service {name})",
+            service, args.path
+        );
+        Ok(report)
+    })
 }
 
 /// The HTTP probe as a table: sequential latencies and parallel wall time.

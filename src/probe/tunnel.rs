@@ -5,7 +5,8 @@
 //! kubectl. The Secret is read only here, when a probe needs it; its
 //! values live in [`PodRoute`] and are never printed.
 
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::core::v1::{Pod, Secret, Service};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, ListParams};
 use tokio::io::DuplexStream;
 
@@ -355,6 +356,107 @@ impl Tunnel {
     /// (`error forwarding port …`).
     pub fn error(&mut self, port: u16) -> Option<impl Future<Output = Option<String>> + use<>> {
         self.forwarder.take_error(port)
+    }
+}
+
+/// A running pod behind a Service and the container port that the
+/// Service port (`port`, or its first) leads to.
+pub async fn service_pod(
+    client: &kube::Client,
+    namespace: &str,
+    service: &str,
+    port: Option<u16>,
+) -> Result<(Api<Pod>, String, u16), String> {
+    let services: Api<Service> = Api::namespaced(client.clone(), namespace);
+    let svc = services
+        .get(service)
+        .await
+        .map_err(|e| format!("cannot read Service {namespace}/{service}: {}", reason(&e)))?;
+    let spec = svc.spec.unwrap_or_default();
+    let ports = spec.ports.unwrap_or_default();
+    let svc_port = match port {
+        Some(p) => ports.iter().find(|sp| sp.port == i32::from(p)),
+        None => ports.first(),
+    }
+    .ok_or_else(|| {
+        format!(
+            "Service {namespace}/{service} has no port {}",
+            port.map_or("at all".into(), |p| p.to_string())
+        )
+    })?;
+    let selector = spec
+        .selector
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| format!("Service {namespace}/{service} selects no pods"))?
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let pod = pods
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| format!("cannot list the pods of Service {service}: {}", reason(&e)))?
+        .items
+        .into_iter()
+        .find(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+        .ok_or_else(|| {
+            format!("no running pod behind Service {namespace}/{service} ({selector})")
+        })?;
+    let target = match &svc_port.target_port {
+        Some(IntOrString::Int(n)) => u16::try_from(*n).ok(),
+        Some(IntOrString::String(name)) => pod
+            .spec
+            .iter()
+            .flat_map(|s| &s.containers)
+            .flat_map(|c| c.ports.iter().flatten())
+            .find(|p| p.name.as_deref() == Some(name))
+            .and_then(|p| u16::try_from(p.container_port).ok()),
+        None => u16::try_from(svc_port.port).ok(),
+    }
+    .ok_or_else(|| format!("Service {namespace}/{service}: its target port is not on the pod"))?;
+    Ok((pods, pod.metadata.name.unwrap_or_default(), target))
+}
+
+/// Accepts connections on a local port and forwards each through its own
+/// port-forward to `pod`'s `port`, for clients (the HTTP probe) that
+/// need an address. Stops when dropped.
+pub struct Listener {
+    pub addr: std::net::SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Listener {
+    pub async fn start(pods: Api<Pod>, pod: String, port: u16) -> Result<Listener, String> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
+        let task = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((mut local, _)) = listener.accept().await {
+                let pods = pods.clone();
+                let pod = pod.clone();
+                connections.spawn(async move {
+                    let Ok(mut forwarder) = pods.portforward(&pod, &[port]).await else {
+                        return;
+                    };
+                    if let Some(mut remote) = forwarder.take_stream(port) {
+                        let _ = tokio::io::copy_bidirectional(&mut local, &mut remote).await;
+                    }
+                    forwarder.abort();
+                });
+            }
+        });
+        Ok(Listener { addr, task })
     }
 }
 
