@@ -152,6 +152,160 @@ fn real_kubectl_sees_forbidden_and_absent_kinds() {
     );
 }
 
+/// kubectl learns every resource from `/api` and `/apis` in aggregated
+/// form, so it asks for no per-group document; absent CRDs stay absent.
+#[test]
+fn real_kubectl_uses_aggregated_discovery() {
+    if !kubectl_available() {
+        return;
+    }
+    let api = FakeApi::start(fixture(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = kubectl(&kc, &["api-resources", "--no-headers"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let resources: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            // NAME [SHORTNAMES] APIVERSION NAMESPACED KIND
+            Some((*cols.first()?, *cols.get(cols.len().checked_sub(3)?)?))
+        })
+        .collect();
+    for expected in [
+        ("pods", "v1"),
+        ("persistentvolumes", "v1"),
+        ("deployments", "apps/v1"),
+        ("storageclasses", "storage.k8s.io/v1"),
+        ("helmreleases", "helm.toolkit.fluxcd.io/v2"),
+        ("postgresqls", "acid.zalan.do/v1"),
+    ] {
+        assert!(resources.contains(&expected), "{expected:?} in {text}");
+    }
+    assert!(
+        !text.contains("postgresql.cnpg.io") && !text.contains("crunchydata"),
+        "{text}"
+    );
+    let out = kubectl(&kc, &["get", "pods", "-A", "-o", "name"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("pod/auth-postgres-0"),
+        "{}",
+        stdout(&out)
+    );
+    let reqs = api.requests();
+    let paths: Vec<&str> = reqs.iter().map(|r| r.split('?').next().unwrap()).collect();
+    assert!(paths.contains(&"GET /api"), "{reqs:?}");
+    assert!(paths.contains(&"GET /apis"), "{reqs:?}");
+    let per_group: Vec<&&str> = paths
+        .iter()
+        .filter(|p| {
+            **p == "GET /api/v1" || (p.starts_with("GET /apis/") && p.matches('/').count() == 3)
+        })
+        .collect();
+    assert!(per_group.is_empty(), "legacy discovery used: {per_group:?}");
+}
+
+/// Without the aggregated media type in Accept, the legacy documents,
+/// which list the same resources and subresources.
+#[test]
+fn discovery_documents_agree_in_both_forms() {
+    let api = FakeApi::start(fixture(), Faults::default());
+    let get = |path: &str, accept: &str| -> (String, serde_json::Value) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let resp = reqwest::Client::new()
+                .get(format!("{}{path}", api.url()))
+                .header("accept", accept)
+                .timeout(Duration::from_secs(10))
+                .send()
+                .await
+                .unwrap();
+            assert!(resp.status().is_success(), "{path}: {}", resp.status());
+            let content_type = resp.headers()["content-type"].to_str().unwrap().to_string();
+            let body = resp.bytes().await.unwrap();
+            (content_type, serde_json::from_slice(&body).unwrap())
+        })
+    };
+    const KUBECTL_ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+    let (content_type, core) = get("/api", KUBECTL_ACCEPT);
+    assert_eq!(
+        content_type,
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    );
+    assert_eq!(core["apiVersion"], "apidiscovery.k8s.io/v2");
+    let versions = core["items"][0]["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 1);
+    let pods = versions[0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "pods")
+        .unwrap();
+    assert_eq!(pods["scope"], "Namespaced");
+    assert_eq!(
+        pods["responseKind"],
+        serde_json::json!({"group": "", "version": "v1", "kind": "Pod"})
+    );
+    assert_eq!(pods["subresources"][0]["subresource"], "portforward");
+    assert_eq!(
+        pods["subresources"][0]["verbs"],
+        serde_json::json!(["create", "get"])
+    );
+    let (_, groups) = get("/apis", KUBECTL_ACCEPT);
+    let names: Vec<&str> = groups["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["metadata"]["name"].as_str().unwrap())
+        .collect();
+    // Objects of Flux's helm and kustomize groups and of Zalando are in
+    // the fixture; of Flux's sources, CNPG and Crunchy there are none.
+    assert_eq!(
+        names,
+        [
+            "apps",
+            "batch",
+            "storage.k8s.io",
+            "helm.toolkit.fluxcd.io",
+            "kustomize.toolkit.fluxcd.io",
+            "acid.zalan.do"
+        ]
+    );
+    let storage = &groups["items"][2]["versions"][0]["resources"][0];
+    assert_eq!(storage["resource"], "storageclasses");
+    assert_eq!(storage["scope"], "Cluster");
+
+    // Only v2beta1, or plain JSON: the legacy documents.
+    for accept in [
+        "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+        "application/json",
+    ] {
+        let (content_type, legacy) = get("/apis", accept);
+        assert_eq!(content_type, "application/json");
+        assert_eq!(legacy["kind"], "APIGroupList");
+        let legacy_names: Vec<&str> = legacy["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(legacy_names, names);
+    }
+    let (_, v1) = get("/api/v1", "application/json");
+    let subresource = v1["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "pods/portforward")
+        .unwrap_or_else(|| panic!("{v1}"));
+    assert_eq!(subresource["kind"], "PodPortForwardOptions");
+}
+
 fn lint(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))

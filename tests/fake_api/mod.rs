@@ -1,9 +1,15 @@
 //! A fake Kubernetes API server on 127.0.0.1 for the tests: serves a
 //! fixture cluster (discovery, get and list with label selectors and
-//! `limit`/`continue` pagination), answers 403 or other errors for chosen
-//! resources, adds latency to every call and records every request. It
-//! speaks enough of the real protocol for `kubectl` itself to use it.
+//! `limit`/`continue` pagination, pod port-forward), answers 403 or other
+//! errors for chosen resources, adds latency to every call and records
+//! every request. It speaks enough of the real protocol for `kubectl`
+//! and kube-rs themselves to use it.
 #![allow(dead_code)] // each test binary uses a different subset
+
+mod discovery;
+mod portforward;
+
+pub use portforward::Forward;
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -204,6 +210,21 @@ impl Fixture {
             .filter(|t| t.builtin || self.objects.keys().any(|(g, _)| g == t.group))
             .collect()
     }
+
+    /// The object `name` of a kind, in `namespace` when given.
+    fn object(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<&Value> {
+        self.objects
+            .get(&(group.to_string(), kind.to_string()))?
+            .iter()
+            .filter(|o| namespace.is_none_or(|ns| o["metadata"]["namespace"].as_str() == Some(ns)))
+            .find(|o| o["metadata"]["name"].as_str() == Some(name))
+    }
 }
 
 /// Faults to inject, by resource plural (`pods`, `postgresqls`).
@@ -211,10 +232,23 @@ impl Fixture {
 pub struct Faults {
     /// Added to every response.
     pub latency: Duration,
-    /// Resources whose list and get answer 403 Forbidden.
+    /// Resources whose list and get answer 403 Forbidden, as `plural`
+    /// or `plural.group`; a subresource such as `pods/portforward` is
+    /// denied on its own, as RBAC does.
     pub forbidden: Vec<String>,
     /// Resources whose list answers this status (500, 503, ...).
     pub errors: Vec<(String, u16)>,
+    /// Where each pod's port-forward goes, by `namespace/pod`. A pod of
+    /// the fixture that is not here refuses every port.
+    pub port_forward: BTreeMap<String, Forward>,
+}
+
+impl Faults {
+    fn forbids(&self, group: &str, resource: &str) -> bool {
+        self.forbidden
+            .iter()
+            .any(|f| f == resource || (!group.is_empty() && *f == format!("{resource}.{group}")))
+    }
 }
 
 struct State {
@@ -259,6 +293,7 @@ impl FakeApi {
                         });
                         let _ = hyper::server::conn::http1::Builder::new()
                             .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                            .with_upgrades()
                             .await;
                     });
                 }
@@ -311,9 +346,13 @@ users:
 type Resp = Response<Full<Bytes>>;
 
 fn respond(code: u16, body: Value) -> Resp {
+    respond_as(code, "application/json", body)
+}
+
+fn respond_as(code: u16, content_type: &str, body: Value) -> Resp {
     Response::builder()
         .status(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
-        .header("content-type", "application/json")
+        .header("content-type", content_type)
         .body(Full::new(Bytes::from(body.to_string())))
         .unwrap()
 }
@@ -328,7 +367,28 @@ fn status(code: u16, reason: &str, message: String) -> Resp {
     )
 }
 
-async fn handle(state: &State, req: Request<Incoming>) -> Resp {
+/// RBAC's answer: `subject` (`pods "db-0"`, or a plural for a list) may
+/// not `verb` the `resource`.
+fn forbidden(
+    subject: &str,
+    verb: &str,
+    resource: &str,
+    group: &str,
+    namespace: Option<&str>,
+) -> Resp {
+    let scope = namespace.map_or("at the cluster scope".to_string(), |ns| {
+        format!("in the namespace \"{ns}\"")
+    });
+    status(
+        403,
+        "Forbidden",
+        format!(
+            "{subject} is forbidden: User \"fake\" cannot {verb} resource \"{resource}\" in API group \"{group}\" {scope}"
+        ),
+    )
+}
+
+async fn handle(state: &State, mut req: Request<Incoming>) -> Resp {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
     state.requests.lock().unwrap().push(if query.is_empty() {
@@ -347,7 +407,7 @@ async fn handle(state: &State, req: Request<Incoming>) -> Resp {
         );
     }
     let params: HashMap<String, String> = parse_query(&query);
-    route(state, &path, &params)
+    route(state, &mut req, &path, &params)
 }
 
 fn parse_query(q: &str) -> HashMap<String, String> {
@@ -382,8 +442,14 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn route(state: &State, path: &str, params: &HashMap<String, String>) -> Resp {
+fn route(
+    state: &State,
+    req: &mut Request<Incoming>,
+    path: &str,
+    params: &HashMap<String, String>,
+) -> Resp {
     let fx = &state.fixture;
+    let aggregated = discovery::wants_aggregated(req.headers());
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     match segs.as_slice() {
         ["version"] => respond(
@@ -392,33 +458,15 @@ fn route(state: &State, path: &str, params: &HashMap<String, String>) -> Resp {
                    "gitCommit": "0000000", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
                    "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"}),
         ),
-        ["api"] => respond(
-            200,
-            json!({"kind": "APIVersions", "versions": ["v1"],
-                   "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}),
-        ),
-        ["apis"] => {
-            let mut groups: Vec<&str> = fx
-                .served()
-                .iter()
-                .map(|t| t.group)
-                .filter(|g| !g.is_empty())
-                .collect();
-            groups.dedup();
-            let groups: Vec<Value> = groups
-                .iter()
-                .map(|g| {
-                    let gv = json!({"groupVersion": format!("{g}/{}", fx.version(g)), "version": fx.version(g)});
-                    json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
-                })
-                .collect();
-            respond(
-                200,
-                json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
-            )
+        ["api"] if aggregated => discovery::aggregated(fx, true),
+        ["apis"] if aggregated => discovery::aggregated(fx, false),
+        ["api"] => discovery::api_versions(),
+        ["apis"] => discovery::group_list(fx),
+        ["api", "v1"] => discovery::resource_list(fx, "", "v1"),
+        ["apis", group, version] => discovery::resource_list(fx, group, version),
+        ["api", "v1", "namespaces", ns, "pods", pod, "portforward"] => {
+            portforward::open(state, req, ns, pod, params)
         }
-        ["api", "v1"] => resource_list(fx, "", "v1"),
-        ["apis", group, version] => resource_list(fx, group, version),
         ["api", "v1", rest @ ..] => objects(state, "", rest, params),
         ["apis", group, _version, rest @ ..] => objects(state, group, rest, params),
         _ => status(
@@ -427,39 +475,6 @@ fn route(state: &State, path: &str, params: &HashMap<String, String>) -> Resp {
             format!("the server could not find the requested resource ({path})"),
         ),
     }
-}
-
-fn resource_list(fx: &Fixture, group: &str, version: &str) -> Resp {
-    let types: Vec<&ResourceType> = fx
-        .served()
-        .into_iter()
-        .filter(|t| t.group == group)
-        .collect();
-    if types.is_empty() || fx.version(group) != version {
-        return status(
-            404,
-            "NotFound",
-            "the server could not find the requested resource".into(),
-        );
-    }
-    let gv = if group.is_empty() {
-        version.to_string()
-    } else {
-        format!("{group}/{version}")
-    };
-    let resources: Vec<Value> = types
-        .iter()
-        .map(|t| {
-            json!({
-                "name": t.plural, "singularName": t.kind.to_lowercase(), "namespaced": t.namespaced,
-                "kind": t.kind, "verbs": ["get", "list", "watch"],
-            })
-        })
-        .collect();
-    respond(
-        200,
-        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
-    )
 }
 
 /// `[namespaces, ns,] plural [, name]`.
@@ -490,23 +505,9 @@ fn objects(state: &State, group: &str, rest: &[&str], params: &HashMap<String, S
     } else {
         format!("{plural}.{group}")
     };
-    if state
-        .faults
-        .forbidden
-        .iter()
-        .any(|f| f == plural || *f == qualified)
-    {
-        let scope = namespace.map_or("at the cluster scope".to_string(), |ns| {
-            format!("in the namespace \"{ns}\"")
-        });
+    if state.faults.forbids(group, plural) {
         let verb = if name.is_some() { "get" } else { "list" };
-        return status(
-            403,
-            "Forbidden",
-            format!(
-                "{qualified} is forbidden: User \"fake\" cannot {verb} resource \"{plural}\" in API group \"{group}\" {scope}"
-            ),
-        );
+        return forbidden(&qualified, verb, plural, group, namespace);
     }
     if let Some((_, code)) = state
         .faults
@@ -534,11 +535,7 @@ fn objects(state: &State, group: &str, rest: &[&str], params: &HashMap<String, S
         format!("{group}/{version}")
     };
     if let Some(name) = name {
-        return match all
-            .iter()
-            .filter(in_scope)
-            .find(|o| o["metadata"]["name"].as_str() == Some(name))
-        {
+        return match fx.object(group, t.kind, namespace, name) {
             Some(o) => respond(200, o.clone()),
             None => status(404, "NotFound", format!("{qualified} \"{name}\" not found")),
         };
