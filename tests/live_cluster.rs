@@ -368,6 +368,16 @@ fn live_only_reproduces_the_founding_findings_like_the_snapshot() {
         "{secrets:?}"
     );
     assert!(!reqs.iter().any(|r| r.contains("cnpg")), "{reqs:?}");
+    // Aggregated discovery: `/apis` alone names the resources, so no
+    // per-group document (`/apis/<group>/<version>`) is fetched.
+    let group_docs: Vec<_> = reqs
+        .iter()
+        .filter(|r| {
+            let path = r.split_whitespace().last().unwrap_or("");
+            path.starts_with("/apis/") && path.split('?').next().unwrap().split('/').count() == 4
+        })
+        .collect();
+    assert!(group_docs.is_empty(), "{group_docs:?}");
     assert!(stderr(&live).contains("API calls"), "{}", stderr(&live));
 }
 

@@ -130,10 +130,14 @@ struct Ctx {
 
 impl Ctx {
     async fn get(&self, path: &str) -> Result<String, kube::Error> {
+        self.get_as(path, "application/json").await
+    }
+
+    async fn get_as(&self, path: &str, accept: &str) -> Result<String, kube::Error> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let started = Instant::now();
         let request = http::Request::get(path)
-            .header(http::header::ACCEPT, "application/json")
+            .header(http::header::ACCEPT, accept)
             .body(Vec::new())
             .map_err(kube::Error::HttpError)?;
         let result = self.client.request_text(request).await;
@@ -371,18 +375,34 @@ const CORE: &[(&str, bool)] = &[
     ("services", true),
 ];
 
-/// `/apis`, then the resource list of the preferred version of each
-/// group we read that the cluster serves. `Err` when `/apis` fails: the
-/// server is unreachable or refuses us.
+/// Aggregated discovery (Kubernetes 1.30+): `/apis` alone lists every
+/// group's resources, saving a round of requests; older servers answer
+/// with the plain group list.
+const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,\
+                          application/json";
+
+fn wanted_group(name: &str) -> bool {
+    KINDS.iter().any(|(g, _)| !g.is_empty() && *g == name)
+}
+
+/// The groups we read, from `/apis`: their resources at once when the
+/// server gives aggregated discovery, else from the resource list of the
+/// preferred version of each. `Err` when `/apis` fails: the server is
+/// unreachable or refuses us.
 async fn discover_groups(ctx: &Ctx) -> Result<(Vec<Resource>, Vec<String>), String> {
-    let groups = ctx.get("/apis").await.map_err(|e| api_reason(&e))?;
+    let groups = ctx
+        .get_as("/apis", AGGREGATED)
+        .await
+        .map_err(|e| api_reason(&e))?;
     let groups: serde_json::Value = serde_json::from_str(&groups).map_err(|e| e.to_string())?;
-    let wanted = |name: &str| KINDS.iter().any(|(g, _)| !g.is_empty() && *g == name);
+    if groups["kind"] == "APIGroupDiscoveryList" {
+        return Ok((aggregated_resources(&groups), Vec::new()));
+    }
     let group_versions: Vec<String> = groups["groups"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|g| g["name"].as_str().is_some_and(wanted))
+        .filter(|g| g["name"].as_str().is_some_and(wanted_group))
         .filter_map(|g| g["preferredVersion"]["groupVersion"].as_str())
         .map(str::to_string)
         .collect();
@@ -446,6 +466,37 @@ fn api_reason(e: &kube::Error) -> String {
         kube::Error::Api(s) => format!("{} {} ({})", s.code, s.reason, s.message),
         other => innermost(other),
     }
+}
+
+/// The wanted kinds that can be listed, from an `APIGroupDiscoveryList`:
+/// each group's first version is its preferred one.
+fn aggregated_resources(list: &serde_json::Value) -> Vec<Resource> {
+    let mut out = Vec::new();
+    for group in list["items"].as_array().into_iter().flatten() {
+        let name = group["metadata"]["name"].as_str().unwrap_or("");
+        if !wanted_group(name) {
+            continue;
+        }
+        let Some(version) = group["versions"].as_array().and_then(|v| v.first()) else {
+            continue;
+        };
+        let v = version["version"].as_str().unwrap_or("");
+        for r in version["resources"].as_array().into_iter().flatten() {
+            let kind = r["responseKind"]["kind"].as_str().unwrap_or("");
+            let listable = r["verbs"]
+                .as_array()
+                .is_some_and(|v| v.iter().any(|v| v == "list"));
+            if listable && KINDS.contains(&(name, kind)) {
+                out.push(Resource {
+                    base: format!("/apis/{name}/{v}"),
+                    plural: r["resource"].as_str().unwrap_or("").to_string(),
+                    group: name.to_string(),
+                    namespaced: r["scope"] != "Cluster",
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The wanted kinds in one APIResourceList that can be listed.
@@ -544,5 +595,37 @@ mod tests {
             .map(|r| (r.plural.as_str(), r.namespaced))
             .collect();
         assert_eq!(names, [("pods", true), ("persistentvolumes", false)]);
+    }
+
+    #[test]
+    fn aggregated_discovery_takes_each_groups_first_version() {
+        let list = serde_json::json!({"kind": "APIGroupDiscoveryList", "items": [
+            {"metadata": {"name": "acid.zalan.do"}, "versions": [{"version": "v1", "resources": [
+                {"resource": "postgresqls", "responseKind": {"kind": "postgresql"},
+                 "scope": "Namespaced", "verbs": ["get", "list"]}]}]},
+            {"metadata": {"name": "storage.k8s.io"}, "versions": [
+                {"version": "v1", "resources": [
+                    {"resource": "storageclasses", "responseKind": {"kind": "StorageClass"},
+                     "scope": "Cluster", "verbs": ["list"]},
+                    {"resource": "csidrivers", "responseKind": {"kind": "CSIDriver"},
+                     "scope": "Cluster", "verbs": ["list"]}]},
+                {"version": "v1beta1", "resources": [
+                    {"resource": "storageclasses", "responseKind": {"kind": "StorageClass"},
+                     "scope": "Cluster", "verbs": ["list"]}]}]},
+            {"metadata": {"name": "batch"}, "versions": [{"version": "v1", "resources": [
+                {"resource": "jobs", "responseKind": {"kind": "Job"},
+                 "scope": "Namespaced", "verbs": ["list"]}]}]}
+        ]});
+        let r: Vec<_> = aggregated_resources(&list)
+            .into_iter()
+            .map(|r| format!("{}/{} {}", r.base, r.plural, r.namespaced))
+            .collect();
+        assert_eq!(
+            r,
+            [
+                "/apis/acid.zalan.do/v1/postgresqls true",
+                "/apis/storage.k8s.io/v1/storageclasses false"
+            ]
+        );
     }
 }
