@@ -60,9 +60,13 @@ fn grants(objects: &[Node]) -> Vec<(String, String)> {
             };
             let verbs = list("verbs");
             assert!(!verbs.is_empty(), "{name}: a rule without verbs");
+            // Reads only; the one exception is opening a port-forward,
+            // which the probes need and which writes nothing.
+            let port_forward_only = list("resources") == ["pods/portforward"];
             for verb in &verbs {
                 assert!(
-                    ["get", "list", "watch"].contains(&verb.as_str()),
+                    ["get", "list", "watch"].contains(&verb.as_str())
+                        || (port_forward_only && verb == "create"),
                     "{name} grants {verb}"
                 );
             }
@@ -151,7 +155,7 @@ fn default_deploy_renders_with_read_only_rbac_and_no_secrets() {
 }
 
 #[test]
-fn with_probes_adds_read_access_to_secrets_only() {
+fn with_probes_adds_secret_reads_port_forward_and_live() {
     let (Some(plain), Some(probes)) = (render("deploy"), render("deploy/with-probes")) else {
         return;
     };
@@ -161,5 +165,47 @@ fn with_probes_adds_read_access_to_secrets_only() {
             added.remove(i);
         }
     }
-    assert_eq!(added, [(String::new(), "secrets".to_string())]);
+    assert_eq!(
+        added,
+        [
+            (String::new(), "secrets".to_string()),
+            (String::new(), "pods/portforward".to_string())
+        ]
+    );
+    // Secrets are read by name, never listed.
+    let secrets_role = probes
+        .iter()
+        .find(|o| o.str_at(&["metadata", "name"]) == Some("homelab-lint-probe"))
+        .unwrap();
+    let verbs: Vec<String> = secrets_role.get("rules").and_then(Node::as_seq).unwrap()[0]
+        .get("verbs")
+        .and_then(Node::as_seq)
+        .unwrap()
+        .iter()
+        .filter_map(Node::scalar_text)
+        .collect();
+    assert_eq!(verbs, ["get"]);
+    // Probes run only against the cluster the CronJob reads.
+    let args: Vec<String> = probes
+        .iter()
+        .find(|o| o.str_at(&["kind"]) == Some("CronJob"))
+        .and_then(|c| {
+            c.path(&[
+                "spec",
+                "jobTemplate",
+                "spec",
+                "template",
+                "spec",
+                "containers",
+            ])
+        })
+        .and_then(Node::as_seq)
+        .unwrap()[0]
+        .get("args")
+        .and_then(Node::as_seq)
+        .unwrap()
+        .iter()
+        .filter_map(Node::scalar_text)
+        .collect();
+    assert!(args.contains(&"--live".to_string()), "{args:?}");
 }
