@@ -33,6 +33,26 @@ pub fn markdown(rule: &Rule) -> String {
             fix.safety.trim()
         ));
     }
+    if let Some(probe) = &rule.probe {
+        let test = match probe {
+            super::ProbeSpec::PostgresCommit {
+                min_p50_ms,
+                min_ratio,
+            } => format!(
+                "the Postgres commit probe: confirmed when a commit's p50 with the server's \
+                 synchronous_commit is at least {min_p50_ms} ms and at least {min_ratio} times \
+                 the p50 with it off"
+            ),
+            super::ProbeSpec::PostgresKeepalive { max_idle_seconds } => format!(
+                "the Postgres connection probe: confirmed when the server's first keepalive \
+                 comes after more than {max_idle_seconds} s of silence"
+            ),
+        };
+        out.push_str(&format!(
+            "## Probe\n\nWith `--live` (through a port-forward to the database pod) or \
+             `--probe-dsn`, {test}. A finding it does not confirm is reported as info.\n\n"
+        ));
+    }
     out.push_str("## References\n\n");
     for r in &rule.references {
         out.push_str(&format!("- <{r}>\n"));
