@@ -97,6 +97,23 @@ fn founding_finding_is_confirmed_through_the_port_forward() {
     );
     assert!(number(&f, "probe.commit.p50_ms") >= 8.0, "{f}");
     assert!(number(&f, "probe.commit_off.p50_ms") <= 2.0, "{f}");
+    // The keepalive finding binds only the app: it is measured on the
+    // database the founding finding names, in the same probe run.
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keepalive = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "authentik-persistent-connections-without-keepalives")
+        .expect("the keepalive finding");
+    assert_eq!(
+        keepalive["evidence"]["probe.verdict"], "confirmed",
+        "{keepalive}"
+    );
+    assert_eq!(
+        keepalive["evidence"]["probe.target"],
+        f["evidence"]["probe.target"]
+    );
     // One Secret read by name, when the probe needed it; never a list.
     let requests = api.requests();
     let secret_reads: Vec<_> = requests.iter().filter(|r| r.contains("secrets")).collect();

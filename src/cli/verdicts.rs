@@ -53,9 +53,21 @@ pub fn attach(
             .map(|(_, spec)| judged(spec, &result))
             .collect()
     } else if args.live_wanted() {
+        // A finding that binds no database (the keepalive rule binds only
+        // the app) is measured on the database another finding of the
+        // same app names.
+        let app_databases: BTreeMap<String, String> = findings
+            .iter()
+            .filter_map(|f| Some((evidence(f, "app.object")?, evidence(f, "database.object")?)))
+            .collect();
         let databases: Vec<Option<String>> = probed
             .iter()
-            .map(|(i, _)| evidence(&findings[*i], "database.object"))
+            .map(|(i, _)| {
+                let f = &findings[*i];
+                evidence(f, "database.object").or_else(|| {
+                    evidence(f, "app.object").and_then(|app| app_databases.get(&app).cloned())
+                })
+            })
             .collect();
         let by_database = through_cluster(&databases, model, args, verbose, options);
         probed
@@ -63,7 +75,7 @@ pub fn attach(
             .zip(&databases)
             .map(|((_, spec), db)| match db {
                 None => Outcome::skipped(
-                    "the finding names no database to probe in the cluster; give --probe-dsn",
+                    "no database of this app is known to probe in the cluster; give --probe-dsn",
                 ),
                 Some(db) => match &by_database[db] {
                     Ok(result) => judged(spec, result),
