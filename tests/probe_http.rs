@@ -3,136 +3,24 @@
 //! throwaway Postgres whose fsync is slowed to stand in for Ceph RBD.
 
 mod common;
+mod support;
 
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::pg::{self, PgServer};
 use homelab_lint::probe::http::{self as probe, Options, ProbeError};
 use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response, StatusCode};
+use hyper::Response;
+use hyper::body::Bytes;
+use support::cache_server::CacheApp;
 
 const TOKEN: &str = "test-token-5f2a";
-const UPSERT: &str = "INSERT INTO django_postgres_cache_cacheentry (cache_key, value, expires) \
-     VALUES ($1, $2, now() + interval '5 minutes') \
-     ON CONFLICT (cache_key) DO UPDATE SET value = EXCLUDED.value, expires = EXCLUDED.expires";
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// The cache-writing app: a pool of 8 persistent connections (as with
-/// CONN_MAX_AGE), a bearer token check, one upsert per request.
-struct CacheApp {
-    addr: std::net::SocketAddr,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl CacheApp {
-    fn start(dsn: String) -> CacheApp {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let mut clients = Vec::new();
-                for _ in 0..8 {
-                    let (client, conn) = tokio_postgres::connect(&dsn, tokio_postgres::NoTls)
-                        .await
-                        .unwrap();
-                    tokio::spawn(conn);
-                    clients.push(client);
-                }
-                let pool = Arc::new(tokio::sync::Mutex::new(clients));
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(listener.local_addr().unwrap()).unwrap();
-                let serve = async move {
-                    loop {
-                        let Ok((stream, _)) = listener.accept().await else {
-                            continue;
-                        };
-                        let pool = pool.clone();
-                        tokio::spawn(async move {
-                            let svc = hyper::service::service_fn(move |req| {
-                                let pool = pool.clone();
-                                async move { Ok::<_, Infallible>(handle(&pool, req).await) }
-                            });
-                            let _ = hyper::server::conn::http1::Builder::new()
-                                .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                                .await;
-                        });
-                    }
-                };
-                tokio::select! {
-                    _ = serve => {}
-                    _ = stop_rx => {}
-                }
-            });
-        });
-        let addr = rx.recv().unwrap();
-        CacheApp {
-            addr,
-            shutdown: Some(stop_tx),
-            thread: Some(thread),
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/api/v3/core/applications/", self.addr)
-    }
-}
-
-impl Drop for CacheApp {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-async fn handle(
-    pool: &tokio::sync::Mutex<Vec<tokio_postgres::Client>>,
-    req: Request<Incoming>,
-) -> Response<Full<Bytes>> {
-    let reply = |status: StatusCode, body: &str| {
-        Response::builder()
-            .status(status)
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(body.to_string())))
-            .unwrap()
-    };
-    let authorized = req
-        .headers()
-        .get("authorization")
-        .is_some_and(|v| v.as_bytes() == format!("Bearer {TOKEN}").as_bytes());
-    if !authorized {
-        return reply(StatusCode::UNAUTHORIZED, r#"{"detail":"unauthorized"}"#);
-    }
-    // Wait for a free connection, as a worker with a persistent one would.
-    let client = loop {
-        if let Some(c) = pool.lock().await.pop() {
-            break c;
-        }
-        tokio::time::sleep(Duration::from_micros(200)).await;
-    };
-    let key = format!(
-        "goauthentik.io/core/applications/{}",
-        req.uri().path().len()
-    );
-    let result = client.execute(UPSERT, &[&key, &"[]"]).await;
-    pool.lock().await.push(client);
-    match result {
-        Ok(_) => reply(StatusCode::OK, r#"{"pagination":{"count":0},"results":[]}"#),
-        Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e}")),
-    }
+fn start_app(dsn: String) -> CacheApp {
+    CacheApp::start(dsn, TOKEN.into()).expect("cache app")
 }
 
 fn options(url: String) -> Options {
@@ -151,17 +39,13 @@ fn synchronous_commit_off_makes_cache_writing_api_5x_faster() {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let server = PgServer::start(8_000);
-    server.psql(
-        "CREATE TABLE django_postgres_cache_cacheentry \
-         (cache_key varchar(255) PRIMARY KEY, value text NOT NULL, expires timestamptz NOT NULL)",
-    );
     let dsn = server.dsn("postgres");
-    let app = CacheApp::start(dsn.clone());
+    let app = start_app(dsn.clone());
     let before = probe::run_blocking(&options(app.url())).expect("probe before");
     drop(app);
     server.psql("ALTER DATABASE postgres SET synchronous_commit = off");
     // The app's connections pick the setting up when they are made anew.
-    let app = CacheApp::start(dsn);
+    let app = start_app(dsn);
     let after = probe::run_blocking(&options(app.url())).expect("probe after");
     let speedup = before.sequential.avg_ms / after.sequential.avg_ms;
     eprintln!(
@@ -191,11 +75,7 @@ fn wrong_token_and_unreachable_server_are_clear_errors() {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let server = PgServer::start(0);
-    server.psql(
-        "CREATE TABLE django_postgres_cache_cacheentry \
-         (cache_key varchar(255) PRIMARY KEY, value text NOT NULL, expires timestamptz NOT NULL)",
-    );
-    let app = CacheApp::start(server.dsn("postgres"));
+    let app = start_app(server.dsn("postgres"));
     let err = probe::run_blocking(&Options {
         token: Some("not-the-token".into()),
         ..options(app.url())
@@ -269,11 +149,7 @@ fn cli_prints_the_http_table_without_the_token() {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let server = PgServer::start(0);
-    server.psql(
-        "CREATE TABLE django_postgres_cache_cacheentry \
-         (cache_key varchar(255) PRIMARY KEY, value text NOT NULL, expires timestamptz NOT NULL)",
-    );
-    let app = CacheApp::start(server.dsn("postgres"));
+    let app = start_app(server.dsn("postgres"));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
         .args(["probe", "http", "--requests", "4", "--url", &app.url()])
         .env("HOMELAB_LINT_TOKEN", TOKEN)
@@ -342,12 +218,10 @@ fn start_tls_app(dir: &std::path::Path) -> std::net::SocketAddr {
                     let Ok(tls) = acceptor.accept(stream).await else {
                         return;
                     };
-                    let svc = hyper::service::service_fn(|_req: Request<Incoming>| async {
-                        Ok::<_, Infallible>(Response::new(Full::new(Bytes::from("{}"))))
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(tls), svc)
-                        .await;
+                    support::serve::serve_connection(tls, |_req| async {
+                        Response::new(Full::new(Bytes::from("{}")))
+                    })
+                    .await;
                 });
             }
         });
