@@ -7,6 +7,7 @@
 
 mod common;
 mod fake_api;
+mod support;
 
 use std::path::Path;
 use std::process::Output;
@@ -215,5 +216,130 @@ fn no_probe_reads_no_secret_and_skips() {
             .iter()
             .any(|r| r.contains("secrets") || r.contains("portforward")),
         "{requests:?}"
+    );
+}
+
+/// An app behind a Service: answers `GET /api/v3/core/applications/` with
+/// the right bearer token, counting what it answered.
+fn start_app(
+    token: &'static str,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let served = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = served.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            support::serve::serve(
+                listener,
+                move |req: hyper::Request<hyper::body::Incoming>| {
+                    let count = count.clone();
+                    async move {
+                        let authorized = req
+                            .headers()
+                            .get("authorization")
+                            .is_some_and(|v| v == format!("Bearer {token}").as_str());
+                        let ok = authorized && req.uri().path() == "/api/v3/core/applications/";
+                        if ok {
+                            count.fetch_add(1, Ordering::SeqCst);
+                        }
+                        hyper::Response::builder()
+                            .status(if ok { 200 } else { 403 })
+                            .header("content-type", "application/json")
+                            .body(http_body_util::Full::new(hyper::body::Bytes::from_static(
+                                b"{\"results\": []}",
+                            )))
+                            .unwrap()
+                    }
+                },
+            )
+            .await;
+        });
+    });
+    (rx.recv().unwrap(), served)
+}
+
+#[test]
+fn http_probe_reaches_a_service_pod_through_the_api() {
+    const TOKEN: &str = "probe-token-5b1d";
+    let (app, served) = start_app(TOKEN);
+    let mut faults = Faults::default();
+    faults.port_forward.insert(
+        "security/authentik-server-7d9f8b6c5d-x2x9q".into(),
+        Forward {
+            target: app,
+            drop_after: None,
+        },
+    );
+    let api = FakeApi::start(fixture(), faults);
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = api.kubeconfig(dir.path());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+        .args(["probe", "http", "--service", "security/authentik-server"])
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["--requests", "4", "-o", "json"])
+        .env("HOMELAB_LINT_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stdout.contains(TOKEN) && !stderr.contains(TOKEN));
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        report["sequential"]["samples_ms"].as_array().unwrap().len(),
+        4
+    );
+    assert_eq!(
+        report["parallel"]["samples_ms"].as_array().unwrap().len(),
+        4
+    );
+    assert_eq!(
+        report["target"],
+        "security/authentik-server/api/v3/core/applications/ \
+         (port-forward to pod security/authentik-server-7d9f8b6c5d-x2x9q:9000 of Service authentik-server)"
+    );
+    // The warm-up and both series went through the port-forward.
+    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 9);
+    let forwards = api
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.contains("/pods/authentik-server-7d9f8b6c5d-x2x9q/portforward")
+                && r.contains("ports=9000")
+        })
+        .count();
+    assert!(forwards >= 1, "{:?}", api.requests());
+
+    // A Service that selects no running pod: a clear error, exit 2.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+        .args([
+            "probe",
+            "http",
+            "--service",
+            "security/auth-postgres",
+            "--service-port",
+            "80",
+        ])
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("Service security/auth-postgres has no port 80"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

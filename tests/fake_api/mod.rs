@@ -8,11 +8,12 @@
 
 mod discovery;
 mod portforward;
+#[path = "../support/serve.rs"]
+mod serve;
 
 pub use portforward::Forward;
 
 use std::collections::{BTreeMap, HashMap};
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -281,22 +282,11 @@ impl FakeApi {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 tx.send(listener.local_addr().unwrap()).unwrap();
-                loop {
-                    let Ok((stream, _)) = listener.accept().await else {
-                        continue;
-                    };
+                serve::serve(listener, move |req| {
                     let state = served.clone();
-                    tokio::spawn(async move {
-                        let svc = hyper::service::service_fn(move |req| {
-                            let state = state.clone();
-                            async move { Ok::<_, Infallible>(handle(&state, req).await) }
-                        });
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                            .with_upgrades()
-                            .await;
-                    });
-                }
+                    async move { handle(&state, req).await }
+                })
+                .await;
             });
         });
         let addr = rx.recv().unwrap();
