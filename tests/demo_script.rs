@@ -67,7 +67,7 @@ fn demo_confirms_the_finding_and_shows_the_speed_up_and_the_patch() {
     }
     assert!(stdout.contains("authentik-cache-on-sync-replicated-postgres"));
     assert!(
-        stdout.contains("live probe confirmed"),
+        stdout.contains("Postgres commit probe confirmed"),
         "no confirmed verdict"
     );
     let speedup: f64 = stdout

@@ -51,9 +51,15 @@ pub struct LiveArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub request_timeout: u64,
 
-    /// Verify synchronous_commit findings with the commit probe against
-    /// this Postgres (libpq string or postgres:// URL; never printed).
-    #[arg(long, value_name = "DSN")]
+    /// Measure the findings that name a Postgres probe on this server
+    /// (libpq string or postgres:// URL; never printed). The environment
+    /// variable keeps its password off the command line.
+    #[arg(
+        long,
+        value_name = "DSN",
+        env = "HOMELAB_LINT_PROBE_DSN",
+        hide_env_values = true
+    )]
     pub probe_dsn: Option<String>,
 
     /// Wall-clock limit of the probe run by --probe-dsn.
