@@ -86,7 +86,7 @@ fn bump_across_2025_10_on_ceph_rbd_reports_the_hazard_with_the_release_facts() {
     let message = hazard["message"].as_str().unwrap();
     for fact in [
         "moves the cache onto a database that commits synchronously to replicated storage",
-        "2025.8.3 to 2025.10.1",
+        "from 2025.8.3 (the base commit HEAD~1) to 2025.10.1",
         "synchronous_commit=on on ceph-block",
         "Redis is no longer used",
         "roughly 50% more database connections",

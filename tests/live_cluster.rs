@@ -402,6 +402,58 @@ fn live_with_repo_points_findings_at_repo_files() {
 }
 
 #[test]
+fn repo_version_crossing_a_release_from_the_running_one_is_found() {
+    // The cluster's HelmRelease asks for 2025.10.1 but its upgrade failed:
+    // 2025.8.3 is what is deployed (status.history).
+    let mut cluster = fixture();
+    cluster.edit("HelmRelease", "authentik", |hr| {
+        let deployed = &mut hr["status"]["history"][0];
+        deployed["chartVersion"] = "2025.8.3".into();
+        deployed["appVersion"] = "2025.8.3".into();
+    });
+    let api = FakeApi::start(cluster, Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = lint(&[
+        "--example",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "--format",
+        "json",
+        "--no-probe",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let upgrade = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "authentik-upgrade-moves-cache-to-sync-replicated-postgres")
+        .unwrap_or_else(|| panic!("no upgrade finding: {report}\n{}", stderr(&out)));
+    let message = upgrade["message"].as_str().unwrap();
+    assert!(
+        message.contains("from 2025.8.3 (running in the cluster) to 2025.10.1"),
+        "{message}"
+    );
+    assert_eq!(
+        upgrade["location"]["path"], "apps/authentik/helmrelease.yaml",
+        "{upgrade}"
+    );
+
+    // Deployed as declared: no bump.
+    let api = FakeApi::start(fixture(), Faults::default());
+    let kc = api.kubeconfig(dir.path());
+    let out = lint(&[
+        "--example",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "--format",
+        "json",
+        "--no-probe",
+    ]);
+    assert_eq!(rules_of(&findings(&out)), FOUNDING, "{}", stderr(&out));
+}
+
+#[test]
 fn live_pagination_follows_continue_tokens() {
     let api = FakeApi::start(fixture(), Faults::default());
     let dir = tempfile::tempdir().unwrap();

@@ -60,7 +60,7 @@ fn run_case(case: &Path, rule_id: &str, all: &[rules::Rule]) -> Outcome {
     };
     let base_repo = base.map(|b| repo::load(&b, Limits::default()));
     let baseline = match &base_repo {
-        Some(r) => Baseline::of(&Model::new(r), releases::builtin()),
+        Some(r) => Baseline::of(&Model::new(r), releases::builtin(), "the base commit"),
         None => Baseline::none(),
     };
     let loaded = repo::load(&head, Limits::default());

@@ -75,7 +75,11 @@ pub fn prepare(
         fingerprints.len()
     );
     Ok(BaseRun {
-        baseline: Baseline::of(&model, releases::builtin()),
+        baseline: Baseline::of(
+            &model,
+            releases::builtin(),
+            format!("the base commit {reference}"),
+        ),
         fingerprints: (!args.all_findings).then_some(fingerprints),
     })
 }

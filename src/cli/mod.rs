@@ -167,7 +167,7 @@ fn run_lint(
         return Err(problem.to_string());
     }
     let rules = config.apply_to_rules(all_rules);
-    let base = match &loaded {
+    let mut base = match &loaded {
         Some(l) => base::prepare(base_args, l.repo.files.root(), &rules, &config)?,
         None if base_args.base.is_some() => {
             return Err("--base compares two commits of a repository: give its path".into());
@@ -180,6 +180,7 @@ fn run_lint(
     let mut live_only = live::State::default();
     let mut live_sources = crate::yaml::SourceMap::default();
     if lint.live.wanted() {
+        let with_repo = loaded.is_some();
         let sources = match &mut loaded {
             Some(l) => &mut l.repo.files.sources,
             None => &mut live_sources,
@@ -190,6 +191,16 @@ fn run_lint(
             eprintln!("warning: {w}");
         }
         eprintln!("{}", state.summary);
+        // Without --base, the versions the cluster runs are what the repo's
+        // versions are bumps from: the next reconcile crosses the releases
+        // in between.
+        if with_repo && !base.baseline.is_present() {
+            base.baseline = rules::releases::Baseline::running(
+                &Model::from_parts(&state.objects, sources),
+                rules::releases::builtin(),
+                "running in the cluster",
+            );
+        }
         match &mut loaded {
             Some(l) => live::merge_into(&mut l.repo.objects, state, &mut warnings),
             None => live_only = state,

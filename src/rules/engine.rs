@@ -43,6 +43,8 @@ enum Fact {
     Bump {
         object: ObjRef,
         app: String,
+        /// Where `from` comes from: the base commit, or the cluster.
+        since: String,
         from: semver::Version,
         to: semver::Version,
         /// Version and the texts of its changes, per crossed release.
@@ -393,6 +395,7 @@ impl Ctx<'_, '_> {
                 let fact = Fact::Bump {
                     object: a.object,
                     app: file.app.clone(),
+                    since: self.baseline.source.clone(),
                     from,
                     to,
                     crossed: crossed
@@ -899,6 +902,7 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
         Fact::Bump {
             object,
             app,
+            since,
             from,
             to,
             crossed,
@@ -914,6 +918,7 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 vec![
                     ("app".into(), app.clone()),
                     ("from".into(), from.to_string()),
+                    ("since".into(), since.clone()),
                     ("to".into(), to.to_string()),
                     ("releases".into(), releases.join(", ")),
                     ("facts".into(), facts.join("; ")),

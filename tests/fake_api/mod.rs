@@ -181,6 +181,18 @@ impl Fixture {
         f
     }
 
+    /// Changes the object of `kind` named `name` in place.
+    pub fn edit(&mut self, kind: &str, name: &str, change: impl FnOnce(&mut Value)) {
+        let obj = self
+            .objects
+            .iter_mut()
+            .filter(|((_, k), _)| k == kind)
+            .flat_map(|(_, objs)| objs.iter_mut())
+            .find(|o| o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name} in the fixture"));
+        change(obj);
+    }
+
     pub fn add(&mut self, obj: Value) {
         let api_version = obj["apiVersion"].as_str().unwrap_or("v1").to_string();
         let kind = obj["kind"].as_str().unwrap_or("").to_string();
