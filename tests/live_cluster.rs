@@ -454,6 +454,43 @@ fn repo_version_crossing_a_release_from_the_running_one_is_found() {
 }
 
 #[test]
+fn parameter_patched_in_the_cluster_is_drift_pointing_at_the_repo() {
+    let mut cluster = fixture();
+    cluster.edit("postgresql", "auth-postgres", |pg| {
+        pg["spec"]["postgresql"]["parameters"]["synchronous_commit"] = "off".into();
+    });
+    let api = FakeApi::start(cluster, Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = lint(&[
+        "--example",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "--format",
+        "json",
+        "--no-probe",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let drift: Vec<_> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "postgres-parameter-drift")
+        .collect();
+    assert_eq!(drift.len(), 1, "{report}\n{}", stderr(&out));
+    let f = drift[0];
+    assert_eq!(
+        f["message"],
+        "postgresql/security/auth-postgres: synchronous_commit is \"off\" in the cluster \
+         but unset in the repository"
+    );
+    // At the declaration's parameter map (its first line), where the
+    // value would go.
+    assert_eq!(f["location"]["path"], "apps/authentik/database.yaml");
+    assert_eq!(f["location"]["line"], 21, "{f}");
+}
+
+#[test]
 fn live_pagination_follows_continue_tokens() {
     let api = FakeApi::start(fixture(), Faults::default());
     let dir = tempfile::tempdir().unwrap();

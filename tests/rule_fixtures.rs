@@ -7,7 +7,9 @@
 //! (`tests/snapshots/`): review changes with `cargo insta review`.
 //! A case with `base/` and `head/` directories is a `--base` run: `head/`
 //! is linted with the app versions of `base/` (rules with a
-//! `releaseCrossed` step).
+//! `releaseCrossed` step). A case with `repo/` and `cluster/` directories
+//! is a run with `--snapshot`: `cluster/` holds `kubectl get -o yaml`
+//! output, linked to the repository's declarations.
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -17,7 +19,7 @@ use homelab_lint::model::Model;
 use homelab_lint::report::human;
 use homelab_lint::rules::releases::{self, Baseline};
 use homelab_lint::rules::{self, Finding};
-use homelab_lint::source::repo;
+use homelab_lint::source::{link, live, repo, snapshot};
 use homelab_lint::yaml::Limits;
 
 const KINDS: [&str; 2] = ["fires", "does_not_fire"];
@@ -55,6 +57,8 @@ struct Outcome {
 fn run_case(case: &Path, rule_id: &str, all: &[rules::Rule]) -> Outcome {
     let (head, base) = if case.join("head").is_dir() && case.join("base").is_dir() {
         (case.join("head"), Some(case.join("base")))
+    } else if case.join("repo").is_dir() {
+        (case.join("repo"), None)
     } else {
         (case.to_path_buf(), None)
     };
@@ -63,8 +67,21 @@ fn run_case(case: &Path, rule_id: &str, all: &[rules::Rule]) -> Outcome {
         Some(r) => Baseline::of(&Model::new(r), releases::builtin(), "the base commit"),
         None => Baseline::none(),
     };
-    let loaded = repo::load(&head, Limits::default());
+    let mut loaded = repo::load(&head, Limits::default());
     let mut problems: Vec<String> = loaded.issues.iter().map(|i| i.to_string()).collect();
+    if case.join("cluster").is_dir() {
+        match snapshot::load(
+            &case.join("cluster"),
+            &mut loaded.files.sources,
+            &Limits::default(),
+        ) {
+            Ok(snap) => {
+                problems.extend(snap.issues.iter().map(|i| i.to_string()));
+                link::merge(&mut loaded.objects, live::lintable(snap.objects));
+            }
+            Err(e) => problems.push(e),
+        }
+    }
     problems.extend(
         loaded
             .skipped

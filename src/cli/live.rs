@@ -147,12 +147,11 @@ pub fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::
 }
 
 /// Adds live objects to the repo's: see [`link::merge`].
-pub fn merge_into(repo_objects: &mut Vec<Object>, state: State, warnings: &mut Vec<String>) {
+pub fn merge_into(repo_objects: &mut Vec<Object>, state: State) {
     let total = state.objects.len();
     let merged = link::merge(repo_objects, state.objects);
     eprintln!(
         "linked {} of {} live objects to their declarations in the repository",
         merged.linked, total
     );
-    warnings.extend(merged.drift);
 }

@@ -186,7 +186,6 @@ fn run_lint(
             None => &mut live_sources,
         };
         let state = live::collect(&lint.live, sources, verbose)?;
-        let mut warnings = Vec::new();
         for w in &state.warnings {
             eprintln!("warning: {w}");
         }
@@ -202,11 +201,8 @@ fn run_lint(
             );
         }
         match &mut loaded {
-            Some(l) => live::merge_into(&mut l.repo.objects, state, &mut warnings),
+            Some(l) => live::merge_into(&mut l.repo.objects, state),
             None => live_only = state,
-        }
-        for w in warnings {
-            eprintln!("warning: {w}");
         }
         match &mut loaded {
             Some(l) => crate::source::live::drop_rendered_workloads(&mut l.repo.objects),

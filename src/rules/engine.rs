@@ -57,6 +57,11 @@ enum Fact {
         name: String,
         node: Node,
     },
+    /// A Postgres parameter the repository and the cluster disagree on.
+    Drift {
+        object: ObjRef,
+        drift: crate::source::link::Drift,
+    },
 }
 
 type Bindings = Vec<(String, Fact)>;
@@ -344,6 +349,19 @@ impl Ctx<'_, '_> {
                 })
                 .collect(),
             Step::ReleaseCrossed(p) => self.release_crossed(p, bound),
+            Step::ParameterDrift(p) => model
+                .objects
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| Some((i, o, o.live.as_deref()?)))
+                .flat_map(|(i, o, live)| {
+                    crate::source::link::parameter_drift(&o.root, live)
+                        .into_iter()
+                        .map(move |drift| (i, drift))
+                })
+                .filter(|(_, d)| p.names.is_empty() || p.names.contains(&d.name))
+                .map(|(object, drift)| vec![("drift".to_string(), Fact::Drift { object, drift })])
+                .collect(),
             Step::UnusedSuppression => Vec::new(),
             Step::AnyOf(branches) => {
                 for branch in branches {
@@ -942,6 +960,33 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
             ],
             format!("{}${name}", model.object(*object).id()),
         ),
+        Fact::Drift { object, drift } => {
+            let show = |v: Option<String>| v.map_or("unset".to_string(), |v| format!("{v:?}"));
+            let (repo, cluster) = (
+                show(drift.declared.as_ref().and_then(Node::scalar_text)),
+                show(drift.live.clone()),
+            );
+            let span = drift
+                .declared
+                .as_ref()
+                .or(drift.container.as_ref())
+                .map_or_else(|| obj_span(*object), |n| first_line(model, n.span));
+            let id = model.object(*object).id();
+            (
+                vec![Label {
+                    span,
+                    text: format!("{} is {repo} here but {cluster} in the cluster", drift.name),
+                }],
+                vec![
+                    ("name".into(), drift.name.clone()),
+                    ("repo".into(), repo),
+                    ("cluster".into(), cluster),
+                    ("path".into(), drift.path.clone()),
+                    ("object".into(), id.clone()),
+                ],
+                format!("{id}#{}.{}", drift.path, drift.name),
+            )
+        }
         Fact::EnvAbsent { name, .. } => (
             Vec::new(),
             vec![

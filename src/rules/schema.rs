@@ -225,6 +225,11 @@ pub enum Step {
     /// Flux Kustomizations whose `spec.path` is not a directory of the
     /// repository. Binds `kustomization`.
     FluxPathMissing,
+    /// With a repository and the cluster (`--live`, `--snapshot`): Postgres
+    /// parameters of an operator's cluster whose value in the cluster
+    /// differs from the repository's. Binds `drift`: `{drift.name}`,
+    /// `{drift.repo}`, `{drift.cluster}`, `{drift.object}`.
+    ParameterDrift(ParameterDriftStep),
     /// Values made from a Flux postBuild variable that is defined nowhere
     /// and has no default, so it rendered as empty. Binds `variable`.
     UndefinedVariable,
@@ -353,6 +358,14 @@ pub struct PathTest {
     /// With several matches, the test holds when any match passes.
     pub path: String,
     pub is: ValueTest,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ParameterDriftStep {
+    /// Only these parameters (default: every one).
+    #[serde(default)]
+    pub names: Vec<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]

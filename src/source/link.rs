@@ -2,8 +2,9 @@
 //! as one the repo declares (same group, kind, namespace and name) is
 //! represented by the declaration, so findings point at the repo file;
 //! what only the cluster has (objects no file declares, such as bound
-//! PVs, and the `status` of declared ones) is kept. Settings the rules
-//! read that differ between the two are reported as drift.
+//! PVs, and the `status` of declared ones) is kept, and the live object
+//! stays on its declaration so that drift (the `parameterDrift` rule
+//! step) can be judged.
 
 use super::{Object, live};
 use crate::yaml::Node;
@@ -26,8 +27,6 @@ const PARAMETER_PATHS: &[&[&str]] = &[
 pub struct Merged {
     /// Live objects represented by a repo declaration.
     pub linked: usize,
-    /// One line per drifted setting.
-    pub drift: Vec<String>,
 }
 
 /// Adds to `repo` the live objects it does not declare; for the ones it
@@ -41,13 +40,13 @@ pub fn merge(repo: &mut Vec<Object>, live_objects: Vec<Object>) -> Merged {
         match found {
             Some(i) => {
                 merged.linked += 1;
-                merged.drift.extend(drift(&repo[i], &l));
                 if repo[i].root.get("status").is_none()
                     && let Some(status) = l.root.get("status")
                 {
                     let status = status.clone();
                     repo[i].root.insert("status", status);
                 }
+                repo[i].live = Some(Box::new(l.root));
             }
             None => repo.push(l),
         }
@@ -69,11 +68,26 @@ fn same_object(declared: &Object, l: &Object) -> bool {
         && live::flux_owner(l).is_none_or(|(kind, _, _)| kind == "Kustomization")
 }
 
-/// Postgres parameters the repo and the cluster disagree on.
-pub fn drift(declared: &Object, l: &Object) -> Vec<String> {
+/// A Postgres parameter the repository and the cluster disagree on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drift {
+    /// Where the operator keeps parameters (`spec.postgresql.parameters`).
+    pub path: String,
+    pub name: String,
+    /// The value as the repository writes it, if it does.
+    pub declared: Option<Node>,
+    /// The parameter map of the declaration, if it has one: where a value
+    /// the repository does not write would go.
+    pub container: Option<Node>,
+    /// The value in the cluster, if set there.
+    pub live: Option<String>,
+}
+
+/// Postgres parameters whose declared and live values differ.
+pub fn parameter_drift(declared: &Node, live: &Node) -> Vec<Drift> {
     let mut out = Vec::new();
     for path in PARAMETER_PATHS {
-        let (d, c) = (declared.root.path(path), l.root.path(path));
+        let (d, c) = (declared.path(path), live.path(path));
         if d.is_none() && c.is_none() {
             continue;
         }
@@ -89,20 +103,16 @@ pub fn drift(declared: &Object, l: &Object) -> Vec<String> {
         names.sort();
         names.dedup();
         for name in names {
-            let value = |n: Option<&Node>| n.and_then(|m| m.get(&name)).and_then(Node::scalar_text);
-            let (dv, cv) = (value(d), value(c));
-            if dv != cv {
-                let show = |v: &Option<String>| {
-                    v.as_ref().map_or("unset".to_string(), |v| format!("{v:?}"))
-                };
-                out.push(format!(
-                    "drift: {}: {}.{} is {} in the repository but {} in the cluster",
-                    l.id(),
-                    path.join("."),
+            let dn = d.and_then(|m| m.get(&name));
+            let cv = c.and_then(|m| m.get(&name)).and_then(Node::scalar_text);
+            if dn.and_then(Node::scalar_text) != cv {
+                out.push(Drift {
+                    path: path.join("."),
                     name,
-                    show(&dv),
-                    show(&cv)
-                ));
+                    declared: dn.cloned(),
+                    container: d.cloned(),
+                    live: cv,
+                });
             }
         }
     }
@@ -145,13 +155,22 @@ mod tests {
             Some("Running"),
             "live status copied onto the declaration"
         );
+        let live = repo[0].live.as_deref().expect("the live object is kept");
+        let drift = parameter_drift(&repo[0].root, live);
+        assert_eq!(drift.len(), 1, "{drift:?}");
         assert_eq!(
-            merged.drift,
-            [
-                "drift: postgresql/security/db: spec.postgresql.parameters.synchronous_commit \
-              is \"off\" in the repository but unset in the cluster"
-            ]
+            (drift[0].path.as_str(), drift[0].name.as_str()),
+            ("spec.postgresql.parameters", "synchronous_commit")
         );
+        assert_eq!(
+            drift[0]
+                .declared
+                .as_ref()
+                .and_then(Node::scalar_text)
+                .as_deref(),
+            Some("off")
+        );
+        assert_eq!(drift[0].live, None);
     }
 
     #[test]

@@ -55,6 +55,10 @@ pub struct Object {
     /// The Flux tree (one per cluster in a repo of several clusters) that
     /// applies the object; `None` for files no Flux Kustomization reaches.
     pub tree: Option<u32>,
+    /// For a declaration that stands for a live object (a repository
+    /// linted with the cluster), the object as the cluster returned it:
+    /// what drift is judged against.
+    pub live: Option<Box<Node>>,
 }
 
 impl Object {
@@ -65,6 +69,7 @@ impl Object {
             doc_index,
             chain: Vec::new(),
             tree: None,
+            live: None,
         }
     }
 
