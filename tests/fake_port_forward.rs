@@ -3,6 +3,7 @@
 //! the pod.
 
 mod fake_api;
+mod support;
 
 use std::future::Future;
 use std::net::SocketAddr;

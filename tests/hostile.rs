@@ -47,7 +47,7 @@ fn hostile_repo() -> tempfile::TempDir {
     write(
         root,
         "bad/not-utf8.yaml",
-        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \xff\xfe\n".to_vec(),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \xff\xfe\n",
     );
 
     // Symlink loop: a directory that links back to its parent.

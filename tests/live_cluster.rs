@@ -3,6 +3,7 @@
 
 mod common;
 mod fake_api;
+mod support;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -488,28 +488,6 @@ pub fn per_database_notes(
     notes
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_json_keeps_existing_keys() {
-        let mut keys = serde_json::Map::new();
-        keys.insert("keepalives".into(), 1.into());
-        keys.insert("connect_timeout".into(), 99.into());
-        let current = encode_json(&serde_json::from_str(r#"{"connect_timeout": 10}"#).unwrap());
-        let out = target_value("X", &EnvTarget::Base64Json(&keys), Some(&current)).unwrap();
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(out)
-            .unwrap();
-        assert_eq!(
-            String::from_utf8(decoded).unwrap(),
-            r#"{"connect_timeout":10,"keepalives":1}"#
-        );
-        assert!(target_value("X", &EnvTarget::Base64Json(&keys), Some("%%")).is_err());
-    }
-}
-
 /// For a database that exists only in the cluster (nothing in the repo to
 /// edit): the `kubectl patch` that sets the parameter, where the provider
 /// reads parameters from a patchable field, plus a warning when Flux
@@ -569,4 +547,26 @@ pub fn flux_managed_note(obj: &crate::source::Object) -> Option<String> {
     Some(format!(
         "Flux manages this object ({owner}): it reverts a live patch at its next reconciliation; change the manifest in the repository that {owner} applies"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_json_keeps_existing_keys() {
+        let mut keys = serde_json::Map::new();
+        keys.insert("keepalives".into(), 1.into());
+        keys.insert("connect_timeout".into(), 99.into());
+        let current = encode_json(&serde_json::from_str(r#"{"connect_timeout": 10}"#).unwrap());
+        let out = target_value("X", &EnvTarget::Base64Json(&keys), Some(&current)).unwrap();
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(out)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(decoded).unwrap(),
+            r#"{"connect_timeout":10,"keepalives":1}"#
+        );
+        assert!(target_value("X", &EnvTarget::Base64Json(&keys), Some("%%")).is_err());
+    }
 }

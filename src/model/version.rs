@@ -9,14 +9,12 @@ use semver::{Version, VersionReq};
 pub fn parse_lenient(text: &str) -> Option<Version> {
     let start = text.find(|c: char| c.is_ascii_digit())?;
     let mut parts = [0u64; 3];
-    let mut count = 0;
-    for piece in text[start..].split('.') {
+    for (part, piece) in parts.iter_mut().zip(text[start..].split('.')) {
         let digits: String = piece.chars().take_while(char::is_ascii_digit).collect();
-        if digits.is_empty() || count == 3 {
+        if digits.is_empty() {
             break;
         }
-        parts[count] = digits.parse().ok()?;
-        count += 1;
+        *part = digits.parse().ok()?;
         if digits.len() != piece.len() {
             break;
         }

@@ -738,7 +738,7 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 span,
                 text: format!("{} {version}", app.identity),
             }];
-            labels.extend(app.version_node.as_ref().and_then(|n| variable_label(n)));
+            labels.extend(app.version_node.as_ref().and_then(variable_label));
             (
                 labels,
                 vec![

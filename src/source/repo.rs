@@ -463,10 +463,9 @@ impl FluxTree {
         }
         if let (Some(patches), Some(path)) =
             (ks.root.path(&["spec", "patches"]), self.ks_path(files, ks))
+            && let Err(issue) = kustomize::apply_patches(&mut objs, patches, files, &path)
         {
-            if let Err(issue) = kustomize::apply_patches(&mut objs, patches, files, &path) {
-                issues.push(issue);
-            }
+            issues.push(issue);
         }
         if ks.root.path(&["spec", "postBuild"]).is_some() {
             // Flux reads substituteFrom in the Kustomization's own namespace.

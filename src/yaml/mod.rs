@@ -90,6 +90,14 @@ impl SourceMap {
     }
 }
 
+/// The first document of `text`, for unit tests.
+#[cfg(test)]
+pub(crate) fn parse_one(text: &str) -> Node {
+    parse_documents(text, FileId(0), &Limits::default())
+        .expect("test YAML parses")
+        .remove(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,12 +144,4 @@ mod tests {
             );
         });
     }
-}
-
-/// The first document of `text`, for unit tests.
-#[cfg(test)]
-pub(crate) fn parse_one(text: &str) -> Node {
-    parse_documents(text, FileId(0), &Limits::default())
-        .expect("test YAML parses")
-        .remove(0)
 }

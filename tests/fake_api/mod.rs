@@ -3,13 +3,12 @@
 //! `limit`/`continue` pagination, pod port-forward), answers 403 or other
 //! errors for chosen resources, adds latency to every call and records
 //! every request. It speaks enough of the real protocol for `kubectl`
-//! and kube-rs themselves to use it.
+//! and kube-rs themselves to use it. A test binary that uses it also
+//! declares `mod support;` (its accept loop).
 #![allow(dead_code)] // each test binary uses a different subset
 
 mod discovery;
 mod portforward;
-#[path = "../support/serve.rs"]
-mod serve;
 
 pub use portforward::Forward;
 
@@ -294,7 +293,7 @@ impl FakeApi {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 tx.send(listener.local_addr().unwrap()).unwrap();
-                serve::serve(listener, move |req| {
+                crate::support::serve::serve(listener, move |req| {
                     let state = served.clone();
                     async move { handle(&state, req).await }
                 })

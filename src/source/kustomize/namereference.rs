@@ -114,11 +114,11 @@ fn update(
 ) -> Result<(), String> {
     match &mut node.value {
         Value::Str(old) => {
-            if let Some(c) = resolve(old, candidates, ns)? {
-                if *old != c.name {
-                    let span = node.span;
-                    *node = Node::synthetic_str(c.name.clone(), span);
-                }
+            if let Some(c) = resolve(old, candidates, ns)?
+                && *old != c.name
+            {
+                let span = node.span;
+                *node = Node::synthetic_str(c.name.clone(), span);
             }
             Ok(())
         }

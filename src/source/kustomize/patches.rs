@@ -235,15 +235,17 @@ impl Selector {
     /// group/version/kind and the label and annotation selectors.
     fn matches(&self, r: &Res) -> Result<bool, String> {
         let cur = r.cur_id();
-        if let Some(ns) = &self.namespace {
-            if !ns.is_match(r.org.effective_ns()) && !ns.is_match(cur.effective_ns()) {
-                return Ok(false);
-            }
+        if let Some(ns) = &self.namespace
+            && !ns.is_match(r.org.effective_ns())
+            && !ns.is_match(cur.effective_ns())
+        {
+            return Ok(false);
         }
-        if let Some(name) = &self.name {
-            if !name.is_match(&r.org.name) && !name.is_match(&cur.name) {
-                return Ok(false);
-            }
+        if let Some(name) = &self.name
+            && !name.is_match(&r.org.name)
+            && !name.is_match(&cur.name)
+        {
+            return Ok(false);
         }
         let g = &cur.gvk;
         if (!self.gvk.group.is_empty() && self.gvk.group != g.group)

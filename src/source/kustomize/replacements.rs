@@ -113,23 +113,23 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
             res[src].obj.id()
         ))
     })?;
-    if let Some(opts) = source.get("options") {
-        if let Some(delim) = opts.get("delimiter").and_then(Node::as_str) {
-            let idx = opts.get("index").and_then(|n| match n.value {
-                Value::Int(i) => Some(i),
-                _ => None,
-            });
-            let text = value.scalar_text().unwrap_or_default();
-            let parts: Vec<&str> = text.split(delim).collect();
-            let i = idx.unwrap_or(0);
-            let picked = usize::try_from(i).ok().and_then(|i| parts.get(i)).copied();
-            let Some(picked) = picked else {
-                return Err(fail(format!(
-                    "options.index {i} is out of bounds for value {text}"
-                )));
-            };
-            value = Node::synthetic_str(picked, value.span);
-        }
+    if let Some(opts) = source.get("options")
+        && let Some(delim) = opts.get("delimiter").and_then(Node::as_str)
+    {
+        let idx = opts.get("index").and_then(|n| match n.value {
+            Value::Int(i) => Some(i),
+            _ => None,
+        });
+        let text = value.scalar_text().unwrap_or_default();
+        let parts: Vec<&str> = text.split(delim).collect();
+        let i = idx.unwrap_or(0);
+        let picked = usize::try_from(i).ok().and_then(|i| parts.get(i)).copied();
+        let Some(picked) = picked else {
+            return Err(fail(format!(
+                "options.index {i} is out of bounds for value {text}"
+            )));
+        };
+        value = Node::synthetic_str(picked, value.span);
     }
     for target in repl
         .get("targets")
