@@ -44,6 +44,14 @@ fn kinds(objects: &[Node]) -> Vec<String> {
 
 /// Every (apiGroup, resource) a rendering's cluster roles grant, checking
 /// verbs and wildcards on the way.
+/// The strings of the sequence at `key` (empty when there is none).
+fn strings(node: &Node, key: &str) -> Vec<String> {
+    node.get(key)
+        .and_then(Node::as_seq)
+        .map(|s| s.iter().filter_map(Node::scalar_text).collect())
+        .unwrap_or_default()
+}
+
 fn grants(objects: &[Node]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for role in objects
@@ -52,12 +60,7 @@ fn grants(objects: &[Node]) -> Vec<(String, String)> {
     {
         let name = role.str_at(&["metadata", "name"]).unwrap();
         for rule in role.get("rules").and_then(Node::as_seq).unwrap() {
-            let list = |key: &str| -> Vec<String> {
-                rule.get(key)
-                    .and_then(Node::as_seq)
-                    .map(|s| s.iter().filter_map(Node::scalar_text).collect())
-                    .unwrap_or_default()
-            };
+            let list = |key: &str| strings(rule, key);
             let verbs = list("verbs");
             assert!(!verbs.is_empty(), "{name}: a rule without verbs");
             // Reads only; the one exception is opening a port-forward,
@@ -132,13 +135,7 @@ fn default_deploy_renders_with_read_only_rbac_and_no_secrets() {
                 .and_then(Node::as_bool_lenient),
             Some(true)
         );
-        let args: Vec<String> = c
-            .get("args")
-            .and_then(Node::as_seq)
-            .unwrap()
-            .iter()
-            .filter_map(Node::scalar_text)
-            .collect();
+        let args = strings(c, "args");
         assert!(
             args.windows(2).any(|w| w == ["--format", "json"]),
             "{args:?}"
@@ -177,16 +174,13 @@ fn with_probes_adds_secret_reads_port_forward_and_live() {
         .iter()
         .find(|o| o.str_at(&["metadata", "name"]) == Some("homelab-lint-probe"))
         .unwrap();
-    let verbs: Vec<String> = secrets_role.get("rules").and_then(Node::as_seq).unwrap()[0]
-        .get("verbs")
-        .and_then(Node::as_seq)
-        .unwrap()
-        .iter()
-        .filter_map(Node::scalar_text)
-        .collect();
+    let verbs = strings(
+        &secrets_role.get("rules").and_then(Node::as_seq).unwrap()[0],
+        "verbs",
+    );
     assert_eq!(verbs, ["get"]);
     // Probes run only against the cluster the CronJob reads.
-    let args: Vec<String> = probes
+    let containers = probes
         .iter()
         .find(|o| o.str_at(&["kind"]) == Some("CronJob"))
         .and_then(|c| {
@@ -200,12 +194,7 @@ fn with_probes_adds_secret_reads_port_forward_and_live() {
             ])
         })
         .and_then(Node::as_seq)
-        .unwrap()[0]
-        .get("args")
-        .and_then(Node::as_seq)
-        .unwrap()
-        .iter()
-        .filter_map(Node::scalar_text)
-        .collect();
+        .unwrap();
+    let args = strings(&containers[0], "args");
     assert!(args.contains(&"--live".to_string()), "{args:?}");
 }

@@ -32,6 +32,18 @@ async fn within<T>(what: &str, step: impl Future<Output = T>) -> T {
         .unwrap_or_else(|_| panic!("{what}: no answer within {STEP:?}"))
 }
 
+/// A port-forward to port 5432 of POD, and the message of its error
+/// channel.
+async fn refused(api: &FakeApi) -> (kube::api::Portforwarder, String) {
+    let pods = pods(api).await;
+    let mut pf = within("portforward", pods.portforward(POD, &[5432]))
+        .await
+        .unwrap();
+    let error = within("error channel", pf.take_error(5432).unwrap()).await;
+    let error = error.expect("an error message on the error channel");
+    (pf, error)
+}
+
 async fn pods(api: &FakeApi) -> kube::Api<Pod> {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = kube::config::Kubeconfig::read_from(api.kubeconfig(dir.path())).unwrap();
@@ -195,12 +207,7 @@ async fn unknown_pod_is_404() {
 async fn unreachable_target_is_reported_on_the_error_channel() {
     let target = closed_port().await;
     let api = FakeApi::start(fixture(), forwarding(target, None));
-    let pods = pods(&api).await;
-    let mut pf = within("portforward", pods.portforward(POD, &[5432]))
-        .await
-        .unwrap();
-    let error = within("error channel", pf.take_error(5432).unwrap()).await;
-    let error = error.expect("an error message on the error channel");
+    let (mut pf, error) = refused(&api).await;
     assert_eq!(
         error,
         format!(
@@ -215,12 +222,7 @@ async fn unreachable_target_is_reported_on_the_error_channel() {
 #[tokio::test]
 async fn pod_without_a_forward_refuses_the_port() {
     let api = FakeApi::start(fixture(), Faults::default());
-    let pods = pods(&api).await;
-    let mut pf = within("portforward", pods.portforward(POD, &[5432]))
-        .await
-        .unwrap();
-    let error = within("error channel", pf.take_error(5432).unwrap()).await;
-    let error = error.expect("an error message on the error channel");
+    let (_pf, error) = refused(&api).await;
     assert!(
         error.starts_with(&format!("error forwarding port 5432 to pod {POD}: "))
             && error.ends_with("connection refused"),

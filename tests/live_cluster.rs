@@ -26,6 +26,15 @@ fn kubectl_available() -> bool {
     ok
 }
 
+/// A fake serving `fixture()` with `faults`, and a kubeconfig for it in
+/// a temporary directory (kept alive by the returned guard).
+fn fake(faults: Faults) -> (FakeApi, tempfile::TempDir, std::path::PathBuf) {
+    let api = FakeApi::start(fixture(), faults);
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    (api, dir, kc)
+}
+
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
     let cache = kubeconfig.parent().unwrap().join("kube-cache");
     Command::new("kubectl")
@@ -51,9 +60,7 @@ fn real_kubectl_lists_custom_resources_from_the_fake() {
     if !kubectl_available() {
         return;
     }
-    let api = FakeApi::start(fixture(), Faults::default());
-    let dir = tempfile::tempdir().unwrap();
-    let kc = api.kubeconfig(dir.path());
+    let (_api, _dir, kc) = fake(Faults::default());
     let out = kubectl(&kc, &["get", "postgresql", "-A", "-o", "json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -92,9 +99,7 @@ fn real_kubectl_paginates_with_chunk_size() {
     if !kubectl_available() {
         return;
     }
-    let api = FakeApi::start(fixture(), Faults::default());
-    let dir = tempfile::tempdir().unwrap();
-    let kc = api.kubeconfig(dir.path());
+    let (api, _dir, kc) = fake(Faults::default());
     let out = kubectl(&kc, &["get", "pods", "-A", "--chunk-size=1", "-o", "name"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
@@ -160,9 +165,7 @@ fn real_kubectl_uses_aggregated_discovery() {
     if !kubectl_available() {
         return;
     }
-    let api = FakeApi::start(fixture(), Faults::default());
-    let dir = tempfile::tempdir().unwrap();
-    let kc = api.kubeconfig(dir.path());
+    let (api, _dir, kc) = fake(Faults::default());
     let out = kubectl(&kc, &["api-resources", "--no-headers"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
@@ -345,9 +348,7 @@ const FOUNDING: [&str; 2] = [
 
 #[test]
 fn live_only_reproduces_the_founding_findings_like_the_snapshot() {
-    let api = FakeApi::start(fixture(), Faults::default());
-    let dir = tempfile::tempdir().unwrap();
-    let kc = api.kubeconfig(dir.path());
+    let (api, _dir, kc) = fake(Faults::default());
     let kc = kc.to_str().unwrap();
     let live = lint(&["--kubeconfig", kc, "--format", "json"]);
     assert_eq!(live.status.code(), Some(1), "{}", stderr(&live));
@@ -384,7 +385,33 @@ fn live_only_reproduces_the_founding_findings_like_the_snapshot() {
 
 #[test]
 fn live_with_repo_points_findings_at_repo_files() {
-    let api = FakeApi::start(fixture(), Faults::default());
+    let (report, err) = lint_example_with(fixture());
+    let found: Vec<(&str, &str)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap(),
+                f["location"]["path"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
+        FOUNDING,
+        "{err}"
+    );
+    for (_, path) in &found {
+        assert_eq!(*path, "apps/authentik/helmrelease.yaml");
+    }
+    assert!(err.contains("linked"), "{err}");
+}
+
+/// The example repository linted with the cluster `fixture` (no probe):
+/// the JSON report, and stderr for messages.
+fn lint_example_with(cluster: Fixture) -> (serde_json::Value, String) {
+    let api = FakeApi::start(cluster, Faults::default());
     let dir = tempfile::tempdir().unwrap();
     let kc = api.kubeconfig(dir.path());
     let out = lint(&[
@@ -393,17 +420,26 @@ fn live_with_repo_points_findings_at_repo_files() {
         kc.to_str().unwrap(),
         "--format",
         "json",
+        "--no-probe",
     ]);
-    let found = findings(&out);
-    assert_eq!(rules_of(&found), FOUNDING, "{}", stderr(&out));
-    for (_, path) in &found {
-        assert_eq!(path, "apps/authentik/helmrelease.yaml");
-    }
-    assert!(stderr(&out).contains("linked"), "{}", stderr(&out));
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(&out), stderr(&out)));
+    (report, stderr(&out))
+}
+
+/// The findings of `rule` in a JSON report.
+fn findings_of<'r>(report: &'r serde_json::Value, rule: &str) -> Vec<&'r serde_json::Value> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .collect()
 }
 
 #[test]
 fn repo_version_crossing_a_release_from_the_running_one_is_found() {
+    const UPGRADE: &str = "authentik-upgrade-moves-cache-to-sync-replicated-postgres";
     // The cluster's HelmRelease asks for 2025.10.1 but its upgrade failed:
     // 2025.8.3 is what is deployed (status.history).
     let mut cluster = fixture();
@@ -412,46 +448,23 @@ fn repo_version_crossing_a_release_from_the_running_one_is_found() {
         deployed["chartVersion"] = "2025.8.3".into();
         deployed["appVersion"] = "2025.8.3".into();
     });
-    let api = FakeApi::start(cluster, Faults::default());
-    let dir = tempfile::tempdir().unwrap();
-    let kc = api.kubeconfig(dir.path());
-    let out = lint(&[
-        "--example",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-        "--format",
-        "json",
-        "--no-probe",
-    ]);
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let upgrade = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "authentik-upgrade-moves-cache-to-sync-replicated-postgres")
-        .unwrap_or_else(|| panic!("no upgrade finding: {report}\n{}", stderr(&out)));
-    let message = upgrade["message"].as_str().unwrap();
+    let (report, err) = lint_example_with(cluster);
+    let upgrade = findings_of(&report, UPGRADE);
+    assert_eq!(upgrade.len(), 1, "{report}\n{err}");
+    let message = upgrade[0]["message"].as_str().unwrap();
     assert!(
         message.contains("from 2025.8.3 (running in the cluster) to 2025.10.1"),
         "{message}"
     );
     assert_eq!(
-        upgrade["location"]["path"], "apps/authentik/helmrelease.yaml",
-        "{upgrade}"
+        upgrade[0]["location"]["path"], "apps/authentik/helmrelease.yaml",
+        "{}",
+        upgrade[0]
     );
 
     // Deployed as declared: no bump.
-    let api = FakeApi::start(fixture(), Faults::default());
-    let kc = api.kubeconfig(dir.path());
-    let out = lint(&[
-        "--example",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-        "--format",
-        "json",
-        "--no-probe",
-    ]);
-    assert_eq!(rules_of(&findings(&out)), FOUNDING, "{}", stderr(&out));
+    let (report, err) = lint_example_with(fixture());
+    assert!(findings_of(&report, UPGRADE).is_empty(), "{report}\n{err}");
 }
 
 #[test]
@@ -460,25 +473,9 @@ fn parameter_patched_in_the_cluster_is_drift_pointing_at_the_repo() {
     cluster.edit("postgresql", "auth-postgres", |pg| {
         pg["spec"]["postgresql"]["parameters"]["synchronous_commit"] = "off".into();
     });
-    let api = FakeApi::start(cluster, Faults::default());
-    let dir = tempfile::tempdir().unwrap();
-    let kc = api.kubeconfig(dir.path());
-    let out = lint(&[
-        "--example",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-        "--format",
-        "json",
-        "--no-probe",
-    ]);
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let drift: Vec<_> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "postgres-parameter-drift")
-        .collect();
-    assert_eq!(drift.len(), 1, "{report}\n{}", stderr(&out));
+    let (report, err) = lint_example_with(cluster);
+    let drift = findings_of(&report, "postgres-parameter-drift");
+    assert_eq!(drift.len(), 1, "{report}\n{err}");
     let f = drift[0];
     assert_eq!(
         f["message"],
@@ -489,13 +486,15 @@ fn parameter_patched_in_the_cluster_is_drift_pointing_at_the_repo() {
     // value would go.
     assert_eq!(f["location"]["path"], "apps/authentik/database.yaml");
     assert_eq!(f["location"]["line"], 21, "{f}");
+
+    // The same parameters on both sides: no drift.
+    let (report, _) = lint_example_with(fixture());
+    assert!(findings_of(&report, "postgres-parameter-drift").is_empty());
 }
 
 #[test]
 fn live_pagination_follows_continue_tokens() {
-    let api = FakeApi::start(fixture(), Faults::default());
-    let dir = tempfile::tempdir().unwrap();
-    let kc = api.kubeconfig(dir.path());
+    let (api, _dir, kc) = fake(Faults::default());
     let out = lint(&[
         "--kubeconfig",
         kc.to_str().unwrap(),
@@ -632,9 +631,7 @@ fn slow_server_times_out_with_a_clear_message() {
 
 #[test]
 fn namespace_flag_limits_namespaced_lists() {
-    let api = FakeApi::start(fixture(), Faults::default());
-    let dir = tempfile::tempdir().unwrap();
-    let kc = api.kubeconfig(dir.path());
+    let (api, _dir, kc) = fake(Faults::default());
     let out = lint(&[
         "--kubeconfig",
         kc.to_str().unwrap(),
@@ -661,9 +658,7 @@ fn namespace_flag_limits_namespaced_lists() {
 #[test]
 fn planted_password_never_printed_from_live() {
     const PLANTED: &[&str] = &["Planted-Pa55word-7c1e", "UGxhbnRlZC1QYTU1d29yZC03YzFl"];
-    let api = FakeApi::start(fixture(), Faults::default());
-    let dir = tempfile::tempdir().unwrap();
-    let kc = api.kubeconfig(dir.path());
+    let (_api, _dir, kc) = fake(Faults::default());
     for format in ["human", "json", "sarif", "github"] {
         for repo in [false, true] {
             let mut args = vec![

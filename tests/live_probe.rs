@@ -230,42 +230,27 @@ fn start_app(
     use std::sync::atomic::{AtomicUsize, Ordering};
     let served = std::sync::Arc::new(AtomicUsize::new(0));
     let count = served.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            support::serve::serve(
-                listener,
-                move |req: hyper::Request<hyper::body::Incoming>| {
-                    let count = count.clone();
-                    async move {
-                        let authorized = req
-                            .headers()
-                            .get("authorization")
-                            .is_some_and(|v| v == format!("Bearer {token}").as_str());
-                        let ok = authorized && req.uri().path() == "/api/v3/core/applications/";
-                        if ok {
-                            count.fetch_add(1, Ordering::SeqCst);
-                        }
-                        hyper::Response::builder()
-                            .status(if ok { 200 } else { 403 })
-                            .header("content-type", "application/json")
-                            .body(http_body_util::Full::new(hyper::body::Bytes::from_static(
-                                b"{\"results\": []}",
-                            )))
-                            .unwrap()
-                    }
-                },
-            )
-            .await;
-        });
+    let addr = support::serve::spawn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let count = count.clone();
+        async move {
+            let authorized = req
+                .headers()
+                .get("authorization")
+                .is_some_and(|v| v == format!("Bearer {token}").as_str());
+            let ok = authorized && req.uri().path() == "/api/v3/core/applications/";
+            if ok {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+            hyper::Response::builder()
+                .status(if ok { 200 } else { 403 })
+                .header("content-type", "application/json")
+                .body(http_body_util::Full::new(hyper::body::Bytes::from_static(
+                    b"{\"results\": []}",
+                )))
+                .unwrap()
+        }
     });
-    (rx.recv().unwrap(), served)
+    (addr, served)
 }
 
 #[test]

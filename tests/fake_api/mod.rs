@@ -282,25 +282,11 @@ impl FakeApi {
             faults,
             requests: Mutex::new(Vec::new()),
         });
-        let (tx, rx) = std::sync::mpsc::channel();
         let served = state.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(listener.local_addr().unwrap()).unwrap();
-                crate::support::serve::serve(listener, move |req| {
-                    let state = served.clone();
-                    async move { handle(&state, req).await }
-                })
-                .await;
-            });
+        let addr = crate::support::serve::spawn(move |req| {
+            let state = served.clone();
+            async move { handle(&state, req).await }
         });
-        let addr = rx.recv().unwrap();
         FakeApi { addr, state }
     }
 

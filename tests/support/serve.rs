@@ -38,6 +38,35 @@ where
     }
 }
 
+/// Serves `handler` on a free port of 127.0.0.1 from a thread with its
+/// own runtime, for tests whose own code blocks; returns the address once
+/// it listens. The server lives as long as the test process.
+pub fn spawn<H, Fut, B>(handler: H) -> std::net::SocketAddr
+where
+    H: Fn(Request<Incoming>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Response<B>> + Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("test server runtime");
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind 127.0.0.1");
+            let _ = tx.send(listener.local_addr().expect("local address"));
+            serve(listener, handler).await;
+        });
+    });
+    rx.recv().expect("the test server started")
+}
+
 /// Serves one connection (plain TCP, or a TLS stream after the
 /// handshake) until the client closes it. Upgrades are enabled so a
 /// handler may take over the connection (WebSocket, SPDY). A broken
