@@ -468,6 +468,32 @@ fn repo_version_crossing_a_release_from_the_running_one_is_found() {
 }
 
 #[test]
+fn live_only_lint_judges_the_deployed_chart_not_the_requested_one() {
+    // The upgrade to 2025.10.1 failed: 2025.8.3, whose cache is in Redis,
+    // is what runs, so the cache finding does not apply yet.
+    let mut cluster = fixture();
+    cluster.edit("HelmRelease", "authentik", |hr| {
+        hr["status"]["history"][0]["chartVersion"] = "2025.8.3".into();
+    });
+    let api = FakeApi::start(cluster, Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    let out = lint(&[
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "--format",
+        "json",
+        "--no-probe",
+    ]);
+    assert_eq!(
+        rules_of(&findings(&out)),
+        ["authentik-persistent-connections-without-keepalives"],
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn parameter_patched_in_the_cluster_is_drift_pointing_at_the_repo() {
     let mut cluster = fixture();
     cluster.edit("postgresql", "auth-postgres", |pg| {
@@ -568,7 +594,7 @@ fn bound_volume_csi_driver_stands_in_for_an_unreadable_storage_class() {
     let out = lint(&["--kubeconfig", kc.to_str().unwrap(), "--format", "json"]);
     assert_eq!(rules_of(&findings(&out)), FOUNDING, "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let cache = &json["findings"][0];
+    let cache = findings_of(&json, FOUNDING[0])[0];
     assert_eq!(
         cache["evidence"]["storage.provisioner"],
         "rook-ceph.rbd.csi.ceph.com"

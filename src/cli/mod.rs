@@ -194,7 +194,7 @@ fn run_lint(
         // versions are bumps from: the next reconcile crosses the releases
         // in between.
         if with_repo && !base.baseline.is_present() {
-            base.baseline = rules::releases::Baseline::running(
+            base.baseline = rules::releases::Baseline::of(
                 &Model::from_parts(&state.objects, sources),
                 rules::releases::builtin(),
                 "running in the cluster",

@@ -91,10 +91,16 @@ pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
             let own_tag = chart_matches
                 .then(|| own_image_tag(&release.values))
                 .flatten();
+            // A live release runs the chart its status says is deployed,
+            // which lags the spec while an upgrade is pending or failing.
+            let chart_version = match obj.is_live() {
+                true => deployed_chart_version(&obj.root).or(release.version.as_ref()),
+                false => release.version.as_ref(),
+            };
             let (identity, version_node) = match (tagged, own_tag) {
                 (Some((repo, tag)), _) => (repo, Some(tag)),
                 (None, Some(tag)) => (chart.to_string(), Some(tag)),
-                (None, None) => (chart.to_string(), release.version.clone()),
+                (None, None) => (chart.to_string(), chart_version.cloned()),
             };
             apps.push(App {
                 object: i,
@@ -119,6 +125,19 @@ pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
         }
     }
     apps
+}
+
+/// The chart version a HelmRelease's status says is deployed: the newest
+/// `history` snapshot that is deployed (helm-controller v1), else
+/// `lastAppliedRevision` (v2beta1).
+pub fn deployed_chart_version(release: &Node) -> Option<&Node> {
+    let status = release.get("status")?;
+    status
+        .get("history")
+        .and_then(Node::as_seq)
+        .and_then(|h| h.iter().find(|s| s.str_at(&["status"]) == Some("deployed")))
+        .and_then(|s| s.get("chartVersion"))
+        .or_else(|| status.get("lastAppliedRevision"))
 }
 
 /// The tag of the chart's own image when the values pin only the tag and

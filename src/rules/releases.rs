@@ -156,48 +156,15 @@ impl Baseline {
         Baseline::default()
     }
 
-    /// The app versions of the base commit's model, for every app the
-    /// release files know.
+    /// The app versions of a model, for every app the release files
+    /// know: the base commit's, or the live cluster's (where a
+    /// HelmRelease's version is the deployed one).
     pub fn of(base: &Model, releases: Vec<ReleaseFile>, source: impl Into<String>) -> Baseline {
-        Baseline::with(base, releases, source.into(), |_, a| a.version.clone())
-    }
-
-    /// The app versions a live cluster runs: a HelmRelease's deployed
-    /// chart version (its status), which lags its spec while an upgrade
-    /// is pending or failing, where the app's version is the chart's;
-    /// otherwise the version the live object declares.
-    pub fn running(
-        live: &Model,
-        releases: Vec<ReleaseFile>,
-        source: impl Into<String>,
-    ) -> Baseline {
-        Baseline::with(live, releases, source.into(), |model, a| {
-            let object = model.object(a.object);
-            let declared_chart = object
-                .root
-                .path(&["spec", "chart", "spec", "version"])
-                .and_then(|n| n.scalar_text())
-                .and_then(|t| parse_lenient(&t));
-            match deployed_chart_version(&object.root) {
-                Some(deployed) if declared_chart.is_some() && declared_chart == a.version => {
-                    Some(deployed)
-                }
-                _ => a.version.clone(),
-            }
-        })
-    }
-
-    fn with(
-        model: &Model,
-        releases: Vec<ReleaseFile>,
-        source: String,
-        version_of: impl Fn(&Model, &app::App) -> Option<Version>,
-    ) -> Baseline {
         let mut versions = HashMap::new();
         for file in &releases {
-            for a in app::find(model, &file.query()) {
-                if let Some(v) = version_of(model, &a) {
-                    versions.insert((file.app.clone(), model.object(a.object).id()), v);
+            for a in app::find(base, &file.query()) {
+                if let Some(v) = a.version {
+                    versions.insert((file.app.clone(), base.object(a.object).id()), v);
                 }
             }
         }
@@ -205,7 +172,7 @@ impl Baseline {
             releases,
             versions,
             present: true,
-            source,
+            source: source.into(),
         }
     }
 
@@ -218,21 +185,6 @@ impl Baseline {
     pub fn version(&self, app: &str, object_id: &str) -> Option<&Version> {
         self.versions.get(&(app.to_string(), object_id.to_string()))
     }
-}
-
-/// The chart version a HelmRelease's status says is deployed: the
-/// newest `history` snapshot that is deployed (helm-controller v1), else
-/// `lastAppliedRevision` (v2beta1).
-fn deployed_chart_version(release: &crate::yaml::Node) -> Option<Version> {
-    let status = release.get("status")?;
-    let from_history = status
-        .get("history")
-        .and_then(|h| h.as_seq())
-        .and_then(|h| h.iter().find(|s| s.str_at(&["status"]) == Some("deployed")))
-        .and_then(|s| s.get("chartVersion"))
-        .and_then(|v| v.scalar_text());
-    let text = from_history.or_else(|| status.get("lastAppliedRevision")?.scalar_text())?;
-    parse_lenient(&text)
 }
 
 #[cfg(test)]
