@@ -328,3 +328,50 @@ fn http_probe_reaches_a_service_pod_through_the_api() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn probe_postgres_database_measures_the_primary_through_the_api() {
+    if !pg::available() {
+        return;
+    }
+    let server = database(8_000);
+    let api = FakeApi::start(fixture(), forwarding_to(&server, None));
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = api.kubeconfig(dir.path());
+    let probe = |database: &str, extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+            .args(["probe", "postgres", "--database", database])
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(extra)
+            .env_remove("HOMELAB_LINT_PG_DSN")
+            .output()
+            .unwrap()
+    };
+    let out = probe("security/auth-postgres", &["-o", "json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stdout.contains(PLANTED) && !stderr.contains(PLANTED));
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        report["target"],
+        "authentik@pod security/auth-postgres-0:5432/authentik (port-forward)"
+    );
+    assert!(
+        report["effective"]["p50_ms"].as_f64().unwrap() >= 8.0,
+        "{report}"
+    );
+    assert_eq!(report["synchronous_commit"], "on");
+    server.assert_no_probe_session();
+
+    // A name no operator declares: a clear error, exit 2.
+    let out = probe("security/nope", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .contains("no Postgres cluster security/nope of Zalando, CloudNativePG or Crunchy PGO"),
+        "{stderr}"
+    );
+}

@@ -42,13 +42,8 @@ pub struct HttpArgs {
     )]
     pub path: String,
 
-    /// With --service: kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
-    #[arg(long, value_name = "FILE", requires = "service")]
-    pub kubeconfig: Option<std::path::PathBuf>,
-
-    /// With --service: kubeconfig context.
-    #[arg(long, value_name = "NAME", requires = "service")]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 
     /// Bearer token (never printed).
     #[arg(long, env = "HOMELAB_LINT_TOKEN", hide_env_values = true)]
@@ -71,11 +66,37 @@ pub struct HttpArgs {
     pub format: Option<OutputFormat>,
 }
 
+/// How `--database` and `--service` reach the cluster.
+#[derive(clap::Args, Debug)]
+pub struct ClusterArgs {
+    /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<std::path::PathBuf>,
+
+    /// Kubeconfig context.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
 #[derive(clap::Args, Debug)]
 pub struct PostgresArgs {
     /// libpq connection string or postgres:// URL (never printed).
-    #[arg(long, env = "HOMELAB_LINT_PG_DSN", hide_env_values = true)]
-    pub dsn: String,
+    #[arg(
+        long,
+        env = "HOMELAB_LINT_PG_DSN",
+        hide_env_values = true,
+        required_unless_present = "database"
+    )]
+    pub dsn: Option<String>,
+
+    /// Probe an operator's Postgres cluster (NAMESPACE/NAME: Zalando,
+    /// CloudNativePG, Crunchy PGO) through the Kubernetes API: its primary
+    /// pod by port-forward, with the operator's credentials Secret.
+    #[arg(long, value_name = "NAMESPACE/NAME", conflicts_with = "dsn")]
+    pub database: Option<String>,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 
     /// Transactions per series.
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -110,15 +131,38 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
             if args.samples == 0 || args.samples > 10_000 {
                 return Err("--samples: give 1 to 10000".into());
             }
-            let options = postgres::Options {
-                target: postgres::Target::Dsn(args.dsn.clone()),
+            let options = |target| postgres::Options {
+                target,
                 samples: args.samples,
                 connect_tries: args.connect_tries.clamp(1, 100),
                 budget: args.budget,
                 ca_file: args.ca.clone(),
                 insecure: args.insecure,
             };
-            let report = postgres::run_blocking(&options).map_err(|e| e.to_string())?;
+            let report = match (&args.database, &args.dsn) {
+                (Some(database), _) => {
+                    let (namespace, name) = namespaced("--database", database)?;
+                    in_cluster(&args.cluster, namespace, async |client, timeout| {
+                        let route = tokio::time::timeout(timeout, async {
+                            let object =
+                                crate::probe::tunnel::cluster_object(&client, namespace, name)
+                                    .await?;
+                            let cluster = crate::probe::tunnel::Cluster::of(&object)?;
+                            crate::probe::tunnel::resolve(&client, &cluster).await
+                        })
+                        .await
+                        .map_err(|_| no_answer(timeout))??;
+                        postgres::run(&options(postgres::Target::Pod(Box::new(route))))
+                            .await
+                            .map_err(|e| e.to_string())
+                    })?
+                }
+                (None, Some(dsn)) => {
+                    postgres::run_blocking(&options(postgres::Target::Dsn(dsn.clone())))
+                        .map_err(|e| e.to_string())?
+                }
+                (None, None) => return Err("give --dsn or --database".into()),
+            };
             match args.format {
                 Some(OutputFormat::Json) => {
                     serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
@@ -157,18 +201,26 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
     }
 }
 
-/// The HTTP probe through a local listener that forwards each connection
-/// to a pod of `service` over the Kubernetes API.
-fn through_service(
-    args: &HttpArgs,
-    service: &str,
-    mut options: crate::probe::http::Options,
-) -> Result<crate::probe::http::Report, String> {
-    let (namespace, name) = service
-        .split_once('/')
-        .filter(|(ns, n)| !ns.is_empty() && !n.is_empty())
-        .ok_or_else(|| format!("--service {service:?}: give NAMESPACE/NAME"))?;
-    let cluster = crate::source::cluster::Options {
+/// `NAMESPACE/NAME` of a flag.
+fn namespaced<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a str), String> {
+    text.split_once('/')
+        .filter(|(ns, n)| !ns.is_empty() && !n.is_empty() && !n.contains('/'))
+        .ok_or_else(|| format!("{flag} {text:?}: give NAMESPACE/NAME"))
+}
+
+fn no_answer(timeout: Duration) -> String {
+    format!("the cluster did not answer within {} s", timeout.as_secs())
+}
+
+/// Runs `work` with a client of the cluster, on a runtime of its own (the
+/// client's connections live on it), with the time the cluster has to
+/// answer each step.
+fn in_cluster<T>(
+    args: &ClusterArgs,
+    namespace: &str,
+    work: impl AsyncFnOnce(kube::Client, Duration) -> Result<T, String>,
+) -> Result<T, String> {
+    let options = crate::source::cluster::Options {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
         namespace: Some(namespace.to_string()),
@@ -182,20 +234,28 @@ fn through_service(
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async {
-        let (client, _, _) = crate::source::cluster::client(&cluster)
+        let (client, _, _) = crate::source::cluster::client(&options)
             .await
             .map_err(|e| e.to_string())?;
+        work(client, options.timeout).await
+    })
+}
+
+/// The HTTP probe through a local listener that forwards each connection
+/// to a pod of `service` over the Kubernetes API.
+fn through_service(
+    args: &HttpArgs,
+    service: &str,
+    mut options: crate::probe::http::Options,
+) -> Result<crate::probe::http::Report, String> {
+    let (namespace, name) = namespaced("--service", service)?;
+    in_cluster(&args.cluster, namespace, async |client, timeout| {
         let (pods, pod, port) = tokio::time::timeout(
-            cluster.timeout,
+            timeout,
             crate::probe::tunnel::service_pod(&client, namespace, name, args.service_port),
         )
         .await
-        .map_err(|_| {
-            format!(
-                "the cluster did not answer within {} s",
-                cluster.timeout.as_secs()
-            )
-        })??;
+        .map_err(|_| no_answer(timeout))??;
         let listener = crate::probe::tunnel::Listener::start(pods, pod.clone(), port).await?;
         options.url = format!("http://{}{}", listener.addr, args.path);
         let mut report = crate::probe::http::run(&options)

@@ -99,6 +99,47 @@ impl Cluster {
     }
 }
 
+/// Where each operator serves its cluster kind: group, version, plural.
+const OPERATOR_KINDS: &[(&str, &str, &str)] = &[
+    ("acid.zalan.do", "v1", "postgresqls"),
+    ("postgresql.cnpg.io", "v1", "clusters"),
+    (
+        "postgres-operator.crunchydata.com",
+        "v1beta1",
+        "postgresclusters",
+    ),
+];
+
+/// The operator's cluster object `namespace/name`, whichever of the
+/// operators declares it, read from the API server.
+pub async fn cluster_object(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Object, String> {
+    for (group, version, plural) in OPERATOR_KINDS {
+        let path = format!("/apis/{group}/{version}/namespaces/{namespace}/{plural}/{name}");
+        let request = http::Request::get(&path)
+            .header(http::header::ACCEPT, "application/json")
+            .body(Vec::new())
+            .map_err(|e| e.to_string())?;
+        match client.request_text(request).await {
+            Ok(text) => {
+                let json: serde_json::Value =
+                    serde_json::from_str(&text).map_err(|e| format!("{path}: not JSON: {e}"))?;
+                let root = crate::yaml::Node::from_json(&json, Default::default());
+                return Ok(Object::new(root, Default::default(), 0));
+            }
+            // Not this operator's, or the operator is not installed.
+            Err(kube::Error::Api(s)) if s.code == 404 => continue,
+            Err(e) => return Err(format!("cannot read {path}: {}", reason(&e))),
+        }
+    }
+    Err(format!(
+        "no Postgres cluster {namespace}/{name} of Zalando, CloudNativePG or Crunchy PGO"
+    ))
+}
+
 /// A Secret of an operator and the keys it keeps credentials under.
 #[derive(Clone, Debug, PartialEq)]
 struct SecretRef {
