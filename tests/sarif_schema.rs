@@ -158,3 +158,81 @@ fn fingerprints_do_not_depend_on_where_the_repo_is_checked_out() {
         );
     }
 }
+
+/// Applies the `fixes[]` of a SARIF log to the files under `root`: each
+/// replacement's region (1-based lines and columns) replaced by its text,
+/// last region first so earlier positions stay valid.
+fn apply_sarif_fixes(log: &J, root: &Path) {
+    let mut by_file: std::collections::BTreeMap<String, Vec<(usize, usize, usize, usize, String)>> =
+        Default::default();
+    for result in log["runs"][0]["results"].as_array().unwrap() {
+        for fix in result["fixes"].as_array().into_iter().flatten() {
+            for change in fix["artifactChanges"].as_array().unwrap() {
+                let uri = change["artifactLocation"]["uri"].as_str().unwrap();
+                for r in change["replacements"].as_array().unwrap() {
+                    let region = &r["deletedRegion"];
+                    let n = |k: &str| region[k].as_u64().unwrap() as usize;
+                    by_file.entry(uri.to_string()).or_default().push((
+                        n("startLine"),
+                        n("startColumn"),
+                        n("endLine"),
+                        n("endColumn"),
+                        r["insertedContent"]["text"].as_str().unwrap().to_string(),
+                    ));
+                }
+            }
+        }
+    }
+    for (uri, mut replacements) in by_file {
+        let path = root.join(&uri);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        let offset = |text: &str, line: usize, col: usize| -> usize {
+            let start: usize = text
+                .split_inclusive('\n')
+                .take(line - 1)
+                .map(str::len)
+                .sum();
+            start + col - 1
+        };
+        replacements.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+        for (sl, sc, el, ec, new) in replacements {
+            let (start, end) = (offset(&text, sl, sc), offset(&text, el, ec));
+            text.replace_range(start..end, &new);
+        }
+        std::fs::write(&path, text).unwrap();
+    }
+}
+
+#[test]
+fn sarif_fixes_make_the_same_edits_as_fix() {
+    let (fixed, from_sarif) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    copy_example(fixed.path());
+    copy_example(from_sarif.path());
+    let out = Command::new(BIN)
+        .arg(fixed.path())
+        .args(["--fix", "--unsafe-fixes"])
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+    let log: J = serde_json::from_str(&lint_sarif(&[from_sarif.path().to_str().unwrap()])).unwrap();
+    let with_fixes = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("fixes").is_some())
+        .count();
+    assert_eq!(with_fixes, 2, "{log}");
+    apply_sarif_fixes(&log, from_sarif.path());
+    for entry in walkdir::WalkDir::new(fixed.path()) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            let rel = entry.path().strip_prefix(fixed.path()).unwrap();
+            assert_eq!(
+                std::fs::read_to_string(from_sarif.path().join(rel)).unwrap(),
+                std::fs::read_to_string(entry.path()).unwrap(),
+                "{}",
+                rel.display()
+            );
+        }
+    }
+}

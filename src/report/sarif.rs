@@ -98,6 +98,9 @@ fn result(f: &Finding, rules: &[Rule], sources: &SourceMap) -> J {
     if !related.is_empty() {
         out.insert("relatedLocations".into(), J::Array(related));
     }
+    if let Some(fix) = f.fix.as_ref().and_then(|fix| sarif_fix(fix, sources)) {
+        out.insert("fixes".into(), json!([fix]));
+    }
     out.insert(
         "partialFingerprints".into(),
         json!({ FINGERPRINT_KEY: f.fingerprint }),
@@ -109,6 +112,51 @@ fn result(f: &Finding, rules: &[Rule], sources: &SourceMap) -> J {
         .collect();
     out.insert("properties".into(), json!({ "evidence": evidence }));
     J::Object(out)
+}
+
+/// A fix as SARIF `fixes[]` wants it: per file, the regions to replace
+/// (an empty region is an insertion) and the text that replaces them.
+/// `None` for a fix without edits (display-only).
+fn sarif_fix(fix: &crate::fix::Fix, sources: &SourceMap) -> Option<J> {
+    let mut by_file: Vec<(crate::yaml::FileId, Vec<J>)> = Vec::new();
+    for edit in &fix.edits {
+        let (start_line, start_col) = sources.line_col(edit.file, edit.start)?;
+        let (end_line, end_col) = sources.line_col(edit.file, edit.end)?;
+        let replacement = json!({
+            "deletedRegion": {
+                "startLine": start_line,
+                "startColumn": start_col,
+                "endLine": end_line,
+                "endColumn": end_col,
+            },
+            "insertedContent": { "text": edit.replacement },
+        });
+        match by_file.iter_mut().find(|(file, _)| *file == edit.file) {
+            Some((_, replacements)) => replacements.push(replacement),
+            None => by_file.push((edit.file, vec![replacement])),
+        }
+    }
+    if by_file.is_empty() {
+        return None;
+    }
+    let changes: Vec<J> = by_file
+        .into_iter()
+        .map(|(file, replacements)| {
+            json!({
+                "artifactLocation": {
+                    "uri": relative_uri(sources.path(file)),
+                    "uriBaseId": SRCROOT,
+                },
+                "replacements": replacements,
+            })
+        })
+        .collect();
+    Some(json!({
+        "description": {
+            "text": sentence(&format!("{} ({} fix)", fix.title, fix.applicability.as_str())),
+        },
+        "artifactChanges": changes,
+    }))
 }
 
 /// The artifact and exact region of a label; `None` for a label that
