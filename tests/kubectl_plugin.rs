@@ -117,6 +117,31 @@ fn kubectl_homelab_lint_lints_the_example_with_kubectl_style_output_flag() {
     );
 }
 
+/// kubectl's plugin completion: with `kubectl_complete-homelab_lint` on
+/// PATH, `kubectl __complete homelab-lint …` (what the shell's kubectl
+/// completion runs on TAB) answers with the plugin's flags and values.
+#[test]
+fn kubectl_completes_the_plugin_through_kubectl_complete() {
+    if !kubectl_available() {
+        return;
+    }
+    let (dir, path) = plugin_path();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kubectl_complete-homelab_lint");
+    std::fs::copy(&script, dir.path().join("kubectl_complete-homelab_lint")).unwrap();
+    let out = kubectl(&path, &["__complete", "homelab-lint", "--fo"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.lines().any(|l| l.starts_with("--format\t")),
+        "{}",
+        text(&out)
+    );
+    assert!(stdout.lines().any(|l| l == ":4"), "{}", text(&out));
+    let out = kubectl(&path, &["__complete", "homelab-lint", "--format", "sa"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().next(), Some("sarif"), "{}", text(&out));
+}
+
 fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
 }

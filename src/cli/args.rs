@@ -122,6 +122,13 @@ pub enum Command {
         #[command(subcommand)]
         command: super::probe::ProbeCommand,
     },
+    /// Completion candidates for kubectl's plugin completion (cobra's
+    /// `__complete` protocol); called by `kubectl_complete-homelab_lint`.
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -2,6 +2,7 @@
 
 mod args;
 pub mod base;
+mod complete;
 mod contexts;
 mod fix;
 pub mod generate;
@@ -53,6 +54,10 @@ fn run(args: Args) -> Result<u8, String> {
         }
         Some(Command::Probe { command }) => {
             write_stdout(&probe::run(&command)?)?;
+            Ok(EXIT_CLEAN)
+        }
+        Some(Command::Complete { words }) => {
+            write_stdout(complete::complete(&words).trim_end())?;
             Ok(EXIT_CLEAN)
         }
         Some(Command::Man) => {
