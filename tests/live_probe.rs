@@ -25,9 +25,13 @@ fn fixture() -> Fixture {
 }
 
 /// A server with the role and database the Zalando Secret names, the
-/// role authenticating with the planted password.
+/// role authenticating with the planted password: on slow storage (fsync
+/// delayed `slow_fsync_us`), or on fast storage (tmpfs) for 0.
 fn database(slow_fsync_us: u64) -> PgServer {
-    let server = PgServer::start(slow_fsync_us);
+    let server = match slow_fsync_us {
+        0 => PgServer::start_fast(),
+        us => PgServer::start(us),
+    };
     server.psql(&format!("CREATE ROLE authentik LOGIN PASSWORD '{PLANTED}'"));
     server.psql("CREATE DATABASE authentik OWNER authentik");
     server

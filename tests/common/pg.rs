@@ -86,7 +86,28 @@ impl PgServer {
     /// As `start`, with TLS on: a test CA (`ca_file()`) signs a server
     /// certificate for 127.0.0.1 and localhost.
     pub fn start_with(slow_fsync_us: u64, tls: bool) -> PgServer {
-        let dir = tempfile::Builder::new().prefix("hl-pg-").tempdir().unwrap();
+        PgServer::start_in(&std::env::temp_dir(), slow_fsync_us, tls)
+    }
+
+    /// A server on fast storage: its data directory on tmpfs
+    /// (`/dev/shm`), where a flush returns at once. The disk of a test
+    /// machine is no reference for "fast": a loaded VM's fsync can take
+    /// milliseconds.
+    pub fn start_fast() -> PgServer {
+        let shm = Path::new("/dev/shm");
+        let base = if shm.is_dir() {
+            shm.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        PgServer::start_in(&base, 0, false)
+    }
+
+    fn start_in(base: &Path, slow_fsync_us: u64, tls: bool) -> PgServer {
+        let dir = tempfile::Builder::new()
+            .prefix("hl-pg-")
+            .tempdir_in(base)
+            .unwrap();
         let root = dir.path();
         std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
         if is_root() {
