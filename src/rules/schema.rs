@@ -238,10 +238,13 @@ pub enum Step {
     UnusedSuppression,
     /// With `--base`: apps whose version moved, since the base commit,
     /// across a release listed in `rules/releases/` (a known breaking
-    /// release). Uses the bound `app`, or finds the release file's apps and
-    /// binds `app` too. Binds `bump`: `{bump.app}`, `{bump.from}`,
-    /// `{bump.to}`, `{bump.releases}`, `{bump.facts}`, `{bump.references}`.
-    /// Never holds without `--base`.
+    /// release); with a repository and the cluster, from the version the
+    /// cluster runs. Uses the bound `app`, or finds the release file's apps
+    /// and binds `app` too. Binds `bump`: `{bump.app}`, `{bump.from}`,
+    /// `{bump.since}` (the base commit, or the cluster), `{bump.to}`,
+    /// `{bump.releases}`, `{bump.facts}`, `{bump.references}`.
+    /// Never holds without `--base` or the cluster (`--live`, `--snapshot`)
+    /// with a repository.
     ReleaseCrossed(ReleaseCrossedStep),
     /// Holds when any of the listed step sequences holds (the first that
     /// does binds).
