@@ -39,7 +39,7 @@ impl Issue {
 }
 
 /// Parsed documents of one file.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Parsed {
     pub file: FileId,
     pub docs: Vec<Node>,
@@ -156,6 +156,21 @@ impl Files {
             .and_then(|(file, text)| parse(rel, file, &text, &limits));
         self.parsed.insert(rel.to_path_buf(), result.clone());
         result
+    }
+
+    /// Every non-empty YAML document of a file, to own: moved out of the
+    /// cache, since most files are built into objects only once and a
+    /// cached copy would double what a large repo holds. A later reader
+    /// parses the text again.
+    pub fn take_documents(&mut self, rel: &Path) -> Result<Parsed, Issue> {
+        let parsed = match self.parsed.remove(rel) {
+            Some(cached) => cached?,
+            None => {
+                let (file, text) = self.text(rel)?;
+                parse(rel, file, &text, &self.limits)?
+            }
+        };
+        Ok(Arc::unwrap_or_clone(parsed))
     }
 }
 
