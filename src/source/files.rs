@@ -39,7 +39,7 @@ impl Issue {
 }
 
 /// Parsed documents of one file.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Parsed {
     pub file: FileId,
     pub docs: Vec<Node>,
@@ -51,7 +51,9 @@ pub struct Files {
     root: PathBuf,
     pub sources: SourceMap,
     limits: Limits,
-    texts: HashMap<PathBuf, Result<(FileId, Arc<str>), Issue>>,
+    /// Files that could not be read; the texts of the others are in
+    /// `sources`, which a second map keyed by path would double.
+    unreadable: HashMap<PathBuf, Issue>,
     parsed: HashMap<PathBuf, Result<Arc<Parsed>, Issue>>,
     /// kustomize's built-in field specs, parsed on first use.
     pub(crate) kustomize_defaults: Option<Arc<crate::source::kustomize::Config>>,
@@ -63,7 +65,7 @@ impl Files {
             root: root.into(),
             sources: SourceMap::default(),
             limits,
-            texts: HashMap::new(),
+            unreadable: HashMap::new(),
             parsed: HashMap::new(),
             kustomize_defaults: None,
         }
@@ -91,11 +93,16 @@ impl Files {
 
     /// Text of a file, registered in the source map on first read.
     pub fn text(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
-        if let Some(cached) = self.texts.get(rel) {
-            return cached.clone();
+        if let Some(id) = self.sources.find(rel) {
+            return Ok((id, self.sources.get(id).text.clone()));
+        }
+        if let Some(issue) = self.unreadable.get(rel) {
+            return Err(issue.clone());
         }
         let result = self.read(rel);
-        self.texts.insert(rel.to_path_buf(), result.clone());
+        if let Err(issue) = &result {
+            self.unreadable.insert(rel.to_path_buf(), issue.clone());
+        }
         result
     }
 
@@ -121,11 +128,10 @@ impl Files {
                 Ok(text) => {
                     let text: Arc<str> = text.into();
                     let id = self.sources.add(rel.clone(), text.clone());
-                    self.texts.insert(rel.clone(), Ok((id, text.clone())));
                     to_parse.push((rel.clone(), id, text));
                 }
                 Err(issue) => {
-                    self.texts.insert(rel.clone(), Err(issue.clone()));
+                    self.unreadable.insert(rel.clone(), issue.clone());
                     self.parsed.insert(rel.clone(), Err(issue));
                 }
             }
@@ -156,6 +162,21 @@ impl Files {
             .and_then(|(file, text)| parse(rel, file, &text, &limits));
         self.parsed.insert(rel.to_path_buf(), result.clone());
         result
+    }
+
+    /// Every non-empty YAML document of a file, to own: moved out of the
+    /// cache, since most files are built into objects only once and a
+    /// cached copy would double what a large repo holds. A later reader
+    /// parses the text again.
+    pub fn take_documents(&mut self, rel: &Path) -> Result<Parsed, Issue> {
+        let parsed = match self.parsed.remove(rel) {
+            Some(cached) => cached?,
+            None => {
+                let (file, text) = self.text(rel)?;
+                parse(rel, file, &text, &self.limits)?
+            }
+        };
+        Ok(Arc::unwrap_or_clone(parsed))
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::flux::substitute::{collect_vars, substitute};
 use super::{Files, Issue, Object, StepKind, join_within, kustomize, walk};
-use crate::yaml::{Limits, Node, Span};
+use crate::yaml::{FileId, Limits, Node, Span};
 
 /// A file that holds nothing to lint, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,8 +77,13 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
     files.preload(&paths);
     let mut skipped = Vec::new();
 
-    // Every file as written: documents that are Kubernetes objects.
-    let mut raw: Vec<Object> = Vec::new();
+    // Every file as written: documents that are Kubernetes objects. Only
+    // what rendering looks up (Flux Kustomizations, and the ConfigMaps and
+    // Secrets postBuild variables come from) is copied now; objects are
+    // made of the rest at the end, for the files no Flux Kustomization
+    // reaches, so that a large repo is not held twice while it renders.
+    let mut looked_up: Vec<Object> = Vec::new();
+    let mut object_docs: Vec<(&PathBuf, FileId, Vec<usize>)> = Vec::new();
     for path in &paths {
         let parsed = match files.documents(path) {
             Ok(p) => p,
@@ -94,17 +99,31 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
             }
         };
         let mut any = false;
+        let mut docs = Vec::new();
         for (i, doc) in parsed.docs.iter().enumerate() {
             if !Object::looks_like_object(doc) {
                 continue;
             }
             any = true;
-            let obj = Object::new(doc.clone(), parsed.file, i);
+            let group = doc
+                .str_at(&["apiVersion"])
+                .and_then(|v| v.rsplit_once('/'))
+                .map_or("", |(g, _)| g);
+            let kind = doc.str_at(&["kind"]).unwrap_or("");
             // kustomization.yaml files are configuration, read when their
             // directory is built.
-            if obj.group() != "kustomize.config.k8s.io" {
-                raw.push(obj);
+            if group == "kustomize.config.k8s.io" {
+                continue;
             }
+            docs.push(i);
+            if (group == FLUX_KS_GROUP && kind == "Kustomization")
+                || (group.is_empty() && matches!(kind, "ConfigMap" | "Secret"))
+            {
+                looked_up.push(Object::new(doc.clone(), parsed.file, i));
+            }
+        }
+        if !docs.is_empty() {
+            object_docs.push((path, parsed.file, docs));
         }
         let kustomization_file = path.file_name().is_some_and(|n| {
             matches!(n.to_str(), Some("kustomization.yaml" | "kustomization.yml"))
@@ -117,8 +136,11 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
         }
     }
 
-    let mut flux = FluxTree::new(&raw);
-    flux.render_all(&mut files, &raw, &mut issues);
+    let (written_ks, config_sources): (Vec<Object>, Vec<Object>) =
+        looked_up.into_iter().partition(is_flux_ks);
+    let mut flux = FluxTree::new(written_ks);
+    flux.render_all(&mut files, &config_sources, &mut issues);
+    drop(config_sources);
 
     // Plain objects: what no Flux Kustomization reached.
     let reached: HashSet<_> = flux.output.iter().map(|o| o.file).collect();
@@ -128,30 +150,38 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
     // app left out of its parent's resources): loading it as written
     // would show rules `${APP}` objects that never exist.
     let flux_repo = flux.trees > 0;
-    let mut unapplied: HashSet<crate::yaml::FileId> = HashSet::new();
-    for o in raw {
-        if reached.contains(&o.file) || unapplied.contains(&o.file) {
+    let local_sources = std::mem::take(&mut flux.local_sources);
+    drop(flux);
+    for (path, file, docs) in object_docs {
+        if reached.contains(&file) {
             continue;
         }
-        let path = files.sources.path(o.file).to_path_buf();
         let under_kustomization = path
             .ancestors()
             .skip(1)
             .any(|d| kustomize::has_kustomization(&files, d));
         if flux_repo && under_kustomization {
-            unapplied.insert(o.file);
             skipped.push(Skipped {
-                path,
+                path: path.clone(),
                 reason: "not applied: under a kustomization that no Flux Kustomization builds"
                     .into(),
             });
-        } else {
-            objects.push(o);
+            continue;
         }
+        // Parsed once already: taking the documents again cannot fail.
+        let Ok(parsed) = files.take_documents(path) else {
+            continue;
+        };
+        objects.extend(
+            parsed
+                .docs
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| docs.binary_search(i).is_ok())
+                .map(|(i, doc)| Object::new(doc, file, i)),
+        );
     }
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    let local_sources = std::mem::take(&mut flux.local_sources);
-    drop(flux);
     files.release_parsed();
     Repo {
         files,
@@ -204,16 +234,16 @@ type LookupPool = HashMap<(String, String), Vec<Object>>;
 
 /// Where a document is written: identifies a Flux Kustomization across
 /// clusters of one repo, which reuse names such as `flux-system`.
-type DocId = (crate::yaml::FileId, usize);
+type DocId = (FileId, usize);
 
 fn doc_id(o: &Object) -> DocId {
     (o.file, o.doc_index)
 }
 
 impl FluxTree {
-    fn new(raw: &[Object]) -> FluxTree {
+    fn new(written: Vec<Object>) -> FluxTree {
         FluxTree {
-            written: raw.iter().filter(|o| is_flux_ks(o)).cloned().collect(),
+            written,
             builds: HashMap::new(),
             uses: HashMap::new(),
             output: Vec::new(),
@@ -223,21 +253,28 @@ impl FluxTree {
         }
     }
 
-    fn render_all(&mut self, files: &mut Files, raw: &[Object], issues: &mut Vec<Issue>) {
+    fn render_all(
+        &mut self,
+        files: &mut Files,
+        config_sources: &[Object],
+        issues: &mut Vec<Issue>,
+    ) {
         // Roots are the Kustomizations no other one produces: one
         // flux-system per cluster, which produces itself.
         let mut produced_by_other: HashSet<DocId> = HashSet::new();
         let mut produced: HashSet<DocId> = HashSet::new();
-        for ks in self.written.clone() {
-            if let Some(Ok(objs)) = self.build(files, &ks) {
+        let written = std::mem::take(&mut self.written);
+        for ks in &written {
+            if let Some(Ok(objs)) = self.build(files, ks) {
                 for o in objs.iter().filter(|o| is_flux_ks(o)) {
                     produced.insert(doc_id(o));
-                    if doc_id(o) != doc_id(&ks) {
+                    if doc_id(o) != doc_id(ks) {
                         produced_by_other.insert(doc_id(o));
                     }
                 }
             }
         }
+        self.written = written;
         // A file under a kustomization.yaml that no build includes is not
         // applied by anything (left out on purpose, commented out of a
         // resources list): it is no root.
@@ -260,7 +297,7 @@ impl FluxTree {
             .values()
             .filter_map(|b| b.as_ref().ok())
             .flatten()
-            .chain(raw)
+            .chain(config_sources)
             .filter(|o| o.group().is_empty() && matches!(o.kind(), "ConfigMap" | "Secret"))
         {
             lookup_pool
@@ -309,20 +346,24 @@ impl FluxTree {
         let source = source_of(&root);
         let base = self.source_roots.get(&source).cloned().unwrap_or_default();
         self.local_sources.insert(source.clone(), base);
-        let mut queue: Vec<(KsId, Object, bool)> = vec![(root_id, root, false)];
+        // Children wait as their index in the output, which holds them
+        // anyway: a copy each would hold every Flux Kustomization twice.
+        let mut queue: Vec<(KsId, Option<usize>, bool)> = vec![(root_id, None, false)];
         let mut done: HashSet<KsId> = HashSet::new();
-        while let Some((id, ks, inherited_unknowns)) = queue.pop() {
+        while let Some((id, at, inherited_unknowns)) = queue.pop() {
             if !done.insert(id.clone()) {
                 continue;
             }
+            let ks = at.map_or_else(|| root.clone(), |i| self.output[i].clone());
             rendered.insert(doc_id(&ks));
             let (objs, unknowns) =
                 self.render(files, &id, &ks, inherited_unknowns, lookup_pool, issues);
-            for child in objs.iter().filter(|o| is_flux_ks(o)) {
+            let first = self.output.len();
+            for (i, child) in objs.iter().enumerate().filter(|(_, o)| is_flux_ks(o)) {
                 if source_of(child) != source {
                     rendered.insert(doc_id(child));
                 } else if !done.contains(&child_id(&ks, child)) {
-                    queue.push((child_id(&ks, child), child.clone(), unknowns));
+                    queue.push((child_id(&ks, child), Some(first + i), unknowns));
                 }
             }
             let tree = self.trees;

@@ -204,7 +204,7 @@ pub fn parse_documents(text: &str, file: FileId, limits: &Limits) -> Result<Vec<
                     anchor,
                 }) => Some((
                     Node::new(
-                        Value::Seq(items),
+                        Value::Seq(shrunk(items)),
                         offsets.span_between(file, start, pspan.end),
                     ),
                     anchor,
@@ -222,7 +222,7 @@ pub fn parse_documents(text: &str, file: FileId, limits: &Limits) -> Result<Vec<
                     apply_merges(&mut entries, merges);
                     Some((
                         Node::new(
-                            Value::Map(entries),
+                            Value::Map(shrunk(entries)),
                             offsets.span_between(file, start, pspan.end),
                         ),
                         anchor,
@@ -270,6 +270,13 @@ pub fn parse_documents(text: &str, file: FileId, limits: &Limits) -> Result<Vec<
         docs.push(r);
     }
     Ok(docs)
+}
+
+/// Trees live for the whole run, and growing a Vec by pushing leaves up
+/// to half of it unused.
+fn shrunk<T>(mut v: Vec<T>) -> Vec<T> {
+    v.shrink_to_fit();
+    v
 }
 
 fn count_nodes(node: &Node) -> usize {

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::source::files::{Files, Issue, join_within};
+use crate::source::files::{Files, Issue, Parsed, join_within};
 use crate::yaml::{Node, Span, Value};
 
 use super::issue_at;
@@ -53,26 +53,25 @@ const UNSUPPORTED: [(&str, &str); 6] = [
 
 impl Kustomization {
     pub fn load(files: &mut Files, file: &Path, dir: &Path) -> Result<Kustomization, Issue> {
-        let parsed = files.documents(file)?;
-        let root = match parsed.docs.as_slice() {
-            [] => Node::new(
+        let Parsed { file: id, mut docs } = files.take_documents(file)?;
+        if let Some(second) = docs.get(1) {
+            return Err(issue_at(
+                files,
+                second.span,
+                "a kustomization file must hold one document",
+            ));
+        }
+        let root = docs.pop().unwrap_or_else(|| {
+            Node::new(
                 Value::Map(Vec::new()),
                 Span {
-                    file: parsed.file,
+                    file: id,
                     line: 1,
                     col: 1,
                     ..Span::default()
                 },
-            ),
-            [one] => one.clone(),
-            [_, second, ..] => {
-                return Err(issue_at(
-                    files,
-                    second.span,
-                    "a kustomization file must hold one document",
-                ));
-            }
-        };
+            )
+        });
         if root.as_map().is_none() {
             return Err(issue_at(
                 files,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::source::files::{Files, Issue};
+use crate::source::files::{Files, Issue, Parsed};
 use crate::source::object::Object;
 use crate::yaml::Value;
 
@@ -22,13 +22,13 @@ pub(crate) fn is_remote(entry: &str) -> bool {
 /// The objects in one manifest file; a `List` is unpacked into its items
 /// as kustomize does.
 pub(crate) fn load_file(files: &mut Files, path: &Path) -> Result<Vec<Res>, Issue> {
-    let parsed = files.documents(path)?;
+    let Parsed { file, docs } = files.take_documents(path)?;
     let mut out = Vec::new();
-    for (i, doc) in parsed.docs.iter().enumerate() {
+    for (i, doc) in docs.into_iter().enumerate() {
         if doc.is_null() {
             continue;
         }
-        if !Object::looks_like_object(doc) {
+        if !Object::looks_like_object(&doc) {
             return Err(issue_at(
                 files,
                 doc.span,
@@ -53,11 +53,11 @@ pub(crate) fn load_file(files: &mut Files, path: &Path) -> Result<Vec<Res>, Issu
                         "list item is not a Kubernetes object",
                     ));
                 }
-                out.push(Res::new(Object::new(item.clone(), parsed.file, i)));
+                out.push(Res::new(Object::new(item.clone(), file, i)));
             }
             continue;
         }
-        out.push(Res::new(Object::new(doc.clone(), parsed.file, i)));
+        out.push(Res::new(Object::new(doc, file, i)));
     }
     Ok(out)
 }
