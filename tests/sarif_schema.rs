@@ -159,12 +159,15 @@ fn fingerprints_do_not_depend_on_where_the_repo_is_checked_out() {
     }
 }
 
+/// One SARIF replacement: start line and column, end line and column
+/// (1-based, characters), and the text put there.
+type Replacement = (usize, usize, usize, usize, String);
+
 /// Applies the `fixes[]` of a SARIF log to the files under `root`: each
 /// replacement's region (1-based lines and columns) replaced by its text,
 /// last region first so earlier positions stay valid.
 fn apply_sarif_fixes(log: &J, root: &Path) {
-    let mut by_file: std::collections::BTreeMap<String, Vec<(usize, usize, usize, usize, String)>> =
-        Default::default();
+    let mut by_file: std::collections::BTreeMap<String, Vec<Replacement>> = Default::default();
     for result in log["runs"][0]["results"].as_array().unwrap() {
         for fix in result["fixes"].as_array().into_iter().flatten() {
             for change in fix["artifactChanges"].as_array().unwrap() {
@@ -194,7 +197,7 @@ fn apply_sarif_fixes(log: &J, root: &Path) {
                 .sum();
             start + col - 1
         };
-        replacements.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+        replacements.sort_by_key(|r| std::cmp::Reverse((r.0, r.1)));
         for (sl, sc, el, ec, new) in replacements {
             let (start, end) = (offset(&text, sl, sc), offset(&text, el, ec));
             text.replace_range(start..end, &new);
