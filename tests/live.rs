@@ -19,29 +19,6 @@ fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run the binary")
 }
 
-fn rules_and_paths(out: &Output) -> Vec<(String, String)> {
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let mut found: Vec<(String, String)> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap().to_string(),
-                f["location"]["path"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    found.sort();
-    found
-}
-
 const FOUNDING: [&str; 2] = [
     "authentik-cache-on-sync-replicated-postgres",
     "authentik-persistent-connections-without-keepalives",
@@ -56,7 +33,7 @@ fn snapshot_alone_reproduces_the_founding_findings() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let found = rules_and_paths(&out);
+    let found = common::rules_and_paths(&out);
     assert_eq!(
         found,
         vec![
@@ -83,7 +60,7 @@ fn snapshot_with_repo_points_findings_at_repo_files() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("linked"), "{stderr}");
-    let found = rules_and_paths(&out);
+    let found = common::rules_and_paths(&out);
     assert_eq!(
         found,
         vec![

@@ -319,24 +319,6 @@ fn lint(args: &[&str]) -> Output {
         .expect("run the binary")
 }
 
-fn findings(out: &Output) -> Vec<(String, String)> {
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(out), stderr(out)));
-    let mut found: Vec<(String, String)> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap().to_string(),
-                f["location"]["path"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    found.sort();
-    found
-}
-
 fn rules_of(found: &[(String, String)]) -> Vec<&str> {
     found.iter().map(|(r, _)| r.as_str()).collect()
 }
@@ -352,13 +334,16 @@ fn live_only_reproduces_the_founding_findings_like_the_snapshot() {
     let kc = kc.to_str().unwrap();
     let live = lint(&["--kubeconfig", kc, "--format", "json"]);
     assert_eq!(live.status.code(), Some(1), "{}", stderr(&live));
-    let live_found = findings(&live);
+    let live_found = common::rules_and_paths(&live);
     assert_eq!(rules_of(&live_found), FOUNDING);
     for (_, path) in &live_found {
         assert_eq!(path, "cluster://fake/helmreleases.helm.toolkit.fluxcd.io");
     }
     let snap = lint(&["--snapshot", "testdata/cluster", "--format", "json"]);
-    assert_eq!(rules_of(&findings(&snap)), rules_of(&live_found));
+    assert_eq!(
+        rules_of(&common::rules_and_paths(&snap)),
+        rules_of(&live_found)
+    );
     // Secrets are never listed, only read by name for the probe (the
     // operator's credentials); absent CRDs (CNPG, Crunchy) are not asked for.
     let reqs = api.requests();
@@ -486,7 +471,7 @@ fn live_only_lint_judges_the_deployed_chart_not_the_requested_one() {
         "--no-probe",
     ]);
     assert_eq!(
-        rules_of(&findings(&out)),
+        rules_of(&common::rules_and_paths(&out)),
         ["authentik-persistent-connections-without-keepalives"],
         "{}",
         stderr(&out)
@@ -529,7 +514,12 @@ fn live_pagination_follows_continue_tokens() {
         "--format",
         "json",
     ]);
-    assert_eq!(rules_of(&findings(&out)), FOUNDING, "{}", stderr(&out));
+    assert_eq!(
+        rules_of(&common::rules_and_paths(&out)),
+        FOUNDING,
+        "{}",
+        stderr(&out)
+    );
     let reqs = api.requests();
     assert!(
         reqs.iter()
@@ -573,7 +563,7 @@ fn forbidden_kind_gives_a_warning_and_partial_results() {
     // Without StorageClasses and PVs the storage of the database is
     // unknown: the cache rule cannot fire, the keepalive rule still does.
     assert_eq!(
-        rules_of(&findings(&out)),
+        rules_of(&common::rules_and_paths(&out)),
         ["authentik-persistent-connections-without-keepalives"]
     );
 }
@@ -592,7 +582,12 @@ fn bound_volume_csi_driver_stands_in_for_an_unreadable_storage_class() {
     let dir = tempfile::tempdir().unwrap();
     let kc = api.kubeconfig(dir.path());
     let out = lint(&["--kubeconfig", kc.to_str().unwrap(), "--format", "json"]);
-    assert_eq!(rules_of(&findings(&out)), FOUNDING, "{}", stderr(&out));
+    assert_eq!(
+        rules_of(&common::rules_and_paths(&out)),
+        FOUNDING,
+        "{}",
+        stderr(&out)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let cache = findings_of(&json, FOUNDING[0])[0];
     assert_eq!(
@@ -666,7 +661,12 @@ fn namespace_flag_limits_namespaced_lists() {
         "--format",
         "json",
     ]);
-    assert_eq!(rules_of(&findings(&out)), FOUNDING, "{}", stderr(&out));
+    assert_eq!(
+        rules_of(&common::rules_and_paths(&out)),
+        FOUNDING,
+        "{}",
+        stderr(&out)
+    );
     let reqs = api.requests();
     assert!(
         reqs.iter()

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::Stats;
+use super::{Stats, describe_error};
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -73,23 +73,6 @@ fn describe_target(url: &reqwest::Url) -> String {
     shown.set_query(None);
     shown.set_fragment(None);
     shown.to_string()
-}
-
-fn describe_error(e: &(dyn std::error::Error + 'static), token: Option<&str>) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        cur = s.source();
-    }
-    let mut text = parts.join(": ");
-    if let Some(t) = token.filter(|t| !t.is_empty()) {
-        text = text.replace(t, "***");
-    }
-    text
 }
 
 pub fn run_blocking(options: &Options) -> Result<Report, ProbeError> {

@@ -49,6 +49,25 @@ impl Stats {
     }
 }
 
+/// An error and its causes on one line (a cause already quoted by its
+/// parent is left out), with `secret` (a password, a token) masked.
+fn describe_error(e: &(dyn std::error::Error + 'static), secret: Option<&str>) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = s.source();
+    }
+    let mut text = parts.join(": ");
+    if let Some(secret) = secret.filter(|s| !s.is_empty()) {
+        text = text.replace(secret, "***");
+    }
+    text
+}
+
 /// `a / b`, or None when `b` is zero.
 pub fn ratio(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| a / b)

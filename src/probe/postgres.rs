@@ -21,7 +21,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::tls::MakeTlsConnect;
 use tokio_postgres::{Client, Config, SimpleQueryMessage};
 
-use super::Stats;
+use super::{Stats, describe_error};
 
 /// `application_name` of every probe session, so it can be found in
 /// `pg_stat_activity`.
@@ -185,24 +185,6 @@ pub fn describe_target(config: &Config) -> String {
         config.get_user().unwrap_or("?"),
         config.get_dbname().or(config.get_user()).unwrap_or("?")
     )
-}
-
-/// The error and its causes on one line, with the password (if any) masked.
-fn describe_error(e: &(dyn std::error::Error + 'static), password: Option<&str>) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        cur = s.source();
-    }
-    let mut text = parts.join(": ");
-    if let Some(pw) = password.filter(|p| !p.is_empty()) {
-        text = text.replace(pw, "***");
-    }
-    text
 }
 
 /// Runs the probe on a fresh current-thread runtime (for the CLI and tests).

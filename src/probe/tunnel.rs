@@ -12,6 +12,7 @@ use tokio::io::DuplexStream;
 
 use crate::model::database::Provider;
 use crate::source::Object;
+use crate::source::cluster::api_reason as reason;
 
 /// The Postgres cluster a finding names, as its operator declares it.
 #[derive(Clone, Debug, PartialEq)]
@@ -498,14 +499,6 @@ impl Listener {
             }
         });
         Ok(Listener { addr, task })
-    }
-}
-
-fn reason(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(s) if s.code == 403 => format!("forbidden ({})", s.message),
-        kube::Error::Api(s) => format!("{} {} ({})", s.code, s.reason, s.message),
-        other => other.to_string(),
     }
 }
 

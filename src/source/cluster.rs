@@ -460,7 +460,9 @@ impl Ctx {
     }
 }
 
-fn api_reason(e: &kube::Error) -> String {
+/// What an API error means, in a few words: forbidden, the status, or
+/// the innermost cause of a transport error.
+pub fn api_reason(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(s) if s.code == 403 => format!("forbidden ({})", s.message),
         kube::Error::Api(s) => format!("{} {} ({})", s.code, s.reason, s.message),

@@ -149,3 +149,27 @@ pub fn bump_fixture(
     );
     (dir, repo)
 }
+
+/// `(rule, path)` of every finding of a JSON report, sorted.
+pub fn rules_and_paths(out: &std::process::Output) -> Vec<(String, String)> {
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let mut found: Vec<(String, String)> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["location"]["path"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
