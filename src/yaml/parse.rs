@@ -515,7 +515,7 @@ mod tests {
                 Value::Str("-0x-8000000000000000".into()),
             ),
             ("-0x8000000000000000", Value::Int(i64::MIN)),
-            ("0x8000000000000000", Value::Float(9.223372036854775808e18)),
+            ("0x8000000000000000", Value::Float(2f64.powi(63))),
             (
                 "+0xFFFFFFFFFFFFFFFF",
                 Value::Str("+0xFFFFFFFFFFFFFFFF".into()),
