@@ -22,7 +22,7 @@ pub use args::{
 };
 
 use crate::model::Model;
-use crate::report::{github, human, inventory, json, metrics, sarif};
+use crate::report::{github, human, inventory, json, metrics, pushgateway, sarif};
 use crate::rules::{self, Severity, config};
 use crate::source::repo::{self, Repo};
 use crate::yaml::Limits;
@@ -273,12 +273,19 @@ fn run_lint(
         ReportFormat::Github => github::render(&findings, sources).trim_end().to_string(),
     };
     write_stdout(&text)?;
-    if let Some(path) = &lint.metrics_file {
+    if lint.metrics_file.is_some() || lint.pushgateway.is_some() {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        metrics::write(path, &metrics::render(&findings, &rules, now))
-            .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))?;
+        let text = metrics::render(&findings, &rules, now);
+        if let Some(path) = &lint.metrics_file {
+            metrics::write(path, &text)
+                .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))?;
+        }
+        if let Some(url) = &lint.pushgateway {
+            let timeout = std::time::Duration::from_secs(lint.live.request_timeout);
+            pushgateway::push(url, &text, timeout)?;
+        }
     }
     let threshold = match lint.fail_on {
         FailOn::Info => Some(Severity::Info),

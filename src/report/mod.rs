@@ -5,4 +5,5 @@ pub mod human;
 pub mod inventory;
 pub mod json;
 pub mod metrics;
+pub mod pushgateway;
 pub mod sarif;
