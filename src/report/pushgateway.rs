@@ -14,6 +14,9 @@ use crate::probe::{describe_error, http::describe_target};
 /// The grouping key's job label.
 pub const JOB: &str = "homelab-lint";
 
+/// How long a push may take before the run gives up on it.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Where the group lives under the Pushgateway's base URL `base` (a path
 /// prefix such as `http://host/pushgateway/` is kept).
 pub fn group_url(base: &str) -> Result<reqwest::Url, String> {
