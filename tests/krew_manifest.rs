@@ -168,7 +168,7 @@ fn four_platform_sums() -> Vec<(String, String)> {
 
 #[test]
 fn manifest_from_four_archives_has_what_krew_requires() {
-    if !bash_available() {
+    if !common::bash_available() {
         return;
     }
     let sums = four_platform_sums();
@@ -214,7 +214,7 @@ fn manifest_from_four_archives_has_what_krew_requires() {
 
 #[test]
 fn the_checker_rejects_what_krew_rejects() {
-    if !bash_available() {
+    if !common::bash_available() {
         return;
     }
     let good = manifest_from_sums(&four_platform_sums()).to_json();
@@ -252,7 +252,7 @@ fn the_checker_rejects_what_krew_rejects() {
 
 #[test]
 fn krew_manifest_refuses_a_sum_that_is_not_a_sha256() {
-    if !bash_available() {
+    if !common::bash_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -275,16 +275,6 @@ fn krew_manifest_refuses_a_sum_that_is_not_a_sha256() {
     assert!(String::from_utf8_lossy(&run.stderr).contains("is not a sha256"));
 }
 
-fn bash_available() -> bool {
-    let ok = Command::new("bash")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        common::skip_or_fail("bash is missing");
-    }
-    ok
-}
 
 /// Checks a release directory holding the host's archive: its listing
 /// (binary, LICENSE, completions, man page) and the krew manifest and
@@ -366,7 +356,7 @@ fn check_release_dir(out: &Path) -> std::path::PathBuf {
 
 #[test]
 fn release_script_packages_the_host_binary_and_fills_its_sha256() {
-    if !bash_available() || !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+    if !common::bash_available() || !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         return;
     }
     let out = tempfile::tempdir().unwrap();
@@ -437,7 +427,7 @@ fn the_distribution_archive_is_static_under_20_mb_and_runs() {
 
 #[test]
 fn release_script_fails_clearly_for_targets_it_cannot_build() {
-    if !bash_available() {
+    if !common::bash_available() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
