@@ -51,6 +51,8 @@ pub struct Request {
     pub fail_on: Option<Severity>,
     /// Also write Prometheus metrics (text exposition) to this file.
     pub metrics_file: Option<PathBuf>,
+    /// Colour in human output.
+    pub color: human::Color,
     /// Also push the metrics to this Prometheus Pushgateway (base URL).
     pub pushgateway: Option<String>,
     pub verbose: u8,
@@ -251,13 +253,21 @@ pub fn log_load(repo: &Repo, verbose: u8, log: &mut Log) {
         }
     }
     log(&format!(
-        "loaded {} objects from {} files; {} files skipped{}; {} problems",
-        repo.objects.len(),
-        repo.files.sources.len(),
-        repo.skipped.len(),
+        "loaded {} from {}; {} skipped{}; {}",
+        plural(repo.objects.len(), "object"),
+        plural(repo.files.sources.len(), "file"),
+        plural(repo.skipped.len(), "file"),
         if verbose > 0 { "" } else { " (-v lists them)" },
-        repo.issues.len()
+        plural(repo.issues.len(), "problem")
     ));
+    if repo.objects.is_empty() {
+        // A lint of the wrong directory would otherwise pass as clean.
+        log(&format!(
+            "warning: no Kubernetes manifests found in {}: nothing was linted (give the \
+             directory of the GitOps repository)",
+            repo.files.root().display()
+        ));
+    }
 }
 
 /// The configuration file given, or the one at the repository root.
@@ -349,8 +359,12 @@ fn render(
     Ok(match req.format {
         _ if req.fixes.diff => fixes::diffs(&req.fixes, findings, sources, log),
         Format::Human => {
-            let mut text = human::render(findings, sources, human::use_color());
+            let mut text = human::render(findings, sources, req.color.enabled());
             text.push_str(&summary_line(findings));
+            if let Some(line) = fixes::fixable_line(findings) {
+                text.push('\n');
+                text.push_str(&line);
+            }
             text
         }
         Format::Json => serde_json::to_string_pretty(&json::render(findings, sources))
@@ -376,12 +390,21 @@ fn render(
 fn summary_line(findings: &[Finding]) -> String {
     let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
     format!(
-        "{} findings: {} errors, {} warnings, {} info",
-        findings.len(),
-        count(Severity::Error),
-        count(Severity::Warning),
+        "{}: {}, {}, {} info",
+        plural(findings.len(), "finding"),
+        plural(count(Severity::Error), "error"),
+        plural(count(Severity::Warning), "warning"),
         count(Severity::Info)
     )
+}
+
+/// `1 finding`, `2 findings`, `2 fixes`.
+pub(crate) fn plural(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        _ if noun.ends_with(['s', 'x']) => format!("{n} {noun}es"),
+        _ => format!("{n} {noun}s"),
+    }
 }
 
 fn exit_code(fail_on: Option<Severity>, findings: &[Finding]) -> u8 {

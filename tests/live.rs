@@ -84,7 +84,7 @@ fn snapshot_of_a_single_json_list_file() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("2 objects from 1 files"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 objects from 1 file"));
 }
 
 #[test]

@@ -91,21 +91,32 @@ fn path_with_plugin(dir: &Path) -> OsString {
     std::env::join_paths(paths).unwrap()
 }
 
-fn try_repo(
-    tool: &Path,
-    dir: &Path,
-    hooks: &Path,
-    target: &Path,
-    path: &OsString,
-    hook: &str,
-) -> Output {
-    Command::new(tool)
-        .current_dir(target)
-        .args(["try-repo"])
-        .arg(hooks)
-        .args([hook, "--all-files", "--verbose"])
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Authentik's connections closed after each request: the keepalive
+/// finding gone, the cache finding still there.
+const KEEPALIVE_OFF: (&str, &str) = ("value: \"600\"", "value: \"0\"");
+
+fn edit(repo: &Path, file: &str, (from, to): (&str, &str)) {
+    let path = repo.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{text}");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// `git commit` in `repo` with the hook installed from `hooks`.
+fn commit(repo: &Path, dir: &Path, path: &OsString, message: &str) -> Output {
+    common::git(repo, &["add", "-A"]);
+    Command::new("git")
+        .current_dir(repo)
+        .args(["commit", "-q", "-m", message])
         .env("PATH", path)
-        // pre-commit's cache of hook repositories, away from the user's.
         .env("PRE_COMMIT_HOME", dir.join("cache"))
         .env("NO_COLOR", "1")
         .env("GIT_AUTHOR_NAME", "t")
@@ -116,59 +127,84 @@ fn try_repo(
         .unwrap()
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
+/// The hook judges the change, as a hook must: on a repository that
+/// already has a finding, an unrelated commit passes; a commit that adds
+/// a finding fails, and the output is one line per new finding.
 #[test]
-fn try_repo_fails_on_the_example_repo_and_passes_once_it_is_fixed() {
+fn the_hook_passes_an_unrelated_commit_and_fails_one_that_adds_a_finding() {
     let Some(tool) = pre_commit() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let hooks = hooks_repo(dir.path());
     let path = path_with_plugin(dir.path());
+    let repo = gitops_repo(dir.path(), "home-ops", |repo| {
+        edit(repo, "apps/authentik/helmrelease.yaml", KEEPALIVE_OFF);
+    });
+    let rev = String::from_utf8(
+        Command::new("git")
+            .current_dir(&hooks)
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join(".pre-commit-config.yaml"),
+        format!(
+            "repos:\n  - repo: {}\n    rev: {}\n    hooks:\n      - id: {HOOK}\n",
+            hooks.display(),
+            rev.trim()
+        ),
+    )
+    .unwrap();
+    let install = Command::new(&tool)
+        .current_dir(&repo)
+        .arg("install")
+        .env("PRE_COMMIT_HOME", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{}", text(&install));
+    // The whole repository has a finding (the cache one) at HEAD.
+    let whole = Command::new(BIN)
+        .arg(&repo)
+        .args(["-o", "concise"])
+        .output()
+        .unwrap();
+    assert_eq!(whole.status.code(), Some(1), "{}", text(&whole));
 
-    let example = gitops_repo(dir.path(), "example", |_| {});
-    let out = try_repo(&tool, dir.path(), &hooks, &example, &path, HOOK);
+    std::fs::write(
+        repo.join("apps/authentik/namespace-note.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: note\n  namespace: security\n",
+    )
+    .unwrap();
+    let out = commit(&repo, dir.path(), &path, "an unrelated change");
+    assert!(out.status.success(), "{}", text(&out));
+
+    edit(
+        &repo,
+        "apps/authentik/helmrelease.yaml",
+        (KEEPALIVE_OFF.1, KEEPALIVE_OFF.0),
+    );
+    let out = commit(&repo, dir.path(), &path, "connections kept open");
     let shown = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{shown}");
-    assert!(shown.contains("Failed"), "{shown}");
+    assert!(!out.status.success(), "{shown}");
+    let lines: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.contains("authentik-persistent-connections-without-keepalives"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{shown}");
     assert!(
-        shown.contains("authentik-cache-on-sync-replicated-postgres"),
+        lines[0].starts_with("apps/authentik/helmrelease.yaml:")
+            && lines[0].contains(": warning authentik-persistent-connections-without-keepalives: "),
         "{shown}"
     );
-
-    // The fixes the two rules ask for: synchronous_commit off for this
-    // database, and connections closed after each request.
-    let fixed = gitops_repo(dir.path(), "fixed", |repo| {
-        let release = repo.join("apps/authentik/helmrelease.yaml");
-        let text = std::fs::read_to_string(&release).unwrap();
-        let needle = "value: \"600\"";
-        assert!(text.contains(needle), "{text}");
-        std::fs::write(&release, text.replacen(needle, "value: \"0\"", 1)).unwrap();
-        let db = repo.join("apps/authentik/database.yaml");
-        let text = std::fs::read_to_string(&db).unwrap();
-        let needle = "      max_connections: \"200\"\n";
-        assert!(text.contains(needle), "{text}");
-        std::fs::write(
-            &db,
-            text.replacen(
-                needle,
-                "      max_connections: \"200\"\n      synchronous_commit: \"off\"\n",
-                1,
-            ),
-        )
-        .unwrap();
-    });
-    let out = try_repo(&tool, dir.path(), &hooks, &fixed, &path, HOOK);
-    let shown = text(&out);
-    assert!(out.status.success(), "{shown}");
-    assert!(shown.contains("Passed"), "{shown}");
+    // The finding that was there before is not reported again.
+    assert!(
+        !shown.contains("authentik-cache-on-sync-replicated-postgres"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -274,13 +310,23 @@ fn the_wheel_installs_into_a_fresh_venv_with_the_plugin_binary() {
 }
 
 #[test]
-fn python_hook_installs_the_wheel_and_fails_on_the_example_repo() {
+fn python_hook_installs_the_wheel_and_fails_on_a_new_finding() {
     let (Some(tool), Some(wheels)) = (pre_commit(), wheel_dir()) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let hooks = hooks_repo(dir.path());
-    let example = gitops_repo(dir.path(), "example", |_| {});
+    // The hook judges the change against HEAD: the keepalive finding is
+    // new in the staged tree.
+    let example = gitops_repo(dir.path(), "example", |repo| {
+        edit(repo, "apps/authentik/helmrelease.yaml", KEEPALIVE_OFF);
+    });
+    edit(
+        &example,
+        "apps/authentik/helmrelease.yaml",
+        (KEEPALIVE_OFF.1, KEEPALIVE_OFF.0),
+    );
+    common::git(&example, &["add", "-A"]);
     let path = path_without_plugin();
     let run = |target: &Path| {
         let mut cmd = Command::new(&tool);
@@ -302,7 +348,7 @@ fn python_hook_installs_the_wheel_and_fails_on_the_example_repo() {
     assert_eq!(out.status.code(), Some(1), "{shown}");
     assert!(shown.contains("Failed"), "{shown}");
     assert!(
-        shown.contains("authentik-cache-on-sync-replicated-postgres"),
+        shown.contains("authentik-persistent-connections-without-keepalives"),
         "{shown}"
     );
     // No kubectl-homelab_lint was on PATH: it came from the wheel, which

@@ -31,6 +31,16 @@ pub struct Args {
     #[command(flatten)]
     pub fixes: FixArgs,
 
+    /// When to colour human output.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        global = true,
+        env = "HOMELAB_LINT_COLOR"
+    )]
+    pub color: crate::report::human::Color,
+
     /// Show more: skipped files and why (-v); -vv or -v=2 and more: each
     /// API call (kubectl's -v=N is read as N times -v).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]

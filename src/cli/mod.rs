@@ -138,6 +138,7 @@ fn lint_request(args: &Args) -> Request {
             FailOn::Never => None,
         },
         metrics_file: lint.metrics_file.clone(),
+        color: args.color,
         pushgateway: lint.pushgateway.clone(),
         verbose: args.verbose,
     }

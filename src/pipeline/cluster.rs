@@ -84,9 +84,9 @@ fn collect(req: &ClusterRequest, sources: &mut SourceMap) -> Result<State, Strin
             .warnings
             .extend(snap.issues.iter().map(|i| i.to_string()));
         state.summary = format!(
-            "snapshot: {} objects from {} files",
-            snap.objects.len(),
-            snap.files
+            "snapshot: {} from {}",
+            super::plural(snap.objects.len(), "object"),
+            super::plural(snap.files, "file")
         );
         state.objects.extend(snap.objects);
     }

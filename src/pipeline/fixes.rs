@@ -70,11 +70,19 @@ pub(super) fn diffs(
         ));
     }
     log(&format!(
-        "{} fixes would be applied{}",
-        plan.applied.len(),
+        "{} would be applied{}",
+        super::plural(plan.applied.len(), "fix"),
         hint(args.unsafe_left(findings))
     ));
     out
+}
+
+/// `2 fixable with --fix (1 more with --unsafe-fixes)`, for the report's
+/// summary; `None` when nothing can be fixed.
+pub(super) fn fixable_line(findings: &[Finding]) -> Option<String> {
+    let none = FixRequest::default();
+    let (safe, unsafe_only) = (none.selected(findings).len(), none.unsafe_left(findings));
+    (safe + unsafe_only > 0).then(|| format!("{safe} fixable with --fix{}", hint(unsafe_only)))
 }
 
 fn hint(unsafe_left: usize) -> String {
@@ -125,8 +133,8 @@ pub(super) fn write(
         ));
     }
     log(&format!(
-        "{} fixes applied{}",
-        plan.applied.len(),
+        "{} applied{}",
+        super::plural(plan.applied.len(), "fix"),
         hint(args.unsafe_left(findings))
     ));
     Ok(!plan.changes.is_empty())

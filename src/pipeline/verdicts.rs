@@ -114,8 +114,16 @@ pub(super) fn attach(
             })
             .collect()
     };
+    // A run that named no target (nor --no-probe) asked for no probe: the
+    // verdict stays in the data, and the reader is spared a note on every
+    // finding.
+    let asked = args.no_probe || args.dsn.is_some() || req.cluster.live.is_some();
     for ((i, spec), outcome) in probed.iter().zip(&outcomes) {
-        verdict::record(&mut findings[*i], spec, outcome);
+        if asked {
+            verdict::record(&mut findings[*i], spec, outcome);
+        } else {
+            verdict::record_evidence(&mut findings[*i], outcome);
+        }
     }
 }
 

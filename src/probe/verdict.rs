@@ -186,12 +186,18 @@ fn keepalive(r: &Report, max_idle_seconds: u64) -> Outcome {
 }
 
 /// Records `outcome` of the probe `spec` on `finding`.
-pub fn record(finding: &mut Finding, spec: &ProbeSpec, outcome: &Outcome) {
+/// The verdict and its figures as evidence only, without a note: for a
+/// run that asked for no probe, whose readers need no word of it.
+pub fn record_evidence(finding: &mut Finding, outcome: &Outcome) {
     let mut add = |key: String, value: String| finding.evidence.push(Evidence { key, value });
     add("probe.verdict".into(), outcome.verdict.as_str().into());
     for (k, v) in &outcome.figures {
         add(format!("probe.{k}"), v.clone());
     }
+}
+
+pub fn record(finding: &mut Finding, spec: &ProbeSpec, outcome: &Outcome) {
+    record_evidence(finding, outcome);
     let mut note = format!(
         "{} {}: {}",
         describe(spec),

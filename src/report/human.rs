@@ -11,24 +11,63 @@ use miette::{
 use crate::rules::{Finding, Label, Severity};
 use crate::yaml::{FileId, SourceMap};
 
-/// Colours only for a terminal, and never with NO_COLOR set.
-pub fn use_color() -> bool {
-    use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+/// `--color`: when human output is coloured.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Color {
+    /// On a terminal, unless NO_COLOR is set; FORCE_COLOR turns it on
+    /// anywhere (https://no-color.org, https://force-color.org).
+    #[default]
+    Auto,
+    Always,
+    Never,
 }
 
+impl Color {
+    pub fn enabled(self) -> bool {
+        use std::io::IsTerminal;
+        let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+        match self {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto if set("NO_COLOR") => false,
+            Color::Auto => set("FORCE_COLOR") || std::io::stdout().is_terminal(),
+        }
+    }
+}
+
+/// Text is wrapped to this width when neither the terminal nor COLUMNS
+/// says one.
+pub const FALLBACK_WIDTH: usize = 100;
+
+/// The width of the terminal stdout writes to, else `$COLUMNS` (which
+/// shells set and tests can), else [`FALLBACK_WIDTH`].
+pub fn width() -> usize {
+    terminal_size::terminal_size_of(std::io::stdout())
+        .map(|(w, _)| w.0 as usize)
+        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+        .filter(|w| *w >= 20)
+        .unwrap_or(FALLBACK_WIDTH)
+}
+
+/// Every finding as a snippet, a blank line after each, wrapped to
+/// [`width`]: never inside a word, never at a hyphen (names such as
+/// `authentik-secret` stay whole).
 pub fn render(findings: &[Finding], sources: &SourceMap, color: bool) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
         GraphicalTheme::unicode_nocolor()
     };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(width())
+        .with_break_words(false)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut out = String::new();
     for f in findings {
         let diag = snippet(f, sources);
         // Rendering into a String cannot fail.
         let _ = handler.render_report(&mut out, &diag);
+        out.push('\n');
     }
     out
 }
