@@ -5,4 +5,5 @@
 #![allow(dead_code)] // each user needs a different subset
 
 pub mod cache_server;
+pub mod limited;
 pub mod serve;
