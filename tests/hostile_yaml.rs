@@ -5,22 +5,13 @@
 //! bounded time; the good file is always still linted. Inputs are at most
 //! 1 MB.
 
-mod support;
+#[allow(dead_code)] // each suite uses a different part of the harness
+#[path = "support/limited.rs"]
+mod limited;
 
 use std::fmt::Write as _;
-use std::path::Path;
-
-use support::limited::{Bounds, run_bounded};
 
 const GOOD: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: survivor\n  namespace: default\ndata:\n  a: b\n";
-
-/// 1 GiB of address space and 60 s of CPU: far above what a correct run
-/// needs (the debug binary reads these repositories in well under that),
-/// far below what an unbounded expansion takes.
-const BOUNDS: Bounds = Bounds {
-    memory_mib: 1024,
-    cpu_seconds: 60,
-};
 
 struct Run {
     objects: Vec<String>,
@@ -28,47 +19,18 @@ struct Run {
     issues: Vec<String>,
 }
 
-/// Lints a repository holding GOOD and `file` with `text`.
+/// Lints a repository holding GOOD and `file` with `text`, as a
+/// subprocess under the shared harness's memory, CPU and wall limits.
 fn lint(file: &str, text: &str) -> Run {
     assert!(text.len() <= 1 << 20, "{file}: input over 1 MB");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("good.yaml"), GOOD).unwrap();
     std::fs::write(dir.path().join(file), text).unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"));
-    let out = run_bounded(
-        bin,
-        &["inventory", &dir.path().display().to_string()],
-        &BOUNDS,
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{file}: exit {:?}\n{stderr}",
-        out.status
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{file}: no JSON on stdout ({e})\n{stderr}"));
-    let objects = json["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|o| o["name"].as_str().map(String::from))
-        .collect();
-    let issues = json["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            format!(
-                "{}:{}:{}: {}",
-                i["path"].as_str().unwrap_or(""),
-                i["line"],
-                i["column"],
-                i["message"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
-    Run { objects, issues }
+    let inv = limited::inventory(dir.path());
+    Run {
+        objects: inv.names(),
+        issues: inv.issues(),
+    }
 }
 
 impl Run {
