@@ -91,6 +91,7 @@ pub fn register(
 ) -> Result<Unwrapped, Issue> {
     let file = FileId(sources.len() as u32);
     let docs = parse_documents(text, file, limits).map_err(|e| Issue {
+        gap: None,
         path: path.display().to_string(),
         line: e.line,
         col: e.col,
