@@ -19,11 +19,11 @@ pub use fixes::FixRequest;
 pub use verdicts::ProbeRequest;
 
 use crate::model::Model;
-use crate::report::{Format, github, human, json, metrics, sarif};
+use crate::report::{Format, github, human, json, metrics, pushgateway, sarif};
 use crate::rules::{self, Finding, Rule, Severity, config};
-use crate::source::Object;
 use crate::source::repo::{self, Repo};
-use crate::yaml::{Limits, SourceMap};
+use crate::source::{Object, git};
+use crate::yaml::{Limits, Shown, SourceMap};
 
 /// Exit status, as ripgrep and ruff use them.
 pub const EXIT_CLEAN: u8 = 0;
@@ -51,6 +51,8 @@ pub struct Request {
     pub fail_on: Option<Severity>,
     /// Also write Prometheus metrics (text exposition) to this file.
     pub metrics_file: Option<PathBuf>,
+    /// Also push the metrics to this Prometheus Pushgateway (base URL).
+    pub pushgateway: Option<String>,
     pub verbose: u8,
 }
 
@@ -122,14 +124,27 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
     verdicts::attach(&mut findings, &rules, &model, req, log);
     // render
     let text = render(req, &findings, &rules, sources, log)?;
-    if let Some(path) = &req.metrics_file {
-        write_metrics(path, &findings, &rules)?;
+    let mut exit = exit_code(req.fail_on, &findings);
+    if req.metrics_file.is_some() || req.pushgateway.is_some() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let metrics = metrics::render(&findings, &rules, now);
+        if let Some(path) = &req.metrics_file {
+            metrics::write(path, &metrics)
+                .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))?;
+        }
+        // A failed push still leaves the report to print: the error is
+        // said and the run exits 2.
+        if let Some(url) = &req.pushgateway
+            && let Err(e) = pushgateway::push(url, &metrics, pushgateway::TIMEOUT)
+        {
+            log(&format!("error: {e}"));
+            exit = EXIT_ERROR;
+        }
     }
     // exit code
-    Ok(Outcome {
-        text,
-        exit: exit_code(req.fail_on, &findings),
-    })
+    Ok(Outcome { text, exit })
 }
 
 /// What is linted: a repository (cluster state merged into it), or
@@ -147,6 +162,13 @@ impl Subject {
         match self {
             Subject::Repo(l) => Some(l.repo.files.root()),
             Subject::Cluster { .. } => None,
+        }
+    }
+
+    fn sources(&self) -> &SourceMap {
+        match self {
+            Subject::Repo(l) => &l.repo.files.sources,
+            Subject::Cluster { sources, .. } => sources,
         }
     }
 
@@ -179,8 +201,14 @@ pub fn load(input: &Input) -> Result<Loaded, String> {
     if !root.is_dir() {
         return Err(format!("{} is not a directory", root.display()));
     }
+    let mut repo = repo::load(&root, Limits::default());
+    // The bundled example is in no repository, whatever holds the
+    // temporary directory.
+    if example.is_none() {
+        repo.files.sources.set_shown(git::shown_root(&root));
+    }
     Ok(Loaded {
-        repo: repo::load(&root, Limits::default()),
+        repo,
         _example: example,
     })
 }
@@ -192,9 +220,17 @@ fn load_subject(req: &Request) -> Result<Subject, String> {
         if req.base.reference.is_some() {
             return Err("--base compares two commits of a repository: give its path".into());
         }
+        // Snapshot files are then named from the repository the
+        // command runs in, if any.
+        let mut sources = SourceMap::default();
+        let top = git::shown_root(Path::new(".")).top;
+        sources.set_shown(Shown {
+            top,
+            prefix: PathBuf::new(),
+        });
         return Ok(Subject::Cluster {
             objects: Vec::new(),
-            sources: SourceMap::default(),
+            sources,
         });
     }
     Ok(Subject::Repo(Box::new(load(&req.input)?)))
@@ -226,10 +262,17 @@ fn load_config(
     req: &Request,
     subject: &Subject,
 ) -> Result<(config::Config, Option<PathBuf>), String> {
-    let path = req
-        .config
-        .clone()
-        .or_else(|| subject.root().map(|root| root.join(config::FILE_NAME)));
+    let path = req.config.clone().or_else(|| {
+        let root = subject.root()?;
+        let here = root.join(config::FILE_NAME);
+        // A lint of a subdirectory uses the repository's configuration
+        // when the subdirectory has none of its own.
+        let top = subject.sources().shown_root().top.as_ref();
+        Some(match top.map(|t| t.join(config::FILE_NAME)) {
+            Some(at_top) if !here.exists() && at_top.is_file() => at_top,
+            _ => here,
+        })
+    });
     let config = match &path {
         Some(p) => config::Config::load(p).map_err(|e| e.to_string())?,
         None => config::Config::default(),
@@ -325,14 +368,6 @@ fn summary_line(findings: &[Finding]) -> String {
         count(Severity::Warning),
         count(Severity::Info)
     )
-}
-
-fn write_metrics(path: &Path, findings: &[Finding], rules: &[Rule]) -> Result<(), String> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    metrics::write(path, &metrics::render(findings, rules, now))
-        .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))
 }
 
 fn exit_code(fail_on: Option<Severity>, findings: &[Finding]) -> u8 {

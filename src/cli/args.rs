@@ -70,6 +70,12 @@ pub struct LintArgs {
     #[arg(long, value_name = "FILE")]
     pub metrics_file: Option<PathBuf>,
 
+    /// Also push the metrics to this Prometheus Pushgateway (its base URL,
+    /// e.g. http://pushgateway.monitoring:9091), replacing the group
+    /// job="homelab-lint"; for a CronJob, whose pod no one scrapes.
+    #[arg(long, value_name = "URL")]
+    pub pushgateway: Option<String>,
+
     #[command(flatten)]
     pub live: LiveArgs,
 }

@@ -105,6 +105,7 @@ fn lint_request(args: &Args) -> Request {
             FailOn::Never => None,
         },
         metrics_file: lint.metrics_file.clone(),
+        pushgateway: lint.pushgateway.clone(),
         verbose: args.verbose,
     }
 }

@@ -66,7 +66,7 @@ pub enum ProbeError {
 }
 
 /// The URL to show: scheme, host, port and path only.
-fn describe_target(url: &reqwest::Url) -> String {
+pub fn describe_target(url: &reqwest::Url) -> String {
     let mut shown = url.clone();
     let _ = shown.set_username("");
     let _ = shown.set_password(None);

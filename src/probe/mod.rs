@@ -51,7 +51,7 @@ impl Stats {
 
 /// An error and its causes on one line (a cause already quoted by its
 /// parent is left out), with `secret` (a password, a token) masked.
-fn describe_error(e: &(dyn std::error::Error + 'static), secret: Option<&str>) -> String {
+pub fn describe_error(e: &(dyn std::error::Error + 'static), secret: Option<&str>) -> String {
     let mut parts = vec![e.to_string()];
     let mut cur = e.source();
     while let Some(s) = cur {

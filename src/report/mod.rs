@@ -5,6 +5,7 @@ pub mod human;
 pub mod inventory;
 pub mod json;
 pub mod metrics;
+pub mod pushgateway;
 pub mod sarif;
 
 /// The formats a lint report is rendered in.

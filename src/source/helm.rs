@@ -221,6 +221,7 @@ fn resolve_values<'a>(
 
 fn issue_at(sources: &SourceMap, span: Span, message: impl Into<String>) -> Issue {
     Issue {
+        gap: None,
         path: sources.path(span.file).display().to_string(),
         line: span.line,
         col: span.col,
