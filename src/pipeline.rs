@@ -19,7 +19,7 @@ pub use fixes::FixRequest;
 pub use verdicts::ProbeRequest;
 
 use crate::model::Model;
-use crate::report::{Format, github, human, json, metrics, pushgateway, sarif};
+use crate::report::{Format, concise, github, human, json, metrics, pushgateway, sarif};
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::repo::{self, Repo};
 use crate::source::{Object, git};
@@ -89,6 +89,9 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
         log_load(&l.repo, req.verbose, log);
     }
     // live
+    if req.cluster.namespace.is_some() && !req.cluster.wanted() {
+        log("warning: -n/--namespace applies to cluster state: give --live or --snapshot");
+    }
     if req.cluster.wanted() {
         cluster::read_into(&req.cluster, &mut subject, &mut base.baseline, log)?;
     }
@@ -352,6 +355,17 @@ fn render(
         }
         Format::Json => serde_json::to_string_pretty(&json::render(findings, sources))
             .map_err(|e| e.to_string())?,
+        Format::Yaml => {
+            serde_saphyr::to_string(&json::render(findings, sources)).map_err(|e| e.to_string())?
+        }
+        Format::Concise => {
+            let mut text = concise::render(findings, sources);
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&summary_line(findings));
+            text
+        }
         Format::Sarif => serde_json::to_string_pretty(&sarif::render(findings, rules, sources))
             .map_err(|e| e.to_string())?,
         // Each command already ends its line.
