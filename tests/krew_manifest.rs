@@ -275,7 +275,6 @@ fn krew_manifest_refuses_a_sum_that_is_not_a_sha256() {
     assert!(String::from_utf8_lossy(&run.stderr).contains("is not a sha256"));
 }
 
-
 /// Checks a release directory holding the host's archive: its listing
 /// (binary, LICENSE, completions, man page) and the krew manifest and
 /// SHA256SUMS beside it, which must carry the archive's own sha256.
