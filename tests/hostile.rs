@@ -1,11 +1,12 @@
 //! Hostile input: each bad file gives a clear error of its own, within
 //! bounded time and memory, and the rest of the repo still loads.
 
+mod common;
 mod support;
 
 use std::path::Path;
 
-use support::limited::inventory;
+use support::limited::{inventory, run_linter};
 
 fn write(root: &Path, rel: &str, bytes: impl AsRef<[u8]>) {
     let path = root.join(rel);
@@ -134,4 +135,209 @@ fn huge_binary_unreadable_and_self_referencing_inputs_fail_alone() {
     inv.issue("huge.yaml", "over the limit");
     inv.issue("binary.yaml", "utf-8");
     inv.issue("dangling.yaml", "no such file");
+}
+
+const FILE_SECRET: &str = "TOPSECRET-FILE-4242";
+const ENV_SECRET: &str = "TOPSECRET-ENV-4242";
+
+/// The example repo in `dir/repo`, with symlinks that lead out of it:
+/// a file holding a known secret and `/proc/self/environ`, read as YAML
+/// files, as a directory of objects, and through a `configMapGenerator`
+/// whose ConfigMap Flux substitutes into the HelmRelease.
+fn leaky_repo(dir: &Path) -> std::path::PathBuf {
+    let outside = dir.join("outside");
+    write(
+        &outside,
+        "secret.yaml",
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: outside-object\n  namespace: default\ndata:\n  token: {FILE_SECRET}\n"
+        ),
+    );
+    write(&outside, "secret.txt", format!("{FILE_SECRET}\n"));
+    let repo = dir.join("repo");
+    common::copy_dir(&common::example_repo(), &repo);
+    let link = |target: &str, at: &str| std::os::unix::fs::symlink(target, repo.join(at)).unwrap();
+    link("../outside/secret.yaml", "leak.yaml");
+    link("/proc/self/environ", "environ.yaml");
+    link("../outside", "linked");
+    link("../../../outside/secret.txt", "clusters/home/domain");
+    link("/proc/self/environ", "clusters/home/environ");
+    write(
+        &repo,
+        "clusters/home/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ./flux-system\n  - ./cluster-settings.yaml\n  - ./infrastructure.yaml\n  - ./apps.yaml\n  - ../../linked\nconfigMapGenerator:\n  - name: leak-settings\n    namespace: flux-system\n    options: {disableNameSuffixHash: true}\n    files:\n      - CLUSTER_DOMAIN=domain\n      - ENVIRON=environ\n",
+    );
+    common::edit(
+        &repo,
+        "clusters/home/apps.yaml",
+        "        name: cluster-settings",
+        "        name: cluster-settings\n      - kind: ConfigMap\n        name: leak-settings",
+    );
+    repo
+}
+
+#[test]
+fn symlinks_out_of_the_repository_leak_nothing_in_any_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = leaky_repo(dir.path());
+    let root = repo.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = support::limited::linter();
+        cmd.args(args).env("HOMELAB_HOSTILE_MARKER", ENV_SECRET);
+        support::limited::run_limited(cmd, support::limited::Limits::default())
+    };
+    let mut outputs = Vec::new();
+    for format in ["human", "json", "sarif", "github"] {
+        let out = run(&[root, "--no-probe", "--format", format, "-v"]);
+        assert!(
+            out.code() == Some(0) || out.code() == Some(1),
+            "{format}: {}",
+            out.stderr
+        );
+        outputs.push((format!("lint --format {format}"), out));
+    }
+    for extra in [&[][..], &["--provenance"][..]] {
+        let out = run(&[&["inventory", "-v", root], extra].concat());
+        assert!(out.status.success(), "{}", out.stderr);
+        outputs.push((format!("inventory {extra:?}"), out));
+    }
+    for (what, out) in &outputs {
+        for secret in [FILE_SECRET, ENV_SECRET] {
+            assert!(
+                !out.stdout_text().contains(secret) && !out.stderr.contains(secret),
+                "{what} prints {secret}:\n{}\n{}",
+                out.stdout_text(),
+                out.stderr
+            );
+        }
+    }
+    let inv = support::limited::Inventory {
+        json: outputs.last().unwrap().1.json(),
+        run: run(&["inventory", root]),
+    };
+    // The repository still loads; nothing from outside it does.
+    inv.assert_loaded(&["authentik", "cluster-settings"]);
+    assert!(
+        !inv.names().iter().any(|n| n == "outside-object"),
+        "{:?}",
+        inv.names()
+    );
+    for at in ["leak.yaml", "environ.yaml", "linked"] {
+        assert!(inv.issue(at, "outside the repository").contains("not read"));
+    }
+    inv.issue("clusters/home/kustomization.yaml", "outside the repository");
+    // The human report said so too.
+    assert!(
+        outputs[0]
+            .1
+            .stderr
+            .contains("environ.yaml: links outside the repository (to /proc/self/environ)"),
+        "{}",
+        outputs[0].1.stderr
+    );
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a plain system call on a valid C string.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {path:?}"
+    );
+}
+
+/// FIFOs and devices where files are expected: refused by type with the
+/// reason (a FIFO would block the open, `/dev/zero` never ends), and the
+/// rest of the repository still loads; what the user named is an error.
+#[test]
+fn special_files_are_refused_by_type_without_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    write(&repo, "good/configmap.yaml", GOOD);
+    mkfifo(&repo.join("pipe.yaml"));
+    let inv = inventory(&repo);
+    inv.assert_loaded(&["survivor"]);
+    inv.issue("pipe.yaml", "named pipe (FIFO), not a regular file");
+
+    let root = repo.to_str().unwrap();
+    let lint =
+        |extra: &[&str]| run_linter(&[&[root, "--no-probe", "--format", "json"], extra].concat());
+    // The repository's config file as a FIFO, then as /dev/zero (outside
+    // the repository, so not read at all).
+    mkfifo(&repo.join(".homelab-lint.yaml"));
+    let out = lint(&[]);
+    assert_eq!(out.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(".homelab-lint.yaml: is a named pipe (FIFO)"),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_file(repo.join(".homelab-lint.yaml")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", repo.join(".homelab-lint.yaml")).unwrap();
+    let out = lint(&[]);
+    assert_eq!(out.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("links outside the repository (to /dev/zero)"),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_file(repo.join(".homelab-lint.yaml")).unwrap();
+
+    // Named by the user: a config file that is a device or missing, a
+    // rules directory with a FIFO or that does not exist.
+    let out = lint(&["--config", "/dev/zero"]);
+    assert_eq!(out.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("/dev/zero: is a character device"),
+        "{}",
+        out.stderr
+    );
+    let missing = dir.path().join("nonexistent.yaml");
+    let out = lint(&["--config", missing.to_str().unwrap()]);
+    assert_eq!(out.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("nonexistent.yaml: No such file"),
+        "{}",
+        out.stderr
+    );
+    let rules = dir.path().join("rules");
+    std::fs::create_dir(&rules).unwrap();
+    mkfifo(&rules.join("blocking.yaml"));
+    let out = lint(&["--rules", rules.to_str().unwrap()]);
+    assert_eq!(out.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("blocking.yaml: is a named pipe (FIFO)"),
+        "{}",
+        out.stderr
+    );
+    let out = lint(&["--rules", dir.path().join("no-rules").to_str().unwrap()]);
+    assert_eq!(out.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("cannot read rules directory"),
+        "{}",
+        out.stderr
+    );
+    // Without them, the same repository lints.
+    assert_eq!(lint(&[]).code(), Some(0));
+
+    // probe --ca of a FIFO: refused at once, not blocked past the budget.
+    let ca = dir.path().join("ca.pem");
+    mkfifo(&ca);
+    let out = run_linter(&[
+        "probe",
+        "postgres",
+        "--dsn",
+        "host=127.0.0.1 port=1 user=x sslmode=require",
+        "--ca",
+        ca.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("cannot read CA file") && out.stderr.contains("named pipe (FIFO)"),
+        "{}",
+        out.stderr
+    );
 }

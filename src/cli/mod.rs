@@ -11,7 +11,7 @@ pub mod probe;
 mod verdicts;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -161,8 +161,16 @@ fn run_lint(
             .as_ref()
             .map(|l| l.repo.files.root().join(config::FILE_NAME))
     });
+    // The repository's own config file is the repository's: confined to
+    // it like every file it holds. A file the user named is theirs.
+    if lint.config.is_none()
+        && let (Some(l), Some(p)) = (&loaded, &config_path)
+        && let Some(reason) = l.repo.files.outside(Path::new(config::FILE_NAME))
+    {
+        return Err(format!("{}: {reason}", p.display()));
+    }
     let config = match &config_path {
-        Some(p) => config::Config::load(p).map_err(|e| e.to_string())?,
+        Some(p) => config::Config::load(p, lint.config.is_some()).map_err(|e| e.to_string())?,
         None => config::Config::default(),
     };
     let all_rules = load_rules(&lint.rule_dirs)?;

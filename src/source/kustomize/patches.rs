@@ -186,6 +186,9 @@ fn local_path(
             ),
         ));
     }
+    if let Some(reason) = files.outside(&path) {
+        return Err(issue_at(files, span, reason));
+    }
     if !files.is_file(&path) {
         return Err(issue_at(
             files,
