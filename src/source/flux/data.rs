@@ -1,6 +1,9 @@
 //! ConfigMap and Secret keys as the API server stores them: Secret `data`
 //! is base64, `stringData` overrides it key by key, and SOPS-encrypted
-//! files hold ciphertext that only the cluster can read.
+//! files hold ciphertext that only the cluster can read. The objects that
+//! make a Secret in the cluster (SealedSecret, ExternalSecret) are read the
+//! same way: their keys are known, their values where the repository
+//! holds them.
 
 use crate::source::Object;
 use crate::yaml::{Node, Value};
@@ -10,8 +13,10 @@ use crate::yaml::{Node, Value};
 pub enum DataValue<'a> {
     /// Readable text. `node` is where the value is written.
     Text { text: String, node: &'a Node },
-    /// Encrypted (SOPS): the cluster will see a value we cannot know.
-    Unknown { node: &'a Node },
+    /// Encrypted (SOPS, a SealedSecret), fetched from a secret store or
+    /// written as a template: the cluster will see a value we cannot know.
+    /// `why` says which, for the user.
+    Unknown { node: &'a Node, why: &'static str },
     /// Written, but not something the API server would accept.
     Invalid { node: &'a Node, message: String },
 }
@@ -20,46 +25,212 @@ impl<'a> DataValue<'a> {
     pub fn node(&self) -> &'a Node {
         match self {
             DataValue::Text { node, .. }
-            | DataValue::Unknown { node }
+            | DataValue::Unknown { node, .. }
             | DataValue::Invalid { node, .. } => node,
         }
     }
 }
 
-/// Every key of a ConfigMap (`data`) or Secret (`data`, then `stringData`),
-/// in the order written. Other kinds have none.
+/// Every key of a ConfigMap (`data`), a Secret (`data`, then
+/// `stringData`), or the Secret a SealedSecret or ExternalSecret makes, in
+/// the order written. Other kinds have none.
 pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
     let mut out: Vec<(String, DataValue<'_>)> = Vec::new();
-    match obj.kind() {
-        "ConfigMap" => {
+    match (obj.group(), obj.kind()) {
+        ("", "ConfigMap") => {
+            let sops = Sops::of(obj);
             for (key, node) in map_entries(obj.root.get("data")) {
-                out.push((key, text_value(node, false)));
+                let encrypted = sops.as_ref().is_some_and(|s| s.encrypts(&["data", &key]));
+                out.push((key, text_value(node, encrypted)));
             }
         }
-        "Secret" => {
-            // A SOPS file keeps its metadata at the top level; values that
-            // look readable may still be ciphertext or MACed, so none is
-            // trusted.
-            let sops = obj.root.get("sops").is_some();
+        ("", "Secret") => {
+            let sops = Sops::of(obj);
+            let encrypted =
+                |field: &str, key: &str| sops.as_ref().is_some_and(|s| s.encrypts(&[field, key]));
             for (key, node) in map_entries(obj.root.get("data")) {
-                let value = if sops {
-                    DataValue::Unknown { node }
+                let value = if encrypted("data", &key) || is_encrypted_node(node) {
+                    DataValue::Unknown {
+                        node,
+                        why: SOPS_ENCRYPTED,
+                    }
                 } else {
                     decode_data(node)
                 };
                 out.push((key, value));
             }
             for (key, node) in map_entries(obj.root.get("stringData")) {
-                let value = text_value(node, sops);
-                match out.iter_mut().find(|(k, _)| *k == key) {
-                    Some(slot) => slot.1 = value,
-                    None => out.push((key, value)),
+                let value = text_value(node, encrypted("stringData", &key));
+                set(&mut out, key, value);
+            }
+        }
+        ("bitnami.com", "SealedSecret") => {
+            for (key, node) in map_entries(obj.root.path(&["spec", "encryptedData"])) {
+                let why = "sealed (SealedSecret encryptedData)";
+                out.push((key, DataValue::Unknown { node, why }));
+            }
+            // Template data may refer to the sealed values with Go templates.
+            for (key, node) in map_entries(obj.root.path(&["spec", "template", "data"])) {
+                set(&mut out, key, template_value(node));
+            }
+        }
+        ("external-secrets.io", "ExternalSecret") => {
+            let template = obj.root.path(&["spec", "target", "template"]);
+            let templated = template
+                .is_some_and(|t| t.get("data").is_some() || t.get("templateFrom").is_some());
+            let merge = template.and_then(|t| t.str_at(&["mergePolicy"])) == Some("Merge");
+            if !templated || merge {
+                for item in obj
+                    .root
+                    .path(&["spec", "data"])
+                    .and_then(Node::as_seq)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(key) = item.str_at(&["secretKey"]) {
+                        let why = "fetched from the secret store";
+                        out.push((key.to_string(), DataValue::Unknown { node: item, why }));
+                    }
                 }
+            }
+            for (key, node) in map_entries(template.and_then(|t| t.get("data"))) {
+                set(&mut out, key, template_value(node));
             }
         }
         _ => {}
     }
     out
+}
+
+/// Whether [`entries`] lists every key the cluster's Secret (or
+/// ConfigMap) will hold; `Err` says why more keys may be there.
+///
+/// ExternalSecret, after external-secrets'
+/// `pkg/controllers/externalsecret/externalsecret_controller_template.go`
+/// (`applyTemplate`): without a template the Secret holds the provider's
+/// data; with `template.data` or `templateFrom` only the rendered keys,
+/// unless `mergePolicy: Merge` adds the provider's data too;
+/// `creationPolicy: Merge` writes into a Secret that exists only in the
+/// cluster.
+pub fn keys_complete(obj: &Object) -> Result<(), String> {
+    if !obj.is("external-secrets.io", "ExternalSecret") {
+        return Ok(());
+    }
+    let spec = obj.root.get("spec");
+    let at = |path: &[&str]| spec.and_then(|s| s.path(path));
+    if at(&["target", "creationPolicy"]).and_then(Node::as_str) == Some("Merge") {
+        return Err(
+            "it merges into a Secret that exists only in the cluster (creationPolicy: Merge)"
+                .into(),
+        );
+    }
+    if at(&["target", "template", "templateFrom"]).is_some() {
+        return Err("its keys from target.template.templateFrom are not read here".into());
+    }
+    let templated = at(&["target", "template", "data"]).is_some();
+    let merge = at(&["target", "template", "mergePolicy"]).and_then(Node::as_str) == Some("Merge");
+    if (!templated || merge) && at(&["dataFrom"]).is_some() {
+        return Err("dataFrom brings every key of the secret store's item".into());
+    }
+    Ok(())
+}
+
+/// The name of the Secret an object makes in the cluster: a Secret's own,
+/// a SealedSecret's (the controller names the Secret after it), an
+/// ExternalSecret's `spec.target.name` (default: its own name).
+pub fn secret_name(obj: &Object) -> Option<&str> {
+    match (obj.group(), obj.kind()) {
+        ("", "Secret") | ("bitnami.com", "SealedSecret") => Some(obj.name()),
+        ("external-secrets.io", "ExternalSecret") => Some(
+            obj.root
+                .str_at(&["spec", "target", "name"])
+                .filter(|n| !n.is_empty())
+                .unwrap_or(obj.name()),
+        ),
+        _ => None,
+    }
+}
+
+fn set<'a>(out: &mut Vec<(String, DataValue<'a>)>, key: String, value: DataValue<'a>) {
+    match out.iter_mut().find(|(k, _)| *k == key) {
+        Some(slot) => slot.1 = value,
+        None => out.push((key, value)),
+    }
+}
+
+const SOPS_ENCRYPTED: &str = "SOPS-encrypted";
+
+/// A template value (external-secrets, SealedSecret templates): Go
+/// template text is rendered in the cluster from data we cannot see;
+/// text without an action is the value itself.
+fn template_value(node: &Node) -> DataValue<'_> {
+    match text_value(node, false) {
+        DataValue::Text { text, .. } if text.contains("{{") => DataValue::Unknown {
+            node,
+            why: "a template rendered in the cluster",
+        },
+        other => other,
+    }
+}
+
+/// Which keys SOPS encrypted, from the file's `sops` metadata; after
+/// getsops/sops `sops.go` (`Tree.Encrypt`): a value is encrypted unless a
+/// key on its path ends with `unencrypted_suffix` or matches
+/// `unencrypted_regex`; with `encrypted_suffix` or `encrypted_regex` set,
+/// only values under a matching key are. The file records what was used
+/// (`_unencrypted` when nothing was chosen), so no default applies here.
+struct Sops {
+    unencrypted_suffix: Option<String>,
+    encrypted_suffix: Option<String>,
+    unencrypted_regex: Option<regex::Regex>,
+    encrypted_regex: Option<regex::Regex>,
+    /// A pattern that does not compile: sops would not have written the
+    /// file, so every value is taken as encrypted rather than guessed.
+    unreadable: bool,
+}
+
+impl Sops {
+    fn of(obj: &Object) -> Option<Sops> {
+        let meta = obj.root.get("sops")?;
+        let text = |k: &str| meta.str_at(&[k]).filter(|s| !s.is_empty());
+        let mut unreadable = false;
+        let mut regex = |k: &str| {
+            let compiled = regex::Regex::new(text(k)?);
+            unreadable |= compiled.is_err();
+            compiled.ok()
+        };
+        let (unencrypted_regex, encrypted_regex) =
+            (regex("unencrypted_regex"), regex("encrypted_regex"));
+        Some(Sops {
+            unencrypted_suffix: text("unencrypted_suffix").map(str::to_string),
+            encrypted_suffix: text("encrypted_suffix").map(str::to_string),
+            unencrypted_regex,
+            encrypted_regex,
+            unreadable,
+        })
+    }
+
+    fn encrypts(&self, path: &[&str]) -> bool {
+        if self.unreadable {
+            return true;
+        }
+        let mut encrypted = !self
+            .unencrypted_suffix
+            .as_ref()
+            .is_some_and(|suffix| path.iter().any(|k| k.ends_with(suffix.as_str())));
+        if let Some(suffix) = &self.encrypted_suffix {
+            encrypted = path.iter().any(|k| k.ends_with(suffix.as_str()));
+        }
+        if let Some(re) = &self.unencrypted_regex
+            && path.iter().any(|k| re.is_match(k))
+        {
+            encrypted = false;
+        }
+        if let Some(re) = &self.encrypted_regex {
+            encrypted = path.iter().any(|k| re.is_match(k));
+        }
+        encrypted
+    }
 }
 
 /// The value of one key, as [`entries`] reads it.
@@ -81,6 +252,10 @@ fn is_encrypted(text: &str) -> bool {
     text.starts_with("ENC[")
 }
 
+fn is_encrypted_node(node: &Node) -> bool {
+    node.as_str().is_some_and(is_encrypted)
+}
+
 fn text_value(node: &Node, sops: bool) -> DataValue<'_> {
     match &node.value {
         Value::Seq(_) | Value::Map(_) => DataValue::Invalid {
@@ -90,7 +265,10 @@ fn text_value(node: &Node, sops: bool) -> DataValue<'_> {
         _ => {
             let text = node.scalar_text().unwrap_or_default();
             if sops || is_encrypted(&text) {
-                DataValue::Unknown { node }
+                DataValue::Unknown {
+                    node,
+                    why: SOPS_ENCRYPTED,
+                }
             } else {
                 DataValue::Text { text, node }
             }
@@ -167,5 +345,87 @@ mod tests {
         assert!(entry(&obj, "C").is_none());
         let bad = object("apiVersion: v1\nkind: Secret\ndata:\n  A: not-base64!\n");
         assert!(matches!(entry(&bad, "A"), Some(DataValue::Invalid { .. })));
+    }
+
+    #[test]
+    fn sops_rules_decide_which_values_are_readable() {
+        let obj = object(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  HOST: db-rw\n  HOST_unencrypted: db-rw\n  PASSWORD: ENC[AES256_GCM,data:x]\nsops:\n  unencrypted_regex: ^HOST$\n",
+        );
+        assert!(
+            matches!(entry(&obj, "HOST"), Some(DataValue::Text { text, .. }) if text == "db-rw")
+        );
+        assert!(matches!(
+            entry(&obj, "PASSWORD"),
+            Some(DataValue::Unknown { .. })
+        ));
+        // The default suffix applies only when the file records it.
+        assert!(matches!(
+            entry(&obj, "HOST_unencrypted"),
+            Some(DataValue::Unknown { .. })
+        ));
+        let by_regex = object(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  HOST: db-rw\nsops:\n  encrypted_regex: ^(data|stringData)$\n",
+        );
+        assert!(
+            matches!(entry(&by_regex, "HOST"), Some(DataValue::Unknown { why, .. }) if why == SOPS_ENCRYPTED)
+        );
+        let suffix = object(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  HOST_unencrypted: db-rw\n  B: x\nsops:\n  unencrypted_suffix: _unencrypted\n",
+        );
+        assert!(matches!(
+            entry(&suffix, "HOST_unencrypted"),
+            Some(DataValue::Text { .. })
+        ));
+        assert!(matches!(
+            entry(&suffix, "B"),
+            Some(DataValue::Unknown { .. })
+        ));
+    }
+
+    #[test]
+    fn sealed_and_external_secrets_hold_their_keys() {
+        let sealed = object(
+            "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: db\nspec:\n  encryptedData:\n    PASSWORD: AgBy8h\n  template:\n    data:\n      HOST: db-rw.dbms.svc\n      URL: 'postgres://{{ index . \"PASSWORD\" }}@db'\n",
+        );
+        assert_eq!(secret_name(&sealed), Some("db"));
+        assert!(matches!(
+            entry(&sealed, "PASSWORD"),
+            Some(DataValue::Unknown { .. })
+        ));
+        assert!(
+            matches!(entry(&sealed, "HOST"), Some(DataValue::Text { text, .. }) if text == "db-rw.dbms.svc")
+        );
+        assert!(matches!(
+            entry(&sealed, "URL"),
+            Some(DataValue::Unknown { .. })
+        ));
+        assert!(keys_complete(&sealed).is_ok());
+
+        let templated = object(
+            "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: es\nspec:\n  target:\n    name: app-secret\n    template:\n      data:\n        HOST: postgres-rw.dbms.svc.cluster.local\n        PASSWORD: '{{ .password }}'\n  dataFrom:\n    - extract:\n        key: app\n",
+        );
+        assert_eq!(secret_name(&templated), Some("app-secret"));
+        let keys: Vec<String> = entries(&templated).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["HOST", "PASSWORD"]);
+        assert!(
+            matches!(entry(&templated, "HOST"), Some(DataValue::Text { text, .. }) if text == "postgres-rw.dbms.svc.cluster.local")
+        );
+        assert!(matches!(
+            entry(&templated, "PASSWORD"),
+            Some(DataValue::Unknown { .. })
+        ));
+        // With a template, the provider's keys do not reach the Secret.
+        assert!(keys_complete(&templated).is_ok());
+
+        let plain = object(
+            "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:\n  name: es\nspec:\n  data:\n    - secretKey: HOST\n      remoteRef: {key: db, property: host}\n  dataFrom:\n    - extract:\n        key: app\n",
+        );
+        assert_eq!(secret_name(&plain), Some("es"));
+        assert!(matches!(
+            entry(&plain, "HOST"),
+            Some(DataValue::Unknown { .. })
+        ));
+        assert!(keys_complete(&plain).unwrap_err().contains("dataFrom"));
     }
 }

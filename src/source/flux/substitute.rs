@@ -120,7 +120,7 @@ pub fn collect_vars<'a>(
                     defined_at: Some(node.span),
                     unknown: false,
                 },
-                DataValue::Unknown { node } => Var {
+                DataValue::Unknown { node, .. } => Var {
                     value: String::new(),
                     defined_at: Some(node.span),
                     unknown: true,
