@@ -341,3 +341,127 @@ fn special_files_are_refused_by_type_without_hanging() {
         out.stderr
     );
 }
+
+/// Every file below `dir` with its bytes, to compare before and after.
+fn tree(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out: Vec<_> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    out.sort();
+    out
+}
+
+fn fix(repo: &Path, extra: &[&str]) -> support::limited::Run {
+    let root = repo.to_str().unwrap();
+    let out = run_linter(&[&[root, "--no-probe", "--fix", "--unsafe-fixes"], extra].concat());
+    assert!(matches!(out.code(), Some(0 | 1)), "{}", out.stderr);
+    out
+}
+
+/// `--fix` writes only regular files of the repository, not through a
+/// symlink (inside the repository or out of it), never a `--snapshot`
+/// input; owner, mode and hard links stay.
+#[test]
+fn fix_writes_nothing_through_symlinks_or_into_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = common::example_repo();
+
+    // The app's directory is a symlink to a directory of the repository:
+    // found and linted, but the fix is refused with the reason.
+    let repo = dir.path().join("linked");
+    common::copy_dir(&example, &repo);
+    std::fs::rename(repo.join("apps/authentik"), repo.join("shared-authentik")).unwrap();
+    std::os::unix::fs::symlink("../shared-authentik", repo.join("apps/authentik")).unwrap();
+    let before = tree(&repo);
+    let out = fix(&repo, &[]);
+    assert!(
+        out.stderr.contains(
+            "not fixed: apps/authentik/database.yaml: reached through the symlink apps/authentik"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("wrote "), "{}", out.stderr);
+    assert_eq!(tree(&repo), before);
+
+    // A file symlink: refused, the link stays a link.
+    let repo = dir.path().join("file-link");
+    common::copy_dir(&example, &repo);
+    std::fs::rename(
+        repo.join("apps/authentik/database.yaml"),
+        repo.join("database.yaml"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        "../../database.yaml",
+        repo.join("apps/authentik/database.yaml"),
+    )
+    .unwrap();
+    let out = fix(&repo, &[]);
+    assert!(
+        out.stderr
+            .contains("not fixed: apps/authentik/database.yaml: is a symlink"),
+        "{}",
+        out.stderr
+    );
+    // The other file is fixed.
+    assert!(
+        out.stderr.contains("wrote apps/authentik/helmrelease.yaml"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        std::fs::symlink_metadata(repo.join("apps/authentik/database.yaml"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+
+    // Outside the repository, through a directory symlink: not loaded,
+    // so nothing to fix there; the outside copy is untouched.
+    let repo = dir.path().join("outside-link");
+    let outside = dir.path().join("outside");
+    common::copy_dir(&example, &repo);
+    std::fs::rename(repo.join("apps/authentik"), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("apps/authentik")).unwrap();
+    let before = tree(&outside);
+    fix(&repo, &[]);
+    assert_eq!(tree(&outside), before);
+
+    // A snapshot of the cluster next to a plain copy: only the
+    // repository's files change; owner, mode and a hard link stay.
+    let repo = dir.path().join("plain");
+    common::copy_dir(&example, &repo);
+    let snapshot = dir.path().join("snapshot");
+    common::copy_dir(&example.join("../cluster"), &snapshot);
+    let db = repo.join("apps/authentik/database.yaml");
+    let linked = dir.path().join("hardlink.yaml");
+    std::fs::hard_link(&db, &linked).unwrap();
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let hr = repo.join("apps/authentik/helmrelease.yaml");
+    // Another owner, when this test may give one (as root).
+    let _ = std::os::unix::fs::chown(&hr, Some(4321), Some(4321));
+    let hr_owner = std::fs::metadata(&hr).unwrap().uid();
+    let snap_before = tree(&snapshot);
+    let out = fix(&repo, &["--snapshot", snapshot.to_str().unwrap()]);
+    assert!(
+        out.stderr.contains("wrote apps/authentik/database.yaml"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(tree(&snapshot), snap_before, "the snapshot was rewritten");
+    let meta = std::fs::metadata(&db).unwrap();
+    assert_eq!(meta.mode() & 0o777, 0o640);
+    assert_eq!(meta.nlink(), 2, "the hard link was broken");
+    assert_eq!(std::fs::read(&db).unwrap(), std::fs::read(&linked).unwrap());
+    assert!(
+        String::from_utf8(std::fs::read(&db).unwrap())
+            .unwrap()
+            .contains("synchronous_commit")
+    );
+    assert_eq!(std::fs::metadata(&hr).unwrap().uid(), hr_owner);
+}

@@ -8,6 +8,7 @@ pub mod apply;
 pub mod diff;
 pub mod edits;
 pub mod templates;
+pub mod write;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
