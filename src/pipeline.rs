@@ -21,9 +21,10 @@ pub use verdicts::ProbeRequest;
 use crate::model::Model;
 use crate::report::{Format, github, human, json, metrics, sarif};
 use crate::rules::{self, Finding, Rule, Severity, config};
-use crate::source::Object;
+use crate::source::confine::{Refused, Root};
 use crate::source::repo::{self, Repo};
-use crate::yaml::{Limits, SourceMap};
+use crate::source::{Object, git};
+use crate::yaml::{Limits, Shown, SourceMap};
 
 /// Exit status, as ripgrep and ruff use them.
 pub const EXIT_CLEAN: u8 = 0;
@@ -150,6 +151,13 @@ impl Subject {
         }
     }
 
+    fn sources(&self) -> &SourceMap {
+        match self {
+            Subject::Repo(l) => &l.repo.files.sources,
+            Subject::Cluster { sources, .. } => sources,
+        }
+    }
+
     fn model(&self) -> Model<'_> {
         match self {
             Subject::Repo(l) => Model::new(&l.repo),
@@ -179,8 +187,14 @@ pub fn load(input: &Input) -> Result<Loaded, String> {
     if !root.is_dir() {
         return Err(format!("{} is not a directory", root.display()));
     }
+    let mut repo = repo::load(&root, Limits::default());
+    // The bundled example is in no repository, whatever holds the
+    // temporary directory.
+    if example.is_none() {
+        repo.files.sources.set_shown(git::shown_root(&root));
+    }
     Ok(Loaded {
-        repo: repo::load(&root, Limits::default()),
+        repo,
         _example: example,
     })
 }
@@ -192,9 +206,17 @@ fn load_subject(req: &Request) -> Result<Subject, String> {
         if req.base.reference.is_some() {
             return Err("--base compares two commits of a repository: give its path".into());
         }
+        // Snapshot files are then named from the repository the
+        // command runs in, if any.
+        let mut sources = SourceMap::default();
+        let top = git::shown_root(Path::new(".")).top;
+        sources.set_shown(Shown {
+            top,
+            prefix: PathBuf::new(),
+        });
         return Ok(Subject::Cluster {
             objects: Vec::new(),
-            sources: SourceMap::default(),
+            sources,
         });
     }
     Ok(Subject::Repo(Box::new(load(&req.input)?)))
@@ -227,17 +249,25 @@ fn load_config(
     req: &Request,
     subject: &Subject,
 ) -> Result<(config::Config, Option<PathBuf>), String> {
-    let path = req
-        .config
-        .clone()
-        .or_else(|| subject.root().map(|root| root.join(config::FILE_NAME)));
+    let path = req.config.clone().or_else(|| {
+        let root = subject.root()?;
+        let here = root.join(config::FILE_NAME);
+        // A lint of a subdirectory uses the repository's configuration
+        // when the subdirectory has none of its own.
+        let top = subject.sources().shown_root().top.as_ref();
+        Some(match top.map(|t| t.join(config::FILE_NAME)) {
+            Some(at_top) if !here.exists() && at_top.is_file() => at_top,
+            _ => here,
+        })
+    });
     // The repository's own config file is the repository's: confined to
     // it like every file it holds. A file the user named is theirs.
     if req.config.is_none()
-        && let (Subject::Repo(l), Some(p)) = (subject, &path)
-        && let Some(reason) = l.repo.files.outside(Path::new(config::FILE_NAME))
+        && let Some(p) = &path
+        && let Some(dir) = p.parent()
+        && let Err(e @ Refused::Outside { .. }) = Root::new(dir).resolve(p)
     {
-        return Err(format!("{}: {reason}", p.display()));
+        return Err(format!("{}: {e}", p.display()));
     }
     let config = match &path {
         Some(p) => config::Config::load(p, req.config.is_some()).map_err(|e| e.to_string())?,

@@ -63,7 +63,7 @@ pub(super) fn diffs(
     let plan = apply::plan(sources, &fixes);
     let mut out = String::new();
     for change in &plan.changes {
-        let path = sources.path(change.file).display().to_string();
+        let path = sources.shown(change.file).display().to_string();
         out.push_str(&diff::unified(
             &path,
             &sources.get(change.file).text,
@@ -124,7 +124,7 @@ pub(super) fn write(
         let mut files: Vec<String> = fix
             .edits
             .iter()
-            .map(|e| sources.path(e.file).display().to_string())
+            .map(|e| sources.shown(e.file).display().to_string())
             .collect();
         files.dedup();
         log(&format!(
