@@ -465,3 +465,47 @@ fn fix_writes_nothing_through_symlinks_or_into_snapshots() {
     );
     assert_eq!(std::fs::metadata(&hr).unwrap().uid(), hr_owner);
 }
+
+/// Terminal escape sequences in values and file names are shown, not
+/// obeyed, in human and GitHub output.
+#[test]
+fn control_characters_from_the_repository_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    common::copy_dir(&common::example_repo(), &repo);
+    // A comment in a finding's snippet (clear screen, window title, C1
+    // CSI), and a file name that fails to parse.
+    common::edit(
+        &repo,
+        "apps/authentik/helmrelease.yaml",
+        "# Keep",
+        "# \u{1b}[2J\u{1b}]0;owned\u{7}\u{9b}2J Keep",
+    );
+    write(&repo, "bad-\u{1b}[31m.yaml", "a: [\n");
+    let root = repo.to_str().unwrap();
+    for format in ["human", "github"] {
+        let out = run_linter(&[root, "--no-probe", "--format", format]);
+        assert_eq!(out.code(), Some(1), "{format}: {}", out.stderr);
+        assert!(
+            out.stdout_text().contains("keepalive"),
+            "{format}: {}",
+            out.stdout_text()
+        );
+        let all = format!("{}{}", out.stdout_text(), out.stderr);
+        assert!(
+            !all.contains('\u{1b}') && !all.contains('\u{9b}') && !all.contains('\u{7}'),
+            "{format}: raw control character in {all}"
+        );
+        if format == "human" {
+            assert!(
+                all.contains("# \\x1b[2J\\x1b]0;owned\\x07\\u{9b}2J Keep"),
+                "{all}"
+            );
+        }
+        assert!(
+            out.stderr.contains("bad-\\x1b[31m.yaml"),
+            "{format}: {}",
+            out.stderr
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! Rendering results for people and machines: one renderer per format.
 
+pub mod control;
 pub mod github;
 pub mod human;
 pub mod inventory;
