@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod confine;
+pub mod coverage;
 pub mod files;
 pub mod flux;
 pub mod git;
