@@ -659,6 +659,9 @@ impl<'f> Builder<'f> {
         acc: &mut Acc,
         span: Span,
     ) -> Result<(), Issue> {
+        if let Some(reason) = self.files.outside(path) {
+            return Err(issue_at(self.files, span, reason));
+        }
         if self.files.is_file(path) {
             if self.restrict && !path.starts_with(dir) {
                 return Err(issue_at(
