@@ -21,6 +21,7 @@ pub use verdicts::ProbeRequest;
 use crate::model::Model;
 use crate::report::{Format, concise, github, human, json, metrics, pushgateway, sarif};
 use crate::rules::{self, Finding, Rule, Severity, config};
+use crate::source::confine::{Refused, Root};
 use crate::source::repo::{self, Repo};
 use crate::source::{Object, git};
 use crate::yaml::{Limits, Shown, SourceMap};
@@ -270,7 +271,8 @@ pub fn log_load(repo: &Repo, verbose: u8, log: &mut Log) {
     }
 }
 
-/// The configuration file given, or the one at the repository root.
+/// The configuration file given, which must exist, or the one at the
+/// repository root, if there is one.
 fn load_config(
     req: &Request,
     subject: &Subject,
@@ -286,8 +288,17 @@ fn load_config(
             _ => here,
         })
     });
+    // The repository's own config file is the repository's: confined to
+    // it like every file it holds. A file the user named is theirs.
+    if req.config.is_none()
+        && let Some(p) = &path
+        && let Some(dir) = p.parent()
+        && let Err(e @ Refused::Outside { .. }) = Root::new(dir).resolve(p)
+    {
+        return Err(format!("{}: {e}", p.display()));
+    }
     let config = match &path {
-        Some(p) => config::Config::load(p).map_err(|e| e.to_string())?,
+        Some(p) => config::Config::load(p, req.config.is_some()).map_err(|e| e.to_string())?,
         None => config::Config::default(),
     };
     Ok((config, path))

@@ -29,7 +29,7 @@ pub fn main() -> ExitCode {
     match run(args) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", crate::report::control::escape(&err));
             ExitCode::from(EXIT_ERROR)
         }
     }
@@ -156,8 +156,10 @@ fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::Opti
     }
 }
 
-/// The pipeline's progress lines go to stderr.
+/// The pipeline's progress lines go to stderr, control characters from
+/// the repository made visible.
 fn stderr_line(line: &str) {
+    let line = crate::report::control::escape(line);
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 

@@ -1,6 +1,7 @@
 //! Rendering results for people and machines: one renderer per format.
 
 pub mod concise;
+pub mod control;
 pub mod github;
 pub mod human;
 pub mod inventory;

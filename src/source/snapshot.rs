@@ -68,7 +68,7 @@ pub fn load(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Sna
             .sort_by_file_name()
             .into_iter()
             .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_file() && is_snapshot_file(e.path()))
+            .filter(|e| !e.file_type().is_dir() && is_snapshot_file(e.path()))
             .map(|e| e.into_path())
             .collect()
     } else {
@@ -96,18 +96,8 @@ fn is_snapshot_file(p: &Path) -> bool {
 }
 
 fn load_file(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Vec<Object>, Issue> {
-    let meta = std::fs::metadata(path).map_err(|e| Issue::file(path, e.to_string()))?;
-    if meta.len() > limits.max_bytes as u64 {
-        return Err(Issue::file(
-            path,
-            format!(
-                "file is {} bytes, over the limit of {} bytes",
-                meta.len(),
-                limits.max_bytes
-            ),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| Issue::file(path, e.to_string()))?;
+    let bytes = super::confine::read_regular(path, limits.max_bytes)
+        .map_err(|e| Issue::file(path, e.to_string()))?;
     let text =
         String::from_utf8(bytes).map_err(|_| Issue::file(path, "file is not valid UTF-8"))?;
     let detail = format!("snapshot {}", path.display());
