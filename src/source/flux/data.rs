@@ -1,6 +1,9 @@
 //! ConfigMap and Secret keys as the API server stores them: Secret `data`
 //! is base64, `stringData` overrides it key by key, and SOPS-encrypted
-//! files hold ciphertext that only the cluster can read.
+//! files hold ciphertext that only the cluster can read. Objects that make
+//! a controller write a Secret (SealedSecret, ExternalSecret) name its keys
+//! but not its values: [`provided`] is the one place that knows which keys
+//! each of them holds.
 
 use crate::source::Object;
 use crate::yaml::{Node, Value};
@@ -26,40 +29,178 @@ impl<'a> DataValue<'a> {
     }
 }
 
-/// Every key of a ConfigMap (`data`) or Secret (`data`, then `stringData`),
-/// in the order written. Other kinds have none.
-pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
-    let mut out: Vec<(String, DataValue<'_>)> = Vec::new();
-    match obj.kind() {
-        "ConfigMap" => {
+/// The ConfigMap or Secret an object puts into the cluster, and the keys
+/// it will hold there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Provided<'a> {
+    /// `ConfigMap` or `Secret`.
+    pub kind: &'static str,
+    /// The name of the ConfigMap or Secret in the cluster.
+    pub name: String,
+    /// The keys known from the repository, in the order written.
+    pub keys: Vec<(String, DataValue<'a>)>,
+    /// Keys beyond `keys` may exist that only the cluster knows (an
+    /// ExternalSecret's `dataFrom`, a Secret it merges into).
+    pub open: bool,
+}
+
+/// What `obj` provides: a ConfigMap or Secret itself, the Secret that
+/// sealed-secrets' controller unseals from a SealedSecret (same name and
+/// namespace; `spec.encryptedData` and `spec.template.data` keys), or the
+/// one External Secrets writes for an ExternalSecret (`spec.target.name`,
+/// default the ExternalSecret's name). `None` for anything else, and for an
+/// ExternalSecret with `creationPolicy: None`, which writes no Secret.
+pub fn provided(obj: &Object) -> Option<Provided<'_>> {
+    let name = obj.name().to_string();
+    let mut keys: Vec<(String, DataValue<'_>)> = Vec::new();
+    let mut open = false;
+    let kind = match (obj.group(), obj.kind()) {
+        ("", "ConfigMap") => {
             for (key, node) in map_entries(obj.root.get("data")) {
-                out.push((key, text_value(node, false)));
+                keys.push((key, text_value(node)));
             }
+            "ConfigMap"
         }
-        "Secret" => {
-            // A SOPS file keeps its metadata at the top level; values that
-            // look readable may still be ciphertext or MACed, so none is
-            // trusted.
-            let sops = obj.root.get("sops").is_some();
+        ("", "Secret") => {
             for (key, node) in map_entries(obj.root.get("data")) {
-                let value = if sops {
-                    DataValue::Unknown { node }
-                } else {
-                    decode_data(node)
-                };
-                out.push((key, value));
+                keys.push((key, decode_data(node)));
             }
             for (key, node) in map_entries(obj.root.get("stringData")) {
-                let value = text_value(node, sops);
-                match out.iter_mut().find(|(k, _)| *k == key) {
-                    Some(slot) => slot.1 = value,
-                    None => out.push((key, value)),
-                }
+                set(&mut keys, key, text_value(node));
             }
+            "Secret"
         }
-        _ => {}
+        ("bitnami.com", "SealedSecret") => {
+            let spec = obj.root.get("spec");
+            for (key, node) in map_entries(spec.and_then(|s| s.get("encryptedData"))) {
+                set(&mut keys, key, DataValue::Unknown { node });
+            }
+            // Templates over the unsealed values: only the cluster can
+            // render them.
+            for (key, node) in map_entries(spec.and_then(|s| s.path(&["template", "data"]))) {
+                set(&mut keys, key, DataValue::Unknown { node });
+            }
+            // The old format seals the whole Secret in `spec.data`.
+            open = spec.and_then(|s| s.get("data")).is_some();
+            "Secret"
+        }
+        ("external-secrets.io", "ExternalSecret") => {
+            let target = obj.root.path(&["spec", "target"]);
+            let policy = target.and_then(|t| t.str_at(&["creationPolicy"]));
+            if policy == Some("None") {
+                return None;
+            }
+            let name = target
+                .and_then(|t| t.str_at(&["name"]))
+                .filter(|n| !n.is_empty())
+                .map_or(name, str::to_string);
+            let template = target.and_then(|t| t.get("template"));
+            // A template replaces the fetched keys unless it merges them in
+            // (external-secrets `TemplateMergePolicy`, default `Replace`).
+            let merge = template.and_then(|t| t.str_at(&["mergePolicy"])) == Some("Merge");
+            if template.is_none() || merge {
+                for entry in obj
+                    .root
+                    .path(&["spec", "data"])
+                    .and_then(Node::as_seq)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(key) = entry.get("secretKey").and_then(Node::scalar_text) {
+                        set(&mut keys, key, DataValue::Unknown { node: entry });
+                    }
+                }
+                open |= obj
+                    .root
+                    .path(&["spec", "dataFrom"])
+                    .and_then(Node::as_seq)
+                    .is_some_and(|d| !d.is_empty());
+            }
+            for (key, node) in map_entries(template.and_then(|t| t.get("data"))) {
+                // A value without template actions is written as is.
+                let value = match text_value(node) {
+                    DataValue::Text { text, .. } if text.contains("{{") => {
+                        DataValue::Unknown { node }
+                    }
+                    other => other,
+                };
+                set(&mut keys, key, value);
+            }
+            open |= template.is_some_and(|t| t.get("templateFrom").is_some());
+            open |= policy == Some("Merge");
+            return Some(Provided {
+                kind: "Secret",
+                name,
+                keys,
+                open,
+            });
+        }
+        _ => return None,
+    };
+    Some(Provided {
+        kind,
+        name,
+        keys,
+        open,
+    })
+}
+
+/// Whether the ConfigMap or Secret that `obj` provides exists in
+/// `namespace`: its own, or one that emberstack's kubernetes-reflector
+/// mirrors it into. Reflector copies a source annotated
+/// `reflection-allowed: "true"` and `reflection-auto-enabled: "true"`
+/// into every namespace that `reflection-allowed-namespaces` (and, when
+/// set, `reflection-auto-namespaces`) lists: comma-separated names or
+/// regular expressions, none meaning every namespace.
+pub fn provided_in(obj: &Object, namespace: &str) -> bool {
+    if obj.namespace() == Some(namespace) {
+        return true;
     }
-    out
+    let meta = match (obj.group(), obj.kind()) {
+        ("bitnami.com", "SealedSecret") => obj.root.path(&["spec", "template", "metadata"]),
+        ("external-secrets.io", "ExternalSecret") => {
+            obj.root.path(&["spec", "target", "template", "metadata"])
+        }
+        _ => obj.root.get("metadata"),
+    };
+    let annotation = |name: &str| {
+        meta.and_then(|m| {
+            m.path(&[
+                "annotations",
+                &format!("reflector.v1.k8s.emberstack.com/{name}"),
+            ])
+        })
+        .and_then(Node::scalar_text)
+    };
+    let on = |name: &str| annotation(name).is_some_and(|v| v.trim() == "true");
+    let listed = |name: &str| {
+        annotation(name).is_none_or(|list| {
+            let list = list.trim();
+            list.is_empty()
+                || list.split(',').map(str::trim).any(|p| {
+                    p == namespace
+                        || regex::Regex::new(&format!("^(?:{p})$"))
+                            .is_ok_and(|r| r.is_match(namespace))
+                })
+        })
+    };
+    on("reflection-allowed")
+        && on("reflection-auto-enabled")
+        && listed("reflection-allowed-namespaces")
+        && listed("reflection-auto-namespaces")
+}
+
+/// Every key of a ConfigMap (`data`) or Secret (`data`, then `stringData`)
+/// or of the Secret another object provides, in the order written.
+pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
+    provided(obj).map(|p| p.keys).unwrap_or_default()
+}
+
+fn set<'a>(keys: &mut Vec<(String, DataValue<'a>)>, key: String, value: DataValue<'a>) {
+    match keys.iter_mut().find(|(k, _)| *k == key) {
+        Some(slot) => slot.1 = value,
+        None => keys.push((key, value)),
+    }
 }
 
 /// The value of one key, as [`entries`] reads it.
@@ -77,11 +218,16 @@ fn map_entries(node: Option<&Node>) -> impl Iterator<Item = (String, &Node)> {
         .filter_map(|(k, v)| Some((k.scalar_text()?, v)))
 }
 
+/// SOPS writes every value it encrypts as `ENC[AES256_GCM,data:…,iv:…,
+/// tag:…,type:…]` (getsops/sops `aes/cipher.go`). Values that
+/// `unencrypted_regex`, `unencrypted_suffix`, `encrypted_regex` and the
+/// like left out are written in the clear, and kustomize-controller's
+/// decryption hands them to the cluster unchanged: they are known.
 fn is_encrypted(text: &str) -> bool {
     text.starts_with("ENC[")
 }
 
-fn text_value(node: &Node, sops: bool) -> DataValue<'_> {
+fn text_value(node: &Node) -> DataValue<'_> {
     match &node.value {
         Value::Seq(_) | Value::Map(_) => DataValue::Invalid {
             node,
@@ -89,7 +235,7 @@ fn text_value(node: &Node, sops: bool) -> DataValue<'_> {
         },
         _ => {
             let text = node.scalar_text().unwrap_or_default();
-            if sops || is_encrypted(&text) {
+            if is_encrypted(&text) {
                 DataValue::Unknown { node }
             } else {
                 DataValue::Text { text, node }
@@ -99,7 +245,7 @@ fn text_value(node: &Node, sops: bool) -> DataValue<'_> {
 }
 
 fn decode_data(node: &Node) -> DataValue<'_> {
-    let text = match text_value(node, false) {
+    let text = match text_value(node) {
         DataValue::Text { text, .. } => text,
         other => return other,
     };
