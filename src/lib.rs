@@ -1,12 +1,14 @@
 //! homelab-lint: a Flux-aware configuration linter for self-hosted
 //! Kubernetes. Data flows one way: `source` reads the repo into objects
-//! that remember where each value was written, `report` renders results,
-//! and `cli` drives it all.
+//! that remember where each value was written, `rules` finds what is
+//! wrong, `report` renders results. `pipeline` runs a lint's stages in
+//! order for any front door; `cli` is the command line's.
 
 pub mod cli;
 mod example;
 pub mod fix;
 pub mod model;
+pub mod pipeline;
 pub mod probe;
 pub mod report;
 pub mod rules;

@@ -1,9 +1,11 @@
 //! Hostile input: each bad file gives a clear error of its own, within
 //! bounded time and memory, and the rest of the repo still loads.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+
+use support::limited::inventory;
 
 fn write(root: &Path, rel: &str, bytes: impl AsRef<[u8]>) {
     let path = root.join(rel);
@@ -65,68 +67,23 @@ fn hostile_repo() -> tempfile::TempDir {
 #[test]
 fn hostile_inputs_fail_alone_within_bounds() {
     let dir = hostile_repo();
-    let bin = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
-    // 2 GiB of address space is far above what a correct run needs; an
-    // unbounded expansion would hit it and fail the run.
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 2097152; exec '{bin}' inventory -v '{}'",
-            dir.path().display()
-        ))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            panic!("the run did not end within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "exit {:?}\n{stderr}", out.status);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<&str> = json["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|o| o["name"].as_str())
-        .collect();
-    assert!(names.contains(&"survivor"), "{names:?}");
-
-    let problems: Vec<String> = json["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            format!(
-                "{}:{}:{}: {}",
-                i["path"].as_str().unwrap(),
-                i["line"],
-                i["column"],
-                i["message"].as_str().unwrap()
-            )
-        })
-        .collect();
-    let find = |path: &str, words: &str| {
-        problems
-            .iter()
-            .find(|p| p.starts_with(path) && p.to_lowercase().contains(words))
-            .unwrap_or_else(|| panic!("no issue for {path} mentioning {words:?} in {problems:#?}"))
-            .clone()
-    };
-    assert!(!find("bad/alias-bomb.yaml", "alias").contains(":0:0:"));
-    find("bad/deep.yaml", "");
-    find("bad/deep-block.yaml", "nesting");
-    assert!(find("bad/not-utf8.yaml", "utf-8").starts_with("bad/not-utf8.yaml:4:"));
-    find("loop/again", "loop");
-    find("cycle/", "cycle");
+    let inv = inventory(dir.path());
+    inv.assert_loaded(&["survivor"]);
+    assert!(!inv.issue("bad/alias-bomb.yaml", "alias").contains(":0:0:"));
+    inv.issue("bad/deep.yaml", "");
+    inv.issue("bad/deep-block.yaml", "nesting");
+    assert!(
+        inv.issue("bad/not-utf8.yaml", "utf-8")
+            .starts_with("bad/not-utf8.yaml:4:")
+    );
+    inv.issue("loop/again", "loop");
+    inv.issue("cycle/", "cycle");
     // Every problem is also on stderr for people.
-    assert!(stderr.contains("bad/alias-bomb.yaml"), "{stderr}");
+    assert!(
+        inv.run.stderr.contains("bad/alias-bomb.yaml"),
+        "{}",
+        inv.run.stderr
+    );
 }
 
 /// The second hostile suite: sizes and shapes rather than YAML tricks.
@@ -172,64 +129,9 @@ fn huge_binary_unreadable_and_self_referencing_inputs_fail_alone() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: selfref, namespace: default}\ndata:\n  a: ${A}\n  b: ${B}\n",
     );
 
-    let bin = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
-    let start = Instant::now();
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 2097152; exec '{bin}' inventory '{}'",
-            root.display()
-        ))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut { stdout }, &mut buf).map(|_| buf)
-    });
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            panic!("the run did not end within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = child.wait().unwrap();
-    let stdout = reader.join().unwrap().unwrap();
-    assert!(status.success(), "exit {status:?}");
-    let json: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
-    let names: Vec<&str> = json["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|o| o["name"].as_str())
-        .collect();
-    for want in ["survivor", "long", "cm-0", "cm-4999", "selfref"] {
-        assert!(names.contains(&want), "{want} missing");
-    }
-    let issues: Vec<String> = json["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            format!(
-                "{}: {}",
-                i["path"].as_str().unwrap(),
-                i["message"].as_str().unwrap()
-            )
-        })
-        .collect();
-    let has = |path: &str, words: &str| {
-        assert!(
-            issues
-                .iter()
-                .any(|i| i.starts_with(path) && i.to_lowercase().contains(words)),
-            "no issue for {path} mentioning {words:?} in {issues:#?}"
-        );
-    };
-    has("huge.yaml", "over the limit");
-    has("binary.yaml", "utf-8");
-    has("dangling.yaml", "no such file");
+    let inv = inventory(root);
+    inv.assert_loaded(&["survivor", "long", "cm-0", "cm-4999", "selfref"]);
+    inv.issue("huge.yaml", "over the limit");
+    inv.issue("binary.yaml", "utf-8");
+    inv.issue("dangling.yaml", "no such file");
 }

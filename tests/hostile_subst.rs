@@ -1,11 +1,14 @@
 //! Hostile postBuild substitution (issue 14): each case runs the real
-//! binary as a subprocess under a memory limit (`ulimit -v`) and a CPU
-//! time limit (`ulimit -t`), on a repository of at most 1 MB, and must end
+//! binary as a subprocess under the memory, CPU and wall-clock limits of
+//! tests/support/limited.rs, on a repository of at most 1 MB, and must end
 //! with a clear issue at the file:line:column of the expression while the
 //! rest of the repository is still substituted and listed.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+use support::limited;
 
 fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);
@@ -55,38 +58,14 @@ fn walk_size(dir: &Path) -> u64 {
         .sum()
 }
 
-/// Runs `inventory` with 1 GiB of address space and 60 s of CPU: an
-/// unbounded expansion or a super-linear match would hit either and fail
-/// the run. Returns the JSON and every issue as `path:line:col: message`.
+/// `inventory` under the harness's limits (RLIMIT_AS, RLIMIT_CPU, wall
+/// clock): an unbounded expansion or a super-linear match hits one of
+/// them and fails the run. Returns the JSON and every issue as
+/// `path:line:col: message`.
 fn inventory(root: &Path) -> (serde_json::Value, Vec<String>) {
-    let bin = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
-    let out = Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 1048576; ulimit -t 60; exec '{bin}' inventory '{}'",
-            root.display()
-        ))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "exit {:?}\n{stderr}", out.status);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let issues = json["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            format!(
-                "{}:{}:{}: {}",
-                i["path"].as_str().unwrap(),
-                i["line"],
-                i["column"],
-                i["message"].as_str().unwrap()
-            )
-        })
-        .collect();
-    (json, issues)
+    let inv = limited::inventory(root);
+    let issues = inv.issues();
+    (inv.json, issues)
 }
 
 fn object<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {

@@ -150,20 +150,9 @@ fn the_checker_rejects_what_krew_rejects() {
     }
 }
 
-fn bash_available() -> bool {
-    let ok = Command::new("bash")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        common::skip_or_fail("bash is missing");
-    }
-    ok
-}
-
 #[test]
 fn release_script_packages_the_host_binary_and_fills_its_sha256() {
-    if !bash_available() || !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+    if !common::bash_available() || !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -244,7 +233,7 @@ fn release_script_packages_the_host_binary_and_fills_its_sha256() {
 
 #[test]
 fn release_script_fails_clearly_for_targets_it_cannot_build() {
-    if !bash_available() {
+    if !common::bash_available() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -10,17 +10,6 @@ use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
 
-fn kubectl_available() -> bool {
-    let ok = Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        common::skip_or_fail("kubectl is not on PATH");
-    }
-    ok
-}
-
 /// A directory holding only the plugin, and a PATH with it first.
 fn plugin_path() -> (tempfile::TempDir, OsString) {
     let dir = tempfile::tempdir().unwrap();
@@ -53,7 +42,7 @@ fn text(out: &Output) -> String {
 
 #[test]
 fn kubectl_plugin_list_shows_the_binary_on_path() {
-    if !kubectl_available() {
+    if !common::kubectl_available() {
         return;
     }
     let (dir, path) = plugin_path();
@@ -79,7 +68,7 @@ fn kubectl_plugin_list_shows_the_binary_on_path() {
 
 #[test]
 fn kubectl_homelab_lint_version_and_help_run_the_plugin() {
-    if !kubectl_available() {
+    if !common::kubectl_available() {
         return;
     }
     let (_dir, path) = plugin_path();
@@ -101,7 +90,7 @@ fn kubectl_homelab_lint_version_and_help_run_the_plugin() {
 
 #[test]
 fn kubectl_homelab_lint_lints_the_example_with_kubectl_style_output_flag() {
-    if !kubectl_available() {
+    if !common::kubectl_available() {
         return;
     }
     let (_dir, path) = plugin_path();
@@ -122,7 +111,7 @@ fn kubectl_homelab_lint_lints_the_example_with_kubectl_style_output_flag() {
 /// completion runs on TAB) answers with the plugin's flags and values.
 #[test]
 fn kubectl_completes_the_plugin_through_kubectl_complete() {
-    if !kubectl_available() {
+    if !common::kubectl_available() {
         return;
     }
     let (dir, path) = plugin_path();
@@ -159,11 +148,9 @@ fn completions_generate_for_every_shell_and_bash_accepts_the_script() {
     assert_eq!(out.status.code(), Some(2));
 
     // bash parses the script and registers the completion function.
-    let Ok(bash) = Command::new("bash").arg("--version").output() else {
-        common::skip_or_fail("bash is missing");
+    if !common::bash_available() {
         return;
-    };
-    assert!(bash.status.success());
+    }
     let dir = tempfile::tempdir().unwrap();
     let script: PathBuf = dir.path().join("completion.bash");
     std::fs::write(&script, run(&["completions", "bash"]).stdout).unwrap();

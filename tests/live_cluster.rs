@@ -15,17 +15,6 @@ fn fixture() -> Fixture {
     Fixture::from_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cluster"))
 }
 
-fn kubectl_available() -> bool {
-    let ok = Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        common::skip_or_fail("kubectl is not installed");
-    }
-    ok
-}
-
 /// A fake serving `fixture()` with `faults`, and a kubeconfig for it in
 /// a temporary directory (kept alive by the returned guard).
 fn fake(faults: Faults) -> (FakeApi, tempfile::TempDir, std::path::PathBuf) {
@@ -57,7 +46,7 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn real_kubectl_lists_custom_resources_from_the_fake() {
-    if !kubectl_available() {
+    if !common::kubectl_available() {
         return;
     }
     let (_api, _dir, kc) = fake(Faults::default());
@@ -96,7 +85,7 @@ fn real_kubectl_lists_custom_resources_from_the_fake() {
 
 #[test]
 fn real_kubectl_paginates_with_chunk_size() {
-    if !kubectl_available() {
+    if !common::kubectl_available() {
         return;
     }
     let (api, _dir, kc) = fake(Faults::default());
@@ -133,7 +122,7 @@ fn real_kubectl_paginates_with_chunk_size() {
 
 #[test]
 fn real_kubectl_sees_forbidden_and_absent_kinds() {
-    if !kubectl_available() {
+    if !common::kubectl_available() {
         return;
     }
     let api = FakeApi::start(
@@ -162,7 +151,7 @@ fn real_kubectl_sees_forbidden_and_absent_kinds() {
 /// form, so it asks for no per-group document; absent CRDs stay absent.
 #[test]
 fn real_kubectl_uses_aggregated_discovery() {
-    if !kubectl_available() {
+    if !common::kubectl_available() {
         return;
     }
     let (api, _dir, kc) = fake(Faults::default());

@@ -90,18 +90,26 @@ fn founding_finding_is_confirmed_through_the_port_forward() {
         return;
     }
     let server = database(8_000);
-    let api = FakeApi::start(fixture(), forwarding_to(&server, None));
-    let (out, f) = lint(&api, &["-vv"]);
+    // The verdict is measured (p50 >= 2 ms and 3x slower than without the
+    // flush wait), through a tunnel that a loaded machine slows down.
+    let mut run = None;
+    common::measure_twice(|| {
+        let api = FakeApi::start(fixture(), forwarding_to(&server, None));
+        let (out, f) = lint(&api, &["-vv"]);
+        assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+        let p50 = number(&f, "probe.commit.p50_ms");
+        assert!(p50 >= 8.0, "{f}");
+        assert!(number(&f, "probe.commit_off.p50_ms") <= p50 / 3.0, "{f}");
+        run = Some((api, out, f));
+    });
+    let (api, out, f) = run.unwrap();
     assert_eq!(out.status.code(), Some(1), "{f}");
-    assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
     assert_eq!(f["severity"], "warning");
     let target = f["evidence"]["probe.target"].as_str().unwrap();
     assert_eq!(
         target,
         "authentik@pod security/auth-postgres-0:5432/authentik (port-forward)"
     );
-    assert!(number(&f, "probe.commit.p50_ms") >= 8.0, "{f}");
-    assert!(number(&f, "probe.commit_off.p50_ms") <= 2.0, "{f}");
     // The keepalive finding binds only the app: it is measured on the
     // database the founding finding names, in the same probe run.
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -153,7 +161,13 @@ fn without_slow_storage_the_founding_finding_is_not_confirmed() {
     assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
     // Refuted: info, evidence kept.
     assert_eq!(f["severity"], "info", "{f}");
-    assert!(number(&f, "probe.commit.p50_ms") < 2.0, "{f}");
+    // On tmpfs a flush is free: a commit costs what it costs without the
+    // flush wait, however slow a loaded machine makes both.
+    let (on, off) = (
+        number(&f, "probe.commit.p50_ms"),
+        number(&f, "probe.commit_off.p50_ms"),
+    );
+    assert!(on < 2.0 || on < 3.0 * off, "{f}");
     server.assert_no_probe_session();
 }
 

@@ -56,12 +56,24 @@ fn example_log_passes_the_sarif_multitool_without_errors_or_warnings() {
     );
     assert_eq!(run["results"].as_array().unwrap().len(), 2);
 
+    let problems = validate(&tool, &log);
+    assert!(
+        problems.is_empty(),
+        "the SARIF Multitool found {} problems:\n{}\n\nlog:\n{log}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// What the SARIF Multitool finds wrong with `log`: errors, warnings and
+/// its own notifications.
+fn validate(tool: &Path, log: &str) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("example.sarif");
+    let input = dir.path().join("log.sarif");
     let output = dir.path().join("validation.sarif");
-    std::fs::write(&input, &log).unwrap();
+    std::fs::write(&input, log).unwrap();
     let status = Command::new("node")
-        .arg(&tool)
+        .arg(tool)
         .arg("validate")
         .arg(&input)
         .arg("--output")
@@ -102,12 +114,43 @@ fn example_log_passes_the_sarif_multitool_without_errors_or_warnings() {
             }
         }
     }
-    assert!(
-        problems.is_empty(),
-        "the SARIF Multitool found {} problems:\n{}\n\nlog:\n{log}",
-        problems.len(),
-        problems.join("\n")
-    );
+    problems
+}
+
+/// A lint of the `kubernetes` directory of a git repository names files
+/// from the repository's top level; a lint of cluster state alone points
+/// each result at the snapshot file it was read from. Both logs pass the
+/// validator, and no result lacks a location (GitHub rejects the upload).
+#[test]
+fn subfolder_and_snapshot_only_logs_pass_the_sarif_multitool() {
+    let Some(tool) = multitool() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    copy_example(&dir.path().join("kubernetes"));
+    common::git(dir.path(), &["init", "-q"]);
+    let sub = dir.path().join("kubernetes");
+    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cluster");
+    for args in [
+        vec![sub.to_str().unwrap()],
+        vec!["--snapshot", snapshot.to_str().unwrap()],
+    ] {
+        let log = lint_sarif(&args);
+        let parsed: J = serde_json::from_str(&log).unwrap();
+        let results = parsed["runs"][0]["results"].as_array().unwrap();
+        assert!(!results.is_empty(), "{args:?}: {log}");
+        for r in results {
+            let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{args:?}: a result without a location: {r}"));
+            assert!(
+                uri.starts_with("kubernetes/") || uri.starts_with("testdata/cluster/"),
+                "{args:?}: {uri}"
+            );
+        }
+        let problems = validate(&tool, &log);
+        assert!(problems.is_empty(), "{args:?}: {problems:?}\n{log}");
+    }
 }
 
 /// Copies the example repo into `dest`.

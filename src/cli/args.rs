@@ -26,10 +26,10 @@ pub struct Args {
     pub lint: LintArgs,
 
     #[command(flatten)]
-    pub base: super::base::BaseArgs,
+    pub base: BaseArgs,
 
     #[command(flatten)]
-    pub fixes: super::fix::FixArgs,
+    pub fixes: FixArgs,
 
     /// Show more: skipped files and why (-v).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -71,20 +71,128 @@ pub struct LintArgs {
     pub metrics_file: Option<PathBuf>,
 
     #[command(flatten)]
-    pub live: super::live::LiveArgs,
+    pub live: LiveArgs,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReportFormat {
-    /// Source snippets with labels, for people.
-    Human,
-    /// One JSON document (see docs/output.md).
-    Json,
-    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
-    Sarif,
-    /// GitHub Actions workflow commands: annotations on the changed files.
-    Github,
+/// Cluster state on the command line: `--snapshot`, and the live cluster
+/// flags kubectl users know (`--kubeconfig`, `--context`, `-n`, `-A`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LiveArgs {
+    /// Lint cluster state saved with `kubectl get … -o yaml|json` (a file,
+    /// or a directory of them; List objects are unwrapped), alone or with
+    /// a repository PATH.
+    #[arg(long, value_name = "FILE|DIR")]
+    pub snapshot: Option<PathBuf>,
+
+    /// Read the live cluster of the current kubeconfig context, alone or
+    /// with a repository PATH.
+    #[arg(long)]
+    pub live: bool,
+
+    /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config); implies --live.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Kubeconfig context to use; implies --live. Repeat it to lint
+    /// several clusters in parallel, one report per context.
+    #[arg(long = "context", value_name = "NAME")]
+    pub context: Vec<String>,
+
+    /// Read only this namespace of the cluster (cluster-scoped kinds are
+    /// read too).
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "NAMESPACE",
+        conflicts_with = "all_namespaces"
+    )]
+    pub namespace: Option<String>,
+
+    /// Read every namespace (the default for a lint).
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+
+    /// Items per list call, as kubectl's --chunk-size (0 is read as 1).
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub chunk_size: usize,
+
+    /// Give up on the cluster after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub request_timeout: u64,
+
+    /// Measure the findings that name a Postgres probe on this server
+    /// (libpq string or postgres:// URL; never printed). The environment
+    /// variable keeps its password off the command line.
+    #[arg(
+        long,
+        value_name = "DSN",
+        env = "HOMELAB_LINT_PROBE_DSN",
+        hide_env_values = true
+    )]
+    pub probe_dsn: Option<String>,
+
+    /// Wall-clock limit of the probe run by --probe-dsn.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = crate::probe::parse_duration)]
+    pub probe_budget: std::time::Duration,
+
+    /// PEM file of the CA of the Postgres probed by --probe-dsn.
+    #[arg(long, value_name = "FILE")]
+    pub probe_ca: Option<PathBuf>,
+
+    /// Do not verify the TLS certificate of the Postgres probed by --probe-dsn.
+    #[arg(long)]
+    pub probe_insecure: bool,
+
+    /// Run no probe: findings that name one say it was skipped. Without
+    /// it, --live probes each finding's database pod through a
+    /// port-forward (reading the operator's credentials Secret).
+    #[arg(long)]
+    pub no_probe: bool,
 }
+
+impl LiveArgs {
+    /// Whether the live cluster is to be read.
+    pub fn live_wanted(&self) -> bool {
+        self.live || self.kubeconfig.is_some() || !self.context.is_empty()
+    }
+}
+
+/// `--base <git ref>`: only findings new against a commit.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct BaseArgs {
+    /// Report only findings that are new against this git commit, branch
+    /// or tag (e.g. origin/main), and find version bumps since it that
+    /// cross a known breaking release. Needs `git` on PATH.
+    #[arg(long, value_name = "GIT_REF", conflicts_with = "example")]
+    pub base: Option<String>,
+
+    /// With --base, report every finding, not only new ones; version bumps
+    /// are still found. For SARIF uploads: code scanning compares with the
+    /// base branch's analysis itself, and would take a missing finding as
+    /// fixed.
+    #[arg(long, requires = "base")]
+    pub all_findings: bool,
+}
+
+/// `--fix`, `--unsafe-fixes` and `--diff`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct FixArgs {
+    /// Apply safe fixes to the repository's files (atomically) and report
+    /// what changed; the findings shown are those left afterwards.
+    #[arg(long)]
+    pub fix: bool,
+
+    /// With --fix or --diff, include unsafe fixes (they change behaviour;
+    /// each says what it trades).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+
+    /// Print the fixes as unified diffs instead of the report; writes nothing.
+    #[arg(long, conflicts_with = "fix")]
+    pub diff: bool,
+}
+
+pub use crate::report::Format as ReportFormat;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailOn {

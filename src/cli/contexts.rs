@@ -5,7 +5,8 @@
 
 use std::process::Command;
 
-use super::{EXIT_CLEAN, ReportFormat};
+use super::ReportFormat;
+use crate::pipeline::{EXIT_CLEAN, EXIT_ERROR};
 
 /// The command line without its `--context` flags.
 fn without_contexts(args: &[String]) -> Vec<String> {
@@ -47,7 +48,7 @@ pub fn run(contexts: &[String], format: ReportFormat) -> Result<u8, String> {
         for line in String::from_utf8_lossy(&out.stderr).lines() {
             eprintln!("[{context}] {line}");
         }
-        let status = out.status.code().map_or(super::EXIT_ERROR, |c| c as u8);
+        let status = out.status.code().map_or(EXIT_ERROR, |c| c as u8);
         code = code.max(status);
         reports.push((context, status, out.stdout));
     }

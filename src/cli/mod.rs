@@ -1,14 +1,10 @@
 //! Command line: argument parsing and the commands it runs.
 
 mod args;
-pub mod base;
 mod complete;
 mod contexts;
-mod fix;
 pub mod generate;
-mod live;
 pub mod probe;
-mod verdicts;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -17,20 +13,16 @@ use std::process::ExitCode;
 use clap::Parser;
 
 pub use args::{
-    Args, Command, FailOn, InventoryArgs, LintArgs, OutputFormat, RepoArgs, ReportFormat,
-    RulesCommand,
+    Args, BaseArgs, Command, FailOn, FixArgs, InventoryArgs, LintArgs, LiveArgs, OutputFormat,
+    RepoArgs, ReportFormat, RulesCommand,
 };
 
-use crate::model::Model;
-use crate::report::{github, human, inventory, json, metrics, sarif};
-use crate::rules::{self, Severity, config};
-use crate::source::repo::{self, Repo};
-use crate::yaml::Limits;
-
-/// Exit status, as ripgrep and ruff use them.
-pub const EXIT_CLEAN: u8 = 0;
-pub const EXIT_FINDINGS: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
+use crate::pipeline::{
+    self, BaseRequest, ClusterRequest, EXIT_CLEAN, EXIT_ERROR, FixRequest, Input, ProbeRequest,
+    Request, load_rules,
+};
+use crate::report::inventory;
+use crate::rules::{self, Severity};
 
 pub fn main() -> ExitCode {
     let args = Args::parse();
@@ -67,238 +59,77 @@ fn run(args: Args) -> Result<u8, String> {
         None if args.lint.live.context.len() > 1 => {
             contexts::run(&args.lint.live.context, args.lint.format)
         }
-        None => run_lint(
-            &args.repo,
-            &args.lint,
-            &args.base,
-            &args.fixes,
-            args.verbose,
-        ),
+        None => run_lint(&args),
     }
 }
 
-/// Keeps the extracted example alive while the repo is used.
-struct Loaded {
-    repo: Repo,
-    _example: Option<tempfile::TempDir>,
-}
-
-fn load(repo_args: &RepoArgs) -> Result<Loaded, String> {
-    let (root, example) = if repo_args.example {
-        let dir = crate::example::extract()
-            .map_err(|e| format!("cannot unpack the bundled example repo: {e}"))?;
-        (dir.path().to_path_buf(), Some(dir))
-    } else {
-        (
-            repo_args.path.clone().unwrap_or_else(|| PathBuf::from(".")),
-            None,
-        )
-    };
-    if !root.is_dir() {
-        return Err(format!("{} is not a directory", root.display()));
-    }
-    Ok(Loaded {
-        repo: repo::load(&root, Limits::default()),
-        _example: example,
-    })
-}
-
-/// Problems with single files go to stderr; skipped files only with -v.
-fn print_diagnostics(repo: &Repo, verbose: u8) {
-    let mut err = std::io::stderr().lock();
-    for issue in &repo.issues {
-        let _ = writeln!(err, "warning: {issue}");
-    }
-    if verbose > 0 {
-        for s in &repo.skipped {
-            let _ = writeln!(err, "skipped: {}: {}", s.path.display(), s.reason);
-        }
-    }
-    let _ = writeln!(
-        err,
-        "loaded {} objects from {} files; {} files skipped{}; {} problems",
-        repo.objects.len(),
-        repo.files.sources.len(),
-        repo.skipped.len(),
-        if verbose > 0 { "" } else { " (-v lists them)" },
-        repo.issues.len()
-    );
-}
-
-fn load_rules(dirs: &[PathBuf]) -> Result<Vec<rules::Rule>, String> {
-    let (rules, issues) = rules::load(dirs);
-    if issues.is_empty() {
-        Ok(rules)
-    } else {
-        // A broken rule file is a usage error: the user asked for it.
-        Err(issues
-            .iter()
-            .map(|i| i.to_string())
-            .collect::<Vec<_>>()
-            .join("\n"))
+/// The lint request of the command line's flags.
+fn lint_request(args: &Args) -> Request {
+    let lint = &args.lint;
+    let live = &lint.live;
+    Request {
+        input: Input {
+            path: args.repo.path.clone(),
+            example: args.repo.example,
+        },
+        config: lint.config.clone(),
+        rule_dirs: lint.rule_dirs.clone(),
+        base: BaseRequest {
+            reference: args.base.base.clone(),
+            all_findings: args.base.all_findings,
+        },
+        cluster: ClusterRequest {
+            snapshot: live.snapshot.clone(),
+            live: live
+                .live_wanted()
+                .then(|| cluster_options(live, args.verbose)),
+            namespace: live.namespace.clone(),
+        },
+        probe: ProbeRequest {
+            no_probe: live.no_probe,
+            dsn: live.probe_dsn.clone(),
+            budget: live.probe_budget,
+            ca_file: live.probe_ca.clone(),
+            insecure: live.probe_insecure,
+        },
+        fixes: FixRequest {
+            fix: args.fixes.fix,
+            unsafe_fixes: args.fixes.unsafe_fixes,
+            diff: args.fixes.diff,
+        },
+        format: lint.format,
+        fail_on: match lint.fail_on {
+            FailOn::Info => Some(Severity::Info),
+            FailOn::Warning => Some(Severity::Warning),
+            FailOn::Error => Some(Severity::Error),
+            FailOn::Never => None,
+        },
+        metrics_file: lint.metrics_file.clone(),
+        verbose: args.verbose,
     }
 }
 
-fn run_lint(
-    repo_args: &RepoArgs,
-    lint: &LintArgs,
-    base_args: &base::BaseArgs,
-    fixes: &fix::FixArgs,
-    verbose: u8,
-) -> Result<u8, String> {
-    if fixes.fix && repo_args.example {
-        return Err("--fix writes files: give a repository path, not --example".into());
+fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::Options {
+    crate::source::cluster::Options {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.first().cloned(),
+        namespace: args.namespace.clone(),
+        timeout: std::time::Duration::from_secs(args.request_timeout.max(1)),
+        verbose,
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        chunk_size: args.chunk_size,
     }
-    // With cluster state and no repository named, the cluster alone is linted.
-    let repo_given = repo_args.path.is_some() || repo_args.example;
-    let mut loaded = if lint.live.wanted() && !repo_given {
-        None
-    } else {
-        Some(load(repo_args)?)
-    };
-    let config_path = lint.config.clone().or_else(|| {
-        loaded
-            .as_ref()
-            .map(|l| l.repo.files.root().join(config::FILE_NAME))
-    });
-    let config = match &config_path {
-        Some(p) => config::Config::load(p).map_err(|e| e.to_string())?,
-        None => config::Config::default(),
-    };
-    let all_rules = load_rules(&lint.rule_dirs)?;
-    if let Some(p) = &config_path
-        && let Some(problem) = config.check(&all_rules, p).first()
-    {
-        return Err(problem.to_string());
-    }
-    let rules = config.apply_to_rules(all_rules);
-    let mut base = match &loaded {
-        Some(l) => base::prepare(base_args, l.repo.files.root(), &rules, &config)?,
-        None if base_args.base.is_some() => {
-            return Err("--base compares two commits of a repository: give its path".into());
-        }
-        None => base::BaseRun::default(),
-    };
-    if let Some(l) = &loaded {
-        print_diagnostics(&l.repo, verbose);
-    }
-    let mut live_only = live::State::default();
-    let mut live_sources = crate::yaml::SourceMap::default();
-    if lint.live.wanted() {
-        let with_repo = loaded.is_some();
-        let sources = match &mut loaded {
-            Some(l) => &mut l.repo.files.sources,
-            None => &mut live_sources,
-        };
-        let state = live::collect(&lint.live, sources, verbose)?;
-        for w in &state.warnings {
-            eprintln!("warning: {w}");
-        }
-        eprintln!("{}", state.summary);
-        // Without --base, the versions the cluster runs are what the repo's
-        // versions are bumps from: the next reconcile crosses the releases
-        // in between.
-        if with_repo && !base.baseline.is_present() {
-            base.baseline = rules::releases::Baseline::of(
-                &Model::from_parts(&state.objects, sources),
-                rules::releases::builtin(),
-                "running in the cluster",
-            );
-        }
-        match &mut loaded {
-            Some(l) => live::merge_into(&mut l.repo.objects, state),
-            None => live_only = state,
-        }
-        match &mut loaded {
-            Some(l) => crate::source::live::drop_rendered_workloads(&mut l.repo.objects),
-            None => crate::source::live::drop_rendered_workloads(&mut live_only.objects),
-        }
-    }
-    let model = match &loaded {
-        Some(l) => Model::new(&l.repo),
-        None => Model::from_parts(&live_only.objects, &live_sources),
-    };
-    let outcome = rules::lint_with(&model, &rules, &base.baseline);
-    if verbose > 0 {
-        for u in &outcome.undecided {
-            eprintln!("undecided: {}: {}: {}", u.rule, u.subject, u.reason);
-        }
-    }
-    let sources = model.sources;
-    for issue in &outcome.issues {
-        eprintln!("warning: {issue}");
-    }
-    let mut findings: Vec<rules::Finding> = outcome
-        .findings
-        .into_iter()
-        .filter(|f| !config.ignores(f, sources))
-        .filter(|f| base.is_new(f))
-        .collect();
-    findings.sort_by(|a, b| {
-        let key = |f: &rules::Finding| {
-            (
-                sources.path(f.primary.span.file).to_path_buf(),
-                f.primary.span.start,
-                f.rule.clone(),
-            )
-        };
-        key(a).cmp(&key(b))
-    });
-    // After fixing, the report is a fresh lint of the files as written.
-    if fixes.fix
-        && let Some(l) = &loaded
-        && fix::write(fixes, &findings, sources, l.repo.files.root())?
-    {
-        let after = fix::FixArgs {
-            fix: false,
-            ..fixes.clone()
-        };
-        return run_lint(repo_args, lint, base_args, &after, verbose);
-    }
-    verdicts::attach(&mut findings, &rules, &model, &lint.live, verbose);
-    let text = match lint.format {
-        _ if fixes.diff => fix::diffs(fixes, &findings, sources),
-        ReportFormat::Human => {
-            let mut text = human::render(&findings, sources, human::use_color());
-            text.push_str(&summary_line(&findings));
-            text
-        }
-        ReportFormat::Json => serde_json::to_string_pretty(&json::render(&findings, sources))
-            .map_err(|e| e.to_string())?,
-        ReportFormat::Sarif => {
-            serde_json::to_string_pretty(&sarif::render(&findings, &rules, sources))
-                .map_err(|e| e.to_string())?
-        }
-        // Each command already ends its line.
-        ReportFormat::Github => github::render(&findings, sources).trim_end().to_string(),
-    };
-    write_stdout(&text)?;
-    if let Some(path) = &lint.metrics_file {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        metrics::write(path, &metrics::render(&findings, &rules, now))
-            .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))?;
-    }
-    let threshold = match lint.fail_on {
-        FailOn::Info => Some(Severity::Info),
-        FailOn::Warning => Some(Severity::Warning),
-        FailOn::Error => Some(Severity::Error),
-        FailOn::Never => None,
-    };
-    let failing = threshold.is_some_and(|t| findings.iter().any(|f| f.severity >= t));
-    Ok(if failing { EXIT_FINDINGS } else { EXIT_CLEAN })
 }
 
-fn summary_line(findings: &[rules::Finding]) -> String {
-    let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
-    format!(
-        "{} findings: {} errors, {} warnings, {} info",
-        findings.len(),
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Info)
-    )
+/// The pipeline's progress lines go to stderr.
+fn stderr_line(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+fn run_lint(args: &Args) -> Result<u8, String> {
+    let outcome = pipeline::run(&lint_request(args), &mut stderr_line)?;
+    write_stdout(&outcome.text)?;
+    Ok(outcome.exit)
 }
 
 fn run_explain(id: &str, dirs: &[PathBuf]) -> Result<u8, String> {
@@ -330,8 +161,11 @@ fn run_rules(command: RulesCommand) -> Result<u8, String> {
 }
 
 fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
-    let loaded = load(&inv.repo)?;
-    print_diagnostics(&loaded.repo, verbose);
+    let loaded = pipeline::load(&Input {
+        path: inv.repo.path.clone(),
+        example: inv.repo.example,
+    })?;
+    pipeline::log_load(&loaded.repo, verbose, &mut stderr_line);
     let mut json = inventory::to_json(
         &loaded.repo,
         inventory::Options {

@@ -336,10 +336,10 @@ pub fn app_env(
                 if new == current {
                     continue;
                 }
-                let node = v
-                    .node
-                    .as_ref()
-                    .ok_or_else(|| format!("{name} has no value node"))?;
+                let node = v.node.as_ref().ok_or_else(|| match &v.from {
+                    Some(from) => format!("{name} is set from {from}; change it there"),
+                    None => format!("{name} has no value node"),
+                })?;
                 out.push(rewrite_value(model, node, &new)?);
             }
             None => missing.push((name, target_value(name, target, None)?)),
@@ -349,10 +349,13 @@ pub fn app_env(
         return Ok(out);
     }
     let anchor = anchor.ok_or("no variable of the app is written in the repository")?;
-    let node = anchor
-        .node
-        .as_ref()
-        .ok_or_else(|| format!("{} has no value in the repository", anchor.name))?;
+    let node = anchor.node.as_ref().ok_or_else(|| match &anchor.from {
+        Some(from) => format!(
+            "{} is set from {from}, not in the app's own values; add the variables next to it there",
+            anchor.name
+        ),
+        None => format!("{} has no value in the repository", anchor.name),
+    })?;
     let chain = locate(model, app, node.span)
         .ok_or_else(|| format!("cannot find where {} is written", anchor.name))?;
     let n = chain.len();

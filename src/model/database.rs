@@ -180,9 +180,10 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
     let vars = env::of_app(model, app, query.prefixes);
     let host_var = query.env.iter().find_map(|name| env::lookup(&vars, name));
     let Some(var) = host_var else {
+        let names = query.env.join(", ");
         return Err(Unknown(match env::has_hidden_sources(model, app) {
-            Some(src) => format!("the database host is not in the repository (perhaps in {src})"),
-            None => format!("none of {} is set", query.env.join(", ")),
+            Some(src) => format!("none of {names} is set in the repository; {src} could set it"),
+            None => format!("none of {names} is set"),
         }));
     };
     let host = match &var.value {
@@ -190,13 +191,21 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
         EnvValue::Known(_) => return Err(Unknown(format!("{} is empty", var.name))),
         EnvValue::Hidden(why) => return Err(Unknown(format!("{} is set {why}", var.name))),
     };
+    let shown = match &var.from {
+        Some(from) => format!("{host} ({} from {from})", var.name),
+        None => host.clone(),
+    };
     let (service, namespace) = split_host(&host, model.namespace_of(app.object));
     let mut db = by_service(model, app.object, service, namespace).ok_or_else(|| {
         Unknown(format!(
-            "host {host} matches no Postgres cluster in the repository"
+            "host {shown} matches no Postgres cluster in the repository"
         ))
     })?;
-    db.host = var.node.clone();
+    // A host from a Secret is labelled where that Secret writes it.
+    db.host = var
+        .node
+        .clone()
+        .or_else(|| Some(Node::synthetic_str(host, var.span)));
     Ok(db)
 }
 

@@ -1,9 +1,14 @@
 //! The environment an app runs with, gathered from where it is written:
 //! container `env`/`envFrom`, Helm values `env` lists and maps, and chart
 //! values that a chart turns into variables (Authentik's `authentik.*`).
+//! `envFrom` and `valueFrom` read the ConfigMaps and Secrets the repository
+//! holds, SealedSecrets and ExternalSecrets included: their keys are known,
+//! their values where the repository holds them; a value the repository
+//! does not hold stays hidden, with the object and key that hold it.
 
 use super::app::{App, workload_containers};
 use super::{Model, ObjRef};
+use crate::source::flux::data::{self, DataValue};
 use crate::yaml::{Node, PathSeg, Span, Value};
 
 #[derive(Clone, Debug)]
@@ -12,7 +17,11 @@ pub struct EnvVar {
     pub value: EnvValue,
     /// Where the variable is set (its value, or the entry naming it).
     pub span: Span,
+    /// The value's node where the app's own declaration writes it (what
+    /// a fix may edit); `None` for values from elsewhere (a Secret).
     pub node: Option<Node>,
+    /// For a value from a ConfigMap or Secret: which object and key.
+    pub from: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,23 +54,76 @@ pub struct ValuesPrefix {
 pub fn of_app(model: &Model, app: &App, prefixes: &[ValuesPrefix]) -> Vec<EnvVar> {
     let mut vars = Vec::new();
     let ns = model.namespace_of(app.object);
+    let refs = Refs {
+        model,
+        near: app.object,
+        ns,
+        release_name: model
+            .release(app.object)
+            .map(|_| release_name(model, app.object)),
+    };
     if let Some(release) = model.release(app.object) {
-        collect_env_from(model, app.object, ns, &release.values, &mut vars);
+        collect_env_from(&refs, &release.values, &mut vars);
         for p in prefixes {
             if let Some(tree) = release.values.get(&p.key) {
                 flatten_prefixed(tree, &p.prefix, &mut Vec::new(), &mut vars);
             }
         }
-        collect_env_lists(&release.values, &mut vars);
+        collect_env_lists(&refs, &release.values, &mut vars);
     } else if let Some(containers) = workload_containers(model.object(app.object)) {
         for c in containers {
-            collect_env_from(model, app.object, ns, c, &mut vars);
+            collect_env_from(&refs, c, &mut vars);
             if let Some(env) = c.get("env") {
-                push_env_entries(env, &mut vars);
+                push_env_entries(&refs, env, &mut vars);
             }
         }
     }
     vars
+}
+
+/// What a reference to a ConfigMap or Secret is resolved against.
+struct Refs<'a, 'm> {
+    model: &'a Model<'m>,
+    near: ObjRef,
+    ns: &'a str,
+    /// For chart values: the Helm release name, which charts such as
+    /// bjw-s app-template let names refer to (`{{ .Release.Name }}-secret`).
+    release_name: Option<String>,
+}
+
+impl Refs<'_, '_> {
+    /// A referenced name as the chart renders it; `None` when it holds a
+    /// template expression other than the release name.
+    fn name(&self, written: &str) -> Option<String> {
+        let name = match &self.release_name {
+            Some(release) => written
+                .replace("{{ .Release.Name }}", release)
+                .replace("{{.Release.Name}}", release),
+            None => written.to_string(),
+        };
+        (!name.contains("{{")).then_some(name)
+    }
+
+    /// The object holding ConfigMap or Secret `name`.
+    fn find(&self, secret: bool, name: &str) -> Option<ObjRef> {
+        match secret {
+            true => self.model.find_secret(self.near, self.ns, name),
+            false => self.model.find(self.near, "", "ConfigMap", self.ns, name),
+        }
+    }
+}
+
+/// helm-controller's release name (`HelmRelease.GetReleaseName`):
+/// `spec.releaseName`, else `<targetNamespace>-<name>` when a target
+/// namespace is set, else the object's name.
+fn release_name(model: &Model, r: ObjRef) -> String {
+    let obj = model.object(r);
+    let spec = |k: &str| obj.root.str_at(&["spec", k]).filter(|s| !s.is_empty());
+    match (spec("releaseName"), spec("targetNamespace")) {
+        (Some(name), _) => name.to_string(),
+        (None, Some(ns)) => format!("{ns}-{}", obj.name()),
+        (None, None) => obj.name().to_string(),
+    }
 }
 
 /// The effective value of `name`: the last one set.
@@ -71,18 +133,18 @@ pub fn lookup<'a>(vars: &'a [EnvVar], name: &str) -> Option<&'a EnvVar> {
 
 /// Every `env` list or map anywhere in Helm values (charts put them under
 /// `global`, `server`, `worker`, `controllers.*.containers.*`, ...).
-fn collect_env_lists(values: &Node, vars: &mut Vec<EnvVar>) {
+fn collect_env_lists(refs: &Refs, values: &Node, vars: &mut Vec<EnvVar>) {
     values.walk(&mut |path, node| {
         if matches!(
             path.last(),
             Some(PathSeg::Key("env" | "extraEnv" | "extraEnvVars"))
         ) {
-            push_env_entries(node, vars);
+            push_env_entries(refs, node, vars);
         }
     });
 }
 
-fn push_env_entries(env: &Node, vars: &mut Vec<EnvVar>) {
+fn push_env_entries(refs: &Refs, env: &Node, vars: &mut Vec<EnvVar>) {
     match &env.value {
         Value::Seq(items) => {
             for item in items {
@@ -90,6 +152,7 @@ fn push_env_entries(env: &Node, vars: &mut Vec<EnvVar>) {
                     continue;
                 };
                 vars.push(entry(
+                    refs,
                     name,
                     item.get("value"),
                     item.get("valueFrom"),
@@ -102,10 +165,14 @@ fn push_env_entries(env: &Node, vars: &mut Vec<EnvVar>) {
             for (k, v) in entries {
                 let Some(name) = k.as_str() else { continue };
                 match &v.value {
-                    Value::Map(_) => {
-                        vars.push(entry(name, v.get("value"), v.get("valueFrom"), k.span))
-                    }
-                    _ => vars.push(entry(name, Some(v), None, k.span)),
+                    Value::Map(_) => vars.push(entry(
+                        refs,
+                        name,
+                        v.get("value"),
+                        v.get("valueFrom"),
+                        k.span,
+                    )),
+                    _ => vars.push(entry(refs, name, Some(v), None, k.span)),
                 }
             }
         }
@@ -113,36 +180,94 @@ fn push_env_entries(env: &Node, vars: &mut Vec<EnvVar>) {
     }
 }
 
-fn entry(name: &str, value: Option<&Node>, value_from: Option<&Node>, fallback: Span) -> EnvVar {
+fn entry(
+    refs: &Refs,
+    name: &str,
+    value: Option<&Node>,
+    value_from: Option<&Node>,
+    fallback: Span,
+) -> EnvVar {
     match (value.and_then(Node::scalar_text), value_from) {
         (Some(text), _) => EnvVar {
             name: name.to_string(),
             value: EnvValue::Known(text),
             span: value.map_or(fallback, |v| v.span),
             node: value.cloned(),
+            from: None,
         },
-        (None, Some(from)) => EnvVar {
-            name: name.to_string(),
-            value: EnvValue::Hidden(describe_value_from(from)),
-            span: from.span,
-            node: None,
-        },
+        (None, Some(from)) => value_from_ref(refs, name, from),
         (None, None) => EnvVar {
             name: name.to_string(),
             value: EnvValue::Known(String::new()),
             span: fallback,
             node: value.cloned(),
+            from: None,
         },
     }
 }
 
-fn describe_value_from(from: &Node) -> String {
-    if let Some(s) = from.get("secretKeyRef") {
-        format!("from Secret {}", s.str_at(&["name"]).unwrap_or("?"))
-    } else if let Some(c) = from.get("configMapKeyRef") {
-        format!("from ConfigMap {}", c.str_at(&["name"]).unwrap_or("?"))
-    } else {
-        "from a field reference".to_string()
+/// `valueFrom`: a key of a ConfigMap or Secret the repository may hold.
+fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
+    let hidden = |why: String| EnvVar {
+        name: name.to_string(),
+        value: EnvValue::Hidden(why),
+        span: from.span,
+        node: None,
+        from: None,
+    };
+    let (secret, selector) = match (from.get("secretKeyRef"), from.get("configMapKeyRef")) {
+        (Some(s), _) => (true, s),
+        (None, Some(c)) => (false, c),
+        (None, None) => return hidden("from a field or resource reference".to_string()),
+    };
+    let kind = if secret { "Secret" } else { "ConfigMap" };
+    let written = selector.str_at(&["name"]).unwrap_or("");
+    let key = selector.str_at(&["key"]).unwrap_or("");
+    let Some(source) = refs.name(written) else {
+        return hidden(format!(
+            "from key {key} of {kind} {written}, a name the chart renders"
+        ));
+    };
+    match refs.find(secret, &source) {
+        None => hidden(format!(
+            "from key {key} of {kind} {source}, which is not in the repository (it may exist only in the cluster)"
+        )),
+        Some(obj) => {
+            let holder = refs.model.object(obj);
+            match data::entry(holder, key) {
+                Some(value) => keyed(refs.model, name, key, obj, value),
+                None => hidden(match data::keys_complete(holder) {
+                    Ok(()) => format!("from key {key} of {}, which has no such key", holder.id()),
+                    Err(why) => format!(
+                        "from key {key} of {}, which the repository does not show: {why}",
+                        holder.id()
+                    ),
+                }),
+            }
+        }
+    }
+}
+
+/// A variable set from one key of a ConfigMap or Secret-like object.
+fn keyed(model: &Model, name: &str, key: &str, holder: ObjRef, value: DataValue) -> EnvVar {
+    let node = value.node();
+    let from = format!("key {key} of {}", model.object(holder).id());
+    let value = match value {
+        DataValue::Text { text, .. } => EnvValue::Known(text),
+        DataValue::Unknown { why, .. } => {
+            match super::conventions::template_value(model, holder, node) {
+                Some(derived) => EnvValue::Known(derived),
+                None => EnvValue::Hidden(format!("from {from}, {why}")),
+            }
+        }
+        DataValue::Invalid { message, .. } => EnvValue::Hidden(format!("from {from}: {message}")),
+    };
+    EnvVar {
+        name: name.to_string(),
+        value,
+        span: node.span,
+        node: None,
+        from: Some(from),
     }
 }
 
@@ -175,70 +300,93 @@ fn flatten_prefixed<'a>(
                 value: EnvValue::Known(node.scalar_text().unwrap_or_default()),
                 span: node.span,
                 node: Some(node.clone()),
+                from: None,
             });
         }
     }
 }
 
-/// `envFrom` ConfigMaps found in the repo contribute their keys; Secrets
-/// only their names, as hidden values: their content is never read here.
-fn collect_env_from(model: &Model, near: ObjRef, ns: &str, holder: &Node, vars: &mut Vec<EnvVar>) {
+/// One `envFrom` source: a ConfigMap or Secret, the prefix its keys get,
+/// and the object that holds it in the repository, if any.
+struct EnvFromSource<'n> {
+    secret: bool,
+    name: String,
+    prefix: &'n str,
+}
+
+fn env_from_sources<'n>(refs: &Refs, holder: &'n Node) -> Vec<EnvFromSource<'n>> {
+    let mut out = Vec::new();
     holder.walk(&mut |path, node| {
         if !matches!(path.last(), Some(PathSeg::Key("envFrom"))) {
             return;
         }
         for source in node.as_seq().into_iter().flatten() {
-            if let Some(name) = source.str_at(&["configMapRef", "name"]) {
-                match configmap(model, near, ns, name) {
-                    Some(cm) => {
-                        for (k, v) in model
-                            .object(cm)
-                            .root
-                            .get("data")
-                            .and_then(Node::as_map)
-                            .into_iter()
-                            .flatten()
-                        {
-                            if let Some(key) = k.as_str() {
-                                vars.push(entry(key, Some(v), None, k.span));
-                            }
-                        }
-                    }
-                    None => vars.push(EnvVar {
-                        name: format!("(all keys of ConfigMap {name})"),
-                        value: EnvValue::Hidden(format!(
-                            "ConfigMap {name} is not in the repository"
-                        )),
-                        span: source.span,
-                        node: None,
-                    }),
-                }
-            }
+            let (secret, name) = match (
+                source.str_at(&["secretRef", "name"]),
+                source.str_at(&["configMapRef", "name"]),
+            ) {
+                (Some(n), _) => (true, n),
+                (None, Some(n)) => (false, n),
+                (None, None) => continue,
+            };
+            out.push(EnvFromSource {
+                secret,
+                name: refs.name(name).unwrap_or_else(|| name.to_string()),
+                prefix: source.str_at(&["prefix"]).unwrap_or(""),
+            });
         }
     });
+    out
 }
 
-fn configmap(model: &Model, near: ObjRef, ns: &str, name: &str) -> Option<ObjRef> {
-    model.find(near, "", "ConfigMap", ns, name)
+/// `envFrom` sources contribute the keys the repository shows for them
+/// (a Secret's, SealedSecret's or ExternalSecret's keys, with values
+/// where the repository holds them).
+fn collect_env_from(refs: &Refs, holder: &Node, vars: &mut Vec<EnvVar>) {
+    for source in env_from_sources(refs, holder) {
+        let Some(obj) = refs.find(source.secret, &source.name) else {
+            continue;
+        };
+        let holder = refs.model.object(obj);
+        for (key, value) in data::entries(holder) {
+            let name = format!("{}{key}", source.prefix);
+            vars.push(keyed(refs.model, &name, &key, obj, value));
+        }
+    }
 }
 
 /// Whether any variable may be set where we cannot see it (a Secret or a
-/// ConfigMap outside the repo): a rule that needs a variable to be absent
-/// cannot be sure then.
+/// ConfigMap outside the repository, or one whose keys the repository
+/// does not all show): a rule that needs a variable to be absent cannot
+/// be sure then. The text names the source and why.
 pub fn has_hidden_sources(model: &Model, app: &App) -> Option<String> {
+    let ns = model.namespace_of(app.object);
+    let refs = Refs {
+        model,
+        near: app.object,
+        ns,
+        release_name: model
+            .release(app.object)
+            .map(|_| release_name(model, app.object)),
+    };
     let holder = match model.release(app.object) {
         Some(r) => r.values.clone(),
         None => model.object(app.object).root.clone(),
     };
-    let mut hidden = None;
-    holder.walk(&mut |path, node| {
-        if hidden.is_none() && matches!(path.last(), Some(PathSeg::Key("envFrom"))) {
-            for source in node.as_seq().into_iter().flatten() {
-                if let Some(name) = source.str_at(&["secretRef", "name"]) {
-                    hidden = Some(format!("Secret {name}"));
-                }
-            }
+    env_from_sources(&refs, &holder).into_iter().find_map(|source| {
+        let kind = if source.secret { "Secret" } else { "ConfigMap" };
+        match refs.find(source.secret, &source.name) {
+            None => Some(format!(
+                "envFrom {kind} {}, which is not in the repository (it may exist only in the cluster),",
+                source.name
+            )),
+            Some(obj) => data::keys_complete(model.object(obj)).err().map(|why| {
+                format!(
+                    "envFrom {kind} {} ({}: {why})",
+                    source.name,
+                    model.object(obj).id()
+                )
+            }),
         }
-    });
-    hidden
+    })
 }

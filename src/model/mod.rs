@@ -4,6 +4,7 @@
 //! the values it was derived from, or says why it is unknown.
 
 pub mod app;
+pub mod conventions;
 pub mod database;
 pub mod env;
 pub mod flux;
@@ -13,6 +14,7 @@ pub mod version;
 
 use std::collections::HashMap;
 
+use crate::source::flux::data;
 use crate::source::helm::{self, Release};
 use crate::source::{Object, repo::Repo};
 use crate::yaml::SourceMap;
@@ -34,6 +36,9 @@ pub struct Model<'r> {
     /// Objects by (kind, name): lookups by reference are the model's
     /// inner loop, and a scan per lookup made large repos quadratic.
     by_name: HashMap<(&'r str, &'r str), Vec<ObjRef>>,
+    /// Objects that make a Secret (Secret, SealedSecret, ExternalSecret)
+    /// by the name of that Secret.
+    secrets: HashMap<&'r str, Vec<ObjRef>>,
     /// Every storage class the repo declares, computed on first use.
     pub(crate) classes: std::cell::OnceCell<Vec<storage::ClassDecl>>,
 }
@@ -53,15 +58,22 @@ impl<'r> Model<'r> {
 
     pub fn from_parts(objects: &'r [Object], sources: &'r SourceMap) -> Model<'r> {
         let mut by_name: HashMap<(&str, &str), Vec<ObjRef>> = HashMap::new();
+        let mut secrets: HashMap<&str, Vec<ObjRef>> = HashMap::new();
         for (i, o) in objects.iter().enumerate() {
             by_name.entry((o.kind(), o.name())).or_default().push(i);
+            if let Some(name) = data::secret_name(o) {
+                secrets.entry(name).or_default().push(i);
+            }
         }
         let releases = objects
             .iter()
             .map(|hr| {
                 let lookup = |kind: &str, ns: &str, name: &str| {
-                    by_name
-                        .get(&(kind, name))?
+                    let candidates = match kind {
+                        "Secret" => secrets.get(name)?,
+                        _ => by_name.get(&(kind, name))?,
+                    };
+                    candidates
                         .iter()
                         .map(|&i| &objects[i])
                         .find(|o| o.namespace().unwrap_or(ns) == ns && o.same_tree(hr))
@@ -76,6 +88,7 @@ impl<'r> Model<'r> {
             local_sources: None,
             releases,
             by_name,
+            secrets,
             classes: std::cell::OnceCell::new(),
         }
     }
@@ -116,6 +129,16 @@ impl<'r> Model<'r> {
         self.by_name.get(&(kind, name))?.iter().copied().find(|&i| {
             let o = &self.objects[i];
             o.is(group, kind) && o.namespace().is_none_or(|ns| ns == namespace) && o.same_tree(near)
+        })
+    }
+
+    /// The object that makes Secret `name` in `namespace` (a Secret, a
+    /// SealedSecret, an ExternalSecret's target), as `near` sees it.
+    pub fn find_secret(&self, near: ObjRef, namespace: &str, name: &str) -> Option<ObjRef> {
+        let near = &self.objects[near];
+        self.secrets.get(name)?.iter().copied().find(|&i| {
+            let o = &self.objects[i];
+            o.namespace().is_none_or(|ns| ns == namespace) && o.same_tree(near)
         })
     }
 

@@ -1,8 +1,8 @@
 //! `--format github`: GitHub Actions workflow commands, one per finding,
 //! which the runner turns into annotations on the pull request's diff
-//! without an upload step. Paths are relative to the linted directory,
-//! which GitHub resolves against the workspace: lint from the checkout's
-//! root for the annotations to land on the right files.
+//! without an upload step. Paths are from the top of the git repository
+//! (see [`crate::yaml::Shown`]), as GitHub resolves them against the
+//! workspace, whichever subdirectory was linted.
 
 use std::fmt::Write;
 
@@ -20,9 +20,11 @@ pub fn render(findings: &[Finding], sources: &SourceMap) -> String {
         let mut props = Vec::new();
         let span = f.primary.span;
         // Line 0: a finding with nothing in the repository to point at
-        // becomes an annotation on the run rather than on a file.
-        if span.line != 0 {
-            let path = sources.path(span.file);
+        // becomes an annotation on the run rather than on a file; so does
+        // one on a page of the live cluster or a file outside the
+        // repository, which GitHub cannot show.
+        let path = sources.shown(span.file);
+        if span.line != 0 && !sources.is_virtual(span.file) && !path.is_absolute() {
             let path = path
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy())

@@ -81,7 +81,7 @@ fn snippet(f: &Finding, sources: &SourceMap) -> Snippet {
             related: others
                 .into_iter()
                 .map(|(id, ls)| Snippet {
-                    message: format!("related: {}", sources.path(id).display()),
+                    message: format!("related: {}", sources.shown(id).display()),
                     severity: miette::Severity::Advice,
                     code: None,
                     help: None,
@@ -106,7 +106,10 @@ fn fix_how(fix: &crate::fix::Fix) -> &'static str {
 
 fn named(sources: &SourceMap, id: FileId) -> NamedSource<String> {
     let file = sources.get(id);
-    NamedSource::new(file.path.display().to_string(), file.text.to_string())
+    NamedSource::new(
+        sources.shown(id).display().to_string(),
+        file.text.to_string(),
+    )
 }
 
 /// With `first_is_primary`, the first label is marked primary, so that

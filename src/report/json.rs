@@ -17,7 +17,7 @@ pub fn render(findings: &[Finding], sources: &SourceMap) -> J {
 
 pub fn location(label: &Label, sources: &SourceMap) -> J {
     json!({
-        "path": sources.path(label.span.file).display().to_string(),
+        "path": sources.shown(label.span.file).display().to_string(),
         "line": label.span.line,
         "column": label.span.col,
         "message": label.text,
@@ -48,7 +48,7 @@ fn fix(fix: &crate::fix::Fix, sources: &SourceMap) -> J {
         "edits": fix.edits.iter().map(|e| {
             let (line, column) = sources.line_col(e.file, e.start).unwrap_or((0, 0));
             json!({
-                "path": sources.path(e.file).display().to_string(),
+                "path": sources.shown(e.file).display().to_string(),
                 "start": e.start,
                 "end": e.end,
                 "line": line,

@@ -6,3 +6,17 @@ pub mod inventory;
 pub mod json;
 pub mod metrics;
 pub mod sarif;
+
+/// The formats a lint report is rendered in.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    /// Source snippets with labels, for people.
+    #[default]
+    Human,
+    /// One JSON document (see docs/output.md).
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitHub Actions workflow commands: annotations on the changed files.
+    Github,
+}

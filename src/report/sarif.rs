@@ -12,8 +12,10 @@ use crate::yaml::SourceMap;
 
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
-/// Result locations are relative to this base, the root of the linted
-/// repository, so that logs from different checkouts compare equal.
+/// Result locations are relative to this base, the top of the git
+/// repository of the linted directory (else the linted directory), so
+/// that logs from different checkouts compare equal and GitHub finds the
+/// files whichever subdirectory was linted.
 pub const SRCROOT: &str = "%SRCROOT%";
 
 /// The key of our fingerprint in `partialFingerprints`, versioned as the
@@ -21,6 +23,25 @@ pub const SRCROOT: &str = "%SRCROOT%";
 pub const FINGERPRINT_KEY: &str = "findingIdentity/v1";
 
 pub fn render(findings: &[Finding], rules: &[Rule], sources: &SourceMap) -> J {
+    // A result without a location is rejected by GitHub code scanning
+    // (the whole upload fails): such a finding (an object read only from
+    // the live cluster) is left out and said in a notification instead.
+    let (located, unlocated): (Vec<&Finding>, Vec<&Finding>) = findings
+        .iter()
+        .partition(|f| physical_location(&f.primary, sources).is_some());
+    let notifications: Vec<J> = unlocated
+        .iter()
+        .map(|f| {
+            json!({
+                "level": level(f.severity),
+                "message": { "text": sentence(&format!(
+                    "{} (finding {} left out of the results: it has no location in a file)",
+                    f.message, f.rule
+                )) },
+                "descriptor": { "id": f.rule },
+            })
+        })
+        .collect();
     json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -31,10 +52,14 @@ pub fn render(findings: &[Finding], rules: &[Rule], sources: &SourceMap) -> J {
             "columnKind": "unicodeCodePoints",
             "originalUriBaseIds": {
                 SRCROOT: {
-                    "description": { "text": "The root of the linted repository." }
+                    "description": { "text": "The top of the git repository of the linted directory (else the linted directory)." }
                 }
             },
-            "results": findings.iter().map(|f| result(f, rules, sources)).collect::<Vec<_>>(),
+            "results": located.iter().map(|f| result(f, rules, sources)).collect::<Vec<_>>(),
+            "invocations": [{
+                "executionSuccessful": true,
+                "toolExecutionNotifications": notifications,
+            }],
         }]
     })
 }
@@ -142,15 +167,12 @@ fn sarif_fix(fix: &crate::fix::Fix, sources: &SourceMap) -> Option<J> {
     let changes: Vec<J> = by_file
         .into_iter()
         .map(|(file, replacements)| {
-            json!({
-                "artifactLocation": {
-                    "uri": relative_uri(sources.path(file)),
-                    "uriBaseId": SRCROOT,
-                },
+            Some(json!({
+                "artifactLocation": artifact(sources, file)?,
                 "replacements": replacements,
-            })
+            }))
         })
-        .collect();
+        .collect::<Option<_>>()?;
     Some(json!({
         "description": {
             "text": sentence(&format!("{} ({} fix)", fix.title, fix.applicability.as_str())),
@@ -166,13 +188,13 @@ fn physical_location(label: &Label, sources: &SourceMap) -> Option<J> {
     if span.line == 0 {
         return None;
     }
-    let path = sources.path(span.file);
+    let artifact = artifact(sources, span.file)?;
     let (end_line, end_col) = sources
         .line_col(span.file, span.end)
         .filter(|end| *end >= (span.line, span.col))
         .unwrap_or((span.line, span.col));
     Some(json!({
-        "artifactLocation": { "uri": relative_uri(path), "uriBaseId": SRCROOT },
+        "artifactLocation": artifact,
         "region": {
             "startLine": span.line,
             "startColumn": span.col,
@@ -180,6 +202,21 @@ fn physical_location(label: &Label, sources: &SourceMap) -> Option<J> {
             "endColumn": end_col,
         },
     }))
+}
+
+/// Where a file is: relative to [`SRCROOT`] inside the repository, a
+/// `file://` URI outside it (a snapshot given by its path), `None` for a
+/// page of the live cluster, which is no artifact a viewer can open.
+fn artifact(sources: &SourceMap, file: crate::yaml::FileId) -> Option<J> {
+    if sources.is_virtual(file) {
+        return None;
+    }
+    let path = sources.shown(file);
+    Some(if path.is_absolute() {
+        json!({ "uri": format!("file:///{}", relative_uri(&path)) })
+    } else {
+        json!({ "uri": relative_uri(&path), "uriBaseId": SRCROOT })
+    })
 }
 
 /// A relative URI reference for a repo-relative path: `/` between

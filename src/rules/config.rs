@@ -105,11 +105,14 @@ impl Config {
             .collect()
     }
 
-    /// Whether a finding's file is ignored.
+    /// Whether a finding's file is ignored. A pattern may name the file
+    /// from the linted directory or from the repository's top level
+    /// (where the configuration of a subdirectory lint is found).
     pub fn ignores(&self, finding: &Finding, sources: &SourceMap) -> bool {
+        let file = finding.primary.span.file;
         self.ignore
             .as_ref()
-            .is_some_and(|g| g.is_match(sources.path(finding.primary.span.file)))
+            .is_some_and(|g| g.is_match(sources.path(file)) || g.is_match(sources.shown(file)))
     }
 }
 

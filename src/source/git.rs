@@ -131,3 +131,38 @@ pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
         _dir: tmp,
     })
 }
+
+/// Where `dir` sits in its git repository, found as git finds the top
+/// level: the nearest ancestor with a `.git` directory or file (a
+/// worktree or submodule has a `.git` file). Read from the file system,
+/// without running git, since every lint asks.
+pub fn shown_root(dir: &Path) -> crate::yaml::Shown {
+    let Ok(abs) = dir.canonicalize() else {
+        return Default::default();
+    };
+    let top = abs.ancestors().find(|a| a.join(".git").exists());
+    match top {
+        Some(top) => crate::yaml::Shown {
+            prefix: abs.strip_prefix(top).unwrap_or(Path::new("")).to_path_buf(),
+            top: Some(top.to_path_buf()),
+        },
+        None => Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod shown_tests {
+    use super::*;
+
+    #[test]
+    fn a_subdirectory_is_named_from_the_top_level() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("kubernetes/apps")).unwrap();
+        assert_eq!(shown_root(&dir.path().join("kubernetes")).top, None);
+        std::fs::write(dir.path().join(".git"), "gitdir: elsewhere\n").unwrap();
+        let shown = shown_root(&dir.path().join("kubernetes/apps"));
+        assert_eq!(shown.prefix, Path::new("kubernetes/apps"));
+        assert_eq!(shown.top, Some(dir.path().canonicalize().unwrap()));
+        assert_eq!(shown_root(dir.path()).prefix, Path::new(""));
+    }
+}

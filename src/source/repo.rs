@@ -304,9 +304,9 @@ impl FluxTree {
         {
             // Keyed by what the cluster will hold: a SealedSecret or an
             // ExternalSecret stands for the Secret it makes.
-            if let Some(p) = crate::source::flux::data::provided(o) {
+            if let Some((kind, name)) = crate::source::flux::data::provides(o) {
                 lookup_pool
-                    .entry((p.kind.to_string(), p.name))
+                    .entry((kind.to_string(), name.to_string()))
                     .or_default()
                     .push(o.clone());
             }

@@ -73,7 +73,10 @@ fn load_file(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Ve
     let text =
         String::from_utf8(bytes).map_err(|_| Issue::file(path, "file is not valid UTF-8"))?;
     let detail = format!("snapshot {}", path.display());
-    Ok(register(sources, path.to_path_buf(), &text, &detail, limits)?.objects)
+    // Absolute, so that reports can name it from the repository's top
+    // level, or by its full path outside the repository.
+    let registered = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    Ok(register(sources, registered, &text, &detail, limits)?.objects)
 }
 
 /// Parses cluster output `text`, registers it (Secret values blanked)
@@ -98,7 +101,7 @@ pub fn register(
         live::unwrap_document(doc, file, detail, &mut out);
     }
     let shown = live::redact_text(text, &out.redact);
-    let id = sources.add(path, shown.into());
+    let id = sources.add_external(path, shown.into());
     debug_assert_eq!(id, file);
     Ok(out)
 }

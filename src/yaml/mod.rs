@@ -11,11 +11,14 @@ pub use parse::{Limits, OffsetMap, YamlError, parse_documents, resolve_plain};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// A file as read, with its path relative to the repository root.
+/// A file as read, with its path relative to the linted directory (or,
+/// for cluster state, see [`SourceMap::add_external`]).
 #[derive(Debug)]
 pub struct SourceFile {
     pub path: PathBuf,
     pub text: Arc<str>,
+    /// Not a file of the linted directory: cluster state.
+    external: bool,
 }
 
 /// Every file the run has read. Spans hold a [`FileId`] into this table so
@@ -24,14 +27,75 @@ pub struct SourceFile {
 pub struct SourceMap {
     files: Vec<SourceFile>,
     by_path: std::collections::HashMap<PathBuf, FileId>,
+    shown: Shown,
+}
+
+/// Where reports root the paths they show: the top of the git repository
+/// that holds the linted directory, since GitHub (annotations, SARIF),
+/// SARIF viewers and editors resolve paths from there. Without git, the
+/// linted directory.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Shown {
+    /// The repository's top level, absolute; `None` outside git.
+    pub top: Option<PathBuf>,
+    /// The linted directory relative to `top` (`kubernetes` for a lint of
+    /// `repo/kubernetes`); empty at the top or outside git.
+    pub prefix: PathBuf,
 }
 
 impl SourceMap {
     pub fn add(&mut self, path: PathBuf, text: Arc<str>) -> FileId {
+        self.insert(path, text, false)
+    }
+
+    /// A file that is not in the linted directory: a snapshot file by
+    /// its absolute path, or a page of the live cluster by a name that is
+    /// no path (`cluster://…`).
+    pub fn add_external(&mut self, path: PathBuf, text: Arc<str>) -> FileId {
+        self.insert(path, text, true)
+    }
+
+    fn insert(&mut self, path: PathBuf, text: Arc<str>, external: bool) -> FileId {
         let id = FileId(self.files.len() as u32);
         self.by_path.insert(path.clone(), id);
-        self.files.push(SourceFile { path, text });
+        self.files.push(SourceFile {
+            path,
+            text,
+            external,
+        });
         id
+    }
+
+    pub fn set_shown(&mut self, shown: Shown) {
+        self.shown = shown;
+    }
+
+    pub fn shown_root(&self) -> &Shown {
+        &self.shown
+    }
+
+    /// The path reports show: from the repository's top level for files
+    /// inside it, absolute for files outside, and cluster pages by name.
+    pub fn shown(&self, id: FileId) -> PathBuf {
+        let file = self.get(id);
+        if !file.external {
+            return self.shown.prefix.join(&file.path);
+        }
+        match &self.shown.top {
+            Some(top) => file
+                .path
+                .strip_prefix(top)
+                .unwrap_or(&file.path)
+                .to_path_buf(),
+            None => file.path.clone(),
+        }
+    }
+
+    /// Whether a file is a page of the live cluster: text this run
+    /// fetched, with no file anywhere to point at.
+    pub fn is_virtual(&self, id: FileId) -> bool {
+        let file = self.get(id);
+        file.external && !file.path.is_absolute()
     }
 
     pub fn get(&self, id: FileId) -> &SourceFile {
@@ -83,7 +147,7 @@ impl SourceMap {
     pub fn location(&self, span: Span) -> String {
         format!(
             "{}:{}:{}",
-            self.path(span.file).display(),
+            self.shown(span.file).display(),
             span.line,
             span.col
         )

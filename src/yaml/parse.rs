@@ -339,9 +339,13 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Node {
     }
 }
 
-/// YAML 1.2 core schema, as go-yaml v3 (kustomize, Flux) resolves untyped
-/// plain scalars. YAML 1.1 words such as `on` and `yes` stay strings here;
-/// [`Node::as_bool_lenient`] reads them where a setting is boolean.
+/// Plain scalars resolved as go-yaml v3 (kustomize, Flux) resolves them
+/// (gopkg.in/yaml.v3 resolve.go, `resolve`): the YAML 1.2 core schema
+/// words, then for text starting with a digit or sign Go's
+/// `strconv.ParseInt(s, 0, 64)` with every `_` removed, then `ParseUint`,
+/// then floats matching go-yaml's `yamlStyleFloat`. YAML 1.1 words such as
+/// `on` and `yes` stay strings here; [`Node::as_bool_lenient`] reads them
+/// where a setting is boolean.
 pub fn resolve_plain(text: &str) -> Option<Value> {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
@@ -354,40 +358,97 @@ pub fn resolve_plain(text: &str) -> Option<Value> {
         ".nan" | ".NaN" | ".NAN" => return Some(Value::Float(f64::NAN)),
         _ => {}
     }
-    let first = text.as_bytes()[0];
-    if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.')) {
+    match text.as_bytes()[0] {
+        // go-yaml hands these to Go's ParseFloat, which also reads `.5e3`.
+        b'.' => is_yaml_float(text)
+            .then(|| text.parse().ok().map(Value::Float))
+            .flatten(),
+        b'0'..=b'9' | b'-' | b'+' => {
+            let plain = text.replace('_', "");
+            if let Some(v) = go_parse_int(&plain) {
+                return Some(v);
+            }
+            is_yaml_float(&plain)
+                .then(|| plain.parse().ok().map(Value::Float))
+                .flatten()
+        }
+        _ => None,
+    }
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)`, falling back to `ParseUint` as
+/// go-yaml does: an optional sign (ParseInt only), then `0x`, `0o`, `0b`
+/// (either case) or a leading `0` for octal, then at least one digit of
+/// that base and nothing else, so `0x-5` is no number. Values above
+/// `i64::MAX` that fit in a `u64` are integers to go-yaml; they are kept
+/// as the nearest float, as a JSON reader would hold them.
+fn go_parse_int(s: &str) -> Option<Value> {
+    let (negative, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let lower = body.get(..2).map(str::to_ascii_lowercase);
+    let (radix, digits) = match lower.as_deref() {
+        Some("0x") => (16, &body[2..]),
+        Some("0o") => (8, &body[2..]),
+        Some("0b") => (2, &body[2..]),
+        _ if body.len() > 1 && body.starts_with('0') => (8, &body[1..]),
+        _ => (10, body),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
         return None;
     }
-    let (sign, digits) = match text.strip_prefix('-') {
-        Some(rest) => (-1i64, rest),
-        None => (1, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let radix = [("0x", 16), ("0o", 8), ("0b", 2)]
-        .iter()
-        .find_map(|(p, r)| digits.strip_prefix(p).map(|d| (d, *r)));
-    if let Some((d, r)) = radix {
-        return i64::from_str_radix(d, r).ok().map(|v| Value::Int(sign * v));
+    let magnitude = u64::from_str_radix(digits, radix).ok()?;
+    if negative {
+        // i64::MIN has no positive counterpart: build it from the magnitude.
+        (magnitude <= i64::MIN.unsigned_abs())
+            .then(|| Value::Int((magnitude as i64).wrapping_neg()))
+    } else if let Ok(v) = i64::try_from(magnitude) {
+        Some(Value::Int(v))
+    } else {
+        // ParseUint takes no sign: `+18446744073709551615` is left to
+        // yamlStyleFloat, `+0xFFFFFFFFFFFFFFFF` stays a string.
+        (!s.starts_with('+')).then_some(Value::Float(magnitude as f64))
     }
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        // go-yaml (kustomize, Flux, kubectl) parses integers with Go's
-        // base prefix rules, where a leading 0 means octal: `0400` is 256.
-        // `089` is no octal number; Go then reads it as the float 89.
-        if digits.len() > 1 && digits.starts_with('0') {
-            return match i64::from_str_radix(digits, 8) {
-                Ok(v) => Some(Value::Int(sign * v)),
-                Err(_) => text.parse::<f64>().ok().map(Value::Float),
-            };
+}
+
+/// go-yaml's `yamlStyleFloat`:
+/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
+fn is_yaml_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
+    let digits = |i: &mut usize| {
+        let from = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
         }
-        return text.parse::<i64>().ok().map(Value::Int);
+        *i - from
+    };
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    } else {
+        if digits(&mut i) == 0 {
+            return false;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            digits(&mut i);
+        }
     }
-    let is_float = digits.bytes().any(|b| b.is_ascii_digit())
-        && digits
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'));
-    if is_float {
-        return text.parse::<f64>().ok().map(Value::Float);
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'-' | b'+')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
     }
-    None
+    i == b.len()
 }
 
 #[cfg(test)]
@@ -454,6 +515,45 @@ mod tests {
         assert_eq!(d.get("e").unwrap().value, Value::Float(1.5));
         assert!(d.get("f").unwrap().is_null());
         assert_eq!(d.get("g").unwrap().value, Value::Int(256));
+    }
+
+    #[test]
+    fn integers_and_floats_as_go_yaml_v3_reads_them() {
+        let cases: &[(&str, Value)] = &[
+            ("0x-5", Value::Str("0x-5".into())),
+            (
+                "-0x-8000000000000000",
+                Value::Str("-0x-8000000000000000".into()),
+            ),
+            ("-0x8000000000000000", Value::Int(i64::MIN)),
+            ("0x8000000000000000", Value::Float(2f64.powi(63))),
+            (
+                "+0xFFFFFFFFFFFFFFFF",
+                Value::Str("+0xFFFFFFFFFFFFFFFF".into()),
+            ),
+            ("99999999999999999999", Value::Float(1e20)),
+            ("1_000", Value::Int(1000)),
+            ("0X1f", Value::Int(31)),
+            ("0o17", Value::Int(15)),
+            ("-0b101", Value::Int(-5)),
+            ("+12", Value::Int(12)),
+            ("0777", Value::Int(511)),
+            ("089", Value::Float(89.0)),
+            ("0x", Value::Str("0x".into())),
+            ("1e5", Value::Float(1e5)),
+            ("1.", Value::Float(1.0)),
+            ("-.5", Value::Float(-0.5)),
+            (".5e1", Value::Float(5.0)),
+            ("1.5e", Value::Str("1.5e".into())),
+            ("2001-12-14", Value::Str("2001-12-14".into())),
+            ("1-2", Value::Str("1-2".into())),
+            ("_1", Value::Str("_1".into())),
+            ("-", Value::Str("-".into())),
+        ];
+        for (text, want) in cases {
+            let got = resolve_plain(text).unwrap_or_else(|| Value::Str(text.to_string()));
+            assert_eq!(&got, want, "{text}");
+        }
     }
 
     #[test]

@@ -61,19 +61,26 @@ fn free_port() -> u16 {
 /// Whether a throwaway server can be started here; skips loudly (fails
 /// under CI) when not.
 pub fn available() -> bool {
-    let have = Path::new(BIN).join("pg_ctl").exists()
-        && Command::new("cc").arg("--version").output().is_ok()
-        && (!is_root()
-            || Command::new("id")
-                .arg("postgres")
-                .output()
-                .is_ok_and(|o| o.status.success()));
-    if !have {
-        super::skip_or_fail(
-            "PostgreSQL 15 (/usr/lib/postgresql/15/bin), cc or the postgres user is missing",
-        );
+    let mut missing = Vec::new();
+    if !Path::new(BIN).join("pg_ctl").exists() {
+        missing.push("PostgreSQL 15 (/usr/lib/postgresql/15/bin; Debian: postgresql-15)");
     }
-    have
+    if Command::new("cc").arg("--version").output().is_err() {
+        missing.push("a C compiler `cc` for the fsync shim (Debian: gcc)");
+    }
+    let postgres_user = || {
+        Command::new("id")
+            .arg("postgres")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if is_root() && !postgres_user() {
+        missing.push("the postgres user to run Postgres as, since we run as root");
+    }
+    if !missing.is_empty() {
+        super::skip_or_fail(&format!("missing {}", missing.join(", ")));
+    }
+    missing.is_empty()
 }
 
 impl PgServer {
@@ -218,10 +225,9 @@ impl PgServer {
         )
     }
 
-    /// Runs SQL as the superuser through the Unix socket; returns stdout
-    /// (unaligned, tuples only). Panics on failure.
-    /// Waits (up to 3 s) until no probe session is left in
-    /// pg_stat_activity.
+    /// Waits until no probe session is left in pg_stat_activity (a backend
+    /// leaves it a moment after its client closed; the 10 s only bound a
+    /// hang).
     pub fn assert_no_probe_session(&self) {
         use homelab_lint::probe::postgres::APPLICATION_NAME;
         let sql = format!(
@@ -234,7 +240,7 @@ impl PgServer {
                 return;
             }
             assert!(
-                start.elapsed() < std::time::Duration::from_secs(3),
+                start.elapsed() < std::time::Duration::from_secs(10),
                 "{n} probe sessions still in pg_stat_activity: {}",
                 self.psql(&format!(
                     "SELECT pid, state, xact_start IS NOT NULL FROM pg_stat_activity \
@@ -245,6 +251,8 @@ impl PgServer {
         }
     }
 
+    /// Runs SQL as the superuser through the Unix socket; returns stdout
+    /// (unaligned, tuples only). Panics on failure.
     pub fn psql(&self, sql: &str) -> String {
         let out = check(
             &format!("psql {sql}"),

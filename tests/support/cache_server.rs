@@ -3,7 +3,7 @@
 //! `GET /api/v3/core/applications/` with the right bearer token, then
 //! answers JSON. So its latency is the latency of one commit, which is
 //! what `synchronous_commit` decides. Used by tests/probe_http.rs and, as
-//! `examples/cache_server.rs`, by `scripts/demo`.
+//! `stand-in/src/main.rs`, by `scripts/demo`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,9 +1,9 @@
 //! ConfigMap and Secret keys as the API server stores them: Secret `data`
 //! is base64, `stringData` overrides it key by key, and SOPS-encrypted
-//! files hold ciphertext that only the cluster can read. Objects that make
-//! a controller write a Secret (SealedSecret, ExternalSecret) name its keys
-//! but not its values: [`provided`] is the one place that knows which keys
-//! each of them holds.
+//! files hold ciphertext that only the cluster can read. The objects that
+//! make a Secret in the cluster (SealedSecret, ExternalSecret) are read the
+//! same way: their keys are known, their values where the repository
+//! holds them.
 
 use crate::source::Object;
 use crate::yaml::{Node, Value};
@@ -13,8 +13,10 @@ use crate::yaml::{Node, Value};
 pub enum DataValue<'a> {
     /// Readable text. `node` is where the value is written.
     Text { text: String, node: &'a Node },
-    /// Encrypted (SOPS): the cluster will see a value we cannot know.
-    Unknown { node: &'a Node },
+    /// Encrypted (SOPS, a SealedSecret), fetched from a secret store or
+    /// written as a template: the cluster will see a value we cannot know.
+    /// `why` says which, for the user.
+    Unknown { node: &'a Node, why: &'static str },
     /// Written, but not something the API server would accept.
     Invalid { node: &'a Node, message: String },
 }
@@ -23,126 +25,140 @@ impl<'a> DataValue<'a> {
     pub fn node(&self) -> &'a Node {
         match self {
             DataValue::Text { node, .. }
-            | DataValue::Unknown { node }
+            | DataValue::Unknown { node, .. }
             | DataValue::Invalid { node, .. } => node,
         }
     }
 }
 
-/// The ConfigMap or Secret an object puts into the cluster, and the keys
-/// it will hold there.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Provided<'a> {
-    /// `ConfigMap` or `Secret`.
-    pub kind: &'static str,
-    /// The name of the ConfigMap or Secret in the cluster.
-    pub name: String,
-    /// The keys known from the repository, in the order written.
-    pub keys: Vec<(String, DataValue<'a>)>,
-    /// Keys beyond `keys` may exist that only the cluster knows (an
-    /// ExternalSecret's `dataFrom`, a Secret it merges into).
-    pub open: bool,
-}
-
-/// What `obj` provides: a ConfigMap or Secret itself, the Secret that
-/// sealed-secrets' controller unseals from a SealedSecret (same name and
-/// namespace; `spec.encryptedData` and `spec.template.data` keys), or the
-/// one External Secrets writes for an ExternalSecret (`spec.target.name`,
-/// default the ExternalSecret's name). `None` for anything else, and for an
-/// ExternalSecret with `creationPolicy: None`, which writes no Secret.
-pub fn provided(obj: &Object) -> Option<Provided<'_>> {
-    let name = obj.name().to_string();
-    let mut keys: Vec<(String, DataValue<'_>)> = Vec::new();
-    let mut open = false;
-    let kind = match (obj.group(), obj.kind()) {
+/// Every key of a ConfigMap (`data`), a Secret (`data`, then
+/// `stringData`), or the Secret a SealedSecret or ExternalSecret makes, in
+/// the order written. Other kinds have none.
+pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
+    let mut out: Vec<(String, DataValue<'_>)> = Vec::new();
+    match (obj.group(), obj.kind()) {
         ("", "ConfigMap") => {
+            let sops = Sops::of(obj);
             for (key, node) in map_entries(obj.root.get("data")) {
-                keys.push((key, text_value(node)));
+                let encrypted = sops.as_ref().is_some_and(|s| s.encrypts(&["data", &key]));
+                out.push((key, text_value(node, encrypted)));
             }
-            "ConfigMap"
         }
         ("", "Secret") => {
+            let sops = Sops::of(obj);
+            let encrypted =
+                |field: &str, key: &str| sops.as_ref().is_some_and(|s| s.encrypts(&[field, key]));
             for (key, node) in map_entries(obj.root.get("data")) {
-                keys.push((key, decode_data(node)));
+                let value = if encrypted("data", &key) || is_encrypted_node(node) {
+                    DataValue::Unknown {
+                        node,
+                        why: SOPS_ENCRYPTED,
+                    }
+                } else {
+                    decode_data(node)
+                };
+                out.push((key, value));
             }
             for (key, node) in map_entries(obj.root.get("stringData")) {
-                set(&mut keys, key, text_value(node));
+                let value = text_value(node, encrypted("stringData", &key));
+                set(&mut out, key, value);
             }
-            "Secret"
         }
         ("bitnami.com", "SealedSecret") => {
-            let spec = obj.root.get("spec");
-            for (key, node) in map_entries(spec.and_then(|s| s.get("encryptedData"))) {
-                set(&mut keys, key, DataValue::Unknown { node });
+            for (key, node) in map_entries(obj.root.path(&["spec", "encryptedData"])) {
+                let why = "sealed (SealedSecret encryptedData)";
+                out.push((key, DataValue::Unknown { node, why }));
             }
-            // Templates over the unsealed values: only the cluster can
-            // render them.
-            for (key, node) in map_entries(spec.and_then(|s| s.path(&["template", "data"]))) {
-                set(&mut keys, key, DataValue::Unknown { node });
+            // Template data may refer to the sealed values with Go templates.
+            for (key, node) in map_entries(obj.root.path(&["spec", "template", "data"])) {
+                set(&mut out, key, template_value(node));
             }
-            // The old format seals the whole Secret in `spec.data`.
-            open = spec.and_then(|s| s.get("data")).is_some();
-            "Secret"
         }
         ("external-secrets.io", "ExternalSecret") => {
-            let target = obj.root.path(&["spec", "target"]);
-            let policy = target.and_then(|t| t.str_at(&["creationPolicy"]));
-            if policy == Some("None") {
-                return None;
-            }
-            let name = target
-                .and_then(|t| t.str_at(&["name"]))
-                .filter(|n| !n.is_empty())
-                .map_or(name, str::to_string);
-            let template = target.and_then(|t| t.get("template"));
-            // A template replaces the fetched keys unless it merges them in
-            // (external-secrets `TemplateMergePolicy`, default `Replace`).
+            let template = obj.root.path(&["spec", "target", "template"]);
+            let templated = template
+                .is_some_and(|t| t.get("data").is_some() || t.get("templateFrom").is_some());
             let merge = template.and_then(|t| t.str_at(&["mergePolicy"])) == Some("Merge");
-            if template.is_none() || merge {
-                for entry in obj
+            if !templated || merge {
+                for item in obj
                     .root
                     .path(&["spec", "data"])
                     .and_then(Node::as_seq)
                     .into_iter()
                     .flatten()
                 {
-                    if let Some(key) = entry.get("secretKey").and_then(Node::scalar_text) {
-                        set(&mut keys, key, DataValue::Unknown { node: entry });
+                    if let Some(key) = item.str_at(&["secretKey"]) {
+                        let why = "fetched from the secret store";
+                        out.push((key.to_string(), DataValue::Unknown { node: item, why }));
                     }
                 }
-                open |= obj
-                    .root
-                    .path(&["spec", "dataFrom"])
-                    .and_then(Node::as_seq)
-                    .is_some_and(|d| !d.is_empty());
             }
             for (key, node) in map_entries(template.and_then(|t| t.get("data"))) {
-                // A value without template actions is written as is.
-                let value = match text_value(node) {
-                    DataValue::Text { text, .. } if text.contains("{{") => {
-                        DataValue::Unknown { node }
-                    }
-                    other => other,
-                };
-                set(&mut keys, key, value);
+                set(&mut out, key, template_value(node));
             }
-            open |= template.is_some_and(|t| t.get("templateFrom").is_some());
-            open |= policy == Some("Merge");
-            return Some(Provided {
-                kind: "Secret",
-                name,
-                keys,
-                open,
-            });
         }
-        _ => return None,
-    };
-    Some(Provided {
-        kind,
-        name,
-        keys,
-        open,
-    })
+        _ => {}
+    }
+    out
+}
+
+/// Whether [`entries`] lists every key the cluster's Secret (or
+/// ConfigMap) will hold; `Err` says why more keys may be there.
+///
+/// ExternalSecret, after external-secrets'
+/// `pkg/controllers/externalsecret/externalsecret_controller_template.go`
+/// (`applyTemplate`): without a template the Secret holds the provider's
+/// data; with `template.data` or `templateFrom` only the rendered keys,
+/// unless `mergePolicy: Merge` adds the provider's data too;
+/// `creationPolicy: Merge` writes into a Secret that exists only in the
+/// cluster.
+pub fn keys_complete(obj: &Object) -> Result<(), String> {
+    if !obj.is("external-secrets.io", "ExternalSecret") {
+        return Ok(());
+    }
+    let spec = obj.root.get("spec");
+    let at = |path: &[&str]| spec.and_then(|s| s.path(path));
+    if at(&["target", "creationPolicy"]).and_then(Node::as_str) == Some("Merge") {
+        return Err(
+            "it merges into a Secret that exists only in the cluster (creationPolicy: Merge)"
+                .into(),
+        );
+    }
+    if at(&["target", "template", "templateFrom"]).is_some() {
+        return Err("its keys from target.template.templateFrom are not read here".into());
+    }
+    let templated = at(&["target", "template", "data"]).is_some();
+    let merge = at(&["target", "template", "mergePolicy"]).and_then(Node::as_str) == Some("Merge");
+    if (!templated || merge) && at(&["dataFrom"]).is_some() {
+        return Err("dataFrom brings every key of the secret store's item".into());
+    }
+    Ok(())
+}
+
+/// The name of the Secret an object makes in the cluster: a Secret's own,
+/// a SealedSecret's (the controller names the Secret after it), an
+/// ExternalSecret's `spec.target.name` (default: its own name).
+pub fn secret_name(obj: &Object) -> Option<&str> {
+    match (obj.group(), obj.kind()) {
+        ("", "Secret") | ("bitnami.com", "SealedSecret") => Some(obj.name()),
+        ("external-secrets.io", "ExternalSecret") => Some(
+            obj.root
+                .str_at(&["spec", "target", "name"])
+                .filter(|n| !n.is_empty())
+                .unwrap_or(obj.name()),
+        ),
+        _ => None,
+    }
+}
+
+/// The ConfigMap or Secret an object puts into the cluster, as
+/// `(kind, name)`: itself, or the Secret a SealedSecret or ExternalSecret
+/// makes ([`secret_name`]).
+pub fn provides(obj: &Object) -> Option<(&'static str, &str)> {
+    if obj.is("", "ConfigMap") {
+        return Some(("ConfigMap", obj.name()));
+    }
+    secret_name(obj).map(|name| ("Secret", name))
 }
 
 /// Whether the ConfigMap or Secret that `obj` provides exists in
@@ -164,13 +180,9 @@ pub fn provided_in(obj: &Object, namespace: &str) -> bool {
         _ => obj.root.get("metadata"),
     };
     let annotation = |name: &str| {
-        meta.and_then(|m| {
-            m.path(&[
-                "annotations",
-                &format!("reflector.v1.k8s.emberstack.com/{name}"),
-            ])
-        })
-        .and_then(Node::scalar_text)
+        let key = format!("reflector.v1.k8s.emberstack.com/{name}");
+        meta.and_then(|m| m.path(&["annotations", &key]))
+            .and_then(Node::scalar_text)
     };
     let on = |name: &str| annotation(name).is_some_and(|v| v.trim() == "true");
     let listed = |name: &str| {
@@ -190,16 +202,85 @@ pub fn provided_in(obj: &Object, namespace: &str) -> bool {
         && listed("reflection-auto-namespaces")
 }
 
-/// Every key of a ConfigMap (`data`) or Secret (`data`, then `stringData`)
-/// or of the Secret another object provides, in the order written.
-pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
-    provided(obj).map(|p| p.keys).unwrap_or_default()
+fn set<'a>(out: &mut Vec<(String, DataValue<'a>)>, key: String, value: DataValue<'a>) {
+    match out.iter_mut().find(|(k, _)| *k == key) {
+        Some(slot) => slot.1 = value,
+        None => out.push((key, value)),
+    }
 }
 
-fn set<'a>(keys: &mut Vec<(String, DataValue<'a>)>, key: String, value: DataValue<'a>) {
-    match keys.iter_mut().find(|(k, _)| *k == key) {
-        Some(slot) => slot.1 = value,
-        None => keys.push((key, value)),
+const SOPS_ENCRYPTED: &str = "SOPS-encrypted";
+
+/// A template value (external-secrets, SealedSecret templates): Go
+/// template text is rendered in the cluster from data we cannot see;
+/// text without an action is the value itself.
+fn template_value(node: &Node) -> DataValue<'_> {
+    match text_value(node, false) {
+        DataValue::Text { text, .. } if text.contains("{{") => DataValue::Unknown {
+            node,
+            why: "a template rendered in the cluster",
+        },
+        other => other,
+    }
+}
+
+/// Which keys SOPS encrypted, from the file's `sops` metadata; after
+/// getsops/sops `sops.go` (`Tree.Encrypt`): a value is encrypted unless a
+/// key on its path ends with `unencrypted_suffix` or matches
+/// `unencrypted_regex`; with `encrypted_suffix` or `encrypted_regex` set,
+/// only values under a matching key are. The file records what was used
+/// (`_unencrypted` when nothing was chosen), so no default applies here.
+struct Sops {
+    unencrypted_suffix: Option<String>,
+    encrypted_suffix: Option<String>,
+    unencrypted_regex: Option<regex::Regex>,
+    encrypted_regex: Option<regex::Regex>,
+    /// A pattern that does not compile: sops would not have written the
+    /// file, so every value is taken as encrypted rather than guessed.
+    unreadable: bool,
+}
+
+impl Sops {
+    fn of(obj: &Object) -> Option<Sops> {
+        let meta = obj.root.get("sops")?;
+        let text = |k: &str| meta.str_at(&[k]).filter(|s| !s.is_empty());
+        let mut unreadable = false;
+        let mut regex = |k: &str| {
+            let compiled = regex::Regex::new(text(k)?);
+            unreadable |= compiled.is_err();
+            compiled.ok()
+        };
+        let (unencrypted_regex, encrypted_regex) =
+            (regex("unencrypted_regex"), regex("encrypted_regex"));
+        Some(Sops {
+            unencrypted_suffix: text("unencrypted_suffix").map(str::to_string),
+            encrypted_suffix: text("encrypted_suffix").map(str::to_string),
+            unencrypted_regex,
+            encrypted_regex,
+            unreadable,
+        })
+    }
+
+    fn encrypts(&self, path: &[&str]) -> bool {
+        if self.unreadable {
+            return true;
+        }
+        let mut encrypted = !self
+            .unencrypted_suffix
+            .as_ref()
+            .is_some_and(|suffix| path.iter().any(|k| k.ends_with(suffix.as_str())));
+        if let Some(suffix) = &self.encrypted_suffix {
+            encrypted = path.iter().any(|k| k.ends_with(suffix.as_str()));
+        }
+        if let Some(re) = &self.unencrypted_regex
+            && path.iter().any(|k| re.is_match(k))
+        {
+            encrypted = false;
+        }
+        if let Some(re) = &self.encrypted_regex {
+            encrypted = path.iter().any(|k| re.is_match(k));
+        }
+        encrypted
     }
 }
 
@@ -218,16 +299,15 @@ fn map_entries(node: Option<&Node>) -> impl Iterator<Item = (String, &Node)> {
         .filter_map(|(k, v)| Some((k.scalar_text()?, v)))
 }
 
-/// SOPS writes every value it encrypts as `ENC[AES256_GCM,data:…,iv:…,
-/// tag:…,type:…]` (getsops/sops `aes/cipher.go`). Values that
-/// `unencrypted_regex`, `unencrypted_suffix`, `encrypted_regex` and the
-/// like left out are written in the clear, and kustomize-controller's
-/// decryption hands them to the cluster unchanged: they are known.
 fn is_encrypted(text: &str) -> bool {
     text.starts_with("ENC[")
 }
 
-fn text_value(node: &Node) -> DataValue<'_> {
+fn is_encrypted_node(node: &Node) -> bool {
+    node.as_str().is_some_and(is_encrypted)
+}
+
+fn text_value(node: &Node, sops: bool) -> DataValue<'_> {
     match &node.value {
         Value::Seq(_) | Value::Map(_) => DataValue::Invalid {
             node,
@@ -235,8 +315,11 @@ fn text_value(node: &Node) -> DataValue<'_> {
         },
         _ => {
             let text = node.scalar_text().unwrap_or_default();
-            if is_encrypted(&text) {
-                DataValue::Unknown { node }
+            if sops || is_encrypted(&text) {
+                DataValue::Unknown {
+                    node,
+                    why: SOPS_ENCRYPTED,
+                }
             } else {
                 DataValue::Text { text, node }
             }
@@ -245,7 +328,7 @@ fn text_value(node: &Node) -> DataValue<'_> {
 }
 
 fn decode_data(node: &Node) -> DataValue<'_> {
-    let text = match text_value(node) {
+    let text = match text_value(node, false) {
         DataValue::Text { text, .. } => text,
         other => return other,
     };
@@ -313,5 +396,104 @@ mod tests {
         assert!(entry(&obj, "C").is_none());
         let bad = object("apiVersion: v1\nkind: Secret\ndata:\n  A: not-base64!\n");
         assert!(matches!(entry(&bad, "A"), Some(DataValue::Invalid { .. })));
+    }
+
+    #[test]
+    fn sops_rules_decide_which_values_are_readable() {
+        let obj = object(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  HOST: db-rw\n  HOST_unencrypted: db-rw\n  PASSWORD: ENC[AES256_GCM,data:x]\nsops:\n  unencrypted_regex: ^HOST$\n",
+        );
+        assert!(
+            matches!(entry(&obj, "HOST"), Some(DataValue::Text { text, .. }) if text == "db-rw")
+        );
+        assert!(matches!(
+            entry(&obj, "PASSWORD"),
+            Some(DataValue::Unknown { .. })
+        ));
+        // The default suffix applies only when the file records it.
+        assert!(matches!(
+            entry(&obj, "HOST_unencrypted"),
+            Some(DataValue::Unknown { .. })
+        ));
+        let by_regex = object(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  HOST: db-rw\nsops:\n  encrypted_regex: ^(data|stringData)$\n",
+        );
+        assert!(
+            matches!(entry(&by_regex, "HOST"), Some(DataValue::Unknown { why, .. }) if why == SOPS_ENCRYPTED)
+        );
+        let suffix = object(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  HOST_unencrypted: db-rw\n  B: x\nsops:\n  unencrypted_suffix: _unencrypted\n",
+        );
+        assert!(matches!(
+            entry(&suffix, "HOST_unencrypted"),
+            Some(DataValue::Text { .. })
+        ));
+        assert!(matches!(
+            entry(&suffix, "B"),
+            Some(DataValue::Unknown { .. })
+        ));
+    }
+
+    #[test]
+    fn sealed_and_external_secrets_hold_their_keys() {
+        let sealed = object(
+            "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: db\nspec:\n  encryptedData:\n    PASSWORD: AgBy8h\n  template:\n    data:\n      HOST: db-rw.dbms.svc\n      URL: 'postgres://{{ index . \"PASSWORD\" }}@db'\n",
+        );
+        assert_eq!(secret_name(&sealed), Some("db"));
+        assert!(matches!(
+            entry(&sealed, "PASSWORD"),
+            Some(DataValue::Unknown { .. })
+        ));
+        assert!(
+            matches!(entry(&sealed, "HOST"), Some(DataValue::Text { text, .. }) if text == "db-rw.dbms.svc")
+        );
+        assert!(matches!(
+            entry(&sealed, "URL"),
+            Some(DataValue::Unknown { .. })
+        ));
+        assert!(keys_complete(&sealed).is_ok());
+
+        let templated = object(
+            "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: es\nspec:\n  target:\n    name: app-secret\n    template:\n      data:\n        HOST: postgres-rw.dbms.svc.cluster.local\n        PASSWORD: '{{ .password }}'\n  dataFrom:\n    - extract:\n        key: app\n",
+        );
+        assert_eq!(secret_name(&templated), Some("app-secret"));
+        let keys: Vec<String> = entries(&templated).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["HOST", "PASSWORD"]);
+        assert!(
+            matches!(entry(&templated, "HOST"), Some(DataValue::Text { text, .. }) if text == "postgres-rw.dbms.svc.cluster.local")
+        );
+        assert!(matches!(
+            entry(&templated, "PASSWORD"),
+            Some(DataValue::Unknown { .. })
+        ));
+        // With a template, the provider's keys do not reach the Secret.
+        assert!(keys_complete(&templated).is_ok());
+
+        let plain = object(
+            "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:\n  name: es\nspec:\n  data:\n    - secretKey: HOST\n      remoteRef: {key: db, property: host}\n  dataFrom:\n    - extract:\n        key: app\n",
+        );
+        assert_eq!(secret_name(&plain), Some("es"));
+        assert!(matches!(
+            entry(&plain, "HOST"),
+            Some(DataValue::Unknown { .. })
+        ));
+        assert!(keys_complete(&plain).unwrap_err().contains("dataFrom"));
+    }
+
+    #[test]
+    fn reflector_mirrors_into_the_namespaces_it_lists() {
+        let sealed = object(
+            "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: secrets\n  namespace: kube-system\nspec:\n  encryptedData:\n    A: AgB\n  template:\n    metadata:\n      annotations:\n        reflector.v1.k8s.emberstack.com/reflection-allowed: \"true\"\n        reflector.v1.k8s.emberstack.com/reflection-allowed-namespaces: default,mon.*\n        reflector.v1.k8s.emberstack.com/reflection-auto-enabled: \"true\"\n",
+        );
+        assert_eq!(provides(&sealed), Some(("Secret", "secrets")));
+        assert!(provided_in(&sealed, "kube-system"));
+        assert!(provided_in(&sealed, "default"));
+        assert!(provided_in(&sealed, "monitoring"));
+        assert!(!provided_in(&sealed, "apps"));
+        // Allowed but not auto-enabled: no mirror is made.
+        let manual = object(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: a\n  annotations:\n    reflector.v1.k8s.emberstack.com/reflection-allowed: \"true\"\n",
+        );
+        assert!(!provided_in(&manual, "default"));
     }
 }

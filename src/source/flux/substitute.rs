@@ -82,7 +82,7 @@ pub fn budget(limits: &Limits) -> Budget {
 
 /// Reads `spec.postBuild` of a Flux Kustomization: `substituteFrom` in
 /// order (later sources win), then inline `substitute`. `lookup` finds the
-/// object that provides a ConfigMap or Secret ([`data::provided`]: also a
+/// object that provides a ConfigMap or Secret ([`data::provides`]: also a
 /// SealedSecret or ExternalSecret) by kind, namespace and name; the
 /// namespace is the Kustomization's (`""` when it has none).
 pub fn collect_vars<'a>(
@@ -118,7 +118,7 @@ pub fn collect_vars<'a>(
             ));
             continue;
         }
-        let Some(provided) = lookup(kind, namespace, name).and_then(data::provided) else {
+        let Some(source) = lookup(kind, namespace, name) else {
             // Even an optional source may exist in the cluster only.
             vars.incomplete = true;
             if !optional {
@@ -133,8 +133,9 @@ pub fn collect_vars<'a>(
             }
             continue;
         };
-        vars.incomplete |= provided.open;
-        for (key, value) in provided.keys {
+        // More keys than the repository names: any variable may be one.
+        vars.incomplete |= data::keys_complete(source).is_err();
+        for (key, value) in data::entries(source) {
             if !valid_name(&key) {
                 issues.push(issue_at(
                     sources,
@@ -149,7 +150,7 @@ pub fn collect_vars<'a>(
                     defined_at: Some(node.span),
                     unknown: false,
                 },
-                DataValue::Unknown { node } => Var {
+                DataValue::Unknown { node, .. } => Var {
                     value: String::new(),
                     defined_at: Some(node.span),
                     unknown: true,

@@ -1,31 +1,25 @@
-//! `--fix`, `--unsafe-fixes` and `--diff`: the fix flags and what they do
-//! after a lint, kept apart from the lint command itself.
+//! The fix stage (`--fix`, `--unsafe-fixes`, `--diff`): which fixes of a
+//! lint's findings are taken, written into the files or shown as diffs.
 
-use std::io::Write;
 use std::path::Path;
 
+use super::Log;
 use crate::fix::{Applicability, Fix, apply, diff};
 use crate::rules::Finding;
 use crate::yaml::SourceMap;
 
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct FixArgs {
-    /// Apply safe fixes to the repository's files (atomically) and report
-    /// what changed; the findings shown are those left afterwards.
-    #[arg(long)]
+/// Which fixes to take and what to do with them.
+#[derive(Debug, Clone, Default)]
+pub struct FixRequest {
+    /// Write the safe fixes into the repository's files.
     pub fix: bool,
-
-    /// With --fix or --diff, include unsafe fixes (they change behaviour;
-    /// each says what it trades).
-    #[arg(long)]
+    /// Take unsafe fixes too.
     pub unsafe_fixes: bool,
-
-    /// Print the fixes as unified diffs instead of the report; writes nothing.
-    #[arg(long, conflicts_with = "fix")]
+    /// Render the fixes as unified diffs instead of the report.
     pub diff: bool,
 }
 
-impl FixArgs {
+impl FixRequest {
     fn takes(&self, fix: &Fix) -> bool {
         !fix.edits.is_empty()
             && match fix.applicability {
@@ -57,26 +51,29 @@ impl FixArgs {
 }
 
 /// The unified diff of every selected fix that fits with the others.
-pub fn diffs(args: &FixArgs, findings: &[Finding], sources: &SourceMap) -> String {
+pub(super) fn diffs(
+    args: &FixRequest,
+    findings: &[Finding],
+    sources: &SourceMap,
+    log: &mut Log,
+) -> String {
     let selected = args.selected(findings);
     let fixes: Vec<&Fix> = selected.iter().map(|(_, x)| *x).collect();
     let plan = apply::plan(sources, &fixes);
     let mut out = String::new();
     for change in &plan.changes {
-        let path = sources.path(change.file).display().to_string();
+        let path = sources.shown(change.file).display().to_string();
         out.push_str(&diff::unified(
             &path,
             &sources.get(change.file).text,
             &change.new_text,
         ));
     }
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(
-        err,
+    log(&format!(
         "{} fixes would be applied{}",
         plan.applied.len(),
         hint(args.unsafe_left(findings))
-    );
+    ));
     out
 }
 
@@ -88,13 +85,14 @@ fn hint(unsafe_left: usize) -> String {
     }
 }
 
-/// Writes the selected fixes into the files under `root`; reports each
-/// on stderr. Returns whether a file changed.
-pub fn write(
-    args: &FixArgs,
+/// Writes the selected fixes into the files under `root`; logs each.
+/// Returns whether a file changed.
+pub(super) fn write(
+    args: &FixRequest,
     findings: &[Finding],
     sources: &SourceMap,
     root: &Path,
+    log: &mut Log,
 ) -> Result<bool, String> {
     let selected = args.selected(findings);
     let fixes: Vec<&Fix> = selected.iter().map(|(_, x)| *x).collect();
@@ -104,36 +102,32 @@ pub fn write(
         apply::write_atomically(&path, &change.new_text)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    let mut err = std::io::stderr().lock();
     for &i in &plan.applied {
         let (finding, fix) = selected[i];
         let mut files: Vec<String> = fix
             .edits
             .iter()
-            .map(|e| sources.path(e.file).display().to_string())
+            .map(|e| sources.shown(e.file).display().to_string())
             .collect();
         files.dedup();
-        let _ = writeln!(
-            err,
+        log(&format!(
             "fixed {}: {} [{}]",
             files.join(", "),
             fix.title,
             finding.rule
-        );
+        ));
     }
     for &i in &plan.conflicting {
         let (finding, _) = selected[i];
-        let _ = writeln!(
-            err,
+        log(&format!(
             "not fixed (overlaps another fix; run --fix again): {}",
             finding.rule
-        );
+        ));
     }
-    let _ = writeln!(
-        err,
+    log(&format!(
         "{} fixes applied{}",
         plan.applied.len(),
         hint(args.unsafe_left(findings))
-    );
+    ));
     Ok(!plan.changes.is_empty())
 }

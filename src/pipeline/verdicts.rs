@@ -1,4 +1,4 @@
-//! Probe verdicts on a lint's findings. A finding whose rule names a
+//! The verdicts stage: probe verdicts on a lint's findings. A finding whose rule names a
 //! probe is measured on the target the user pointed at: the
 //! `--probe-dsn`, or with `--live` its database's primary pod through a
 //! port-forward. Each target is probed once, whatever number of findings
@@ -6,23 +6,43 @@
 //! inconclusive or skipped, with the reason.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::model::Model;
 use crate::probe::postgres::{self, Target};
 use crate::probe::tunnel::{self, Cluster};
 use crate::probe::verdict::{self, Outcome};
 use crate::rules::{Finding, ProbeSpec, Rule};
+use crate::source::cluster;
 
-use super::live::LiveArgs;
+use super::{Log, Request};
+
+/// How findings that name a probe are measured.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeRequest {
+    /// Run no probe: such findings say it was skipped.
+    pub no_probe: bool,
+    /// The Postgres server to measure (never printed); else, with the live
+    /// cluster read, each finding's database pod through a port-forward.
+    pub dsn: Option<String>,
+    /// Wall-clock limit of each probe.
+    pub budget: Duration,
+    /// PEM file of the CA of the Postgres probed by `dsn`.
+    pub ca_file: Option<PathBuf>,
+    /// Do not verify the TLS certificate of the Postgres probed.
+    pub insecure: bool,
+}
 
 /// Measures and records a verdict on each finding whose rule has a probe.
-pub fn attach(
+pub(super) fn attach(
     findings: &mut [Finding],
     rules: &[Rule],
     model: &Model,
-    args: &LiveArgs,
-    verbose: u8,
+    req: &Request,
+    log: &mut Log,
 ) {
+    let args = &req.probe;
     let probed: Vec<(usize, ProbeSpec)> = findings
         .iter()
         .enumerate()
@@ -36,9 +56,9 @@ pub fn attach(
     }
     let options = |target| postgres::Options {
         target,
-        budget: args.probe_budget,
-        ca_file: args.probe_ca.clone(),
-        insecure: args.probe_insecure,
+        budget: args.budget,
+        ca_file: args.ca_file.clone(),
+        insecure: args.insecure,
         ..Default::default()
     };
     let outcomes: Vec<Outcome> = if args.no_probe {
@@ -46,13 +66,13 @@ pub fn attach(
             .iter()
             .map(|_| Outcome::skipped("--no-probe was given"))
             .collect()
-    } else if let Some(dsn) = &args.probe_dsn {
+    } else if let Some(dsn) = &args.dsn {
         let result = postgres::run_blocking(&options(Target::Dsn(dsn.clone())));
         probed
             .iter()
             .map(|(_, spec)| judged(spec, &result))
             .collect()
-    } else if args.live_wanted() {
+    } else if let Some(live) = &req.cluster.live {
         // A finding that binds no database (the keepalive rule binds only
         // the app) is measured on the database another finding of the
         // same app names.
@@ -69,7 +89,7 @@ pub fn attach(
                 })
             })
             .collect();
-        let by_database = through_cluster(&databases, model, args, verbose, options);
+        let by_database = through_cluster(&databases, model, live, log, options);
         probed
             .iter()
             .zip(&databases)
@@ -121,8 +141,8 @@ fn judged(spec: &ProbeSpec, result: &Probed) -> Outcome {
 fn through_cluster(
     databases: &[Option<String>],
     model: &Model,
-    args: &LiveArgs,
-    verbose: u8,
+    cluster_options: &cluster::Options,
+    log: &mut Log,
     options: impl Fn(Target) -> postgres::Options,
 ) -> BTreeMap<String, Result<Probed, Outcome>> {
     let wanted: Vec<&String> = {
@@ -144,15 +164,14 @@ fn through_cluster(
                 .collect();
         }
     };
-    let cluster_options = super::live::cluster_options(args, verbose);
     runtime.block_on(async {
-        let client = crate::source::cluster::client(&cluster_options).await;
+        let client = cluster::client(cluster_options).await;
         let mut out = BTreeMap::new();
         for id in wanted {
             let result = match &client {
                 Err(e) => Err(Outcome::skipped(format!("cannot reach the cluster: {e}"))),
                 Ok((client, _, _)) => {
-                    probe_database(id, model, client, &cluster_options, &options, verbose).await
+                    probe_database(id, model, client, cluster_options, &options, log).await
                 }
             };
             out.insert(id.clone(), result);
@@ -165,9 +184,9 @@ async fn probe_database(
     id: &str,
     model: &Model<'_>,
     client: &kube::Client,
-    cluster_options: &crate::source::cluster::Options,
+    cluster_options: &cluster::Options,
     options: &impl Fn(Target) -> postgres::Options,
-    verbose: u8,
+    log: &mut Log<'_>,
 ) -> Result<Probed, Outcome> {
     let object = model
         .objects
@@ -184,12 +203,12 @@ async fn probe_database(
             ))
         })?
         .map_err(Outcome::skipped)?;
-    if verbose > 0 {
-        eprintln!(
+    if cluster_options.verbose > 0 {
+        log(&format!(
             "probe: {id}: {} (credentials from Secret {})",
             route.describe(),
             route.secret
-        );
+        ));
     }
     Ok(postgres::run(&options(Target::Pod(Box::new(route)))).await)
 }

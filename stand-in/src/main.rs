@@ -1,17 +1,17 @@
 //! The Authentik stand-in of `scripts/demo`: answers
 //! `GET /api/v3/core/applications/` after upserting one cache row, as
 //! Authentik 2025.10 does (tests/support/cache_server.rs, shared with the
-//! tests so the demo runs the server they check). An example, not a binary,
-//! so it is built from dev-dependencies and never shipped.
+//! tests so the demo runs the server they check). In a package of its own
+//! (stand-in/Cargo.toml), never shipped.
 //!
 //!     CACHE_SERVER_DSN='host=… user=… password=…' CACHE_SERVER_TOKEN=… \
-//!         cargo run --example cache_server -- [--listen 127.0.0.1:0]
+//!         cargo run -p homelab-lint-stand-in -- [--listen 127.0.0.1:0]
 //!
 //! The DSN and token come from the environment, not the command line,
 //! where other users of the machine could read them. Prints
 //! `listening on URL` once ready; runs until killed.
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../../tests/support/mod.rs"]
 mod support;
 
 use std::io::Write;

@@ -1,29 +1,24 @@
-//! `--base <git ref>`: lint the base commit too, report only findings
-//! whose fingerprint the base run did not have, and give the
-//! `releaseCrossed` rule step the app versions of the base commit (so
+//! The base stage, `--base <git ref>`: lint the base commit too, report
+//! only findings whose fingerprint the base run did not have, and give
+//! the `releaseCrossed` rule step the app versions of the base commit (so
 //! that version bumps across a known breaking release are found).
 
 use std::collections::HashSet;
+use std::path::Path;
 
+use super::Log;
 use crate::model::Model;
 use crate::rules::releases::{self, Baseline};
 use crate::rules::{self, Finding, Rule, config::Config};
 use crate::source::{git, repo};
 use crate::yaml::Limits;
 
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct BaseArgs {
-    /// Report only findings that are new against this git commit, branch
-    /// or tag (e.g. origin/main), and find version bumps since it that
-    /// cross a known breaking release. Needs `git` on PATH.
-    #[arg(long, value_name = "GIT_REF", conflicts_with = "example")]
-    pub base: Option<String>,
-
-    /// With --base, report every finding, not only new ones; version bumps
-    /// are still found. For SARIF uploads: code scanning compares with the
-    /// base branch's analysis itself, and would take a missing finding as
-    /// fixed.
-    #[arg(long, requires = "base")]
+/// The commit to compare with.
+#[derive(Debug, Clone, Default)]
+pub struct BaseRequest {
+    /// A git commit, branch or tag; `None`: no base run.
+    pub reference: Option<String>,
+    /// Report every finding, not only new ones; version bumps are still found.
     pub all_findings: bool,
 }
 
@@ -49,12 +44,13 @@ impl BaseRun {
 
 /// Lints the base commit with the same rules and configuration.
 pub fn prepare(
-    args: &BaseArgs,
-    root: &std::path::Path,
+    req: &BaseRequest,
+    root: Option<&Path>,
     rules: &[Rule],
     config: &Config,
+    log: &mut Log,
 ) -> Result<BaseRun, String> {
-    let Some(reference) = &args.base else {
+    let (Some(reference), Some(root)) = (&req.reference, root) else {
         return Ok(BaseRun::default());
     };
     let checkout = git::checkout(root, reference).map_err(|e| e.to_string())?;
@@ -68,18 +64,18 @@ pub fn prepare(
         .filter(|f| !config.ignores(f, sources))
         .map(|f| f.fingerprint)
         .collect();
-    eprintln!(
+    log(&format!(
         "base {reference} ({}): {} objects, {} findings",
         &checkout.commit[..checkout.commit.len().min(12)],
         base_repo.objects.len(),
         fingerprints.len()
-    );
+    ));
     Ok(BaseRun {
         baseline: Baseline::of(
             &model,
             releases::builtin(),
             format!("the base commit {reference}"),
         ),
-        fingerprints: (!args.all_findings).then_some(fingerprints),
+        fingerprints: (!req.all_findings).then_some(fingerprints),
     })
 }

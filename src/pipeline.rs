@@ -1,0 +1,372 @@
+//! The lint pipeline: every stage of a lint, in order, for whichever
+//! front door asks (the command line today; an in-cluster server or an
+//! editor would call the same [`run`]). [`run`] reads top to bottom as
+//! the stages: load, config, rules, base, live, model, evaluate, filter,
+//! fix, verdicts, render, exit code. The larger stages have a module of
+//! their own here; the front door only turns its input into a
+//! [`Request`] and writes the [`Outcome`].
+
+mod base;
+mod cluster;
+mod fixes;
+mod verdicts;
+
+use std::path::{Path, PathBuf};
+
+pub use base::BaseRequest;
+pub use cluster::ClusterRequest;
+pub use fixes::FixRequest;
+pub use verdicts::ProbeRequest;
+
+use crate::model::Model;
+use crate::report::{Format, github, human, json, metrics, sarif};
+use crate::rules::{self, Finding, Rule, Severity, config};
+use crate::source::repo::{self, Repo};
+use crate::source::{Object, git};
+use crate::yaml::{Limits, Shown, SourceMap};
+
+/// Exit status, as ripgrep and ruff use them.
+pub const EXIT_CLEAN: u8 = 0;
+pub const EXIT_FINDINGS: u8 = 1;
+pub const EXIT_ERROR: u8 = 2;
+
+/// Where the pipeline tells what it read and did, line by line, as it
+/// goes (the command line prints each line on stderr).
+pub type Log<'a> = dyn FnMut(&str) + 'a;
+
+/// Everything a lint is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub input: Input,
+    /// Configuration file; default: `.homelab-lint.yaml` at the repository root.
+    pub config: Option<PathBuf>,
+    /// More rule directories; a rule with a built-in's id replaces it.
+    pub rule_dirs: Vec<PathBuf>,
+    pub base: BaseRequest,
+    pub cluster: ClusterRequest,
+    pub probe: ProbeRequest,
+    pub fixes: FixRequest,
+    pub format: Format,
+    /// Exit 1 when a finding has at least this severity; `None`: never.
+    pub fail_on: Option<Severity>,
+    /// Also write Prometheus metrics (text exposition) to this file.
+    pub metrics_file: Option<PathBuf>,
+    pub verbose: u8,
+}
+
+/// The repository to read.
+#[derive(Debug, Clone, Default)]
+pub struct Input {
+    /// Default: the current directory (unless only cluster state is linted).
+    pub path: Option<PathBuf>,
+    /// The example repository bundled in the binary.
+    pub example: bool,
+}
+
+/// What a lint produced: the report text and the exit status.
+#[derive(Debug)]
+pub struct Outcome {
+    pub text: String,
+    pub exit: u8,
+}
+
+/// Runs a lint from reading the inputs to the exit status.
+pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
+    if req.fixes.fix && req.input.example {
+        return Err("--fix writes files: give a repository path, not --example".into());
+    }
+    // load
+    let mut subject = load_subject(req)?;
+    // config
+    let (config, config_path) = load_config(req, &subject)?;
+    // rules
+    let rules = select_rules(&req.rule_dirs, &config, config_path.as_deref())?;
+    // base
+    let mut base = base::prepare(&req.base, subject.root(), &rules, &config, log)?;
+    if let Subject::Repo(l) = &subject {
+        log_load(&l.repo, req.verbose, log);
+    }
+    // live
+    if req.cluster.wanted() {
+        cluster::read_into(&req.cluster, &mut subject, &mut base.baseline, log)?;
+    }
+    // model
+    let model = subject.model();
+    // evaluate
+    let outcome = rules::lint_with(&model, &rules, &base.baseline);
+    if req.verbose > 0 {
+        for u in &outcome.undecided {
+            log(&format!(
+                "undecided: {}: {}: {}",
+                u.rule, u.subject, u.reason
+            ));
+        }
+    }
+    for issue in &outcome.issues {
+        log(&format!("warning: {issue}"));
+    }
+    // filter
+    let sources = model.sources;
+    let findings = filter(outcome.findings, &config, &base, sources);
+    // fix: the report is then a fresh lint of the files as written.
+    if req.fixes.fix
+        && let Some(root) = subject.root()
+        && fixes::write(&req.fixes, &findings, sources, root, log)?
+    {
+        let mut after = req.clone();
+        after.fixes.fix = false;
+        return run(&after, log);
+    }
+    let mut findings = findings;
+    // verdicts
+    verdicts::attach(&mut findings, &rules, &model, req, log);
+    // render
+    let text = render(req, &findings, &rules, sources, log)?;
+    if let Some(path) = &req.metrics_file {
+        write_metrics(path, &findings, &rules)?;
+    }
+    // exit code
+    Ok(Outcome {
+        text,
+        exit: exit_code(req.fail_on, &findings),
+    })
+}
+
+/// What is linted: a repository (cluster state merged into it), or
+/// cluster state alone.
+enum Subject {
+    Repo(Box<Loaded>),
+    Cluster {
+        objects: Vec<Object>,
+        sources: SourceMap,
+    },
+}
+
+impl Subject {
+    fn root(&self) -> Option<&Path> {
+        match self {
+            Subject::Repo(l) => Some(l.repo.files.root()),
+            Subject::Cluster { .. } => None,
+        }
+    }
+
+    fn sources(&self) -> &SourceMap {
+        match self {
+            Subject::Repo(l) => &l.repo.files.sources,
+            Subject::Cluster { sources, .. } => sources,
+        }
+    }
+
+    fn model(&self) -> Model<'_> {
+        match self {
+            Subject::Repo(l) => Model::new(&l.repo),
+            Subject::Cluster { objects, sources } => Model::from_parts(objects, sources),
+        }
+    }
+}
+
+/// A repository read, and the extracted example kept alive while it is used.
+pub struct Loaded {
+    pub repo: Repo,
+    _example: Option<tempfile::TempDir>,
+}
+
+/// Reads the repository of `input`: the example, or the path given.
+pub fn load(input: &Input) -> Result<Loaded, String> {
+    let (root, example) = if input.example {
+        let dir = crate::example::extract()
+            .map_err(|e| format!("cannot unpack the bundled example repo: {e}"))?;
+        (dir.path().to_path_buf(), Some(dir))
+    } else {
+        (
+            input.path.clone().unwrap_or_else(|| PathBuf::from(".")),
+            None,
+        )
+    };
+    if !root.is_dir() {
+        return Err(format!("{} is not a directory", root.display()));
+    }
+    let mut repo = repo::load(&root, Limits::default());
+    // The bundled example is in no repository, whatever holds the
+    // temporary directory.
+    if example.is_none() {
+        repo.files.sources.set_shown(git::shown_root(&root));
+    }
+    Ok(Loaded {
+        repo,
+        _example: example,
+    })
+}
+
+/// With cluster state and no repository named, the cluster alone is linted.
+fn load_subject(req: &Request) -> Result<Subject, String> {
+    let repo_given = req.input.path.is_some() || req.input.example;
+    if req.cluster.wanted() && !repo_given {
+        if req.base.reference.is_some() {
+            return Err("--base compares two commits of a repository: give its path".into());
+        }
+        // Snapshot files are then named from the repository the
+        // command runs in, if any.
+        let mut sources = SourceMap::default();
+        let top = git::shown_root(Path::new(".")).top;
+        sources.set_shown(Shown {
+            top,
+            prefix: PathBuf::new(),
+        });
+        return Ok(Subject::Cluster {
+            objects: Vec::new(),
+            sources,
+        });
+    }
+    Ok(Subject::Repo(Box::new(load(&req.input)?)))
+}
+
+/// Problems with single files are warnings; skipped files are listed only
+/// with -v.
+pub fn log_load(repo: &Repo, verbose: u8, log: &mut Log) {
+    for issue in &repo.issues {
+        log(&format!("warning: {issue}"));
+    }
+    if verbose > 0 {
+        for s in &repo.skipped {
+            log(&format!("skipped: {}: {}", s.path.display(), s.reason));
+        }
+    }
+    log(&format!(
+        "loaded {} objects from {} files; {} files skipped{}; {} problems",
+        repo.objects.len(),
+        repo.files.sources.len(),
+        repo.skipped.len(),
+        if verbose > 0 { "" } else { " (-v lists them)" },
+        repo.issues.len()
+    ));
+}
+
+/// The configuration file given, or the one at the repository root.
+fn load_config(
+    req: &Request,
+    subject: &Subject,
+) -> Result<(config::Config, Option<PathBuf>), String> {
+    let path = req.config.clone().or_else(|| {
+        let root = subject.root()?;
+        let here = root.join(config::FILE_NAME);
+        // A lint of a subdirectory uses the repository's configuration
+        // when the subdirectory has none of its own.
+        let top = subject.sources().shown_root().top.as_ref();
+        Some(match top.map(|t| t.join(config::FILE_NAME)) {
+            Some(at_top) if !here.exists() && at_top.is_file() => at_top,
+            _ => here,
+        })
+    });
+    let config = match &path {
+        Some(p) => config::Config::load(p).map_err(|e| e.to_string())?,
+        None => config::Config::default(),
+    };
+    Ok((config, path))
+}
+
+/// The built-in and user rules, as the configuration sets them.
+fn select_rules(
+    dirs: &[PathBuf],
+    config: &config::Config,
+    config_path: Option<&Path>,
+) -> Result<Vec<Rule>, String> {
+    let all = load_rules(dirs)?;
+    if let Some(p) = config_path
+        && let Some(problem) = config.check(&all, p).first()
+    {
+        return Err(problem.to_string());
+    }
+    Ok(config.apply_to_rules(all))
+}
+
+/// The built-in rules and those in `dirs`.
+pub fn load_rules(dirs: &[PathBuf]) -> Result<Vec<Rule>, String> {
+    let (rules, issues) = rules::load(dirs);
+    if issues.is_empty() {
+        Ok(rules)
+    } else {
+        // A broken rule file is a usage error: the user asked for it.
+        Err(issues
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+}
+
+/// The findings to report, in file and position order: those the
+/// configuration does not ignore and, with --base, the new ones.
+fn filter(
+    findings: Vec<Finding>,
+    config: &config::Config,
+    base: &base::BaseRun,
+    sources: &SourceMap,
+) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = findings
+        .into_iter()
+        .filter(|f| !config.ignores(f, sources))
+        .filter(|f| base.is_new(f))
+        .collect();
+    findings.sort_by(|a, b| {
+        let key = |f: &Finding| {
+            (
+                sources.path(f.primary.span.file).to_path_buf(),
+                f.primary.span.start,
+                f.rule.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    findings
+}
+
+fn render(
+    req: &Request,
+    findings: &[Finding],
+    rules: &[Rule],
+    sources: &SourceMap,
+    log: &mut Log,
+) -> Result<String, String> {
+    Ok(match req.format {
+        _ if req.fixes.diff => fixes::diffs(&req.fixes, findings, sources, log),
+        Format::Human => {
+            let mut text = human::render(findings, sources, human::use_color());
+            text.push_str(&summary_line(findings));
+            text
+        }
+        Format::Json => serde_json::to_string_pretty(&json::render(findings, sources))
+            .map_err(|e| e.to_string())?,
+        Format::Sarif => serde_json::to_string_pretty(&sarif::render(findings, rules, sources))
+            .map_err(|e| e.to_string())?,
+        // Each command already ends its line.
+        Format::Github => github::render(findings, sources).trim_end().to_string(),
+    })
+}
+
+fn summary_line(findings: &[Finding]) -> String {
+    let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+    format!(
+        "{} findings: {} errors, {} warnings, {} info",
+        findings.len(),
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info)
+    )
+}
+
+fn write_metrics(path: &Path, findings: &[Finding], rules: &[Rule]) -> Result<(), String> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    metrics::write(path, &metrics::render(findings, rules, now))
+        .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))
+}
+
+fn exit_code(fail_on: Option<Severity>, findings: &[Finding]) -> u8 {
+    if fail_on.is_some_and(|t| findings.iter().any(|f| f.severity >= t)) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_CLEAN
+    }
+}
