@@ -852,16 +852,7 @@ spec:
 
     #[test]
     fn no_variables_means_no_substitution() {
-        let ks = "\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: apps
-  namespace: flux-system
-spec:
-  postBuild:
-    substitute: {}
-";
+        let ks = &ks_with("    substitute: {}\n");
         let app = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: ${A:=d}\n";
         let repo = Repo::new(&[("ks.yaml", ks), ("app.yaml", app)]);
         let (obj, _) = repo.render("x");
@@ -914,5 +905,207 @@ spec:
         assert_eq!(issues.len(), 2, "{issues:?}");
         assert_eq!(vars.get("N").unwrap().value, "3");
         assert!(vars.get("bad-name").is_none());
+    }
+
+    /// Kustomization `apps` with `post_build` (indented) under postBuild.
+    fn ks_with(post_build: &str) -> String {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  postBuild:\n{post_build}"
+        )
+    }
+
+    fn render_one(ks: &str, app: &str) -> (Object, Vec<Issue>) {
+        Repo::new(&[("ks.yaml", ks), ("app.yaml", app)]).render("x")
+    }
+
+    fn typed_ks() -> String {
+        ks_with(concat!(
+            "    substitute:\n",
+            "      ID: \"123\"\n",
+            "      ON: \"yes\"\n",
+            "      quote: '\"'\n",
+            "      LIST: \"[a, b]\"\n",
+            "      KEY: app\n",
+            "      PAIR: \"a: b\"\n",
+            "      V: aa\n",
+        ))
+    }
+
+    /// issue 19 item 2: types as Flux's go-yaml v2 round trip gives them,
+    /// whatever the quoting in the repository.
+    #[test]
+    fn typed_substitution_follows_the_yaml_round_trip() {
+        let app = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+  labels:
+    ${KEY}: \"1\"
+    app: \"2\"
+data:
+  gid: \"${N:-568}\"
+  flag: \"${B:=true}\"
+  quoted: ${quote}${ID}${quote}
+  yaml11: '${ON}'
+  word: \"x-${ID}\"
+  spaced: \"${ID} \"
+  list: ${LIST}
+  keyword: \"${KEY}: ${ID}\"
+";
+        let (obj, issues) = render_one(&typed_ks(), app);
+        let j = obj.root.to_json();
+        assert_eq!(j["data"]["gid"], serde_json::json!(568));
+        assert_eq!(j["data"]["flag"], serde_json::json!(true));
+        assert_eq!(j["data"]["quoted"], "123");
+        assert_eq!(j["data"]["yaml11"], serde_json::json!(true));
+        assert_eq!(j["data"]["word"], "x-123");
+        // A string with a trailing space is written single-quoted.
+        assert_eq!(j["data"]["spaced"], "123 ");
+        assert_eq!(j["data"]["list"], serde_json::json!(["a", "b"]));
+        assert_eq!(j["data"]["keyword"], "app: 123");
+        // `${KEY}` became `app`, which is written twice: go-yaml keeps the
+        // one it wrote later, and it wrote `${KEY}` first.
+        assert_eq!(j["metadata"]["labels"], serde_json::json!({"app": "2"}));
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert!(issues[0].message.contains("written twice"), "{issues:?}");
+        assert_eq!((issues[0].line, issues[0].col), (6, 5));
+        // The typed value keeps its use site and its variable.
+        let gid = obj.root.path(&["data", "gid"]).unwrap();
+        assert_eq!((gid.span.line, gid.span.col), (9, 8));
+        assert!(matches!(
+            gid.origin.as_deref(),
+            Some(Origin::Substituted { variable, defined_at: None, .. }) if variable == "N"
+        ));
+    }
+
+    #[test]
+    fn text_that_no_longer_reads_as_one_value_is_an_issue() {
+        let app = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+data:
+  pair: ${PAIR}
+  fine: ${ID}
+";
+        let (obj, issues) = render_one(&typed_ks(), app);
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!((issues[0].line, issues[0].col), (6, 9));
+        assert!(
+            issues[0]
+                .message
+                .contains("no longer reads as one YAML value")
+        );
+        assert_eq!(obj.root.str_at(&["data", "pair"]), Some("${PAIR}"));
+        assert_eq!(obj.root.to_json()["data"]["fine"], serde_json::json!(123));
+    }
+
+    #[test]
+    fn strategy_always_substitutes_defaults_without_variables() {
+        let ks = ks_with("    substituteStrategy: Always\n");
+        let app = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: ${A:=d}\n";
+        let (obj, _) = render_one(&ks, app);
+        assert_eq!(obj.root.str_at(&["data", "a"]), Some("d"));
+    }
+
+    /// issue 12 item 8: the Secret Flux reads may be one a SealedSecret or
+    /// an ExternalSecret makes: its keys are known, its values are not.
+    #[test]
+    fn sealed_and_external_secrets_are_sources_with_unknown_values() {
+        let ks = ks_with(
+            "    substituteFrom:\n      - kind: Secret\n        name: sealed\n      - kind: Secret\n        name: external-target\n",
+        );
+        let sealed = "\
+apiVersion: bitnami.com/v1alpha1
+kind: SealedSecret
+metadata:
+  name: sealed
+  namespace: flux-system
+spec:
+  encryptedData:
+    DOMAIN: AgBy8hCi
+";
+        let external = "\
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: es
+  namespace: flux-system
+spec:
+  target:
+    name: external-target
+    template:
+      data:
+        TZ: Europe/Berlin
+        TOKEN: '{{ .token }}'
+";
+        let app = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+data:
+  host: app.${DOMAIN}
+  tz: ${TZ}
+  token: ${TOKEN}
+  typo: ${DOMAN}
+";
+        let repo = Repo::new(&[
+            ("ks.yaml", &ks),
+            ("sealed.yaml", sealed),
+            ("es.yaml", external),
+            ("app.yaml", app),
+        ]);
+        let ks_obj = repo.find("Kustomization", "flux-system", "apps").unwrap();
+        let lookup = |kind: &str, ns: &str, name: &str| {
+            repo.objects
+                .iter()
+                .find(|o| data::provides(o) == Some((kind, name)) && data::provided_in(o, ns))
+        };
+        let (vars, issues) = collect_vars(&repo.sources, ks_obj, &lookup);
+        assert!(issues.is_empty(), "{issues:?}");
+        assert!(!vars.incomplete);
+        assert!(vars.get("DOMAIN").unwrap().unknown);
+        assert_eq!(vars.get("TZ").unwrap().value, "Europe/Berlin");
+        let mut obj = repo.find("ConfigMap", "", "x").unwrap().clone();
+        substitute(&repo.sources, &mut obj, &vars, &mut test_budget());
+        let j = obj.root.to_json();
+        assert_eq!(j["data"]["host"], "app.${DOMAIN}");
+        assert_eq!(j["data"]["tz"], "Europe/Berlin");
+        assert_eq!(j["data"]["token"], "${TOKEN}");
+        // Every key is known, so a typo is undefined, not unknown.
+        assert_eq!(j["data"]["typo"], serde_json::Value::Null);
+        let typo = obj.root.path(&["data", "typo"]).unwrap();
+        assert!(matches!(
+            typo.origin.as_deref(),
+            Some(Origin::Substituted { undefined, unknown: false, .. }) if undefined == &["DOMAN"]
+        ));
+    }
+
+    #[test]
+    fn budget_hits_are_issues_at_the_scalar_and_the_rest_goes_on() {
+        let mut nested = "aa".to_string();
+        for _ in 0..12 {
+            nested = format!("${{V//a/{nested}}}");
+        }
+        let app = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  big: '{nested}'\n  ok: ${{ID}}\n"
+        );
+        let ks = typed_ks();
+        let repo = Repo::new(&[("ks.yaml", &ks), ("app.yaml", &app)]);
+        let (vars, _) = repo.vars();
+        let mut obj = repo.find("ConfigMap", "", "x").unwrap().clone();
+        let limits = Limits {
+            max_subst_value_bytes: 1000,
+            ..Limits::default()
+        };
+        let issues = substitute(&repo.sources, &mut obj, &vars, &mut budget(&limits));
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!((issues[0].line, issues[0].col), (6, 8));
+        assert!(issues[0].message.starts_with(BUDGET), "{issues:?}");
+        assert_eq!(obj.root.str_at(&["data", "big"]), Some(nested.as_str()));
+        assert_eq!(obj.root.to_json()["data"]["ok"], serde_json::json!(123));
     }
 }
