@@ -19,7 +19,7 @@ pub use fixes::FixRequest;
 pub use verdicts::ProbeRequest;
 
 use crate::model::Model;
-use crate::report::{Format, github, human, json, metrics, sarif};
+use crate::report::{Format, concise, github, human, json, metrics, pushgateway, sarif};
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::repo::{self, Repo};
 use crate::source::{Object, git};
@@ -51,6 +51,8 @@ pub struct Request {
     pub fail_on: Option<Severity>,
     /// Also write Prometheus metrics (text exposition) to this file.
     pub metrics_file: Option<PathBuf>,
+    /// Also push the metrics to this Prometheus Pushgateway (base URL).
+    pub pushgateway: Option<String>,
     pub verbose: u8,
 }
 
@@ -87,6 +89,9 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
         log_load(&l.repo, req.verbose, log);
     }
     // live
+    if req.cluster.namespace.is_some() && !req.cluster.wanted() {
+        log("warning: -n/--namespace applies to cluster state: give --live or --snapshot");
+    }
     if req.cluster.wanted() {
         cluster::read_into(&req.cluster, &mut subject, &mut base.baseline, log)?;
     }
@@ -122,14 +127,27 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
     verdicts::attach(&mut findings, &rules, &model, req, log);
     // render
     let text = render(req, &findings, &rules, sources, log)?;
-    if let Some(path) = &req.metrics_file {
-        write_metrics(path, &findings, &rules)?;
+    let mut exit = exit_code(req.fail_on, &findings);
+    if req.metrics_file.is_some() || req.pushgateway.is_some() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let metrics = metrics::render(&findings, &rules, now);
+        if let Some(path) = &req.metrics_file {
+            metrics::write(path, &metrics)
+                .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))?;
+        }
+        // A failed push still leaves the report to print: the error is
+        // said and the run exits 2.
+        if let Some(url) = &req.pushgateway
+            && let Err(e) = pushgateway::push(url, &metrics, pushgateway::TIMEOUT)
+        {
+            log(&format!("error: {e}"));
+            exit = EXIT_ERROR;
+        }
     }
     // exit code
-    Ok(Outcome {
-        text,
-        exit: exit_code(req.fail_on, &findings),
-    })
+    Ok(Outcome { text, exit })
 }
 
 /// What is linted: a repository (cluster state merged into it), or
@@ -337,6 +355,17 @@ fn render(
         }
         Format::Json => serde_json::to_string_pretty(&json::render(findings, sources))
             .map_err(|e| e.to_string())?,
+        Format::Yaml => {
+            serde_saphyr::to_string(&json::render(findings, sources)).map_err(|e| e.to_string())?
+        }
+        Format::Concise => {
+            let mut text = concise::render(findings, sources);
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&summary_line(findings));
+            text
+        }
         Format::Sarif => serde_json::to_string_pretty(&sarif::render(findings, rules, sources))
             .map_err(|e| e.to_string())?,
         // Each command already ends its line.
@@ -353,14 +382,6 @@ fn summary_line(findings: &[Finding]) -> String {
         count(Severity::Warning),
         count(Severity::Info)
     )
-}
-
-fn write_metrics(path: &Path, findings: &[Finding], rules: &[Rule]) -> Result<(), String> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    metrics::write(path, &metrics::render(findings, rules, now))
-        .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))
 }
 
 fn exit_code(fail_on: Option<Severity>, findings: &[Finding]) -> u8 {

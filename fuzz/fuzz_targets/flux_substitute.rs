@@ -14,7 +14,8 @@ use homelab_lint::source::flux::{Var, Vars, budget, substitute};
 use homelab_lint::yaml::{FileId, Limits, Node, SourceMap, Span, Value, parse_documents};
 use libfuzzer_sys::fuzz_target;
 
-const OBJECT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fuzz\ndata:\n  k: placeholder\n";
+const OBJECT: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fuzz\ndata:\n  k: placeholder\n";
 
 fuzz_target!(|data: &[u8]| {
     let mut parts = data.splitn(2, |b| *b == 0);
@@ -24,12 +25,20 @@ fuzz_target!(|data: &[u8]| {
     let defs = String::from_utf8_lossy(parts.next().unwrap_or_default());
     let mut sources = SourceMap::default();
     let file = sources.add(PathBuf::from("fuzz.yaml"), OBJECT.into());
-    let mut root = parse_documents(OBJECT, file, &Limits::default()).unwrap().remove(0);
-    let span = Span { file, ..Span::default() };
+    let mut root = parse_documents(OBJECT, file, &Limits::default())
+        .unwrap()
+        .remove(0);
+    let span = Span {
+        file,
+        ..Span::default()
+    };
     if let Some(d) = root.get_mut("data") {
         d.insert("k", Node::new(Value::Str(text.to_string()), span));
         if let Some(entries) = d.as_map_mut() {
-            entries.push((Node::new(Value::Str(text.to_string()), span), Node::new(Value::Int(1), span)));
+            entries.push((
+                Node::new(Value::Str(text.to_string()), span),
+                Node::new(Value::Int(1), span),
+            ));
         }
     }
     let mut obj = Object::new(root, FileId(0), 0);

@@ -7,6 +7,7 @@
 pub mod apply;
 pub mod diff;
 pub mod edits;
+pub mod shared;
 pub mod templates;
 
 use schemars::JsonSchema;

@@ -66,12 +66,39 @@ pub fn to_json(repo: &Repo, opts: Options) -> J {
             "path": s.path.display().to_string(),
             "reason": s.reason,
         })).collect::<Vec<_>>(),
+        "coverage": coverage_json(repo),
+        "fates": repo.fates.iter().map(|f| json!({
+            "path": f.path.display().to_string(),
+            "fate": f.fate.key(),
+            "reason": f.fate.reason(),
+        })).collect::<Vec<_>>(),
         "issues": repo.issues.iter().map(|i| json!({
             "path": i.path,
             "line": i.line,
             "column": i.col,
             "message": i.message,
         })).collect::<Vec<_>>(),
+    })
+}
+
+/// Coverage figures and the Flux Kustomizations that did not render
+/// completely, with why: the same in `inventory`, `lint --format json`
+/// and SARIF.
+pub fn coverage_json(repo: &Repo) -> J {
+    let c = &repo.coverage;
+    let src = &repo.files.sources;
+    json!({
+        "manifestFilesRendered": c.rendered,
+        "manifestFilesNotRendered": c.lost,
+        "filesByFate": c.by_fate,
+        "fluxKustomizations": c.kustomizations,
+        "fluxKustomizationsIncomplete": repo.flux.iter().filter(|r| !r.outcome.is_complete()).map(|r| json!({
+            "kustomization": format!("{}/{}", r.namespace, r.name),
+            "file": src.path(r.file).display().to_string(),
+            "outcome": r.outcome.key(),
+            "why": r.outcome.why(),
+        })).collect::<Vec<_>>(),
+        "summary": c.summary(),
     })
 }
 

@@ -60,6 +60,7 @@ pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(
             .location()
             .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
         Issue {
+            gap: None,
             path: path.to_string(),
             line,
             col,
@@ -76,6 +77,7 @@ pub fn parse(path: &str, text: &str) -> Result<Rule, Issue> {
         Ok(rule)
     } else {
         Err(Issue {
+            gap: None,
             path: path.to_string(),
             line: 1,
             col: 1,

@@ -118,6 +118,7 @@ pub fn parse(path: &str, text: &str) -> Result<ReleaseFile, Issue> {
         Ok(file)
     } else {
         Err(Issue {
+            gap: None,
             path: path.to_string(),
             line: 1,
             col: 1,

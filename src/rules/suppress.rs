@@ -194,6 +194,7 @@ fn annotations(model: &Model, issues: &mut Vec<Issue>) -> Vec<Suppression> {
 
 fn no_reason(model: &Model, span: Span, rule: &str) -> Issue {
     Issue {
+        gap: None,
         path: model.sources.path(span.file).display().to_string(),
         line: span.line,
         col: span.col,

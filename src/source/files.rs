@@ -17,6 +17,21 @@ pub struct Issue {
     pub line: u32,
     pub col: u32,
     pub message: String,
+    /// Set when the input is one a build can go on without (see [`Gap`]).
+    pub gap: Option<Gap>,
+}
+
+/// An entry of a kustomization that is not in the repository. A Flux
+/// build goes on without it, so one entry never takes its siblings down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gap {
+    /// A remote base, component or file (`https://...`, `github.com/...?ref=`):
+    /// kustomize-controller fetches it (remote bases are allowed unless the
+    /// controller runs with `--no-remote-bases`); we have no network.
+    Remote,
+    /// A local file or directory that does not exist: kustomize-controller
+    /// fails the whole Flux Kustomization with kustomize's error.
+    Missing,
 }
 
 fn location(line: u32, col: u32) -> String {
@@ -34,6 +49,15 @@ impl Issue {
             line: 0,
             col: 0,
             message: message.into(),
+            gap: None,
+        }
+    }
+
+    /// The same issue, marked as a gap a build can go on without.
+    pub fn gap(self, gap: Gap) -> Issue {
+        Issue {
+            gap: Some(gap),
+            ..self
         }
     }
 }
@@ -43,6 +67,29 @@ impl Issue {
 pub struct Parsed {
     pub file: FileId,
     pub docs: Vec<Node>,
+}
+
+/// What a kustomization read a file as, other than as a resource: such a
+/// file is applied only through the objects it changes or makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    Patch,
+    GeneratorInput,
+    Configuration,
+    Replacement,
+    Transformer,
+}
+
+impl Input {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Input::Patch => "a patch",
+            Input::GeneratorInput => "generator input",
+            Input::Configuration => "transformer configuration",
+            Input::Replacement => "a replacement",
+            Input::Transformer => "a transformer",
+        }
+    }
 }
 
 /// The repository's files, read lazily and cached, addressed by paths
@@ -57,6 +104,11 @@ pub struct Files {
     parsed: HashMap<PathBuf, Result<Arc<Parsed>, Issue>>,
     /// kustomize's built-in field specs, parsed on first use.
     pub(crate) kustomize_defaults: Option<Arc<crate::source::kustomize::Config>>,
+    /// Files kustomizations read other than as resources, with the
+    /// kustomization file that read them first.
+    pub inputs: HashMap<PathBuf, (Input, PathBuf)>,
+    /// Directories whose kustomization a build read.
+    pub built_dirs: std::collections::HashSet<PathBuf>,
 }
 
 impl Files {
@@ -68,6 +120,8 @@ impl Files {
             unreadable: HashMap::new(),
             parsed: HashMap::new(),
             kustomize_defaults: None,
+            inputs: HashMap::new(),
+            built_dirs: std::collections::HashSet::new(),
         }
     }
 
@@ -184,6 +238,7 @@ fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Pa
     parse_documents(text, file, limits)
         .map(|docs| Arc::new(Parsed { file, docs }))
         .map_err(|e| Issue {
+            gap: None,
             path: rel.display().to_string(),
             line: e.line,
             col: e.col,
@@ -211,6 +266,7 @@ fn read_text(abs: &Path, rel: &Path, limits: &Limits) -> Result<String, Issue> {
         let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
         let col = upto.iter().rev().take_while(|b| **b != b'\n').count() as u32 + 1;
         Issue {
+            gap: None,
             path: rel.display().to_string(),
             line,
             col,

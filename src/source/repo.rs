@@ -9,6 +9,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use super::coverage::{Coverage, Fate, FileFate, FluxRender, Outcome, lost_under};
+use super::files::Gap;
+use super::flux::artifact::Artifacts;
 use super::flux::substitute::{collect_vars, substitute};
 use super::{Files, Issue, Object, StepKind, join_within, kustomize, walk};
 use crate::yaml::{FileId, Limits, Node, Span};
@@ -32,6 +35,11 @@ pub struct Repo {
     /// repository that is the source's root (`""`, or e.g. `kubernetes`
     /// for an OCI artifact pushed from there).
     pub local_sources: BTreeMap<String, PathBuf>,
+    /// What became of each Flux Kustomization.
+    pub flux: Vec<FluxRender>,
+    /// The fate of every YAML file, in path order.
+    pub fates: Vec<FileFate>,
+    pub coverage: Coverage,
 }
 
 impl Repo {
@@ -62,6 +70,7 @@ fn find_in<'a>(
 }
 
 const FLUX_KS_GROUP: &str = "kustomize.toolkit.fluxcd.io";
+const ARTIFACT_GROUP: &str = "source.extensions.fluxcd.io";
 
 fn is_flux_ks(o: &Object) -> bool {
     o.is(FLUX_KS_GROUP, "Kustomization")
@@ -118,6 +127,7 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
             docs.push(i);
             if (group == FLUX_KS_GROUP && kind == "Kustomization")
                 || (group.is_empty() && matches!(kind, "ConfigMap" | "Secret"))
+                || (group == ARTIFACT_GROUP && kind == "ArtifactGenerator")
             {
                 looked_up.push(Object::new(doc.clone(), parsed.file, i));
             }
@@ -125,10 +135,7 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
         if !docs.is_empty() {
             object_docs.push((path, parsed.file, docs));
         }
-        let kustomization_file = path.file_name().is_some_and(|n| {
-            matches!(n.to_str(), Some("kustomization.yaml" | "kustomization.yml"))
-        });
-        if !any && !kustomization_file {
+        if !any && !is_kustomization_file(path) {
             skipped.push(Skipped {
                 path: path.clone(),
                 reason: "no Kubernetes object in it (no apiVersion and kind)".into(),
@@ -138,12 +145,14 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
 
     let (written_ks, config_sources): (Vec<Object>, Vec<Object>) =
         looked_up.into_iter().partition(is_flux_ks);
-    let mut flux = FluxTree::new(written_ks);
+    let (generators, config_sources): (Vec<Object>, Vec<Object>) = config_sources
+        .into_iter()
+        .partition(|o| o.is(ARTIFACT_GROUP, "ArtifactGenerator"));
+    let mut flux = FluxTree::new(written_ks, Artifacts::from_generators(&generators));
     flux.render_all(&mut files, &config_sources, &mut issues);
     drop(config_sources);
 
     // Plain objects: what no Flux Kustomization reached.
-    let reached: HashSet<_> = flux.output.iter().map(|o| o.file).collect();
     let mut objects = std::mem::take(&mut flux.output);
     // In a Flux repo, a file under a kustomization that no Flux
     // Kustomization builds is not applied (a component's template, an
@@ -151,23 +160,59 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
     // would show rules `${APP}` objects that never exist.
     let flux_repo = flux.trees > 0;
     let local_sources = std::mem::take(&mut flux.local_sources);
+    let renders = std::mem::take(&mut flux.renders);
+    let rendered_by = rendered_by(&objects, &renders);
     drop(flux);
+    let mut fates: Vec<FileFate> = Vec::new();
     for (path, file, docs) in object_docs {
-        if reached.contains(&file) {
-            continue;
-        }
-        let under_kustomization = path
-            .ancestors()
-            .skip(1)
-            .any(|d| kustomize::has_kustomization(&files, d));
-        if flux_repo && under_kustomization {
-            skipped.push(Skipped {
+        if let Some((by, complete)) = rendered_by.get(&file) {
+            fates.push(FileFate {
                 path: path.clone(),
-                reason: "not applied: under a kustomization that no Flux Kustomization builds"
-                    .into(),
+                fate: Fate::Rendered {
+                    by: by.clone(),
+                    complete: *complete,
+                },
             });
             continue;
         }
+        let kustomization = path
+            .ancestors()
+            .skip(1)
+            .find(|d| kustomize::has_kustomization(&files, d));
+        let unapplied = if let Some((role, by)) = files.inputs.get(path.as_path()) {
+            Some(Fate::Input {
+                role: *role,
+                by: by.clone(),
+            })
+        } else {
+            match kustomization.filter(|_| flux_repo) {
+                Some(_) if let Some((by, why)) = lost_under(&renders, path) => {
+                    Some(Fate::Lost { by, why })
+                }
+                Some(dir) if files.built_dirs.contains(dir) => Some(Fate::NotListed {
+                    kustomization: dir.join("kustomization.yaml"),
+                }),
+                Some(dir) => Some(Fate::Unreachable {
+                    kustomization: dir.join("kustomization.yaml"),
+                }),
+                None => None,
+            }
+        };
+        if let Some(fate) = unapplied {
+            skipped.push(Skipped {
+                path: path.clone(),
+                reason: fate.reason(),
+            });
+            fates.push(FileFate {
+                path: path.clone(),
+                fate,
+            });
+            continue;
+        }
+        fates.push(FileFate {
+            path: path.clone(),
+            fate: Fate::AsWritten,
+        });
         // Parsed once already: taking the documents again cannot fail.
         let Ok(parsed) = files.take_documents(path) else {
             continue;
@@ -182,6 +227,34 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
         );
     }
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    // Files without objects: their fate is what they were skipped for, or
+    // what a kustomization read them as.
+    let with_objects: HashSet<PathBuf> = fates.iter().map(|f| f.path.clone()).collect();
+    // A generator's input reaches the rules in what it generates.
+    skipped.retain(|s| !files.inputs.contains_key(&s.path));
+    for path in paths.iter().filter(|p| !with_objects.contains(*p)) {
+        let fate =
+            if let Some((role, by)) = files.inputs.get(path.as_path()) {
+                Fate::Input {
+                    role: *role,
+                    by: by.clone(),
+                }
+            } else if is_kustomization_file(path) {
+                Fate::Kustomization
+            } else if let Some(s) = skipped.iter().find(|s| &s.path == path).filter(|s| {
+                s.reason.starts_with("not loadable") || s.reason.starts_with("template")
+            }) {
+                Fate::Unloadable(s.reason.clone())
+            } else {
+                Fate::NoObject
+            };
+        fates.push(FileFate {
+            path: path.clone(),
+            fate,
+        });
+    }
+    fates.sort_by(|a, b| a.path.cmp(&b.path));
+    let coverage = Coverage::of(&fates, &renders);
     files.release_parsed();
     Repo {
         files,
@@ -189,7 +262,42 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
         issues,
         skipped,
         local_sources,
+        flux: renders,
+        fates,
+        coverage,
     }
+}
+
+fn is_kustomization_file(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| {
+        kustomize::KUSTOMIZATION_FILES
+            .iter()
+            .any(|k| n.to_str() == Some(*k))
+    })
+}
+
+/// Files rendered through a Flux Kustomization: the first one that
+/// rendered each, and whether it rendered completely.
+fn rendered_by(objects: &[Object], renders: &[FluxRender]) -> HashMap<FileId, (String, bool)> {
+    let mut out = HashMap::new();
+    for o in objects {
+        let Some(step) = o
+            .chain
+            .first()
+            .filter(|s| s.kind == StepKind::FluxKustomization)
+        else {
+            continue;
+        };
+        out.entry(o.file).or_insert_with(|| {
+            let complete = renders
+                .iter()
+                .filter(|r| Some(r.tree) == o.tree)
+                .find(|r| format!("{}/{}", r.namespace, r.name) == step.detail)
+                .is_none_or(|r| r.outcome.is_complete());
+            (step.detail.clone(), complete)
+        });
+    }
+    out
 }
 
 fn looks_like_template(files: &Files, path: &Path) -> bool {
@@ -213,7 +321,7 @@ struct FluxTree {
     written: Vec<Object>,
     /// kustomize output per path, before any Flux step: several Flux
     /// Kustomizations may build one path.
-    builds: HashMap<BuildKey, Result<Vec<Object>, Issue>>,
+    builds: HashMap<BuildKey, Result<kustomize::Built, Issue>>,
     /// Renders still to come per build, counted when the roots are found.
     uses: HashMap<BuildKey, usize>,
     output: Vec<Object>,
@@ -226,6 +334,13 @@ struct FluxTree {
     trees: u32,
     /// What postBuild substitution may still spend in this run.
     subst_budget: Option<crate::source::flux::Budget>,
+    /// What became of each Flux Kustomization met while rendering.
+    renders: Vec<FluxRender>,
+    /// ExternalArtifacts that ArtifactGenerators make from sources here.
+    artifacts: Artifacts,
+    /// `kind/name` of the sources that are this repository (or artifacts
+    /// made from it): only their Flux Kustomizations are built from here.
+    local: HashSet<String>,
 }
 
 /// A kustomize build: the path and a Flux Kustomization's components.
@@ -243,7 +358,7 @@ fn doc_id(o: &Object) -> DocId {
 }
 
 impl FluxTree {
-    fn new(written: Vec<Object>) -> FluxTree {
+    fn new(written: Vec<Object>, artifacts: Artifacts) -> FluxTree {
         FluxTree {
             written,
             builds: HashMap::new(),
@@ -253,6 +368,9 @@ impl FluxTree {
             source_roots: HashMap::new(),
             trees: 0,
             subst_budget: None,
+            renders: Vec::new(),
+            artifacts,
+            local: HashSet::new(),
         }
     }
 
@@ -267,9 +385,10 @@ impl FluxTree {
         let mut produced_by_other: HashSet<DocId> = HashSet::new();
         let mut produced: HashSet<DocId> = HashSet::new();
         let written = std::mem::take(&mut self.written);
+        self.find_local_sources(files, &written, issues);
         for ks in &written {
-            if let Some(Ok(objs)) = self.build(files, ks) {
-                for o in objs.iter().filter(|o| is_flux_ks(o)) {
+            if let Some(Ok(built)) = self.build(files, ks) {
+                for o in built.objects.iter().filter(|o| is_flux_ks(o)) {
                     produced.insert(doc_id(o));
                     if doc_id(o) != doc_id(ks) {
                         produced_by_other.insert(doc_id(o));
@@ -299,7 +418,7 @@ impl FluxTree {
             .builds
             .values()
             .filter_map(|b| b.as_ref().ok())
-            .flatten()
+            .flat_map(|b| &b.objects)
             .chain(config_sources)
         {
             // Keyed by what the cluster will hold: a SealedSecret or an
@@ -366,9 +485,7 @@ impl FluxTree {
                 self.render(files, &id, &ks, inherited_unknowns, lookup_pool, issues);
             let first = self.output.len();
             for (i, child) in objs.iter().enumerate().filter(|(_, o)| is_flux_ks(o)) {
-                if source_of(child) != source {
-                    rendered.insert(doc_id(child));
-                } else if !done.contains(&child_id(&ks, child)) {
+                if !done.contains(&child_id(&ks, child)) {
                     queue.push((child_id(&ks, child), Some(first + i), unknowns));
                 }
             }
@@ -395,6 +512,24 @@ impl FluxTree {
         }
         let raw = raw.trim_start_matches('/');
         let source = source_of(ks);
+        if self.artifacts.knows(&source) {
+            let in_artifact = join_within(Path::new(""), raw)?;
+            let found = self.artifacts.resolve(&source, &in_artifact)?.ok()?;
+            let path = found.path.display().to_string();
+            return self.in_source(files, &found.source, &path, ks.file);
+        }
+        self.in_source(files, &source, raw, ks.file)
+    }
+
+    /// A path of the source `source`, relative to the repo root.
+    fn in_source(
+        &mut self,
+        files: &Files,
+        source: &str,
+        raw: &str,
+        own_file: FileId,
+    ) -> Option<PathBuf> {
+        let source = source.to_string();
         if let Some(base) = self.source_roots.get(&source) {
             return join_within(base, raw);
         }
@@ -405,7 +540,7 @@ impl FluxTree {
         }
         let own_dir = files
             .sources
-            .path(ks.file)
+            .path(own_file)
             .parent()
             .unwrap_or(Path::new(""));
         for base in own_dir.ancestors().filter(|b| !b.as_os_str().is_empty()) {
@@ -422,7 +557,11 @@ impl FluxTree {
     /// `None` when the path is not a directory of the repo (the rule
     /// flux-kustomization-path-missing reports that) or depends on a
     /// variable whose value the repo does not hold.
-    fn build(&mut self, files: &mut Files, ks: &Object) -> Option<&Result<Vec<Object>, Issue>> {
+    fn build(
+        &mut self,
+        files: &mut Files,
+        ks: &Object,
+    ) -> Option<&Result<kustomize::Built, Issue>> {
         let (key, components) = self.build_key(files, ks)?;
         if !self.builds.contains_key(&key) {
             let result = kustomize::build_flux_path(files, &key.0, &components);
@@ -434,7 +573,11 @@ impl FluxTree {
 
     /// The build for a render, moved out of the cache by its last user:
     /// a large repo would otherwise hold every object twice.
-    fn take_build(&mut self, files: &mut Files, ks: &Object) -> Option<Result<Vec<Object>, Issue>> {
+    fn take_build(
+        &mut self,
+        files: &mut Files,
+        ks: &Object,
+    ) -> Option<Result<kustomize::Built, Issue>> {
         let (key, components) = self.build_key(files, ks)?;
         let uses = self.uses.entry(key.clone()).or_default();
         *uses = uses.saturating_sub(1);
@@ -449,12 +592,140 @@ impl FluxTree {
         })
     }
 
+    /// The sources that are this repository: those a Flux Kustomization
+    /// builds a directory of the repository from (flux bootstrap names its
+    /// own `flux-system`), and artifacts generated from them. A source
+    /// used only with `path: ./` (flux's own manifests from an
+    /// OCIRepository) proves nothing: every repository has a root.
+    fn find_local_sources(&mut self, files: &Files, written: &[Object], issues: &mut Vec<Issue>) {
+        for ks in written {
+            let source = source_of(ks);
+            if self.artifacts.knows(&source) {
+                continue;
+            }
+            let raw = ks.root.str_at(&["spec", "path"]).unwrap_or("./");
+            let trivial = join_within(Path::new(""), raw.trim_start_matches('/'))
+                .is_none_or(|p| p.as_os_str().is_empty());
+            let named_bootstrap = source.ends_with("/flux-system");
+            if named_bootstrap
+                || (!trivial
+                    && !raw.contains("${")
+                    && self.ks_path(files, ks).is_some_and(|p| files.is_dir(&p)))
+            {
+                self.local.insert(source);
+            }
+        }
+        for ks in written {
+            let source = source_of(ks);
+            let from = self.artifacts.sources_of(&source);
+            if !from.is_empty() && from.iter().all(|s| self.local.contains(*s)) {
+                self.local.insert(source);
+            }
+        }
+        if self.local.is_empty() && !written.is_empty() {
+            issues.push(Issue::file(
+                files.sources.path(written[0].file),
+                "no Flux Kustomization of the repository builds one of its directories: \
+                 every source is taken to be this repository",
+            ));
+            self.local.extend(written.iter().map(source_of));
+        }
+    }
+
+    fn record(&mut self, ks: &Object, id: &KsId, outcome: Outcome) {
+        let path = self.ks_path_text(ks);
+        self.renders.push(FluxRender {
+            tree: self.trees,
+            namespace: id.0.clone(),
+            name: id.1.clone(),
+            file: ks.file,
+            path,
+            outcome,
+        });
+    }
+
+    fn ks_path_text(&self, ks: &Object) -> Option<PathBuf> {
+        let raw = ks.root.str_at(&["spec", "path"]).unwrap_or("./");
+        let base = self.source_roots.get(&source_of(ks))?;
+        join_within(base, raw.trim_start_matches('/'))
+    }
+
+    /// Why a Flux Kustomization has no build, and the issue to show when
+    /// no rule reports it (a missing path has its own rule).
+    fn unbuilt(&mut self, files: &Files, ks: &Object) -> (Outcome, Option<Issue>) {
+        let (why, issue) = self.unbuilt_reason(files, ks);
+        let source = source_of(ks);
+        if self.local.contains(&source) {
+            (Outcome::NotBuilt(why), issue)
+        } else if source.starts_with("ExternalArtifact/") {
+            // Made from somewhere: likely from this repository, by means
+            // not mapped here.
+            (Outcome::OtherSource(why), issue)
+        } else {
+            // Another repository's tree: named in the coverage figures of
+            // every run, not a problem of this one.
+            (Outcome::OtherSource(why), None)
+        }
+    }
+
+    fn unbuilt_reason(&mut self, files: &Files, ks: &Object) -> (String, Option<Issue>) {
+        let Some(node) = ks.root.path(&["spec", "path"]) else {
+            return ("its path is not a directory".into(), None);
+        };
+        let raw = node.as_str().unwrap_or("");
+        let source = source_of(ks);
+        if !self.local.contains(&source) {
+            let why = match join_within(Path::new(""), raw.trim_start_matches('/'))
+                .and_then(|p| self.artifacts.resolve(&source, &p))
+            {
+                Some(Err(why)) => why,
+                _ if source.starts_with("ExternalArtifact/") => format!(
+                    "{source} is made by no ArtifactGenerator of the repository from its sources"
+                ),
+                _ => format!("it builds from {source}, which is not this repository"),
+            };
+            let issue = kustomize::issue_at(files, node.span, format!("not rendered: {why}"));
+            return (why, Some(issue));
+        }
+        if let Some(Some(Err(why))) = join_within(Path::new(""), raw.trim_start_matches('/'))
+            .map(|p| self.artifacts.resolve(&source, &p))
+        {
+            let issue = kustomize::issue_at(files, node.span, format!("not rendered: {why}"));
+            return (why, Some(issue));
+        }
+        if let Some(var) = unresolved_variable(raw) {
+            // Flux substitutes a child's spec.path with the variables of the
+            // Flux Kustomization that applies it; the value is not in the
+            // repository, so only the cluster knows it.
+            let reason = format!(
+                "its path '{raw}' uses ${{{var}}}, whose value is not in the repository \
+                 (Flux takes it from the postBuild variables of the Flux Kustomization \
+                 that applies this one, read in the cluster)"
+            );
+            let issue = kustomize::issue_at(files, node.span, format!("not rendered: {reason}"));
+            return (reason, Some(issue));
+        }
+        match self.ks_path(files, ks) {
+            Some(p) => (
+                format!(
+                    "its path {} is not a directory of the repository",
+                    p.display()
+                ),
+                None,
+            ),
+            None => (format!("its path '{raw}' leaves the repository"), None),
+        }
+    }
+
     /// What identifies a build: the path and the Flux components.
     fn build_key(
         &mut self,
         files: &mut Files,
         ks: &Object,
     ) -> Option<(BuildKey, Vec<(String, Span)>)> {
+        if !self.local.contains(&source_of(ks)) {
+            return None;
+        }
         let path = self.ks_path(files, ks).filter(|p| files.is_dir(p))?;
         let components: Vec<(String, Span)> = ks
             .root
@@ -483,14 +754,39 @@ impl FluxTree {
         lookup_pool: &LookupPool,
         issues: &mut Vec<Issue>,
     ) -> (Vec<Object>, bool) {
-        let mut objs = match self.take_build(files, ks) {
-            Some(Ok(objs)) => objs,
+        let name = format!("{}/{}", id.0, id.1);
+        let (mut objs, outcome) = match self.take_build(files, ks) {
+            Some(Ok(built)) => {
+                let (remote, missing): (Vec<Issue>, Vec<Issue>) = built
+                    .gaps
+                    .into_iter()
+                    .partition(|g| g.gap == Some(Gap::Remote));
+                issues.extend(remote.iter().map(|g| Issue {
+                    message: format!("{} (Flux Kustomization {name})", g.message),
+                    ..g.clone()
+                }));
+                let outcome = if !missing.is_empty() {
+                    Outcome::Failed(missing)
+                } else if !remote.is_empty() {
+                    Outcome::Partial(remote.len())
+                } else {
+                    Outcome::Rendered
+                };
+                (built.objects, outcome)
+            }
             Some(Err(issue)) => {
-                issues.push(issue);
+                issues.push(issue.clone());
+                self.record(ks, id, Outcome::BuildFailed(issue));
                 return (Vec::new(), inherited_unknowns);
             }
-            None => return (Vec::new(), inherited_unknowns),
+            None => {
+                let (outcome, issue) = self.unbuilt(files, ks);
+                issues.extend(issue);
+                self.record(ks, id, outcome);
+                return (Vec::new(), inherited_unknowns);
+            }
         };
+        self.record(ks, id, outcome);
         let ks_span = ks.root.get("metadata").map(|m| m.span);
         for o in &mut objs {
             o.chain.insert(
@@ -540,6 +836,15 @@ impl FluxTree {
         }
         (objs, inherited_unknowns)
     }
+}
+
+/// The first variable of a `${...}` expression in `text`.
+fn unresolved_variable(text: &str) -> Option<&str> {
+    let rest = &text[text.find("${")? + 2..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
 }
 
 /// Number of leading path components two paths share.

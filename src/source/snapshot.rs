@@ -17,11 +17,49 @@ pub struct Snapshot {
     pub files: usize,
 }
 
+/// The name of standard input as a snapshot path, as kubectl's `-f -`.
+pub const STDIN: &str = "-";
+
+/// `kubectl get … -o yaml | kubectl homelab-lint --snapshot -`: the text
+/// is registered as `<stdin>`, a page with no file behind it.
+fn from_stdin(sources: &mut SourceMap, limits: &Limits) -> Result<Snapshot, String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::io::stdin()
+        .take(limits.max_bytes as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("snapshot -: cannot read standard input: {e}"))?;
+    if text.len() > limits.max_bytes {
+        return Err(format!(
+            "snapshot -: standard input is over the limit of {} bytes",
+            limits.max_bytes
+        ));
+    }
+    let mut snap = Snapshot {
+        files: 1,
+        ..Default::default()
+    };
+    match register(
+        sources,
+        PathBuf::from("<stdin>"),
+        &text,
+        "snapshot from standard input",
+        limits,
+    ) {
+        Ok(out) => snap.objects = out.objects,
+        Err(issue) => snap.issues.push(issue),
+    }
+    Ok(snap)
+}
+
 /// Reads a file, or every `.yaml`, `.yml` and `.json` file below a
 /// directory (sorted), registering each in `sources` under its path as
 /// given. Secret values are emptied in the objects and blanked in the
 /// registered text. Fails only when `path` does not exist.
 pub fn load(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Snapshot, String> {
+    if path == Path::new(STDIN) {
+        return from_stdin(sources, limits);
+    }
     let paths: Vec<PathBuf> = if path.is_file() {
         vec![path.to_path_buf()]
     } else if path.is_dir() {
@@ -91,6 +129,7 @@ pub fn register(
 ) -> Result<Unwrapped, Issue> {
     let file = FileId(sources.len() as u32);
     let docs = parse_documents(text, file, limits).map_err(|e| Issue {
+        gap: None,
         path: path.display().to_string(),
         line: e.line,
         col: e.col,

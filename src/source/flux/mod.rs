@@ -2,6 +2,7 @@
 //! variable substitution, and reading ConfigMap/Secret keys as the API
 //! server would store them (shared with HelmRelease `valuesFrom`).
 
+pub mod artifact;
 pub mod data;
 mod envsubst;
 mod goyaml_v2;

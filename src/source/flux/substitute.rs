@@ -261,6 +261,7 @@ fn invalid_name_message(name: &str, from: &str) -> String {
 
 fn issue_at(sources: &SourceMap, span: Span, message: impl Into<String>) -> Issue {
     Issue {
+        gap: None,
         path: sources.path(span.file).display().to_string(),
         line: span.line,
         col: span.col,

@@ -6,14 +6,21 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::source::files::{Files, Issue};
+use crate::source::files::{Files, Input, Issue};
 use crate::source::object::{Object, StepKind};
 use crate::yaml::{Node, Span, Value};
 
 use super::kustomization::Kustomization;
 use super::{Acc, Res, issue_at};
 
-pub(crate) fn run(files: &mut Files, k: &Kustomization, acc: &mut Acc) -> Result<(), Issue> {
+/// Runs both generators; a generator whose input is remote or missing is
+/// left out (into `gaps`) and the others still run.
+pub(crate) fn run(
+    files: &mut Files,
+    k: &Kustomization,
+    acc: &mut Acc,
+    gaps: &mut Vec<Issue>,
+) -> Result<(), Issue> {
     let global = k.get("generatorOptions");
     for (key, kind) in [
         ("configMapGenerator", "ConfigMap"),
@@ -24,8 +31,10 @@ pub(crate) fn run(files: &mut Files, k: &Kustomization, acc: &mut Acc) -> Result
             return Err(k.err(list.span, format!("{key} must be a list")));
         };
         for args in items {
-            let res = generate(files, k, args, kind, global)?;
-            absorb(files, acc, res, args.span)?;
+            match generate(files, k, args, kind, global) {
+                Err(issue) if issue.gap.is_some() => gaps.push(issue),
+                res => absorb(files, acc, res?, args.span)?,
+            }
         }
     }
     Ok(())
@@ -211,7 +220,7 @@ fn load_pairs(
         let Some(rel) = e.scalar_text() else {
             return Err(k.err(e.span, "env file entries must be strings"));
         };
-        let path = k.local_file(files, &rel, e.span)?;
+        let path = k.local_file(files, &rel, e.span, Input::GeneratorInput)?;
         let (_, text) = files.text(&path)?;
         for (i, line) in text.lines().enumerate() {
             let line = if i == 0 {
@@ -285,7 +294,7 @@ fn load_pairs(
                 (base, src.clone())
             }
         };
-        let path = k.local_file(files, &rel, f.span)?;
+        let path = k.local_file(files, &rel, f.span, Input::GeneratorInput)?;
         let bytes = read_bytes(files, &path).map_err(|m| k.err(f.span, m))?;
         out.push((key, bytes, f.span));
     }

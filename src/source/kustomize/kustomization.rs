@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::source::files::{Files, Issue, Parsed, join_within};
+use crate::source::files::{Files, Gap, Input, Issue, Parsed, join_within};
 use crate::yaml::{Node, Span, Value};
 
 use super::issue_at;
@@ -112,6 +112,7 @@ impl Kustomization {
     /// An issue at a span inside this kustomization file.
     pub fn err(&self, span: Span, message: impl Into<String>) -> Issue {
         Issue {
+            gap: None,
             path: self.file.display().to_string(),
             line: span.line,
             col: span.col,
@@ -151,8 +152,18 @@ impl Kustomization {
         Ok(out)
     }
 
-    /// A file named by the kustomization.
-    pub fn local_file(&self, files: &Files, entry: &str, span: Span) -> Result<PathBuf, Issue> {
+    /// A file named by the kustomization, read as `role`.
+    pub fn local_file(
+        &self,
+        files: &mut Files,
+        entry: &str,
+        span: Span,
+        role: Input,
+    ) -> Result<PathBuf, Issue> {
+        if super::resources::is_remote(entry) {
+            let message = format!("remote file '{entry}' is not fetched (it needs the network)");
+            return Err(issue_at(files, span, message).gap(Gap::Remote));
+        }
         let Some(path) = join_within(&self.dir, entry) else {
             return Err(issue_at(
                 files,
@@ -176,8 +187,13 @@ impl Kustomization {
                 files,
                 span,
                 format!("file '{}' does not exist", path.display()),
-            ));
+            )
+            .gap(Gap::Missing));
         }
+        files
+            .inputs
+            .entry(path.clone())
+            .or_insert_with(|| (role, self.file.clone()));
         Ok(path)
     }
 }

@@ -20,12 +20,13 @@ mod transformers;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::source::files::{Files, Issue};
+use crate::source::files::{Files, Gap, Input, Issue};
 use crate::source::object::{Object, StepKind};
 use crate::yaml::{Node, Span};
 
 pub(crate) use fieldspecs::Config;
 
+pub(crate) use kustomization::FILE_NAMES as KUSTOMIZATION_FILES;
 pub use patches::apply_patches;
 
 /// Group, version and kind of an object.
@@ -52,6 +53,10 @@ impl Gvk {
 
     /// Cluster-scoped built-in kinds, as kustomize's bundled OpenAPI schema
     /// knows them. Custom resources count as namespaced, as in kustomize.
+    /// That schema is Kubernetes 1.21's (kyaml/openapi/kubernetesapi/v1_21_2
+    /// up to kustomize v5.7 at least), so kinds added since, such as
+    /// ValidatingAdmissionPolicy, get `namespace:` too (kubectl kustomize
+    /// v5.5 does so).
     pub fn is_cluster_scoped(&self) -> bool {
         let known: &[(&str, &str)] = &[
             ("", "Namespace"),
@@ -74,11 +79,6 @@ impl Gvk {
             (
                 "admissionregistration.k8s.io",
                 "ValidatingWebhookConfiguration",
-            ),
-            ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-            (
-                "admissionregistration.k8s.io",
-                "ValidatingAdmissionPolicyBinding",
             ),
             ("networking.k8s.io", "IngressClass"),
             ("node.k8s.io", "RuntimeClass"),
@@ -286,13 +286,14 @@ impl Acc {
 }
 
 /// An issue pointing at `span`.
-pub(crate) fn issue_at(files: &Files, span: Span, message: impl Into<String>) -> Issue {
+pub fn issue_at(files: &Files, span: Span, message: impl Into<String>) -> Issue {
     let path = if (span.file.0 as usize) < files.sources.len() {
         files.sources.path(span.file).display().to_string()
     } else {
         String::new()
     };
     Issue {
+        gap: None,
         path,
         line: span.line,
         col: span.col,
@@ -301,12 +302,26 @@ pub(crate) fn issue_at(files: &Files, span: Span, message: impl Into<String>) ->
 }
 
 /// Renders the kustomization in `dir` (repo-relative) like
-/// `kubectl kustomize DIR`.
+/// `kubectl kustomize DIR`: an entry that is remote or missing fails the
+/// build, as in kubectl without the network.
 pub fn build(files: &mut Files, dir: &Path) -> Result<Vec<Object>, Issue> {
     let mut b = Builder::new(files, true);
     let mut acc = Acc::default();
     b.build_dir(dir, &mut acc, false, None)?;
-    b.finish(acc)
+    let built = b.finish(acc)?;
+    match built.gaps.into_iter().next() {
+        Some(gap) => Err(gap),
+        None => Ok(built.objects),
+    }
+}
+
+/// What a Flux build rendered, and the entries it went on without.
+#[derive(Clone, Debug, Default)]
+pub struct Built {
+    pub objects: Vec<Object>,
+    /// Remote and missing entries ([`Gap`]), each at its own line; the
+    /// objects are everything else.
+    pub gaps: Vec<Issue>,
 }
 
 /// What Flux's kustomize-controller renders for a `spec.path`: the
@@ -317,7 +332,7 @@ pub fn build_flux_path(
     files: &mut Files,
     dir: &Path,
     components: &[(String, Span)],
-) -> Result<Vec<Object>, Issue> {
+) -> Result<Built, Issue> {
     let mut b = Builder::new(files, false);
     b.flux_components = components.to_vec();
     let mut acc = Acc::default();
@@ -327,7 +342,8 @@ pub fn build_flux_path(
     }
     let entries = resources::flux_generated_resources(b.files, dir)?;
     for path in entries {
-        b.load_resource_path(&path, dir, &mut acc, Span::default())?;
+        let r = b.load_resource_path(&path, dir, &mut acc, Span::default());
+        b.tolerate(r)?;
     }
     b.add_components(dir, components, &mut acc)?;
     b.finish(acc)
@@ -364,6 +380,8 @@ pub(crate) struct Builder<'f> {
     /// A Flux Kustomization's `spec.components`, added to the top-level
     /// kustomization's own.
     flux_components: Vec<(String, Span)>,
+    /// Entries the build went on without.
+    gaps: Vec<Issue>,
 }
 
 impl<'f> Builder<'f> {
@@ -373,11 +391,23 @@ impl<'f> Builder<'f> {
             stack: Vec::new(),
             restrict,
             flux_components: Vec::new(),
+            gaps: Vec::new(),
+        }
+    }
+
+    /// Records a gap and goes on; any other error stops the build.
+    fn tolerate(&mut self, result: Result<(), Issue>) -> Result<(), Issue> {
+        match result {
+            Err(issue) if issue.gap.is_some() => {
+                self.gaps.push(issue);
+                Ok(())
+            }
+            other => other,
         }
     }
 
     /// The last steps, done once for the whole build.
-    fn finish(&mut self, mut acc: Acc) -> Result<Vec<Object>, Issue> {
+    fn finish(&mut self, mut acc: Acc) -> Result<Built, Issue> {
         let config = self.config_with(&acc.config)?;
         generators::add_hashes(acc.res_mut());
         namereference::fix(acc.res_mut(), &config.name_reference)
@@ -398,7 +428,10 @@ impl<'f> Builder<'f> {
             })
             .map(|r| r.obj)
             .collect();
-        Ok(out)
+        Ok(Built {
+            objects: out,
+            gaps: std::mem::take(&mut self.gaps),
+        })
     }
 
     /// kustomize's built-in field specs, parsed once per [`Files`]: every
@@ -463,10 +496,11 @@ impl<'f> Builder<'f> {
                 dir.display()
             );
             return Err(match from {
-                Some(s) => issue_at(self.files, s, msg),
+                Some(s) => issue_at(self.files, s, msg).gap(Gap::Missing),
                 None => Issue::file(dir, msg),
             });
         };
+        self.files.built_dirs.insert(dir.to_path_buf());
         let mut k = kustomization::Kustomization::load(self.files, &kfile, dir)?;
         k.restrict = self.restrict;
         // kubectl renders a Component named directly like a kustomization.
@@ -519,25 +553,48 @@ impl<'f> Builder<'f> {
     }
 
     fn accumulate(&mut self, k: &kustomization::Kustomization, acc: &mut Acc) -> Result<(), Issue> {
+        let gaps_before = self.gaps.len();
         for (entry, span) in k.strings("resources")? {
-            self.load_resource(&entry, span, &k.dir, acc)?;
+            let r = self.load_resource(&entry, span, &k.dir, acc);
+            self.tolerate(r)?;
         }
         for (entry, span) in k.strings("configurations")? {
-            let path = k.local_file(self.files, &entry, span)?;
+            let path = match k.local_file(self.files, &entry, span, Input::Configuration) {
+                Ok(path) => path,
+                Err(e) => {
+                    self.tolerate(Err(e))?;
+                    continue;
+                }
+            };
             let parsed = self.files.documents(&path)?;
             for d in &parsed.docs {
                 let c = Config::parse(d).map_err(|(s, m)| issue_at(self.files, s, m))?;
                 acc.config.merge(&c);
             }
         }
-        generators::run(self.files, k, acc)?;
+        generators::run(self.files, k, acc, &mut self.gaps)?;
         let mut components = k.strings("components")?;
         if self.stack.len() == 1 {
             components.extend(self.flux_components.iter().cloned());
         }
         self.add_components(&k.dir, &components, acc)?;
         let config = self.config_with(&acc.config)?;
-        transformers::run(self.files, k, acc, &config)
+        let result = transformers::run(self.files, k, acc, &config);
+        // A patch or replacement whose target is missing after a remote
+        // entry was left out may well be for an object of that entry.
+        let remote_left_out = self.gaps[gaps_before..]
+            .iter()
+            .any(|g| g.gap == Some(Gap::Remote));
+        match result {
+            Err(mut issue) if remote_left_out && issue.gap.is_none() => {
+                issue.message = format!(
+                    "{} (its target may be in a remote entry of this kustomization, which is not fetched)",
+                    issue.message
+                );
+                self.tolerate(Err(issue.gap(Gap::Remote)))
+            }
+            other => self.tolerate(other),
+        }
     }
 
     fn add_components(
@@ -549,11 +606,13 @@ impl<'f> Builder<'f> {
         for (entry, span) in components {
             let span = *span;
             if resources::is_remote(entry) {
-                return Err(issue_at(
+                let issue = issue_at(
                     self.files,
                     span,
-                    "remote components are not supported",
-                ));
+                    format!("remote component '{entry}' is not fetched (it needs the network)"),
+                );
+                self.tolerate(Err(issue.gap(Gap::Remote)))?;
+                continue;
             }
             let Some(dir) = crate::source::join_within(base, entry) else {
                 return Err(issue_at(
@@ -562,7 +621,8 @@ impl<'f> Builder<'f> {
                     format!("'{entry}' leaves the repository"),
                 ));
             };
-            self.build_dir(&dir, acc, true, Some(span))?;
+            let r = self.build_dir(&dir, acc, true, Some(span));
+            self.tolerate(r)?;
         }
         Ok(())
     }
@@ -575,11 +635,12 @@ impl<'f> Builder<'f> {
         acc: &mut Acc,
     ) -> Result<(), Issue> {
         if resources::is_remote(entry) {
-            return Err(issue_at(
+            let issue = issue_at(
                 self.files,
                 span,
-                format!("remote resource '{entry}' is not supported (it needs the network)"),
-            ));
+                format!("remote resource '{entry}' is not fetched (it needs the network)"),
+            );
+            return Err(issue.gap(Gap::Remote));
         }
         let Some(path) = crate::source::join_within(dir, entry) else {
             return Err(issue_at(
@@ -621,7 +682,8 @@ impl<'f> Builder<'f> {
                 self.files,
                 span,
                 format!("'{}' is neither a file nor a directory", path.display()),
-            ))
+            )
+            .gap(Gap::Missing))
         }
     }
 }
@@ -710,10 +772,53 @@ mod tests {
             ),
         ]);
         let mut files = Files::new(dir.path(), Limits::default());
-        let objs = build_flux_path(&mut files, Path::new("apps"), &[]).unwrap();
+        let objs = build_flux_path(&mut files, Path::new("apps"), &[])
+            .unwrap()
+            .objects;
         let mut names: Vec<&str> = objs.iter().map(Object::name).collect();
         names.sort_unstable();
         assert_eq!(names, ["a", "b", "p-c"]);
+    }
+
+    /// Issue #12 item 1: a remote entry or a missing file takes only
+    /// itself out of a Flux build, each reported at its own line.
+    #[test]
+    fn remote_and_missing_entries_leave_their_siblings_rendered() {
+        let dir = repo(&[
+            (
+                "app/kustomization.yaml",
+                "resources:\n- https://github.com/x/y/releases/download/v1/crd.yaml\n- github.com/fluxcd/flux2/manifests/install?ref=v2.0.0\n- cm.yaml\n- gone.yaml\ncomponents:\n- https://example.com/c\nconfigMapGenerator:\n- name: remote\n  files:\n  - https://raw.githubusercontent.com/x/y/main/a.conf\n- name: local\n  literals: [a=b]\npatches:\n- target: {kind: CustomResourceDefinition}\n  patch: |-\n    - op: add\n      path: /metadata/labels\n      value: {a: b}\n",
+            ),
+            (
+                "app/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+            ),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+        let mut names: Vec<&str> = built.objects.iter().map(Object::name).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["cm", "local-4h2mbtbbt6"]);
+        let gaps: Vec<(u32, Option<Gap>)> = built.gaps.iter().map(|g| (g.line, g.gap)).collect();
+        assert_eq!(
+            gaps,
+            [
+                (2, Some(Gap::Remote)),
+                (3, Some(Gap::Remote)),
+                (5, Some(Gap::Missing)),
+                (11, Some(Gap::Remote)),
+                (7, Some(Gap::Remote)),
+            ],
+            "{:#?}",
+            built.gaps
+        );
+        assert!(
+            built.gaps[3].message.contains("remote file"),
+            "{}",
+            built.gaps[3]
+        );
+        // kubectl has no network either: the same directory fails there.
+        assert!(build(&mut files, Path::new("app")).is_err());
     }
 
     #[test]
@@ -915,5 +1020,180 @@ patches:
             [StepKind::Kustomization, StepKind::Kustomization]
         );
         assert!(kinds.contains(&StepKind::Patch));
+    }
+
+    /// kustomize's builtin field specs where they are easy to get wrong
+    /// (api/internal/konfig/builtinpluginconsts, kustomize v5.5-v5.7),
+    /// against kubectl's output for the same files: RoleBinding and
+    /// ClusterRoleBinding subjects under `namespace:` (a subject named
+    /// `default` is moved whatever its kind or namespace; a ServiceAccount
+    /// of the build follows its object through the name reference), the
+    /// ValidatingAdmissionPolicyBinding's `policyName`, HTTPRoute
+    /// `backendRefs` left alone, annotations on any group's StatefulSet
+    /// template, and template labels on volume claim templates.
+    #[test]
+    fn builtin_field_specs_match_kubectl() {
+        let dir = repo(&[
+            (
+                "app/kustomization.yaml",
+                r#"namespace: target
+namePrefix: p-
+commonAnnotations:
+  note: x
+labels:
+- pairs:
+    team: a
+  includeTemplates: true
+resources: [r.yaml, rb.yaml, sa.yaml, sts.yaml]
+"#,
+            ),
+            (
+                "app/r.yaml",
+                r#"apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: route
+spec:
+  rules:
+  - backendRefs:
+    - name: web
+      port: 80
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: pol
+spec:
+  failurePolicy: Fail
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: bind
+spec:
+  policyName: pol
+---
+apiVersion: apps.kruise.io/v1beta1
+kind: StatefulSet
+metadata:
+  name: ks
+spec:
+  template:
+    metadata:
+      labels: {a: b}
+"#,
+            ),
+            (
+                "app/rb.yaml",
+                r#"apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: rb
+subjects:
+- kind: ServiceAccount
+  name: sa-empty
+- kind: ServiceAccount
+  name: sa-default
+  namespace: default
+- kind: ServiceAccount
+  name: sa-other
+  namespace: other
+- kind: ServiceAccount
+  name: default
+  namespace: other
+- kind: User
+  name: u-empty
+- kind: Group
+  name: g-default
+  namespace: default
+- name: nokind
+- kind: ServiceAccount
+  name: default
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: r
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: crb
+subjects:
+- kind: ServiceAccount
+  name: sa-empty
+- kind: ServiceAccount
+  name: sa-default
+  namespace: default
+- kind: ServiceAccount
+  name: sa-other
+  namespace: other
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: r
+"#,
+            ),
+            (
+                "app/sa.yaml",
+                r#"apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: sa-empty
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: sa-default
+  namespace: default
+"#,
+            ),
+            (
+                "app/sts.yaml",
+                r#"apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  template:
+    spec:
+      containers:
+      - name: db
+        image: postgres:16
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+"#,
+            ),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let ours: Vec<serde_json::Value> = build(&mut files, Path::new("app"))
+            .unwrap()
+            .iter()
+            .map(|o| o.root.to_json())
+            .collect();
+        let expected = include_str!("testdata/fieldspecs.kubectl.yaml");
+        let theirs: Vec<serde_json::Value> =
+            crate::yaml::parse_documents(expected, crate::yaml::FileId(0), &Limits::default())
+                .unwrap()
+                .iter()
+                .map(Node::to_json)
+                .collect();
+        assert_eq!(ours.len(), theirs.len());
+        for t in &theirs {
+            assert!(
+                ours.contains(t),
+                "missing or different: {t}\nours: {ours:#?}"
+            );
+        }
     }
 }

@@ -42,6 +42,7 @@ pub(crate) fn inline_docs(files: &Files, node: &Node, kfile: &Path) -> Result<Ve
     let text = node.as_str().unwrap_or("");
     let file = node.span.file;
     let mut docs = parse_documents(text, file, files.limits()).map_err(|e| Issue {
+        gap: None,
         path: kfile.display().to_string(),
         line: node.span.line
             + if node.style == Style::Block {
@@ -162,7 +163,7 @@ fn patch_docs(
 }
 
 fn local_path(
-    files: &Files,
+    files: &mut Files,
     dir: &Path,
     rel: &str,
     span: Span,
@@ -191,8 +192,18 @@ fn local_path(
             files,
             span,
             format!("file '{}' does not exist", path.display()),
-        ));
+        )
+        .gap(crate::source::files::Gap::Missing));
     }
+    let kfile = if (span.file.0 as usize) < files.sources.len() {
+        files.sources.path(span.file).to_path_buf()
+    } else {
+        dir.to_path_buf()
+    };
+    files
+        .inputs
+        .entry(path.clone())
+        .or_insert((crate::source::files::Input::Patch, kfile));
     Ok(path)
 }
 

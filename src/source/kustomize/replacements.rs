@@ -1,7 +1,7 @@
 //! `replacements:` (kustomize's ReplacementTransformer): copy a field of one
 //! object into fields of others.
 
-use crate::source::files::{Files, Issue};
+use crate::source::files::{Files, Input, Issue};
 use crate::source::object::StepKind;
 use crate::yaml::{Node, Span, Value};
 
@@ -16,7 +16,7 @@ pub(crate) fn apply_list(
 ) -> Result<(), Issue> {
     for entry in list.as_seq().into_iter().flatten() {
         if let Some(p) = entry.get("path").and_then(Node::as_str) {
-            let path = k.local_file(files, p, entry.span)?;
+            let path = k.local_file(files, p, entry.span, Input::Replacement)?;
             let docs = files.documents(&path)?.docs.clone();
             for doc in docs {
                 match &doc.value {

@@ -1,6 +1,6 @@
 //! The built-in transformers, run in kustomize's fixed order.
 
-use crate::source::files::{Files, Issue};
+use crate::source::files::{Files, Input, Issue};
 use crate::source::object::StepKind;
 use crate::yaml::{Node, Span, Value};
 
@@ -436,7 +436,7 @@ fn inline_transformers(
         let docs: Vec<Node> = if text.contains('\n') || text.contains(':') {
             super::patches::inline_docs(files, entry, &k.file)?
         } else {
-            let path = k.local_file(files, text, entry.span)?;
+            let path = k.local_file(files, text, entry.span, Input::Transformer)?;
             files.documents(&path)?.docs.clone()
         };
         for doc in docs.iter().filter(|d| !d.is_null()) {

@@ -1,0 +1,253 @@
+//! What became of every YAML file of the repository, and how much of what
+//! Flux applies was rendered: a run never looks clean when part of the
+//! repository did not reach the rules.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::files::{Input, Issue};
+use crate::yaml::FileId;
+
+/// The fate of one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Its objects were rendered through this Flux Kustomization
+    /// (`namespace/name`); `complete` is false when Flux fails that
+    /// Kustomization or part of it was left out.
+    Rendered { by: String, complete: bool },
+    /// No Flux Kustomization reaches it and no kustomization holds it: its
+    /// objects are loaded as written (applied by hand or by bootstrap).
+    AsWritten,
+    /// A kustomization reads it as a patch, generator input, ...
+    Input { role: Input, by: PathBuf },
+    /// A kustomization file: configuration of its directory's build.
+    Kustomization,
+    /// Flux would apply it, but the Flux Kustomization it is under did not
+    /// render here.
+    Lost { by: String, why: String },
+    /// Its directory's kustomization is built but does not list it.
+    NotListed { kustomization: PathBuf },
+    /// Under a kustomization no Flux Kustomization builds: nothing applies it.
+    Unreachable { kustomization: PathBuf },
+    /// YAML with no Kubernetes object in it.
+    NoObject,
+    /// Not loadable (a template, a syntax error), and why.
+    Unloadable(String),
+}
+
+impl Fate {
+    /// A short stable key, for JSON and for the summary.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Fate::Rendered { .. } => "rendered",
+            Fate::AsWritten => "as-written",
+            Fate::Input { .. } => "kustomize-input",
+            Fate::Kustomization => "kustomization",
+            Fate::Lost { .. } => "lost",
+            Fate::NotListed { .. } => "not-listed",
+            Fate::Unreachable { .. } => "unreachable",
+            Fate::NoObject => "no-object",
+            Fate::Unloadable(_) => "unloadable",
+        }
+    }
+
+    /// The reason, in words.
+    pub fn reason(&self) -> String {
+        match self {
+            Fate::Rendered { by, complete: true } => {
+                format!("rendered through Flux Kustomization {by}")
+            }
+            Fate::Rendered { by, .. } => format!(
+                "rendered through Flux Kustomization {by}, which Flux fails or which was \
+                 rendered in part (see its issues)"
+            ),
+            Fate::AsWritten => {
+                "loaded as written: no Flux Kustomization or kustomization includes it".into()
+            }
+            Fate::Input { role, by } => {
+                format!("applied as {} by {}", role.as_str(), by.display())
+            }
+            Fate::Kustomization => "kustomization: read when its directory is built".into(),
+            Fate::Lost { by, why } => {
+                format!("not rendered: under Flux Kustomization {by}, which did not render: {why}")
+            }
+            Fate::NotListed { kustomization } => {
+                format!("not applied: {} does not list it", kustomization.display())
+            }
+            Fate::Unreachable { kustomization } => format!(
+                "not applied: not reachable from any root (no Flux Kustomization builds {})",
+                kustomization.display()
+            ),
+            Fate::NoObject => "no Kubernetes object in it (no apiVersion and kind)".into(),
+            Fate::Unloadable(why) => why.clone(),
+        }
+    }
+
+    /// Whether Flux applies the file's objects.
+    pub fn flux_applies(&self) -> bool {
+        matches!(self, Fate::Rendered { .. } | Fate::Lost { .. })
+    }
+}
+
+/// A file and its fate.
+#[derive(Clone, Debug)]
+pub struct FileFate {
+    pub path: PathBuf,
+    pub fate: Fate,
+}
+
+/// Figures for the summary line, JSON and SARIF.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Manifest files Flux applies and that were rendered through a Flux
+    /// Kustomization.
+    pub rendered: usize,
+    /// Manifest files Flux applies that were not rendered.
+    pub lost: usize,
+    /// Every file by fate key.
+    pub by_fate: BTreeMap<&'static str, usize>,
+    /// Flux Kustomizations: all met while rendering, and those that did not
+    /// render completely, by outcome.
+    pub kustomizations: usize,
+    pub incomplete: BTreeMap<&'static str, usize>,
+}
+
+impl Coverage {
+    pub fn of(fates: &[FileFate], renders: &[FluxRender]) -> Coverage {
+        let mut c = Coverage::default();
+        for f in fates {
+            *c.by_fate.entry(f.fate.key()).or_default() += 1;
+            match f.fate {
+                Fate::Rendered { .. } => c.rendered += 1,
+                Fate::Lost { .. } => c.lost += 1,
+                _ => {}
+            }
+        }
+        c.kustomizations = renders.len();
+        for r in renders.iter().filter(|r| !r.outcome.is_complete()) {
+            *c.incomplete.entry(r.outcome.key()).or_default() += 1;
+        }
+        c
+    }
+
+    /// Whether something Flux applies did not reach the rules.
+    pub fn is_incomplete(&self) -> bool {
+        self.lost > 0 || !self.incomplete.is_empty()
+    }
+
+    /// One line: `412 of 415 manifest files rendered through Flux; 3 not
+    /// (lost); Flux Kustomizations: 80, incomplete: 2 failed`.
+    pub fn summary(&self) -> String {
+        let total = self.rendered + self.lost;
+        let mut line = format!(
+            "{} of {total} manifest files rendered through Flux",
+            self.rendered
+        );
+        let not: Vec<String> = self
+            .by_fate
+            .iter()
+            .filter(|(k, _)| !matches!(**k, "rendered" | "kustomization" | "no-object"))
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        if !not.is_empty() {
+            line.push_str(&format!("; other files: {}", not.join(", ")));
+        }
+        if self.kustomizations > 0 {
+            line.push_str(&format!("; {} Flux Kustomizations", self.kustomizations));
+            if !self.incomplete.is_empty() {
+                let parts: Vec<String> = self
+                    .incomplete
+                    .iter()
+                    .map(|(k, n)| format!("{n} {k}"))
+                    .collect();
+                line.push_str(&format!(" ({})", parts.join(", ")));
+            }
+        }
+        line
+    }
+}
+
+/// What became of one Flux Kustomization of the repository.
+#[derive(Clone, Debug)]
+pub struct FluxRender {
+    /// The cluster tree it belongs to.
+    pub tree: u32,
+    pub namespace: String,
+    pub name: String,
+    /// Where it is written.
+    pub file: FileId,
+    /// Its `spec.path` in the repository, when known.
+    pub path: Option<PathBuf>,
+    pub outcome: Outcome,
+}
+
+/// How far a Flux Kustomization rendered.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// Everything it applies.
+    Rendered,
+    /// All but this many remote entries (each an issue at its line).
+    Partial(usize),
+    /// Flux fails it: these local entries are missing. The rest is
+    /// rendered anyway, for the other rules.
+    Failed(Vec<Issue>),
+    /// kustomize fails on it; nothing rendered.
+    BuildFailed(Issue),
+    /// Not built, and why.
+    NotBuilt(String),
+    /// It builds from a source that is not this repository.
+    OtherSource(String),
+}
+
+impl Outcome {
+    /// Whether Flux applies all of it as rendered here.
+    pub fn is_complete(&self) -> bool {
+        matches!(self, Outcome::Rendered)
+    }
+
+    pub fn key(&self) -> &'static str {
+        match self {
+            Outcome::Rendered => "rendered",
+            Outcome::Partial(_) => "partly rendered (remote entries)",
+            Outcome::Failed(_) => "failed (missing files)",
+            Outcome::BuildFailed(_) => "build failed",
+            Outcome::NotBuilt(_) => "not built",
+            Outcome::OtherSource(_) => "other source",
+        }
+    }
+
+    /// What went wrong, in words (empty when it rendered).
+    pub fn why(&self) -> String {
+        match self {
+            Outcome::Rendered => String::new(),
+            Outcome::Partial(n) => format!("{n} remote entries left out (not fetched)"),
+            Outcome::Failed(missing) => missing
+                .iter()
+                .map(Issue::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+            Outcome::BuildFailed(issue) => issue.to_string(),
+            Outcome::NotBuilt(why) | Outcome::OtherSource(why) => why.clone(),
+        }
+    }
+
+    /// Why nothing of it rendered, for the files under its path.
+    fn lost_reason(&self) -> Option<String> {
+        match self {
+            Outcome::BuildFailed(issue) => Some(issue.to_string()),
+            Outcome::NotBuilt(why) => Some(why.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The Flux Kustomization whose path holds `path` and that did not render,
+/// with why: the deepest such path wins.
+pub(crate) fn lost_under(renders: &[FluxRender], path: &Path) -> Option<(String, String)> {
+    renders
+        .iter()
+        .filter_map(|r| Some((r, r.path.as_deref()?, r.outcome.lost_reason()?)))
+        .filter(|(_, dir, _)| path.starts_with(dir))
+        .max_by_key(|(_, dir, _)| dir.components().count())
+        .map(|(r, _, why)| (format!("{}/{}", r.namespace, r.name), why))
+}
