@@ -213,6 +213,12 @@ pub enum Step {
     Setting(SettingStep),
     /// The storage under the bound database. Binds `storage`.
     Storage(StorageStep),
+    /// The bound database replicates synchronously (CNPG
+    /// `minSyncReplicas`/`maxSyncReplicas`/`postgresql.synchronous`,
+    /// Patroni `synchronous_mode` on Zalando and Crunchy, Bitnami
+    /// `replication.numSynchronousReplicas`, `synchronous_standby_names`),
+    /// with a standby to wait for. Binds `replication`: `{replication.setting}`.
+    SynchronousReplication,
     /// An environment variable of the bound app. Binds `env` (or `as`).
     Env(EnvStep),
     /// A value in the bound app's effective Helm values. Binds `value`.
@@ -225,6 +231,10 @@ pub enum Step {
     /// Flux Kustomizations whose `spec.path` is not a directory of the
     /// repository. Binds `kustomization`.
     FluxPathMissing,
+    /// Flux Kustomizations that kustomize-controller fails because a local
+    /// file or directory their build names is missing. Binds
+    /// `kustomization` (the missing entry, with kustomize's error).
+    FluxBuildFails,
     /// With a repository and the cluster (`--live`, `--snapshot`): Postgres
     /// parameters of an operator's cluster whose value in the cluster
     /// differs from the repository's. Binds `drift`: `{drift.name}`,
