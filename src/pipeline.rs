@@ -19,8 +19,9 @@ pub use fixes::FixRequest;
 pub use verdicts::ProbeRequest;
 
 use crate::model::Model;
-use crate::report::{Format, github, human, json, metrics, pushgateway, sarif};
+use crate::report::{Format, concise, github, human, json, metrics, pushgateway, sarif};
 use crate::rules::{self, Finding, Rule, Severity, config};
+use crate::source::confine::{Refused, Root};
 use crate::source::repo::{self, Repo};
 use crate::source::{Object, git};
 use crate::yaml::{Limits, Shown, SourceMap};
@@ -89,6 +90,9 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
         log_load(&l.repo, req.verbose, log);
     }
     // live
+    if req.cluster.namespace.is_some() && !req.cluster.wanted() {
+        log("warning: -n/--namespace applies to cluster state: give --live or --snapshot");
+    }
     if req.cluster.wanted() {
         cluster::read_into(&req.cluster, &mut subject, &mut base.baseline, log)?;
     }
@@ -257,7 +261,8 @@ pub fn log_load(repo: &Repo, verbose: u8, log: &mut Log) {
     ));
 }
 
-/// The configuration file given, or the one at the repository root.
+/// The configuration file given, which must exist, or the one at the
+/// repository root, if there is one.
 fn load_config(
     req: &Request,
     subject: &Subject,
@@ -273,8 +278,17 @@ fn load_config(
             _ => here,
         })
     });
+    // The repository's own config file is the repository's: confined to
+    // it like every file it holds. A file the user named is theirs.
+    if req.config.is_none()
+        && let Some(p) = &path
+        && let Some(dir) = p.parent()
+        && let Err(e @ Refused::Outside { .. }) = Root::new(dir).resolve(p)
+    {
+        return Err(format!("{}: {e}", p.display()));
+    }
     let config = match &path {
-        Some(p) => config::Config::load(p).map_err(|e| e.to_string())?,
+        Some(p) => config::Config::load(p, req.config.is_some()).map_err(|e| e.to_string())?,
         None => config::Config::default(),
     };
     Ok((config, path))
@@ -352,6 +366,17 @@ fn render(
         }
         Format::Json => serde_json::to_string_pretty(&json::render(findings, sources))
             .map_err(|e| e.to_string())?,
+        Format::Yaml => {
+            serde_saphyr::to_string(&json::render(findings, sources)).map_err(|e| e.to_string())?
+        }
+        Format::Concise => {
+            let mut text = concise::render(findings, sources);
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&summary_line(findings));
+            text
+        }
         Format::Sarif => serde_json::to_string_pretty(&sarif::render(findings, rules, sources))
             .map_err(|e| e.to_string())?,
         // Each command already ends its line.

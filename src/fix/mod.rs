@@ -9,6 +9,7 @@ pub mod diff;
 pub mod edits;
 pub mod shared;
 pub mod templates;
+pub mod write;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -2,9 +2,10 @@
 //! variables, as rendered.
 
 use super::{Model, ObjRef};
+use crate::source::coverage::Outcome;
 use crate::source::join_within;
 use crate::source::repo::source_of;
-use crate::yaml::{Node, Origin};
+use crate::yaml::{Node, Origin, Span};
 
 /// Flux Kustomizations whose `spec.path` names no directory of the repo,
 /// with the path node. Only those that build from this repository (the
@@ -29,6 +30,57 @@ pub fn missing_paths(model: &Model) -> Vec<(ObjRef, Node)> {
             (!exists).then(|| (r, node.clone()))
         })
         .collect()
+}
+
+/// Flux Kustomizations that Flux fails because a local entry of their
+/// build is missing, each with a node at the entry that holds
+/// kustomize's error. The rest of the Kustomization was rendered anyway.
+pub fn failed_builds(model: &Model) -> Vec<(ObjRef, Node)> {
+    let mut out = Vec::new();
+    for r in model.flux {
+        let Outcome::Failed(missing) = &r.outcome else {
+            continue;
+        };
+        let Some(object) = model
+            .of_kind("kustomize.toolkit.fluxcd.io", "Kustomization")
+            .find(|&i| {
+                let o = model.object(i);
+                o.tree == Some(r.tree) && o.name() == r.name && o.file == r.file
+            })
+        else {
+            continue;
+        };
+        for issue in missing {
+            let Some(file) = model.sources.find(std::path::Path::new(&issue.path)) else {
+                continue;
+            };
+            let start = offset_of(&model.sources.get(file).text, issue.line, issue.col);
+            let span = Span {
+                file,
+                start,
+                end: start,
+                line: issue.line,
+                col: issue.col,
+            };
+            out.push((object, Node::synthetic_str(&issue.message, span)));
+        }
+    }
+    out
+}
+
+/// Byte offset of a 1-based line and character column.
+fn offset_of(text: &str, line: u32, col: u32) -> u32 {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1) as usize)
+        .map(str::len)
+        .sum();
+    let in_line: usize = text[line_start..]
+        .chars()
+        .take(col.saturating_sub(1) as usize)
+        .map(char::len_utf8)
+        .sum();
+    (line_start + in_line) as u32
 }
 
 /// Values that used a Flux variable which is defined nowhere and has no

@@ -32,6 +32,9 @@ pub struct Model<'r> {
     /// `kind/name` of the Flux sources that are this repository, with
     /// the directory that is their root.
     pub local_sources: Option<&'r std::collections::BTreeMap<String, std::path::PathBuf>>,
+    /// What became of each Flux Kustomization, when the objects come from
+    /// a repository.
+    pub flux: &'r [crate::source::coverage::FluxRender],
     /// Effective chart and values of each HelmRelease, by object index.
     releases: Vec<Option<Release>>,
     /// Objects by (kind, name): lookups by reference are the model's
@@ -54,6 +57,7 @@ impl<'r> Model<'r> {
         let mut model = Model::from_parts(&repo.objects, &repo.files.sources);
         model.root = Some(repo.files.root());
         model.local_sources = Some(&repo.local_sources);
+        model.flux = &repo.flux;
         model
     }
 
@@ -87,6 +91,7 @@ impl<'r> Model<'r> {
             sources,
             root: None,
             local_sources: None,
+            flux: &[],
             releases,
             by_name,
             secrets,

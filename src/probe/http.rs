@@ -32,6 +32,7 @@ impl Default for Options {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Report {
     /// The URL without user info or query.
     pub target: String,

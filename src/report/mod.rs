@@ -1,5 +1,7 @@
 //! Rendering results for people and machines: one renderer per format.
 
+pub mod concise;
+pub mod control;
 pub mod github;
 pub mod human;
 pub mod inventory;
@@ -16,6 +18,10 @@ pub enum Format {
     Human,
     /// One JSON document (see docs/output.md).
     Json,
+    /// The JSON document as YAML.
+    Yaml,
+    /// One line per finding: `path:line:col: severity rule: message`.
+    Concise,
     /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
     Sarif,
     /// GitHub Actions workflow commands: annotations on the changed files.

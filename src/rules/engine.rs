@@ -350,6 +350,19 @@ impl Ctx<'_, '_> {
                     )]
                 })
                 .collect(),
+            Step::FluxBuildFails => crate::model::flux::failed_builds(model)
+                .into_iter()
+                .map(|(object, node)| {
+                    vec![(
+                        "kustomization".to_string(),
+                        Fact::Value {
+                            object,
+                            node: Some(node),
+                            path: "missing".into(),
+                        },
+                    )]
+                })
+                .collect(),
             Step::UndefinedVariable => crate::model::flux::undefined_variables(model)
                 .into_iter()
                 .map(|(object, name, node)| {

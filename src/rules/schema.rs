@@ -231,6 +231,10 @@ pub enum Step {
     /// Flux Kustomizations whose `spec.path` is not a directory of the
     /// repository. Binds `kustomization`.
     FluxPathMissing,
+    /// Flux Kustomizations that kustomize-controller fails because a local
+    /// file or directory their build names is missing. Binds
+    /// `kustomization` (the missing entry, with kustomize's error).
+    FluxBuildFails,
     /// With a repository and the cluster (`--live`, `--snapshot`): Postgres
     /// parameters of an operator's cluster whose value in the cluster
     /// differs from the repository's. Binds `drift`: `{drift.name}`,
