@@ -33,6 +33,11 @@ pub enum Gap {
     /// A local file or directory that does not exist: kustomize-controller
     /// fails the whole Flux Kustomization with kustomize's error.
     Missing,
+    /// A resource file that is not valid YAML (as go-yaml reads it) or not
+    /// Kubernetes objects: kustomize-controller fails the whole Flux
+    /// Kustomization with kustomize's `MalformedYAMLError`; here the file
+    /// loses only itself.
+    Malformed,
 }
 
 fn location(line: u32, col: u32) -> String {

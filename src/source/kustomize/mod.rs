@@ -674,7 +674,12 @@ impl<'f> Builder<'f> {
                     ),
                 ));
             }
-            for r in resources::load_file(self.files, path)? {
+            let loaded =
+                resources::load_file(self.files, path).map_err(|issue| match issue.gap {
+                    Some(_) => issue,
+                    None => issue.gap(Gap::Malformed),
+                })?;
+            for r in loaded {
                 acc.append(r, self.files, span)?;
             }
             Ok(())
@@ -1198,5 +1203,43 @@ spec:
                 "missing or different: {t}\nours: {ours:#?}"
             );
         }
+    }
+
+    /// Issue #12 item 5: a file go-yaml refuses fails the Flux
+    /// Kustomization in Flux, but here loses only itself; one that only
+    /// the YAML spec refuses (a flow sequence closed at the key's column)
+    /// loads as in go-yaml.
+    #[test]
+    fn a_malformed_file_loses_only_itself() {
+        let dir = repo(&[
+            (
+                "app/kustomization.yaml",
+                "resources: [good.yaml, bad.yaml, lenient.yaml]\n",
+            ),
+            (
+                "app/good.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good\n",
+            ),
+            (
+                "app/bad.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\t name: bad\n",
+            ),
+            (
+                "app/lenient.yaml",
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: lenient\nspec:\n  containers:\n  - name: c\n    args: [\n      \"--a\",\n    ]\n",
+            ),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+        let names: Vec<&str> = built.objects.iter().map(|o| o.name()).collect();
+        assert_eq!(names, ["good", "lenient"]);
+        assert_eq!(built.gaps.len(), 1, "{:?}", built.gaps);
+        assert_eq!(built.gaps[0].gap, Some(Gap::Malformed));
+        assert_eq!(
+            (built.gaps[0].path.as_str(), built.gaps[0].line),
+            ("app/bad.yaml", 4)
+        );
+        // kubectl refuses the directory as a whole, and so does `build`.
+        assert!(build(&mut files, Path::new("app")).is_err());
     }
 }
