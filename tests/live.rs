@@ -37,9 +37,10 @@ fn snapshot_alone_reproduces_the_founding_findings() {
     assert_eq!(
         found,
         vec![
+            // The cache finding points at the setting, in the Postgres object.
             (
                 FOUNDING[0].into(),
-                "testdata/cluster/helmreleases.json".into()
+                "testdata/cluster/postgresqls.yaml".into()
             ),
             (
                 FOUNDING[1].into(),
@@ -64,7 +65,7 @@ fn snapshot_with_repo_points_findings_at_repo_files() {
     assert_eq!(
         found,
         vec![
-            (FOUNDING[0].into(), "apps/authentik/helmrelease.yaml".into()),
+            (FOUNDING[0].into(), "apps/authentik/database.yaml".into()),
             (FOUNDING[1].into(), "apps/authentik/helmrelease.yaml".into()),
         ]
     );

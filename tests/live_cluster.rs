@@ -325,8 +325,14 @@ fn live_only_reproduces_the_founding_findings_like_the_snapshot() {
     assert_eq!(live.status.code(), Some(1), "{}", stderr(&live));
     let live_found = common::rules_and_paths(&live);
     assert_eq!(rules_of(&live_found), FOUNDING);
-    for (_, path) in &live_found {
-        assert_eq!(path, "cluster://fake/helmreleases.helm.toolkit.fluxcd.io");
+    // The cache finding points at the setting, in the Postgres object.
+    for (rule, path) in &live_found {
+        let kind = if rule == FOUNDING[0] {
+            "postgresqls.acid.zalan.do"
+        } else {
+            "helmreleases.helm.toolkit.fluxcd.io"
+        };
+        assert_eq!(*path, format!("cluster://fake/{kind}"));
     }
     let snap = lint(&["--snapshot", "testdata/cluster", "--format", "json"]);
     assert_eq!(
@@ -376,8 +382,13 @@ fn live_with_repo_points_findings_at_repo_files() {
         FOUNDING,
         "{err}"
     );
-    for (_, path) in &found {
-        assert_eq!(*path, "apps/authentik/helmrelease.yaml");
+    for (rule, path) in &found {
+        let file = if *rule == FOUNDING[0] {
+            "database"
+        } else {
+            "helmrelease"
+        };
+        assert_eq!(*path, format!("apps/authentik/{file}.yaml"));
     }
     assert!(err.contains("linked"), "{err}");
 }

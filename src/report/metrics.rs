@@ -38,13 +38,20 @@ pub fn render(findings: &[Finding], rules: &[Rule], unix_time: u64) -> String {
 }
 
 /// Writes the file atomically (temporary file and rename in the same
-/// directory): the collector must never read half a file.
+/// directory): the collector must never read half a file. The mode is
+/// the existing file's, or 0644 for a new one: node_exporter's textfile
+/// collector usually runs as another user than the linter, and the
+/// temporary file's 0600 would hide the metrics from it.
 pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     std::io::Write::write_all(&mut tmp, text.as_bytes())?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
     tmp.persist(path).map(|_| ()).map_err(|e| e.error)
 }

@@ -332,6 +332,8 @@ struct FluxTree {
     source_roots: HashMap<String, PathBuf>,
     /// Number of trees rendered so far (one per root).
     trees: u32,
+    /// What postBuild substitution may still spend in this run.
+    subst_budget: Option<crate::source::flux::Budget>,
     /// What became of each Flux Kustomization met while rendering.
     renders: Vec<FluxRender>,
     /// ExternalArtifacts that ArtifactGenerators make from sources here.
@@ -365,6 +367,7 @@ impl FluxTree {
             local_sources: BTreeMap::new(),
             source_roots: HashMap::new(),
             trees: 0,
+            subst_budget: None,
             renders: Vec::new(),
             artifacts,
             local: HashSet::new(),
@@ -424,12 +427,15 @@ impl FluxTree {
             .filter_map(|b| b.as_ref().ok())
             .flat_map(|b| &b.objects)
             .chain(config_sources)
-            .filter(|o| o.group().is_empty() && matches!(o.kind(), "ConfigMap" | "Secret"))
         {
-            lookup_pool
-                .entry((o.kind().to_string(), o.name().to_string()))
-                .or_default()
-                .push(o.clone());
+            // Keyed by what the cluster will hold: a SealedSecret or an
+            // ExternalSecret stands for the Secret it makes.
+            if let Some((kind, name)) = crate::source::flux::data::provides(o) {
+                lookup_pool
+                    .entry((kind.to_string(), name.to_string()))
+                    .or_default()
+                    .push(o.clone());
+            }
         }
         let mut rendered: HashSet<DocId> = HashSet::new();
         let roots: Vec<Object> = self
@@ -825,14 +831,17 @@ impl FluxTree {
                 lookup_pool
                     .get(&(kind.to_string(), name.to_string()))?
                     .iter()
-                    .filter(|o| o.namespace() == Some(id.0.as_str()))
+                    .filter(|o| crate::source::flux::data::provided_in(o, &id.0))
                     .max_by_key(|o| common_prefix(files.sources.path(o.file), &ks_path))
             };
             let (mut vars, var_issues) = collect_vars(&files.sources, ks, &lookup);
             issues.extend(var_issues);
             vars.incomplete |= inherited_unknowns;
+            let budget = self
+                .subst_budget
+                .get_or_insert_with(|| crate::source::flux::budget(files.limits()));
             for o in &mut objs {
-                issues.extend(substitute(&files.sources, o, &vars));
+                issues.extend(substitute(&files.sources, o, &vars, budget));
             }
             let unknowns = vars.incomplete || vars.map.values().any(|v| v.unknown);
             return (objs, unknowns);

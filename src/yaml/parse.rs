@@ -30,6 +30,14 @@ pub struct Limits {
     pub max_depth: usize,
     /// Nodes that anchors and aliases may copy, per file.
     pub max_alias_nodes: usize,
+    /// Bytes one string may have after Flux postBuild substitution.
+    pub max_subst_value_bytes: usize,
+    /// Bytes that all substitution of a run may add to the strings it
+    /// expands (`${V//a/${V//a/…}}` doubles per level).
+    pub max_subst_growth_bytes: usize,
+    /// Pattern-matching steps (value bytes x pattern elements) that the
+    /// `${V#glob}` trims of a run may take.
+    pub max_subst_steps: u64,
     /// Bytes of scalar text that anchors and aliases may copy, per file.
     pub max_alias_bytes: usize,
     /// Times one file may be re-read after a repair for text go-yaml
@@ -43,6 +51,9 @@ impl Default for Limits {
             max_bytes: 16 * 1024 * 1024,
             max_depth: 256,
             max_alias_nodes: 1_000_000,
+            max_subst_value_bytes: 4 * 1024 * 1024,
+            max_subst_growth_bytes: 64 * 1024 * 1024,
+            max_subst_steps: 200_000_000,
             max_alias_bytes: 32 * 1024 * 1024,
             max_repairs: 64,
         }

@@ -151,6 +151,57 @@ pub fn secret_name(obj: &Object) -> Option<&str> {
     }
 }
 
+/// The ConfigMap or Secret an object puts into the cluster, as
+/// `(kind, name)`: itself, or the Secret a SealedSecret or ExternalSecret
+/// makes ([`secret_name`]).
+pub fn provides(obj: &Object) -> Option<(&'static str, &str)> {
+    if obj.is("", "ConfigMap") {
+        return Some(("ConfigMap", obj.name()));
+    }
+    secret_name(obj).map(|name| ("Secret", name))
+}
+
+/// Whether the ConfigMap or Secret that `obj` provides exists in
+/// `namespace`: its own, or one that emberstack's kubernetes-reflector
+/// mirrors it into. Reflector copies a source annotated
+/// `reflection-allowed: "true"` and `reflection-auto-enabled: "true"`
+/// into every namespace that `reflection-allowed-namespaces` (and, when
+/// set, `reflection-auto-namespaces`) lists: comma-separated names or
+/// regular expressions, none meaning every namespace.
+pub fn provided_in(obj: &Object, namespace: &str) -> bool {
+    if obj.namespace() == Some(namespace) {
+        return true;
+    }
+    let meta = match (obj.group(), obj.kind()) {
+        ("bitnami.com", "SealedSecret") => obj.root.path(&["spec", "template", "metadata"]),
+        ("external-secrets.io", "ExternalSecret") => {
+            obj.root.path(&["spec", "target", "template", "metadata"])
+        }
+        _ => obj.root.get("metadata"),
+    };
+    let annotation = |name: &str| {
+        let key = format!("reflector.v1.k8s.emberstack.com/{name}");
+        meta.and_then(|m| m.path(&["annotations", &key]))
+            .and_then(Node::scalar_text)
+    };
+    let on = |name: &str| annotation(name).is_some_and(|v| v.trim() == "true");
+    let listed = |name: &str| {
+        annotation(name).is_none_or(|list| {
+            let list = list.trim();
+            list.is_empty()
+                || list.split(',').map(str::trim).any(|p| {
+                    p == namespace
+                        || regex::Regex::new(&format!("^(?:{p})$"))
+                            .is_ok_and(|r| r.is_match(namespace))
+                })
+        })
+    };
+    on("reflection-allowed")
+        && on("reflection-auto-enabled")
+        && listed("reflection-allowed-namespaces")
+        && listed("reflection-auto-namespaces")
+}
+
 fn set<'a>(out: &mut Vec<(String, DataValue<'a>)>, key: String, value: DataValue<'a>) {
     match out.iter_mut().find(|(k, _)| *k == key) {
         Some(slot) => slot.1 = value,
@@ -427,5 +478,22 @@ mod tests {
             Some(DataValue::Unknown { .. })
         ));
         assert!(keys_complete(&plain).unwrap_err().contains("dataFrom"));
+    }
+
+    #[test]
+    fn reflector_mirrors_into_the_namespaces_it_lists() {
+        let sealed = object(
+            "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: secrets\n  namespace: kube-system\nspec:\n  encryptedData:\n    A: AgB\n  template:\n    metadata:\n      annotations:\n        reflector.v1.k8s.emberstack.com/reflection-allowed: \"true\"\n        reflector.v1.k8s.emberstack.com/reflection-allowed-namespaces: default,mon.*\n        reflector.v1.k8s.emberstack.com/reflection-auto-enabled: \"true\"\n",
+        );
+        assert_eq!(provides(&sealed), Some(("Secret", "secrets")));
+        assert!(provided_in(&sealed, "kube-system"));
+        assert!(provided_in(&sealed, "default"));
+        assert!(provided_in(&sealed, "monitoring"));
+        assert!(!provided_in(&sealed, "apps"));
+        // Allowed but not auto-enabled: no mirror is made.
+        let manual = object(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: a\n  annotations:\n    reflector.v1.k8s.emberstack.com/reflection-allowed: \"true\"\n",
+        );
+        assert!(!provided_in(&manual, "default"));
     }
 }

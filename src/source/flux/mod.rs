@@ -4,7 +4,10 @@
 
 pub mod artifact;
 pub mod data;
+mod envsubst;
+mod goyaml_v2;
 pub mod substitute;
 
 pub use data::DataValue;
-pub use substitute::{Var, Vars, collect_vars, substitute};
+pub use envsubst::Budget;
+pub use substitute::{Var, Vars, budget, collect_vars, substitute};

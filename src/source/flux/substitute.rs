@@ -1,21 +1,23 @@
 //! Flux postBuild variable substitution.
 //!
-//! Flux (fluxcd/pkg `kustomize/kustomize_varsub.go`) serialises each
-//! object to YAML, runs its fork of drone/envsubst (fluxcd/pkg `envsubst`)
-//! over the text and parses the result again. We apply the same expansion
-//! to every string scalar and mapping key instead, so that each value keeps
-//! the place where it was written and learns where its variable was
-//! defined. The scanner and parser below follow the fork's
-//! `parse/scan.go` and `parse/parse.go` step by step, because its corner
-//! cases (`$$` escapes, `${v-d}` being an error, `:+` acting as a default)
-//! are what users actually hit.
+//! Flux (fluxcd/pkg `kustomize/kustomize_varsub.go`, called by
+//! kustomize-controller's `generator.SubstituteVariables`) serialises each
+//! object to YAML, runs envsubst ([`super::envsubst`]) over the text and
+//! reads the result back. We expand every string scalar and mapping key
+//! instead, so that each value keeps the place where it was written and
+//! learns where its variable was defined, and reproduce the round trip
+//! per scalar ([`super::goyaml_v2`]): how go-yaml v2 writes the string,
+//! then how it reads the expanded text back, which gives the type Flux
+//! applies (`"${N:-568}"` becomes the integer 568).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::envsubst::{self, BUDGET, Budget, Expanded, Lookup};
+use super::goyaml_v2::{self, Emit};
 use crate::source::flux::data::{self, DataValue};
 use crate::source::{Issue, Object, StepKind};
-use crate::yaml::{Node, Origin, SourceMap, Span, Style, Value, resolve_plain};
+use crate::yaml::{Limits, Node, Origin, SourceMap, Span, Style, Value, parse_documents};
 
 const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
 
@@ -34,10 +36,14 @@ pub struct Var {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Vars {
     pub map: BTreeMap<String, Var>,
-    /// A non-optional `substituteFrom` source is not in the repo: any
-    /// variable might be defined there, so an undefined one is unknown
-    /// rather than empty.
+    /// A `substituteFrom` source is not in the repository, or may hold
+    /// keys the repository does not name (an ExternalSecret's `dataFrom`):
+    /// any variable might be defined there, so an undefined one is
+    /// unknown rather than empty.
     pub incomplete: bool,
+    /// `spec.postBuild.substituteStrategy: Always` (kustomize-controller
+    /// v1.9): substitute even when no variable is defined.
+    pub always: bool,
     /// `spec.postBuild` of the Kustomization, for the objects' chains.
     pub at: Option<Span>,
 }
@@ -48,16 +54,37 @@ impl Vars {
     }
 
     /// Flux skips substitution entirely when it found no variable, so
-    /// `${X:=default}` then reaches the cluster as written.
+    /// `${X:=default}` then reaches the cluster as written, unless the
+    /// strategy is `Always`.
     pub fn is_active(&self) -> bool {
-        !self.map.is_empty() || self.incomplete
+        !self.map.is_empty() || self.incomplete || self.always
+    }
+
+    fn lookup(&self, name: &str) -> Lookup<'_> {
+        match self.map.get(name) {
+            Some(v) if v.unknown => Lookup::Unknown,
+            Some(v) => Lookup::Value(&v.value),
+            None if self.incomplete => Lookup::Unknown,
+            None => Lookup::Undefined,
+        }
+    }
+}
+
+/// The substitution budgets of one run, set from [`Limits`]: each
+/// expanded value is capped, and so is what all of them add together.
+pub fn budget(limits: &Limits) -> Budget {
+    Budget {
+        max_value_bytes: limits.max_subst_value_bytes,
+        growth_left: limits.max_subst_growth_bytes,
+        steps_left: limits.max_subst_steps,
     }
 }
 
 /// Reads `spec.postBuild` of a Flux Kustomization: `substituteFrom` in
-/// order (later sources win), then inline `substitute`. `lookup` finds an
-/// object by kind, namespace and name; the namespace is the
-/// Kustomization's (`""` when it has none).
+/// order (later sources win), then inline `substitute`. `lookup` finds the
+/// object that provides a ConfigMap or Secret ([`data::provides`]: also a
+/// SealedSecret or ExternalSecret) by kind, namespace and name; the
+/// namespace is the Kustomization's (`""` when it has none).
 pub fn collect_vars<'a>(
     sources: &SourceMap,
     ks: &Object,
@@ -69,6 +96,7 @@ pub fn collect_vars<'a>(
         return (vars, issues);
     };
     vars.at = Some(post.span);
+    vars.always = post.str_at(&["substituteStrategy"]) == Some("Always");
     let namespace = ks.namespace().unwrap_or("");
     for entry in post
         .get("substituteFrom")
@@ -105,12 +133,14 @@ pub fn collect_vars<'a>(
             }
             continue;
         };
+        // More keys than the repository names: any variable may be one.
+        vars.incomplete |= data::keys_complete(source).is_err();
         for (key, value) in data::entries(source) {
             if !valid_name(&key) {
                 issues.push(issue_at(
                     sources,
                     value.node().span,
-                    invalid_name_message(&key, &source.id()),
+                    invalid_name_message(&key, &format!("{kind}/{name}")),
                 ));
                 continue;
             }
@@ -176,17 +206,30 @@ pub fn collect_vars<'a>(
 
 /// Applies the variables to every string scalar and mapping key of `obj`,
 /// unless it opts out with the label or annotation
-/// `kustomize.toolkit.fluxcd.io/substitute: disabled`. A plain scalar that
-/// changed is typed again (`replicas: ${N}` becomes a number). A scalar
-/// with bad syntax is left as written and reported; the others are still
-/// substituted. Flux would reject the whole object in that case.
-pub fn substitute(sources: &SourceMap, obj: &mut Object, vars: &Vars) -> Vec<Issue> {
+/// `kustomize.toolkit.fluxcd.io/substitute: disabled`. A scalar with bad
+/// syntax, or one whose expansion no longer reads as one YAML value, is
+/// left as written and reported (Flux fails the whole Kustomization);
+/// the others are still substituted. A budget hit is reported the same
+/// way, at the scalar.
+pub fn substitute(
+    sources: &SourceMap,
+    obj: &mut Object,
+    vars: &Vars,
+    budget: &mut Budget,
+) -> Vec<Issue> {
     let mut issues = Vec::new();
     if !vars.is_active() || is_disabled(&obj.root) {
         return issues;
     }
-    let mut changed = 0usize;
-    subst_node(&mut obj.root, vars, sources, &mut issues, &mut changed);
+    let mut cx = Cx {
+        vars,
+        sources,
+        budget,
+        issues: &mut issues,
+        changed: 0,
+    };
+    cx.node(&mut obj.root);
+    let changed = cx.changed;
     if changed > 0 {
         obj.push_step(
             StepKind::Substitution,
@@ -226,784 +269,293 @@ fn issue_at(sources: &SourceMap, span: Span, message: impl Into<String>) -> Issu
     }
 }
 
-fn subst_node(
-    node: &mut Node,
-    vars: &Vars,
-    sources: &SourceMap,
-    issues: &mut Vec<Issue>,
-    changed: &mut usize,
-) {
-    match &mut node.value {
-        Value::Str(_) => subst_scalar(node, vars, sources, issues, changed, true),
-        Value::Seq(items) => {
-            for item in items {
-                subst_node(item, vars, sources, issues, changed);
+/// One object's substitution.
+struct Cx<'a> {
+    vars: &'a Vars,
+    sources: &'a SourceMap,
+    budget: &'a mut Budget,
+    issues: &'a mut Vec<Issue>,
+    changed: usize,
+}
+
+impl Cx<'_> {
+    fn node(&mut self, node: &mut Node) {
+        match &mut node.value {
+            Value::Str(_) => {
+                self.scalar(node, false);
             }
-        }
-        Value::Map(entries) => {
-            for (k, v) in entries {
-                if matches!(k.value, Value::Str(_)) {
-                    // Keys stay strings: sigs.k8s.io/yaml turns every key
-                    // into a JSON string.
-                    subst_scalar(k, vars, sources, issues, changed, false);
+            Value::Seq(items) => {
+                for item in items {
+                    self.node(item);
                 }
-                subst_node(v, vars, sources, issues, changed);
             }
+            Value::Map(entries) => {
+                let mut renamed = false;
+                for (k, v) in entries.iter_mut() {
+                    if matches!(k.value, Value::Str(_)) {
+                        renamed |= self.scalar(k, true);
+                    }
+                    self.node(v);
+                }
+                if renamed {
+                    self.drop_duplicate_keys(entries);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {}
         }
-        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {}
+    }
+
+    /// Two keys equal after substitution: go-yaml v2 keeps the value it
+    /// reads last, and it wrote the keys sorted (sorter.go; byte order for
+    /// the keys seen here) before substitution.
+    fn drop_duplicate_keys(&mut self, entries: &mut Vec<(Node, Node)>) {
+        let mut i = 0;
+        while i < entries.len() {
+            let dup = (i + 1..entries.len()).find(|&j| entries[j].0.value == entries[i].0.value);
+            let Some(j) = dup else {
+                i += 1;
+                continue;
+            };
+            let written = |n: &Node| written_key(self.sources, n);
+            let (lose, win) = if written(&entries[i].0) <= written(&entries[j].0) {
+                (i, j)
+            } else {
+                (j, i)
+            };
+            let key = entries[lose].0.as_str().unwrap_or_default().to_string();
+            let at = entries[win].0.span;
+            self.issues.push(issue_at(
+                self.sources,
+                entries[lose].0.span,
+                format!(
+                    "after substitution the key {key:?} is written twice (again at {}): \
+                     Flux keeps only the other value",
+                    self.sources.location(at)
+                ),
+            ));
+            entries.remove(lose);
+        }
+    }
+
+    /// Expands one scalar in place; `true` when it changed.
+    fn scalar(&mut self, node: &mut Node, key: bool) -> bool {
+        let Value::Str(text) = &node.value else {
+            return false;
+        };
+        if !text.contains('$') {
+            return false;
+        }
+        let text = text.clone();
+        let report = |cx: &mut Self, message: String| {
+            let message = if message.starts_with(BUDGET) {
+                format!("{message} in {}: left as written", shorten(&text))
+            } else {
+                format!(
+                    "variable substitution failed in {}: {message}",
+                    shorten(&text)
+                )
+            };
+            cx.issues.push(issue_at(cx.sources, node.span, message));
+        };
+        let expanded = match self.expand(&text) {
+            Ok(e) => e,
+            Err(message) => {
+                report(self, message);
+                return false;
+            }
+        };
+        if expanded.text == text && expanded.uses.is_empty() {
+            return false;
+        }
+        let origin = origin_of(&expanded, self.vars);
+        if expanded.unresolved {
+            // A value we cannot know (SOPS, a source only in the cluster)
+            // keeps its `${...}` text: an empty string would be a guess,
+            // and a wrong one that rules would then report on.
+            self.changed += 1;
+            node.origin = origin.map(Arc::new);
+            node.value = Value::Str(expanded.text);
+            return false;
+        }
+        let typed = match self.round_trip(&text, expanded, key) {
+            Ok(v) => v,
+            Err(message) => {
+                report(self, message);
+                return false;
+            }
+        };
+        self.changed += 1;
+        node.origin = origin.map(Arc::new);
+        set_value(node, typed);
+        key
+    }
+
+    fn expand(&mut self, text: &str) -> Result<Expanded, String> {
+        let vars = self.vars;
+        envsubst::expand(text, &|name| vars.lookup(name), self.budget)
+    }
+
+    /// What the text becomes once go-yaml v2 has written it, envsubst has
+    /// expanded that, and go-yaml v2 has read it back.
+    fn round_trip(&mut self, text: &str, expanded: Expanded, key: bool) -> Result<Node, String> {
+        let (style, written) = goyaml_v2::emit(text, key);
+        let out = if style == Emit::Plain {
+            expanded.text
+        } else {
+            // Quotes and escapes are part of what envsubst sees.
+            self.expand(&written)?.text
+        };
+        if style == Emit::Plain && is_simple(&out) {
+            let r = goyaml_v2::resolve(&out);
+            return Ok(Node::new(
+                if key {
+                    Value::Str(goyaml_v2::key_text(r, &out)?)
+                } else {
+                    goyaml_v2::to_value(r, &out)?
+                },
+                Span::default(),
+            ));
+        }
+        reread(&out, key)
     }
 }
 
-fn subst_scalar(
-    node: &mut Node,
-    vars: &Vars,
-    sources: &SourceMap,
-    issues: &mut Vec<Issue>,
-    changed: &mut usize,
-    retype: bool,
-) {
-    let Value::Str(text) = &node.value else {
-        return;
-    };
-    if !text.contains('$') {
-        return;
-    }
-    let expanded = match expand(text, vars) {
-        Ok(e) => e,
-        Err(message) => {
-            issues.push(issue_at(
-                sources,
-                node.span,
-                format!("variable substitution failed in {text:?}: {message}"),
-            ));
-            return;
-        }
-    };
-    if expanded.text == *text && expanded.uses.is_empty() {
-        return;
-    }
-    *changed += 1;
-    if let Some(origin) = origin_of(&expanded.uses, &expanded.undefined, vars) {
-        node.origin = Some(Arc::new(origin));
-        // A value we cannot know (SOPS, a source only in the cluster)
-        // keeps its `${...}` text: an empty string would be a guess, and
-        // a wrong one that rules would then report on.
-        if expanded.unresolved {
-            return;
-        }
-    }
-    node.value = if retype && node.style == Style::Plain {
-        resolve_plain(&expanded.text).unwrap_or(Value::Str(expanded.text))
+/// Parses `out` where go-yaml v2 would meet it: as the value (or key) of a
+/// one-entry mapping. Anything but one value is what breaks Flux's
+/// `YAMLToJSON`.
+fn reread(out: &str, key: bool) -> Result<Node, String> {
+    let doc = if key {
+        format!("{out}: x\n")
     } else {
-        Value::Str(expanded.text)
+        format!("k: {out}\n")
     };
+    let broken = |why: &str| {
+        format!(
+            "after substitution the text is {}, which no longer reads as one YAML {} \
+             ({why}): Flux fails to decode the object",
+            shorten(out),
+            if key { "key" } else { "value" }
+        )
+    };
+    let mut docs = parse_documents(&doc, crate::yaml::FileId(0), &Limits::default())
+        .map_err(|e| broken(&e.message))?;
+    let entries = match (docs.pop(), docs.is_empty()) {
+        (
+            Some(Node {
+                value: Value::Map(entries),
+                ..
+            }),
+            true,
+        ) if entries.len() == 1 => entries,
+        _ => return Err(broken("not a single value")),
+    };
+    let Some((k, v)) = entries.into_iter().next() else {
+        return Err(broken("not a single value"));
+    };
+    let node = if key { k } else { v };
+    if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
+        // A flow collection (`[a, b]`) is what Flux then applies; as a
+        // key, go-yaml v2 refuses it.
+        return if key {
+            Err(broken("a collection as a key"))
+        } else {
+            Ok(node)
+        };
+    }
+    // Plain text resolves as go-yaml v2 does; quoted, block and tagged
+    // scalars are what the parser read.
+    let resolved = if node.style == Style::Plain && !out.contains('!') {
+        let raw = doc
+            .get(node.span.start as usize..node.span.end as usize)
+            .unwrap_or_default()
+            .trim();
+        goyaml_v2::resolve(raw)
+    } else {
+        match &node.value {
+            Value::Null => goyaml_v2::Resolved::Null,
+            Value::Bool(b) => goyaml_v2::Resolved::Bool(*b),
+            Value::Int(i) => goyaml_v2::Resolved::Int(*i),
+            Value::Float(f) => goyaml_v2::Resolved::Float(*f),
+            _ => goyaml_v2::Resolved::Str,
+        }
+    };
+    let text = node.scalar_text().unwrap_or_default();
+    let value = if key {
+        Value::Str(goyaml_v2::key_text(resolved, &text)?)
+    } else {
+        goyaml_v2::to_value(resolved, &text)?
+    };
+    Ok(Node::new(value, Span::default()))
+}
+
+/// Plain text that reads back as one plain scalar with nothing around it.
+fn is_simple(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".,_/+=~()<>;^-".contains(&b))
+        || s.len() > 1
+            && s.starts_with('-')
+            && s[1..]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._".contains(&b))
+}
+
+/// Puts the re-read value in place: the node keeps where it was written
+/// (collections made by substitution take the scalar's place too).
+fn set_value(node: &mut Node, mut typed: Node) {
+    fn respan(n: &mut Node, span: Span) {
+        n.span = span;
+        match &mut n.value {
+            Value::Seq(items) => items.iter_mut().for_each(|i| respan(i, span)),
+            Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+                respan(k, span);
+                respan(v, span);
+            }),
+            _ => {}
+        }
+    }
+    respan(&mut typed, node.span);
+    node.value = typed.value;
+    if !matches!(node.value, Value::Str(_)) {
+        node.style = Style::Plain;
+    }
+}
+
+/// A key as written before substitution, the order go-yaml v2 wrote them.
+fn written_key(sources: &SourceMap, key: &Node) -> String {
+    let text = &sources.get(key.span.file).text;
+    text.get(key.span.start as usize..key.span.end as usize)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Quoted, and cut to a readable length: the text may be huge.
+fn shorten(text: &str) -> String {
+    const MAX: usize = 120;
+    if text.chars().count() <= MAX {
+        return format!("{text:?}");
+    }
+    let cut: String = text.chars().take(MAX).collect();
+    format!("{cut:?}… ({} bytes)", text.len())
 }
 
 /// The variable reported for a scalar: the first one (outermost first)
-/// that is defined, else the first one referenced. Unknown when any
-/// variable consulted is unknown, since its real value could change which
-/// default applies.
-fn origin_of(uses: &[String], undefined: &[String], vars: &Vars) -> Option<Origin> {
-    let first = uses.first()?;
-    let unknown = uses.iter().any(|u| match vars.get(u) {
-        Some(v) => v.unknown,
-        None => vars.incomplete,
-    });
-    let (variable, defined_at) = uses
+/// that is defined, else the first one referenced. Unknown when the
+/// expansion read a value the repository does not hold.
+fn origin_of(e: &Expanded, vars: &Vars) -> Option<Origin> {
+    let first = e.uses.first()?;
+    let (variable, defined_at) = e
+        .uses
         .iter()
         .find_map(|u| vars.get(u).map(|v| (u.clone(), v.defined_at)))
         .unwrap_or_else(|| (first.clone(), None));
     Some(Origin::Substituted {
         variable,
         defined_at,
-        unknown,
-        undefined: undefined.to_vec(),
+        unknown: e.unresolved,
+        undefined: e.undefined.clone(),
     })
-}
-
-/// The result of expanding one string.
-#[derive(Debug, PartialEq)]
-struct Expanded {
-    text: String,
-    /// Variables referenced, outermost first.
-    uses: Vec<String>,
-    /// Variables used without a default that nothing defines.
-    undefined: Vec<String>,
-    unresolved: bool,
-}
-
-/// Variables met while evaluating.
-#[derive(Default)]
-struct Trace {
-    uses: Vec<String>,
-    undefined: Vec<String>,
-    /// A variable's value is not in the repository (SOPS, or no default
-    /// and a source that only the cluster has).
-    unresolved: bool,
-}
-
-fn expand(text: &str, vars: &Vars) -> Result<Expanded, String> {
-    let ast = Parser::new(text).parse()?;
-    let mut trace = Trace::default();
-    let mut out = String::new();
-    for node in &ast {
-        eval(node, vars, &mut trace, &mut out);
-    }
-    Ok(Expanded {
-        text: out,
-        uses: trace.uses,
-        undefined: trace.undefined,
-        unresolved: trace.unresolved,
-    })
-}
-
-// ---- Parser: a port of fluxcd/pkg envsubst/parse ----
-
-#[derive(Debug, PartialEq)]
-enum Ast {
-    Text(String),
-    Func {
-        /// The operator (`:-`, `=`, `//`, ...); empty for `${name}`.
-        name: String,
-        param: String,
-        args: Vec<Ast>,
-    },
-}
-
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Token {
-    Illegal,
-    Eof,
-    Ident,
-    Lbrack,
-    Rbrack,
-}
-
-const SCAN_IDENT: u8 = 1;
-const SCAN_LBRACK: u8 = 2;
-const SCAN_RBRACK: u8 = 4;
-const SCAN_ESCAPE: u8 = 8;
-
-const ESC_DOLLAR: u8 = 1;
-const ESC_BACKSLASH: u8 = 2;
-const ESC_ALL: u8 = ESC_DOLLAR | ESC_BACKSLASH;
-
-type Accept = fn(char, usize) -> bool;
-
-/// Works on chars where Go works on bytes; the accept functions only
-/// test positions against ASCII operators, so the two agree.
-struct Parser {
-    buf: Vec<char>,
-    pos: usize,
-    start: usize,
-    width: usize,
-    mode: u8,
-    escape: u8,
-    accept: Accept,
-    depth: usize,
-}
-
-/// Nested `${...}` beyond this is refused, so hostile input cannot
-/// exhaust the stack.
-const MAX_NESTING: usize = 64;
-
-const BAD: &str = "bad substitution";
-
-impl Parser {
-    fn new(text: &str) -> Parser {
-        Parser {
-            buf: text.chars().collect(),
-            pos: 0,
-            start: 0,
-            width: 0,
-            mode: 0,
-            escape: 0,
-            accept: accept_rune,
-            depth: 0,
-        }
-    }
-
-    fn read(&mut self) -> Option<char> {
-        match self.buf.get(self.pos) {
-            Some(&c) => {
-                self.width = 1;
-                self.pos += 1;
-                Some(c)
-            }
-            None => {
-                self.width = 0;
-                None
-            }
-        }
-    }
-
-    fn unread(&mut self) {
-        self.pos -= self.width;
-    }
-
-    fn peek(&mut self) -> Option<char> {
-        let r = self.read();
-        self.unread();
-        r
-    }
-
-    /// Drops the escape character just read; the escaped one becomes
-    /// part of the token.
-    fn skip(&mut self) {
-        self.buf.remove(self.pos - 1);
-    }
-
-    fn string(&self) -> String {
-        self.buf[self.start..self.pos].iter().collect()
-    }
-
-    fn scan(&mut self) -> Token {
-        self.start = self.pos;
-        let Some(r) = self.read() else {
-            return Token::Eof;
-        };
-        if self.scan_lbrack(r) {
-            Token::Lbrack
-        } else if self.scan_rbrack(r) {
-            Token::Rbrack
-        } else if self.scan_ident(r) {
-            Token::Ident
-        } else {
-            Token::Illegal
-        }
-    }
-
-    fn scan_ident(&mut self, r: char) -> bool {
-        if self.mode & SCAN_IDENT == 0 {
-            return false;
-        }
-        if self.scan_escaped(r) {
-            self.skip();
-        } else if !(self.accept)(r, self.pos - self.start) {
-            return false;
-        }
-        loop {
-            let Some(r) = self.read() else {
-                self.unread();
-                break;
-            };
-            if self.scan_lbrack(r) {
-                self.unread();
-                self.unread();
-                break;
-            }
-            if self.scan_escaped(r) {
-                self.skip();
-                continue;
-            }
-            if !(self.accept)(r, self.pos - self.start) {
-                self.unread();
-                break;
-            }
-        }
-        true
-    }
-
-    fn scan_lbrack(&mut self, r: char) -> bool {
-        if self.mode & SCAN_LBRACK == 0 || r != '$' {
-            return false;
-        }
-        if self.read() == Some('{') {
-            return true;
-        }
-        self.unread();
-        false
-    }
-
-    fn scan_rbrack(&self, r: char) -> bool {
-        self.mode & SCAN_RBRACK != 0 && r == '}'
-    }
-
-    fn scan_escaped(&mut self, r: char) -> bool {
-        if self.mode & SCAN_ESCAPE == 0 {
-            return false;
-        }
-        if r == '$' && self.escape & ESC_DOLLAR != 0 && self.peek() == Some('$') {
-            return true;
-        }
-        r == '\\' && self.escape & ESC_BACKSLASH != 0 && matches!(self.peek(), Some('/' | '\\'))
-    }
-
-    fn parse(mut self) -> Result<Vec<Ast>, String> {
-        let mut out = Vec::new();
-        loop {
-            self.accept = accept_rune;
-            self.mode = SCAN_IDENT | SCAN_LBRACK | SCAN_ESCAPE;
-            self.escape = ESC_DOLLAR;
-            match self.scan() {
-                Token::Ident => out.push(Ast::Text(self.string())),
-                Token::Eof => return Ok(out),
-                Token::Lbrack => out.push(self.parse_func()?),
-                Token::Illegal | Token::Rbrack => return Err(BAD.into()),
-            }
-        }
-    }
-
-    fn parse_func(&mut self) -> Result<Ast, String> {
-        if self.depth >= MAX_NESTING {
-            return Err(format!("more than {MAX_NESTING} nested substitutions"));
-        }
-        self.depth += 1;
-        let result = self.parse_func_inner();
-        self.depth -= 1;
-        result
-    }
-
-    fn parse_func_inner(&mut self) -> Result<Ast, String> {
-        self.escape = ESC_ALL;
-        if self.peek() == Some('#') {
-            return self.parse_len_func();
-        }
-        self.accept = accept_ident;
-        self.mode = SCAN_IDENT;
-        if self.scan() != Token::Ident {
-            return Err("unable to parse variable name".into());
-        }
-        let name = self.string();
-        match self.peek() {
-            Some(':') => return self.parse_default_or_substr(name),
-            Some('=') => return self.parse_default_func(name),
-            Some(',' | '^') => return self.parse_operator_only(name, accept_casing),
-            Some('/') => return self.parse_replace_func(name),
-            Some('#') => return self.parse_remove_func(name, accept_hash),
-            Some('%') => return self.parse_remove_func(name, accept_percent),
-            _ => {}
-        }
-        self.accept = accept_ident;
-        self.mode = SCAN_RBRACK;
-        if self.scan() != Token::Rbrack {
-            return Err("missing closing brace".into());
-        }
-        Ok(Ast::Func {
-            name: String::new(),
-            param: name,
-            args: Vec::new(),
-        })
-    }
-
-    fn parse_param(&mut self, accept: Accept, mode: u8) -> Result<Ast, String> {
-        self.accept = accept;
-        self.mode = mode | SCAN_LBRACK;
-        match self.scan() {
-            Token::Lbrack => self.parse_func(),
-            Token::Ident | Token::Rbrack => Ok(Ast::Text(self.string())),
-            Token::Illegal | Token::Eof => {
-                Err("unable to parse substitution within function".into())
-            }
-        }
-    }
-
-    fn operator(&mut self, accept: Accept, err: &str) -> Result<String, String> {
-        self.accept = accept;
-        self.mode = SCAN_IDENT;
-        if self.scan() != Token::Ident {
-            return Err(err.into());
-        }
-        Ok(self.string())
-    }
-
-    fn parse_default_or_substr(&mut self, param: String) -> Result<Ast, String> {
-        self.read();
-        let r = self.peek();
-        self.unread();
-        match r {
-            Some('=' | '-' | '?' | '+') => self.parse_default_func(param),
-            _ => self.parse_substr_func(param),
-        }
-    }
-
-    fn parse_substr_func(&mut self, param: String) -> Result<Ast, String> {
-        let name = self.operator(accept_one_colon, BAD)?;
-        let mut args = vec![self.parse_param(reject_colon_close, SCAN_IDENT)?];
-        self.accept = accept_colon;
-        self.mode = SCAN_IDENT | SCAN_RBRACK;
-        match self.scan() {
-            Token::Rbrack => return Ok(Ast::Func { name, param, args }),
-            Token::Ident => {}
-            _ => return Err(BAD.into()),
-        }
-        args.push(self.parse_param(accept_not_closing, SCAN_IDENT)?);
-        self.consume_rbrack()?;
-        Ok(Ast::Func { name, param, args })
-    }
-
-    fn parse_remove_func(&mut self, param: String, accept: Accept) -> Result<Ast, String> {
-        let name = self.operator(accept, BAD)?;
-        let args = vec![self.parse_param(accept_not_closing, SCAN_IDENT)?];
-        self.consume_rbrack()?;
-        Ok(Ast::Func { name, param, args })
-    }
-
-    fn parse_replace_func(&mut self, param: String) -> Result<Ast, String> {
-        let name = self.operator(accept_replace, BAD)?;
-        let mut args = Vec::new();
-        if self.peek() == Some('/') {
-            args.push(Ast::Text(String::new()));
-        } else {
-            args.push(self.parse_param(accept_not_slash, SCAN_IDENT | SCAN_ESCAPE)?);
-        }
-        self.operator(accept_slash, BAD)?;
-        if self.peek() != Some('}') {
-            args.push(self.parse_param(accept_not_closing, SCAN_IDENT | SCAN_ESCAPE)?);
-        }
-        self.consume_rbrack()?;
-        Ok(Ast::Func { name, param, args })
-    }
-
-    fn parse_default_func(&mut self, param: String) -> Result<Ast, String> {
-        let accept: Accept = if self.peek() == Some('=') {
-            accept_one_equal
-        } else {
-            accept_default
-        };
-        let name = self.operator(accept, "unable to parse default function")?;
-        let mut args = Vec::new();
-        while self.peek() != Some('}') {
-            args.push(self.parse_param(accept_not_closing, SCAN_IDENT)?);
-        }
-        self.consume_rbrack()?;
-        Ok(Ast::Func { name, param, args })
-    }
-
-    /// `${v,}`, `${v^^}` and friends: an operator and nothing else.
-    fn parse_operator_only(&mut self, param: String, accept: Accept) -> Result<Ast, String> {
-        let name = self.operator(accept, BAD)?;
-        self.consume_rbrack()?;
-        Ok(Ast::Func {
-            name,
-            param,
-            args: Vec::new(),
-        })
-    }
-
-    fn parse_len_func(&mut self) -> Result<Ast, String> {
-        let name = self.operator(accept_one_hash, BAD)?;
-        let param = self.operator(accept_ident, BAD)?;
-        self.consume_rbrack()?;
-        Ok(Ast::Func {
-            name,
-            param,
-            args: Vec::new(),
-        })
-    }
-
-    fn consume_rbrack(&mut self) -> Result<(), String> {
-        self.mode = SCAN_RBRACK;
-        if self.scan() != Token::Rbrack {
-            return Err(BAD.into());
-        }
-        Ok(())
-    }
-}
-
-fn accept_rune(_: char, _: usize) -> bool {
-    true
-}
-fn accept_ident(r: char, _: usize) -> bool {
-    r.is_alphanumeric() || r == '_'
-}
-fn accept_colon(r: char, _: usize) -> bool {
-    r == ':'
-}
-fn accept_one_hash(r: char, i: usize) -> bool {
-    r == '#' && i == 1
-}
-fn accept_not_closing(r: char, _: usize) -> bool {
-    r != '}'
-}
-fn accept_hash(r: char, i: usize) -> bool {
-    r == '#' && i < 3
-}
-fn accept_percent(r: char, i: usize) -> bool {
-    r == '%' && i < 3
-}
-fn accept_default(r: char, i: usize) -> bool {
-    (i == 1 && r == ':') || (i == 2 && matches!(r, '=' | '-' | '?' | '+'))
-}
-fn accept_replace(r: char, i: usize) -> bool {
-    (i == 1 && r == '/') || (i == 2 && matches!(r, '/' | '#' | '%'))
-}
-fn accept_one_equal(r: char, i: usize) -> bool {
-    i == 1 && r == '='
-}
-fn accept_one_colon(r: char, i: usize) -> bool {
-    i == 1 && r == ':'
-}
-fn reject_colon_close(r: char, _: usize) -> bool {
-    r != ':' && r != '}'
-}
-fn accept_slash(r: char, _: usize) -> bool {
-    r == '/'
-}
-fn accept_not_slash(r: char, _: usize) -> bool {
-    r != '/'
-}
-fn accept_casing(r: char, i: usize) -> bool {
-    (r == ',' || r == '^') && i < 3
-}
-
-// ---- Evaluation: fluxcd/pkg envsubst template.go and funcs.go ----
-
-fn eval(node: &Ast, vars: &Vars, trace: &mut Trace, out: &mut String) {
-    match node {
-        Ast::Text(t) => out.push_str(t),
-        Ast::Func { name, param, args } => {
-            // Non-strict mode: an undefined variable reads as "".
-            trace.uses.push(param.clone());
-            match vars.get(param) {
-                Some(v) if v.unknown => trace.unresolved = true,
-                None if args.is_empty() && vars.incomplete => trace.unresolved = true,
-                None if args.is_empty() => trace.undefined.push(param.clone()),
-                _ => {}
-            }
-            let args: Vec<String> = args
-                .iter()
-                .map(|a| {
-                    let mut s = String::new();
-                    eval(a, vars, trace, &mut s);
-                    s
-                })
-                .collect();
-            let value = vars.get(param).map(|v| v.value.as_str()).unwrap_or("");
-            out.push_str(&apply(name, value, &args));
-        }
-    }
-}
-
-fn apply(name: &str, s: &str, args: &[String]) -> String {
-    let arg = |i: usize| args.get(i).map(String::as_str);
-    match name {
-        "," => first_char(s, |c| c.to_lowercase().collect()),
-        ",," => s.to_lowercase(),
-        "^" => first_char(s, |c| c.to_uppercase().collect()),
-        "^^" => s.to_uppercase(),
-        "#" if args.is_empty() => s.len().to_string(),
-        "#" => trim_prefix(s, arg(0), false),
-        "##" => trim_prefix(s, arg(0), true),
-        "%" => trim_suffix(s, arg(0), false),
-        "%%" => trim_suffix(s, arg(0), true),
-        ":" => substr(s, args),
-        "/#" => match (arg(0), arg(1)) {
-            (Some(p), Some(r)) if s.starts_with(p) => s.replacen(p, r, 1),
-            _ => s.to_string(),
-        },
-        "/%" => match (arg(0), arg(1)) {
-            (Some(p), Some(r)) if s.ends_with(p) => format!("{}{r}", &s[..s.len() - p.len()]),
-            _ => s.to_string(),
-        },
-        "/" => match arg(0) {
-            Some(p) => go_replace(s, p, arg(1).unwrap_or(""), Some(1)),
-            None => s.to_string(),
-        },
-        "//" => match arg(0) {
-            Some(p) => go_replace(s, p, arg(1).unwrap_or(""), None),
-            None => s.to_string(),
-        },
-        // `=`, `:=`, `:-`, and also `:?`, `:+`, `-`, `+` and plain `${v}`:
-        // the fork maps them all to "the value, or the args if empty".
-        _ if s.is_empty() && !args.is_empty() => args.concat(),
-        _ => s.to_string(),
-    }
-}
-
-fn first_char(s: &str, f: impl Fn(char) -> String) -> String {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(c) => f(c) + chars.as_str(),
-        None => String::new(),
-    }
-}
-
-/// Go's `strings.Replace`: an empty pattern matches before every char.
-fn go_replace(s: &str, pat: &str, with: &str, limit: Option<usize>) -> String {
-    if pat.is_empty() {
-        let mut out = String::new();
-        let mut n = 0;
-        for (i, c) in s.char_indices() {
-            if limit.is_none_or(|l| n < l) {
-                out.push_str(with);
-                n += 1;
-            } else {
-                out.push_str(&s[i..]);
-                return out;
-            }
-            out.push(c);
-        }
-        if limit.is_none_or(|l| n < l) {
-            out.push_str(with);
-        }
-        return out;
-    }
-    match limit {
-        Some(l) => s.replacen(pat, with, l),
-        None => s.replace(pat, with),
-    }
-}
-
-/// Byte slicing as Go does it, without splitting a char in two.
-fn byte_slice(s: &str, from: usize, to: usize) -> String {
-    String::from_utf8_lossy(&s.as_bytes()[from..to]).into_owned()
-}
-
-fn substr(s: &str, args: &[String]) -> String {
-    let Some(Ok(mut pos)) = args.first().map(|a| a.parse::<i64>()) else {
-        return s.to_string();
-    };
-    let len = s.len() as i64;
-    if pos < 0 {
-        pos = (len + pos).max(0);
-    }
-    let Some(length) = args.get(1) else {
-        return if pos < len {
-            byte_slice(s, pos as usize, s.len())
-        } else {
-            String::new()
-        };
-    };
-    let Ok(length) = length.parse::<i64>() else {
-        return s.to_string();
-    };
-    if length < 0 {
-        let end = len + length;
-        return if end < pos {
-            String::new()
-        } else {
-            byte_slice(s, pos as usize, end as usize)
-        };
-    }
-    if pos.saturating_add(length) >= len {
-        return if pos < len {
-            byte_slice(s, pos as usize, s.len())
-        } else {
-            String::new()
-        };
-    }
-    byte_slice(s, pos as usize, (pos + length) as usize)
-}
-
-/// Glob trims work on every prefix of the value; past this length the
-/// cost is not worth it for a linter and the value is kept as is.
-const MAX_TRIM_LEN: usize = 4096;
-
-fn trim_prefix(s: &str, pattern: Option<&str>, longest: bool) -> String {
-    match pattern {
-        Some(p) if s.len() <= MAX_TRIM_LEN => trim_glob(s, p, longest),
-        _ => s.to_string(),
-    }
-}
-
-fn trim_suffix(s: &str, pattern: Option<&str>, longest: bool) -> String {
-    match pattern {
-        Some(p) if s.len() <= MAX_TRIM_LEN => {
-            let rev: String = s.chars().rev().collect();
-            let rpat: String = p.chars().rev().collect();
-            trim_glob(&rev, &rpat, longest).chars().rev().collect()
-        }
-        _ => s.to_string(),
-    }
-}
-
-/// funcs.go `trimShortest`/`trimLongest`: both try prefixes from the
-/// longest down and never the empty one.
-fn trim_glob(s: &str, pattern: &str, longest: bool) -> String {
-    let Some(glob) = Glob::parse(pattern) else {
-        return s.to_string();
-    };
-    let mut matched = None;
-    for end in (1..=s.len()).rev().filter(|e| s.is_char_boundary(*e)) {
-        if glob.matches(&s[..end]) {
-            matched = Some(end);
-            if longest {
-                break;
-            }
-        }
-    }
-    match matched {
-        Some(end) => s[end..].to_string(),
-        None => s.to_string(),
-    }
-}
-
-/// Go's `path.Match` patterns: `*` and `?` (neither crosses `/`),
-/// `[...]` classes with `^` negation and ranges, `\` escapes.
-enum GlobTok {
-    Star,
-    Any,
-    Lit(char),
-    Class(bool, Vec<(char, char)>),
-}
-
-struct Glob(Vec<GlobTok>);
-
-impl Glob {
-    fn parse(pattern: &str) -> Option<Glob> {
-        let mut toks = Vec::new();
-        let mut chars = pattern.chars().peekable();
-        while let Some(c) = chars.next() {
-            toks.push(match c {
-                '*' => GlobTok::Star,
-                '?' => GlobTok::Any,
-                '\\' => GlobTok::Lit(chars.next()?),
-                '[' => {
-                    let negated = chars.next_if_eq(&'^').is_some();
-                    let mut ranges = Vec::new();
-                    loop {
-                        let lo = match chars.next()? {
-                            ']' if !ranges.is_empty() => break,
-                            '\\' => chars.next()?,
-                            '-' | ']' => return None,
-                            c => c,
-                        };
-                        let hi = if chars.next_if_eq(&'-').is_some() {
-                            match chars.next()? {
-                                '\\' => chars.next()?,
-                                '-' | ']' => return None,
-                                c => c,
-                            }
-                        } else {
-                            lo
-                        };
-                        ranges.push((lo, hi));
-                    }
-                    GlobTok::Class(negated, ranges)
-                }
-                c => GlobTok::Lit(c),
-            });
-        }
-        Some(Glob(toks))
-    }
-
-    /// Dynamic programming over (token, char), so stars cannot blow up.
-    fn matches(&self, s: &str) -> bool {
-        let chars: Vec<char> = s.chars().collect();
-        let mut row = vec![false; chars.len() + 1];
-        row[0] = true;
-        for tok in &self.0 {
-            let mut next = vec![false; chars.len() + 1];
-            for i in 0..=chars.len() {
-                match tok {
-                    GlobTok::Star => {
-                        next[i] = row[i] || (i > 0 && next[i - 1] && chars[i - 1] != '/');
-                    }
-                    _ if i == 0 => {}
-                    GlobTok::Any => next[i] = row[i - 1] && chars[i - 1] != '/',
-                    GlobTok::Lit(c) => next[i] = row[i - 1] && chars[i - 1] == *c,
-                    GlobTok::Class(negated, ranges) => {
-                        let c = chars[i - 1];
-                        let hit = ranges.iter().any(|(lo, hi)| *lo <= c && c <= *hi);
-                        next[i] = row[i - 1] && hit != *negated;
-                    }
-                }
-            }
-            row = next;
-        }
-        row[chars.len()]
-    }
 }
 
 #[cfg(test)]
@@ -1013,6 +565,10 @@ mod tests {
     use std::path::PathBuf;
 
     use crate::source::test_repo::TestRepo as Repo;
+
+    fn test_budget() -> Budget {
+        budget(&Limits::default())
+    }
 
     impl Repo {
         fn vars(&self) -> (Vars, Vec<Issue>) {
@@ -1031,7 +587,7 @@ mod tests {
                 .find(|o| o.name() == name)
                 .unwrap()
                 .clone();
-            let issues = substitute(&self.sources, &mut obj, &vars);
+            let issues = substitute(&self.sources, &mut obj, &vars, &mut test_budget());
             (obj, issues)
         }
     }
@@ -1082,89 +638,6 @@ data:
 stringData:
   PASSWORD: hunter2
 ";
-
-    fn expand_with(text: &str, vars: &[(&str, &str)]) -> Result<String, String> {
-        let vars = Vars {
-            map: vars
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.to_string(),
-                        Var {
-                            value: v.to_string(),
-                            defined_at: None,
-                            unknown: false,
-                        },
-                    )
-                })
-                .collect(),
-            ..Vars::default()
-        };
-        expand(text, &vars).map(|e| e.text)
-    }
-
-    #[test]
-    fn envsubst_forms() {
-        let v = [("A", "a"), ("E", ""), ("B", "b")];
-        let cases = [
-            ("${A}", "a"),
-            ("x-${A}-y", "x-a-y"),
-            ("${U}", ""),
-            ("${U:=d}", "d"),
-            ("${U:-d}", "d"),
-            ("${U=d}", "d"),
-            ("${A:-d}", "a"),
-            ("${E:-d}", "d"),
-            ("${U:=${B:=x}}", "b"),
-            ("${U:=${V:=x}}", "x"),
-            ("${U:-pre-${B}-post}", "pre-b-post"),
-            ("$${A}", "${A}"),
-            ("$$", "$"),
-            ("pa$$word", "pa$word"),
-            ("$A and $", "$A and $"),
-            ("${A^^}", "A"),
-            ("${#A}", "1"),
-            ("${U:+alt}", "alt"),
-        ];
-        for (input, want) in cases {
-            assert_eq!(expand_with(input, &v).as_deref(), Ok(want), "{input}");
-        }
-    }
-
-    #[test]
-    fn envsubst_functions() {
-        let v = [("P", "path/to/file.tar.gz"), ("S", "hello")];
-        let cases = [
-            ("${S:1:3}", "ell"),
-            ("${S:-3}", "hello"),
-            ("${S:1:-1}", "ell"),
-            ("${S/l/L}", "heLlo"),
-            ("${S//l/L}", "heLLo"),
-            ("${S/#he/HE}", "HEllo"),
-            ("${S/%lo/LO}", "helLO"),
-            ("${P#*/}", "to/file.tar.gz"),
-            // `*` never crosses `/` in Go's path.Match.
-            ("${P##*/}", "to/file.tar.gz"),
-            ("${P%.*}", "path/to/file.tar"),
-            ("${P%%.*}", "path/to/file"),
-            ("${S,}", "hello"),
-            ("${S^}", "Hello"),
-        ];
-        for (input, want) in cases {
-            assert_eq!(expand_with(input, &v).as_deref(), Ok(want), "{input}");
-        }
-    }
-
-    #[test]
-    fn envsubst_errors() {
-        for bad in ["${A", "${A:-x", "${A-x}", "${}", "${A x}", "${-}"] {
-            assert!(expand_with(bad, &[("A", "a")]).is_err(), "{bad}");
-        }
-        let deep = format!("{}x{}", "${A:=".repeat(10_000), "}".repeat(10_000));
-        assert!(expand_with(&deep, &[]).is_err());
-        let ok = format!("{}x{}", "${A:=".repeat(60), "}".repeat(60));
-        assert_eq!(expand_with(&ok, &[]).as_deref(), Ok("x"));
-    }
 
     #[test]
     fn inline_and_sources_in_order_inline_wins() {
@@ -1248,7 +721,7 @@ data:
         ]);
         let mut obj = repo.find("ConfigMap", "", "app").unwrap().clone();
         let (vars, _) = repo.vars();
-        assert!(substitute(&repo.sources, &mut obj, &vars).is_empty());
+        assert!(substitute(&repo.sources, &mut obj, &vars, &mut test_budget()).is_empty());
         let node = obj.root.path(&["data", "password"]).unwrap();
         match node.origin.as_deref() {
             Some(Origin::Substituted {
@@ -1300,14 +773,17 @@ spec:
         assert_eq!(j["spec"]["replicas"], serde_json::json!(3));
         assert_eq!(j["metadata"]["labels"]["example.org"], "yes");
         let c = &j["spec"]["template"]["spec"]["containers"][0];
-        assert_eq!(c["image"], "nginx:1.27");
-        // The optional `maybe` source is not in the repo, so the
-        // cluster may define UNSET: its use stays as written.
+        // The optional `maybe` source is not in the repo, so the cluster
+        // may define TAG and UNSET: what reads them stays as written,
+        // defaults too (issue 19 item 3).
+        assert_eq!(c["image"], "nginx:${TAG:=1.27}");
         assert_eq!(
             c["args"],
             serde_json::json!(["--tz=UTC", "${KEEP}", "--x=${UNSET}"])
         );
-        assert_eq!(c["env"][0]["value"], "3");
+        // Quoting is lost in Flux's YAML round trip: the API server gets
+        // the number 3 here (Flux's docs: quote with a `${quote}` variable).
+        assert_eq!(c["env"][0]["value"], serde_json::json!(3));
         assert_eq!(c["env"][1]["value"], "${UNSET}");
         assert_eq!(c["env"][2]["value"], "3\n");
         let step = obj.chain.last().unwrap();
@@ -1334,8 +810,8 @@ spec:
         assert_eq!(repo.sources.path(def.file), PathBuf::from("ks.yaml"));
         assert_eq!((def.line, def.col), (10, 17));
 
-        // A default: the variable is named, nothing defines it, and the
-        // optional source missing from the repo might.
+        // A default: the variable is named, nothing in the repository
+        // defines it, and the optional source missing from it might.
         let image = obj
             .root
             .path(&["spec", "template", "spec", "containers"])
@@ -1377,16 +853,7 @@ spec:
 
     #[test]
     fn no_variables_means_no_substitution() {
-        let ks = "\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: apps
-  namespace: flux-system
-spec:
-  postBuild:
-    substitute: {}
-";
+        let ks = &ks_with("    substitute: {}\n");
         let app = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: ${A:=d}\n";
         let repo = Repo::new(&[("ks.yaml", ks), ("app.yaml", app)]);
         let (obj, _) = repo.render("x");
@@ -1439,5 +906,207 @@ spec:
         assert_eq!(issues.len(), 2, "{issues:?}");
         assert_eq!(vars.get("N").unwrap().value, "3");
         assert!(vars.get("bad-name").is_none());
+    }
+
+    /// Kustomization `apps` with `post_build` (indented) under postBuild.
+    fn ks_with(post_build: &str) -> String {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  postBuild:\n{post_build}"
+        )
+    }
+
+    fn render_one(ks: &str, app: &str) -> (Object, Vec<Issue>) {
+        Repo::new(&[("ks.yaml", ks), ("app.yaml", app)]).render("x")
+    }
+
+    fn typed_ks() -> String {
+        ks_with(concat!(
+            "    substitute:\n",
+            "      ID: \"123\"\n",
+            "      ON: \"yes\"\n",
+            "      quote: '\"'\n",
+            "      LIST: \"[a, b]\"\n",
+            "      KEY: app\n",
+            "      PAIR: \"a: b\"\n",
+            "      V: aa\n",
+        ))
+    }
+
+    /// issue 19 item 2: types as Flux's go-yaml v2 round trip gives them,
+    /// whatever the quoting in the repository.
+    #[test]
+    fn typed_substitution_follows_the_yaml_round_trip() {
+        let app = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+  labels:
+    ${KEY}: \"1\"
+    app: \"2\"
+data:
+  gid: \"${N:-568}\"
+  flag: \"${B:=true}\"
+  quoted: ${quote}${ID}${quote}
+  yaml11: '${ON}'
+  word: \"x-${ID}\"
+  spaced: \"${ID} \"
+  list: ${LIST}
+  keyword: \"${KEY}: ${ID}\"
+";
+        let (obj, issues) = render_one(&typed_ks(), app);
+        let j = obj.root.to_json();
+        assert_eq!(j["data"]["gid"], serde_json::json!(568));
+        assert_eq!(j["data"]["flag"], serde_json::json!(true));
+        assert_eq!(j["data"]["quoted"], "123");
+        assert_eq!(j["data"]["yaml11"], serde_json::json!(true));
+        assert_eq!(j["data"]["word"], "x-123");
+        // A string with a trailing space is written single-quoted.
+        assert_eq!(j["data"]["spaced"], "123 ");
+        assert_eq!(j["data"]["list"], serde_json::json!(["a", "b"]));
+        assert_eq!(j["data"]["keyword"], "app: 123");
+        // `${KEY}` became `app`, which is written twice: go-yaml keeps the
+        // one it wrote later, and it wrote `${KEY}` first.
+        assert_eq!(j["metadata"]["labels"], serde_json::json!({"app": "2"}));
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert!(issues[0].message.contains("written twice"), "{issues:?}");
+        assert_eq!((issues[0].line, issues[0].col), (6, 5));
+        // The typed value keeps its use site and its variable.
+        let gid = obj.root.path(&["data", "gid"]).unwrap();
+        assert_eq!((gid.span.line, gid.span.col), (9, 8));
+        assert!(matches!(
+            gid.origin.as_deref(),
+            Some(Origin::Substituted { variable, defined_at: None, .. }) if variable == "N"
+        ));
+    }
+
+    #[test]
+    fn text_that_no_longer_reads_as_one_value_is_an_issue() {
+        let app = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+data:
+  pair: ${PAIR}
+  fine: ${ID}
+";
+        let (obj, issues) = render_one(&typed_ks(), app);
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!((issues[0].line, issues[0].col), (6, 9));
+        assert!(
+            issues[0]
+                .message
+                .contains("no longer reads as one YAML value")
+        );
+        assert_eq!(obj.root.str_at(&["data", "pair"]), Some("${PAIR}"));
+        assert_eq!(obj.root.to_json()["data"]["fine"], serde_json::json!(123));
+    }
+
+    #[test]
+    fn strategy_always_substitutes_defaults_without_variables() {
+        let ks = ks_with("    substituteStrategy: Always\n");
+        let app = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: ${A:=d}\n";
+        let (obj, _) = render_one(&ks, app);
+        assert_eq!(obj.root.str_at(&["data", "a"]), Some("d"));
+    }
+
+    /// issue 12 item 8: the Secret Flux reads may be one a SealedSecret or
+    /// an ExternalSecret makes: its keys are known, its values are not.
+    #[test]
+    fn sealed_and_external_secrets_are_sources_with_unknown_values() {
+        let ks = ks_with(
+            "    substituteFrom:\n      - kind: Secret\n        name: sealed\n      - kind: Secret\n        name: external-target\n",
+        );
+        let sealed = "\
+apiVersion: bitnami.com/v1alpha1
+kind: SealedSecret
+metadata:
+  name: sealed
+  namespace: flux-system
+spec:
+  encryptedData:
+    DOMAIN: AgBy8hCi
+";
+        let external = "\
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: es
+  namespace: flux-system
+spec:
+  target:
+    name: external-target
+    template:
+      data:
+        TZ: Europe/Berlin
+        TOKEN: '{{ .token }}'
+";
+        let app = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+data:
+  host: app.${DOMAIN}
+  tz: ${TZ}
+  token: ${TOKEN}
+  typo: ${DOMAN}
+";
+        let repo = Repo::new(&[
+            ("ks.yaml", &ks),
+            ("sealed.yaml", sealed),
+            ("es.yaml", external),
+            ("app.yaml", app),
+        ]);
+        let ks_obj = repo.find("Kustomization", "flux-system", "apps").unwrap();
+        let lookup = |kind: &str, ns: &str, name: &str| {
+            repo.objects
+                .iter()
+                .find(|o| data::provides(o) == Some((kind, name)) && data::provided_in(o, ns))
+        };
+        let (vars, issues) = collect_vars(&repo.sources, ks_obj, &lookup);
+        assert!(issues.is_empty(), "{issues:?}");
+        assert!(!vars.incomplete);
+        assert!(vars.get("DOMAIN").unwrap().unknown);
+        assert_eq!(vars.get("TZ").unwrap().value, "Europe/Berlin");
+        let mut obj = repo.find("ConfigMap", "", "x").unwrap().clone();
+        substitute(&repo.sources, &mut obj, &vars, &mut test_budget());
+        let j = obj.root.to_json();
+        assert_eq!(j["data"]["host"], "app.${DOMAIN}");
+        assert_eq!(j["data"]["tz"], "Europe/Berlin");
+        assert_eq!(j["data"]["token"], "${TOKEN}");
+        // Every key is known, so a typo is undefined, not unknown.
+        assert_eq!(j["data"]["typo"], serde_json::Value::Null);
+        let typo = obj.root.path(&["data", "typo"]).unwrap();
+        assert!(matches!(
+            typo.origin.as_deref(),
+            Some(Origin::Substituted { undefined, unknown: false, .. }) if undefined == &["DOMAN"]
+        ));
+    }
+
+    #[test]
+    fn budget_hits_are_issues_at_the_scalar_and_the_rest_goes_on() {
+        let mut nested = "aa".to_string();
+        for _ in 0..12 {
+            nested = format!("${{V//a/{nested}}}");
+        }
+        let app = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  big: '{nested}'\n  ok: ${{ID}}\n"
+        );
+        let ks = typed_ks();
+        let repo = Repo::new(&[("ks.yaml", &ks), ("app.yaml", &app)]);
+        let (vars, _) = repo.vars();
+        let mut obj = repo.find("ConfigMap", "", "x").unwrap().clone();
+        let limits = Limits {
+            max_subst_value_bytes: 1000,
+            ..Limits::default()
+        };
+        let issues = substitute(&repo.sources, &mut obj, &vars, &mut budget(&limits));
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!((issues[0].line, issues[0].col), (6, 8));
+        assert!(issues[0].message.starts_with(BUDGET), "{issues:?}");
+        assert_eq!(obj.root.str_at(&["data", "big"]), Some(nested.as_str()));
+        assert_eq!(obj.root.to_json()["data"]["ok"], serde_json::json!(123));
     }
 }
