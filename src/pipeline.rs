@@ -19,7 +19,7 @@ pub use fixes::FixRequest;
 pub use verdicts::ProbeRequest;
 
 use crate::model::Model;
-use crate::report::{Format, github, human, json, metrics, sarif};
+use crate::report::{Format, github, human, inventory, json, metrics, sarif};
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::repo::{self, Repo};
 use crate::source::{Object, git};
@@ -121,7 +121,11 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
     // verdicts
     verdicts::attach(&mut findings, &rules, &model, req, log);
     // render
-    let text = render(req, &findings, &rules, sources, log)?;
+    let repo = match &subject {
+        Subject::Repo(l) => Some(&l.repo),
+        Subject::Cluster { .. } => None,
+    };
+    let text = render(req, &findings, &rules, sources, repo, log)?;
     if let Some(path) = &req.metrics_file {
         write_metrics(path, &findings, &rules)?;
     }
@@ -321,11 +325,14 @@ fn filter(
     findings
 }
 
+/// `repo`: the repository linted, whose coverage every format reports
+/// (none when only cluster state is linted).
 fn render(
     req: &Request,
     findings: &[Finding],
     rules: &[Rule],
     sources: &SourceMap,
+    repo: Option<&Repo>,
     log: &mut Log,
 ) -> Result<String, String> {
     Ok(match req.format {
@@ -333,12 +340,25 @@ fn render(
         Format::Human => {
             let mut text = human::render(findings, sources, human::use_color());
             text.push_str(&summary_line(findings));
+            if let Some(repo) = repo {
+                text.push_str(&format!("; {}", repo.coverage.summary()));
+            }
             text
         }
-        Format::Json => serde_json::to_string_pretty(&json::render(findings, sources))
-            .map_err(|e| e.to_string())?,
-        Format::Sarif => serde_json::to_string_pretty(&sarif::render(findings, rules, sources))
-            .map_err(|e| e.to_string())?,
+        Format::Json => {
+            let mut out = json::render(findings, sources);
+            if let Some(repo) = repo {
+                out["coverage"] = inventory::coverage_json(repo);
+            }
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        }
+        Format::Sarif => {
+            let mut out = sarif::render(findings, rules, sources);
+            if let Some(repo) = repo {
+                sarif::add_coverage(&mut out, repo);
+            }
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        }
         // Each command already ends its line.
         Format::Github => github::render(findings, sources).trim_end().to_string(),
     })
