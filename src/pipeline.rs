@@ -19,8 +19,9 @@ pub use fixes::FixRequest;
 pub use verdicts::ProbeRequest;
 
 use crate::model::Model;
-use crate::report::{Format, github, human, inventory, json, metrics, sarif};
+use crate::report::{Format, concise, github, human, inventory, json, metrics, pushgateway, sarif};
 use crate::rules::{self, Finding, Rule, Severity, config};
+use crate::source::confine::{Refused, Root};
 use crate::source::repo::{self, Repo};
 use crate::source::{Object, git};
 use crate::yaml::{Limits, Shown, SourceMap};
@@ -51,6 +52,8 @@ pub struct Request {
     pub fail_on: Option<Severity>,
     /// Also write Prometheus metrics (text exposition) to this file.
     pub metrics_file: Option<PathBuf>,
+    /// Also push the metrics to this Prometheus Pushgateway (base URL).
+    pub pushgateway: Option<String>,
     pub verbose: u8,
 }
 
@@ -87,6 +90,9 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
         log_load(&l.repo, req.verbose, log);
     }
     // live
+    if req.cluster.namespace.is_some() && !req.cluster.wanted() {
+        log("warning: -n/--namespace applies to cluster state: give --live or --snapshot");
+    }
     if req.cluster.wanted() {
         cluster::read_into(&req.cluster, &mut subject, &mut base.baseline, log)?;
     }
@@ -126,14 +132,27 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
         Subject::Cluster { .. } => None,
     };
     let text = render(req, &findings, &rules, sources, repo, log)?;
-    if let Some(path) = &req.metrics_file {
-        write_metrics(path, &findings, &rules)?;
+    let mut exit = exit_code(req.fail_on, &findings);
+    if req.metrics_file.is_some() || req.pushgateway.is_some() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let metrics = metrics::render(&findings, &rules, now);
+        if let Some(path) = &req.metrics_file {
+            metrics::write(path, &metrics)
+                .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))?;
+        }
+        // A failed push still leaves the report to print: the error is
+        // said and the run exits 2.
+        if let Some(url) = &req.pushgateway
+            && let Err(e) = pushgateway::push(url, &metrics, pushgateway::TIMEOUT)
+        {
+            log(&format!("error: {e}"));
+            exit = EXIT_ERROR;
+        }
     }
     // exit code
-    Ok(Outcome {
-        text,
-        exit: exit_code(req.fail_on, &findings),
-    })
+    Ok(Outcome { text, exit })
 }
 
 /// What is linted: a repository (cluster state merged into it), or
@@ -246,7 +265,8 @@ pub fn log_load(repo: &Repo, verbose: u8, log: &mut Log) {
     ));
 }
 
-/// The configuration file given, or the one at the repository root.
+/// The configuration file given, which must exist, or the one at the
+/// repository root, if there is one.
 fn load_config(
     req: &Request,
     subject: &Subject,
@@ -262,8 +282,17 @@ fn load_config(
             _ => here,
         })
     });
+    // The repository's own config file is the repository's: confined to
+    // it like every file it holds. A file the user named is theirs.
+    if req.config.is_none()
+        && let Some(p) = &path
+        && let Some(dir) = p.parent()
+        && let Err(e @ Refused::Outside { .. }) = Root::new(dir).resolve(p)
+    {
+        return Err(format!("{}: {e}", p.display()));
+    }
     let config = match &path {
-        Some(p) => config::Config::load(p).map_err(|e| e.to_string())?,
+        Some(p) => config::Config::load(p, req.config.is_some()).map_err(|e| e.to_string())?,
         None => config::Config::default(),
     };
     Ok((config, path))
@@ -352,6 +381,24 @@ fn render(
             }
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         }
+        Format::Yaml => {
+            let mut out = json::render(findings, sources);
+            if let Some(repo) = repo {
+                out["coverage"] = inventory::coverage_json(repo);
+            }
+            serde_saphyr::to_string(&out).map_err(|e| e.to_string())?
+        }
+        Format::Concise => {
+            let mut text = concise::render(findings, sources);
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&summary_line(findings));
+            if let Some(repo) = repo {
+                text.push_str(&format!("; {}", repo.coverage.summary()));
+            }
+            text
+        }
         Format::Sarif => {
             let mut out = sarif::render(findings, rules, sources);
             if let Some(repo) = repo {
@@ -373,14 +420,6 @@ fn summary_line(findings: &[Finding]) -> String {
         count(Severity::Warning),
         count(Severity::Info)
     )
-}
-
-fn write_metrics(path: &Path, findings: &[Finding], rules: &[Rule]) -> Result<(), String> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    metrics::write(path, &metrics::render(findings, rules, now))
-        .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))
 }
 
 fn exit_code(fail_on: Option<Severity>, findings: &[Finding]) -> u8 {

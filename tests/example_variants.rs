@@ -28,6 +28,16 @@ struct Found {
 }
 
 impl Found {
+    /// Location and label of the app's version (a related location of a
+    /// combination finding, whose primary is the Postgres setting).
+    fn version(&self) -> (&str, &str) {
+        self.related
+            .iter()
+            .find(|(_, t)| t.ends_with(" 2025.10.1"))
+            .map(|(at, t)| (at.as_str(), t.as_str()))
+            .unwrap_or_else(|| panic!("no version label: {self:#?}"))
+    }
+
     fn related_at(&self, text: &str) -> Option<&str> {
         self.related
             .iter()
@@ -145,7 +155,9 @@ fn example_repo_yields_exactly_the_two_founding_findings() {
     });
     assert_eq!(rules_of(&found), [CACHE, KEEPALIVES]);
     let cache = one(&found, CACHE);
-    assert_eq!(cache.at, "apps/authentik/helmrelease.yaml:11:16");
+    // Where the fix adds synchronous_commit; the version is related.
+    assert_eq!(cache.at, "apps/authentik/database.yaml:21:7");
+    assert_eq!(cache.version().0, "apps/authentik/helmrelease.yaml:11:16");
     assert_eq!(
         cache.related_at("storage class ceph-block"),
         Some("apps/authentik/database.yaml:12:19")
@@ -208,8 +220,7 @@ fn image_tag_with_digest_wins_over_an_old_chart_version() {
     assert_eq!(rules_of(&found), [CACHE, KEEPALIVES]);
     let cache = one(&found, CACHE);
     // `        tag: 2025.10.1@sha256:…` is line 19; the value starts at column 14.
-    assert_eq!(cache.at, "apps/authentik/helmrelease.yaml:19:14");
-    assert!(cache.label.ends_with(" 2025.10.1"), "{cache:#?}");
+    assert_eq!(cache.version().0, "apps/authentik/helmrelease.yaml:19:14");
 }
 
 #[test]
@@ -237,8 +248,13 @@ fn chart_ref_to_an_oci_repository_points_at_its_tag() {
     let cache = one(&found, CACHE);
     // The appended document starts on line 9 (after the separator on
     // line 8); `    tag: 2025.10.1` is its 8th line.
-    assert_eq!(cache.at, "infrastructure/sources/authentik.yaml:16:10");
-    assert_eq!(cache.label, "authentik 2025.10.1");
+    assert_eq!(
+        cache.version(),
+        (
+            "infrastructure/sources/authentik.yaml:16:10",
+            "authentik 2025.10.1"
+        )
+    );
 }
 
 #[test]
@@ -257,8 +273,13 @@ fn version_from_a_post_build_variable_points_at_use_and_definition() {
     let found = lint(v.root());
     assert_eq!(rules_of(&found), [CACHE, KEEPALIVES]);
     let cache = one(&found, CACHE);
-    assert_eq!(cache.at, "apps/authentik/helmrelease.yaml:11:16");
-    assert_eq!(cache.label, "authentik 2025.10.1");
+    assert_eq!(
+        cache.version(),
+        (
+            "apps/authentik/helmrelease.yaml:11:16",
+            "authentik 2025.10.1"
+        )
+    );
     assert_eq!(
         cache.related_at("${AUTHENTIK_VERSION} is defined here"),
         Some("clusters/home/cluster-settings.yaml:12:22"),

@@ -260,3 +260,60 @@ fn lint_step_annotates_new_findings_and_writes_sarif_with_all_of_them() {
     assert!(stdout.contains("authentik-persistent-connections-without-keepalives"));
     assert!(!stdout.contains("authentik-upgrade-moves-cache"));
 }
+
+/// The lint step on a push event: github.event.before is the base, so
+/// only what the push brought is reported; a push that created the branch
+/// (before is all zeros) reports every finding. `args` reaches the linter.
+#[test]
+fn on_push_the_previous_tip_is_the_base_and_args_reach_the_linter() {
+    if !common::git_available() {
+        return;
+    }
+    let (dir, repo) = common::bump_fixture("2025.8.3", "2025.10.1", |_| {});
+    let run = |before: &str, args: &str| {
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(step_script("lint"))
+            .current_dir(&repo)
+            .env("PATH", path_with_plugin(dir.path()))
+            .env("LINT_PATH", ".")
+            .env("BASE", "")
+            .env("PR_BASE", "")
+            .env("EVENT_NAME", "push")
+            .env("PUSH_BEFORE", before)
+            .env("FAIL_ON", "warning")
+            .env("RULES", "")
+            .env("ARGS", args)
+            .env("SARIF_FILE", dir.path().join("push.sarif"))
+            .env("GITHUB_OUTPUT", dir.path().join("push-output"))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let (code, stdout) = run(&rev_parse(&repo, "HEAD~1"), "");
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("authentik-upgrade-moves-cache"), "{stdout}");
+    assert!(
+        !stdout.contains("authentik-persistent-connections-without-keepalives"),
+        "a finding the previous tip had is not reported again: {stdout}"
+    );
+    let (_, stdout) = run(&"0".repeat(40), "");
+    assert!(
+        stdout.contains("authentik-persistent-connections-without-keepalives"),
+        "a new branch reports every finding: {stdout}"
+    );
+    // `args`, split on spaces: a rules directory that does not exist.
+    let (code, shown) = run(
+        &"0".repeat(40),
+        "-v --rules /nonexistent-homelab-lint-rules",
+    );
+    assert_eq!(code, Some(2), "{shown}");
+    assert!(shown.contains("/nonexistent-homelab-lint-rules"), "{shown}");
+}

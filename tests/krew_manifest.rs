@@ -1,8 +1,12 @@
-//! The krew manifest `krew/homelab-lint.yaml` has the fields krew
-//! requires (name equal to the file name, a `v` version, one platform per
-//! OS and architecture with uri, sha256 and bin), and `scripts/release`
-//! packages a binary into an archive whose sha256 it writes into a
-//! manifest of the same shape.
+//! The krew manifest, written by `scripts/krew-manifest` from the
+//! SHA256SUMS of `scripts/release`, has what krew and krew-index require
+//! (name, a `v` version, one platform per OS and architecture with uri,
+//! sha256 and bin, LICENSE among the files, a short description of at
+//! most 50 characters, the project's repository as homepage); the release
+//! script packages a binary with LICENSE, completions and man page, and
+//! the manifest carries the sha256 of the archive actually built. Under
+//! CI, `.ci/run` builds the real distribution archive and names its
+//! directory in HOMELAB_LINT_DIST_DIR.
 
 mod common;
 
@@ -54,6 +58,15 @@ fn problems(file_stem: &str, m: &Node) -> Vec<String> {
             format!("spec.{field} is missing"),
         );
     }
+    let short = m.str_at(&["spec", "shortDescription"]).unwrap_or("");
+    check(
+        short.chars().count() <= 50,
+        format!("spec.shortDescription is over 50 characters: {short:?}"),
+    );
+    check(
+        m.str_at(&["spec", "homepage"]) == Some(env!("CARGO_PKG_REPOSITORY")),
+        "spec.homepage must be the project's repository".into(),
+    );
     let platforms = m
         .path(&["spec", "platforms"])
         .and_then(Node::as_seq)
@@ -87,62 +100,149 @@ fn problems(file_stem: &str, m: &Node) -> Vec<String> {
             bin == "kubectl-homelab_lint",
             format!("platform {i}: bin {bin:?}"),
         );
-        // The bin must be among the files copied out of the archive.
+        // The bin and the licence must be among the files copied out of
+        // the archive (krew-index requires the licence).
         let files = p.get("files").and_then(Node::as_seq);
-        check(
-            files.is_none_or(|fs| fs.iter().any(|f| f.str_at(&["from"]) == Some(bin))),
-            format!("platform {i}: files do not include {bin}"),
-        );
+        for wanted in [bin, "LICENSE"] {
+            check(
+                files.is_some_and(|fs| fs.iter().any(|f| f.str_at(&["from"]) == Some(wanted))),
+                format!("platform {i}: files do not include {wanted}"),
+            );
+        }
     }
     out
 }
 
+const TARGETS: [&str; 4] = [
+    "x86_64-unknown-linux-gnu",
+    "aarch64-unknown-linux-gnu",
+    "x86_64-apple-darwin",
+    "aarch64-apple-darwin",
+];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn version() -> String {
+    format!("v{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// `scripts/krew-manifest` run on a SHA256SUMS file with these lines.
+fn manifest_from_sums(lines: &[(String, String)]) -> Node {
+    let dir = tempfile::tempdir().unwrap();
+    let sums = dir.path().join("SHA256SUMS");
+    let text: String = lines.iter().map(|(s, n)| format!("{s}  {n}\n")).collect();
+    std::fs::write(&sums, text).unwrap();
+    let run = Command::new("bash")
+        .arg(root().join("scripts/krew-manifest"))
+        .arg(&sums)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    parse(&String::from_utf8(run.stdout).unwrap())
+}
+
+/// A distinct 64-hex-digit value per archive name.
+fn fake_sum(name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(name.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn four_platform_sums() -> Vec<(String, String)> {
+    TARGETS
+        .iter()
+        .map(|t| {
+            let name = format!("kubectl-homelab_lint-{}-{t}.tar.gz", version());
+            (fake_sum(&name), name)
+        })
+        .collect()
+}
+
 #[test]
-fn manifest_has_the_fields_krew_requires_for_four_platforms() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("krew/homelab-lint.yaml");
-    let m = parse(&std::fs::read_to_string(&path).unwrap());
-    let stem = path.file_stem().unwrap().to_str().unwrap();
-    let found = problems(stem, &m);
+fn manifest_from_four_archives_has_what_krew_requires() {
+    if !common::bash_available() {
+        return;
+    }
+    let sums = four_platform_sums();
+    let m = manifest_from_sums(&sums);
+    let found = problems("homelab-lint", &m);
     assert!(found.is_empty(), "{}", found.join("\n"));
     assert_eq!(
         str_at(&m, &["spec", "version"]),
-        format!("v{}", env!("CARGO_PKG_VERSION")),
+        version(),
         "the manifest's version follows Cargo.toml"
     );
-    let mut platforms: Vec<String> = m
+    let mut platforms: Vec<String> = Vec::new();
+    for p in m
         .path(&["spec", "platforms"])
         .and_then(Node::as_seq)
         .unwrap()
-        .iter()
-        .map(|p| {
-            format!(
-                "{}/{}",
-                str_at(p, &["selector", "matchLabels", "os"]),
-                str_at(p, &["selector", "matchLabels", "arch"])
-            )
-        })
-        .collect();
+    {
+        let uri = str_at(p, &["uri"]);
+        let (sum, _) = sums
+            .iter()
+            .find(|(_, name)| uri.ends_with(&format!("/{name}")))
+            .unwrap_or_else(|| panic!("{uri} names no archive of SHA256SUMS"));
+        assert_eq!(str_at(p, &["sha256"]), sum, "{uri}");
+        platforms.push(format!(
+            "{}/{}",
+            str_at(p, &["selector", "matchLabels", "os"]),
+            str_at(p, &["selector", "matchLabels", "arch"])
+        ));
+    }
     platforms.sort();
     assert_eq!(
         platforms,
         ["darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64"]
     );
+    // Caveats are set-up steps only; what the tool does is the description.
+    let caveats = str_at(&m, &["spec", "caveats"]);
+    assert!(!caveats.contains("--live"), "{caveats}");
+    assert!(
+        caveats.contains(&format!("homelab-lint/{}/", version())),
+        "{caveats}"
+    );
 }
 
 #[test]
 fn the_checker_rejects_what_krew_rejects() {
-    let good = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("krew/homelab-lint.yaml"),
-    )
-    .unwrap();
+    if !common::bash_available() {
+        return;
+    }
+    let good = manifest_from_sums(&four_platform_sums()).to_json();
+    let good = serde_json::to_string(&good).unwrap();
+    let v = version();
     for (from, to) in [
-        ("version: v0.1.0", "version: 0.1.0"),
-        ("name: homelab-lint", "name: homelab_lint"),
-        ("sha256: \"0000", "sha256: \"00"),
-        ("bin: kubectl-homelab_lint", "bin: other"),
-        ("arch: arm64", "arch: amd64"),
+        (
+            format!("\"version\":\"{v}\""),
+            format!("\"version\":\"{}\"", &v[1..]),
+        ),
+        (
+            "\"name\":\"homelab-lint\"".into(),
+            "\"name\":\"homelab_lint\"".into(),
+        ),
+        ("\"sha256\":\"".into(), "\"sha256\":\"0".into()),
+        (
+            "\"bin\":\"kubectl-homelab_lint\"".into(),
+            "\"bin\":\"other\"".into(),
+        ),
+        ("\"arch\":\"arm64\"".into(), "\"arch\":\"amd64\"".into()),
+        ("\"from\":\"LICENSE\"".into(), "\"from\":\"COPYING\"".into()),
+        (
+            "\"shortDescription\":\"".into(),
+            "\"shortDescription\":\"A description that is much too long for krew: ".into(),
+        ),
     ] {
-        let bad = parse(&good.replacen(from, to, 1));
+        assert!(good.contains(&from), "{from}");
+        let bad = parse(&good.replacen(&from, &to, 1));
         assert!(
             !problems("homelab-lint", &bad).is_empty(),
             "{from} -> {to} went unnoticed"
@@ -151,14 +251,116 @@ fn the_checker_rejects_what_krew_rejects() {
 }
 
 #[test]
+fn krew_manifest_refuses_a_sum_that_is_not_a_sha256() {
+    if !common::bash_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sums = dir.path().join("SHA256SUMS");
+    std::fs::write(
+        &sums,
+        format!(
+            "{}  kubectl-homelab_lint-{}-x86_64-unknown-linux-gnu.tar.gz\n",
+            "0".repeat(63),
+            version()
+        ),
+    )
+    .unwrap();
+    let run = Command::new("bash")
+        .arg(root().join("scripts/krew-manifest"))
+        .arg(&sums)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("is not a sha256"));
+}
+
+/// Checks a release directory holding the host's archive: its listing
+/// (binary, LICENSE, completions, man page) and the krew manifest and
+/// SHA256SUMS beside it, which must carry the archive's own sha256.
+/// Returns the archive's path.
+fn check_release_dir(out: &Path) -> std::path::PathBuf {
+    let archive = out.join(format!(
+        "kubectl-homelab_lint-{}-{HOST_TARGET}.tar.gz",
+        version()
+    ));
+    let bytes = std::fs::read(&archive).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
+    use sha2::{Digest, Sha256};
+    let sha: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let manifest = parse(&std::fs::read_to_string(out.join("homelab-lint.yaml")).unwrap());
+    let found = problems("homelab-lint", &manifest);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    assert_eq!(str_at(&manifest, &["metadata", "name"]), "homelab-lint");
+    assert_eq!(str_at(&manifest, &["spec", "version"]), version());
+    let platforms = manifest
+        .path(&["spec", "platforms"])
+        .and_then(Node::as_seq)
+        .unwrap();
+    let linux_amd64 = platforms
+        .iter()
+        .find(|p| {
+            p.str_at(&["selector", "matchLabels", "os"]) == Some("linux")
+                && p.str_at(&["selector", "matchLabels", "arch"]) == Some("amd64")
+        })
+        .expect("a linux/amd64 platform");
+    assert_eq!(str_at(linux_amd64, &["sha256"]), sha);
+    assert!(str_at(linux_amd64, &["uri"]).ends_with(&format!(
+        "/releases/download/{}/{}",
+        version(),
+        archive.file_name().unwrap().to_str().unwrap()
+    )));
+    assert!(
+        std::fs::read_to_string(out.join("SHA256SUMS"))
+            .unwrap()
+            .contains(&format!(
+                "{sha}  {}",
+                archive.file_name().unwrap().to_str().unwrap()
+            ))
+    );
+
+    let listing = Command::new("tar")
+        .arg("-tzf")
+        .arg(&archive)
+        .output()
+        .unwrap();
+    let names = String::from_utf8_lossy(&listing.stdout);
+    for wanted in [
+        "kubectl-homelab_lint",
+        "kubectl_complete-homelab_lint",
+        "LICENSE",
+        "README.md",
+        "completions/kubectl-homelab_lint.bash",
+        "completions/kubectl-homelab_lint.zsh",
+        "completions/kubectl-homelab_lint.fish",
+        "man/kubectl-homelab_lint.1",
+    ] {
+        assert!(names.lines().any(|l| l == wanted), "no {wanted} in {names}");
+    }
+    // The licence is the full Apache-2.0 text, as at the root.
+    let licence = Command::new("tar")
+        .arg("-xzOf")
+        .arg(&archive)
+        .arg("LICENSE")
+        .output()
+        .unwrap();
+    assert_eq!(
+        licence.stdout,
+        std::fs::read(root().join("LICENSE")).unwrap()
+    );
+    archive
+}
+
+#[test]
 fn release_script_packages_the_host_binary_and_fills_its_sha256() {
     if !common::bash_available() || !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = tempfile::tempdir().unwrap();
     let run = Command::new("bash")
-        .arg(root.join("scripts/release"))
+        .arg(root().join("scripts/release"))
         .arg("--out")
         .arg(out.path())
         .args(["--targets", HOST_TARGET])
@@ -171,63 +373,54 @@ fn release_script_packages_the_host_binary_and_fills_its_sha256() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let archive = out.path().join(format!(
-        "kubectl-homelab_lint-v{}-{HOST_TARGET}.tar.gz",
-        env!("CARGO_PKG_VERSION")
-    ));
-    let bytes = std::fs::read(&archive).unwrap();
-    use sha2::{Digest, Sha256};
-    let sha: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let generated = parse(&std::fs::read_to_string(out.path().join("homelab-lint.yaml")).unwrap());
-    let found = problems("homelab-lint", &generated);
-    assert!(found.is_empty(), "{}", found.join("\n"));
-    let platforms = generated
-        .path(&["spec", "platforms"])
-        .and_then(Node::as_seq)
-        .unwrap();
-    assert_eq!(platforms.len(), 1);
-    assert_eq!(str_at(&platforms[0], &["sha256"]), sha);
-    assert!(
-        std::fs::read_to_string(out.path().join("SHA256SUMS"))
-            .unwrap()
-            .contains(&sha)
-    );
+    check_release_dir(out.path());
+    let text = std::fs::read_to_string(root().join("LICENSE")).unwrap();
+    assert!(text.contains("Apache License") && text.contains("Version 2.0, January 2004"));
+}
 
-    // The archive holds the binary krew will link as the plugin.
-    let listing = Command::new("tar")
-        .arg("-tzf")
+/// Whether a 64-bit little-endian ELF file has a PT_INTERP program
+/// header, i.e. needs a dynamic loader (a static binary has none).
+fn has_interpreter(elf: &[u8]) -> bool {
+    assert_eq!(&elf[..4], b"\x7fELF");
+    let u16_at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]) as usize;
+    let phoff = u64::from_le_bytes(elf[0x20..0x28].try_into().unwrap()) as usize;
+    let (size, count) = (u16_at(0x36), u16_at(0x38));
+    (0..count).any(|i| {
+        let at = phoff + i * size;
+        u32::from_le_bytes(elf[at..at + 4].try_into().unwrap()) == 3
+    })
+}
+
+/// The archive `.ci/run` built with the `dist` profile (scripts/release
+/// without --binary): a static binary under 20 MB that runs.
+#[test]
+fn the_distribution_archive_is_static_under_20_mb_and_runs() {
+    let Some(dir) = std::env::var_os("HOMELAB_LINT_DIST_DIR") else {
+        common::skip_or_fail(
+            "HOMELAB_LINT_DIST_DIR is not set (.ci/run sets it after scripts/release)",
+        );
+        return;
+    };
+    let archive = check_release_dir(Path::new(&dir));
+    let unpacked = tempfile::tempdir().unwrap();
+    let untar = Command::new("tar")
+        .arg("-xzf")
         .arg(&archive)
-        .output()
+        .arg("-C")
+        .arg(unpacked.path())
+        .status()
         .unwrap();
-    let names = String::from_utf8_lossy(&listing.stdout);
+    assert!(untar.success());
+    let bin = unpacked.path().join("kubectl-homelab_lint");
+    let size = std::fs::metadata(&bin).unwrap().len();
+    eprintln!("distribution binary: {size} bytes");
+    assert!(size < 20 * 1024 * 1024, "{size} bytes");
+    let elf = std::fs::read(&bin).unwrap();
+    assert!(!has_interpreter(&elf), "the binary names a dynamic loader");
+    let version = Command::new(&bin).arg("--version").output().unwrap();
     assert!(
-        names.lines().any(|l| l == "kubectl-homelab_lint"),
-        "{names}"
-    );
-
-    // The checked-in manifest is what the script writes, but for sha256.
-    let checked_in = parse(&std::fs::read_to_string(root.join("krew/homelab-lint.yaml")).unwrap());
-    let mut a = generated.to_json();
-    let mut b = checked_in.to_json();
-    let linux_amd64 = b["spec"]["platforms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| {
-            p["selector"]["matchLabels"]["os"] == "linux"
-                && p["selector"]["matchLabels"]["arch"] == "amd64"
-        })
-        .cloned()
-        .unwrap();
-    b["spec"]["platforms"] = serde_json::json!([linux_amd64]);
-    a["spec"]["platforms"][0]["sha256"] = serde_json::Value::Null;
-    b["spec"]["platforms"][0]["sha256"] = serde_json::Value::Null;
-    assert_eq!(
-        a, b,
-        "krew/homelab-lint.yaml differs from what scripts/release writes"
+        String::from_utf8_lossy(&version.stdout).contains(env!("CARGO_PKG_VERSION")),
+        "{version:?}"
     );
 }
 

@@ -300,13 +300,10 @@ fn http_probe_reaches_a_service_pod_through_the_api() {
     assert!(!stdout.contains(TOKEN) && !stderr.contains(TOKEN));
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
-        report["sequential"]["samples_ms"].as_array().unwrap().len(),
+        report["sequential"]["samplesMs"].as_array().unwrap().len(),
         4
     );
-    assert_eq!(
-        report["parallel"]["samples_ms"].as_array().unwrap().len(),
-        4
-    );
+    assert_eq!(report["parallel"]["samplesMs"].as_array().unwrap().len(), 4);
     assert_eq!(
         report["target"],
         "security/authentik-server/api/v3/core/applications/ \
@@ -377,10 +374,10 @@ fn probe_postgres_database_measures_the_primary_through_the_api() {
         "authentik@pod security/auth-postgres-0:5432/authentik (port-forward)"
     );
     assert!(
-        report["effective"]["p50_ms"].as_f64().unwrap() >= 8.0,
+        report["effective"]["p50Ms"].as_f64().unwrap() >= 8.0,
         "{report}"
     );
-    assert_eq!(report["synchronous_commit"], "on");
+    assert_eq!(report["synchronousCommit"], "on");
     server.assert_no_probe_session();
 
     // A name no operator declares: a clear error, exit 2.

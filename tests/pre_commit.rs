@@ -1,10 +1,12 @@
 //! `.pre-commit-hooks.yaml` run by the real pre-commit tool (PyPI;
 //! `scripts/install-pre-commit` puts it into target/tools/pre-commit):
 //! `pre-commit try-repo` with the `homelab-lint-system` hook fails on a
-//! copy of the example repo and passes on the same repo once fixed. The
-//! `homelab-lint` hook (`language: rust`) runs the same entry after pre-
-//! commit built the crate with `cargo install`, which takes minutes on a
-//! 2-core machine; it is not run here.
+//! copy of the example repo and passes on the same repo once fixed; the
+//! `homelab-lint` hook (`language: python`) installs the wheel that
+//! `scripts/wheel` built (maturin, `bindings = "bin"`; .ci/run names its
+//! directory in HOMELAB_LINT_WHEEL_DIR) through the root pyproject.toml,
+//! offline (`pip --no-index --find-links`), and runs it; the same wheel
+//! installs into a fresh virtualenv with its binary on the venv's PATH.
 
 mod common;
 
@@ -44,16 +46,19 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A git repository with the project's `.pre-commit-hooks.yaml`
-/// committed, which is all `try-repo` needs for `language: system`.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A git repository with the project's `.pre-commit-hooks.yaml` and the
+/// root pyproject.toml committed: what `try-repo` installs a hook from.
 fn hooks_repo(dir: &Path) -> PathBuf {
     let repo = dir.join("hooks");
     std::fs::create_dir(&repo).unwrap();
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(".pre-commit-hooks.yaml"),
-        repo.join(".pre-commit-hooks.yaml"),
-    )
-    .unwrap();
+    // The hooks file and the package `language: python` installs.
+    for file in [".pre-commit-hooks.yaml", "pyproject.toml"] {
+        std::fs::copy(root().join(file), repo.join(file)).unwrap();
+    }
     common::git(&repo, &["init", "-q"]);
     common::git(&repo, &["add", "-A"]);
     common::git(&repo, &["commit", "-q", "-m", "hooks"]);
@@ -86,12 +91,19 @@ fn path_with_plugin(dir: &Path) -> OsString {
     std::env::join_paths(paths).unwrap()
 }
 
-fn try_repo(tool: &Path, dir: &Path, hooks: &Path, target: &Path, path: &OsString) -> Output {
+fn try_repo(
+    tool: &Path,
+    dir: &Path,
+    hooks: &Path,
+    target: &Path,
+    path: &OsString,
+    hook: &str,
+) -> Output {
     Command::new(tool)
         .current_dir(target)
         .args(["try-repo"])
         .arg(hooks)
-        .args([HOOK, "--all-files", "--verbose"])
+        .args([hook, "--all-files", "--verbose"])
         .env("PATH", path)
         // pre-commit's cache of hook repositories, away from the user's.
         .env("PRE_COMMIT_HOME", dir.join("cache"))
@@ -122,7 +134,7 @@ fn try_repo_fails_on_the_example_repo_and_passes_once_it_is_fixed() {
     let path = path_with_plugin(dir.path());
 
     let example = gitops_repo(dir.path(), "example", |_| {});
-    let out = try_repo(&tool, dir.path(), &hooks, &example, &path);
+    let out = try_repo(&tool, dir.path(), &hooks, &example, &path, HOOK);
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(1), "{shown}");
     assert!(shown.contains("Failed"), "{shown}");
@@ -153,7 +165,7 @@ fn try_repo_fails_on_the_example_repo_and_passes_once_it_is_fixed() {
         )
         .unwrap();
     });
-    let out = try_repo(&tool, dir.path(), &hooks, &fixed, &path);
+    let out = try_repo(&tool, dir.path(), &hooks, &fixed, &path, HOOK);
     let shown = text(&out);
     assert!(out.status.success(), "{shown}");
     assert!(shown.contains("Passed"), "{shown}");
@@ -170,6 +182,12 @@ fn hooks_file_declares_both_hooks_with_the_plugin_entry() {
     let hooks = docs[0].as_seq().unwrap();
     let ids: Vec<&str> = hooks.iter().filter_map(|h| h.str_at(&["id"])).collect();
     assert_eq!(ids, ["homelab-lint", HOOK]);
+    let languages: Vec<&str> = hooks
+        .iter()
+        .filter_map(|h| h.str_at(&["language"]))
+        .collect();
+    // No `language: rust`: its cargo install took over 30 minutes here.
+    assert_eq!(languages, ["python", "system"]);
     for hook in hooks {
         for key in ["id", "name", "entry", "language"] {
             assert!(hook.str_at(&[key]).is_some(), "{key} missing in {hook:?}");
@@ -181,4 +199,130 @@ fn hooks_file_declares_both_hooks_with_the_plugin_entry() {
             Some(false)
         );
     }
+}
+
+/// The directory of the wheel built by scripts/wheel (with the setuptools
+/// wheel beside it), or None after skipping (failing under CI).
+fn wheel_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("HOMELAB_LINT_WHEEL_DIR").map(PathBuf::from);
+    let found = dir.filter(|d| {
+        std::fs::read_dir(d).is_ok_and(|mut entries| {
+            entries.any(|e| {
+                e.is_ok_and(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.starts_with("homelab_lint-") && name.ends_with(".whl")
+                })
+            })
+        })
+    });
+    if found.is_none() {
+        common::skip_or_fail(
+            "HOMELAB_LINT_WHEEL_DIR names no homelab_lint wheel (.ci/run sets it after scripts/wheel)",
+        );
+    }
+    found
+}
+
+/// PATH without any kubectl-homelab_lint: the hook must bring its own.
+fn path_without_plugin() -> OsString {
+    let paths = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|p| !p.join("kubectl-homelab_lint").exists())
+        .collect::<Vec<_>>();
+    std::env::join_paths(paths).unwrap()
+}
+
+#[test]
+fn the_wheel_installs_into_a_fresh_venv_with_the_plugin_binary() {
+    let Some(wheels) = wheel_dir() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("venv");
+    let made = Command::new("python3")
+        .arg("-m")
+        .arg("venv")
+        .arg(&venv)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made));
+    let install = Command::new(venv.join("bin/pip"))
+        .args([
+            "install",
+            "--no-index",
+            "--disable-pip-version-check",
+            "--find-links",
+        ])
+        .arg(&wheels)
+        .arg(format!("homelab-lint=={}", env!("CARGO_PKG_VERSION")))
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{}", text(&install));
+    let version = Command::new(venv.join("bin/kubectl-homelab_lint"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&version.stdout).contains(env!("CARGO_PKG_VERSION")),
+        "{}",
+        text(&version)
+    );
+    let lint = Command::new(venv.join("bin/kubectl-homelab_lint"))
+        .args(["--example", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(lint.status.code(), Some(1), "{}", text(&lint));
+}
+
+#[test]
+fn python_hook_installs_the_wheel_and_fails_on_the_example_repo() {
+    let (Some(tool), Some(wheels)) = (pre_commit(), wheel_dir()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = hooks_repo(dir.path());
+    let example = gitops_repo(dir.path(), "example", |_| {});
+    let path = path_without_plugin();
+    let run = |target: &Path| {
+        let mut cmd = Command::new(&tool);
+        cmd.current_dir(target)
+            .arg("try-repo")
+            .arg(&hooks)
+            .args(["homelab-lint", "--all-files", "--verbose"])
+            .env("PATH", &path)
+            .env("PRE_COMMIT_HOME", dir.path().join("cache"))
+            .env("NO_COLOR", "1")
+            // pip inside pre-commit: the wheel under test, nothing from an index.
+            .env("PIP_NO_INDEX", "1")
+            .env("PIP_FIND_LINKS", &wheels)
+            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1");
+        cmd.output().unwrap()
+    };
+    let out = run(&example);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("Failed"), "{shown}");
+    assert!(
+        shown.contains("authentik-cache-on-sync-replicated-postgres"),
+        "{shown}"
+    );
+    // No kubectl-homelab_lint was on PATH: it came from the wheel, which
+    // pip found only in the wheel directory (no index).
+    assert!(shown.contains("- hook id: homelab-lint\n"), "{shown}");
+}
+
+#[test]
+fn hook_package_pins_the_wheel_of_this_version() {
+    let text = std::fs::read_to_string(root().join("pyproject.toml")).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        text.contains(&format!("\nversion = \"{version}\"\n")),
+        "pyproject.toml's version is not {version}"
+    );
+    assert!(
+        text.contains(&format!("dependencies = [\"homelab-lint=={version}\"]")),
+        "pyproject.toml does not pin homelab-lint=={version}"
+    );
+    let wheel = std::fs::read_to_string(root().join("python/pyproject.toml")).unwrap();
+    assert!(wheel.contains("bindings = \"bin\""), "{wheel}");
+    assert!(wheel.contains("name = \"homelab-lint\""), "{wheel}");
 }

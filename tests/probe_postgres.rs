@@ -361,7 +361,7 @@ fn cli_prints_a_before_after_table_without_the_password() {
         .unwrap();
     assert!(json.status.success());
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert!(v["effective"]["p50_ms"].as_f64().unwrap() >= 8.0, "{v}");
+    assert!(v["effective"]["p50Ms"].as_f64().unwrap() >= 8.0, "{v}");
     assert!(!String::from_utf8_lossy(&json.stdout).contains(pg::PW_PASSWORD));
 
     // A wrong password: exit 2, a reason, and neither password echoed.

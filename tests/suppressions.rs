@@ -60,11 +60,13 @@ const CONN: &str = "authentik-persistent-connections-without-keepalives";
 fn comment_and_annotation_suppress_with_reason_and_unused_ones_are_reported() {
     let repo = copy_example();
     let root = repo.path();
+    // At the finding's primary line's map (where the fix edits), which a
+    // version bump does not move.
     edit(
         root,
-        "apps/authentik/helmrelease.yaml",
-        "      version: 2025.10.1\n",
-        "      # homelab-lint: ignore authentik-cache-on-sync-replicated-postgres -- measured: 40 ms logins\n      version: 2025.10.1\n",
+        "apps/authentik/database.yaml",
+        "    parameters:\n",
+        "    parameters: # homelab-lint: ignore authentik-cache-on-sync-replicated-postgres -- measured: 40 ms logins\n",
     );
     edit(
         root,
@@ -99,15 +101,15 @@ fn suppression_without_reason_is_not_applied() {
     let repo = copy_example();
     edit(
         repo.path(),
-        "apps/authentik/helmrelease.yaml",
-        "      version: 2025.10.1\n",
-        "      version: 2025.10.1 # homelab-lint: ignore authentik-cache-on-sync-replicated-postgres\n",
+        "apps/authentik/database.yaml",
+        "    parameters:\n",
+        "    parameters: # homelab-lint: ignore authentik-cache-on-sync-replicated-postgres\n",
     );
     let (out, findings) = lint(repo.path());
     assert!(findings.iter().any(|(r, _, _)| r == CACHE), "{findings:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("apps/authentik/helmrelease.yaml:11:"),
+        stderr.contains("apps/authentik/database.yaml:20:"),
         "{stderr}"
     );
     assert!(stderr.contains("has no reason"), "{stderr}");

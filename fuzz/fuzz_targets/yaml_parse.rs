@@ -6,7 +6,10 @@ use homelab_lint::yaml::{FileId, Limits, Node, Value, parse_documents};
 use libfuzzer_sys::fuzz_target;
 
 fn check_spans(node: &Node, len: u32) {
-    assert!(node.span.start <= node.span.end && node.span.end <= len, "span out of the text");
+    assert!(
+        node.span.start <= node.span.end && node.span.end <= len,
+        "span out of the text"
+    );
     match &node.value {
         Value::Seq(items) => items.iter().for_each(|n| check_spans(n, len)),
         Value::Map(entries) => entries.iter().for_each(|(k, v)| {

@@ -31,7 +31,8 @@ pub struct Args {
     #[command(flatten)]
     pub fixes: FixArgs,
 
-    /// Show more: skipped files and why (-v).
+    /// Show more: skipped files and why (-v); -vv or -v=2 and more: each
+    /// API call (kubectl's -v=N is read as N times -v).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
 }
@@ -49,26 +50,33 @@ pub struct RepoArgs {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct LintArgs {
-    /// Output format (`-o`/`--output`, as kubectl spells it, also work).
-    #[arg(short = 'o', long, visible_alias = "output", value_enum, default_value_t = ReportFormat::Human)]
+    /// Output format.
+    #[arg(short = 'o', long = "output", visible_alias = "format", value_enum, default_value_t = ReportFormat::Human, env = "HOMELAB_LINT_OUTPUT")]
     pub format: ReportFormat,
 
     /// Exit 1 when a finding has at least this severity.
-    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    #[arg(long, value_enum, default_value_t = FailOn::Warning, env = "HOMELAB_LINT_FAIL_ON")]
     pub fail_on: FailOn,
 
     /// More rule files (*.yaml) to load; a rule with a built-in's id replaces it.
     #[arg(long = "rules", value_name = "DIR")]
     pub rule_dirs: Vec<PathBuf>,
 
-    /// Configuration file (default: .homelab-lint.yaml at the repository root).
-    #[arg(long, value_name = "FILE")]
+    /// Configuration file (default: .homelab-lint.yaml in the linted
+    /// directory, else at the top of its git repository).
+    #[arg(long, value_name = "FILE", env = "HOMELAB_LINT_CONFIG")]
     pub config: Option<PathBuf>,
 
     /// Also write Prometheus metrics (text exposition) to this file, for
     /// node_exporter's textfile collector.
     #[arg(long, value_name = "FILE")]
     pub metrics_file: Option<PathBuf>,
+
+    /// Also push the metrics to this Prometheus Pushgateway (its base URL,
+    /// e.g. http://pushgateway.monitoring:9091), replacing the group
+    /// job="homelab-lint"; for a CronJob, whose pod no one scrapes.
+    #[arg(long, value_name = "URL")]
+    pub pushgateway: Option<String>,
 
     #[command(flatten)]
     pub live: LiveArgs,
@@ -112,13 +120,18 @@ pub struct LiveArgs {
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
 
-    /// Items per list call, as kubectl's --chunk-size (0 is read as 1).
-    #[arg(long, value_name = "N", default_value_t = 500)]
+    /// Items per list call, as kubectl's --chunk-size (0: no chunking).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 500,
+        env = "HOMELAB_LINT_CHUNK_SIZE"
+    )]
     pub chunk_size: usize,
 
-    /// Give up on the cluster after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
-    pub request_timeout: u64,
+    /// Give up on the cluster after this long (10s, 1m; a bare number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::probe::parse_duration, env = "HOMELAB_LINT_REQUEST_TIMEOUT")]
+    pub request_timeout: std::time::Duration,
 
     /// Measure the findings that name a Postgres probe on this server
     /// (libpq string or postgres:// URL; never printed). The environment
@@ -132,7 +145,7 @@ pub struct LiveArgs {
     pub probe_dsn: Option<String>,
 
     /// Wall-clock limit of the probe run by --probe-dsn.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = crate::probe::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = crate::probe::parse_duration, env = "HOMELAB_LINT_PROBE_BUDGET")]
     pub probe_budget: std::time::Duration,
 
     /// PEM file of the CA of the Postgres probed by --probe-dsn.
@@ -214,6 +227,15 @@ pub enum Command {
         /// Also load rules from these directories.
         #[arg(long = "rules", value_name = "DIR")]
         rule_dirs: Vec<PathBuf>,
+        /// Output format: the Markdown page, or its parts as data.
+        #[arg(short = 'o', long = "output", visible_alias = "format", value_enum, default_value_t = DataFormat::Text)]
+        format: DataFormat,
+    },
+    /// Print the version.
+    Version {
+        /// Output format.
+        #[arg(short = 'o', long = "output", visible_alias = "format", value_enum, default_value_t = DataFormat::Text)]
+        format: DataFormat,
     },
     /// List rules, or print the rule file JSON Schema.
     Rules {
@@ -245,9 +267,16 @@ pub enum RulesCommand {
     List {
         #[arg(long = "rules", value_name = "DIR")]
         rule_dirs: Vec<PathBuf>,
+        /// Output format.
+        #[arg(short = 'o', long = "output", visible_alias = "format", value_enum, default_value_t = DataFormat::Text)]
+        format: DataFormat,
     },
     /// The JSON Schema of rule files, for editors.
-    Schema,
+    Schema {
+        /// Output format.
+        #[arg(short = 'o', long = "output", visible_alias = "format", value_enum, default_value_t = OutputFormat::Json)]
+        format: OutputFormat,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -256,7 +285,7 @@ pub struct InventoryArgs {
     pub repo: RepoArgs,
 
     /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Json)]
+    #[arg(short = 'o', long = "output", visible_alias = "format", value_enum, default_value_t = OutputFormat::Json)]
     pub format: OutputFormat,
 
     /// Add, per object, the file:line:column of every value.
@@ -272,8 +301,19 @@ pub struct InventoryArgs {
     pub name: Option<String>,
 }
 
+/// Data only: JSON or YAML.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
+    Json,
+    Yaml,
+}
+
+/// Text for people (a table, a page), or the same as data.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataFormat {
+    /// For people: a table or a page.
+    #[value(alias = "table", alias = "human")]
+    Text,
     Json,
     Yaml,
 }

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 pub use args::{
-    Args, BaseArgs, Command, FailOn, FixArgs, InventoryArgs, LintArgs, LiveArgs, OutputFormat,
-    RepoArgs, ReportFormat, RulesCommand,
+    Args, BaseArgs, Command, DataFormat, FailOn, FixArgs, InventoryArgs, LintArgs, LiveArgs,
+    OutputFormat, RepoArgs, ReportFormat, RulesCommand,
 };
 
 use crate::pipeline::{
@@ -25,21 +25,54 @@ use crate::report::inventory;
 use crate::rules::{self, Severity};
 
 pub fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = Args::parse_from(kubectl_verbosity(std::env::args_os()));
     match run(args) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", crate::report::control::escape(&err));
             ExitCode::from(EXIT_ERROR)
         }
     }
 }
 
+/// kubectl's `-v=N` and `--v=N` (and `--verbose=N`) as N times `-v`,
+/// which is how clap counts verbosity.
+fn kubectl_verbosity(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::new();
+    for arg in args {
+        let level = arg.to_str().and_then(|a| {
+            ["-v=", "--v=", "--verbose="]
+                .iter()
+                .find_map(|p| a.strip_prefix(p))
+                .and_then(|n| n.parse::<u8>().ok())
+        });
+        match level {
+            Some(n) => out.extend((0..n).map(|_| "-v".into())),
+            None => out.push(arg),
+        }
+    }
+    out
+}
+
 fn run(args: Args) -> Result<u8, String> {
     match args.command {
         Some(Command::Inventory(inv)) => run_inventory(&inv, args.verbose),
-        Some(Command::Explain { rule, rule_dirs }) => run_explain(&rule, &rule_dirs),
+        Some(Command::Explain {
+            rule,
+            rule_dirs,
+            format,
+        }) => run_explain(&rule, &rule_dirs, format),
         Some(Command::Rules { command }) => run_rules(command),
+        Some(Command::Version { format }) => {
+            let version = serde_json::json!({
+                "name": env!("CARGO_PKG_NAME"),
+                "version": env!("CARGO_PKG_VERSION"),
+            });
+            write_stdout(&render_data(format, &version, |_| {
+                format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+            })?)?;
+            Ok(EXIT_CLEAN)
+        }
         Some(Command::Completions(c)) => {
             write_bytes(&generate::completions(c.shell))?;
             Ok(EXIT_CLEAN)
@@ -105,6 +138,7 @@ fn lint_request(args: &Args) -> Request {
             FailOn::Never => None,
         },
         metrics_file: lint.metrics_file.clone(),
+        pushgateway: lint.pushgateway.clone(),
         verbose: args.verbose,
     }
 }
@@ -114,15 +148,17 @@ fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::Opti
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.first().cloned(),
         namespace: args.namespace.clone(),
-        timeout: std::time::Duration::from_secs(args.request_timeout.max(1)),
+        timeout: args.request_timeout,
         verbose,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         chunk_size: args.chunk_size,
     }
 }
 
-/// The pipeline's progress lines go to stderr.
+/// The pipeline's progress lines go to stderr, control characters from
+/// the repository made visible.
 fn stderr_line(line: &str) {
+    let line = crate::report::control::escape(line);
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
@@ -132,32 +168,99 @@ fn run_lint(args: &Args) -> Result<u8, String> {
     Ok(outcome.exit)
 }
 
-fn run_explain(id: &str, dirs: &[PathBuf]) -> Result<u8, String> {
-    let rules = load_rules(dirs)?;
-    let rule = rules
+/// Data as JSON or YAML, or as text for people.
+fn render_data<T: serde::Serialize>(
+    format: DataFormat,
+    data: &T,
+    text: impl FnOnce(&T) -> String,
+) -> Result<String, String> {
+    match format {
+        DataFormat::Text => Ok(text(data)),
+        DataFormat::Json => serde_json::to_string_pretty(data).map_err(|e| e.to_string()),
+        DataFormat::Yaml => serde_saphyr::to_string(data).map_err(|e| e.to_string()),
+    }
+}
+
+fn find_rule<'r>(rules: &'r [rules::Rule], id: &str) -> Result<&'r rules::Rule, String> {
+    if let Some(rule) = rules.iter().find(|r| r.id == id) {
+        return Ok(rule);
+    }
+    let closest = rules
         .iter()
-        .find(|r| r.id == id)
-        .ok_or_else(|| format!("no rule {id:?}; `rules list` shows them"))?;
-    write_stdout(&crate::rules::docs::markdown(rule))?;
+        .map(|r| (strsim::jaro_winkler(&r.id, id), &r.id))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    Err(match closest {
+        Some((_, near)) => format!("no rule {id:?}; did you mean {near:?}?"),
+        None => format!("no rule {id:?}; `rules list` shows them"),
+    })
+}
+
+fn run_explain(id: &str, dirs: &[PathBuf], format: DataFormat) -> Result<u8, String> {
+    let rules = load_rules(dirs)?;
+    let rule = find_rule(&rules, id)?;
+    let page = crate::rules::docs::markdown(rule);
+    let data = serde_json::json!({
+        "id": rule.id,
+        "title": rule.title,
+        "severity": rule.severity.as_str(),
+        "category": rule.category.as_str(),
+        "markdown": page,
+    });
+    write_stdout(&render_data(format, &data, |_| page.clone())?)?;
     Ok(EXIT_CLEAN)
 }
 
 fn run_rules(command: RulesCommand) -> Result<u8, String> {
     match command {
-        RulesCommand::List { rule_dirs } => {
+        RulesCommand::List { rule_dirs, format } => {
             let rules = load_rules(&rule_dirs)?;
-            let lines: Vec<String> = rules
+            let data: Vec<serde_json::Value> = rules
                 .iter()
-                .map(|r| format!("{:<55} {:<8} {}", r.id, r.severity.as_str(), r.title))
+                .map(|r| {
+                    serde_json::json!({
+                        "id": r.id,
+                        "severity": r.severity.as_str(),
+                        "category": r.category.as_str(),
+                        "title": r.title,
+                    })
+                })
                 .collect();
-            write_stdout(&lines.join("\n"))?;
+            write_stdout(&render_data(format, &data, |_| rules_table(&rules))?)?;
         }
-        RulesCommand::Schema => {
+        RulesCommand::Schema { format } => {
             let schema = schemars::schema_for!(rules::Rule);
-            write_stdout(&serde_json::to_string_pretty(&schema).map_err(|e| e.to_string())?)?;
+            let data = if format == OutputFormat::Json {
+                DataFormat::Json
+            } else {
+                DataFormat::Yaml
+            };
+            write_stdout(&render_data(data, &schema, |_| String::new())?)?;
         }
     }
     Ok(EXIT_CLEAN)
+}
+
+/// One line per rule, the columns as wide as their longest entry.
+fn rules_table(rules: &[rules::Rule]) -> String {
+    let id_width = rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    let sev_width = rules
+        .iter()
+        .map(|r| r.severity.as_str().len())
+        .max()
+        .unwrap_or(0);
+    rules
+        .iter()
+        .map(|r| {
+            format!(
+                "{:<id_width$}  {:<sev_width$}  {}",
+                r.id,
+                r.severity.as_str(),
+                r.title
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {

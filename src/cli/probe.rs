@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Subcommand;
 
-use super::args::OutputFormat;
+use super::args::DataFormat;
 use crate::probe::{self, Stats, postgres};
 
 #[derive(Subcommand, Debug)]
@@ -46,7 +46,7 @@ pub struct HttpArgs {
     pub cluster: ClusterArgs,
 
     /// Bearer token (never printed).
-    #[arg(long, env = "HOMELAB_LINT_TOKEN", hide_env_values = true)]
+    #[arg(long, env = "HOMELAB_LINT_PROBE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 
     /// Requests per series (sequential, then parallel).
@@ -61,9 +61,9 @@ pub struct HttpArgs {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = probe::parse_duration)]
     pub budget: Duration,
 
-    /// Output format: a table, or JSON.
-    #[arg(short = 'o', long = "output", value_enum)]
-    pub format: Option<OutputFormat>,
+    /// Output format: a table, or JSON or YAML.
+    #[arg(short = 'o', long = "output", visible_alias = "format", value_enum, default_value_t = DataFormat::Text)]
+    pub format: DataFormat,
 }
 
 /// How `--database` and `--service` reach the cluster.
@@ -80,13 +80,10 @@ pub struct ClusterArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct PostgresArgs {
-    /// libpq connection string or postgres:// URL (never printed).
-    #[arg(
-        long,
-        env = "HOMELAB_LINT_PG_DSN",
-        hide_env_values = true,
-        required_unless_present = "database"
-    )]
+    /// libpq connection string or postgres:// URL (never printed); the
+    /// same variable as the lint's --probe-dsn (HOMELAB_LINT_PG_DSN, the
+    /// old name, is still read).
+    #[arg(long, env = "HOMELAB_LINT_PROBE_DSN", hide_env_values = true)]
     pub dsn: Option<String>,
 
     /// Probe an operator's Postgres cluster (NAMESPACE/NAME: Zalando,
@@ -119,9 +116,9 @@ pub struct PostgresArgs {
     #[arg(long)]
     pub insecure: bool,
 
-    /// Output format: a table, or JSON.
-    #[arg(short = 'o', long = "output", value_enum)]
-    pub format: Option<OutputFormat>,
+    /// Output format: a table, or JSON or YAML.
+    #[arg(short = 'o', long = "output", visible_alias = "format", value_enum, default_value_t = DataFormat::Text)]
+    pub format: DataFormat,
 }
 
 /// Runs the probe; the text to print, or an error for stderr.
@@ -139,7 +136,13 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
                 ca_file: args.ca.clone(),
                 insecure: args.insecure,
             };
-            let report = match (&args.database, &args.dsn) {
+            // The variable's old name, read when no other DSN is given.
+            let dsn = args
+                .dsn
+                .clone()
+                .or_else(|| std::env::var("HOMELAB_LINT_PG_DSN").ok())
+                .filter(|d| !d.is_empty());
+            let report = match (&args.database, &dsn) {
                 (Some(database), _) => {
                     let (namespace, name) = namespaced("--database", database)?;
                     in_cluster(&args.cluster, namespace, async |client, timeout| {
@@ -161,17 +164,14 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
                     postgres::run_blocking(&options(postgres::Target::Dsn(dsn.clone())))
                         .map_err(|e| e.to_string())?
                 }
-                (None, None) => return Err("give --dsn or --database".into()),
+                (None, None) => {
+                    return Err(
+                        "give --dsn (or HOMELAB_LINT_PROBE_DSN) or --database NAMESPACE/NAME"
+                            .into(),
+                    );
+                }
             };
-            match args.format {
-                Some(OutputFormat::Json) => {
-                    serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
-                }
-                Some(OutputFormat::Yaml) => {
-                    serde_saphyr::to_string(&report).map_err(|e| e.to_string())
-                }
-                None => Ok(postgres_table(&report)),
-            }
+            super::render_data(args.format, &report, postgres_table)
         }
         ProbeCommand::Http(args) => {
             if args.requests == 0 || args.requests > 1000 {
@@ -179,7 +179,12 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
             }
             let options = crate::probe::http::Options {
                 url: args.url.clone().unwrap_or_default(),
-                token: args.token.clone().filter(|t| !t.is_empty()),
+                // The variable's old name, read when no other token is given.
+                token: args
+                    .token
+                    .clone()
+                    .or_else(|| std::env::var("HOMELAB_LINT_TOKEN").ok())
+                    .filter(|t| !t.is_empty()),
                 requests: args.requests,
                 insecure: args.insecure,
                 budget: args.budget,
@@ -188,15 +193,7 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
                 None => crate::probe::http::run_blocking(&options).map_err(|e| e.to_string())?,
                 Some(service) => through_service(args, service, options)?,
             };
-            match args.format {
-                Some(OutputFormat::Json) => {
-                    serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
-                }
-                Some(OutputFormat::Yaml) => {
-                    serde_saphyr::to_string(&report).map_err(|e| e.to_string())
-                }
-                None => Ok(http_table(&report)),
-            }
+            super::render_data(args.format, &report, http_table)
         }
     }
 }

@@ -3,8 +3,6 @@
 //! for the next run, as ruff does.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::Path;
 
 use super::{Edit, Fix};
 use crate::yaml::{FileId, SourceMap};
@@ -63,21 +61,6 @@ pub fn plan(sources: &SourceMap, fixes: &[&Fix]) -> Plan {
         }
     }
     out
-}
-
-/// Replaces `path` with `text` through a temporary file in the same
-/// directory and a rename, so that a crash leaves the old or the new file,
-/// never half of one. The file keeps its permissions.
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file().set_permissions(meta.permissions())?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -168,7 +168,11 @@ fn content_end(node: &Node, file: FileId) -> Option<usize> {
             Value::Seq(s) => s.is_empty(),
             _ => true,
         };
-        if leaf && n.span.file == file && n.span.end > n.span.start {
+        // A leaf written before the node itself is an alias's expansion
+        // of an anchor defined earlier (`resources: *resources`): its text
+        // is the anchor's, and the node's content ends at the alias.
+        let expanded = n.span.start < node.span.start;
+        if leaf && !expanded && n.span.file == file && n.span.end > n.span.start {
             let e = n.span.end as usize;
             end = Some(end.map_or(e, |x| x.max(e)));
         }
@@ -304,7 +308,7 @@ pub fn insert_entries(
     }
     let key_start = last_key.span.start as usize;
     let indent = key_start - line_start(text, key_start);
-    let end = content_end(map, file)?;
+    let end = content_end(map, file).max(Some(last_key.span.end as usize))?;
     let last = back_off_blank(text, end, key_start);
     let (at, needs_break) = after_line(text, last);
     let mut out = String::new();

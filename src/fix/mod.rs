@@ -7,7 +7,9 @@
 pub mod apply;
 pub mod diff;
 pub mod edits;
+pub mod shared;
 pub mod templates;
+pub mod write;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -8,6 +8,7 @@ pub mod conventions;
 pub mod database;
 pub mod env;
 pub mod flux;
+pub mod replication;
 pub mod settings;
 pub mod storage;
 pub mod version;

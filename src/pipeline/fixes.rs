@@ -1,12 +1,13 @@
 //! The fix stage (`--fix`, `--unsafe-fixes`, `--diff`): which fixes of a
 //! lint's findings are taken, written into the files or shown as diffs.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::Log;
-use crate::fix::{Applicability, Fix, apply, diff};
+use crate::fix::{Applicability, Fix, apply, diff, write};
 use crate::rules::Finding;
-use crate::yaml::SourceMap;
+use crate::yaml::{FileId, SourceMap};
 
 /// Which fixes to take and what to do with them.
 #[derive(Debug, Clone, Default)]
@@ -85,7 +86,10 @@ fn hint(unsafe_left: usize) -> String {
     }
 }
 
-/// Writes the selected fixes into the files under `root`; logs each.
+/// Writes the selected fixes into the files under `root`; logs each fix
+/// and each file written. A fix that touches a file which may not be
+/// rewritten (see [`write::refusal`]) is left out with the reason; the
+/// rest are written all or nothing.
 /// Returns whether a file changed.
 pub(super) fn write(
     args: &FixRequest,
@@ -94,14 +98,27 @@ pub(super) fn write(
     root: &Path,
     log: &mut Log,
 ) -> Result<bool, String> {
-    let selected = args.selected(findings);
+    let mut refused: HashMap<FileId, Option<String>> = HashMap::new();
+    let mut selected = Vec::new();
+    for (finding, fix) in args.selected(findings) {
+        let reason = fix.edits.iter().find_map(|e| {
+            refused
+                .entry(e.file)
+                .or_insert_with(|| {
+                    let rel = sources.path(e.file);
+                    write::refusal(root, rel, &sources.get(e.file).text)
+                        .map(|r| format!("{}: {r}", rel.display()))
+                })
+                .clone()
+        });
+        match reason {
+            Some(reason) => log(&format!("not fixed: {reason} [{}]", finding.rule)),
+            None => selected.push((finding, fix)),
+        }
+    }
     let fixes: Vec<&Fix> = selected.iter().map(|(_, x)| *x).collect();
     let plan = apply::plan(sources, &fixes);
-    for change in &plan.changes {
-        let path = root.join(sources.path(change.file));
-        apply::write_atomically(&path, &change.new_text)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
+    let written = write::write_all(root, sources, &plan.changes)?;
     for &i in &plan.applied {
         let (finding, fix) = selected[i];
         let mut files: Vec<String> = fix
@@ -124,10 +141,13 @@ pub(super) fn write(
             finding.rule
         ));
     }
+    for path in &written {
+        log(&format!("wrote {}", path.display()));
+    }
     log(&format!(
         "{} fixes applied{}",
         plan.applied.len(),
         hint(args.unsafe_left(findings))
     ));
-    Ok(!plan.changes.is_empty())
+    Ok(!written.is_empty())
 }

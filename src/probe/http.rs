@@ -32,6 +32,7 @@ impl Default for Options {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Report {
     /// The URL without user info or query.
     pub target: String,
@@ -66,7 +67,7 @@ pub enum ProbeError {
 }
 
 /// The URL to show: scheme, host, port and path only.
-fn describe_target(url: &reqwest::Url) -> String {
+pub fn describe_target(url: &reqwest::Url) -> String {
     let mut shown = url.clone();
     let _ = shown.set_username("");
     let _ = shown.set_password(None);

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 /// Latency figures of one series of samples, in milliseconds.
 #[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Stats {
     pub samples_ms: Vec<f64>,
     pub avg_ms: f64,
@@ -51,7 +52,7 @@ impl Stats {
 
 /// An error and its causes on one line (a cause already quoted by its
 /// parent is left out), with `secret` (a password, a token) masked.
-fn describe_error(e: &(dyn std::error::Error + 'static), secret: Option<&str>) -> String {
+pub fn describe_error(e: &(dyn std::error::Error + 'static), secret: Option<&str>) -> String {
     let mut parts = vec![e.to_string()];
     let mut cur = e.source();
     while let Some(s) = cur {
@@ -73,26 +74,23 @@ pub fn ratio(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| a / b)
 }
 
-/// Parses durations such as `2s`, `500ms`, `1.5s`, `1m`; a bare number is seconds.
+/// Parses a duration as every flag of the tool does: humantime's
+/// spelling (`10s`, `500ms`, `1m30s`, `2m`), or a bare number of seconds
+/// (as kubectl's `--request-timeout 10`); between 1 ms and 1 h.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (t, 1.0)
+    let d = match t.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => Duration::try_from_secs_f64(secs).ok(),
+        Ok(_) => None,
+        Err(_) => Some(
+            humantime::parse_duration(t)
+                .map_err(|_| format!("{text:?} is not a duration (like 10s, 500ms or 2m)"))?,
+        ),
     };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration (like 2s or 500ms)"))?;
-    if !v.is_finite() || v <= 0.0 || v * scale > 3600.0 {
-        return Err(format!("{text:?}: give a duration between 1ms and 1h"));
+    match d {
+        Some(d) if d >= Duration::from_millis(1) && d <= Duration::from_secs(3600) => Ok(d),
+        _ => Err(format!("{text:?}: give a duration between 1ms and 1h")),
     }
-    Ok(Duration::from_secs_f64(v * scale))
 }
 
 #[cfg(test)]
@@ -116,6 +114,9 @@ mod tests {
         assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration("2h").unwrap_err().contains("between"));
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("abc").is_err());
         assert!(parse_duration("NaN").is_err());

@@ -33,8 +33,12 @@ pub fn client_config(ca_file: Option<&Path>, insecure: bool) -> Result<ClientCon
     let mut roots = RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     if let Some(path) = ca_file {
-        let certs = CertificateDer::pem_file_iter(path)
-            .map_err(|e| format!("cannot read CA file {}: {e}", path.display()))?
+        // A regular file within the size budget: a FIFO named here would
+        // block the probe past its time budget.
+        let pem =
+            crate::source::confine::read_regular(path, crate::yaml::Limits::default().max_bytes)
+                .map_err(|e| format!("cannot read CA file {}: {e}", path.display()))?;
+        let certs = CertificateDer::pem_slice_iter(&pem)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("cannot read CA file {}: {e}", path.display()))?;
         if certs.is_empty() {

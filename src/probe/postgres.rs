@@ -90,7 +90,7 @@ impl Default for Options {
 
 /// How each sample forces a WAL flush.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
+#[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Method {
     EmitMessage,
     /// The emit function could not be run; the reason is the server's.
@@ -100,6 +100,7 @@ pub enum Method {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Setting {
     pub name: String,
     pub value: String,
@@ -109,6 +110,7 @@ pub struct Setting {
 
 /// A per-database or per-role `synchronous_commit` (`pg_db_role_setting`).
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DbRoleSetting {
     /// Database name, or None for all databases.
     pub database: Option<String>,
@@ -118,6 +120,7 @@ pub struct DbRoleSetting {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Report {
     /// Where the probe connected (no password).
     pub target: String,

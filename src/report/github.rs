@@ -66,8 +66,10 @@ pub fn render(findings: &[Finding], sources: &SourceMap) -> String {
 
 /// The escaping of the runner's command parser (actions/toolkit
 /// `escapeData`): without it a newline would end the command early.
+/// Control characters are made visible first (`control`).
 pub fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
+    super::control::escape(s)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
@@ -121,6 +123,7 @@ mod tests {
 
     #[test]
     fn escaping_matches_the_actions_toolkit() {
+        assert_eq!(escape_data("a\u{1b}[2J\r\n"), "a\\x1b[2J%0D%0A");
         assert_eq!(escape_data("100% a\r\nb: c,d"), "100%25 a%0D%0Ab: c,d");
         assert_eq!(
             escape_property("100% a\r\nb: c,d"),

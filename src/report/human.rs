@@ -8,6 +8,7 @@ use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan,
 };
 
+use super::control::{self, escape};
 use crate::rules::{Finding, Label, Severity};
 use crate::yaml::{FileId, SourceMap};
 
@@ -71,23 +72,30 @@ fn snippet(f: &Finding, sources: &SourceMap) -> Snippet {
                 help.push_str(note);
             }
         }
+        let (source, labels) = named(sources, file, &in_primary, true);
         Snippet {
-            message: f.message.clone(),
+            message: escape(&f.message).into_owned(),
             severity: severity(f.severity),
             code: Some(f.rule.clone()),
-            help: Some(help),
-            source: named(sources, file),
-            labels: labels(&in_primary, true),
+            help: Some(escape(&help).into_owned()),
+            source,
+            labels,
             related: others
                 .into_iter()
-                .map(|(id, ls)| Snippet {
-                    message: format!("related: {}", sources.shown(id).display()),
-                    severity: miette::Severity::Advice,
-                    code: None,
-                    help: None,
-                    source: named(sources, id),
-                    labels: labels(&ls, false),
-                    related: Vec::new(),
+                .map(|(id, ls)| {
+                    let (source, labels) = named(sources, id, &ls, false);
+                    Snippet {
+                        message: format!(
+                            "related: {}",
+                            escape(&sources.shown(id).to_string_lossy())
+                        ),
+                        severity: miette::Severity::Advice,
+                        code: None,
+                        help: None,
+                        source,
+                        labels,
+                        related: Vec::new(),
+                    }
                 })
                 .collect(),
         }
@@ -104,30 +112,33 @@ fn fix_how(fix: &crate::fix::Fix) -> &'static str {
     }
 }
 
-fn named(sources: &SourceMap, id: FileId) -> NamedSource<String> {
-    let file = sources.get(id);
-    NamedSource::new(
-        sources.shown(id).display().to_string(),
-        file.text.to_string(),
-    )
-}
-
-/// With `first_is_primary`, the first label is marked primary, so that
-/// the snippet header's `file:line:column` is the finding's location
-/// rather than the first label in file order.
-fn labels(ls: &[&Label], first_is_primary: bool) -> Vec<LabeledSpan> {
-    ls.iter()
+/// A file's name and text, control characters made visible, with the
+/// labels on it. With `first_is_primary`, the first label is marked
+/// primary, so that the snippet header's `file:line:column` is the
+/// finding's location rather than the first label in file order.
+fn named(
+    sources: &SourceMap,
+    id: FileId,
+    ls: &[&Label],
+    first_is_primary: bool,
+) -> (NamedSource<String>, Vec<LabeledSpan>) {
+    let text = control::Source::new(&sources.get(id).text);
+    let labels = ls
+        .iter()
         .enumerate()
         .map(|(i, l)| {
-            let len = (l.span.end - l.span.start) as usize;
-            let span = SourceSpan::new((l.span.start as usize).into(), len);
+            let start = text.offset(l.span.start as usize);
+            let span = SourceSpan::new(start.into(), text.offset(l.span.end as usize) - start);
+            let label = Some(escape(&l.text).into_owned());
             if first_is_primary && i == 0 {
-                LabeledSpan::new_primary_with_span(Some(l.text.clone()), span)
+                LabeledSpan::new_primary_with_span(label, span)
             } else {
-                LabeledSpan::new_with_span(Some(l.text.clone()), span)
+                LabeledSpan::new_with_span(label, span)
             }
         })
-        .collect()
+        .collect();
+    let name = escape(&sources.shown(id).to_string_lossy()).into_owned();
+    (NamedSource::new(name, text.text), labels)
 }
 
 fn severity(s: Severity) -> miette::Severity {

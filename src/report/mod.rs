@@ -1,10 +1,13 @@
 //! Rendering results for people and machines: one renderer per format.
 
+pub mod concise;
+pub mod control;
 pub mod github;
 pub mod human;
 pub mod inventory;
 pub mod json;
 pub mod metrics;
+pub mod pushgateway;
 pub mod sarif;
 
 /// The formats a lint report is rendered in.
@@ -15,6 +18,10 @@ pub enum Format {
     Human,
     /// One JSON document (see docs/output.md).
     Json,
+    /// The JSON document as YAML.
+    Yaml,
+    /// One line per finding: `path:line:col: severity rule: message`.
+    Concise,
     /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
     Sarif,
     /// GitHub Actions workflow commands: annotations on the changed files.

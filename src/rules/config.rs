@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use super::{Finding, Rule, Severity};
 use crate::source::Issue;
+use crate::source::confine::Refused;
 use crate::yaml::SourceMap;
 
 /// File name looked up at the repository root.
@@ -46,13 +47,20 @@ pub struct Config {
 }
 
 impl Config {
-    /// Reads `path` if it exists; a missing file is the default config.
-    pub fn load(path: &Path) -> Result<Config, Issue> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+    /// Reads `path`, a regular file within the size budget; when it does
+    /// not exist, the default config, unless the user named it
+    /// (`required`), for whom a missing file is an error.
+    pub fn load(path: &Path, required: bool) -> Result<Config, Issue> {
+        let limit = crate::yaml::Limits::default().max_bytes;
+        let bytes = match crate::source::confine::read_regular(path, limit) {
+            Ok(b) => b,
+            Err(Refused::Io(e)) if e.kind() == std::io::ErrorKind::NotFound && !required => {
+                return Ok(Config::default());
+            }
             Err(e) => return Err(Issue::file(path, e.to_string())),
         };
+        let text =
+            String::from_utf8(bytes).map_err(|_| Issue::file(path, "file is not valid UTF-8"))?;
         Config::parse(path, &text)
     }
 

@@ -13,6 +13,7 @@ use crate::fix::{Applicability, Edit, Fix, templates};
 use crate::model::app::{self, App, AppQuery};
 use crate::model::database::{self, Database, HostQuery};
 use crate::model::env::{self, EnvVar, ValuesPrefix};
+use crate::model::replication::{self, Synchronous};
 use crate::model::settings::{self, Setting};
 use crate::model::storage::{self, Category, ClassDecl, Storage};
 use crate::model::{Model, ObjRef, Unknown};
@@ -26,6 +27,7 @@ enum Fact {
     Database(Database),
     Setting(Setting),
     Storage(Storage),
+    Replication(Synchronous),
     Env(EnvVar),
     /// A variable a test expected to be absent, and is.
     EnvAbsent {
@@ -229,6 +231,15 @@ impl Ctx<'_, '_> {
                         Vec::new()
                     }
                 }
+            }
+            Step::SynchronousReplication => {
+                let Some(Fact::Database(db)) = find(bound, "database") else {
+                    return Vec::new();
+                };
+                replication::synchronous(model, db)
+                    .map(|s| vec![("replication".to_string(), Fact::Replication(s))])
+                    .into_iter()
+                    .collect()
             }
             Step::Env(p) => {
                 let Some(Fact::App(app, prefixes)) = find(bound, "app") else {
@@ -568,9 +579,17 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         .clone()
         .or_else(|| bindings.first().map(|(n, _)| n.clone()))
         .unwrap_or_default();
+    // A setting left at its default in an object without a parameters
+    // map has no label of its own: the database it would be added to is
+    // where the fix edits then, and a place that stays put across bumps.
     let primary_index = labels
         .iter()
         .position(|(n, _)| *n == primary_name)
+        .or_else(|| {
+            (primary_name == "setting")
+                .then(|| labels.iter().rposition(|(n, _)| n == "database"))
+                .flatten()
+        })
         .unwrap_or(0);
     let primary = if labels.is_empty() {
         Label {
@@ -677,6 +696,24 @@ fn build_fix(
             _ => Err("the rule binds no app to change".into()),
         }
     };
+    // The object whose value the fix is for: an edit that also changes
+    // text other objects or other places render is not written.
+    let target = match (find(bindings, "database"), app) {
+        (Some(Fact::Database(db)), _) if spec.set_postgres_parameter.is_some() => Some(db.object),
+        (_, Some(Fact::App(a, _))) => Some(a.object),
+        _ => None,
+    };
+    let edits = edits.and_then(|edits| {
+        let shared = target.and_then(|t| {
+            edits
+                .iter()
+                .find_map(|e| crate::fix::shared::why_shared(model, t, e))
+        });
+        match shared {
+            Some(why) => Err(why),
+            None => Ok(edits),
+        }
+    });
     let title = fill(&spec.title, fields);
     match edits {
         Ok(edits) if !edits.is_empty() => Fix {
@@ -863,6 +900,14 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 st.class.clone(),
             )
         }
+        Fact::Replication(r) => (
+            vec![Label {
+                span: r.node.span,
+                text: format!("synchronous replication: {}", r.setting),
+            }],
+            vec![("setting".into(), r.setting.clone())],
+            r.setting.clone(),
+        ),
         Fact::Env(v) => (
             vec![Label {
                 span: v.span,

@@ -126,8 +126,12 @@ pub fn load(user_dirs: &[impl AsRef<Path>]) -> (Vec<Rule>, Vec<Issue>) {
         paths.sort();
         for path in paths {
             let shown = path.display().to_string();
-            let parsed = std::fs::read_to_string(&path)
+            let limit = crate::yaml::Limits::default().max_bytes;
+            let parsed = crate::source::confine::read_regular(&path, limit)
                 .map_err(|e| Issue::file(&path, e.to_string()))
+                .and_then(|b| {
+                    String::from_utf8(b).map_err(|_| Issue::file(&path, "file is not valid UTF-8"))
+                })
                 .and_then(|text| parse(&shown, &text));
             match parsed {
                 Ok(rule) => {

@@ -213,6 +213,12 @@ pub enum Step {
     Setting(SettingStep),
     /// The storage under the bound database. Binds `storage`.
     Storage(StorageStep),
+    /// The bound database replicates synchronously (CNPG
+    /// `minSyncReplicas`/`maxSyncReplicas`/`postgresql.synchronous`,
+    /// Patroni `synchronous_mode` on Zalando and Crunchy, Bitnami
+    /// `replication.numSynchronousReplicas`, `synchronous_standby_names`),
+    /// with a standby to wait for. Binds `replication`: `{replication.setting}`.
+    SynchronousReplication,
     /// An environment variable of the bound app. Binds `env` (or `as`).
     Env(EnvStep),
     /// A value in the bound app's effective Helm values. Binds `value`.

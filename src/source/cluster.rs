@@ -58,7 +58,8 @@ pub struct Options {
     pub verbose: u8,
     /// Show progress on stderr (a TTY).
     pub progress: bool,
-    /// Items per list call.
+    /// Items per list call; 0: one call per list, as kubectl's
+    /// `--chunk-size 0`.
     pub chunk_size: usize,
 }
 
@@ -318,7 +319,7 @@ async fn collect(ctx: Arc<Ctx>, options: &Options) -> Result<Collected, String> 
     let lister = Lister {
         ctx: ctx.clone(),
         ns: options.namespace.clone(),
-        chunk: options.chunk_size.max(1),
+        chunk: options.chunk_size,
         progress: options.progress,
         done: Arc::new(AtomicUsize::new(0)),
     };
@@ -545,6 +546,7 @@ async fn list_all(
     loop {
         let url = match &token {
             Some(t) => format!("{path}?limit={chunk}&continue={}", encode(t)),
+            None if chunk == 0 => path.clone(),
             None => format!("{path}?limit={chunk}"),
         };
         let text = ctx.get(&url).await?;

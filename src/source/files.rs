@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use super::confine::{Refused, Root};
 use crate::yaml::{FileId, Limits, Node, SourceMap, parse_documents};
 
 /// Something wrong with one input. The run goes on with the rest.
@@ -32,6 +33,11 @@ pub enum Gap {
     /// A local file or directory that does not exist: kustomize-controller
     /// fails the whole Flux Kustomization with kustomize's error.
     Missing,
+    /// A resource file that is not valid YAML (as go-yaml reads it) or not
+    /// Kubernetes objects: kustomize-controller fails the whole Flux
+    /// Kustomization with kustomize's `MalformedYAMLError`; here the file
+    /// loses only itself.
+    Malformed,
 }
 
 fn location(line: u32, col: u32) -> String {
@@ -96,6 +102,8 @@ impl Input {
 /// relative to the repository root.
 pub struct Files {
     root: PathBuf,
+    /// What every path read is resolved against.
+    confined: Root,
     pub sources: SourceMap,
     limits: Limits,
     /// Files that could not be read; the texts of the others are in
@@ -113,8 +121,10 @@ pub struct Files {
 
 impl Files {
     pub fn new(root: impl Into<PathBuf>, limits: Limits) -> Files {
+        let root = root.into();
         Files {
-            root: root.into(),
+            confined: Root::new(&root),
+            root,
             sources: SourceMap::default(),
             limits,
             unreadable: HashMap::new(),
@@ -137,12 +147,31 @@ impl Files {
         self.root.join(rel)
     }
 
+    /// A directory of the repository: not one a symlink leads to outside it.
     pub fn is_dir(&self, rel: &Path) -> bool {
-        self.abs(rel).is_dir()
+        self.abs(rel).is_dir() && !self.confined.leaves(&self.abs(rel))
     }
 
+    /// A file of the repository: not one a symlink leads to outside it.
     pub fn is_file(&self, rel: &Path) -> bool {
-        self.abs(rel).is_file()
+        self.abs(rel).is_file() && !self.confined.leaves(&self.abs(rel))
+    }
+
+    /// Why `rel` is not the repository's, when it resolves outside the
+    /// root: for the entry that names it to report.
+    pub fn outside(&self, rel: &Path) -> Option<String> {
+        match self.confined.resolve(&self.abs(rel)) {
+            Err(e @ Refused::Outside { .. }) => Some(format!("'{}' {e}", rel.display())),
+            _ => None,
+        }
+    }
+
+    /// The bytes of a repository file within the size budget (files a
+    /// generator reads whole, which need not be text).
+    pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, String> {
+        self.confined
+            .read(&self.abs(rel), self.limits.max_bytes)
+            .map_err(|e| format!("{}: {e}", rel.display()))
     }
 
     /// Text of a file, registered in the source map on first read.
@@ -161,7 +190,7 @@ impl Files {
     }
 
     fn read(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
-        let text: Arc<str> = read_text(&self.abs(rel), rel, &self.limits)?.into();
+        let text: Arc<str> = read_text(&self.confined, &self.abs(rel), rel, &self.limits)?.into();
         let id = self.sources.add(rel.to_path_buf(), text.clone());
         Ok((id, text))
     }
@@ -170,11 +199,11 @@ impl Files {
     /// run does, and the larger part of its time on a big repo.
     pub fn preload(&mut self, rels: &[PathBuf]) {
         use rayon::prelude::*;
-        let root = self.root.clone();
+        let (root, confined) = (&self.root, &self.confined);
         let limits = self.limits;
         let texts: Vec<Result<String, Issue>> = rels
             .par_iter()
-            .map(|rel| read_text(&root.join(rel), rel, &limits))
+            .map(|rel| read_text(confined, &root.join(rel), rel, &limits))
             .collect();
         let mut to_parse = Vec::new();
         for (rel, text) in rels.iter().zip(texts) {
@@ -246,21 +275,13 @@ fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Pa
         })
 }
 
-/// A file's text, refused when over the size budget or not UTF-8 (with
-/// the position of the first bad byte).
-fn read_text(abs: &Path, rel: &Path, limits: &Limits) -> Result<String, Issue> {
-    let meta = std::fs::metadata(abs).map_err(|e| Issue::file(rel, e.to_string()))?;
-    if meta.len() > limits.max_bytes as u64 {
-        return Err(Issue::file(
-            rel,
-            format!(
-                "file is {} bytes, over the limit of {} bytes",
-                meta.len(),
-                limits.max_bytes
-            ),
-        ));
-    }
-    let bytes = std::fs::read(abs).map_err(|e| Issue::file(rel, e.to_string()))?;
+/// A file's text, refused when it leaves the repository, is not a
+/// regular file, is over the size budget or is not UTF-8 (with the
+/// position of the first bad byte).
+fn read_text(root: &Root, abs: &Path, rel: &Path, limits: &Limits) -> Result<String, Issue> {
+    let bytes = root
+        .read(abs, limits.max_bytes)
+        .map_err(|e| Issue::file(rel, e.to_string()))?;
     String::from_utf8(bytes).map_err(|e| {
         let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;

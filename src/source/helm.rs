@@ -10,7 +10,7 @@
 
 use crate::source::flux::data::{self, DataValue};
 use crate::source::{Issue, Object};
-use crate::yaml::{Limits, Node, SourceMap, Span, Value, parse_documents};
+use crate::yaml::{Limits, Node, SourceMap, Span, Value, parse_values};
 
 /// Where the chart comes from.
 #[derive(Clone, Debug, PartialEq)]
@@ -266,7 +266,7 @@ fn values_document(sources: &SourceMap, text: &str, node: &Node) -> Result<Optio
         Some(m) => m.relocate(span),
         None => node.span,
     };
-    let docs = parse_documents(text, node.span.file, &Limits::default()).map_err(|e| {
+    let docs = parse_values(text, node.span.file, &Limits::default()).map_err(|e| {
         let at = relocate(Span {
             file: node.span.file,
             start: e.offset,

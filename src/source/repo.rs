@@ -381,16 +381,23 @@ impl FluxTree {
         // flux-system per cluster, which produces itself.
         let mut produced_by_other: HashSet<DocId> = HashSet::new();
         let mut produced: HashSet<DocId> = HashSet::new();
+        // A root whose own build fails cannot produce itself, so it is
+        // not found as a root below; its failure is reported at the end.
+        let mut failed: Vec<(DocId, Issue)> = Vec::new();
         let written = std::mem::take(&mut self.written);
         self.find_local_sources(files, &written, issues);
         for ks in &written {
-            if let Some(Ok(built)) = self.build(files, ks) {
-                for o in built.objects.iter().filter(|o| is_flux_ks(o)) {
-                    produced.insert(doc_id(o));
-                    if doc_id(o) != doc_id(ks) {
-                        produced_by_other.insert(doc_id(o));
+            match self.build(files, ks) {
+                Some(Ok(built)) => {
+                    for o in built.objects.iter().filter(|o| is_flux_ks(o)) {
+                        produced.insert(doc_id(o));
+                        if doc_id(o) != doc_id(ks) {
+                            produced_by_other.insert(doc_id(o));
+                        }
                     }
                 }
+                Some(Err(issue)) => failed.push((doc_id(ks), issue.clone())),
+                None => {}
             }
         }
         self.written = written;
@@ -443,6 +450,11 @@ impl FluxTree {
             .cloned()
         {
             self.render_tree(files, ks, &lookup_pool, &mut rendered, issues);
+        }
+        for (id, issue) in failed {
+            if !rendered.contains(&id) && !issues.contains(&issue) {
+                issues.push(issue);
+            }
         }
     }
 

@@ -17,11 +17,49 @@ pub struct Snapshot {
     pub files: usize,
 }
 
+/// The name of standard input as a snapshot path, as kubectl's `-f -`.
+pub const STDIN: &str = "-";
+
+/// `kubectl get … -o yaml | kubectl homelab-lint --snapshot -`: the text
+/// is registered as `<stdin>`, a page with no file behind it.
+fn from_stdin(sources: &mut SourceMap, limits: &Limits) -> Result<Snapshot, String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::io::stdin()
+        .take(limits.max_bytes as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("snapshot -: cannot read standard input: {e}"))?;
+    if text.len() > limits.max_bytes {
+        return Err(format!(
+            "snapshot -: standard input is over the limit of {} bytes",
+            limits.max_bytes
+        ));
+    }
+    let mut snap = Snapshot {
+        files: 1,
+        ..Default::default()
+    };
+    match register(
+        sources,
+        PathBuf::from("<stdin>"),
+        &text,
+        "snapshot from standard input",
+        limits,
+    ) {
+        Ok(out) => snap.objects = out.objects,
+        Err(issue) => snap.issues.push(issue),
+    }
+    Ok(snap)
+}
+
 /// Reads a file, or every `.yaml`, `.yml` and `.json` file below a
 /// directory (sorted), registering each in `sources` under its path as
 /// given. Secret values are emptied in the objects and blanked in the
 /// registered text. Fails only when `path` does not exist.
 pub fn load(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Snapshot, String> {
+    if path == Path::new(STDIN) {
+        return from_stdin(sources, limits);
+    }
     let paths: Vec<PathBuf> = if path.is_file() {
         vec![path.to_path_buf()]
     } else if path.is_dir() {
@@ -30,7 +68,7 @@ pub fn load(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Sna
             .sort_by_file_name()
             .into_iter()
             .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_file() && is_snapshot_file(e.path()))
+            .filter(|e| !e.file_type().is_dir() && is_snapshot_file(e.path()))
             .map(|e| e.into_path())
             .collect()
     } else {
@@ -58,18 +96,8 @@ fn is_snapshot_file(p: &Path) -> bool {
 }
 
 fn load_file(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Vec<Object>, Issue> {
-    let meta = std::fs::metadata(path).map_err(|e| Issue::file(path, e.to_string()))?;
-    if meta.len() > limits.max_bytes as u64 {
-        return Err(Issue::file(
-            path,
-            format!(
-                "file is {} bytes, over the limit of {} bytes",
-                meta.len(),
-                limits.max_bytes
-            ),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| Issue::file(path, e.to_string()))?;
+    let bytes = super::confine::read_regular(path, limits.max_bytes)
+        .map_err(|e| Issue::file(path, e.to_string()))?;
     let text =
         String::from_utf8(bytes).map_err(|_| Issue::file(path, "file is not valid UTF-8"))?;
     let detail = format!("snapshot {}", path.display());

@@ -3,22 +3,38 @@
 use std::path::{Path, PathBuf};
 
 use super::Issue;
+use super::confine::{Refused, Root};
 
 /// Every `.yaml`/`.yml` file below `root`, repo-relative and sorted, plus
 /// an issue per entry that could not be read (a symlink loop, a directory
-/// without permission). Hidden directories (`.git`, `.github`) hold no
-/// manifests Flux applies, so they are not entered.
+/// without permission, a symlink that leaves the repository: reported
+/// where it is and not entered). Hidden directories (`.git`, `.github`)
+/// hold no manifests Flux applies, so they are not entered.
 pub fn yaml_files(root: &Path) -> (Vec<PathBuf>, Vec<Issue>) {
     let mut files = Vec::new();
     let mut issues = Vec::new();
-    let walker = walkdir::WalkDir::new(root)
+    let confined = Root::new(root);
+    let mut walker = walkdir::WalkDir::new(root)
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
-    for entry in walker {
+    while let Some(entry) = walker.next() {
+        if let Ok(e) = &entry
+            && e.path_is_symlink()
+            && let Err(refused @ Refused::Outside { .. }) = confined.resolve(e.path())
+        {
+            let rel = e.path().strip_prefix(root).unwrap_or(e.path());
+            issues.push(Issue::file(rel, refused.to_string()));
+            if e.file_type().is_dir() {
+                walker.skip_current_dir();
+            }
+            continue;
+        }
         match entry {
-            Ok(e) if e.file_type().is_file() && is_yaml(e.path()) => {
+            // Not only regular files: a FIFO or device named `*.yaml` is
+            // refused by type when read, with the reason, not skipped.
+            Ok(e) if !e.file_type().is_dir() && is_yaml(e.path()) => {
                 if let Ok(rel) = e.path().strip_prefix(root) {
                     files.push(rel.to_path_buf());
                 }

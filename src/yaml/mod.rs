@@ -1,12 +1,13 @@
 //! YAML with a span on every node, and the registry of source files that
 //! spans point into.
 
+mod compat;
 mod node;
 mod parse;
 
 pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, path_to_string};
 pub mod jsonpath;
-pub use parse::{Limits, OffsetMap, YamlError, parse_documents, resolve_plain};
+pub use parse::{Limits, OffsetMap, YamlError, parse_documents, parse_values, resolve_plain};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

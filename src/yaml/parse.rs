@@ -4,22 +4,37 @@
 //! need byte offsets (saphyr counts characters), the scalar style (for Flux
 //! re-typing), merge keys, and hard budgets that hold on hostile input: the
 //! builder is iterative, so nesting depth costs heap, not stack, and is
-//! capped; alias expansion is charged per node copied.
+//! capped on the tree as expanded; alias expansion is charged in nodes and
+//! bytes, for keys as for values; mapping keys are indexed, so building a
+//! mapping and applying its merge keys is linear in its size.
+//!
+//! saphyr follows the YAML spec; Flux and kustomize read YAML with go-yaml
+//! v3, which accepts some text the spec refuses and changes some values on
+//! the way through kustomize. [`super::compat`] makes up the difference.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span as PSpan, Tag};
+use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
 
+use super::compat;
 use super::node::{FileId, Node, Span, Style, Value};
 
-/// Budgets for one file. Defaults are far above anything seen in real
-/// GitOps repos (largest corpus file: about 1 MB, depth < 40).
+/// Every budget the YAML reader enforces, in one place. Defaults are far
+/// above anything seen in real GitOps repos (largest corpus file: about
+/// 1 MB, depth < 40, anchors of a few hundred nodes).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     pub max_bytes: usize,
+    /// Collections nested in one another, counted on the tree as aliases
+    /// expand it.
     pub max_depth: usize,
-    /// Nodes that alias expansion may copy, per file.
+    /// Nodes that anchors and aliases may copy, per file.
     pub max_alias_nodes: usize,
+    /// Bytes of scalar text that anchors and aliases may copy, per file.
+    pub max_alias_bytes: usize,
+    /// Times one file may be re-read after a repair for text go-yaml
+    /// accepts and the spec does not (each repair is one more parse).
+    pub max_repairs: usize,
 }
 
 impl Default for Limits {
@@ -28,6 +43,8 @@ impl Default for Limits {
             max_bytes: 16 * 1024 * 1024,
             max_depth: 256,
             max_alias_nodes: 1_000_000,
+            max_alias_bytes: 32 * 1024 * 1024,
+            max_repairs: 64,
         }
     }
 }
@@ -71,43 +88,104 @@ impl<'a> OffsetMap<'a> {
                 .unwrap_or(self.text.len() as u32)
         }
     }
+}
 
-    fn span(&self, file: FileId, s: PSpan) -> Span {
-        self.span_between(file, s.start, s.end)
+/// Lines and character columns of byte offsets in the text as written.
+/// The parser may read a repaired copy of the text (same bytes at the same
+/// offsets, some line breaks turned into spaces), so positions come from
+/// the original, counted as YAML counts line breaks.
+pub(crate) struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<u32>,
+    /// Last answer, so that columns on one long line are counted once.
+    cursor: std::cell::Cell<(u32, u32)>,
+}
+
+impl<'a> Lines<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        let b = text.as_bytes();
+        let mut starts = vec![0];
+        for (i, &c) in b.iter().enumerate() {
+            let ends_line = c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n'));
+            if ends_line {
+                starts.push(i as u32 + 1);
+            }
+        }
+        Lines {
+            text,
+            starts,
+            cursor: std::cell::Cell::new((0, 1)),
+        }
     }
 
-    fn span_between(&self, file: FileId, start: Marker, end: Marker) -> Span {
-        let (a, b) = (self.byte(start.index()), self.byte(end.index()));
+    /// 1-based line and column of `offset`.
+    pub(crate) fn at(&self, offset: u32) -> (u32, u32) {
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts[line - 1];
+        let (at, col) = self.cursor.get();
+        let (from, base) = if at >= start && at <= offset {
+            (at, col)
+        } else {
+            (start, 1)
+        };
+        let piece = self.text.get(from as usize..offset as usize).unwrap_or("");
+        let col = base + piece.chars().filter(|&c| c != '\r').count() as u32;
+        self.cursor.set((offset, col));
+        (line as u32, col)
+    }
+
+    fn span(&self, file: FileId, start: u32, end: u32) -> Span {
+        let (line, col) = self.at(start);
         Span {
             file,
-            start: a,
-            end: b.max(a),
-            line: start.line() as u32,
-            col: start.col() as u32 + 1,
+            start,
+            end: end.max(start),
+            line,
+            col,
+        }
+    }
+
+    fn error(&self, offset: u32, message: String) -> YamlError {
+        let (line, col) = self.at(offset);
+        YamlError {
+            message,
+            line,
+            col,
+            offset,
         }
     }
 }
 
-enum Frame {
-    Seq {
-        items: Vec<Node>,
-        start: Marker,
-        anchor: usize,
-    },
-    Map {
-        entries: Vec<(Node, Node)>,
-        /// Maps merged in with `<<`, applied when the mapping closes so
-        /// that explicit keys win wherever they are written.
-        merges: Vec<Node>,
-        key: Option<Node>,
-        start: Marker,
-        anchor: usize,
-    },
+/// How folded (`>`) scalars are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Folded {
+    /// As kustomize hands them on (see [`compat::refold`]): every manifest
+    /// Flux applies goes through a kustomize build.
+    AsKustomizeWrites,
+    /// As written, for text read by other Go tools (Helm values).
+    AsWritten,
 }
 
-/// Parses every document of a file. Empty documents (a file that is only
-/// `---`, or comments) are left out.
+/// Parses every document of a repository manifest (or any file Flux hands
+/// to kustomize). Empty documents (a file that is only `---`, or comments)
+/// are left out.
 pub fn parse_documents(text: &str, file: FileId, limits: &Limits) -> Result<Vec<Node>, YamlError> {
+    parse_with(text, file, limits, Folded::AsKustomizeWrites)
+}
+
+/// Parses a Helm values document held in a ConfigMap or Secret key:
+/// helm-controller reads it directly, not through kustomize.
+pub fn parse_values(text: &str, file: FileId, limits: &Limits) -> Result<Vec<Node>, YamlError> {
+    parse_with(text, file, limits, Folded::AsWritten)
+}
+
+fn parse_with(
+    text: &str,
+    file: FileId,
+    limits: &Limits,
+    folded: Folded,
+) -> Result<Vec<Node>, YamlError> {
+    let lines = Lines::new(text);
     if text.len() > limits.max_bytes {
         return Err(YamlError {
             message: format!(
@@ -120,156 +198,328 @@ pub fn parse_documents(text: &str, file: FileId, limits: &Limits) -> Result<Vec<
             offset: 0,
         });
     }
-    let offsets = OffsetMap::new(text);
-    let mut parser = Parser::new_from_str(text);
-    let mut docs = Vec::new();
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: HashMap<usize, Node> = HashMap::new();
-    let mut alias_budget = limits.max_alias_nodes;
-    let mut root: Option<Node> = None;
-
-    let err_at = |m: Marker, message: String| YamlError {
-        message,
-        line: m.line() as u32,
-        col: m.col() as u32 + 1,
-        offset: offsets.byte(m.index()),
-    };
-
-    while let Some(ev) = parser.next_event() {
-        let (event, pspan) = ev.map_err(|e| err_at(*e.marker(), e.info().to_string()))?;
-        let completed: Option<(Node, usize)> = match event {
-            Event::StreamStart | Event::Nothing | Event::StreamEnd => None,
-            Event::DocumentStart(_) => {
-                anchors.clear();
-                None
-            }
-            Event::DocumentEnd => {
-                if let Some(r) = root.take()
-                    && !r.is_null()
-                {
-                    docs.push(r);
-                }
-                None
-            }
-            Event::Alias(id) => {
-                let node = anchors.get(&id).cloned().ok_or_else(|| {
-                    err_at(pspan.start, "alias refers to an unknown anchor".into())
-                })?;
-                let size = count_nodes(&node);
-                if size > alias_budget {
-                    return Err(err_at(
-                        pspan.start,
-                        format!(
-                            "alias expansion exceeds the budget of {} nodes (alias bomb?)",
-                            limits.max_alias_nodes
-                        ),
-                    ));
-                }
-                alias_budget -= size;
-                Some((node, 0))
-            }
-            Event::Scalar(text, style, anchor, tag) => {
-                let mut node = scalar(&text, style, tag.as_deref());
-                node.span = offsets.span(file, pspan);
-                Some((node, anchor))
-            }
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                if stack.len() >= limits.max_depth {
-                    return Err(err_at(
-                        pspan.start,
-                        format!("nesting deeper than {} levels", limits.max_depth),
-                    ));
-                }
-                stack.push(if matches!(event, Event::SequenceStart(..)) {
-                    Frame::Seq {
-                        items: Vec::new(),
-                        start: pspan.start,
-                        anchor,
-                    }
-                } else {
-                    Frame::Map {
-                        entries: Vec::new(),
-                        merges: Vec::new(),
-                        key: None,
-                        start: pspan.start,
-                        anchor,
-                    }
-                });
-                None
-            }
-            Event::SequenceEnd => match stack.pop() {
-                Some(Frame::Seq {
-                    items,
-                    start,
-                    anchor,
-                }) => Some((
-                    Node::new(
-                        Value::Seq(shrunk(items)),
-                        offsets.span_between(file, start, pspan.end),
-                    ),
-                    anchor,
-                )),
-                _ => return Err(err_at(pspan.start, "unbalanced sequence end".into())),
-            },
-            Event::MappingEnd => match stack.pop() {
-                Some(Frame::Map {
-                    mut entries,
-                    merges,
-                    start,
-                    anchor,
-                    ..
-                }) => {
-                    apply_merges(&mut entries, merges);
-                    Some((
-                        Node::new(
-                            Value::Map(shrunk(entries)),
-                            offsets.span_between(file, start, pspan.end),
-                        ),
-                        anchor,
-                    ))
-                }
-                _ => return Err(err_at(pspan.start, "unbalanced mapping end".into())),
-            },
+    let mut repaired = compat::Repaired::default();
+    let mut first_error = None;
+    for _ in 0..=limits.max_repairs {
+        let working = repaired.text.as_deref().unwrap_or(text);
+        let builder = Builder {
+            offsets: OffsetMap::new(working),
+            lines: &lines,
+            file,
+            limits,
+            folded,
+            quoted: &repaired.quoted,
         };
-        let Some((node, anchor)) = completed else {
-            continue;
+        let stop = match builder.run(working) {
+            Ok(docs) => return Ok(docs),
+            Err(stop) => stop,
         };
-        if anchor != 0 {
-            anchors.insert(anchor, node.clone());
+        let error = lines.error(stop.offset, stop.message);
+        let error = first_error.get_or_insert(error).clone();
+        if !stop.repairable || !repaired.repair(text, stop.offset, &error.message, stop.flow_start)
+        {
+            return Err(error);
         }
-        match stack.last_mut() {
-            None => root = Some(node),
-            Some(Frame::Seq { items, .. }) => items.push(node),
-            Some(Frame::Map {
-                entries,
-                merges,
-                key,
-                ..
-            }) => match key.take() {
-                None => *key = Some(node),
-                Some(k) if k.style == Style::Plain && k.as_str() == Some("<<") => {
-                    match node.value {
-                        Value::Seq(items) => merges.extend(items),
-                        _ => merges.push(node),
-                    }
+    }
+    Err(first_error.expect("the loop runs at least once"))
+}
+
+/// Why the builder stopped: an error at a byte offset, with what a repair
+/// needs to know.
+struct Stop {
+    offset: u32,
+    message: String,
+    /// A syntax error from saphyr (budgets are never repaired).
+    repairable: bool,
+    /// Start of the outermost flow collection open at the error.
+    flow_start: Option<u32>,
+}
+
+/// Size of a subtree, charged when an anchor or alias copies it.
+#[derive(Clone, Copy, Default)]
+struct Cost {
+    nodes: usize,
+    bytes: usize,
+    /// Collections nested in one another (a scalar is 0).
+    height: usize,
+}
+
+impl Cost {
+    fn add(&mut self, child: Cost) {
+        self.nodes += child.nodes;
+        self.bytes += child.bytes;
+        self.height = self.height.max(child.height);
+    }
+
+    fn closed(self) -> Cost {
+        Cost {
+            nodes: self.nodes + 1,
+            bytes: self.bytes,
+            height: self.height + 1,
+        }
+    }
+}
+
+/// A scalar mapping key in a form that can be hashed.
+#[derive(PartialEq, Eq, Hash)]
+enum KeyId {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(u64),
+    Str(String),
+}
+
+impl KeyId {
+    fn of(node: &Node) -> Option<KeyId> {
+        Some(match &node.value {
+            Value::Null => KeyId::Null,
+            Value::Bool(b) => KeyId::Bool(*b),
+            Value::Int(i) => KeyId::Int(*i),
+            Value::Float(f) => KeyId::Float(f.to_bits()),
+            Value::Str(s) => KeyId::Str(s.clone()),
+            Value::Seq(_) | Value::Map(_) => return None,
+        })
+    }
+}
+
+enum Content {
+    Seq(Vec<Node>),
+    Map {
+        entries: Vec<(Node, Node)>,
+        index: HashMap<KeyId, usize>,
+        /// Maps merged in with `<<`, applied when the mapping closes so
+        /// that explicit keys win wherever they are written.
+        merges: Vec<Node>,
+        key: Option<Node>,
+    },
+}
+
+struct Frame {
+    content: Content,
+    start: u32,
+    anchor: usize,
+    cost: Cost,
+    flow: bool,
+}
+
+struct Builder<'a> {
+    offsets: OffsetMap<'a>,
+    lines: &'a Lines<'a>,
+    file: FileId,
+    limits: &'a Limits,
+    folded: Folded,
+    quoted: &'a HashMap<u32, String>,
+}
+
+/// What is left of the per-file alias budgets.
+struct Budget {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Builder<'_> {
+    fn stop(&self, offset: u32, message: String) -> Stop {
+        Stop {
+            offset,
+            message,
+            repairable: false,
+            flow_start: None,
+        }
+    }
+
+    fn run(&self, text: &str) -> Result<Vec<Node>, Stop> {
+        let mut parser = Parser::new_from_str(text);
+        let mut docs = Vec::new();
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut anchors: HashMap<usize, (Node, Cost)> = HashMap::new();
+        let mut budget = Budget {
+            nodes: self.limits.max_alias_nodes,
+            bytes: self.limits.max_alias_bytes,
+        };
+        let mut root: Option<Node> = None;
+
+        while let Some(ev) = parser.next_event() {
+            let (event, pspan) = ev.map_err(|e| Stop {
+                offset: self.offsets.byte(e.marker().index()),
+                message: e.info().to_string(),
+                repairable: true,
+                flow_start: stack.iter().find(|f| f.flow).map(|f| f.start),
+            })?;
+            let start = self.offsets.byte(pspan.start.index());
+            let end = self.offsets.byte(pspan.end.index());
+            let (node, cost, anchor) = match event {
+                Event::StreamStart | Event::Nothing | Event::StreamEnd => continue,
+                Event::DocumentStart(_) => {
+                    anchors.clear();
+                    continue;
                 }
-                Some(k) => {
-                    // Later duplicates win, as in go-yaml's decoding into maps.
-                    if let Some(slot) = entries.iter_mut().find(|(e, _)| e.value == k.value) {
-                        *slot = (k, node);
+                Event::DocumentEnd => {
+                    if let Some(r) = root.take()
+                        && !r.is_null()
+                    {
+                        docs.push(r);
+                    }
+                    continue;
+                }
+                Event::Alias(id) => {
+                    let Some((node, cost)) = anchors.get(&id) else {
+                        return Err(self.stop(start, "alias refers to an unknown anchor".into()));
+                    };
+                    if stack.len() + cost.height > self.limits.max_depth {
+                        return Err(self.stop(
+                            start,
+                            format!(
+                                "nesting deeper than {} levels once this alias is expanded",
+                                self.limits.max_depth
+                            ),
+                        ));
+                    }
+                    self.charge(&mut budget, *cost, start)?;
+                    (node.clone(), *cost, 0)
+                }
+                Event::Scalar(value, style, anchor, tag) => {
+                    let mut node = scalar(&value, style, tag.as_deref(), self.folded);
+                    if let Some(decoded) = self.quoted.get(&start) {
+                        node.value = Value::Str(decoded.clone());
+                    }
+                    node.span = self.lines.span(self.file, start, end);
+                    let cost = Cost {
+                        nodes: 1,
+                        bytes: value.len(),
+                        height: 0,
+                    };
+                    (node, cost, anchor)
+                }
+                Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                    if stack.len() >= self.limits.max_depth {
+                        return Err(self.stop(
+                            start,
+                            format!("nesting deeper than {} levels", self.limits.max_depth),
+                        ));
+                    }
+                    let content = if matches!(event, Event::SequenceStart(..)) {
+                        Content::Seq(Vec::new())
                     } else {
-                        entries.push((k, node));
-                    }
+                        Content::Map {
+                            entries: Vec::new(),
+                            index: HashMap::new(),
+                            merges: Vec::new(),
+                            key: None,
+                        }
+                    };
+                    let flow = matches!(text.as_bytes().get(start as usize), Some(b'[' | b'{'));
+                    stack.push(Frame {
+                        content,
+                        start,
+                        anchor,
+                        cost: Cost::default(),
+                        flow,
+                    });
+                    continue;
                 }
-            },
+                Event::SequenceEnd | Event::MappingEnd => {
+                    let Some(frame) = stack.pop() else {
+                        return Err(self.stop(start, "unbalanced collection end".into()));
+                    };
+                    let value = match frame.content {
+                        Content::Seq(items) => Value::Seq(shrunk(items)),
+                        Content::Map {
+                            mut entries,
+                            index,
+                            merges,
+                            ..
+                        } => {
+                            apply_merges(&mut entries, index, merges);
+                            Value::Map(shrunk(entries))
+                        }
+                    };
+                    let span = self.lines.span(self.file, frame.start, end);
+                    (Node::new(value, span), frame.cost.closed(), frame.anchor)
+                }
+            };
+            if anchor != 0 {
+                // The copy kept for later aliases costs what an alias does.
+                self.charge(&mut budget, cost, start)?;
+                anchors.insert(anchor, (node.clone(), cost));
+            }
+            let Some(frame) = stack.last_mut() else {
+                root = Some(node);
+                continue;
+            };
+            frame.cost.add(cost);
+            match &mut frame.content {
+                Content::Seq(items) => items.push(node),
+                Content::Map {
+                    entries,
+                    index,
+                    merges,
+                    key,
+                } => match key.take() {
+                    None => {
+                        if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
+                            // sigs.k8s.io/yaml (kubectl, Flux) refuses
+                            // such keys when it converts to JSON.
+                            return Err(self.stop(
+                                node.span.start,
+                                "a mapping or sequence used as a mapping key; Kubernetes \
+                                 manifests take only scalar keys"
+                                    .into(),
+                            ));
+                        }
+                        *key = Some(node);
+                    }
+                    Some(k) if k.style == Style::Plain && k.as_str() == Some("<<") => {
+                        match node.value {
+                            Value::Seq(items) => merges.extend(items),
+                            _ => merges.push(node),
+                        }
+                    }
+                    Some(k) => {
+                        let id = KeyId::of(&k).expect("collection keys are refused above");
+                        // Later duplicates win, as in go-yaml's decoding into maps.
+                        match index.get(&id) {
+                            Some(&i) => entries[i] = (k, node),
+                            None => {
+                                index.insert(id, entries.len());
+                                entries.push((k, node));
+                            }
+                        }
+                    }
+                },
+            }
         }
+        if let Some(r) = root.take()
+            && !r.is_null()
+        {
+            docs.push(r);
+        }
+        Ok(docs)
     }
-    if let Some(r) = root.take()
-        && !r.is_null()
-    {
-        docs.push(r);
+
+    fn charge(&self, budget: &mut Budget, cost: Cost, at: u32) -> Result<(), Stop> {
+        if cost.nodes > budget.nodes {
+            return Err(self.stop(
+                at,
+                format!(
+                    "alias expansion exceeds the budget of {} nodes (alias bomb?)",
+                    self.limits.max_alias_nodes
+                ),
+            ));
+        }
+        if cost.bytes > budget.bytes {
+            return Err(self.stop(
+                at,
+                format!(
+                    "alias expansion exceeds the budget of {} bytes of text (alias bomb?)",
+                    self.limits.max_alias_bytes
+                ),
+            ));
+        }
+        budget.nodes -= cost.nodes;
+        budget.bytes -= cost.bytes;
+        Ok(())
     }
-    Ok(docs)
 }
 
 /// Trees live for the whole run, and growing a Vec by pushing leaves up
@@ -279,30 +529,40 @@ fn shrunk<T>(mut v: Vec<T>) -> Vec<T> {
     v
 }
 
-fn count_nodes(node: &Node) -> usize {
-    let mut n = 0;
-    node.walk(&mut |_, _| n += 1);
-    n
-}
-
-fn apply_merges(entries: &mut Vec<(Node, Node)>, merges: Vec<Node>) {
+/// Adds the entries of merged maps whose keys the mapping does not have;
+/// of several merged maps the first to name a key wins (YAML merge key
+/// spec, as go-yaml applies it).
+fn apply_merges(entries: &mut Vec<(Node, Node)>, index: HashMap<KeyId, usize>, merges: Vec<Node>) {
+    if merges.is_empty() {
+        return;
+    }
+    let mut seen: HashSet<KeyId> = index.into_keys().collect();
     for merged in merges {
         let Value::Map(extra) = merged.value else {
             continue;
         };
         for (k, v) in extra {
-            if !entries.iter().any(|(e, _)| e.value == k.value) {
+            if let Some(id) = KeyId::of(&k)
+                && seen.insert(id)
+            {
                 entries.push((k, v));
             }
         }
     }
 }
 
-fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Node {
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded) -> Node {
     let node_style = match style {
         ScalarStyle::Plain => Style::Plain,
         ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => Style::Quoted,
         ScalarStyle::Literal | ScalarStyle::Folded => Style::Block,
+    };
+    let refolded;
+    let text = if style == ScalarStyle::Folded && folded == Folded::AsKustomizeWrites {
+        refolded = compat::refold(text);
+        refolded.as_deref().unwrap_or(text)
+    } else {
+        text
     };
     let value = match tag {
         Some(t) if t.is_yaml_core_schema() => match t.suffix.as_str() {

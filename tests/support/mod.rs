@@ -5,7 +5,7 @@
 #![allow(dead_code)] // each user needs a different subset
 
 pub mod cache_server;
-// Test binaries only: it names the linter binary, which examples do not see.
+// Test binaries only: it names the linter binary, which the stand-in does not see.
 #[cfg(test)]
 pub mod limited;
 pub mod serve;

@@ -297,6 +297,10 @@ const METADATA_LABELS: &str = "
   create: true
   group: batch
   kind: CronJob
+- path: spec/volumeClaimTemplates[]/metadata/labels
+  create: true
+  group: apps
+  kind: StatefulSet
 ";
 
 const COMMON_LABELS: &str = "
@@ -334,10 +338,6 @@ commonLabels:
   create: true
   kind: DaemonSet
 - path: spec/selector/matchLabels
-  create: true
-  group: apps
-  kind: StatefulSet
-- path: spec/volumeClaimTemplates[]/metadata/labels
   create: true
   group: apps
   kind: StatefulSet
@@ -395,7 +395,6 @@ commonAnnotations:
   kind: DaemonSet
 - path: spec/template/metadata/annotations
   create: true
-  group: apps
   kind: StatefulSet
 - path: spec/template/metadata/annotations
   create: true
@@ -447,6 +446,24 @@ replicas:
   kind: StatefulSet
 ";
 
+/// kustomize v5.7 (images.go); image volumes (`volumes[].image`) are new
+/// there, the container paths are also reached by the legacy walk.
+const IMAGES: &str = "
+images:
+- path: spec/containers[]/image
+  create: true
+- path: spec/initContainers[]/image
+  create: true
+- path: spec/template/spec/containers[]/image
+  create: true
+- path: spec/template/spec/initContainers[]/image
+  create: true
+- path: spec/volumes[]/image/reference
+  create: true
+- path: spec/template/spec/volumes[]/image/reference
+  create: true
+";
+
 const NAME_REFERENCE: &str = include_str!("namereference.yaml");
 
 /// The built-in configuration as one YAML text, parsed once per build.
@@ -460,6 +477,7 @@ pub(crate) fn default_text() -> String {
     s.push_str(COMMON_ANNOTATIONS);
     s.push_str(NAMESPACE);
     s.push_str(REPLICAS);
+    s.push_str(IMAGES);
     s.push_str(NAME_REFERENCE);
     s
 }

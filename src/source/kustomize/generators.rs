@@ -295,21 +295,10 @@ fn load_pairs(
             }
         };
         let path = k.local_file(files, &rel, f.span, Input::GeneratorInput)?;
-        let bytes = read_bytes(files, &path).map_err(|m| k.err(f.span, m))?;
+        let bytes = files.bytes(&path).map_err(|m| k.err(f.span, m))?;
         out.push((key, bytes, f.span));
     }
     Ok(out)
-}
-
-fn read_bytes(files: &Files, path: &Path) -> Result<Vec<u8>, String> {
-    let abs = files.abs(path);
-    let len = std::fs::metadata(&abs)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .len();
-    if len > files.limits().max_bytes as u64 {
-        return Err(format!("{}: file is over the size limit", path.display()));
-    }
-    std::fs::read(&abs).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Quotes around a whole literal value are dropped, as kustomize does.

@@ -182,6 +182,9 @@ impl Kustomization {
                 ),
             ));
         }
+        if let Some(reason) = files.outside(&path) {
+            return Err(issue_at(files, span, reason));
+        }
         if !files.is_file(&path) {
             return Err(issue_at(
                 files,

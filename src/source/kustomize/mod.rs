@@ -53,6 +53,10 @@ impl Gvk {
 
     /// Cluster-scoped built-in kinds, as kustomize's bundled OpenAPI schema
     /// knows them. Custom resources count as namespaced, as in kustomize.
+    /// That schema is Kubernetes 1.21's (kyaml/openapi/kubernetesapi/v1_21_2
+    /// up to kustomize v5.7 at least), so kinds added since, such as
+    /// ValidatingAdmissionPolicy, get `namespace:` too (kubectl kustomize
+    /// v5.5 does so).
     pub fn is_cluster_scoped(&self) -> bool {
         let known: &[(&str, &str)] = &[
             ("", "Namespace"),
@@ -75,11 +79,6 @@ impl Gvk {
             (
                 "admissionregistration.k8s.io",
                 "ValidatingWebhookConfiguration",
-            ),
-            ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-            (
-                "admissionregistration.k8s.io",
-                "ValidatingAdmissionPolicyBinding",
             ),
             ("networking.k8s.io", "IngressClass"),
             ("node.k8s.io", "RuntimeClass"),
@@ -660,6 +659,9 @@ impl<'f> Builder<'f> {
         acc: &mut Acc,
         span: Span,
     ) -> Result<(), Issue> {
+        if let Some(reason) = self.files.outside(path) {
+            return Err(issue_at(self.files, span, reason));
+        }
         if self.files.is_file(path) {
             if self.restrict && !path.starts_with(dir) {
                 return Err(issue_at(
@@ -672,7 +674,12 @@ impl<'f> Builder<'f> {
                     ),
                 ));
             }
-            for r in resources::load_file(self.files, path)? {
+            let loaded =
+                resources::load_file(self.files, path).map_err(|issue| match issue.gap {
+                    Some(_) => issue,
+                    None => issue.gap(Gap::Malformed),
+                })?;
+            for r in loaded {
                 acc.append(r, self.files, span)?;
             }
             Ok(())
@@ -1021,5 +1028,218 @@ patches:
             [StepKind::Kustomization, StepKind::Kustomization]
         );
         assert!(kinds.contains(&StepKind::Patch));
+    }
+
+    /// kustomize's builtin field specs where they are easy to get wrong
+    /// (api/internal/konfig/builtinpluginconsts, kustomize v5.5-v5.7),
+    /// against kubectl's output for the same files: RoleBinding and
+    /// ClusterRoleBinding subjects under `namespace:` (a subject named
+    /// `default` is moved whatever its kind or namespace; a ServiceAccount
+    /// of the build follows its object through the name reference), the
+    /// ValidatingAdmissionPolicyBinding's `policyName`, HTTPRoute
+    /// `backendRefs` left alone, annotations on any group's StatefulSet
+    /// template, and template labels on volume claim templates.
+    #[test]
+    fn builtin_field_specs_match_kubectl() {
+        let dir = repo(&[
+            (
+                "app/kustomization.yaml",
+                r#"namespace: target
+namePrefix: p-
+commonAnnotations:
+  note: x
+labels:
+- pairs:
+    team: a
+  includeTemplates: true
+resources: [r.yaml, rb.yaml, sa.yaml, sts.yaml]
+"#,
+            ),
+            (
+                "app/r.yaml",
+                r#"apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: route
+spec:
+  rules:
+  - backendRefs:
+    - name: web
+      port: 80
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: pol
+spec:
+  failurePolicy: Fail
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: bind
+spec:
+  policyName: pol
+---
+apiVersion: apps.kruise.io/v1beta1
+kind: StatefulSet
+metadata:
+  name: ks
+spec:
+  template:
+    metadata:
+      labels: {a: b}
+"#,
+            ),
+            (
+                "app/rb.yaml",
+                r#"apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: rb
+subjects:
+- kind: ServiceAccount
+  name: sa-empty
+- kind: ServiceAccount
+  name: sa-default
+  namespace: default
+- kind: ServiceAccount
+  name: sa-other
+  namespace: other
+- kind: ServiceAccount
+  name: default
+  namespace: other
+- kind: User
+  name: u-empty
+- kind: Group
+  name: g-default
+  namespace: default
+- name: nokind
+- kind: ServiceAccount
+  name: default
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: r
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: crb
+subjects:
+- kind: ServiceAccount
+  name: sa-empty
+- kind: ServiceAccount
+  name: sa-default
+  namespace: default
+- kind: ServiceAccount
+  name: sa-other
+  namespace: other
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: r
+"#,
+            ),
+            (
+                "app/sa.yaml",
+                r#"apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: sa-empty
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: sa-default
+  namespace: default
+"#,
+            ),
+            (
+                "app/sts.yaml",
+                r#"apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  template:
+    spec:
+      containers:
+      - name: db
+        image: postgres:16
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+"#,
+            ),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let ours: Vec<serde_json::Value> = build(&mut files, Path::new("app"))
+            .unwrap()
+            .iter()
+            .map(|o| o.root.to_json())
+            .collect();
+        let expected = include_str!("testdata/fieldspecs.kubectl.yaml");
+        let theirs: Vec<serde_json::Value> =
+            crate::yaml::parse_documents(expected, crate::yaml::FileId(0), &Limits::default())
+                .unwrap()
+                .iter()
+                .map(Node::to_json)
+                .collect();
+        assert_eq!(ours.len(), theirs.len());
+        for t in &theirs {
+            assert!(
+                ours.contains(t),
+                "missing or different: {t}\nours: {ours:#?}"
+            );
+        }
+    }
+
+    /// Issue #12 item 5: a file go-yaml refuses fails the Flux
+    /// Kustomization in Flux, but here loses only itself; one that only
+    /// the YAML spec refuses (a flow sequence closed at the key's column)
+    /// loads as in go-yaml.
+    #[test]
+    fn a_malformed_file_loses_only_itself() {
+        let dir = repo(&[
+            (
+                "app/kustomization.yaml",
+                "resources: [good.yaml, bad.yaml, lenient.yaml]\n",
+            ),
+            (
+                "app/good.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good\n",
+            ),
+            (
+                "app/bad.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\t name: bad\n",
+            ),
+            (
+                "app/lenient.yaml",
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: lenient\nspec:\n  containers:\n  - name: c\n    args: [\n      \"--a\",\n    ]\n",
+            ),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+        let names: Vec<&str> = built.objects.iter().map(|o| o.name()).collect();
+        assert_eq!(names, ["good", "lenient"]);
+        assert_eq!(built.gaps.len(), 1, "{:?}", built.gaps);
+        assert_eq!(built.gaps[0].gap, Some(Gap::Malformed));
+        assert_eq!(
+            (built.gaps[0].path.as_str(), built.gaps[0].line),
+            ("app/bad.yaml", 4)
+        );
+        // kubectl refuses the directory as a whole, and so does `build`.
+        assert!(build(&mut files, Path::new("app")).is_err());
     }
 }

@@ -187,6 +187,9 @@ fn local_path(
             ),
         ));
     }
+    if let Some(reason) = files.outside(&path) {
+        return Err(issue_at(files, span, reason));
+    }
     if !files.is_file(&path) {
         return Err(issue_at(
             files,

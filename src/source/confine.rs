@@ -1,0 +1,188 @@
+//! Reading files a hostile repository names: only below the repository
+//! root once symlinks are followed (Flux confines a build to its source
+//! root: fluxcd/pkg `kustomize/filesys` `MakeFsOnDiskSecure`), only
+//! regular files by type (no FIFO, device or socket), and never more bytes
+//! than the budget, counted as they are read: `/proc` files report size 0
+//! and grow without end.
+
+use std::fmt;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Why a file was not read.
+#[derive(Debug)]
+pub enum Refused {
+    Io(std::io::Error),
+    /// The path resolves outside the root; `shown` is the symlink text
+    /// (what the repository wrote) or the resolved path.
+    Outside {
+        shown: PathBuf,
+    },
+    /// Not a regular file: what it is instead.
+    NotRegular(&'static str),
+    /// More bytes than the limit; `len` when the size was known up front.
+    TooBig {
+        len: Option<u64>,
+        limit: usize,
+    },
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::Io(e) => write!(f, "{e}"),
+            Refused::Outside { shown } => write!(
+                f,
+                "links outside the repository (to {}); it is not read, as Flux confines a build to its source root",
+                shown.display()
+            ),
+            Refused::NotRegular(kind) => {
+                write!(f, "is a {kind}, not a regular file; it is not read")
+            }
+            Refused::TooBig {
+                len: Some(len),
+                limit,
+            } => write!(f, "file is {len} bytes, over the limit of {limit} bytes"),
+            Refused::TooBig { len: None, limit } => {
+                write!(f, "file holds over the limit of {limit} bytes")
+            }
+        }
+    }
+}
+
+impl From<std::io::Error> for Refused {
+    fn from(e: std::io::Error) -> Self {
+        Refused::Io(e)
+    }
+}
+
+/// A repository root, resolved once, that paths are checked against.
+#[derive(Clone, Debug)]
+pub struct Root {
+    canonical: PathBuf,
+}
+
+impl Root {
+    pub fn new(root: &Path) -> Root {
+        Root {
+            canonical: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
+        }
+    }
+
+    /// `abs` with every symlink followed, refused when that leaves the
+    /// root. A missing file is an I/O error (the caller words it).
+    pub fn resolve(&self, abs: &Path) -> Result<PathBuf, Refused> {
+        let resolved = std::fs::canonicalize(abs)?;
+        if resolved.starts_with(&self.canonical) {
+            Ok(resolved)
+        } else {
+            let shown = std::fs::read_link(abs).unwrap_or(resolved);
+            Err(Refused::Outside { shown })
+        }
+    }
+
+    /// Whether `abs` exists and resolves outside the root.
+    pub fn leaves(&self, abs: &Path) -> bool {
+        matches!(self.resolve(abs), Err(Refused::Outside { .. }))
+    }
+
+    /// [`read_regular`] of `abs` once it is known to stay in the root.
+    pub fn read(&self, abs: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
+        read_regular(&self.resolve(abs)?, limit)
+    }
+}
+
+/// The bytes of a regular file, at most `limit` of them. The type is
+/// checked on the opened descriptor, not the name (nothing can swap the
+/// file in between), and the open does not block on a FIFO.
+pub fn read_regular(path: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(Refused::NotRegular(if kind.is_dir() {
+            "directory"
+        } else if kind.is_fifo() {
+            "named pipe (FIFO)"
+        } else if kind.is_char_device() {
+            "character device"
+        } else if kind.is_block_device() {
+            "block device"
+        } else if kind.is_socket() {
+            "socket"
+        } else {
+            "special file"
+        }));
+    }
+    if meta.len() > limit as u64 {
+        return Err(Refused::TooBig {
+            len: Some(meta.len()),
+            limit,
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() > limit {
+        return Err(Refused::TooBig { len: None, limit });
+    }
+    Ok(bytes)
+}
+
+/// [`read_regular`] as UTF-8 text, for files the user named (config,
+/// rules, CA): errors name the path.
+pub fn read_text_file(path: &Path, limit: usize) -> Result<String, String> {
+    let bytes = read_regular(path, limit).map_err(|e| format!("{}: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|_| format!("{}: file is not valid UTF-8", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_files_are_refused_by_type_and_reads_are_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.yaml");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert!(matches!(
+            read_regular(&fifo, 10),
+            Err(Refused::NotRegular("named pipe (FIFO)"))
+        ));
+        assert!(matches!(
+            read_regular(Path::new("/dev/zero"), 10),
+            Err(Refused::NotRegular("character device"))
+        ));
+        // Size 0 by metadata, more by reading.
+        assert!(matches!(
+            read_regular(Path::new("/proc/self/environ"), 1),
+            Err(Refused::TooBig { len: None, .. })
+        ));
+        std::fs::write(dir.path().join("ok"), "abc").unwrap();
+        assert_eq!(read_regular(&dir.path().join("ok"), 3).unwrap(), b"abc");
+    }
+
+    #[test]
+    fn links_out_of_the_root_are_refused_with_their_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(dir.path().join("secret"), "s3cret").unwrap();
+        std::os::unix::fs::symlink("../secret", root.join("leak")).unwrap();
+        std::fs::write(root.join("in"), "x").unwrap();
+        std::os::unix::fs::symlink("in", root.join("alias")).unwrap();
+        let r = Root::new(&root);
+        let err = r.read(&root.join("leak"), 100).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "links outside the repository (to ../secret); it is not read, as Flux confines a build to its source root"
+        );
+        assert!(r.leaves(&root.join("leak")));
+        assert_eq!(r.read(&root.join("alias"), 100).unwrap(), b"x");
+        assert!(!r.leaves(&root.join("missing")));
+    }
+}
