@@ -19,7 +19,7 @@ pub use fixes::FixRequest;
 pub use verdicts::ProbeRequest;
 
 use crate::model::Model;
-use crate::report::{Format, concise, github, human, json, metrics, pushgateway, sarif};
+use crate::report::{Format, concise, github, human, inventory, json, metrics, pushgateway, sarif};
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::confine::{Refused, Root};
 use crate::source::repo::{self, Repo};
@@ -129,7 +129,11 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
     // verdicts
     verdicts::attach(&mut findings, &rules, &model, req, log);
     // render
-    let text = render(req, &findings, &rules, sources, log)?;
+    let repo = match &subject {
+        Subject::Repo(l) => Some(&l.repo),
+        Subject::Cluster { .. } => None,
+    };
+    let text = render(req, &findings, &rules, sources, repo, log)?;
     let mut exit = exit_code(req.fail_on, &findings);
     if req.metrics_file.is_some() || req.pushgateway.is_some() {
         let now = std::time::SystemTime::now()
@@ -360,11 +364,14 @@ fn filter(
     findings
 }
 
+/// `repo`: the repository linted, whose coverage every format reports
+/// (none when only cluster state is linted).
 fn render(
     req: &Request,
     findings: &[Finding],
     rules: &[Rule],
     sources: &SourceMap,
+    repo: Option<&Repo>,
     log: &mut Log,
 ) -> Result<String, String> {
     Ok(match req.format {
@@ -372,16 +379,28 @@ fn render(
         Format::Human => {
             let mut text = human::render(findings, sources, req.color.enabled());
             text.push_str(&summary_line(findings));
+            if let Some(repo) = repo {
+                text.push_str(&format!("; {}", repo.coverage.summary()));
+            }
             if let Some(line) = fixes::fixable_line(findings) {
                 text.push('\n');
                 text.push_str(&line);
             }
             text
         }
-        Format::Json => serde_json::to_string_pretty(&json::render(findings, sources))
-            .map_err(|e| e.to_string())?,
+        Format::Json => {
+            let mut out = json::render(findings, sources);
+            if let Some(repo) = repo {
+                out["coverage"] = inventory::coverage_json(repo);
+            }
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        }
         Format::Yaml => {
-            serde_saphyr::to_string(&json::render(findings, sources)).map_err(|e| e.to_string())?
+            let mut out = json::render(findings, sources);
+            if let Some(repo) = repo {
+                out["coverage"] = inventory::coverage_json(repo);
+            }
+            serde_saphyr::to_string(&out).map_err(|e| e.to_string())?
         }
         Format::Concise => {
             let mut text = concise::render(findings, sources);
@@ -389,10 +408,18 @@ fn render(
                 text.push('\n');
             }
             text.push_str(&summary_line(findings));
+            if let Some(repo) = repo {
+                text.push_str(&format!("; {}", repo.coverage.summary()));
+            }
             text
         }
-        Format::Sarif => serde_json::to_string_pretty(&sarif::render(findings, rules, sources))
-            .map_err(|e| e.to_string())?,
+        Format::Sarif => {
+            let mut out = sarif::render(findings, rules, sources);
+            if let Some(repo) = repo {
+                sarif::add_coverage(&mut out, repo);
+            }
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        }
         // Each command already ends its line.
         Format::Github => github::render(findings, sources).trim_end().to_string(),
     })

@@ -64,6 +64,37 @@ pub fn render(findings: &[Finding], rules: &[Rule], sources: &SourceMap) -> J {
     })
 }
 
+/// Adds the repository's coverage to the invocation: one note with the
+/// figures (a warning when something Flux applies was not rendered), and
+/// a warning per Flux Kustomization that did not render completely, at
+/// its file. A run that lost part of the repository never looks clean.
+pub fn add_coverage(log: &mut J, repo: &crate::source::repo::Repo) {
+    let c = &repo.coverage;
+    let sources = &repo.files.sources;
+    let mut notes = vec![json!({
+        "level": if c.is_incomplete() { "warning" } else { "note" },
+        "message": { "text": sentence(&c.summary()) },
+    })];
+    for r in repo.flux.iter().filter(|r| !r.outcome.is_complete()) {
+        let mut n = json!({
+            "level": "warning",
+            "message": { "text": sentence(&format!(
+                "Flux Kustomization {}/{}: {}: {}",
+                r.namespace, r.name, r.outcome.key(), r.outcome.why()
+            )) },
+        });
+        if let Some(artifact) = artifact(sources, r.file) {
+            n["locations"] = json!([{ "physicalLocation": { "artifactLocation": artifact } }]);
+        }
+        notes.push(n);
+    }
+    if let Some(list) =
+        log["runs"][0]["invocations"][0]["toolExecutionNotifications"].as_array_mut()
+    {
+        list.extend(notes);
+    }
+}
+
 fn driver(rules: &[Rule]) -> J {
     json!({
         "name": "homelab-lint",

@@ -1,0 +1,210 @@
+//! Issues #12 and #19: small repositories, one per case, rendered the way
+//! Flux applies them (roots, sources, remote and missing entries), each
+//! pinned with its objects, issues and the fate of its files.
+
+use std::path::Path;
+
+use homelab_lint::source::coverage::Outcome;
+use homelab_lint::source::repo::{self, Repo};
+use homelab_lint::yaml::Limits;
+
+fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, Repo) {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let r = repo::load(dir.path(), Limits::default());
+    (dir, r)
+}
+
+fn names(r: &Repo, kind: &str) -> Vec<String> {
+    let mut out: Vec<String> = r
+        .objects
+        .iter()
+        .filter(|o| o.kind() == kind)
+        .map(|o| o.name().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+const GIT_ROOT: &str = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {url: ssh://git@github.com/example/home-ops, ref: {branch: main}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  path: ./clusters/home\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+
+fn ks(name: &str, path: &str, source: &str) -> String {
+    let (kind, src) = source.split_once('/').unwrap();
+    format!(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: {kind}, name: {src}}}\n"
+    )
+}
+
+fn cm(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\n")
+}
+
+/// #19 item 1: flux's own manifests from an OCIRepository with `path: ./`
+/// are not this repository, which therefore renders once.
+#[test]
+fn oci_repository_with_root_path_beside_the_git_repository_renders_the_repo_once() {
+    let flux = ks("flux", "./", "OCIRepository/flux-manifests");
+    let apps = ks("apps", "./apps", "GitRepository/flux-system");
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/flux.yaml", &flux),
+        ("clusters/home/apps.yaml", &apps),
+        ("apps/a.yaml", &cm("a")),
+    ]);
+    assert_eq!(names(&r, "ConfigMap"), ["a"]);
+    // flux-system is the root, applied by `flux bootstrap`: loaded as written.
+    assert_eq!(names(&r, "Kustomization"), ["apps", "flux", "flux-system"]);
+    let flux = r.flux.iter().find(|f| f.name == "flux").unwrap();
+    assert!(
+        matches!(&flux.outcome, Outcome::OtherSource(why) if why.contains("OCIRepository/flux-manifests")),
+        "{:?}",
+        flux.outcome
+    );
+    assert!(r.issues.is_empty(), "{:?}", r.issues);
+    // The three files of clusters/home (the root builds itself) and apps/a.yaml.
+    assert_eq!((r.coverage.rendered, r.coverage.lost), (4, 0));
+}
+
+const GENERATOR: &str = "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  sources:\n  - {alias: repo, kind: GitRepository, name: flux-system}\n  artifacts:\n  - name: web\n    copy:\n    - {from: \"@repo/apps/web/\", to: \"@artifact/apps/web/\"}\n  - name: globbed\n    copy:\n    - {from: \"@repo/apps/other/*.yaml\", to: \"@artifact/\"}\n";
+
+/// #12 item 3: a Flux Kustomization that builds from an ExternalArtifact
+/// renders the repository directory the generator's copy rule names; one
+/// whose artifact cannot be mapped is an issue naming it.
+#[test]
+fn external_artifacts_map_back_to_the_directories_their_generator_copies() {
+    let web = ks("web", "./apps/web", "ExternalArtifact/web");
+    let globbed = ks("globbed", "./", "ExternalArtifact/globbed");
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/generator.yaml", GENERATOR),
+        ("clusters/home/web.yaml", &web),
+        ("clusters/home/globbed.yaml", &globbed),
+        ("apps/web/kustomization.yaml", "resources: [cm.yaml]\n"),
+        ("apps/web/cm.yaml", &cm("web")),
+        ("apps/other/x.yaml", &cm("x")),
+    ]);
+    // x is in no kustomization: loaded as written, not through Flux.
+    assert_eq!(names(&r, "ConfigMap"), ["web", "x"]);
+    let x = r.objects.iter().find(|o| o.name() == "x").unwrap();
+    assert!(x.chain.is_empty(), "{:?}", x.chain);
+    let web = r
+        .objects
+        .iter()
+        .find(|o| o.name() == "web" && o.kind() == "ConfigMap");
+    assert_eq!(web.unwrap().chain[0].detail, "flux-system/web");
+    assert_eq!(r.issues.len(), 1, "{:?}", r.issues);
+    assert_eq!(r.issues[0].path, "clusters/home/globbed.yaml");
+    assert!(
+        r.issues[0].message.contains("apps/other/*.yaml"),
+        "{}",
+        r.issues[0]
+    );
+}
+
+/// #12 item 1: a remote CRD URL and a remote generator file are issues at
+/// their lines naming the Flux Kustomization; the local objects render.
+#[test]
+fn remote_crd_and_remote_generator_file_beside_local_resources() {
+    let apps = ks("apps", "./apps", "GitRepository/flux-system");
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", &apps),
+        (
+            "apps/kustomization.yaml",
+            "resources:\n- https://github.com/x/y/releases/download/v1/crds.yaml\n- cm.yaml\nconfigMapGenerator:\n- name: dashboards\n  files:\n  - https://raw.githubusercontent.com/x/y/main/d.json\n",
+        ),
+        ("apps/cm.yaml", &cm("local")),
+    ]);
+    assert_eq!(names(&r, "ConfigMap"), ["local"]);
+    let lines: Vec<(u32, bool)> = r
+        .issues
+        .iter()
+        .map(|i| {
+            (
+                i.line,
+                i.message.contains("(Flux Kustomization flux-system/apps)"),
+            )
+        })
+        .collect();
+    assert_eq!(lines, [(2, true), (7, true)], "{:?}", r.issues);
+    let apps = r.flux.iter().find(|f| f.name == "apps").unwrap();
+    assert!(
+        matches!(apps.outcome, Outcome::Partial(2)),
+        "{:?}",
+        apps.outcome
+    );
+    assert!(
+        r.coverage.summary().contains("1 partly rendered"),
+        "{}",
+        r.coverage.summary()
+    );
+}
+
+/// #12 item 4: a child whose spec.path needs a variable only the cluster
+/// holds is an issue naming the variable; the files under it are not
+/// silently unreachable.
+#[test]
+fn unresolvable_path_names_the_variable() {
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./clusters/${CLUSTER}/apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", apps),
+    ]);
+    let issue = r
+        .issues
+        .iter()
+        .find(|i| i.message.contains("${CLUSTER}"))
+        .unwrap_or_else(|| panic!("{:?}", r.issues));
+    assert_eq!(
+        (issue.path.as_str(), issue.line),
+        ("clusters/home/apps.yaml", 5)
+    );
+    assert!(
+        r.flux
+            .iter()
+            .any(|f| f.name == "apps" && matches!(f.outcome, Outcome::NotBuilt(_)))
+    );
+}
+
+/// #12 item 6: a patch file applied as a patch is not "not applied".
+#[test]
+fn patch_files_have_their_own_fate() {
+    let apps = ks("apps", "./apps", "GitRepository/flux-system");
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", &apps),
+        (
+            "apps/kustomization.yaml",
+            "resources: [cm.yaml]\npatches:\n- path: patch.yaml\n",
+        ),
+        ("apps/cm.yaml", &cm("a")),
+        (
+            "apps/patch.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\ndata: {k: v}\n",
+        ),
+        ("apps/unused.yaml", &cm("unused")),
+    ]);
+    let fate = |p: &str| {
+        r.fates
+            .iter()
+            .find(|f| f.path == Path::new(p))
+            .map(|f| f.fate.reason())
+            .unwrap()
+    };
+    assert_eq!(
+        fate("apps/patch.yaml"),
+        "applied as a patch by apps/kustomization.yaml"
+    );
+    assert_eq!(
+        fate("apps/unused.yaml"),
+        "not applied: apps/kustomization.yaml does not list it"
+    );
+    assert_eq!(
+        fate("apps/cm.yaml"),
+        "rendered through Flux Kustomization flux-system/apps"
+    );
+}
