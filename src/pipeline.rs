@@ -380,7 +380,7 @@ fn render(
             let mut text = human::render(findings, sources, req.color.enabled());
             text.push_str(&summary_line(findings));
             if let Some(repo) = repo {
-                text.push_str(&format!("; {}", repo.coverage.summary()));
+                text.push_str(&format!("\n{}", repo.coverage.summary()));
             }
             if let Some(line) = fixes::fixable_line(findings) {
                 text.push('\n');
