@@ -36,23 +36,7 @@ fn findings(repo: &Path, extra: &[&str]) -> Vec<(String, String)> {
         .unwrap();
     let json: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
-    let mut found: Vec<(String, String)> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            let l = &f["location"];
-            (
-                f["rule"].as_str().unwrap().to_string(),
-                format!(
-                    "{}:{}:{}",
-                    l["path"].as_str().unwrap(),
-                    l["line"],
-                    l["column"]
-                ),
-            )
-        })
-        .collect();
+    let mut found: Vec<(String, String)> = common::rule_locations(&json).collect();
     found.sort();
     found
 }

@@ -56,23 +56,7 @@ fn corpus_findings_match_the_expectations() {
             String::from_utf8_lossy(&out.stderr)
         );
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let found: BTreeSet<(String, String)> = json["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                let l = &f["location"];
-                (
-                    f["rule"].as_str().unwrap().to_string(),
-                    format!(
-                        "{}:{}:{}",
-                        l["path"].as_str().unwrap(),
-                        l["line"],
-                        l["column"]
-                    ),
-                )
-            })
-            .collect();
+        let found: BTreeSet<(String, String)> = common::rule_locations(&json).collect();
         for extra in found.difference(&expected) {
             problems.push(format!(
                 "{name}: unexpected finding {} at {}",

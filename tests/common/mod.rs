@@ -253,3 +253,19 @@ pub fn rules_and_paths(out: &std::process::Output) -> Vec<(String, String)> {
     found.sort();
     found
 }
+
+/// `(rule, path:line:column)` of each finding in the linter's JSON output.
+pub fn rule_locations(json: &serde_json::Value) -> impl Iterator<Item = (String, String)> + '_ {
+    json["findings"].as_array().unwrap().iter().map(|f| {
+        let l = &f["location"];
+        (
+            f["rule"].as_str().unwrap().to_string(),
+            format!(
+                "{}:{}:{}",
+                l["path"].as_str().unwrap(),
+                l["line"],
+                l["column"]
+            ),
+        )
+    })
+}
