@@ -102,13 +102,12 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
         };
         ctx.run(&rule.steps, Vec::new(), &mut matches);
         // The same facts reached twice (one base app rendered into two
-        // clusters' trees) are one finding.
+        // clusters' trees) are one finding; a same-named object written
+        // apart for a second cluster is its own.
         for f in matches.iter().map(|b| finding(model, rule, b)) {
-            if !out
-                .findings
-                .iter()
-                .any(|seen| seen.fingerprint == f.fingerprint)
-            {
+            if !out.findings.iter().any(|seen| {
+                seen.fingerprint == f.fingerprint && seen.primary.span == f.primary.span
+            }) {
                 out.findings.push(f);
             }
         }
