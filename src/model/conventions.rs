@@ -19,7 +19,9 @@ pub type Derived = Result<String, String>;
 
 /// The value an ExternalSecret template renders for `node`, when the
 /// template is one plain reference (`{{ .host }}`, `{{ index . "pgbouncer-host" }}`)
-/// to a key of an operator's Secret that a Kubernetes-provider store reads.
+/// to a key of a Secret that a Kubernetes-provider store reads: one the
+/// repository holds, or one an operator makes. For any other store,
+/// `Err` names the item and the store that only the cluster reads.
 pub fn template_value(model: &Model, near: ObjRef, node: &Node) -> Option<Derived> {
     let holder = model.object(near);
     if !holder.is("external-secrets.io", "ExternalSecret") {
@@ -28,8 +30,38 @@ pub fn template_value(model: &Model, near: ObjRef, node: &Node) -> Option<Derive
     let key = referenced_key(node.as_str()?)?;
     let spec = holder.root.get("spec")?;
     let (secret, property) = source_of(spec, key)?;
-    let namespace = kubernetes_store_namespace(model, near, spec)?;
-    operator_secret_value(model, near, &namespace, &secret, &property)
+    let store = format!(
+        "{} {}",
+        spec.str_at(&["secretStoreRef", "kind"])
+            .unwrap_or("SecretStore"),
+        spec.str_at(&["secretStoreRef", "name"]).unwrap_or("")
+    );
+    let Some(namespace) = kubernetes_store_namespace(model, near, spec) else {
+        return Some(Err(format!(
+            "a template over property {property} of item {secret}, which {store} fetches in the cluster"
+        )));
+    };
+    if let Some(derived) = operator_secret_value(model, near, &namespace, &secret, &property) {
+        return Some(derived);
+    }
+    let Some(held) = model.find_secret(near, &namespace, &secret) else {
+        return Some(Err(format!(
+            "a template over key {property} of Secret {namespace}/{secret} (read by {store}), which is not in the repository (it may exist only in the cluster)"
+        )));
+    };
+    let held_id = model.object(held).id();
+    Some(match data::entry(model.object(held), &property) {
+        Some(DataValue::Text { text, .. }) => Ok(text),
+        Some(DataValue::Unknown { why, .. }) => Err(format!(
+            "a template over key {property} of {held_id} (read by {store}), {why}"
+        )),
+        Some(DataValue::Invalid { message, .. }) => Err(format!(
+            "a template over key {property} of {held_id}: {message}"
+        )),
+        None => Err(format!(
+            "a template over key {property} of {held_id}, which has no such key"
+        )),
+    })
 }
 
 /// `{{ .key }}` or `{{ index . "key" }}` and nothing else.
