@@ -890,6 +890,12 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                     st.category.as_str()
                 ),
             });
+            if let Some(copies) = &st.decl.copies {
+                labels.push(Label {
+                    span: copies.span,
+                    text: format!("{}: {} (copies of each block)", copies.key, copies.count),
+                });
+            }
             (
                 labels,
                 vec![

@@ -328,7 +328,8 @@ pub struct SettingStep {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct StorageStep {
     /// The step holds when the storage is of one of these categories:
-    /// `network-replicated-block`, `network-filesystem`, `local`.
+    /// `network-replicated-block`, `network-block` (one copy over the
+    /// network), `network-filesystem`, `local`.
     pub category: Vec<String>,
 }
 
