@@ -87,7 +87,7 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
     // rules
     let rules = select_rules(&req.rule_dirs, &config, config_path.as_deref())?;
     // base
-    let mut base = base::prepare(&req.base, subject.root(), &rules, &config, log)?;
+    let mut base = base::prepare(&req.base, subject.repo(), &rules, &config, log)?;
     if let Subject::Repo(l) = &subject {
         log_load(&l.repo, req.verbose, log);
     }
@@ -171,6 +171,13 @@ impl Subject {
     fn root(&self) -> Option<&Path> {
         match self {
             Subject::Repo(l) => Some(l.repo.files.root()),
+            Subject::Cluster { .. } => None,
+        }
+    }
+
+    fn repo(&self) -> Option<&Repo> {
+        match self {
+            Subject::Repo(l) => Some(&l.repo),
             Subject::Cluster { .. } => None,
         }
     }

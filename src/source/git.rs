@@ -1,10 +1,11 @@
-//! The tree of another commit of the linted repository, for `--base`: the
-//! `git` CLI writes the commit's files (`git archive`) into a temporary
-//! directory, which is then loaded like any repository. The working tree
-//! and the repository's worktree list are left alone.
+//! The tree of another commit of the linted repository, for `--base`,
+//! read from git's object store by the `git` CLI (see [`Tree`]): nothing
+//! is written, and the working tree, index and worktree list are left alone.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+use super::commit_tree::Tree;
 
 /// Why a commit's tree could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -22,17 +23,15 @@ pub enum GitError {
         reference: String,
         stderr: String,
     },
-    /// `git archive` or unpacking it failed.
-    #[error("cannot extract {reference}: {detail}")]
+    /// Listing the commit's tree or starting the blob reader failed.
+    #[error("cannot read the tree of {reference}: {detail}")]
     Extract { reference: String, detail: String },
 }
 
-/// A commit's files in a temporary directory, removed on drop.
+/// A commit's files below the directory that corresponds to the linted
+/// one (which may be a subdirectory of the repository).
 pub struct Checkout {
-    _dir: tempfile::TempDir,
-    /// The directory that corresponds to the linted directory (the
-    /// linted directory may be a subdirectory of the repository).
-    pub root: PathBuf,
+    pub tree: Tree,
     /// The full commit id.
     pub commit: String,
 }
@@ -52,8 +51,8 @@ fn git(dir: &Path, args: &[&str]) -> Result<(bool, String, String), GitError> {
     ))
 }
 
-/// Writes the tree of `reference` (a commit, branch or tag of the
-/// repository that contains `dir`) into a temporary directory.
+/// Opens the tree of `reference` (a commit, branch or tag of the
+/// repository that contains `dir`) below `dir`.
 pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
     let (ok, top, stderr) = git(dir, &["rev-parse", "--show-toplevel"])?;
     if !ok {
@@ -90,46 +89,32 @@ pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
             stderr
         }));
     }
-    let tmp = tempfile::Builder::new()
-        .prefix("homelab-lint-base-")
-        .tempdir()
-        .map_err(|e| GitError::Extract {
-            reference: reference.to_string(),
-            detail: e.to_string(),
-        })?;
-    let tar = tmp.path().join("base.tar");
-    let tree = tmp.path().join("tree");
-    let extract = |detail: String| GitError::Extract {
+    let tree = Tree::open(Path::new(&top), &commit, &prefix).map_err(|e| GitError::Extract {
         reference: reference.to_string(),
-        detail,
-    };
-    std::fs::create_dir(&tree).map_err(|e| extract(e.to_string()))?;
-    let tar_arg = format!("--output={}", tar.display());
-    let (ok, _, stderr) = git(
-        Path::new(&top),
-        &["archive", "--format=tar", &tar_arg, &commit],
-    )?;
-    if !ok {
-        return Err(extract(stderr));
-    }
-    let out = Command::new("tar")
-        .arg("-xf")
-        .arg(&tar)
+        detail: e.to_string(),
+    })?;
+    Ok(Checkout { tree, commit })
+}
+
+/// Whether every file below `dir` is as `commit` has it: no tracked file
+/// differs (`git diff` compares the working tree with the commit, after
+/// git's own clean filters and stat cache) and no file is untracked or
+/// ignored (`ls-files --others` without excludes: the loader reads ignored
+/// files too). Then a lint of the commit is the lint of the working tree.
+pub fn unchanged_since(dir: &Path, commit: &str) -> bool {
+    let quiet_diff = Command::new("git")
         .arg("-C")
-        .arg(&tree)
+        .arg(dir)
+        .args(["diff", "--quiet", "--no-ext-diff", "--no-textconv", commit])
+        .args(["--", "."])
         .stdin(Stdio::null())
-        .output()
-        .map_err(|e| extract(format!("cannot run tar: {e}")))?;
-    if !out.status.success() {
-        return Err(extract(String::from_utf8_lossy(&out.stderr).trim().into()));
-    }
-    let _ = std::fs::remove_file(&tar);
-    let root = tree.join(prefix.trim_end_matches('/'));
-    Ok(Checkout {
-        root,
-        commit,
-        _dir: tmp,
-    })
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    quiet_diff
+        && git(dir, &["ls-files", "--others", "-z", "--", "."])
+            .is_ok_and(|(ok, out, _)| ok && out.is_empty())
 }
 
 /// Where `dir` sits in its git repository, found as git finds the top
