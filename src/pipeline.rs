@@ -116,6 +116,7 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
     // filter
     let sources = model.sources;
     let findings = filter(outcome.findings, &config, &base, sources);
+    let findings = rules::subsume::drop_subsumed(findings, &rules);
     // fix: the report is then a fresh lint of the files as written.
     if req.fixes.fix
         && let Some(root) = subject.root()

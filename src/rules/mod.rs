@@ -7,6 +7,7 @@ pub mod engine;
 pub mod finding;
 pub mod releases;
 pub mod schema;
+pub mod subsume;
 pub mod suppress;
 
 use std::path::Path;

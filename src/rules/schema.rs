@@ -50,6 +50,12 @@ pub struct Rule {
     /// pointed at (`--probe-dsn`, or the live cluster with `--live`).
     #[serde(default)]
     pub probe: Option<ProbeSpec>,
+    /// Rules whose findings this one's replace: a finding of a listed
+    /// rule whose every labelled place is also one of this finding's is
+    /// the same hazard said twice (a static finding and the upgrade that
+    /// brings it in), and only this finding is reported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subsumes: Vec<String>,
 }
 
 /// A rule's probe: exactly one kind, with its thresholds.
