@@ -23,7 +23,7 @@ use crate::report::{Format, concise, github, human, inventory, json, metrics, pu
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::confine::{Refused, Root};
 use crate::source::repo::{self, Repo};
-use crate::source::{Object, git};
+use crate::source::{Issue, Object, git};
 use crate::yaml::{Limits, Shown, SourceMap};
 
 /// Exit status, as ripgrep and ruff use them.
@@ -134,7 +134,14 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
         Subject::Repo(l) => Some(&l.repo),
         Subject::Cluster { .. } => None,
     };
-    let text = render(req, &findings, &rules, sources, repo, log)?;
+    // The inputs that could not be used, for the formats that carry them.
+    let problems: Vec<Issue> = repo
+        .map_or(&[][..], |r| &r.issues[..])
+        .iter()
+        .chain(&outcome.issues)
+        .cloned()
+        .collect();
+    let text = render(req, &findings, &rules, sources, repo, &problems, log)?;
     let mut exit = exit_code(req.fail_on, &findings);
     if req.metrics_file.is_some() || req.pushgateway.is_some() {
         let now = std::time::SystemTime::now()
@@ -380,6 +387,7 @@ fn render(
     rules: &[Rule],
     sources: &SourceMap,
     repo: Option<&Repo>,
+    problems: &[Issue],
     log: &mut Log,
 ) -> Result<String, String> {
     Ok(match req.format {
@@ -425,6 +433,15 @@ fn render(
             let mut out = sarif::render(findings, rules, sources);
             if let Some(repo) = repo {
                 sarif::add_coverage(&mut out, repo);
+            }
+            sarif::add_problems(&mut out, problems, sources);
+            if let Some(p) = sources
+                .shown_root()
+                .top
+                .as_deref()
+                .and_then(git::provenance)
+            {
+                sarif::add_provenance(&mut out, &p);
             }
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         }

@@ -117,6 +117,56 @@ pub fn unchanged_since(dir: &Path, commit: &str) -> bool {
             .is_ok_and(|(ok, out, _)| ok && out.is_empty())
 }
 
+/// The commit a lint of a git work tree saw, for SARIF's
+/// `versionControlProvenance`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    /// The `origin` remote as an absolute URI, without credentials.
+    pub repository_uri: String,
+    /// The full id of `HEAD`.
+    pub revision: String,
+    /// The branch checked out; `None` on a detached `HEAD`.
+    pub branch: Option<String>,
+}
+
+/// The provenance of the work tree that holds `dir`: `None` outside git,
+/// without an `origin` remote, or before the first commit.
+pub fn provenance(dir: &Path) -> Option<Provenance> {
+    let run = |args: &[&str]| match git(dir, args) {
+        Ok((true, out, _)) if !out.is_empty() => Some(out),
+        _ => None,
+    };
+    let remote = run(&["remote", "get-url", "origin"])?;
+    Some(Provenance {
+        repository_uri: remote_uri(&remote)?,
+        revision: run(&["rev-parse", "--verify", "--quiet", "HEAD"])?,
+        branch: run(&["symbolic-ref", "--short", "--quiet", "HEAD"]),
+    })
+}
+
+/// A remote URL as an absolute URI: scp-like `git@host:owner/repo.git`
+/// becomes `ssh://git@host/owner/repo.git` (git's own reading of that
+/// form, see git-clone(1) "GIT URLS"); a password or token in the user
+/// part is dropped, never printed. A local path is no URI: `None`.
+fn remote_uri(remote: &str) -> Option<String> {
+    if let Some((scheme, rest)) = remote.split_once("://") {
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let host = match authority.rsplit_once('@') {
+            // `user:token@host`: only the user name is kept for ssh, nothing for http(s).
+            Some((_, host)) if scheme.starts_with("http") => host.to_string(),
+            Some((user, host)) => format!("{}@{host}", user.split(':').next().unwrap_or("")),
+            None => authority.to_string(),
+        };
+        return Some(format!("{scheme}://{host}/{path}"));
+    }
+    // scp-like syntax: a colon before any slash.
+    let (host, path) = remote.split_once(':')?;
+    if host.contains('/') || host.is_empty() {
+        return None;
+    }
+    Some(format!("ssh://{host}/{}", path.trim_start_matches('/')))
+}
+
 /// Where `dir` sits in its git repository, found as git finds the top
 /// level: the nearest ancestor with a `.git` directory or file (a
 /// worktree or submodule has a `.git` file). Read from the file system,
@@ -138,6 +188,24 @@ pub fn shown_root(dir: &Path) -> crate::yaml::Shown {
 #[cfg(test)]
 mod shown_tests {
     use super::*;
+
+    #[test]
+    fn remotes_become_absolute_uris_without_credentials() {
+        assert_eq!(
+            remote_uri("git@github.com:onedr0p/home-ops.git").as_deref(),
+            Some("ssh://git@github.com/onedr0p/home-ops.git")
+        );
+        assert_eq!(
+            remote_uri("https://x-access-token:ghs_secret@github.com/o/r.git").as_deref(),
+            Some("https://github.com/o/r.git")
+        );
+        assert_eq!(
+            remote_uri("ssh://git:pw@git.example.com:2222/o/r").as_deref(),
+            Some("ssh://git@git.example.com:2222/o/r")
+        );
+        assert_eq!(remote_uri("/srv/git/home-ops.git"), None);
+        assert_eq!(remote_uri("../home-ops"), None);
+    }
 
     #[test]
     fn a_subdirectory_is_named_from_the_top_level() {
