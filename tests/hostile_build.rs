@@ -241,3 +241,82 @@ fn many_values_from_over_a_large_values_file_merge_in_linear_time() {
     assert_eq!(values["k4999"], "v4999");
     assert_eq!(values["k1"], "last", "the last valuesFrom wins");
 }
+
+/// A user rule with the metadata every rule needs and `matches` as its
+/// `match:` list, in a fresh rules directory.
+fn rule_dir(matches: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "hostile.yaml",
+        &format!(
+            "id: hostile-rule\ntitle: A rule written to make evaluation explode\nseverity: info\ncategory: performance\nmessage: >-\n  {{object.id}} matched\nwhat: >-\n  Finds ConfigMaps.\nwhy: >-\n  To test budgets.\nexample: |\n  data: {{}}\nuseInstead: |\n  data: {{}}\nremediation: >-\n  Remove it.\nreferences:\n  - https://www.rfc-editor.org/rfc/rfc9535\nmatch:\n{matches}"
+        ),
+    );
+    dir
+}
+
+fn lint_with_rules(root: &Path, rules: &Path) -> limited::Run {
+    limited::run_linter(&[
+        root.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+        "--output",
+        "json",
+    ])
+}
+
+#[test]
+fn an_invalid_or_exploding_jsonpath_in_a_rule_is_an_error_at_its_line() {
+    let dir = repo();
+    for (path, why) in [
+        ("$.data[?", "JSONPath $.data[?"),
+        ("$..*..*..*", "3 descendant segments"),
+        ("$[?@..a][?@..b]", "2 descendant segments"),
+    ] {
+        let rules = rule_dir(&format!(
+            "  - object:\n      group: \"\"\n      kind: ConfigMap\n      where: [{{path: \"{path}\", is: unset}}]\n"
+        ));
+        let run = lint_with_rules(dir.path(), rules.path());
+        assert_eq!(run.code(), Some(2), "{path}: {}", run.stderr);
+        // Line 23 is the `where:` line.
+        let at = format!("{}:23:", rules.path().join("hostile.yaml").display());
+        assert!(
+            run.stderr.contains(&at) && run.stderr.contains(why),
+            "{path}: {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "no report for a broken rule set");
+    }
+}
+
+#[test]
+fn a_rule_whose_object_steps_multiply_stops_at_the_work_budget() {
+    let dir = repo();
+    let many: String = (0..300)
+        .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{i}, namespace: default}}\n"))
+        .collect();
+    write(dir.path(), "good/many.yaml", &many);
+    // 300^4 candidate combinations.
+    let step = "  - object:\n      group: \"\"\n      kind: ConfigMap\n      where: [{path: \"$.metadata.name\", is: set}]\n";
+    let rules = rule_dir(&step.repeat(4));
+    let run = lint_with_rules(dir.path(), rules.path());
+    // Info findings only: exit 0 (a budget hit is a warning, not a failure).
+    assert_eq!(run.code(), Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "rule hostile-rule: rule match budget exceeded: evaluation stopped at 10000 matches"
+        ),
+        "{}",
+        run.stderr
+    );
+    // What was found before the budget is reported.
+    let json = run.json();
+    let found = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "hostile-rule")
+        .count();
+    assert!(found > 0, "{json:#}");
+}

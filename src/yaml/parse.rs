@@ -54,6 +54,11 @@ pub struct Limits {
     pub max_object_nodes: usize,
     /// Bytes of scalar text one object may reach the same way.
     pub max_object_bytes: usize,
+    /// Candidates, objects and JSONPath matches one rule's evaluation may
+    /// examine (a user rule's steps multiply).
+    pub max_rule_work: usize,
+    /// Matches (findings before deduplication) one rule may have.
+    pub max_rule_matches: usize,
 }
 
 impl Default for Limits {
@@ -70,6 +75,8 @@ impl Default for Limits {
             max_kustomize_builds: 10_000,
             max_object_nodes: 1_000_000,
             max_object_bytes: 32 * 1024 * 1024,
+            max_rule_work: 2_000_000,
+            max_rule_matches: 10_000,
         }
     }
 }
