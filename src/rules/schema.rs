@@ -411,6 +411,7 @@ pub struct EnvStep {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ValuesStep {
     /// JSONPath (RFC 9535) into the merged values, e.g. `$.redis.enabled`.
+    #[serde(deserialize_with = "crate::yaml::jsonpath::deserialize")]
     pub path: String,
     pub is: ValueTest,
 }
@@ -431,7 +432,9 @@ pub struct ObjectStep {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PathTest {
     /// JSONPath (RFC 9535) from the object's root, e.g. `$.spec.postgresql.parameters.*`.
-    /// With several matches, the test holds when any match passes.
+    /// With several matches, the test holds when any match passes. At
+    /// most one descendant segment (`..`).
+    #[serde(deserialize_with = "crate::yaml::jsonpath::deserialize")]
     pub path: String,
     pub is: ValueTest,
 }
