@@ -13,7 +13,7 @@ use super::coverage::{Coverage, Fate, FileFate, FluxRender, Outcome, lost_under}
 use super::files::Gap;
 use super::flux::artifact::Artifacts;
 use super::flux::substitute::{collect_vars, substitute};
-use super::{Files, Issue, Object, StepKind, join_within, kustomize, walk};
+use super::{Files, Issue, Object, StepKind, join_within, kustomize};
 use crate::yaml::{FileId, Limits, Node, Span};
 
 /// A file that holds nothing to lint, and why.
@@ -97,8 +97,13 @@ type KsId = (String, String);
 
 /// Loads every YAML file under `root` and renders the Flux tree.
 pub fn load(root: &Path, limits: Limits) -> Repo {
-    let mut files = Files::new(root, limits);
-    let (paths, mut issues) = walk::yaml_files(root);
+    load_files(Files::new(root, limits))
+}
+
+/// Loads every YAML file of `files` (the disk, or a commit's tree) and
+/// renders the Flux tree.
+pub fn load_files(mut files: Files) -> Repo {
+    let (paths, mut issues) = files.yaml_files();
     files.preload(&paths);
     let mut skipped = Vec::new();
 
@@ -440,7 +445,7 @@ impl FluxTree {
         self.find_local_sources(files, &written, issues);
         written.retain(|ks| !synced.contains(ks));
         self.build_each(files, &written, &mut seen);
-        let built: Vec<Object> = self
+        let mut built: Vec<Object> = self
             .builds
             .values()
             .filter_map(|b| b.as_ref().ok())
@@ -450,8 +455,13 @@ impl FluxTree {
                     || crate::source::flux::data::provides(o).is_some()
             })
             .cloned()
-            .chain(bootstrap.iter().cloned())
             .collect();
+        // Builds are a map: sorted, the roots (and so the tree numbers)
+        // are the same in every run.
+        built.sort_by(|a, b| {
+            (doc_id(a), a.namespace(), a.name()).cmp(&(doc_id(b), b.namespace(), b.name()))
+        });
+        built.extend(bootstrap.iter().cloned());
         let synced = Self::synced(files, &written, &built, config_sources, issues);
         drop(built);
         self.find_local_sources(files, &synced, issues);
