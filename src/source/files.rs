@@ -117,6 +117,9 @@ pub struct Files {
     pub inputs: HashMap<PathBuf, (Input, PathBuf)>,
     /// Directories whose kustomization a build read.
     pub built_dirs: std::collections::HashSet<PathBuf>,
+    /// Texts read instead of the files at these paths: a fix's edits,
+    /// rendered again before anything is written.
+    overlay: HashMap<PathBuf, String>,
 }
 
 impl Files {
@@ -132,6 +135,27 @@ impl Files {
             kustomize_defaults: None,
             inputs: HashMap::new(),
             built_dirs: std::collections::HashSet::new(),
+            overlay: HashMap::new(),
+        }
+    }
+
+    /// Files whose texts are read from `overlay` instead of the disk.
+    pub fn with_overlay(
+        root: impl Into<PathBuf>,
+        limits: Limits,
+        overlay: HashMap<PathBuf, String>,
+    ) -> Files {
+        Files {
+            overlay,
+            ..Files::new(root, limits)
+        }
+    }
+
+    /// `read_text`, with the overlay's text first.
+    fn read_rel(&self, rel: &Path) -> Result<String, Issue> {
+        match self.overlay.get(rel) {
+            Some(text) => Ok(text.clone()),
+            None => read_text(&self.confined, &self.abs(rel), rel, &self.limits),
         }
     }
 
@@ -169,6 +193,9 @@ impl Files {
     /// The bytes of a repository file within the size budget (files a
     /// generator reads whole, which need not be text).
     pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, String> {
+        if let Some(text) = self.overlay.get(rel) {
+            return Ok(text.clone().into_bytes());
+        }
         self.confined
             .read(&self.abs(rel), self.limits.max_bytes)
             .map_err(|e| format!("{}: {e}", rel.display()))
@@ -190,7 +217,7 @@ impl Files {
     }
 
     fn read(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
-        let text: Arc<str> = read_text(&self.confined, &self.abs(rel), rel, &self.limits)?.into();
+        let text: Arc<str> = self.read_rel(rel)?.into();
         let id = self.sources.add(rel.to_path_buf(), text.clone());
         Ok((id, text))
     }
@@ -199,12 +226,10 @@ impl Files {
     /// run does, and the larger part of its time on a big repo.
     pub fn preload(&mut self, rels: &[PathBuf]) {
         use rayon::prelude::*;
-        let (root, confined) = (&self.root, &self.confined);
+        let this = &*self;
+        let texts: Vec<Result<String, Issue>> =
+            rels.par_iter().map(|rel| this.read_rel(rel)).collect();
         let limits = self.limits;
-        let texts: Vec<Result<String, Issue>> = rels
-            .par_iter()
-            .map(|rel| read_text(confined, &root.join(rel), rel, &limits))
-            .collect();
         let mut to_parse = Vec::new();
         for (rel, text) in rels.iter().zip(texts) {
             match text {

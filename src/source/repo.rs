@@ -81,7 +81,20 @@ type KsId = (String, String);
 
 /// Loads every YAML file under `root` and renders the Flux tree.
 pub fn load(root: &Path, limits: Limits) -> Repo {
-    let mut files = Files::new(root, limits);
+    load_files(root, Files::new(root, limits))
+}
+
+/// [`load`] with some files' texts replaced (a fix's edits, checked
+/// before they are written).
+pub fn load_overlaid(
+    root: &Path,
+    limits: Limits,
+    overlay: std::collections::HashMap<PathBuf, String>,
+) -> Repo {
+    load_files(root, Files::with_overlay(root, limits, overlay))
+}
+
+fn load_files(root: &Path, mut files: Files) -> Repo {
     let (paths, mut issues) = walk::yaml_files(root);
     files.preload(&paths);
     let mut skipped = Vec::new();
