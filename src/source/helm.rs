@@ -8,6 +8,8 @@
 //! or, with `targetPath`, set at one path in place; then inline
 //! `spec.values` merged last, so inline values win even over `targetPath`.
 
+use std::collections::HashMap;
+
 use crate::source::flux::data::{self, DataValue};
 use crate::source::{Issue, Object};
 use crate::yaml::{Limits, Node, SourceMap, Span, Value, parse_values};
@@ -178,6 +180,9 @@ fn resolve_values<'a>(
     lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
     release: &mut Release,
 ) {
+    // Values documents by where their text is: a key listed again is
+    // parsed once.
+    let mut parsed: HashMap<(u32, u32, u32), Option<Node>> = HashMap::new();
     for entry in hr
         .root
         .path(&["spec", "valuesFrom"])
@@ -269,10 +274,22 @@ fn resolve_values<'a>(
             }
             continue;
         }
-        match values_document(sources, &text, node) {
-            Ok(Some(values)) => merge(&mut release.values, values),
-            Ok(None) => {}
-            Err(issue) => release.issues.push(issue),
+        let at = (node.span.file.0, node.span.start, node.span.end);
+        let values = match parsed.get(&at) {
+            Some(values) => values.clone(),
+            None => match values_document(sources, &text, node) {
+                Ok(values) => {
+                    parsed.insert(at, values.clone());
+                    values
+                }
+                Err(issue) => {
+                    release.issues.push(issue);
+                    continue;
+                }
+            },
+        };
+        if let Some(values) = values {
+            merge(&mut release.values, values);
         }
     }
     if let Some(inline) = hr.root.path(&["spec", "values"])
@@ -333,6 +350,25 @@ fn issue_at(sources: &SourceMap, span: Span, message: impl Into<String>) -> Issu
     }
 }
 
+/// A mapping key as [`merge`] compares keys (by value, so `1` and `"1"`
+/// differ); `None` for keys that are not strings, integers or booleans,
+/// which are compared one by one.
+#[derive(Hash, PartialEq, Eq)]
+enum MergeKey {
+    Str(String),
+    Int(i64),
+    Bool(bool),
+}
+
+fn merge_key(k: &Node) -> Option<MergeKey> {
+    match &k.value {
+        Value::Str(s) => Some(MergeKey::Str(s.clone())),
+        Value::Int(i) => Some(MergeKey::Int(*i)),
+        Value::Bool(b) => Some(MergeKey::Bool(*b)),
+        _ => None,
+    }
+}
+
 /// `transform.MergeMaps`: maps merge key by key, anything else replaces.
 fn merge(dst: &mut Node, src: Node) {
     let Node {
@@ -343,10 +379,27 @@ fn merge(dst: &mut Node, src: Node) {
     } = src;
     match (&mut dst.value, value) {
         (Value::Map(d), Value::Map(s)) => {
+            // Keys indexed, so that merging many values files over a large
+            // one is linear in their sizes (a search per key made 200
+            // `valuesFrom` over 5,000 keys take 89 s).
+            let mut at: HashMap<MergeKey, usize> = d
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (k, _))| Some((merge_key(k)?, i)))
+                .collect();
             for (k, v) in s {
-                match d.iter_mut().find(|(dk, _)| dk.value == k.value) {
-                    Some(slot) => merge(&mut slot.1, v),
-                    None => d.push((k, v)),
+                let slot = match merge_key(&k) {
+                    Some(key) => at.get(&key).copied(),
+                    None => d.iter().position(|(dk, _)| dk.value == k.value),
+                };
+                match slot {
+                    Some(i) => merge(&mut d[i].1, v),
+                    None => {
+                        if let Some(key) = merge_key(&k) {
+                            at.insert(key, d.len());
+                        }
+                        d.push((k, v));
+                    }
                 }
             }
         }
