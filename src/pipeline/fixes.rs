@@ -164,8 +164,9 @@ pub(super) fn write(
 /// with its edits in memory. The edited text must render at one place
 /// only (not through a YAML alias or a file several objects are built
 /// from), nothing that rendered before may be gone, and with `relint`
-/// the finding must be gone. A fix that fails becomes display-only, with
-/// what the render showed.
+/// the finding must be gone (`relint` is `None` when cluster state was
+/// merged, which a render of the repository lacks). A fix that fails
+/// becomes display-only, with what the render showed.
 pub(super) fn verify(
     args: &FixRequest,
     findings: &mut [Finding],
@@ -173,10 +174,19 @@ pub(super) fn verify(
     relint: Option<(&[crate::rules::Rule], &crate::rules::releases::Baseline)>,
     log: &mut Log,
 ) {
-    if !args.fix && !args.diff {
+    let any = findings
+        .iter()
+        .any(|f| f.fix.as_ref().is_some_and(|x| args.takes(x)));
+    if !(args.fix || args.diff) || !any {
         return;
     }
     let sources = &repo.files.sources;
+    // With cluster state merged into the objects, the edits are compared
+    // with a render of the repository alone.
+    let alone = relint
+        .is_none()
+        .then(|| crate::source::repo::load(repo.files.root(), *repo.files.limits()));
+    let before = alone.as_ref().map_or(&repo.objects, |r| &r.objects);
     for finding in findings.iter_mut() {
         let Some(fix) = finding.fix.as_mut().filter(|f| args.takes(f)) else {
             continue;
@@ -189,7 +199,7 @@ pub(super) fn verify(
             .collect();
         let after =
             crate::source::repo::load_overlaid(repo.files.root(), *repo.files.limits(), overlay);
-        let why = rerender::unintended(&repo.objects, &after.objects).or_else(|| {
+        let why = rerender::unintended(before, &after.objects).or_else(|| {
             let (rules, baseline) = relint?;
             let model = crate::model::Model::new(&after);
             let again = crate::rules::lint_with(&model, rules, baseline);
