@@ -312,12 +312,14 @@ impl Ctx<'_, '_> {
                     return Vec::new();
                 };
                 match path_test(&p.path, &p.is, &release.values) {
-                    Some(node) => vec![vec![(
+                    Some(hit) => vec![vec![(
                         "value".to_string(),
                         Fact::Value {
                             object: app.object,
-                            node,
-                            path: p.path.clone(),
+                            path: hit
+                                .as_ref()
+                                .map_or(p.path.clone(), |(_, shown)| shown.clone()),
+                            node: hit.map(|(n, _)| n),
                         },
                     )]],
                     None => Vec::new(),
@@ -333,12 +335,16 @@ impl Ctx<'_, '_> {
                     for t in &p.tests {
                         last = Some(path_test(&t.path, &t.is, &o.root)?);
                     }
+                    let hit = last.flatten();
                     Some(vec![(
                         "object".to_string(),
                         Fact::Value {
                             object: i,
-                            node: last.flatten(),
-                            path: p.tests.last().map(|t| t.path.clone()).unwrap_or_default(),
+                            path: match &hit {
+                                Some((_, shown)) => shown.clone(),
+                                None => p.tests.last().map(|t| t.path.clone()).unwrap_or_default(),
+                            },
+                            node: hit.map(|(n, _)| n),
                         },
                     )])
                 })
@@ -540,6 +546,8 @@ fn passes(test: &ValueTest, seen: &Seen) -> bool {
             ValueTest::NotString => {
                 node.is_some_and(|n| !matches!(n.value, crate::yaml::Value::Str(_)))
             }
+            // Decided on the map itself, in `path_test`.
+            ValueTest::KeysOtherThan(_) => false,
         },
     }
 }
@@ -558,10 +566,21 @@ fn lacks_json_keys(val: &str, keys: &[String]) -> bool {
 
 /// Runs a JSONPath test on `root`: `Some(node)` when it holds (the node
 /// that passed, `None` for tests on absence), `None` when it does not.
-fn path_test(path: &str, test: &ValueTest, root: &Node) -> Option<Option<Node>> {
+fn path_test(path: &str, test: &ValueTest, root: &Node) -> Option<Option<(Node, String)>> {
     let hits = select(path, root).unwrap_or_default();
     if hits.is_empty() {
         return passes(test, &Seen::Absent).then_some(None);
+    }
+    if let ValueTest::KeysOtherThan(allowed) = test {
+        // The first key the map should not have, shown with its path.
+        return hits.into_iter().find_map(|n| {
+            let (key, value) = n
+                .as_map()?
+                .iter()
+                .find(|(k, _)| k.as_str().is_some_and(|k| !allowed.iter().any(|a| a == k)))?;
+            let shown = format!("{}.{}", path.trim_start_matches("$."), key.as_str()?);
+            Some(Some((value.clone(), shown)))
+        });
     }
     hits.into_iter()
         .find(|n| {
@@ -581,7 +600,7 @@ fn path_test(path: &str, test: &ValueTest, root: &Node) -> Option<Option<Node>> 
             };
             passes(test, &seen)
         })
-        .map(|n| Some(n.clone()))
+        .map(|n| Some((n.clone(), path.to_string())))
 }
 
 /// Builds the finding for one complete set of bindings.
