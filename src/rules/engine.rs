@@ -86,6 +86,8 @@ pub struct Undecided {
 pub struct Outcome {
     pub findings: Vec<Finding>,
     pub undecided: Vec<Undecided>,
+    /// Rules whose evaluation stopped at the work budget.
+    pub issues: Vec<crate::source::Issue>,
 }
 
 pub fn evaluate(model: &Model, rules: &[Rule]) -> Outcome {
@@ -98,7 +100,11 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
     let mut out = Outcome {
         findings: Vec::new(),
         undecided: Vec::new(),
+        issues: Vec::new(),
     };
+    let limits = crate::yaml::Limits::default();
+    let budget = limits.max_rule_work;
+    let mut fingerprints = std::collections::HashSet::new();
     for rule in rules {
         let mut matches = Vec::new();
         let mut ctx = Ctx {
@@ -106,16 +112,38 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
             rule,
             undecided: &mut out.undecided,
             baseline,
+            work: 0,
+            budget,
+            max_matches: limits.max_rule_matches,
         };
         ctx.run(&rule.steps, Vec::new(), &mut matches);
+        if matches.len() >= ctx.max_matches {
+            out.issues.push(crate::source::Issue {
+                gap: None,
+                path: format!("rule {}", rule.id),
+                line: 0,
+                col: 0,
+                message: format!(
+                    "rule match budget exceeded: evaluation stopped at {} matches; others may be missing",
+                    matches.len()
+                ),
+            });
+        } else if ctx.work > budget {
+            out.issues.push(crate::source::Issue {
+                gap: None,
+                path: format!("rule {}", rule.id),
+                line: 0,
+                col: 0,
+                message: format!(
+                    "rule evaluation budget exceeded: more than {budget} candidates and objects examined (its steps multiply: each step is tried for every match of the steps before it); the {} matches found so far are reported, others may be missing",
+                    matches.len()
+                ),
+            });
+        }
         // The same facts reached twice (one base app rendered into two
         // clusters' trees) are one finding.
         for f in matches.iter().map(|b| finding(model, rule, b)) {
-            if !out
-                .findings
-                .iter()
-                .any(|seen| seen.fingerprint == f.fingerprint)
-            {
+            if fingerprints.insert(f.fingerprint.clone()) {
                 out.findings.push(f);
             }
         }
@@ -128,6 +156,13 @@ struct Ctx<'a, 'm> {
     rule: &'a Rule,
     undecided: &'a mut Vec<Undecided>,
     baseline: &'a Baseline,
+    /// Candidates, objects and JSONPath matches examined so far, against
+    /// `Limits::max_rule_work`: a rule of several `object` steps is a
+    /// cartesian product of the repository's objects.
+    work: usize,
+    budget: usize,
+    /// Complete matches (findings before deduplication) one rule may have.
+    max_matches: usize,
 }
 
 impl Ctx<'_, '_> {
@@ -136,7 +171,15 @@ impl Ctx<'_, '_> {
             out.push(bindings);
             return;
         };
-        for next in self.step(step, &bindings) {
+        if self.work > self.budget || out.len() >= self.max_matches {
+            return;
+        }
+        let candidates = self.step(step, &bindings);
+        self.work += 1 + candidates.len();
+        for next in candidates {
+            if self.work > self.budget || out.len() >= self.max_matches {
+                return;
+            }
             let mut b = bindings.clone();
             b.extend(next);
             self.run(rest, b, out);
@@ -311,7 +354,7 @@ impl Ctx<'_, '_> {
                 let Some(release) = model.release(app.object) else {
                     return Vec::new();
                 };
-                match path_test(&p.path, &p.is, &release.values) {
+                match path_test(&p.path, &p.is, &release.values, &mut self.work) {
                     Some(hit) => vec![vec![(
                         "value".to_string(),
                         Fact::Value {
@@ -329,11 +372,14 @@ impl Ctx<'_, '_> {
                 .objects
                 .iter()
                 .enumerate()
-                .filter(|(_, o)| o.is(&p.group, &p.kind))
                 .filter_map(|(i, o)| {
+                    self.work += 1;
+                    if !o.is(&p.group, &p.kind) {
+                        return None;
+                    }
                     let mut last = None;
                     for t in &p.tests {
-                        last = Some(path_test(&t.path, &t.is, &o.root)?);
+                        last = Some(path_test(&t.path, &t.is, &o.root, &mut self.work)?);
                     }
                     let hit = last.flatten();
                     Some(vec![(
@@ -566,8 +612,15 @@ fn lacks_json_keys(val: &str, keys: &[String]) -> bool {
 
 /// Runs a JSONPath test on `root`: `Some(node)` when it holds (the node
 /// that passed, `None` for tests on absence), `None` when it does not.
-fn path_test(path: &str, test: &ValueTest, root: &Node) -> Option<Option<(Node, String)>> {
+fn path_test(
+    path: &str,
+    test: &ValueTest,
+    root: &Node,
+    work: &mut usize,
+) -> Option<Option<(Node, String)>> {
+    // Paths are checked when the rule is loaded (jsonpath::validate).
     let hits = select(path, root).unwrap_or_default();
+    *work += hits.len();
     if hits.is_empty() {
         return passes(test, &Seen::Absent).then_some(None);
     }

@@ -50,6 +50,44 @@ pub struct Rule {
     /// pointed at (`--probe-dsn`, or the live cluster with `--live`).
     #[serde(default)]
     pub probe: Option<ProbeSpec>,
+    /// Rules whose findings this one's replace: a finding of a listed
+    /// rule whose every labelled place is also one of this finding's is
+    /// the same hazard said twice (a static finding and the upgrade that
+    /// brings it in), and only this finding is reported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subsumes: Vec<String>,
+    /// How often a finding of the rule is right (GitHub code scanning
+    /// sorts alerts by it); default `high`.
+    #[serde(default)]
+    pub precision: Precision,
+    /// Shipped with the tool (its page is `docs/rules/<id>.md` of the
+    /// repository); false for a user's rule.
+    #[serde(skip)]
+    pub builtin: bool,
+}
+
+/// The `precision` GitHub code scanning reads from a SARIF rule's
+/// properties (docs.github.com, "SARIF support for code scanning",
+/// reportingDescriptor object).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precision {
+    VeryHigh,
+    #[default]
+    High,
+    Medium,
+    Low,
+}
+
+impl Precision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::VeryHigh => "very-high",
+            Precision::High => "high",
+            Precision::Medium => "medium",
+            Precision::Low => "low",
+        }
+    }
 }
 
 /// A rule's probe: exactly one kind, with its thresholds.
@@ -373,6 +411,7 @@ pub struct EnvStep {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ValuesStep {
     /// JSONPath (RFC 9535) into the merged values, e.g. `$.redis.enabled`.
+    #[serde(deserialize_with = "crate::yaml::jsonpath::deserialize")]
     pub path: String,
     pub is: ValueTest,
 }
@@ -393,7 +432,9 @@ pub struct ObjectStep {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PathTest {
     /// JSONPath (RFC 9535) from the object's root, e.g. `$.spec.postgresql.parameters.*`.
-    /// With several matches, the test holds when any match passes.
+    /// With several matches, the test holds when any match passes. At
+    /// most one descendant segment (`..`).
+    #[serde(deserialize_with = "crate::yaml::jsonpath::deserialize")]
     pub path: String,
     pub is: ValueTest,
 }
