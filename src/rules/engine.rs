@@ -743,6 +743,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         evidence,
         notes,
         help: rule.remediation.trim().to_string(),
+        unconfirmed_severity: (severity != rule.severity).then_some(rule.severity),
         fingerprint,
         fix: rule
             .fix
