@@ -356,12 +356,14 @@ impl Ctx<'_, '_> {
                     return Vec::new();
                 };
                 match path_test(&p.path, &p.is, &release.values, &mut self.work) {
-                    Some(node) => vec![vec![(
+                    Some(hit) => vec![vec![(
                         "value".to_string(),
                         Fact::Value {
                             object: app.object,
-                            node,
-                            path: p.path.clone(),
+                            path: hit
+                                .as_ref()
+                                .map_or(p.path.clone(), |(_, shown)| shown.clone()),
+                            node: hit.map(|(n, _)| n),
                         },
                     )]],
                     None => Vec::new(),
@@ -380,12 +382,16 @@ impl Ctx<'_, '_> {
                     for t in &p.tests {
                         last = Some(path_test(&t.path, &t.is, &o.root, &mut self.work)?);
                     }
+                    let hit = last.flatten();
                     Some(vec![(
                         "object".to_string(),
                         Fact::Value {
                             object: i,
-                            node: last.flatten(),
-                            path: p.tests.last().map(|t| t.path.clone()).unwrap_or_default(),
+                            path: match &hit {
+                                Some((_, shown)) => shown.clone(),
+                                None => p.tests.last().map(|t| t.path.clone()).unwrap_or_default(),
+                            },
+                            node: hit.map(|(n, _)| n),
                         },
                     )])
                 })
@@ -587,6 +593,8 @@ fn passes(test: &ValueTest, seen: &Seen) -> bool {
             ValueTest::NotString => {
                 node.is_some_and(|n| !matches!(n.value, crate::yaml::Value::Str(_)))
             }
+            // Decided on the map itself, in `path_test`.
+            ValueTest::KeysOtherThan(_) => false,
         },
     }
 }
@@ -605,12 +613,28 @@ fn lacks_json_keys(val: &str, keys: &[String]) -> bool {
 
 /// Runs a JSONPath test on `root`: `Some(node)` when it holds (the node
 /// that passed, `None` for tests on absence), `None` when it does not.
-fn path_test(path: &str, test: &ValueTest, root: &Node, work: &mut usize) -> Option<Option<Node>> {
+fn path_test(
+    path: &str,
+    test: &ValueTest,
+    root: &Node,
+    work: &mut usize,
+) -> Option<Option<(Node, String)>> {
     // Paths are checked when the rule is loaded (jsonpath::validate).
     let hits = select(path, root).unwrap_or_default();
     *work += hits.len();
     if hits.is_empty() {
         return passes(test, &Seen::Absent).then_some(None);
+    }
+    if let ValueTest::KeysOtherThan(allowed) = test {
+        // The first key the map should not have, shown with its path.
+        return hits.into_iter().find_map(|n| {
+            let (key, value) = n
+                .as_map()?
+                .iter()
+                .find(|(k, _)| k.as_str().is_some_and(|k| !allowed.iter().any(|a| a == k)))?;
+            let shown = format!("{}.{}", path.trim_start_matches("$."), key.as_str()?);
+            Some(Some((value.clone(), shown)))
+        });
     }
     hits.into_iter()
         .find(|n| {
@@ -630,7 +654,7 @@ fn path_test(path: &str, test: &ValueTest, root: &Node, work: &mut usize) -> Opt
             };
             passes(test, &seen)
         })
-        .map(|n| Some(n.clone()))
+        .map(|n| Some((n.clone(), path.to_string())))
 }
 
 /// Builds the finding for one complete set of bindings.
@@ -720,6 +744,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         evidence,
         notes,
         help: rule.remediation.trim().to_string(),
+        unconfirmed_severity: (severity != rule.severity).then_some(rule.severity),
         fingerprint,
         fix: rule
             .fix

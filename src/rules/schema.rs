@@ -479,4 +479,7 @@ pub enum ValueTest {
     /// Set to something other than a string (a number, boolean or null
     /// where the API expects a string).
     NotString,
+    /// A map with a key other than these (a Postgres parameter written
+    /// beside Patroni's own `postgresql` keys); the finding names the key.
+    KeysOtherThan(Vec<String>),
 }
