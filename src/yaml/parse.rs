@@ -59,6 +59,8 @@ pub struct Limits {
     pub max_rule_work: usize,
     /// Matches (findings before deduplication) one rule may have.
     pub max_rule_matches: usize,
+    /// Bytes of one HTTP probe response body (read and dropped, counted).
+    pub max_http_body_bytes: usize,
 }
 
 impl Default for Limits {
@@ -77,6 +79,7 @@ impl Default for Limits {
             max_object_bytes: 32 * 1024 * 1024,
             max_rule_work: 2_000_000,
             max_rule_matches: 10_000,
+            max_http_body_bytes: 16 * 1024 * 1024,
         }
     }
 }
