@@ -14,9 +14,11 @@ use crate::model::app::{self, App, AppQuery};
 use crate::model::database::{self, Database, HostQuery};
 use crate::model::env::{self, EnvVar, ValuesPrefix};
 use crate::model::replication::{self, Synchronous};
+use crate::model::session::{self, SessionQuery, SessionSetting};
 use crate::model::settings::{self, Setting};
 use crate::model::storage::{self, Category, ClassDecl, Storage};
 use crate::model::{Model, ObjRef, Unknown};
+use crate::rules::schema::Severity;
 use crate::yaml::jsonpath::select;
 use crate::yaml::{Node, Origin, Span};
 
@@ -28,6 +30,11 @@ enum Fact {
     Setting(Setting),
     Storage(Storage),
     Replication(Synchronous),
+    /// A per-database or per-role value from bootstrap SQL that the rule
+    /// does not flag, with caveats: the finding stands as info.
+    Session(SessionSetting, Vec<String>),
+    /// Caveats about the app's session settings (an option it ignores).
+    SessionNotes(Vec<String>),
     Env(EnvVar),
     /// A variable a test expected to be absent, and is.
     EnvAbsent {
@@ -249,11 +256,38 @@ impl Ctx<'_, '_> {
                     .iter()
                     .map(|v| settings::normalize(&p.name, v))
                     .collect();
-                if wanted.contains(&setting.value) {
-                    vec![vec![("setting".to_string(), Fact::Setting(setting))]]
-                } else {
-                    Vec::new()
+                if !wanted.contains(&setting.value) {
+                    return Vec::new();
                 }
+                let mut found = vec![("setting".to_string(), Fact::Setting(setting))];
+                if let (Some(spec), Some(Fact::App(app, prefixes))) =
+                    (&p.session, find(bound, "app"))
+                {
+                    let query = SessionQuery {
+                        database_env: spec.database_env.as_deref(),
+                        default_database: spec.default_database.as_deref(),
+                        user_env: spec.user_env.as_deref(),
+                        default_user: spec.default_user.as_deref(),
+                        options_env: &spec.options_env,
+                    };
+                    let vars = env::of_app(model, app, prefixes);
+                    let session = session::of_app(model, db, &vars, &query, &p.name);
+                    match session.setting {
+                        // The app's sessions run with a value the rule
+                        // does not flag, on every connection: no finding.
+                        Some(s) if !s.bootstrap_only && !wanted.contains(&s.value) => {
+                            return Vec::new();
+                        }
+                        Some(s) if !wanted.contains(&s.value) => {
+                            found.push(("session".to_string(), Fact::Session(s, session.notes)));
+                        }
+                        _ if !session.notes.is_empty() => {
+                            found.push(("session".to_string(), Fact::SessionNotes(session.notes)));
+                        }
+                        _ => {}
+                    }
+                }
+                vec![found]
             }
             Step::Storage(p) => {
                 let Some(Fact::Database(db)) = find(bound, "database") else {
@@ -603,6 +637,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     let mut labels: Vec<(String, Label)> = Vec::new();
     let mut evidence = Vec::new();
     let mut notes = Vec::new();
+    let mut severity = rule.severity;
     let mut identity = vec![rule.id.clone()];
     for (name, fact) in bindings {
         let (ls, ev, id) = describe(model, fact);
@@ -612,6 +647,22 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
             value: v,
         }));
         identity.push(id);
+        match fact {
+            Fact::Session(setting, caveats) => {
+                severity = Severity::Info;
+                notes.push(format!(
+                    "a remedy the repository only partly shows: {}; that SQL runs once, when \
+                     the cluster is created, so whether this cluster has it (or had it changed \
+                     since) is not in the repository; the commit probe (--probe-dsn, or --live \
+                     with probes), connected as the app, sees the value its sessions get \
+                     (pg_db_role_setting)",
+                    setting.source
+                ));
+                notes.extend(caveats.iter().cloned());
+            }
+            Fact::SessionNotes(caveats) => notes.extend(caveats.iter().cloned()),
+            _ => {}
+        }
         if let Fact::EnvAbsent {
             name: var,
             hidden_source: Some(src),
@@ -661,7 +712,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         .collect();
     Finding {
         rule: rule.id.clone(),
-        severity: rule.severity,
+        severity,
         message: fill(&rule.message, &fields),
         primary,
         related: labels.into_iter().map(|(_, l)| l).collect(),
@@ -938,6 +989,12 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                     st.category.as_str()
                 ),
             });
+            if let Some(copies) = &st.decl.copies {
+                labels.push(Label {
+                    span: copies.span,
+                    text: format!("{}: {} (copies of each block)", copies.key, copies.count),
+                });
+            }
             (
                 labels,
                 vec![
@@ -948,6 +1005,18 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 st.class.clone(),
             )
         }
+        Fact::Session(s, _) => (
+            vec![Label {
+                span: s.span,
+                text: format!("run once at bootstrap: {}", s.source),
+            }],
+            vec![
+                ("value".into(), s.value.clone()),
+                ("source".into(), s.source.clone()),
+            ],
+            String::new(),
+        ),
+        Fact::SessionNotes(_) => (Vec::new(), Vec::new(), String::new()),
         Fact::Replication(r) => (
             vec![Label {
                 span: r.node.span,
