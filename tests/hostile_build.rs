@@ -93,6 +93,33 @@ fn a_kustomization_dag_listing_each_level_twice_is_built_once_per_directory() {
 }
 
 #[test]
+fn kustomizations_nested_past_the_depth_budget_stop_with_an_issue() {
+    let dir = repo();
+    // Each level is a frame of the recursive build: 9,000 of them
+    // overflowed the stack.
+    for i in 0..9000 {
+        write(
+            dir.path(),
+            &format!("deep/l{i}/kustomization.yaml"),
+            &format!("resources:\n  - ../l{}\n", i + 1),
+        );
+    }
+    write(
+        dir.path(),
+        "deep/l9000/kustomization.yaml",
+        "resources: []\n",
+    );
+    flux_ks(dir.path(), "deep", "./deep/l0");
+    let inv = limited::inventory(dir.path());
+    inv.assert_loaded(&["survivor"]);
+    let why = why_incomplete(&inv);
+    assert_eq!(
+        why,
+        "deep/l99/kustomization.yaml:2:5: kustomize build budget exceeded: kustomizations and components nested more than 100 deep"
+    );
+}
+
+#[test]
 fn a_chain_of_components_each_applied_twice_stops_at_the_build_budget() {
     let dir = repo();
     let root = dir.path();
