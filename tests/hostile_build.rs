@@ -347,3 +347,40 @@ fn a_rule_whose_object_steps_multiply_stops_at_the_work_budget() {
         .count();
     assert!(found > 0, "{json:#}");
 }
+
+/// A finding on a Secret's name, with its `stringData` on the next line:
+/// the snippet's context line would show the value.
+#[test]
+fn secret_values_next_to_a_finding_appear_in_no_output_format() {
+    const SECRET: &str = "Zq9-known-secret-Xv";
+    let dir = repo();
+    write(
+        dir.path(),
+        "good/secret.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: db-app, namespace: db}}\nstringData: {{password: {SECRET}, uri: \"postgres://app:{SECRET}@db-rw\"}}\ndata:\n  token: {SECRET}\n"
+        ),
+    );
+    let rules = rule_dir(
+        "  - object:\n      group: \"\"\n      kind: Secret\n      where: [{path: \"$.metadata.name\", is: set}]\n",
+    );
+    for format in ["human", "json", "yaml", "concise", "sarif", "github"] {
+        let run = limited::run_linter(&[
+            dir.path().to_str().unwrap(),
+            "--rules",
+            rules.path().to_str().unwrap(),
+            "--output",
+            format,
+        ]);
+        let out = format!("{}{}", run.stdout_text(), run.stderr);
+        assert!(!out.contains(SECRET), "{format} shows the secret:\n{out}");
+        assert!(out.contains("hostile-rule"), "{format}: no finding:\n{out}");
+        if format == "human" {
+            // The snippet is there, the next line masked as context.
+            assert!(
+                out.contains("stringData: {password: *******************, uri:"),
+                "{out}"
+            );
+        }
+    }
+}
