@@ -11,6 +11,7 @@ mod cluster;
 mod fixes;
 mod verdicts;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use base::BaseRequest;
@@ -23,7 +24,7 @@ use crate::report::{Format, concise, github, human, inventory, json, metrics, pu
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::confine::{Refused, Root};
 use crate::source::repo::{self, Repo};
-use crate::source::{Object, git};
+use crate::source::{Issue, Object, git};
 use crate::yaml::{Limits, Shown, SourceMap};
 
 /// Exit status, as ripgrep and ruff use them.
@@ -87,7 +88,7 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
     // rules
     let rules = select_rules(&req.rule_dirs, &config, config_path.as_deref())?;
     // base
-    let mut base = base::prepare(&req.base, subject.root(), &rules, &config, log)?;
+    let mut base = base::prepare(&req.base, subject.repo(), &rules, &config, log)?;
     if let Subject::Repo(l) = &subject {
         log_load(&l.repo, req.verbose, log);
     }
@@ -110,12 +111,11 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
             ));
         }
     }
-    for issue in &outcome.issues {
-        log(&format!("warning: {issue}"));
-    }
+    log_issues(&outcome.issues, log);
     // filter
     let sources = model.sources;
     let findings = filter(outcome.findings, &config, &base, sources);
+    let findings = rules::subsume::drop_subsumed(findings, &rules);
     // fix: the report is then a fresh lint of the files as written.
     if req.fixes.fix
         && let Some(root) = subject.root()
@@ -133,7 +133,14 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
         Subject::Repo(l) => Some(&l.repo),
         Subject::Cluster { .. } => None,
     };
-    let text = render(req, &findings, &rules, sources, repo, log)?;
+    // The inputs that could not be used, for the formats that carry them.
+    let problems: Vec<Issue> = repo
+        .map_or(&[][..], |r| &r.issues[..])
+        .iter()
+        .chain(&outcome.issues)
+        .cloned()
+        .collect();
+    let text = render(req, &findings, &rules, sources, repo, &problems, log)?;
     let mut exit = exit_code(req.fail_on, &findings);
     if req.metrics_file.is_some() || req.pushgateway.is_some() {
         let now = std::time::SystemTime::now()
@@ -171,6 +178,13 @@ impl Subject {
     fn root(&self) -> Option<&Path> {
         match self {
             Subject::Repo(l) => Some(l.repo.files.root()),
+            Subject::Cluster { .. } => None,
+        }
+    }
+
+    fn repo(&self) -> Option<&Repo> {
+        match self {
+            Subject::Repo(l) => Some(&l.repo),
             Subject::Cluster { .. } => None,
         }
     }
@@ -246,12 +260,35 @@ fn load_subject(req: &Request) -> Result<Subject, String> {
     Ok(Subject::Repo(Box::new(load(&req.input)?)))
 }
 
+/// One warning line per distinct issue, in first-seen order, with a
+/// count when the same one was met several times (a base kustomization
+/// built by many Flux Kustomizations repeats its problems).
+fn log_issues(issues: &[Issue], log: &mut Log) {
+    let mut counted: Vec<(String, usize)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for issue in issues {
+        let text = issue.to_string();
+        match at.get(&text) {
+            Some(&i) => counted[i].1 += 1,
+            None => {
+                at.insert(text.clone(), counted.len());
+                counted.push((text, 1));
+            }
+        }
+    }
+    for (text, n) in counted {
+        if n > 1 {
+            log(&format!("warning: {text} (\u{d7}{n})"));
+        } else {
+            log(&format!("warning: {text}"));
+        }
+    }
+}
+
 /// Problems with single files are warnings; skipped files are listed only
 /// with -v.
 pub fn log_load(repo: &Repo, verbose: u8, log: &mut Log) {
-    for issue in &repo.issues {
-        log(&format!("warning: {issue}"));
-    }
+    log_issues(&repo.issues, log);
     if verbose > 0 {
         for s in &repo.skipped {
             log(&format!("skipped: {}: {}", s.path.display(), s.reason));
@@ -372,6 +409,7 @@ fn render(
     rules: &[Rule],
     sources: &SourceMap,
     repo: Option<&Repo>,
+    problems: &[Issue],
     log: &mut Log,
 ) -> Result<String, String> {
     Ok(match req.format {
@@ -418,6 +456,15 @@ fn render(
             if let Some(repo) = repo {
                 sarif::add_coverage(&mut out, repo);
             }
+            sarif::add_problems(&mut out, problems, sources);
+            if let Some(p) = sources
+                .shown_root()
+                .top
+                .as_deref()
+                .and_then(git::provenance)
+            {
+                sarif::add_provenance(&mut out, &p);
+            }
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         }
         // Each command already ends its line.
@@ -450,5 +497,27 @@ fn exit_code(fail_on: Option<Severity>, findings: &[Finding]) -> u8 {
         EXIT_FINDINGS
     } else {
         EXIT_CLEAN
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// #12 item 9: an identical warning is printed once, with its count.
+    #[test]
+    fn identical_issues_are_logged_once_with_a_count() {
+        let same = Issue::file(Path::new("apps/base/kustomization.yaml"), "a problem");
+        let other = Issue::file(Path::new("apps/other.yaml"), "another");
+        let issues = [same.clone(), other, same.clone(), same];
+        let mut lines = Vec::new();
+        log_issues(&issues, &mut |l: &str| lines.push(l.to_string()));
+        assert_eq!(
+            lines,
+            [
+                "warning: apps/base/kustomization.yaml: a problem (\u{d7}3)",
+                "warning: apps/other.yaml: another",
+            ]
+        );
     }
 }

@@ -111,10 +111,22 @@ fn outputs(case: &Case) -> Vec<(&'static str, Vec<u8>)> {
     lint_bytes.extend_from_slice(&lint.stdout);
     let inventory = run(&["inventory", "--provenance", "-o", "json"]);
     vec![
-        ("lint", lint_bytes),
-        ("lint-stderr", lint.stderr),
-        ("inventory", inventory.stdout),
+        ("lint", checkout_independent(case, lint_bytes)),
+        ("lint-stderr", checkout_independent(case, lint.stderr)),
+        ("inventory", checkout_independent(case, inventory.stdout)),
     ]
+}
+
+/// The outputs name the directory given as PATH (inventory's `root`), and
+/// the checkout lives somewhere else in every clone (CI clones it afresh):
+/// that prefix is replaced by a fixed token before hashing.
+fn checkout_independent(case: &Case, bytes: Vec<u8>) -> Vec<u8> {
+    let text = String::from_utf8_lossy(&bytes);
+    let dir = case.dir.to_string_lossy();
+    let checkout = env!("CARGO_MANIFEST_DIR");
+    text.replace(dir.as_ref(), "<PATH>")
+        .replace(checkout, "<CHECKOUT>")
+        .into_bytes()
 }
 
 fn sha256(bytes: &[u8]) -> String {
