@@ -12,6 +12,7 @@ pub mod replication;
 pub mod settings;
 pub mod storage;
 pub mod version;
+pub mod volume;
 
 use std::collections::HashMap;
 
