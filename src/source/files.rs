@@ -9,7 +9,7 @@ use super::confine::{Refused, Root};
 use crate::yaml::{FileId, Limits, Node, SourceMap, parse_documents};
 
 /// Something wrong with one input. The run goes on with the rest.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[error("{path}{}: {message}", location(*line, *col))]
 pub struct Issue {
     /// Repo-relative path.
@@ -24,7 +24,7 @@ pub struct Issue {
 
 /// An entry of a kustomization that is not in the repository. A Flux
 /// build goes on without it, so one entry never takes its siblings down.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Gap {
     /// A remote base, component or file (`https://...`, `github.com/...?ref=`):
     /// kustomize-controller fetches it (remote bases are allowed unless the

@@ -420,11 +420,15 @@ impl FluxTree {
         // substitution, as Flux reads them from the cluster.
         // Files no Kustomization builds count too: bootstrap tools (flux-operator's
         // FluxInstance, scripts) apply cluster settings from plain files.
+        // In build-key order, not the map's (random per process): the
+        // lookup breaks ties by position, and the output must not change
+        // from one run to the next.
+        let mut builds: Vec<_> = self.builds.iter().collect();
+        builds.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut lookup_pool = LookupPool::new();
-        for o in self
-            .builds
-            .values()
-            .filter_map(|b| b.as_ref().ok())
+        for o in builds
+            .into_iter()
+            .filter_map(|(_, b)| b.as_ref().ok())
             .flat_map(|b| &b.objects)
             .chain(config_sources)
         {

@@ -43,6 +43,11 @@ pub struct Limits {
     /// Times one file may be re-read after a repair for text go-yaml
     /// accepts and the spec does not (each repair is one more parse).
     pub max_repairs: usize,
+    /// Kustomization and component directories one kustomize build may
+    /// go through. A kustomization is built once per directory and reused;
+    /// a component is applied every time it is listed, so a chain of
+    /// components each listing the next twice doubles per level.
+    pub max_kustomize_builds: usize,
 }
 
 impl Default for Limits {
@@ -56,6 +61,7 @@ impl Default for Limits {
             max_subst_steps: 200_000_000,
             max_alias_bytes: 32 * 1024 * 1024,
             max_repairs: 64,
+            max_kustomize_builds: 10_000,
         }
     }
 }
