@@ -527,6 +527,7 @@ fn inline(
             span: at.span,
             is_default: false,
             object,
+            copies: None,
         },
         category,
     }
