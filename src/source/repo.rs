@@ -100,6 +100,16 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
     load_files(Files::new(root, limits))
 }
 
+/// [`load`] with some files' texts replaced (a fix's edits, checked
+/// before they are written).
+pub fn load_overlaid(
+    root: &Path,
+    limits: Limits,
+    overlay: std::collections::HashMap<PathBuf, String>,
+) -> Repo {
+    load_files(Files::with_overlay(root, limits, overlay))
+}
+
 /// Loads every YAML file of `files` (the disk, or a commit's tree) and
 /// renders the Flux tree.
 pub fn load_files(mut files: Files) -> Repo {
