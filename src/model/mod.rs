@@ -9,6 +9,7 @@ pub mod database;
 pub mod env;
 pub mod flux;
 pub mod replication;
+pub mod session;
 pub mod settings;
 pub mod storage;
 pub mod version;

@@ -42,10 +42,12 @@ pub fn lint_with(
 ) -> Lint {
     let outcome = engine::evaluate_with(model, rules, baseline);
     let suppressed = suppress::apply(model, rules, outcome.findings);
+    let mut issues = outcome.issues;
+    issues.extend(suppressed.issues);
     Lint {
         findings: suppressed.findings,
         undecided: outcome.undecided,
-        issues: suppressed.issues,
+        issues,
     }
 }
 

@@ -360,13 +360,38 @@ pub struct SettingStep {
     /// (compared after Postgres' boolean normalisation: off, on).
     #[serde(rename = "in")]
     pub values: Vec<String>,
+    /// With an app bound: the value in the app's own sessions wins when
+    /// the repository shows one (connection options, or bootstrap SQL
+    /// `ALTER DATABASE/ROLE ... SET`, which turns the finding into info).
+    #[serde(default)]
+    pub session: Option<SessionSpec>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SessionSpec {
+    /// Variable with the app's database name, and the app's default.
+    #[serde(default)]
+    pub database_env: Option<String>,
+    #[serde(default)]
+    pub default_database: Option<String>,
+    /// Variable with the app's role (user) name, and the app's default.
+    #[serde(default)]
+    pub user_env: Option<String>,
+    #[serde(default)]
+    pub default_user: Option<String>,
+    /// Variables with libpq connection options: Authentik's CONN_OPTIONS
+    /// (base64 JSON with an `options` key) or `PGOPTIONS`.
+    #[serde(default)]
+    pub options_env: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct StorageStep {
     /// The step holds when the storage is of one of these categories:
-    /// `network-replicated-block`, `network-filesystem`, `local`.
+    /// `network-replicated-block`, `network-block` (one copy over the
+    /// network), `network-filesystem`, `local`.
     pub category: Vec<String>,
 }
 
@@ -386,6 +411,7 @@ pub struct EnvStep {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ValuesStep {
     /// JSONPath (RFC 9535) into the merged values, e.g. `$.redis.enabled`.
+    #[serde(deserialize_with = "crate::yaml::jsonpath::deserialize")]
     pub path: String,
     pub is: ValueTest,
 }
@@ -406,7 +432,9 @@ pub struct ObjectStep {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PathTest {
     /// JSONPath (RFC 9535) from the object's root, e.g. `$.spec.postgresql.parameters.*`.
-    /// With several matches, the test holds when any match passes.
+    /// With several matches, the test holds when any match passes. At
+    /// most one descendant segment (`..`).
+    #[serde(deserialize_with = "crate::yaml::jsonpath::deserialize")]
     pub path: String,
     pub is: ValueTest,
 }

@@ -48,6 +48,17 @@ pub struct Limits {
     /// a component is applied every time it is listed, so a chain of
     /// components each listing the next twice doubles per level.
     pub max_kustomize_builds: usize,
+    /// Nodes one object may reach through JSON 6902 `copy` operations and
+    /// `replacements` (each can copy an object into itself); depth is
+    /// held to `max_depth` there too.
+    pub max_object_nodes: usize,
+    /// Bytes of scalar text one object may reach the same way.
+    pub max_object_bytes: usize,
+    /// Candidates, objects and JSONPath matches one rule's evaluation may
+    /// examine (a user rule's steps multiply).
+    pub max_rule_work: usize,
+    /// Matches (findings before deduplication) one rule may have.
+    pub max_rule_matches: usize,
 }
 
 impl Default for Limits {
@@ -62,6 +73,10 @@ impl Default for Limits {
             max_alias_bytes: 32 * 1024 * 1024,
             max_repairs: 64,
             max_kustomize_builds: 10_000,
+            max_object_nodes: 1_000_000,
+            max_object_bytes: 32 * 1024 * 1024,
+            max_rule_work: 2_000_000,
+            max_rule_matches: 10_000,
         }
     }
 }
