@@ -141,9 +141,10 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
             });
         }
         // The same facts reached twice (one base app rendered into two
-        // clusters' trees) are one finding.
+        // clusters' trees) are one finding; a same-named object written
+        // apart for a second cluster is its own.
         for f in matches.iter().map(|b| finding(model, rule, b)) {
-            if fingerprints.insert(f.fingerprint.clone()) {
+            if fingerprints.insert((f.fingerprint.clone(), f.primary.span)) {
                 out.findings.push(f);
             }
         }

@@ -445,7 +445,7 @@ impl FluxTree {
         self.find_local_sources(files, &written, issues);
         written.retain(|ks| !synced.contains(ks));
         self.build_each(files, &written, &mut seen);
-        let built: Vec<Object> = self
+        let mut built: Vec<Object> = self
             .builds
             .values()
             .filter_map(|b| b.as_ref().ok())
@@ -455,8 +455,13 @@ impl FluxTree {
                     || crate::source::flux::data::provides(o).is_some()
             })
             .cloned()
-            .chain(bootstrap.iter().cloned())
             .collect();
+        // Builds are a map: sorted, the roots (and so the tree numbers)
+        // are the same in every run.
+        built.sort_by(|a, b| {
+            (doc_id(a), a.namespace(), a.name()).cmp(&(doc_id(b), b.namespace(), b.name()))
+        });
+        built.extend(bootstrap.iter().cloned());
         let synced = Self::synced(files, &written, &built, config_sources, issues);
         drop(built);
         self.find_local_sources(files, &synced, issues);

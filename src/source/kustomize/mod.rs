@@ -776,6 +776,29 @@ mod tests {
         dir
     }
 
+    /// Builds `dir` and checks it gives the objects `kubectl kustomize`
+    /// printed (`expected`), in any order.
+    fn same_as_kubectl(files: &mut Files, dir: &str, expected: &str) {
+        let ours: Vec<serde_json::Value> = build(files, Path::new(dir))
+            .unwrap()
+            .iter()
+            .map(|o| o.root.to_json())
+            .collect();
+        let theirs: Vec<serde_json::Value> =
+            crate::yaml::parse_documents(expected, crate::yaml::FileId(0), &Limits::default())
+                .unwrap()
+                .iter()
+                .map(Node::to_json)
+                .collect();
+        assert_eq!(ours.len(), theirs.len());
+        for t in &theirs {
+            assert!(
+                ours.contains(t),
+                "missing or different: {t}\nours: {ours:#?}"
+            );
+        }
+    }
+
     #[test]
     fn cycle_is_an_error_not_a_hang() {
         let dir = repo(&[
@@ -1053,22 +1076,11 @@ patches:
             ),
         ]);
         let mut files = Files::new(dir.path(), Limits::default());
-        let ours: Vec<serde_json::Value> = build(&mut files, Path::new("overlay"))
-            .unwrap()
-            .iter()
-            .map(|o| o.root.to_json())
-            .collect();
-        let expected = include_str!("testdata/overlay.kubectl.yaml");
-        let theirs: Vec<serde_json::Value> =
-            crate::yaml::parse_documents(expected, crate::yaml::FileId(0), &Limits::default())
-                .unwrap()
-                .iter()
-                .map(Node::to_json)
-                .collect();
-        assert_eq!(ours.len(), theirs.len());
-        for t in &theirs {
-            assert!(ours.contains(t), "missing or different: {t}");
-        }
+        same_as_kubectl(
+            &mut files,
+            "overlay",
+            include_str!("testdata/overlay.kubectl.yaml"),
+        );
 
         // A value from an inline block-scalar patch points into the
         // kustomization file: `81` on line 48. (The JSON 6902 patch on
@@ -1249,25 +1261,11 @@ spec:
             ),
         ]);
         let mut files = Files::new(dir.path(), Limits::default());
-        let ours: Vec<serde_json::Value> = build(&mut files, Path::new("app"))
-            .unwrap()
-            .iter()
-            .map(|o| o.root.to_json())
-            .collect();
-        let expected = include_str!("testdata/fieldspecs.kubectl.yaml");
-        let theirs: Vec<serde_json::Value> =
-            crate::yaml::parse_documents(expected, crate::yaml::FileId(0), &Limits::default())
-                .unwrap()
-                .iter()
-                .map(Node::to_json)
-                .collect();
-        assert_eq!(ours.len(), theirs.len());
-        for t in &theirs {
-            assert!(
-                ours.contains(t),
-                "missing or different: {t}\nours: {ours:#?}"
-            );
-        }
+        same_as_kubectl(
+            &mut files,
+            "app",
+            include_str!("testdata/fieldspecs.kubectl.yaml"),
+        );
     }
 
     /// Issue #12 item 5: a file go-yaml refuses fails the Flux
