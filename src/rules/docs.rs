@@ -14,15 +14,12 @@ pub fn neutral(template: &str) -> String {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
         let key = after.split('}').next().filter(|_| after.contains('}'));
-        let words = key.and_then(|k| {
-            let (binding, field) = k.split_once('.')?;
-            let plain =
-                |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '_');
-            (plain(binding) && plain(field)).then(|| match field {
+        let words = key
+            .and_then(placeholder)
+            .map(|(binding, field)| match field {
                 "name" => format!("the {binding}"),
                 _ => format!("the {binding} {}", field.replace('_', " ")),
-            })
-        });
+            });
         match (key, words) {
             (Some(k), Some(words)) => {
                 out.push_str(&words);
@@ -144,11 +141,7 @@ mod tests {
             let page = markdown(&rule);
             let raw = page.match_indices('{').find_map(|(i, _)| {
                 let key = page[i + 1..].split('}').next()?;
-                let (b, f) = key.split_once('.')?;
-                let plain = |w: &str| {
-                    !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '_')
-                };
-                (plain(b) && plain(f)).then_some(key)
+                placeholder(key).map(|_| key)
             });
             assert_eq!(raw, None, "{}: a raw placeholder in its page", rule.id);
         }
