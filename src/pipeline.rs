@@ -115,7 +115,13 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
     // filter
     let sources = model.sources;
     let findings = filter(outcome.findings, &config, &base, sources);
-    let findings = rules::subsume::drop_subsumed(findings, &rules);
+    let mut findings = rules::subsume::drop_subsumed(findings, &rules);
+    // Cluster state is not part of a re-render, so the finding is looked
+    // for again only when the objects are the repository's alone.
+    if let Subject::Repo(l) = &subject {
+        let relint = (!req.cluster.wanted()).then_some((&rules[..], &base.baseline));
+        fixes::verify(&req.fixes, &mut findings, &l.repo, relint, log);
+    }
     // fix: the report is then a fresh lint of the files as written.
     if req.fixes.fix
         && let Some(root) = subject.root()
@@ -125,7 +131,6 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
         after.fixes.fix = false;
         return run(&after, log);
     }
-    let mut findings = findings;
     // verdicts
     verdicts::attach(&mut findings, &rules, &model, req, log);
     // render

@@ -247,6 +247,7 @@ mod tests {
             related: Vec::new(),
             evidence: Vec::new(),
             notes: vec!["a note".into()],
+            unconfirmed_severity: None,
             help: "fix it".into(),
             fingerprint: String::new(),
             fix: None,
@@ -284,6 +285,7 @@ mod tests {
             help: "h".into(),
             fingerprint: String::new(),
             fix: None,
+            unconfirmed_severity: None,
         };
         let mut findings = vec![at(b, 3, Severity::Info), at(b, 2, Severity::Error)];
         findings.extend((1..=12).map(|l| at(a, 30 - l, Severity::Warning)));

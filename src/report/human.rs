@@ -184,7 +184,7 @@ struct Prepared {
 
 impl Prepared {
     fn new(sources: &SourceMap, id: FileId) -> Prepared {
-        let text = control::Source::new(&sources.get(id).text);
+        let text = control::Source::new(sources.get(id).text_to_show());
         let starts = std::iter::once(0)
             .chain(text.text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
@@ -404,6 +404,7 @@ mod tests {
             help: "h".into(),
             fingerprint: String::new(),
             fix: None,
+            unconfirmed_severity: None,
         };
         let far = render(&[finding([2, 250])], &sources, false);
         let headers: Vec<&str> = far.lines().filter(|l| l.contains("╭─[")).collect();

@@ -539,6 +539,16 @@ impl<'f> Builder<'f> {
             self.gaps.extend(memo.gaps.iter().cloned());
             return merge_into(self.files, sub, acc, from.unwrap_or(root));
         }
+        let max_depth = self.files.limits().max_kustomize_depth;
+        if self.stack.len() >= max_depth {
+            let msg = format!(
+                "kustomize build budget exceeded: kustomizations and components nested more than {max_depth} deep"
+            );
+            return Err(match from {
+                Some(s) => issue_at(self.files, s, msg),
+                None => Issue::file(dir, msg),
+            });
+        }
         self.builds += 1;
         if self.builds > self.files.limits().max_kustomize_builds {
             let msg = format!(
