@@ -110,6 +110,7 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
     let limits = crate::yaml::Limits::default();
     let budget = limits.max_rule_work;
     let mut fingerprints = std::collections::HashSet::new();
+    let mut first_span = std::collections::HashMap::new();
     for rule in rules {
         let mut matches = Vec::new();
         let mut ctx = Ctx {
@@ -147,11 +148,25 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
         }
         // The same facts reached twice (one base app rendered into two
         // clusters' trees) are one finding; a same-named object written
-        // apart for a second cluster is its own.
-        for f in matches.iter().map(|b| finding(model, rule, b)) {
-            if fingerprints.insert((f.fingerprint.clone(), f.primary.span)) {
-                out.findings.push(f);
+        // apart for a second cluster is its own, and gets a fingerprint of
+        // its own too (else `--base` and code scanning would take the two
+        // for one alert): the first keeps the plain one, so a repository
+        // with one cluster sees no change.
+        for mut f in matches.iter().map(|b| finding(model, rule, b)) {
+            if !fingerprints.insert((f.fingerprint.clone(), f.primary.span)) {
+                continue;
             }
+            match first_span.get(&f.fingerprint) {
+                Some(span) if *span != f.primary.span => {
+                    let path = model.sources.path(f.primary.span.file);
+                    f.fingerprint = rehash(&f.fingerprint, &path.to_string_lossy());
+                }
+                Some(_) => {}
+                None => {
+                    first_span.insert(f.fingerprint.clone(), f.primary.span);
+                }
+            }
+            out.findings.push(f);
         }
     }
     out
@@ -754,6 +769,20 @@ fn path_test(
         .map(|n| Some((n.clone(), path.to_string())))
 }
 
+/// The first 8 bytes of sha256(`prefix` `text`), in hex: a finding's
+/// fingerprint, and a fingerprint told apart from a same-named twin's.
+fn rehash(prefix: &str, text: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(prefix);
+    hasher.update(text);
+    hasher
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Builds the finding for one complete set of bindings.
 fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     let mut labels: Vec<(String, Label)> = Vec::new();
@@ -824,14 +853,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         .iter()
         .map(|e| (e.key.clone(), e.value.clone()))
         .collect();
-    let mut hasher = Sha256::new();
-    hasher.update(identity.join("\u{1f}"));
-    let fingerprint = hasher
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let fingerprint = rehash("", &identity.join("\u{1f}"));
     Finding {
         rule: rule.id.clone(),
         severity,
