@@ -23,7 +23,7 @@ use crate::report::{Format, concise, github, human, inventory, json, metrics, pu
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::confine::{Refused, Root};
 use crate::source::repo::{self, Repo};
-use crate::source::{Object, git};
+use crate::source::{Issue, Object, git};
 use crate::yaml::{Limits, Shown, SourceMap};
 
 /// Exit status, as ripgrep and ruff use them.
@@ -87,7 +87,7 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
     // rules
     let rules = select_rules(&req.rule_dirs, &config, config_path.as_deref())?;
     // base
-    let mut base = base::prepare(&req.base, subject.root(), &rules, &config, log)?;
+    let mut base = base::prepare(&req.base, subject.repo(), &rules, &config, log)?;
     if let Subject::Repo(l) = &subject {
         log_load(&l.repo, req.verbose, log);
     }
@@ -116,6 +116,7 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
     // filter
     let sources = model.sources;
     let findings = filter(outcome.findings, &config, &base, sources);
+    let findings = rules::subsume::drop_subsumed(findings, &rules);
     // fix: the report is then a fresh lint of the files as written.
     if req.fixes.fix
         && let Some(root) = subject.root()
@@ -133,7 +134,14 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
         Subject::Repo(l) => Some(&l.repo),
         Subject::Cluster { .. } => None,
     };
-    let text = render(req, &findings, &rules, sources, repo, log)?;
+    // The inputs that could not be used, for the formats that carry them.
+    let problems: Vec<Issue> = repo
+        .map_or(&[][..], |r| &r.issues[..])
+        .iter()
+        .chain(&outcome.issues)
+        .cloned()
+        .collect();
+    let text = render(req, &findings, &rules, sources, repo, &problems, log)?;
     let mut exit = exit_code(req.fail_on, &findings);
     if req.metrics_file.is_some() || req.pushgateway.is_some() {
         let now = std::time::SystemTime::now()
@@ -171,6 +179,13 @@ impl Subject {
     fn root(&self) -> Option<&Path> {
         match self {
             Subject::Repo(l) => Some(l.repo.files.root()),
+            Subject::Cluster { .. } => None,
+        }
+    }
+
+    fn repo(&self) -> Option<&Repo> {
+        match self {
+            Subject::Repo(l) => Some(&l.repo),
             Subject::Cluster { .. } => None,
         }
     }
@@ -372,6 +387,7 @@ fn render(
     rules: &[Rule],
     sources: &SourceMap,
     repo: Option<&Repo>,
+    problems: &[Issue],
     log: &mut Log,
 ) -> Result<String, String> {
     Ok(match req.format {
@@ -417,6 +433,15 @@ fn render(
             let mut out = sarif::render(findings, rules, sources);
             if let Some(repo) = repo {
                 sarif::add_coverage(&mut out, repo);
+            }
+            sarif::add_problems(&mut out, problems, sources);
+            if let Some(p) = sources
+                .shown_root()
+                .top
+                .as_deref()
+                .and_then(git::provenance)
+            {
+                sarif::add_provenance(&mut out, &p);
             }
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         }

@@ -53,9 +53,54 @@ const DECLARED_TWICE: &[(&str, &str, &str)] = &[
         "written in both grafanadashboard.yaml files as above",
     ),
     (
+        "joryirving__home-ops",
+        "HelmRelease/flux-system/flux-instance",
+        "each cluster's FluxInstance sync Kustomization builds kubernetes/clusters/<cluster>, whose generated kustomization lists flux-instance/, which Flux Kustomization flux-instance builds too",
+    ),
+    (
+        "joryirving__home-ops",
+        "OCIRepository/flux-system/flux-instance",
+        "in flux-instance/helmrelease.yaml, applied twice as above",
+    ),
+    (
+        "joryirving__home-ops",
+        "PrometheusRule/flux-system/flux-instance-rules",
+        "in flux-instance/prometheusrule.yaml, applied twice as above",
+    ),
+    (
         "xunholy__k8s-gitops",
         "GrafanaDashboard/network-system/cloudflare-tunnels",
         "written in both external-dns/app and cloudflare-tunnel/app grafanadashboard.yaml",
+    ),
+    (
+        "xunholy__k8s-gitops",
+        "ResourceSet/flux-system/flux-instance",
+        "the FluxInstance's sync Kustomization flux-system builds kubernetes/clusters/cluster-00, whose generated kustomization lists flux-system/flux-instance/app, which Flux Kustomization flux-instance builds too",
+    ),
+    (
+        "xunholy__k8s-gitops",
+        "ConfigMap/flux-system/flux-instance-values-c7mb666m75",
+        "generated in flux-system/flux-instance/app, applied twice as above",
+    ),
+    (
+        "xunholy__k8s-gitops",
+        "ResourceSet/flux-system/flux-operator",
+        "flux-system/flux-operator/app, listed by the generated kustomization and built by Flux Kustomization flux-operator",
+    ),
+    (
+        "xunholy__k8s-gitops",
+        "ConfigMap/flux-system/flux-operator-values-8f6kgg7c6m",
+        "generated in flux-system/flux-operator/app, applied twice as above",
+    ),
+    (
+        "xunholy__k8s-gitops",
+        "HelmRelease/flux-system/kustomize-mutating-webhook",
+        "flux-system/kustomize-mutating-webhook/app, listed by the generated kustomization and built by its own Flux Kustomization",
+    ),
+    (
+        "xunholy__k8s-gitops",
+        "ConfigMap/flux-system/kustomization-mutating-webhook-values-tfbthh8bf6",
+        "generated there, applied twice as above",
     ),
 ];
 

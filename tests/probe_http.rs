@@ -32,17 +32,26 @@ fn options(url: String) -> Options {
     }
 }
 
-/// The API's median latency loses the 8 ms flush wait: the median saves at
-/// least 6 ms of it and drops at least 3x. Medians and these margins hold
-/// on a loaded 2-core machine, where the median went from 8.6 to 1.3 ms
-/// (the average, pulled by a few slow requests, showed only 3.1x).
+/// The injected flush wait of each commit, in milliseconds.
+const FLUSH_MS: f64 = 8.0;
+
+/// The API's median latency loses the injected flush wait: with it, the
+/// median is at least the wait; without it, the median is lower by at
+/// least three quarters of the wait. Both are margins on the wait, not on
+/// the ratio of the two medians: load on the machine adds about the same
+/// milliseconds to both medians, which leaves their difference and shrinks
+/// their ratio (a quiet run went from 8.6 to 1.3 ms, 6.6x; with a load
+/// average of 20 on 2 cores, from 39.9 to 23.0 ms, 1.7x, which failed the
+/// 3x this test used to ask and met the difference). Without the
+/// effect (the setting not taking hold) the difference is about 0 and the
+/// test fails.
 #[test]
 fn synchronous_commit_off_takes_the_flush_wait_off_each_api_request() {
     if !pg::available() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let server = PgServer::start(8_000);
+    let server = PgServer::start((FLUSH_MS * 1000.0) as u64);
     let dsn = server.dsn("postgres");
     common::measure_twice(|| {
         server.psql("ALTER DATABASE postgres RESET synchronous_commit");
@@ -67,9 +76,15 @@ fn synchronous_commit_off_takes_the_flush_wait_off_each_api_request() {
         );
         assert_eq!(before.sequential.samples_ms.len(), 8);
         assert_eq!(before.parallel.samples_ms.len(), 8);
-        assert!(b >= 8.0, "each request waits for the flush: {before:?}");
-        assert!(b - a >= 6.0, "the median saves only {:.2} ms", b - a);
-        assert!(b / a >= 3.0, "the median is only {:.1}x lower", b / a);
+        assert!(
+            b >= FLUSH_MS,
+            "each request waits for the flush: {before:?}"
+        );
+        assert!(
+            b - a >= 0.75 * FLUSH_MS,
+            "the median saves only {:.2} of the {FLUSH_MS} ms wait",
+            b - a
+        );
     });
     let rows = server.psql("SELECT count(*) FROM django_postgres_cache_cacheentry");
     assert_eq!(rows, "1", "the app upserts one cache row");

@@ -160,6 +160,17 @@ fn every_rule_fires_and_stays_quiet_where_its_fixtures_say() {
                         out.problems.join("\n  ")
                     ));
                 }
+                // A quiet case may pin what the rule says it could not
+                // decide, line by line: the reason must name the fact.
+                if let Ok(expected) = std::fs::read_to_string(case.join("undecided.txt")) {
+                    let expected: Vec<&str> = expected.lines().filter(|l| !l.is_empty()).collect();
+                    if out.undecided != expected {
+                        failures.push(format!(
+                            "{shown}: undecided lines differ from undecided.txt:\n  {}",
+                            out.undecided.join("\n  ")
+                        ));
+                    }
+                }
                 match *kind {
                     "fires" if out.hits.is_empty() => failures.push(format!(
                         "{shown}: {rule_id} did not fire{}",

@@ -3,6 +3,8 @@
 //! `scripts/install-sarif-multitool` puts it into `target/tools/sarif`.
 
 mod common;
+mod fake_api;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -281,4 +283,145 @@ fn sarif_fixes_make_the_same_edits_as_fix() {
             );
         }
     }
+}
+
+/// A lint of a git repository with an `origin` remote and a file that
+/// does not parse: the rules link their pages, carry the properties
+/// GitHub reads, the run names the commit (the remote's token left out),
+/// and the broken file is a notification at its line. The log passes the
+/// validator.
+#[test]
+fn provenance_rule_pages_and_input_problems_pass_the_sarif_multitool() {
+    let Some(tool) = multitool() else {
+        return;
+    };
+    if !common::git_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("kubernetes");
+    copy_example(&sub);
+    std::fs::write(sub.join("apps/broken.yaml"), "a: 1\nb: [1, 2\n").unwrap();
+    common::git(dir.path(), &["init", "-q"]);
+    common::git(
+        dir.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://x-access-token:ghs_T0KEN@github.com/o/home-ops.git",
+        ],
+    );
+    common::git(dir.path(), &["add", "-A"]);
+    common::git(dir.path(), &["commit", "-q", "-m", "init"]);
+    let head = String::from_utf8(
+        Command::new("git")
+            .arg("-C")
+            .arg(dir.path())
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let log = lint_sarif(&[sub.to_str().unwrap()]);
+    assert!(!log.contains("ghs_T0KEN"), "the remote's token is printed");
+    let parsed: J = serde_json::from_str(&log).unwrap();
+    let run = &parsed["runs"][0];
+    assert_eq!(
+        run["versionControlProvenance"][0],
+        serde_json::json!({
+            "repositoryUri": "https://github.com/o/home-ops.git",
+            "revisionId": head.trim(),
+            "branch": "main",
+            "mappedTo": { "uriBaseId": "%SRCROOT%" },
+        })
+    );
+    for rule in run["tool"]["driver"]["rules"].as_array().unwrap() {
+        let id = rule["id"].as_str().unwrap();
+        let uri = rule["helpUri"].as_str().unwrap();
+        let page = uri
+            .strip_prefix("https://github.com/homelab-lint/homelab-lint/blob/main/")
+            .unwrap_or_else(|| panic!("{uri}"));
+        assert!(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(page).is_file(),
+            "{id}: {page} is not a page of the repository"
+        );
+        let props = &rule["properties"];
+        assert_eq!(props["precision"], "high", "{id}");
+        let expected = match rule["defaultConfiguration"]["level"].as_str().unwrap() {
+            "note" => "recommendation",
+            level => level,
+        };
+        assert_eq!(props["problem.severity"], expected, "{id}");
+    }
+    let notes = run["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .unwrap();
+    let broken = notes
+        .iter()
+        .find(|n| {
+            n["message"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("broken.yaml")
+        })
+        .unwrap_or_else(|| panic!("no notification for the broken file: {notes:#?}"));
+    let loc = &broken["locations"][0]["physicalLocation"];
+    assert_eq!(
+        loc["artifactLocation"]["uri"],
+        "kubernetes/apps/broken.yaml"
+    );
+    assert!(
+        loc["region"]["startLine"].as_u64().unwrap() >= 2,
+        "{broken}"
+    );
+    let problems = validate(&tool, &log);
+    assert!(problems.is_empty(), "{problems:?}\n{log}");
+}
+
+/// A lint of the live cluster alone (objects from the fake API only): the
+/// findings point at cluster pages, which are no files, so they are left
+/// out of the results and each said in a notification; GitHub would
+/// reject the upload otherwise. Snapshot, validated.
+#[test]
+fn live_only_log_is_valid_and_says_each_finding() {
+    let Some(tool) = multitool() else {
+        return;
+    };
+    let fixture = fake_api::Fixture::from_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cluster"),
+    );
+    let api = fake_api::FakeApi::start(fixture, fake_api::Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(dir.path());
+    // Run outside any git repository: the log names no commit.
+    let out = Command::new(BIN)
+        .current_dir(dir.path())
+        .env_remove("KUBECONFIG")
+        .args(["--kubeconfig", kc.to_str().unwrap(), "-o", "sarif"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = String::from_utf8(out.stdout).unwrap();
+    let problems = validate(&tool, &log);
+    assert!(problems.is_empty(), "{problems:?}\n{log}");
+    let mut parsed: J = serde_json::from_str(&log).unwrap();
+    let run = &mut parsed["runs"][0];
+    assert_eq!(run["results"], serde_json::json!([]));
+    assert!(run.get("versionControlProvenance").is_none());
+    let driver = &mut run["tool"]["driver"];
+    driver["version"] = J::String("[version]".into());
+    driver["semanticVersion"] = J::String("[version]".into());
+    // The rule metadata is tested above; the snapshot keeps what the run said.
+    driver["rules"] = J::String("[every rule]".into());
+    insta::assert_snapshot!(
+        "live_only_sarif",
+        serde_json::to_string_pretty(&parsed).unwrap()
+    );
 }

@@ -209,8 +209,13 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
     Ok(db)
 }
 
-/// `svc`, `svc.ns`, `svc.ns.svc`, `svc.ns.svc.cluster.local`.
+/// `svc`, `svc.ns`, `svc.ns.svc`, `svc.ns.svc.cluster.local`, each maybe
+/// with `:port` (ext-postgres-operator's POSTGRES_HOST carries one).
 fn split_host<'a>(host: &'a str, default_ns: &'a str) -> (&'a str, &'a str) {
+    let host = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
     let mut parts = host.split('.');
     let service = parts.next().unwrap_or(host);
     match parts.next() {

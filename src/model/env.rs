@@ -7,7 +7,7 @@
 //! does not hold stays hidden, with the object and key that hold it.
 
 use super::app::{App, workload_containers};
-use super::{Model, ObjRef};
+use super::{Model, ObjRef, conventions};
 use crate::source::flux::data::{self, DataValue};
 use crate::yaml::{Node, PathSeg, Span, Value};
 
@@ -67,6 +67,11 @@ pub fn of_app(model: &Model, app: &App, prefixes: &[ValuesPrefix]) -> Vec<EnvVar
         for p in prefixes {
             if let Some(tree) = release.values.get(&p.key) {
                 flatten_prefixed(tree, &p.prefix, &mut Vec::new(), &mut vars);
+            }
+            for d in &release.deferred {
+                if let Some(var) = deferred_var(&refs, d, p) {
+                    vars.push(var);
+                }
             }
         }
         collect_env_lists(&refs, &release.values, &mut vars);
@@ -229,9 +234,26 @@ fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
         ));
     };
     match refs.find(secret, &source) {
-        None => hidden(format!(
-            "from key {key} of {kind} {source}, which is not in the repository (it may exist only in the cluster)"
-        )),
+        None => match secret
+            .then(|| {
+                conventions::operator_secret_value(refs.model, refs.near, refs.ns, &source, key)
+            })
+            .flatten()
+        {
+            Some(Ok(value)) => EnvVar {
+                name: name.to_string(),
+                value: EnvValue::Known(value),
+                span: from.span,
+                node: None,
+                from: Some(format!(
+                    "key {key} of Secret {source}, which an operator makes"
+                )),
+            },
+            Some(Err(why)) => hidden(format!("from key {key} of Secret {source}: {why}")),
+            None => hidden(format!(
+                "from key {key} of {kind} {source}, which is not in the repository (it may exist only in the cluster)"
+            )),
+        },
         Some(obj) => {
             let holder = refs.model.object(obj);
             match data::entry(holder, key) {
@@ -254,12 +276,11 @@ fn keyed(model: &Model, name: &str, key: &str, holder: ObjRef, value: DataValue)
     let from = format!("key {key} of {}", model.object(holder).id());
     let value = match value {
         DataValue::Text { text, .. } => EnvValue::Known(text),
-        DataValue::Unknown { why, .. } => {
-            match super::conventions::template_value(model, holder, node) {
-                Some(derived) => EnvValue::Known(derived),
-                None => EnvValue::Hidden(format!("from {from}, {why}")),
-            }
-        }
+        DataValue::Unknown { why, .. } => match conventions::template_value(model, holder, node) {
+            Some(Ok(derived)) => EnvValue::Known(derived),
+            Some(Err(underived)) => EnvValue::Hidden(format!("from {from}, {underived}")),
+            None => EnvValue::Hidden(format!("from {from}, {why}")),
+        },
         DataValue::Invalid { message, .. } => EnvValue::Hidden(format!("from {from}: {message}")),
     };
     EnvVar {
@@ -269,6 +290,56 @@ fn keyed(model: &Model, name: &str, key: &str, holder: ObjRef, value: DataValue)
         node: None,
         from: Some(from),
     }
+}
+
+/// A `valuesFrom` `targetPath` value under a chart's variable prefix
+/// that the repository does not hold: what an operator writes into that
+/// Secret when it follows from the repository, else hidden with why.
+fn deferred_var(
+    refs: &Refs,
+    d: &crate::source::helm::Deferred,
+    p: &ValuesPrefix,
+) -> Option<EnvVar> {
+    let keys = d.keys()?;
+    let (first, rest) = keys.split_first()?;
+    if *first != p.key || rest.is_empty() {
+        return None;
+    }
+    let name = prefixed_name(&p.prefix, rest.iter().map(String::as_str));
+    let source = format!(
+        "key {} of {} {} (valuesFrom targetPath {})",
+        d.key, d.kind, d.name, d.path
+    );
+    let derived = (d.kind == "Secret")
+        .then(|| {
+            conventions::operator_secret_value(refs.model, refs.near, refs.ns, &d.name, &d.key)
+        })
+        .flatten();
+    let (value, from) = match derived {
+        Some(Ok(value)) => (
+            EnvValue::Known(value),
+            Some(format!("{source}, which an operator makes")),
+        ),
+        Some(Err(why)) => (EnvValue::Hidden(format!("from {source}: {why}")), None),
+        None => (EnvValue::Hidden(format!("from {source}: {}", d.why)), None),
+    };
+    Some(EnvVar {
+        name,
+        value,
+        span: d.at,
+        node: None,
+        from,
+    })
+}
+
+/// `AUTHENTIK` + `[postgresql, host]` -> `AUTHENTIK_POSTGRESQL__HOST`.
+fn prefixed_name<'a>(prefix: &str, path: impl Iterator<Item = &'a str>) -> String {
+    format!(
+        "{prefix}_{}",
+        path.map(str::to_ascii_uppercase)
+            .collect::<Vec<_>>()
+            .join("__")
+    )
 }
 
 fn flatten_prefixed<'a>(
@@ -288,13 +359,7 @@ fn flatten_prefixed<'a>(
         }
         Value::Seq(_) => {}
         _ => {
-            let name = format!(
-                "{prefix}_{}",
-                path.iter()
-                    .map(|p| p.to_ascii_uppercase())
-                    .collect::<Vec<_>>()
-                    .join("__")
-            );
+            let name = prefixed_name(prefix, path.iter().copied());
             vars.push(EnvVar {
                 name,
                 value: EnvValue::Known(node.scalar_text().unwrap_or_default()),

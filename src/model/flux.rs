@@ -12,7 +12,7 @@ use crate::yaml::{Node, Origin, Span};
 /// source of a root Kustomization), and only paths the repo fully
 /// determines (no variable left unresolved).
 pub fn missing_paths(model: &Model) -> Vec<(ObjRef, Node)> {
-    let (Some(root), Some(local)) = (model.root, model.local_sources) else {
+    let (Some(files), Some(local)) = (model.files, model.local_sources) else {
         return Vec::new();
     };
     model
@@ -25,8 +25,8 @@ pub fn missing_paths(model: &Model) -> Vec<(ObjRef, Node)> {
             let base = local.get(&source_of(obj))?;
             let node = obj.root.path(&["spec", "path"])?;
             let text = node.as_str().filter(|t| !t.contains("${"))?;
-            let exists = join_within(base, text.trim_start_matches('/'))
-                .is_some_and(|p| root.join(p).is_dir());
+            let exists =
+                join_within(base, text.trim_start_matches('/')).is_some_and(|p| files.is_dir(&p));
             (!exists).then(|| (r, node.clone()))
         })
         .collect()

@@ -9,6 +9,7 @@ pub mod database;
 pub mod env;
 pub mod flux;
 pub mod replication;
+pub mod session;
 pub mod settings;
 pub mod storage;
 pub mod version;
@@ -27,8 +28,8 @@ pub type ObjRef = usize;
 pub struct Model<'r> {
     pub objects: &'r [Object],
     pub sources: &'r SourceMap,
-    /// The repository root, when the objects come from one.
-    pub root: Option<&'r std::path::Path>,
+    /// The repository's files, when the objects come from one.
+    pub files: Option<&'r crate::source::Files>,
     /// `kind/name` of the Flux sources that are this repository, with
     /// the directory that is their root.
     pub local_sources: Option<&'r std::collections::BTreeMap<String, std::path::PathBuf>>,
@@ -55,7 +56,7 @@ pub struct Unknown(pub String);
 impl<'r> Model<'r> {
     pub fn new(repo: &'r Repo) -> Model<'r> {
         let mut model = Model::from_parts(&repo.objects, &repo.files.sources);
-        model.root = Some(repo.files.root());
+        model.files = Some(&repo.files);
         model.local_sources = Some(&repo.local_sources);
         model.flux = &repo.flux;
         model
@@ -89,7 +90,7 @@ impl<'r> Model<'r> {
         Model {
             objects,
             sources,
-            root: None,
+            files: None,
             local_sources: None,
             flux: &[],
             releases,

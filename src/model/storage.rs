@@ -11,6 +11,11 @@ pub enum Category {
     /// Block storage that acknowledges a write after replicating it over
     /// the network (Ceph RBD, Longhorn, Mayastor, LINSTOR, ...).
     NetworkReplicatedBlock,
+    /// Block storage over the network that keeps a single copy: iSCSI or
+    /// NVMe-oF from one storage server, a Longhorn class with
+    /// `numberOfReplicas: "1"`, a Ceph pool of size 1. A write waits for
+    /// that copy only: nothing is replicated.
+    NetworkBlock,
     /// NFS, CephFS and the like.
     NetworkFilesystem,
     /// Disks of the node itself.
@@ -22,6 +27,7 @@ impl Category {
     pub fn as_str(self) -> &'static str {
         match self {
             Category::NetworkReplicatedBlock => "network-replicated-block",
+            Category::NetworkBlock => "network-block",
             Category::NetworkFilesystem => "network-filesystem",
             Category::Local => "local",
             Category::Unknown => "unknown",
@@ -31,6 +37,7 @@ impl Category {
     pub fn parse(s: &str) -> Option<Category> {
         [
             Category::NetworkReplicatedBlock,
+            Category::NetworkBlock,
             Category::NetworkFilesystem,
             Category::Local,
             Category::Unknown,
@@ -44,6 +51,12 @@ impl Category {
 /// the project notes.
 pub fn categorize(provisioner: &str) -> Category {
     let p = provisioner;
+    // democratic-csi's CSI driver name is the user's choice; its chart
+    // examples name it `org.democratic-csi.<driver>`, and only then does
+    // the name tell the storage.
+    if let Some(driver) = p.strip_prefix("org.democratic-csi.") {
+        return democratic_csi(driver);
+    }
     if p.ends_with("rbd.csi.ceph.com")
         || p == "kubernetes.io/rbd"
         || p == "driver.longhorn.io"
@@ -51,7 +64,6 @@ pub fn categorize(provisioner: &str) -> Category {
         || p == "linstor.csi.linbit.com"
         || p == "pxd.portworx.com"
         || p == "cstor.csi.openebs.io"
-        || p.starts_with("org.democratic-csi.")
     {
         Category::NetworkReplicatedBlock
     } else if p.ends_with("cephfs.csi.ceph.com")
@@ -74,6 +86,50 @@ pub fn categorize(provisioner: &str) -> Category {
     }
 }
 
+/// What a democratic-csi driver gives, by the driver list of
+/// democratic-csi's `src/driver/factory.js`: the `zfs-local-*` and
+/// `local-hostpath` drivers provision on the node itself; the NFS, SMB,
+/// Lustre and ObjectiveFS ones share a filesystem; iSCSI and NVMe-oF export
+/// a volume of one storage server (FreeNAS/TrueNAS, Synology, any ZFS
+/// host), which keeps a single copy; `node-manual` connects volumes made by
+/// hand, of any kind. `name` is a driver (`driver.config.driver`) or the
+/// CSI driver name's tail, which the chart examples and most repositories
+/// set to the protocol (`iscsi`, `nfs`, `nfs-truenas`) or the driver.
+pub fn democratic_csi(name: &str) -> Category {
+    let has = |words: &[&str]| name.split('-').any(|w| words.contains(&w));
+    if name == "local-hostpath" || name.starts_with("zfs-local-") {
+        Category::Local
+    } else if has(&["iscsi", "nvmeof"]) {
+        Category::NetworkBlock
+    } else if has(&["nfs", "smb", "lustre", "objectivefs"]) {
+        Category::NetworkFilesystem
+    } else {
+        Category::Unknown
+    }
+}
+
+/// How many copies of each block a replicated class keeps, where the
+/// repository says it.
+#[derive(Clone, Debug)]
+pub struct Copies {
+    pub count: i64,
+    /// The setting, for messages (`numberOfReplicas`, `replicated.size`).
+    pub key: &'static str,
+    pub span: Span,
+}
+
+impl Copies {
+    fn of(node: Option<&Node>, key: &'static str) -> Option<Copies> {
+        let node = node?;
+        let count = node.scalar_text()?.trim().parse().ok()?;
+        Some(Copies {
+            count,
+            key,
+            span: node.span,
+        })
+    }
+}
+
 /// A storage class as the repo declares it: a StorageClass object, or a
 /// class a chart creates from its values.
 #[derive(Clone, Debug)]
@@ -87,6 +143,8 @@ pub struct ClassDecl {
     pub span: Span,
     pub is_default: bool,
     pub object: ObjRef,
+    /// Copies kept of each block, when declared.
+    pub copies: Option<Copies>,
 }
 
 #[derive(Clone, Debug)]
@@ -99,10 +157,44 @@ pub struct Storage {
     pub category: Category,
 }
 
-/// Fills a declaration's category from its provisioner.
+/// Fills a declaration's category from its provisioner and the copies it
+/// keeps: a replicated provisioner told to keep one copy replicates
+/// nothing.
 fn with_category(mut decl: ClassDecl) -> ClassDecl {
     decl.category = categorize(&decl.provisioner);
+    if decl.category == Category::NetworkReplicatedBlock
+        && decl.copies.as_ref().is_some_and(|c| c.count == 1)
+    {
+        decl.category = Category::NetworkBlock;
+    }
     decl
+}
+
+/// The copies a StorageClass object asks its provisioner for.
+fn class_copies(model: &Model, class: ObjRef, provisioner: &str) -> Option<Copies> {
+    let root = &model.object(class).root;
+    let param = |key: &str| root.path(&["parameters", key]);
+    if provisioner == "driver.longhorn.io" {
+        // Longhorn "Storage Class Parameters": numberOfReplicas (a string,
+        // "3" in the sample); without it the volume gets the
+        // default-replica-count setting (3 unless changed).
+        return Copies::of(param("numberOfReplicas"), "numberOfReplicas");
+    }
+    if provisioner.ends_with("rbd.csi.ceph.com") {
+        // Ceph CSI RBD classes name their pool (`pool`) and the Rook
+        // cluster's namespace (`clusterID`); the CephBlockPool keeps
+        // `spec.replicated.size` copies (Rook docs, "CephBlockPool CRD").
+        let pool = param("pool")?.as_str()?;
+        let ns = param("clusterID")
+            .and_then(Node::as_str)
+            .unwrap_or_else(|| model.namespace_of(class));
+        let obj = model.find(class, "ceph.rook.io", "CephBlockPool", ns, pool)?;
+        return Copies::of(
+            model.object(obj).root.path(&["spec", "replicated", "size"]),
+            "replicated.size",
+        );
+    }
+    None
 }
 
 /// Every storage class the repo declares (in `near`'s cluster, if given).
@@ -126,10 +218,12 @@ fn all_classes(model: &Model) -> Vec<ClassDecl> {
                 .and_then(Node::as_bool_lenient)
                 .unwrap_or(false);
             let prov = obj.root.get("provisioner");
+            let provisioner = prov.and_then(Node::as_str).unwrap_or("").to_string();
             out.push(with_category(ClassDecl {
                 category: Category::Unknown,
                 name: obj.name().to_string(),
-                provisioner: prov.and_then(Node::as_str).unwrap_or("").to_string(),
+                copies: class_copies(model, i, &provisioner),
+                provisioner,
                 span: prov.map_or(obj.root.span, |p| p.span),
                 is_default,
                 object: i,
@@ -167,6 +261,7 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                     };
                     out.push(with_category(ClassDecl {
                         category: Category::Unknown,
+                        copies: None,
                         name: name.into(),
                         provisioner: format!("{operator_ns}.{driver}.csi.ceph.com"),
                         span,
@@ -185,6 +280,14 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                     let Some(name) = sc.get("name") else { continue };
                     out.push(with_category(ClassDecl {
                         category: Category::Unknown,
+                        // rook-ceph-cluster values.yaml: each pool's `spec`
+                        // is a CephBlockPool spec (`replicated.size: 3` in
+                        // the chart's default pool); filesystems keep
+                        // theirs under `spec.dataPools[]`.
+                        copies: Copies::of(
+                            pool.path(&["spec", "replicated", "size"]),
+                            "replicated.size",
+                        ),
                         name: name.scalar_text().unwrap_or_default(),
                         provisioner: format!("{operator_ns}.{driver}.csi.ceph.com"),
                         span: name.span,
@@ -199,6 +302,12 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
         }
         "longhorn" => out.push(with_category(ClassDecl {
             category: Category::Unknown,
+            // longhorn chart values.yaml: the class the chart creates keeps
+            // `persistence.defaultClassReplicaCount` replicas (3).
+            copies: Copies::of(
+                values.path(&["persistence", "defaultClassReplicaCount"]),
+                "defaultClassReplicaCount",
+            ),
             name: "longhorn".into(),
             provisioner: "driver.longhorn.io".into(),
             span,
@@ -215,15 +324,7 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                 .str_at(&["csiDriver", "name"])
                 .unwrap_or("org.democratic-csi");
             let driver = values.str_at(&["driver", "config", "driver"]).unwrap_or("");
-            let category = if driver.contains("local") || driver.starts_with("lvm") {
-                Category::Local
-            } else if driver.contains("nfs") || driver.contains("smb") {
-                Category::NetworkFilesystem
-            } else if driver.contains("iscsi") || driver.contains("nvmeof") {
-                Category::NetworkReplicatedBlock
-            } else {
-                Category::Unknown
-            };
+            let category = democratic_csi(driver);
             for sc in values
                 .get("storageClasses")
                 .and_then(Node::as_seq)
@@ -235,6 +336,7 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                     name: name.scalar_text().unwrap_or_default(),
                     provisioner: provisioner.to_string(),
                     category,
+                    copies: None,
                     span: name.span,
                     is_default: sc
                         .get("defaultClass")
@@ -262,6 +364,7 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                 let name = hostpath.and_then(|h| h.get("name"));
                 out.push(with_category(ClassDecl {
                     category: Category::Unknown,
+                    copies: None,
                     name: name
                         .and_then(Node::as_str)
                         .unwrap_or("openebs-hostpath")
@@ -275,6 +378,7 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
         }
         "local-path-provisioner" => out.push(with_category(ClassDecl {
             category: Category::Unknown,
+            copies: None,
             name: values
                 .str_at(&["storageClass", "name"])
                 .unwrap_or("local-path")
@@ -407,13 +511,20 @@ fn bound_volume(model: &Model, db: &Database) -> Option<Storage> {
         .or_else(|| pv_obj.root.str_at(&["spec", "storageClassName"]))
         .unwrap_or("")
         .to_string();
+    let provisioner = driver.as_str()?.to_string();
+    // The copies the PV's class keeps, when that class is known.
+    let copies = classes(model, Some(db.object))
+        .into_iter()
+        .find(|c| c.name == class && c.provisioner == provisioner)
+        .and_then(|c| c.copies);
     let decl = with_category(ClassDecl {
         name: class.clone(),
-        provisioner: driver.as_str()?.to_string(),
+        provisioner,
         category: Category::Unknown,
         span: driver.span,
         is_default: false,
         object: pv,
+        copies,
     });
     Some(Storage {
         class,
@@ -486,5 +597,31 @@ mod tests {
         assert_eq!(categorize("rancher.io/local-path"), Category::Local);
         assert_eq!(categorize("openebs.io/local"), Category::Local);
         assert_eq!(categorize("example.com/unknown"), Category::Unknown);
+        // democratic-csi, named after its driver as the chart examples do.
+        assert_eq!(
+            categorize("org.democratic-csi.local-hostpath"),
+            Category::Local
+        );
+        assert_eq!(
+            categorize("org.democratic-csi.zfs-local-dataset"),
+            Category::Local
+        );
+        assert_eq!(
+            categorize("org.democratic-csi.iscsi"),
+            Category::NetworkBlock
+        );
+        assert_eq!(
+            categorize("org.democratic-csi.nfs-truenas"),
+            Category::NetworkFilesystem
+        );
+        assert_eq!(categorize("org.democratic-csi.manual"), Category::Unknown);
+        assert_eq!(
+            categorize("org.democratic-csi.freenas-api-iscsi"),
+            Category::NetworkBlock
+        );
+        assert_eq!(
+            categorize("org.democratic-csi.zfs-generic-nfs"),
+            Category::NetworkFilesystem
+        );
     }
 }

@@ -4,13 +4,13 @@
 //! that version bumps across a known breaking release are found).
 
 use std::collections::HashSet;
-use std::path::Path;
 
 use super::Log;
 use crate::model::Model;
 use crate::rules::releases::{self, Baseline};
 use crate::rules::{self, Finding, Rule, config::Config};
-use crate::source::{git, repo};
+use crate::source::repo::{self, Repo};
+use crate::source::{Files, git};
 use crate::yaml::Limits;
 
 /// The commit to compare with.
@@ -42,20 +42,31 @@ impl BaseRun {
     }
 }
 
-/// Lints the base commit with the same rules and configuration.
+/// Lints the base commit with the same rules and configuration. When no
+/// file of the linted directory differs from the commit (a pre-commit hook
+/// on a change elsewhere, a CI run on a merge commit), the repository
+/// already loaded is the base commit's and is not read again.
 pub fn prepare(
     req: &BaseRequest,
-    root: Option<&Path>,
+    linted: Option<&Repo>,
     rules: &[Rule],
     config: &Config,
     log: &mut Log,
 ) -> Result<BaseRun, String> {
-    let (Some(reference), Some(root)) = (&req.reference, root) else {
+    let (Some(reference), Some(linted)) = (&req.reference, linted) else {
         return Ok(BaseRun::default());
     };
+    let root = linted.files.root();
     let checkout = git::checkout(root, reference).map_err(|e| e.to_string())?;
-    let base_repo = repo::load(&checkout.root, Limits::default());
-    let model = Model::new(&base_repo);
+    let read;
+    let unchanged = git::unchanged_since(root, &checkout.commit);
+    let base_repo = if unchanged {
+        linted
+    } else {
+        read = repo::load_files(Files::in_commit(root, checkout.tree, Limits::default()));
+        &read
+    };
+    let model = Model::new(base_repo);
     let outcome = rules::lint(&model, rules);
     let sources = &base_repo.files.sources;
     let fingerprints: HashSet<String> = outcome
@@ -65,8 +76,13 @@ pub fn prepare(
         .map(|f| f.fingerprint)
         .collect();
     log(&format!(
-        "base {reference} ({}): {} objects, {} findings",
+        "base {reference} ({}{}): {} objects, {} findings",
         &checkout.commit[..checkout.commit.len().min(12)],
+        if unchanged {
+            ", the files as they are"
+        } else {
+            ""
+        },
         base_repo.objects.len(),
         fingerprints.len()
     ));

@@ -81,7 +81,7 @@ fn commit(r: &Report, min_p50_ms: f64, min_ratio: f64) -> Outcome {
     let source = r
         .setting("synchronous_commit")
         .map_or("?", |s| s.source.as_str());
-    let figures = vec![
+    let mut figures = vec![
         ("target".into(), r.target.clone()),
         ("commit.p50_ms".into(), format!("{:.2}", r.effective.p50_ms)),
         ("commit.p95_ms".into(), format!("{:.2}", r.effective.p95_ms)),
@@ -95,9 +95,27 @@ fn commit(r: &Report, min_p50_ms: f64, min_ratio: f64) -> Outcome {
             format!("{} (source: {source})", r.synchronous_commit),
         ),
     ];
+    // A synchronous standby makes the primary's commits wait for it too
+    // (unless synchronous_commit is local or off): worth showing next to
+    // the figures, since the primary's own disk may be fast.
+    let standbys = r
+        .setting("synchronous_standby_names")
+        .filter(|s| !s.value.trim().is_empty());
+    if let Some(s) = standbys {
+        figures.push((
+            "synchronous_standby_names".into(),
+            format!("{} (source: {})", s.value, s.source),
+        ));
+    }
     let measured = format!(
-        "commit p50 {:.2} ms with synchronous_commit={} vs {:.2} ms off ({ratio:.1}x)",
-        r.effective.p50_ms, r.synchronous_commit, r.off.p50_ms
+        "commit p50 {:.2} ms with synchronous_commit={} vs {:.2} ms off ({ratio:.1}x){}",
+        r.effective.p50_ms,
+        r.synchronous_commit,
+        r.off.p50_ms,
+        standbys.map_or(String::new(), |s| format!(
+            "; synchronous_standby_names = {}",
+            s.value
+        ))
     );
     let (verdict, reason) = if r.synchronous_commit == "off" {
         (

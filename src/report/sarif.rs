@@ -105,19 +105,104 @@ fn driver(rules: &[Rule]) -> J {
     })
 }
 
+/// Where a built-in rule's page is published: `docs/rules/<id>.md` of the
+/// repository, generated from the rule file (README "Rules"). A user's
+/// rule has no page.
+pub fn help_uri(r: &Rule) -> Option<String> {
+    r.builtin.then(|| {
+        format!(
+            "{}/blob/main/docs/rules/{}.md",
+            env!("CARGO_PKG_REPOSITORY"),
+            r.id
+        )
+    })
+}
+
 fn rule(r: &Rule) -> J {
     let help = docs::markdown(r);
-    json!({
+    let mut out = json!({
         "id": r.id,
         "name": pascal_case(&r.id),
         "shortDescription": { "text": r.title },
         "fullDescription": { "text": r.what.trim() },
         "help": { "text": help, "markdown": help },
         "defaultConfiguration": { "level": level(r.severity) },
+        // What GitHub code scanning reads from a rule ("SARIF support for
+        // code scanning", reportingDescriptor object): `precision` sorts
+        // alerts, `problem.severity` (error, warning, recommendation) is
+        // the severity shown for a non-security alert.
         "properties": {
             "category": r.category.as_str(),
             "tags": [r.category.as_str()],
+            "precision": r.precision.as_str(),
+            "problem.severity": match r.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Info => "recommendation",
+            },
         },
+    });
+    if let Some(uri) = help_uri(r) {
+        out["helpUri"] = J::String(uri);
+    }
+    out
+}
+
+/// Adds `versionControlProvenance`: the repository and commit the
+/// results are of, with [`SRCROOT`] mapped to the repository's top.
+pub fn add_provenance(log: &mut J, p: &crate::source::git::Provenance) {
+    let mut vcs = json!({
+        "repositoryUri": p.repository_uri,
+        "revisionId": p.revision,
+        "mappedTo": { "uriBaseId": SRCROOT },
+    });
+    if let Some(branch) = &p.branch {
+        vcs["branch"] = J::String(branch.clone());
+    }
+    log["runs"][0]["versionControlProvenance"] = json!([vcs]);
+}
+
+/// Adds the inputs that could not be used (a file that does not parse, a
+/// link out of the repository, a suppression without a reason) to the
+/// invocation's notifications, at their file and line: code scanning
+/// shows them with the run, so a result set that lost a file says so.
+pub fn add_problems(log: &mut J, problems: &[crate::source::Issue], sources: &SourceMap) {
+    let notes = problems.iter().map(|p| {
+        let mut n = json!({
+            "level": "warning",
+            "message": { "text": sentence(&format!("{}: {}", p.path, p.message)) },
+        });
+        if let Some(artifact) = issue_artifact(sources, &p.path) {
+            let mut loc = json!({ "artifactLocation": artifact });
+            if p.line > 0 {
+                loc["region"] = json!({ "startLine": p.line, "startColumn": p.col.max(1) });
+            }
+            n["locations"] = json!([{ "physicalLocation": loc }]);
+        }
+        n
+    });
+    if let Some(list) =
+        log["runs"][0]["invocations"][0]["toolExecutionNotifications"].as_array_mut()
+    {
+        list.extend(notes);
+    }
+}
+
+/// The artifact of a problem's path: relative to the linted directory,
+/// named from the repository's top like every file; absolute for a file
+/// outside it (a rules directory given by its path).
+fn issue_artifact(sources: &SourceMap, path: &str) -> Option<J> {
+    if path.is_empty() {
+        return None;
+    }
+    let path = Path::new(path);
+    Some(if path.is_absolute() {
+        json!({ "uri": format!("file:///{}", relative_uri(path)) })
+    } else {
+        json!({
+            "uri": relative_uri(&sources.shown_root().prefix.join(path)),
+            "uriBaseId": SRCROOT,
+        })
     })
 }
 

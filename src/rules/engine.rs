@@ -14,9 +14,11 @@ use crate::model::app::{self, App, AppQuery};
 use crate::model::database::{self, Database, HostQuery};
 use crate::model::env::{self, EnvVar, ValuesPrefix};
 use crate::model::replication::{self, Synchronous};
+use crate::model::session::{self, SessionQuery, SessionSetting};
 use crate::model::settings::{self, Setting};
 use crate::model::storage::{self, Category, ClassDecl, Storage};
 use crate::model::{Model, ObjRef, Unknown};
+use crate::rules::schema::Severity;
 use crate::yaml::jsonpath::select;
 use crate::yaml::{Node, Origin, Span};
 
@@ -28,6 +30,11 @@ enum Fact {
     Setting(Setting),
     Storage(Storage),
     Replication(Synchronous),
+    /// A per-database or per-role value from bootstrap SQL that the rule
+    /// does not flag, with caveats: the finding stands as info.
+    Session(SessionSetting, Vec<String>),
+    /// Caveats about the app's session settings (an option it ignores).
+    SessionNotes(Vec<String>),
     Env(EnvVar),
     /// A variable a test expected to be absent, and is.
     EnvAbsent {
@@ -82,6 +89,8 @@ pub struct Undecided {
 pub struct Outcome {
     pub findings: Vec<Finding>,
     pub undecided: Vec<Undecided>,
+    /// Rules whose evaluation stopped at the work budget.
+    pub issues: Vec<crate::source::Issue>,
 }
 
 pub fn evaluate(model: &Model, rules: &[Rule]) -> Outcome {
@@ -94,7 +103,11 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
     let mut out = Outcome {
         findings: Vec::new(),
         undecided: Vec::new(),
+        issues: Vec::new(),
     };
+    let limits = crate::yaml::Limits::default();
+    let budget = limits.max_rule_work;
+    let mut fingerprints = std::collections::HashSet::new();
     for rule in rules {
         let mut matches = Vec::new();
         let mut ctx = Ctx {
@@ -102,16 +115,38 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
             rule,
             undecided: &mut out.undecided,
             baseline,
+            work: 0,
+            budget,
+            max_matches: limits.max_rule_matches,
         };
         ctx.run(&rule.steps, Vec::new(), &mut matches);
+        if matches.len() >= ctx.max_matches {
+            out.issues.push(crate::source::Issue {
+                gap: None,
+                path: format!("rule {}", rule.id),
+                line: 0,
+                col: 0,
+                message: format!(
+                    "rule match budget exceeded: evaluation stopped at {} matches; others may be missing",
+                    matches.len()
+                ),
+            });
+        } else if ctx.work > budget {
+            out.issues.push(crate::source::Issue {
+                gap: None,
+                path: format!("rule {}", rule.id),
+                line: 0,
+                col: 0,
+                message: format!(
+                    "rule evaluation budget exceeded: more than {budget} candidates and objects examined (its steps multiply: each step is tried for every match of the steps before it); the {} matches found so far are reported, others may be missing",
+                    matches.len()
+                ),
+            });
+        }
         // The same facts reached twice (one base app rendered into two
         // clusters' trees) are one finding.
         for f in matches.iter().map(|b| finding(model, rule, b)) {
-            if !out
-                .findings
-                .iter()
-                .any(|seen| seen.fingerprint == f.fingerprint)
-            {
+            if fingerprints.insert(f.fingerprint.clone()) {
                 out.findings.push(f);
             }
         }
@@ -124,6 +159,13 @@ struct Ctx<'a, 'm> {
     rule: &'a Rule,
     undecided: &'a mut Vec<Undecided>,
     baseline: &'a Baseline,
+    /// Candidates, objects and JSONPath matches examined so far, against
+    /// `Limits::max_rule_work`: a rule of several `object` steps is a
+    /// cartesian product of the repository's objects.
+    work: usize,
+    budget: usize,
+    /// Complete matches (findings before deduplication) one rule may have.
+    max_matches: usize,
 }
 
 impl Ctx<'_, '_> {
@@ -132,7 +174,15 @@ impl Ctx<'_, '_> {
             out.push(bindings);
             return;
         };
-        for next in self.step(step, &bindings) {
+        if self.work > self.budget || out.len() >= self.max_matches {
+            return;
+        }
+        let candidates = self.step(step, &bindings);
+        self.work += 1 + candidates.len();
+        for next in candidates {
+            if self.work > self.budget || out.len() >= self.max_matches {
+                return;
+            }
             let mut b = bindings.clone();
             b.extend(next);
             self.run(rest, b, out);
@@ -209,11 +259,38 @@ impl Ctx<'_, '_> {
                     .iter()
                     .map(|v| settings::normalize(&p.name, v))
                     .collect();
-                if wanted.contains(&setting.value) {
-                    vec![vec![("setting".to_string(), Fact::Setting(setting))]]
-                } else {
-                    Vec::new()
+                if !wanted.contains(&setting.value) {
+                    return Vec::new();
                 }
+                let mut found = vec![("setting".to_string(), Fact::Setting(setting))];
+                if let (Some(spec), Some(Fact::App(app, prefixes))) =
+                    (&p.session, find(bound, "app"))
+                {
+                    let query = SessionQuery {
+                        database_env: spec.database_env.as_deref(),
+                        default_database: spec.default_database.as_deref(),
+                        user_env: spec.user_env.as_deref(),
+                        default_user: spec.default_user.as_deref(),
+                        options_env: &spec.options_env,
+                    };
+                    let vars = env::of_app(model, app, prefixes);
+                    let session = session::of_app(model, db, &vars, &query, &p.name);
+                    match session.setting {
+                        // The app's sessions run with a value the rule
+                        // does not flag, on every connection: no finding.
+                        Some(s) if !s.bootstrap_only && !wanted.contains(&s.value) => {
+                            return Vec::new();
+                        }
+                        Some(s) if !wanted.contains(&s.value) => {
+                            found.push(("session".to_string(), Fact::Session(s, session.notes)));
+                        }
+                        _ if !session.notes.is_empty() => {
+                            found.push(("session".to_string(), Fact::SessionNotes(session.notes)));
+                        }
+                        _ => {}
+                    }
+                }
+                vec![found]
             }
             Step::Storage(p) => {
                 let Some(Fact::Database(db)) = find(bound, "database") else {
@@ -280,7 +357,7 @@ impl Ctx<'_, '_> {
                 let Some(release) = model.release(app.object) else {
                     return Vec::new();
                 };
-                match path_test(&p.path, &p.is, &release.values) {
+                match path_test(&p.path, &p.is, &release.values, &mut self.work) {
                     Some(node) => vec![vec![(
                         "value".to_string(),
                         Fact::Value {
@@ -304,12 +381,18 @@ impl Ctx<'_, '_> {
                     .objects
                     .iter()
                     .enumerate()
-                    .filter(|(i, _)| only.is_none_or(|o| o == *i))
-                    .filter(|(_, o)| o.group() == p.group && (p.kind == "*" || o.kind() == p.kind))
                     .filter_map(|(i, o)| {
+                        self.work += 1;
+                        let kind_matches = p.kind == "*" || o.kind() == p.kind;
+                        if only.is_some_and(|only| only != i)
+                            || o.group() != p.group
+                            || !kind_matches
+                        {
+                            return None;
+                        }
                         let mut last = None;
                         for t in &p.tests {
-                            last = Some(path_test(&t.path, &t.is, &o.root)?);
+                            last = Some(path_test(&t.path, &t.is, &o.root, &mut self.work)?);
                         }
                         Some(vec![(
                             "object".to_string(),
@@ -600,8 +683,10 @@ fn lacks_json_keys(val: &str, keys: &[String]) -> bool {
 
 /// Runs a JSONPath test on `root`: `Some(node)` when it holds (the node
 /// that passed, `None` for tests on absence), `None` when it does not.
-fn path_test(path: &str, test: &ValueTest, root: &Node) -> Option<Option<Node>> {
+fn path_test(path: &str, test: &ValueTest, root: &Node, work: &mut usize) -> Option<Option<Node>> {
+    // Paths are checked when the rule is loaded (jsonpath::validate).
     let hits = select(path, root).unwrap_or_default();
+    *work += hits.len();
     if hits.is_empty() {
         return passes(test, &Seen::Absent).then_some(None);
     }
@@ -631,6 +716,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     let mut labels: Vec<(String, Label)> = Vec::new();
     let mut evidence = Vec::new();
     let mut notes = Vec::new();
+    let mut severity = rule.severity;
     let mut identity = vec![rule.id.clone()];
     for (name, fact) in bindings {
         let (ls, ev, id) = describe(model, fact);
@@ -640,6 +726,22 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
             value: v,
         }));
         identity.push(id);
+        match fact {
+            Fact::Session(setting, caveats) => {
+                severity = Severity::Info;
+                notes.push(format!(
+                    "a remedy the repository only partly shows: {}; that SQL runs once, when \
+                     the cluster is created, so whether this cluster has it (or had it changed \
+                     since) is not in the repository; the commit probe (--probe-dsn, or --live \
+                     with probes), connected as the app, sees the value its sessions get \
+                     (pg_db_role_setting)",
+                    setting.source
+                ));
+                notes.extend(caveats.iter().cloned());
+            }
+            Fact::SessionNotes(caveats) => notes.extend(caveats.iter().cloned()),
+            _ => {}
+        }
         if let Fact::EnvAbsent {
             name: var,
             hidden_source: Some(src),
@@ -689,7 +791,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         .collect();
     Finding {
         rule: rule.id.clone(),
-        severity: rule.severity,
+        severity,
         message: fill(&rule.message, &fields),
         primary,
         related: labels.into_iter().map(|(_, l)| l).collect(),
@@ -966,6 +1068,12 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                     st.category.as_str()
                 ),
             });
+            if let Some(copies) = &st.decl.copies {
+                labels.push(Label {
+                    span: copies.span,
+                    text: format!("{}: {} (copies of each block)", copies.key, copies.count),
+                });
+            }
             (
                 labels,
                 vec![
@@ -976,6 +1084,18 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 st.class.clone(),
             )
         }
+        Fact::Session(s, _) => (
+            vec![Label {
+                span: s.span,
+                text: format!("run once at bootstrap: {}", s.source),
+            }],
+            vec![
+                ("value".into(), s.value.clone()),
+                ("source".into(), s.source.clone()),
+            ],
+            String::new(),
+        ),
+        Fact::SessionNotes(_) => (Vec::new(), Vec::new(), String::new()),
         Fact::Replication(r) => (
             vec![Label {
                 span: r.node.span,

@@ -50,6 +50,44 @@ pub struct Rule {
     /// pointed at (`--probe-dsn`, or the live cluster with `--live`).
     #[serde(default)]
     pub probe: Option<ProbeSpec>,
+    /// Rules whose findings this one's replace: a finding of a listed
+    /// rule whose every labelled place is also one of this finding's is
+    /// the same hazard said twice (a static finding and the upgrade that
+    /// brings it in), and only this finding is reported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subsumes: Vec<String>,
+    /// How often a finding of the rule is right (GitHub code scanning
+    /// sorts alerts by it); default `high`.
+    #[serde(default)]
+    pub precision: Precision,
+    /// Shipped with the tool (its page is `docs/rules/<id>.md` of the
+    /// repository); false for a user's rule.
+    #[serde(skip)]
+    pub builtin: bool,
+}
+
+/// The `precision` GitHub code scanning reads from a SARIF rule's
+/// properties (docs.github.com, "SARIF support for code scanning",
+/// reportingDescriptor object).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precision {
+    VeryHigh,
+    #[default]
+    High,
+    Medium,
+    Low,
+}
+
+impl Precision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::VeryHigh => "very-high",
+            Precision::High => "high",
+            Precision::Medium => "medium",
+            Precision::Low => "low",
+        }
+    }
 }
 
 /// A rule's probe: exactly one kind, with its thresholds.
@@ -331,13 +369,38 @@ pub struct SettingStep {
     /// (compared after Postgres' boolean normalisation: off, on).
     #[serde(rename = "in")]
     pub values: Vec<String>,
+    /// With an app bound: the value in the app's own sessions wins when
+    /// the repository shows one (connection options, or bootstrap SQL
+    /// `ALTER DATABASE/ROLE ... SET`, which turns the finding into info).
+    #[serde(default)]
+    pub session: Option<SessionSpec>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SessionSpec {
+    /// Variable with the app's database name, and the app's default.
+    #[serde(default)]
+    pub database_env: Option<String>,
+    #[serde(default)]
+    pub default_database: Option<String>,
+    /// Variable with the app's role (user) name, and the app's default.
+    #[serde(default)]
+    pub user_env: Option<String>,
+    #[serde(default)]
+    pub default_user: Option<String>,
+    /// Variables with libpq connection options: Authentik's CONN_OPTIONS
+    /// (base64 JSON with an `options` key) or `PGOPTIONS`.
+    #[serde(default)]
+    pub options_env: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct StorageStep {
     /// The step holds when the storage is of one of these categories:
-    /// `network-replicated-block`, `network-filesystem`, `local`.
+    /// `network-replicated-block`, `network-block` (one copy over the
+    /// network), `network-filesystem`, `local`.
     pub category: Vec<String>,
 }
 
@@ -357,6 +420,7 @@ pub struct EnvStep {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ValuesStep {
     /// JSONPath (RFC 9535) into the merged values, e.g. `$.redis.enabled`.
+    #[serde(deserialize_with = "crate::yaml::jsonpath::deserialize")]
     pub path: String,
     pub is: ValueTest,
 }
@@ -382,7 +446,9 @@ pub struct ObjectStep {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PathTest {
     /// JSONPath (RFC 9535) from the object's root, e.g. `$.spec.postgresql.parameters.*`.
-    /// With several matches, the test holds when any match passes.
+    /// With several matches, the test holds when any match passes. At
+    /// most one descendant segment (`..`).
+    #[serde(deserialize_with = "crate::yaml::jsonpath::deserialize")]
     pub path: String,
     pub is: ValueTest,
 }

@@ -22,7 +22,8 @@ use crate::yaml::{Limits, SourceMap};
 
 /// The kinds the resolvers read: workloads (images, env), storage
 /// (StorageClass, PVC, PV), Services, ConfigMaps (valuesFrom, envFrom),
-/// Flux objects and the Postgres operators' clusters. Never Secrets.
+/// Flux objects, the Postgres operators' clusters and Rook's block pools
+/// (the copies a Ceph RBD class keeps). Never Secrets.
 pub const KINDS: &[(&str, &str)] = &[
     ("", "ConfigMap"),
     ("", "PersistentVolume"),
@@ -40,6 +41,7 @@ pub const KINDS: &[(&str, &str)] = &[
     ("postgresql.cnpg.io", "Cluster"),
     ("postgresql.cnpg.io", "Pooler"),
     ("postgres-operator.crunchydata.com", "PostgresCluster"),
+    ("ceph.rook.io", "CephBlockPool"),
 ];
 
 /// Lists running at once.

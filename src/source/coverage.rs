@@ -18,6 +18,9 @@ pub enum Fate {
     /// No Flux Kustomization reaches it and no kustomization holds it: its
     /// objects are loaded as written (applied by hand or by bootstrap).
     AsWritten,
+    /// Listed by a top-level kustomization applied by hand (`kubectl
+    /// apply -k`) to start Flux: its objects are loaded as written.
+    ByHand { kustomization: PathBuf },
     /// A kustomization reads it as a patch, generator input, ...
     Input { role: Input, by: PathBuf },
     /// A kustomization file: configuration of its directory's build.
@@ -41,6 +44,7 @@ impl Fate {
         match self {
             Fate::Rendered { .. } => "rendered",
             Fate::AsWritten => "as-written",
+            Fate::ByHand { .. } => "applied-by-hand",
             Fate::Input { .. } => "kustomize-input",
             Fate::Kustomization => "kustomization",
             Fate::Lost { .. } => "lost",
@@ -64,6 +68,10 @@ impl Fate {
             Fate::AsWritten => {
                 "loaded as written: no Flux Kustomization or kustomization includes it".into()
             }
+            Fate::ByHand { kustomization } => format!(
+                "loaded as written: applied by hand with kubectl apply -k {} (it starts Flux)",
+                kustomization.display()
+            ),
             Fate::Input { role, by } => {
                 format!("applied as {} by {}", role.as_str(), by.display())
             }

@@ -5,11 +5,12 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use super::commit_tree::Tree;
 use super::confine::{Refused, Root};
 use crate::yaml::{FileId, Limits, Node, SourceMap, parse_documents};
 
 /// Something wrong with one input. The run goes on with the rest.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[error("{path}{}: {message}", location(*line, *col))]
 pub struct Issue {
     /// Repo-relative path.
@@ -24,7 +25,7 @@ pub struct Issue {
 
 /// An entry of a kustomization that is not in the repository. A Flux
 /// build goes on without it, so one entry never takes its siblings down.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Gap {
     /// A remote base, component or file (`https://...`, `github.com/...?ref=`):
     /// kustomize-controller fetches it (remote bases are allowed unless the
@@ -102,8 +103,8 @@ impl Input {
 /// relative to the repository root.
 pub struct Files {
     root: PathBuf,
-    /// What every path read is resolved against.
-    confined: Root,
+    /// Where files are read from.
+    backing: Backing,
     pub sources: SourceMap,
     limits: Limits,
     /// Files that could not be read; the texts of the others are in
@@ -119,11 +120,27 @@ pub struct Files {
     pub built_dirs: std::collections::HashSet<PathBuf>,
 }
 
+/// The disk below the root, or a commit's tree in git's object store.
+enum Backing {
+    /// Every path read is resolved against the root.
+    Disk(Root),
+    Commit(Tree),
+}
+
 impl Files {
     pub fn new(root: impl Into<PathBuf>, limits: Limits) -> Files {
         let root = root.into();
+        Files::with(root.clone(), Backing::Disk(Root::new(&root)), limits)
+    }
+
+    /// The files of a commit; `root` names the directory they are of.
+    pub fn in_commit(root: impl Into<PathBuf>, tree: Tree, limits: Limits) -> Files {
+        Files::with(root.into(), Backing::Commit(tree), limits)
+    }
+
+    fn with(root: PathBuf, backing: Backing, limits: Limits) -> Files {
         Files {
-            confined: Root::new(&root),
+            backing,
             root,
             sources: SourceMap::default(),
             limits,
@@ -149,19 +166,29 @@ impl Files {
 
     /// A directory of the repository: not one a symlink leads to outside it.
     pub fn is_dir(&self, rel: &Path) -> bool {
-        self.abs(rel).is_dir() && !self.confined.leaves(&self.abs(rel))
+        match &self.backing {
+            Backing::Disk(root) => self.abs(rel).is_dir() && !root.leaves(&self.abs(rel)),
+            Backing::Commit(tree) => tree.is_dir(rel),
+        }
     }
 
     /// A file of the repository: not one a symlink leads to outside it.
     pub fn is_file(&self, rel: &Path) -> bool {
-        self.abs(rel).is_file() && !self.confined.leaves(&self.abs(rel))
+        match &self.backing {
+            Backing::Disk(root) => self.abs(rel).is_file() && !root.leaves(&self.abs(rel)),
+            Backing::Commit(tree) => tree.is_file(rel),
+        }
     }
 
     /// Why `rel` is not the repository's, when it resolves outside the
     /// root: for the entry that names it to report.
     pub fn outside(&self, rel: &Path) -> Option<String> {
-        match self.confined.resolve(&self.abs(rel)) {
-            Err(e @ Refused::Outside { .. }) => Some(format!("'{}' {e}", rel.display())),
+        let refused = match &self.backing {
+            Backing::Disk(root) => root.resolve(&self.abs(rel)).err(),
+            Backing::Commit(tree) => tree.outside(rel),
+        };
+        match refused {
+            Some(e @ Refused::Outside { .. }) => Some(format!("'{}' {e}", rel.display())),
             _ => None,
         }
     }
@@ -169,9 +196,40 @@ impl Files {
     /// The bytes of a repository file within the size budget (files a
     /// generator reads whole, which need not be text).
     pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, String> {
-        self.confined
-            .read(&self.abs(rel), self.limits.max_bytes)
-            .map_err(|e| format!("{}: {e}", rel.display()))
+        self.raw(rel).map_err(|e| format!("{}: {e}", rel.display()))
+    }
+
+    fn raw(&self, rel: &Path) -> Result<Vec<u8>, Refused> {
+        match &self.backing {
+            Backing::Disk(root) => root.read(&self.abs(rel), self.limits.max_bytes),
+            Backing::Commit(tree) => tree.read(rel, self.limits.max_bytes),
+        }
+    }
+
+    /// Every YAML file of the repository, and the entries that could not
+    /// be listed (see [`super::walk::yaml_files`]).
+    pub fn yaml_files(&self) -> (Vec<PathBuf>, Vec<Issue>) {
+        match &self.backing {
+            Backing::Disk(_) => super::walk::yaml_files(&self.root),
+            Backing::Commit(tree) => (tree.yaml_files(), Vec::new()),
+        }
+    }
+
+    /// The entries directly in directory `rel`, sorted by name, each with
+    /// whether it is a directory (a symlink is not: it is not entered).
+    pub fn list_dir(&self, rel: &Path) -> Result<Vec<(PathBuf, bool)>, String> {
+        let listed = match &self.backing {
+            Backing::Disk(_) => list_disk_dir(&self.abs(rel))
+                .map(|names| {
+                    names
+                        .into_iter()
+                        .map(|(name, is_dir)| (rel.join(name), is_dir))
+                        .collect()
+                })
+                .map_err(|e| e.to_string()),
+            Backing::Commit(tree) => tree.list_dir(rel).map_err(|e| e.to_string()),
+        };
+        listed.map_err(|e| format!("{}: {e}", rel.display()))
     }
 
     /// Text of a file, registered in the source map on first read.
@@ -190,7 +248,7 @@ impl Files {
     }
 
     fn read(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
-        let text: Arc<str> = read_text(&self.confined, &self.abs(rel), rel, &self.limits)?.into();
+        let text: Arc<str> = text_of(self.raw(rel), rel)?.into();
         let id = self.sources.add(rel.to_path_buf(), text.clone());
         Ok((id, text))
     }
@@ -199,12 +257,19 @@ impl Files {
     /// run does, and the larger part of its time on a big repo.
     pub fn preload(&mut self, rels: &[PathBuf]) {
         use rayon::prelude::*;
-        let (root, confined) = (&self.root, &self.confined);
         let limits = self.limits;
-        let texts: Vec<Result<String, Issue>> = rels
-            .par_iter()
-            .map(|rel| read_text(confined, &root.join(rel), rel, &limits))
-            .collect();
+        let texts: Vec<Result<String, Issue>> = match &self.backing {
+            Backing::Disk(_) => rels
+                .par_iter()
+                .map(|rel| text_of(self.raw(rel), rel))
+                .collect(),
+            Backing::Commit(tree) => tree
+                .read_many(rels, limits.max_bytes)
+                .into_iter()
+                .zip(rels)
+                .map(|(bytes, rel)| text_of(bytes, rel))
+                .collect(),
+        };
         let mut to_parse = Vec::new();
         for (rel, text) in rels.iter().zip(texts) {
             match text {
@@ -278,10 +343,8 @@ fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Pa
 /// A file's text, refused when it leaves the repository, is not a
 /// regular file, is over the size budget or is not UTF-8 (with the
 /// position of the first bad byte).
-fn read_text(root: &Root, abs: &Path, rel: &Path, limits: &Limits) -> Result<String, Issue> {
-    let bytes = root
-        .read(abs, limits.max_bytes)
-        .map_err(|e| Issue::file(rel, e.to_string()))?;
+fn text_of(bytes: Result<Vec<u8>, Refused>, rel: &Path) -> Result<String, Issue> {
+    let bytes = bytes.map_err(|e| Issue::file(rel, e.to_string()))?;
     String::from_utf8(bytes).map_err(|e| {
         let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
@@ -294,6 +357,18 @@ fn read_text(root: &Root, abs: &Path, rel: &Path, limits: &Limits) -> Result<Str
             message: "file is not valid UTF-8".into(),
         }
     })
+}
+
+/// The names in a directory of the disk, sorted, with whether each is a
+/// directory (a symlink's own type, as walkdir reports it unfollowed).
+fn list_disk_dir(dir: &Path) -> std::io::Result<Vec<(std::ffi::OsString, bool)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        out.push((entry.file_name(), entry.file_type()?.is_dir()));
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Joins `rel` onto repo-relative directory `base`, folding `.` and `..`.

@@ -1,10 +1,11 @@
-//! The tree of another commit of the linted repository, for `--base`: the
-//! `git` CLI writes the commit's files (`git archive`) into a temporary
-//! directory, which is then loaded like any repository. The working tree
-//! and the repository's worktree list are left alone.
+//! The tree of another commit of the linted repository, for `--base`,
+//! read from git's object store by the `git` CLI (see [`Tree`]): nothing
+//! is written, and the working tree, index and worktree list are left alone.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+use super::commit_tree::Tree;
 
 /// Why a commit's tree could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -22,17 +23,15 @@ pub enum GitError {
         reference: String,
         stderr: String,
     },
-    /// `git archive` or unpacking it failed.
-    #[error("cannot extract {reference}: {detail}")]
+    /// Listing the commit's tree or starting the blob reader failed.
+    #[error("cannot read the tree of {reference}: {detail}")]
     Extract { reference: String, detail: String },
 }
 
-/// A commit's files in a temporary directory, removed on drop.
+/// A commit's files below the directory that corresponds to the linted
+/// one (which may be a subdirectory of the repository).
 pub struct Checkout {
-    _dir: tempfile::TempDir,
-    /// The directory that corresponds to the linted directory (the
-    /// linted directory may be a subdirectory of the repository).
-    pub root: PathBuf,
+    pub tree: Tree,
     /// The full commit id.
     pub commit: String,
 }
@@ -52,8 +51,8 @@ fn git(dir: &Path, args: &[&str]) -> Result<(bool, String, String), GitError> {
     ))
 }
 
-/// Writes the tree of `reference` (a commit, branch or tag of the
-/// repository that contains `dir`) into a temporary directory.
+/// Opens the tree of `reference` (a commit, branch or tag of the
+/// repository that contains `dir`) below `dir`.
 pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
     let (ok, top, stderr) = git(dir, &["rev-parse", "--show-toplevel"])?;
     if !ok {
@@ -90,46 +89,82 @@ pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
             stderr
         }));
     }
-    let tmp = tempfile::Builder::new()
-        .prefix("homelab-lint-base-")
-        .tempdir()
-        .map_err(|e| GitError::Extract {
-            reference: reference.to_string(),
-            detail: e.to_string(),
-        })?;
-    let tar = tmp.path().join("base.tar");
-    let tree = tmp.path().join("tree");
-    let extract = |detail: String| GitError::Extract {
+    let tree = Tree::open(Path::new(&top), &commit, &prefix).map_err(|e| GitError::Extract {
         reference: reference.to_string(),
-        detail,
-    };
-    std::fs::create_dir(&tree).map_err(|e| extract(e.to_string()))?;
-    let tar_arg = format!("--output={}", tar.display());
-    let (ok, _, stderr) = git(
-        Path::new(&top),
-        &["archive", "--format=tar", &tar_arg, &commit],
-    )?;
-    if !ok {
-        return Err(extract(stderr));
-    }
-    let out = Command::new("tar")
-        .arg("-xf")
-        .arg(&tar)
+        detail: e.to_string(),
+    })?;
+    Ok(Checkout { tree, commit })
+}
+
+/// Whether every file below `dir` is as `commit` has it: no tracked file
+/// differs (`git diff` compares the working tree with the commit, after
+/// git's own clean filters and stat cache) and no file is untracked or
+/// ignored (`ls-files --others` without excludes: the loader reads ignored
+/// files too). Then a lint of the commit is the lint of the working tree.
+pub fn unchanged_since(dir: &Path, commit: &str) -> bool {
+    let quiet_diff = Command::new("git")
         .arg("-C")
-        .arg(&tree)
+        .arg(dir)
+        .args(["diff", "--quiet", "--no-ext-diff", "--no-textconv", commit])
+        .args(["--", "."])
         .stdin(Stdio::null())
-        .output()
-        .map_err(|e| extract(format!("cannot run tar: {e}")))?;
-    if !out.status.success() {
-        return Err(extract(String::from_utf8_lossy(&out.stderr).trim().into()));
-    }
-    let _ = std::fs::remove_file(&tar);
-    let root = tree.join(prefix.trim_end_matches('/'));
-    Ok(Checkout {
-        root,
-        commit,
-        _dir: tmp,
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    quiet_diff
+        && git(dir, &["ls-files", "--others", "-z", "--", "."])
+            .is_ok_and(|(ok, out, _)| ok && out.is_empty())
+}
+
+/// The commit a lint of a git work tree saw, for SARIF's
+/// `versionControlProvenance`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    /// The `origin` remote as an absolute URI, without credentials.
+    pub repository_uri: String,
+    /// The full id of `HEAD`.
+    pub revision: String,
+    /// The branch checked out; `None` on a detached `HEAD`.
+    pub branch: Option<String>,
+}
+
+/// The provenance of the work tree that holds `dir`: `None` outside git,
+/// without an `origin` remote, or before the first commit.
+pub fn provenance(dir: &Path) -> Option<Provenance> {
+    let run = |args: &[&str]| match git(dir, args) {
+        Ok((true, out, _)) if !out.is_empty() => Some(out),
+        _ => None,
+    };
+    let remote = run(&["remote", "get-url", "origin"])?;
+    Some(Provenance {
+        repository_uri: remote_uri(&remote)?,
+        revision: run(&["rev-parse", "--verify", "--quiet", "HEAD"])?,
+        branch: run(&["symbolic-ref", "--short", "--quiet", "HEAD"]),
     })
+}
+
+/// A remote URL as an absolute URI: scp-like `git@host:owner/repo.git`
+/// becomes `ssh://git@host/owner/repo.git` (git's own reading of that
+/// form, see git-clone(1) "GIT URLS"); a password or token in the user
+/// part is dropped, never printed. A local path is no URI: `None`.
+fn remote_uri(remote: &str) -> Option<String> {
+    if let Some((scheme, rest)) = remote.split_once("://") {
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let host = match authority.rsplit_once('@') {
+            // `user:token@host`: only the user name is kept for ssh, nothing for http(s).
+            Some((_, host)) if scheme.starts_with("http") => host.to_string(),
+            Some((user, host)) => format!("{}@{host}", user.split(':').next().unwrap_or("")),
+            None => authority.to_string(),
+        };
+        return Some(format!("{scheme}://{host}/{path}"));
+    }
+    // scp-like syntax: a colon before any slash.
+    let (host, path) = remote.split_once(':')?;
+    if host.contains('/') || host.is_empty() {
+        return None;
+    }
+    Some(format!("ssh://{host}/{}", path.trim_start_matches('/')))
 }
 
 /// Where `dir` sits in its git repository, found as git finds the top
@@ -153,6 +188,24 @@ pub fn shown_root(dir: &Path) -> crate::yaml::Shown {
 #[cfg(test)]
 mod shown_tests {
     use super::*;
+
+    #[test]
+    fn remotes_become_absolute_uris_without_credentials() {
+        assert_eq!(
+            remote_uri("git@github.com:onedr0p/home-ops.git").as_deref(),
+            Some("ssh://git@github.com/onedr0p/home-ops.git")
+        );
+        assert_eq!(
+            remote_uri("https://x-access-token:ghs_secret@github.com/o/r.git").as_deref(),
+            Some("https://github.com/o/r.git")
+        );
+        assert_eq!(
+            remote_uri("ssh://git:pw@git.example.com:2222/o/r").as_deref(),
+            Some("ssh://git@git.example.com:2222/o/r")
+        );
+        assert_eq!(remote_uri("/srv/git/home-ops.git"), None);
+        assert_eq!(remote_uri("../home-ops"), None);
+    }
 
     #[test]
     fn a_subdirectory_is_named_from_the_top_level() {

@@ -2,6 +2,7 @@
 //! HelmRelease values, into objects whose every value keeps its origin.
 
 pub mod cluster;
+pub mod commit_tree;
 pub mod confine;
 pub mod coverage;
 pub mod files;

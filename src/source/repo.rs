@@ -13,7 +13,7 @@ use super::coverage::{Coverage, Fate, FileFate, FluxRender, Outcome, lost_under}
 use super::files::Gap;
 use super::flux::artifact::Artifacts;
 use super::flux::substitute::{collect_vars, substitute};
-use super::{Files, Issue, Object, StepKind, join_within, kustomize, walk};
+use super::{Files, Issue, Object, StepKind, join_within, kustomize};
 use crate::yaml::{FileId, Limits, Node, Span};
 
 /// A file that holds nothing to lint, and why.
@@ -72,6 +72,22 @@ fn find_in<'a>(
 const FLUX_KS_GROUP: &str = "kustomize.toolkit.fluxcd.io";
 const ARTIFACT_GROUP: &str = "source.extensions.fluxcd.io";
 
+/// Objects a sync Kustomization may come from (flux-operator's
+/// FluxInstance, a HelmRelease of its chart), and the chart sources a
+/// HelmRelease names.
+fn is_bootstrap_input(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        ("fluxcd.controlplane.io", "FluxInstance")
+            | ("helm.toolkit.fluxcd.io", "HelmRelease")
+            | ("fluxcd.controlplane.io", "ResourceSet")
+            | (
+                "source.toolkit.fluxcd.io",
+                "OCIRepository" | "HelmRepository"
+            )
+    )
+}
+
 fn is_flux_ks(o: &Object) -> bool {
     o.is(FLUX_KS_GROUP, "Kustomization")
 }
@@ -81,8 +97,13 @@ type KsId = (String, String);
 
 /// Loads every YAML file under `root` and renders the Flux tree.
 pub fn load(root: &Path, limits: Limits) -> Repo {
-    let mut files = Files::new(root, limits);
-    let (paths, mut issues) = walk::yaml_files(root);
+    load_files(Files::new(root, limits))
+}
+
+/// Loads every YAML file of `files` (the disk, or a commit's tree) and
+/// renders the Flux tree.
+pub fn load_files(mut files: Files) -> Repo {
+    let (paths, mut issues) = files.yaml_files();
     files.preload(&paths);
     let mut skipped = Vec::new();
 
@@ -128,6 +149,7 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
             if (group == FLUX_KS_GROUP && kind == "Kustomization")
                 || (group.is_empty() && matches!(kind, "ConfigMap" | "Secret"))
                 || (group == ARTIFACT_GROUP && kind == "ArtifactGenerator")
+                || is_bootstrap_input(group, kind)
             {
                 looked_up.push(Object::new(doc.clone(), parsed.file, i));
             }
@@ -148,9 +170,13 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
     let (generators, config_sources): (Vec<Object>, Vec<Object>) = config_sources
         .into_iter()
         .partition(|o| o.is(ARTIFACT_GROUP, "ArtifactGenerator"));
+    let (bootstrap, config_sources): (Vec<Object>, Vec<Object>) = config_sources
+        .into_iter()
+        .partition(|o| is_bootstrap_input(o.group(), o.kind()));
     let mut flux = FluxTree::new(written_ks, Artifacts::from_generators(&generators));
-    flux.render_all(&mut files, &config_sources, &mut issues);
+    flux.render_all(&mut files, &config_sources, &bootstrap, &mut issues);
     drop(config_sources);
+    drop(bootstrap);
 
     // Plain objects: what no Flux Kustomization reached.
     let mut objects = std::mem::take(&mut flux.output);
@@ -161,6 +187,7 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
     let flux_repo = flux.trees > 0;
     let local_sources = std::mem::take(&mut flux.local_sources);
     let renders = std::mem::take(&mut flux.renders);
+    let by_hand_files = std::mem::take(&mut flux.by_hand_files);
     let rendered_by = rendered_by(&objects, &renders);
     drop(flux);
     let mut fates: Vec<FileFate> = Vec::new();
@@ -179,7 +206,14 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
             .ancestors()
             .skip(1)
             .find(|d| kustomize::has_kustomization(&files, d));
-        let unapplied = if let Some((role, by)) = files.inputs.get(path.as_path()) {
+        let loaded = by_hand_files
+            .get(&file)
+            .map_or(Fate::AsWritten, |top| Fate::ByHand {
+                kustomization: top.join("kustomization.yaml"),
+            });
+        let unapplied = if matches!(loaded, Fate::ByHand { .. }) {
+            None
+        } else if let Some((role, by)) = files.inputs.get(path.as_path()) {
             Some(Fate::Input {
                 role: *role,
                 by: by.clone(),
@@ -211,7 +245,7 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
         }
         fates.push(FileFate {
             path: path.clone(),
-            fate: Fate::AsWritten,
+            fate: loaded,
         });
         // Parsed once already: taking the documents again cannot fail.
         let Ok(parsed) = files.take_documents(path) else {
@@ -341,6 +375,21 @@ struct FluxTree {
     /// `kind/name` of the sources that are this repository (or artifacts
     /// made from it): only their Flux Kustomizations are built from here.
     local: HashSet<String>,
+    /// Files of the top-level kustomizations applied by hand that list a
+    /// root, with that kustomization's directory.
+    by_hand_files: HashMap<FileId, PathBuf>,
+}
+
+/// What the builds of the written Flux Kustomizations produced.
+#[derive(Default)]
+struct Produced {
+    /// Flux Kustomizations some build outputs.
+    produced: HashSet<DocId>,
+    /// Those output by a build other than their own.
+    produced_by_other: HashSet<DocId>,
+    /// A root whose own build fails cannot produce itself, so it is not
+    /// found as a root; its failure is reported at the end.
+    failed: Vec<(DocId, Issue)>,
 }
 
 /// A kustomize build: the path and a Flux Kustomization's components.
@@ -371,6 +420,7 @@ impl FluxTree {
             renders: Vec::new(),
             artifacts,
             local: HashSet::new(),
+            by_hand_files: HashMap::new(),
         }
     }
 
@@ -378,37 +428,55 @@ impl FluxTree {
         &mut self,
         files: &mut Files,
         config_sources: &[Object],
+        bootstrap: &[Object],
         issues: &mut Vec<Issue>,
     ) {
         // Roots are the Kustomizations no other one produces: one
-        // flux-system per cluster, which produces itself.
-        let mut produced_by_other: HashSet<DocId> = HashSet::new();
-        let mut produced: HashSet<DocId> = HashSet::new();
-        // A root whose own build fails cannot produce itself, so it is
-        // not found as a root below; its failure is reported at the end.
-        let mut failed: Vec<(DocId, Issue)> = Vec::new();
-        let written = std::mem::take(&mut self.written);
+        // flux-system per cluster, which produces itself (flux bootstrap's
+        // gotk-sync.yaml), or the one flux-operator makes for a
+        // FluxInstance, which no file holds.
+        let mut seen = Produced::default();
+        let mut written = std::mem::take(&mut self.written);
+        // Sync Kustomizations from the bootstrap objects as written first,
+        // to know which sources are this repository; again from what the
+        // builds made of them (a namespace set by a kustomization).
+        let synced = Self::synced(files, &written, bootstrap, config_sources, &mut Vec::new());
+        written.extend(synced.iter().cloned());
         self.find_local_sources(files, &written, issues);
-        for ks in &written {
-            match self.build(files, ks) {
-                Some(Ok(built)) => {
-                    for o in built.objects.iter().filter(|o| is_flux_ks(o)) {
-                        produced.insert(doc_id(o));
-                        if doc_id(o) != doc_id(ks) {
-                            produced_by_other.insert(doc_id(o));
-                        }
-                    }
-                }
-                Some(Err(issue)) => failed.push((doc_id(ks), issue.clone())),
-                None => {}
-            }
-        }
+        written.retain(|ks| !synced.contains(ks));
+        self.build_each(files, &written, &mut seen);
+        let built: Vec<Object> = self
+            .builds
+            .values()
+            .filter_map(|b| b.as_ref().ok())
+            .flat_map(|b| &b.objects)
+            .filter(|o| {
+                is_bootstrap_input(o.group(), o.kind())
+                    || crate::source::flux::data::provides(o).is_some()
+            })
+            .cloned()
+            .chain(bootstrap.iter().cloned())
+            .collect();
+        let synced = Self::synced(files, &written, &built, config_sources, issues);
+        drop(built);
+        self.find_local_sources(files, &synced, issues);
+        self.build_each(files, &synced, &mut seen);
+        let Produced {
+            produced,
+            produced_by_other,
+            failed,
+        } = seen;
+        let synced_ids: HashSet<DocId> = synced.iter().map(doc_id).collect();
+        written.extend(synced);
+        let by_hand = applied_by_hand(files, &written, &produced, &mut self.by_hand_files);
         self.written = written;
         // A file under a kustomization.yaml that no build includes is not
         // applied by anything (left out on purpose, commented out of a
         // resources list): it is no root.
         let listed_or_loose = |ks: &Object, files: &Files| {
-            produced.contains(&doc_id(ks))
+            synced_ids.contains(&doc_id(ks))
+                || by_hand.contains(&doc_id(ks))
+                || produced.contains(&doc_id(ks))
                 || !files
                     .sources
                     .path(ks.file)
@@ -420,11 +488,15 @@ impl FluxTree {
         // substitution, as Flux reads them from the cluster.
         // Files no Kustomization builds count too: bootstrap tools (flux-operator's
         // FluxInstance, scripts) apply cluster settings from plain files.
+        // In build-key order, not the map's (random per process): the
+        // lookup breaks ties by position, and the output must not change
+        // from one run to the next.
+        let mut builds: Vec<_> = self.builds.iter().collect();
+        builds.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut lookup_pool = LookupPool::new();
-        for o in self
-            .builds
-            .values()
-            .filter_map(|b| b.as_ref().ok())
+        for o in builds
+            .into_iter()
+            .filter_map(|(_, b)| b.as_ref().ok())
             .flat_map(|b| &b.objects)
             .chain(config_sources)
         {
@@ -441,9 +513,32 @@ impl FluxTree {
         let roots: Vec<Object> = self
             .written
             .iter()
-            .filter(|ks| !produced_by_other.contains(&doc_id(ks)) && listed_or_loose(ks, files))
+            .filter(|ks| {
+                synced_ids.contains(&doc_id(ks))
+                    || (!produced_by_other.contains(&doc_id(ks)) && listed_or_loose(ks, files))
+            })
             .cloned()
             .collect();
+        // A root that produces itself is flux bootstrap's gotk-sync.yaml.
+        let bootstrapped = |ks: &&Object| {
+            let id = doc_id(ks);
+            synced_ids.contains(&id) || by_hand.contains(&id) || produced.contains(&id)
+        };
+        if let Some(first) = roots.first()
+            && !roots.iter().any(|ks| bootstrapped(&ks))
+        {
+            issues.push(Issue::file(
+                files.sources.path(first.file),
+                format!(
+                    "no Flux Kustomization here is how the cluster is bootstrapped (flux \
+                     bootstrap's gotk-sync.yaml, which applies itself; a FluxInstance or a \
+                     flux-instance HelmRelease with sync; one listed by a top-level \
+                     kustomization.yaml applied with kubectl apply -k): each of the {} that \
+                     no other one applies is rendered as a root",
+                    roots.len()
+                ),
+            ));
+        }
         for root in roots {
             self.render_tree(files, root, &lookup_pool, &mut rendered, issues);
         }
@@ -460,6 +555,24 @@ impl FluxTree {
         for (id, issue) in failed {
             if !rendered.contains(&id) && !issues.contains(&issue) {
                 issues.push(issue);
+            }
+        }
+    }
+
+    /// Builds each of `kss`, noting the Flux Kustomizations each produces.
+    fn build_each(&mut self, files: &mut Files, kss: &[Object], seen: &mut Produced) {
+        for ks in kss {
+            match self.build(files, ks) {
+                Some(Ok(built)) => {
+                    for o in built.objects.iter().filter(|o| is_flux_ks(o)) {
+                        seen.produced.insert(doc_id(o));
+                        if doc_id(o) != doc_id(ks) {
+                            seen.produced_by_other.insert(doc_id(o));
+                        }
+                    }
+                }
+                Some(Err(issue)) => seen.failed.push((doc_id(ks), issue.clone())),
+                None => {}
             }
         }
     }
@@ -602,6 +715,67 @@ impl FluxTree {
             Some(result) => result,
             None => kustomize::build_flux_path(files, &key.0, &components),
         })
+    }
+
+    /// The sync Kustomizations flux-operator creates for the FluxInstances
+    /// (or flux-instance chart releases) among `candidates`, one per
+    /// document; none where `written` already holds that Kustomization
+    /// (a repository moving from `flux bootstrap` keeps its gotk-sync.yaml).
+    fn synced(
+        files: &mut Files,
+        written: &[Object],
+        candidates: &[Object],
+        config_sources: &[Object],
+        issues: &mut Vec<Issue>,
+    ) -> Vec<Object> {
+        let members: Vec<Object> = candidates
+            .iter()
+            .flat_map(crate::source::flux::bootstrap::resource_set_members)
+            .collect();
+        let candidates: Vec<&Object> = candidates.iter().chain(&members).collect();
+        let lookup = |kind: &str, namespace: &str, name: &str| {
+            candidates.iter().copied().chain(config_sources).find(|o| {
+                o.kind() == kind
+                    && o.name() == name
+                    && o.namespace().unwrap_or(namespace) == namespace
+            })
+        };
+        let mut seen: HashSet<DocId> = HashSet::new();
+        let mut out = Vec::new();
+        for &o in &candidates {
+            if seen.contains(&doc_id(o)) {
+                continue;
+            }
+            let Some(synced) =
+                crate::source::flux::bootstrap::sync_kustomization(&files.sources, o, &lookup)
+            else {
+                continue;
+            };
+            seen.insert(doc_id(o));
+            let mut ks = [synced.kustomization];
+            if let Some(patches) = synced.patches
+                && let Err(issue) =
+                    kustomize::apply_patches(&mut ks, &patches, files, Path::new(""))
+            {
+                issues.push(issue);
+            }
+            let [ks] = ks;
+            let same = |w: &&Object| {
+                w.name() == ks.name()
+                    && w.namespace() == ks.namespace()
+                    && w.root
+                        .str_at(&["spec", "path"])
+                        .map(|p| p.trim_start_matches("./"))
+                        == ks
+                            .root
+                            .str_at(&["spec", "path"])
+                            .map(|p| p.trim_start_matches("./"))
+            };
+            if !written.iter().any(|w| same(&w)) {
+                out.push(ks);
+            }
+        }
+        out
     }
 
     /// The sources that are this repository: those a Flux Kustomization
@@ -848,6 +1022,51 @@ impl FluxTree {
         }
         (objs, inherited_unknowns)
     }
+}
+
+/// Flux Kustomizations applied by hand (`kubectl apply -k D`, the way
+/// flux-operator's and older bootstrap guides start a cluster): listed by
+/// a top-level kustomization `D` (under no other kustomization) that no
+/// Flux Kustomization builds.
+fn applied_by_hand(
+    files: &mut Files,
+    written: &[Object],
+    produced: &HashSet<DocId>,
+    by_hand_files: &mut HashMap<FileId, PathBuf>,
+) -> HashSet<DocId> {
+    let mut tops: Vec<PathBuf> = Vec::new();
+    for ks in written.iter().filter(|ks| !produced.contains(&doc_id(ks))) {
+        let path = files.sources.path(ks.file).to_path_buf();
+        if let Some(top) = path
+            .ancestors()
+            .skip(1)
+            .filter(|d| kustomize::has_kustomization(files, d))
+            .last()
+            .filter(|d| !files.built_dirs.contains(*d))
+            && !tops.iter().any(|t| t == top)
+        {
+            tops.push(top.to_path_buf());
+        }
+    }
+    // Looking is no build of Flux's: what it reads decides no file's fate.
+    let (built_dirs, inputs) = (files.built_dirs.clone(), files.inputs.clone());
+    let mut out = HashSet::new();
+    for top in tops {
+        if let Ok(built) = kustomize::build_flux_path(files, &top, &[]) {
+            let roots: Vec<DocId> = built
+                .objects
+                .iter()
+                .filter(|o| is_flux_ks(o))
+                .map(doc_id)
+                .collect();
+            if !roots.is_empty() {
+                by_hand_files.extend(built.objects.iter().map(|o| (o.file, top.clone())));
+            }
+            out.extend(roots);
+        }
+    }
+    (files.built_dirs, files.inputs) = (built_dirs, inputs);
+    out
 }
 
 /// The first variable of a `${...}` expression in `text`.

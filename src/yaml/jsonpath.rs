@@ -12,11 +12,32 @@ pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, String> {
     jsonpath_rust::query::js_path_vals(path, root).map_err(|e| format!("JSONPath {path}: {e}"))
 }
 
-/// Whether `path` is a valid JSONPath query.
+/// Whether `path` is a valid JSONPath query that evaluates in time
+/// linear in the object: at most one descendant segment (`..`), filters
+/// included. Each one visits every node below every node the path has
+/// reached so far, so `$..*..*..*` on a deep object is the object's size
+/// cubed.
 pub fn validate(path: &str) -> Result<(), String> {
-    jsonpath_rust::parser::parse_json_path(path)
-        .map(|_| ())
-        .map_err(|e| format!("JSONPath {path}: {e}"))
+    let query = jsonpath_rust::parser::parse_json_path(path)
+        .map_err(|e| format!("JSONPath {path}: {e}"))?;
+    // The parsed query's Debug form names every segment, those of filter
+    // subqueries too; jsonpath-rust has no visitor to count them with.
+    let descendants = format!("{query:?}").matches("Descendant(").count();
+    if descendants > 1 {
+        return Err(format!(
+            "JSONPath {path}: {descendants} descendant segments (`..`); at most one is allowed, as each multiplies the work by the size of the object"
+        ));
+    }
+    Ok(())
+}
+
+/// For rule schemas: a JSONPath field checked as the rule file is read,
+/// so that an invalid path is an error at its line and column rather
+/// than a test that never matches.
+pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let path = <String as serde::Deserialize>::deserialize(d)?;
+    validate(&path).map_err(serde::de::Error::custom)?;
+    Ok(path)
 }
 
 impl Default for Node {

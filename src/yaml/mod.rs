@@ -4,10 +4,12 @@
 mod compat;
 mod node;
 mod parse;
+mod size;
 
 pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, path_to_string};
 pub mod jsonpath;
 pub use parse::{Limits, OffsetMap, YamlError, parse_documents, parse_values, resolve_plain};
+pub use size::Size;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

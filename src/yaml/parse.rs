@@ -43,6 +43,22 @@ pub struct Limits {
     /// Times one file may be re-read after a repair for text go-yaml
     /// accepts and the spec does not (each repair is one more parse).
     pub max_repairs: usize,
+    /// Kustomization and component directories one kustomize build may
+    /// go through. A kustomization is built once per directory and reused;
+    /// a component is applied every time it is listed, so a chain of
+    /// components each listing the next twice doubles per level.
+    pub max_kustomize_builds: usize,
+    /// Nodes one object may reach through JSON 6902 `copy` operations and
+    /// `replacements` (each can copy an object into itself); depth is
+    /// held to `max_depth` there too.
+    pub max_object_nodes: usize,
+    /// Bytes of scalar text one object may reach the same way.
+    pub max_object_bytes: usize,
+    /// Candidates, objects and JSONPath matches one rule's evaluation may
+    /// examine (a user rule's steps multiply).
+    pub max_rule_work: usize,
+    /// Matches (findings before deduplication) one rule may have.
+    pub max_rule_matches: usize,
 }
 
 impl Default for Limits {
@@ -56,6 +72,11 @@ impl Default for Limits {
             max_subst_steps: 200_000_000,
             max_alias_bytes: 32 * 1024 * 1024,
             max_repairs: 64,
+            max_kustomize_builds: 10_000,
+            max_object_nodes: 1_000_000,
+            max_object_bytes: 32 * 1024 * 1024,
+            max_rule_work: 2_000_000,
+            max_rule_matches: 10_000,
         }
     }
 }

@@ -111,6 +111,23 @@ impl PgServer {
     }
 
     fn start_in(base: &Path, slow_fsync_us: u64, tls: bool) -> PgServer {
+        PgServer::start_from(base, slow_fsync_us, tls, None)
+    }
+
+    /// A hot standby of `primary`, copied with `pg_basebackup -R` (which
+    /// writes `standby.signal` and `primary_conninfo`), streaming from it
+    /// over TCP; its fsync and fdatasync sleep `slow_fsync_us`. The primary
+    /// waits for it once its `synchronous_standby_names` names it.
+    pub fn start_standby_of(primary: &PgServer, slow_fsync_us: u64) -> PgServer {
+        PgServer::start_from(&std::env::temp_dir(), slow_fsync_us, false, Some(primary))
+    }
+
+    fn start_from(
+        base: &Path,
+        slow_fsync_us: u64,
+        tls: bool,
+        primary: Option<&PgServer>,
+    ) -> PgServer {
         let dir = tempfile::Builder::new()
             .prefix("hl-pg-")
             .tempdir_in(base)
@@ -139,25 +156,42 @@ impl PgServer {
         );
         std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
         let data = root.join("data");
-        check(
-            "initdb",
-            as_postgres(&format!("{BIN}/initdb"))
-                .args([
-                    "-A",
-                    "trust",
-                    "-U",
-                    "postgres",
-                    "--no-sync",
-                    "-E",
-                    "UTF8",
-                    "-D",
-                ])
-                .arg(&data)
-                .output(),
-        );
-        // The password role must authenticate over TCP; the rest is trusted.
+        match primary {
+            Some(p) => {
+                check(
+                    "pg_basebackup",
+                    as_postgres(&format!("{BIN}/pg_basebackup"))
+                        .args(["-h", "127.0.0.1", "-p", &p.port.to_string()])
+                        .args(["-U", "postgres", "-R", "--no-sync", "-X", "stream", "-D"])
+                        .arg(&data)
+                        .output(),
+                );
+            }
+            None => {
+                check(
+                    "initdb",
+                    as_postgres(&format!("{BIN}/initdb"))
+                        .args([
+                            "-A",
+                            "trust",
+                            "-U",
+                            "postgres",
+                            "--no-sync",
+                            "-E",
+                            "UTF8",
+                            "-D",
+                        ])
+                        .arg(&data)
+                        .output(),
+                );
+            }
+        }
+        // The password role must authenticate over TCP; the rest is
+        // trusted, replication (a standby's) included.
         let hba = format!(
-            "local all all trust\nhost all {PW_USER} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n"
+            "local all all trust\nlocal replication all trust\n\
+             host all {PW_USER} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n\
+             host replication all 127.0.0.1/32 trust\n"
         );
         std::fs::write(data.join("pg_hba.conf"), hba).unwrap();
         if is_root() {
@@ -202,9 +236,12 @@ impl PgServer {
             slow_fsync_us,
             stopped: false,
         };
-        server.psql(&format!(
-            "CREATE ROLE {PW_USER} LOGIN PASSWORD '{PW_PASSWORD}'"
-        ));
+        // A standby is read-only and has the role from its primary.
+        if primary.is_none() {
+            server.psql(&format!(
+                "CREATE ROLE {PW_USER} LOGIN PASSWORD '{PW_PASSWORD}'"
+            ));
+        }
         server
     }
 

@@ -3,6 +3,7 @@
 //! server would store them (shared with HelmRelease `valuesFrom`).
 
 pub mod artifact;
+pub mod bootstrap;
 pub mod data;
 mod envsubst;
 mod goyaml_v2;

@@ -17,7 +17,7 @@ mod replacements;
 mod resources;
 mod transformers;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::source::files::{Files, Gap, Input, Issue};
@@ -215,7 +215,7 @@ pub(crate) fn set_meta(root: &mut Node, key: &str, value: &str, span: Span) {
 }
 
 /// Objects plus the transformer configuration gathered so far.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Acc {
     res: Vec<Res>,
     pub config: Config,
@@ -283,6 +283,25 @@ impl Acc {
         self.push(r);
         Ok(())
     }
+}
+
+/// Adds a built kustomization's objects and configuration to the
+/// accumulator of the kustomization that lists it (at `span`).
+fn merge_into(files: &Files, sub: Acc, acc: &mut Acc, span: Span) -> Result<(), Issue> {
+    acc.config.merge(&sub.config);
+    for res in sub.into_res() {
+        acc.append(res, files, span)?;
+    }
+    Ok(())
+}
+
+/// Each gap once, in the order first recorded: an entry reached through
+/// several kustomizations is one gap.
+fn unique(gaps: Vec<Issue>) -> Vec<Issue> {
+    let mut seen = HashSet::new();
+    gaps.into_iter()
+        .filter(|g| seen.insert(g.clone()))
+        .collect()
 }
 
 /// An issue pointing at `span`.
@@ -372,6 +391,18 @@ pub fn set_namespace(
     result
 }
 
+/// A kustomization built once, for the next entries that list it.
+struct Memo {
+    acc: Acc,
+    /// The gaps its build recorded, recorded again on every use (so that
+    /// each listing kustomization knows a remote entry was left out);
+    /// [`Builder::finish`] reports each once.
+    gaps: Vec<Issue>,
+    /// The kustomization file's root, where a duplicate id is reported
+    /// when the directory is the build's top.
+    root: Span,
+}
+
 pub(crate) struct Builder<'f> {
     pub files: &'f mut Files,
     /// Directories being built, outermost first, to report cycles.
@@ -382,6 +413,16 @@ pub(crate) struct Builder<'f> {
     flux_components: Vec<(String, Span)>,
     /// Entries the build went on without.
     gaps: Vec<Issue>,
+    /// Kustomization directories asked for once in this build, and the
+    /// result of those asked for again: a kustomization's objects depend
+    /// only on its directory (it starts from an empty accumulator), so a
+    /// DAG whose levels each list the next twice is built once per
+    /// directory, not once per path. Results are kept only from the
+    /// second request on, so the common tree costs no copies.
+    requested: HashSet<PathBuf>,
+    memo: HashMap<PathBuf, Memo>,
+    /// Directories built so far, against `Limits::max_kustomize_builds`.
+    builds: usize,
 }
 
 impl<'f> Builder<'f> {
@@ -392,6 +433,9 @@ impl<'f> Builder<'f> {
             restrict,
             flux_components: Vec::new(),
             gaps: Vec::new(),
+            requested: HashSet::new(),
+            memo: HashMap::new(),
+            builds: 0,
         }
     }
 
@@ -430,7 +474,7 @@ impl<'f> Builder<'f> {
             .collect();
         Ok(Built {
             objects: out,
-            gaps: std::mem::take(&mut self.gaps),
+            gaps: unique(std::mem::take(&mut self.gaps)),
         })
     }
 
@@ -490,6 +534,22 @@ impl<'f> Builder<'f> {
                 None => Issue::file(dir, msg),
             });
         }
+        if !component && let Some(memo) = self.memo.get(dir) {
+            let (sub, root) = (memo.acc.clone(), memo.root);
+            self.gaps.extend(memo.gaps.iter().cloned());
+            return merge_into(self.files, sub, acc, from.unwrap_or(root));
+        }
+        self.builds += 1;
+        if self.builds > self.files.limits().max_kustomize_builds {
+            let msg = format!(
+                "kustomize build budget exceeded: more than {} kustomization and component directories built (a component listed twice is applied twice)",
+                self.files.limits().max_kustomize_builds
+            );
+            return Err(match from {
+                Some(s) => issue_at(self.files, s, msg),
+                None => Issue::file(dir, msg),
+            });
+        }
         let Some(kfile) = kustomization::find(self.files, dir)? else {
             let msg = format!(
                 "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
@@ -528,6 +588,7 @@ impl<'f> Builder<'f> {
             }
             r
         } else {
+            let gaps_before = self.gaps.len();
             let mut sub = Acc::default();
             let r = self.accumulate(&k, &mut sub);
             for res in sub.res_mut() {
@@ -541,11 +602,15 @@ impl<'f> Builder<'f> {
                 );
             }
             r.and_then(|()| {
-                acc.config.merge(&sub.config);
-                for res in sub.into_res() {
-                    acc.append(res, self.files, from.unwrap_or(k.root.span))?;
+                if !self.requested.insert(dir.to_path_buf()) {
+                    let memo = Memo {
+                        acc: sub.clone(),
+                        gaps: unique(self.gaps[gaps_before..].to_vec()),
+                        root: k.root.span,
+                    };
+                    self.memo.insert(dir.to_path_buf(), memo);
                 }
-                Ok(())
+                merge_into(self.files, sub, acc, from.unwrap_or(k.root.span))
             })
         };
         self.stack.pop();

@@ -1,19 +1,24 @@
 //! RFC 6902 JSON patch applied to the span-carrying tree, so values added by
 //! a patch point at the patch.
 
-use crate::yaml::{Node, Span, Value};
+use crate::yaml::{Limits, Node, Size, Span, Value};
 
 type Fail = (Option<Span>, String);
 
-pub(crate) fn apply(root: &mut Node, ops: &Node) -> Result<(), Fail> {
+/// Applies `ops` to `root`; an operation that would take the object past
+/// the object budget of `limits` fails, leaving what was done before it.
+pub(crate) fn apply(root: &mut Node, ops: &Node, limits: &Limits) -> Result<(), Fail> {
     let Some(list) = ops.as_seq() else {
         return Err((
             Some(ops.span),
             "a JSON patch must be a list of operations".into(),
         ));
     };
+    // Removals and replacements are not taken off: an upper bound is
+    // enough, and measuring the whole object again per operation is not.
+    let mut size = Size::of(root, limits);
     for op in list {
-        apply_one(root, op).map_err(|m| (Some(op.span), m))?;
+        apply_one(root, op, &mut size, limits).map_err(|m| (Some(op.span), m))?;
     }
     Ok(())
 }
@@ -38,9 +43,10 @@ pub(crate) fn parse_pointer(p: &str) -> Result<Vec<String>, String> {
         .collect())
 }
 
-fn apply_one(root: &mut Node, op: &Node) -> Result<(), String> {
+fn apply_one(root: &mut Node, op: &Node, size: &mut Size, limits: &Limits) -> Result<(), String> {
     let kind = op.get("op").and_then(Node::as_str).unwrap_or("");
     let path = pointer(op, "path")?;
+
     let value = || {
         op.get("value")
             .cloned()
@@ -67,12 +73,21 @@ fn apply_one(root: &mut Node, op: &Node) -> Result<(), String> {
         }
         "copy" => {
             let from = pointer(op, "from")?;
-            let v = get_mut(root, &from).map(|n| n.clone()).ok_or_else(|| {
+            let v = get_mut(root, &from).ok_or_else(|| {
                 format!(
                     "copy operation does not apply: doc is missing from path: {}",
                     show(&from)
                 )
             })?;
+            // Measured before the copy is made, so that the budget also
+            // bounds the memory a refused copy would have taken.
+            size.grow(Size::of(v, limits), path.len());
+            if let Some(why) = size.over(limits) {
+                return Err(format!(
+                    "patch output budget exceeded: the object would have {why} after this copy operation"
+                ));
+            }
+            let v = v.clone();
             add(root, &path, v)
         }
         "test" => {
@@ -210,7 +225,7 @@ mod tests {
 - {op: test, path: /m, value: 2}
 - {op: add, path: /k~1x, value: s}
 "#);
-        apply(&mut d, &ops).unwrap();
+        apply(&mut d, &ops, &Limits::default()).unwrap();
         assert_eq!(
             d.to_json(),
             y("a: {b: 9, c: 2}\nl: [z, y, w]\nm: 2\nk/x: s\n").to_json()
@@ -218,11 +233,50 @@ mod tests {
     }
 
     #[test]
+    fn copies_that_double_the_object_stop_at_the_budget() {
+        let mut d = y("a: {b: x}\n");
+        let ops: String = (0..40)
+            .map(|i| format!("- {{op: copy, from: /a, path: /a/c{i}}}\n"))
+            .collect();
+        let ops = y(&ops);
+        let (span, why) = apply(&mut d, &ops, &Limits::default()).unwrap_err();
+        assert!(
+            why.starts_with(
+                "patch output budget exceeded: the object would have more than 1000000 nodes"
+            ),
+            "{why}"
+        );
+        // Stopped at the 20th copy or so, not after 40 doublings.
+        assert!(span.unwrap().line < 25, "{span:?}");
+    }
+
+    #[test]
     fn missing_paths_fail() {
         let mut d = y("a: 1\n");
-        assert!(apply(&mut d, &y("- {op: replace, path: /b, value: 1}\n")).is_err());
-        assert!(apply(&mut d, &y("- {op: remove, path: /b}\n")).is_err());
-        assert!(apply(&mut d, &y("- {op: add, path: /x/y, value: 1}\n")).is_err());
-        assert!(apply(&mut d, &y("- {op: test, path: /a, value: 2}\n")).is_err());
+        assert!(
+            apply(
+                &mut d,
+                &y("- {op: replace, path: /b, value: 1}\n"),
+                &Limits::default()
+            )
+            .is_err()
+        );
+        assert!(apply(&mut d, &y("- {op: remove, path: /b}\n"), &Limits::default()).is_err());
+        assert!(
+            apply(
+                &mut d,
+                &y("- {op: add, path: /x/y, value: 1}\n"),
+                &Limits::default()
+            )
+            .is_err()
+        );
+        assert!(
+            apply(
+                &mut d,
+                &y("- {op: test, path: /a, value: 2}\n"),
+                &Limits::default()
+            )
+            .is_err()
+        );
     }
 }

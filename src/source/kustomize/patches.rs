@@ -515,7 +515,7 @@ fn apply_json(
     detail: &str,
 ) -> Result<(), Issue> {
     r.store_prev();
-    patch_json6902::apply(&mut r.obj.root, ops)
+    patch_json6902::apply(&mut r.obj.root, ops, files.limits())
         .map_err(|(s, m)| issue_at(files, s.unwrap_or(span), format!("{}: {m}", r.obj.id())))?;
     r.obj.push_step(StepKind::Patch, detail, Some(span));
     Ok(())

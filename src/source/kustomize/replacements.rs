@@ -3,7 +3,7 @@
 
 use crate::source::files::{Files, Input, Issue};
 use crate::source::object::StepKind;
-use crate::yaml::{Node, Span, Value};
+use crate::yaml::{Node, Size, Span, Value};
 
 use super::kustomization::Kustomization;
 use super::{Res, ResId, issue_at, patches::inline_docs};
@@ -131,6 +131,7 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
         };
         value = Node::synthetic_str(picked, value.span);
     }
+    let value_size = Size::of(&value, files.limits());
     for target in repl
         .get("targets")
         .and_then(Node::as_seq)
@@ -168,6 +169,9 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
             if !id_selected(r, select) || rejects.iter().any(|rj| id_selected(r, rj)) {
                 continue;
             }
+            // A source field copied into its own object doubles it per
+            // replacement: the object is held to the object budget.
+            let mut size = Size::of(&r.obj.root, files.limits());
             for fp in target
                 .get("fieldPaths")
                 .and_then(Node::as_seq)
@@ -176,6 +180,17 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
             {
                 let Some(fp_text) = fp.as_str() else { continue };
                 let segs = split_field_path(fp_text);
+                size.grow(value_size, segs.len());
+                if let Some(why) = size.over(files.limits()) {
+                    return Err(issue_at(
+                        files,
+                        fp.span,
+                        format!(
+                            "replacement output budget exceeded: {} would have {why}",
+                            r.obj.id()
+                        ),
+                    ));
+                }
                 let slot = match lookup_mut(&mut r.obj.root, &segs, create, fp.span) {
                     Ok(Some(slot)) => slot,
                     Ok(None) => continue,

@@ -71,22 +71,27 @@ pub(crate) fn flux_generated_resources(
     files: &mut Files,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, Issue> {
-    let root = files.abs(dir);
     let mut out = Vec::new();
-    let mut walk = walkdir::WalkDir::new(&root)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter();
-    while let Some(entry) = walk.next() {
-        let entry = entry.map_err(|e| Issue::file(dir, e.to_string()))?;
-        let Ok(rel_in_dir) = entry.path().strip_prefix(&root) else {
-            continue;
-        };
-        let rel = dir.join(rel_in_dir);
-        if entry.file_type().is_dir() {
+    generated_below(files, dir, dir, &mut out)?;
+    Ok(out)
+}
+
+/// The walk of [`flux_generated_resources`] below `here`, depth first in
+/// name order (walkdir's `sort_by_file_name`, which Flux's `filepath.Walk`
+/// matches).
+fn generated_below(
+    files: &mut Files,
+    dir: &Path,
+    here: &Path,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), Issue> {
+    let entries = files.list_dir(here).map_err(|e| Issue::file(dir, e))?;
+    for (rel, is_dir) in entries {
+        if is_dir {
             if kustomization::find(files, &rel)?.is_some() {
                 out.push(rel);
-                walk.skip_current_dir();
+            } else {
+                generated_below(files, dir, &rel, out)?;
             }
             continue;
         }
@@ -108,5 +113,5 @@ pub(crate) fn flux_generated_resources(
         }
         out.push(rel);
     }
-    Ok(out)
+    Ok(())
 }

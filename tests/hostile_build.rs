@@ -1,0 +1,322 @@
+//! Hostile kustomize builds, Helm merges and rules (issue 14): each case
+//! runs the real binary as a subprocess under the memory, CPU and
+//! wall-clock limits of tests/support/limited.rs, on a repository of at
+//! most 1 MB, and must end with a clear issue while the rest of the
+//! repository is still linted.
+
+mod support;
+
+use std::path::Path;
+
+use support::limited;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn flux_ks(root: &Path, name: &str, path: &str) {
+    write(
+        root,
+        &format!("flux/{name}.yaml"),
+        &format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"
+        ),
+    );
+}
+
+/// A repository with a Flux Kustomization `good` over one ConfigMap
+/// `survivor`, to check the rest was still linted.
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "good/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: survivor, namespace: default}\ndata: {a: b}\n",
+    );
+    flux_ks(dir.path(), "good", "./good");
+    dir
+}
+
+fn assert_small(root: &Path) {
+    fn size(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                if e.file_type().unwrap().is_dir() {
+                    size(&e.path())
+                } else {
+                    e.metadata().unwrap().len()
+                }
+            })
+            .sum()
+    }
+    let bytes = size(root);
+    assert!(bytes <= 1 << 20, "hostile repo is {bytes} bytes");
+}
+
+/// Levels `dag/l0` .. `dag/l{levels}`, each listing the next twice; the
+/// last one lists a file that is missing, a gap the build goes on
+/// without, so that every level is built to the end.
+fn dag(root: &Path, levels: usize) {
+    for i in 0..levels {
+        write(
+            root,
+            &format!("dag/l{i}/kustomization.yaml"),
+            &format!("resources:\n  - ../l{n}\n  - ../l{n}\n", n = i + 1),
+        );
+    }
+    write(
+        root,
+        &format!("dag/l{levels}/kustomization.yaml"),
+        "resources:\n  - missing.yaml\n",
+    );
+    flux_ks(root, "dag", "./dag/l0");
+}
+
+#[test]
+fn a_kustomization_dag_listing_each_level_twice_is_built_once_per_directory() {
+    let dir = repo();
+    // 2^40 paths through the DAG: only a memo per directory ends this.
+    dag(dir.path(), 40);
+    assert_small(dir.path());
+    let inv = limited::inventory(dir.path());
+    inv.assert_loaded(&["survivor"]);
+    // Flux's build fails on the missing file, reported once at its entry.
+    let incomplete = &inv.json["coverage"]["fluxKustomizationsIncomplete"];
+    assert_eq!(incomplete.as_array().unwrap().len(), 1, "{incomplete:#}");
+    assert_eq!(incomplete[0]["outcome"], "failed (missing files)");
+    let why = incomplete[0]["why"].as_str().unwrap();
+    assert!(why.starts_with("dag/l40/kustomization.yaml:2:5: "), "{why}");
+}
+
+#[test]
+fn a_chain_of_components_each_applied_twice_stops_at_the_build_budget() {
+    let dir = repo();
+    let root = dir.path();
+    // A component is applied each time it is listed (it changes what the
+    // listing kustomization has so far), so nothing can be reused.
+    for i in 0..40 {
+        write(
+            root,
+            &format!("chain/c{i}/kustomization.yaml"),
+            &format!(
+                "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncomponents:\n  - ../c{n}\n  - ../c{n}\n",
+                n = i + 1
+            ),
+        );
+    }
+    write(
+        root,
+        "chain/c40/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
+    );
+    write(
+        root,
+        "chain/top/kustomization.yaml",
+        "resources:\n  - cm.yaml\ncomponents:\n  - ../c0\n",
+    );
+    write(
+        root,
+        "chain/top/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: chained, namespace: default}\n",
+    );
+    flux_ks(root, "chain", "./chain/top");
+    assert_small(root);
+    let inv = limited::inventory(root);
+    inv.assert_loaded(&["survivor"]);
+    let incomplete = &inv.json["coverage"]["fluxKustomizationsIncomplete"];
+    let why = incomplete[0]["why"].as_str().unwrap();
+    assert!(
+        why.contains("kustomize build budget exceeded: more than 10000"),
+        "{incomplete:#}"
+    );
+    assert!(why.starts_with("chain/c"), "{why}");
+}
+
+/// An app `app/` whose kustomization holds `extra`, over a ConfigMap
+/// `doubled`, reached from Flux.
+fn app(root: &Path, extra: &str) {
+    write(
+        root,
+        "app/kustomization.yaml",
+        &format!("resources:\n  - cm.yaml\n{extra}"),
+    );
+    write(
+        root,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: doubled, namespace: default}\ndata: {a: xxxxxxxxxxxxxxxx}\n",
+    );
+    flux_ks(root, "app", "./app");
+}
+
+/// The one incomplete Flux Kustomization's reason.
+fn why_incomplete(inv: &limited::Inventory) -> String {
+    let incomplete = &inv.json["coverage"]["fluxKustomizationsIncomplete"];
+    assert_eq!(
+        incomplete.as_array().map(Vec::len),
+        Some(1),
+        "{incomplete:#}"
+    );
+    incomplete[0]["why"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn json_patch_copies_that_double_the_object_stop_at_the_object_budget() {
+    let dir = repo();
+    // Each copy to a new key doubles `data`.
+    let ops: String = (0..60)
+        .map(|i| format!("      - {{op: copy, from: /data, path: /data/c{i}}}\n"))
+        .collect();
+    app(
+        dir.path(),
+        &format!("patches:\n  - target: {{kind: ConfigMap}}\n    patch: |\n{ops}"),
+    );
+    let inv = limited::inventory(dir.path());
+    inv.assert_loaded(&["survivor"]);
+    let why = why_incomplete(&inv);
+    assert!(
+        why.starts_with("app/kustomization.yaml:")
+            && why.contains(
+                "patch output budget exceeded: the object would have more than 1000000 nodes"
+            ),
+        "{why}"
+    );
+}
+
+#[test]
+fn replacements_that_copy_an_object_into_itself_stop_at_the_object_budget() {
+    let dir = repo();
+    let list: String = (0..60)
+        .map(|i| format!("  - source: {{kind: ConfigMap, name: doubled, fieldPath: data}}\n    targets:\n      - select: {{kind: ConfigMap, name: doubled}}\n        fieldPaths: [data.c{i}]\n        options: {{create: true}}\n"))
+        .collect();
+    app(dir.path(), &format!("replacements:\n{list}"));
+    let inv = limited::inventory(dir.path());
+    inv.assert_loaded(&["survivor"]);
+    let why = why_incomplete(&inv);
+    assert!(
+        why.starts_with("app/kustomization.yaml:")
+            && why.contains(
+                "replacement output budget exceeded: ConfigMap/default/doubled would have more than"
+            ),
+        "{why}"
+    );
+}
+
+#[test]
+fn many_values_from_over_a_large_values_file_merge_in_linear_time() {
+    let dir = repo();
+    let root = dir.path();
+    let keys: String = (0..5000).map(|i| format!("    k{i}: v{i}\n")).collect();
+    let mut entries = String::new();
+    for _ in 0..200 {
+        entries.push_str("    - {kind: ConfigMap, name: big}\n");
+    }
+    entries.push_str("    - {kind: ConfigMap, name: last}\n");
+    write(
+        root,
+        "good/release.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big, namespace: default}}\ndata:\n  values.yaml: |\n{keys}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: last, namespace: default}}\ndata:\n  values.yaml: |\n    k1: last\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: merged, namespace: default}}\nspec:\n  chart:\n    spec: {{chart: app, sourceRef: {{kind: HelmRepository, name: charts}}}}\n  valuesFrom:\n{entries}"
+        ),
+    );
+    assert_small(root);
+    let inv = limited::inventory(root);
+    inv.assert_loaded(&["survivor"]);
+    let release = inv.json["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "merged")
+        .expect("the HelmRelease is loaded");
+    let values = &release["helm"]["values"];
+    assert_eq!(
+        values.as_object().map(|m| m.len()),
+        Some(5000),
+        "{:#}",
+        release["helm"]
+    );
+    assert_eq!(values["k4999"], "v4999");
+    assert_eq!(values["k1"], "last", "the last valuesFrom wins");
+}
+
+/// A user rule with the metadata every rule needs and `matches` as its
+/// `match:` list, in a fresh rules directory.
+fn rule_dir(matches: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "hostile.yaml",
+        &format!(
+            "id: hostile-rule\ntitle: A rule written to make evaluation explode\nseverity: info\ncategory: performance\nmessage: >-\n  {{object.id}} matched\nwhat: >-\n  Finds ConfigMaps.\nwhy: >-\n  To test budgets.\nexample: |\n  data: {{}}\nuseInstead: |\n  data: {{}}\nremediation: >-\n  Remove it.\nreferences:\n  - https://www.rfc-editor.org/rfc/rfc9535\nmatch:\n{matches}"
+        ),
+    );
+    dir
+}
+
+fn lint_with_rules(root: &Path, rules: &Path) -> limited::Run {
+    limited::run_linter(&[
+        root.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+        "--output",
+        "json",
+    ])
+}
+
+#[test]
+fn an_invalid_or_exploding_jsonpath_in_a_rule_is_an_error_at_its_line() {
+    let dir = repo();
+    for (path, why) in [
+        ("$.data[?", "JSONPath $.data[?"),
+        ("$..*..*..*", "3 descendant segments"),
+        ("$[?@..a][?@..b]", "2 descendant segments"),
+    ] {
+        let rules = rule_dir(&format!(
+            "  - object:\n      group: \"\"\n      kind: ConfigMap\n      where: [{{path: \"{path}\", is: unset}}]\n"
+        ));
+        let run = lint_with_rules(dir.path(), rules.path());
+        assert_eq!(run.code(), Some(2), "{path}: {}", run.stderr);
+        // Line 23 is the `where:` line.
+        let at = format!("{}:23:", rules.path().join("hostile.yaml").display());
+        assert!(
+            run.stderr.contains(&at) && run.stderr.contains(why),
+            "{path}: {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "no report for a broken rule set");
+    }
+}
+
+#[test]
+fn a_rule_whose_object_steps_multiply_stops_at_the_work_budget() {
+    let dir = repo();
+    let many: String = (0..300)
+        .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{i}, namespace: default}}\n"))
+        .collect();
+    write(dir.path(), "good/many.yaml", &many);
+    // 300^4 candidate combinations.
+    let step = "  - object:\n      group: \"\"\n      kind: ConfigMap\n      where: [{path: \"$.metadata.name\", is: set}]\n";
+    let rules = rule_dir(&step.repeat(4));
+    let run = lint_with_rules(dir.path(), rules.path());
+    // Info findings only: exit 0 (a budget hit is a warning, not a failure).
+    assert_eq!(run.code(), Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "rule hostile-rule: rule match budget exceeded: evaluation stopped at 10000 matches"
+        ),
+        "{}",
+        run.stderr
+    );
+    // What was found before the budget is reported.
+    let json = run.json();
+    let found = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "hostile-rule")
+        .count();
+    assert!(found > 0, "{json:#}");
+}

@@ -1,0 +1,101 @@
+//! Issue #12 items 2 and 9: how a cluster is bootstrapped decides the root
+//! of its Flux tree. One small repository per case under
+//! `tests/fixtures/roots/`, each pinned (insta) with what Flux renders,
+//! the objects with their tree and Flux Kustomization, the fate of every
+//! file that is not rendered, and the run's issues and findings.
+
+use std::fmt::Write;
+use std::path::Path;
+use std::process::Command;
+
+use homelab_lint::source::repo;
+use homelab_lint::yaml::Limits;
+
+const BIN: &str = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
+
+fn pinned(case: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/roots")
+        .join(case);
+    let r = repo::load(&dir, Limits::default());
+    let mut out = String::from("# Flux Kustomizations (tree namespace/name: path, outcome)\n");
+    for f in &r.flux {
+        let path = f
+            .path
+            .as_ref()
+            .map_or("?".into(), |p| p.display().to_string());
+        writeln!(
+            out,
+            "{} {}/{}: {path}, {}",
+            f.tree,
+            f.namespace,
+            f.name,
+            f.outcome.key()
+        )
+        .unwrap();
+    }
+    out.push_str("# objects (tree kind/namespace/name <- Flux Kustomization)\n");
+    let mut objects: Vec<String> = r
+        .objects
+        .iter()
+        .map(|o| {
+            let tree = o.tree.map_or("-".into(), |t| t.to_string());
+            let by = o.chain.first().map_or("as written", |s| s.detail.as_str());
+            format!("{tree} {} <- {by}", o.id())
+        })
+        .collect();
+    objects.sort();
+    out.push_str(&objects.join("\n"));
+    out.push_str("\n# files not rendered\n");
+    for f in r
+        .fates
+        .iter()
+        .filter(|f| !matches!(f.fate.key(), "rendered" | "kustomization" | "no-object"))
+    {
+        writeln!(out, "{}: {}", f.path.display(), f.fate.reason()).unwrap();
+    }
+    out.push_str("# run (concise)\n");
+    let run = Command::new(BIN)
+        .arg(&dir)
+        .args(["-o", "concise", "--color", "never"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    out.push_str(&String::from_utf8_lossy(&run.stdout));
+    out.push_str(&String::from_utf8_lossy(&run.stderr));
+    out.replace(&format!("{}/", dir.display()), "")
+}
+
+macro_rules! case {
+    ($test:ident, $dir:literal) => {
+        #[test]
+        fn $test() {
+            insta::assert_snapshot!(concat!("roots__", $dir), pinned($dir));
+        }
+    };
+}
+
+// flux-operator's FluxInstance: the sync Kustomization flux-system/flux-system
+// builds clusters/home (a generated kustomization), with the instance's
+// kustomize patches applied to it (postBuild CLUSTER=home reaches apps).
+case!(fluxinstance_sync_is_the_root, "fluxinstance");
+// The flux-instance chart's values.instance.sync, the HelmRelease written
+// without a namespace in a kustomization that sets flux-system.
+case!(flux_instance_chart_values_are_the_root, "chart-values");
+// A kustomization.yaml in the sync directory is used as written: the Flux
+// Kustomization it does not list is not applied.
+case!(
+    kustomization_in_the_sync_directory_decides,
+    "sync-dir-kustomization"
+);
+// A Flux Kustomization listed by a top-level kustomization applied by hand.
+case!(kubectl_apply_k_makes_a_root, "apply-k");
+// flux bootstrap's gotk-sync.yaml, which applies itself.
+case!(gotk_sync_is_the_root, "gotk-sync");
+// No bootstrap at all: said, and each top-level one is a root.
+case!(no_root_is_said_and_each_top_level_one_renders, "no-root");
+// Item 9: the same-named database in a second cluster is its own finding.
+case!(
+    same_named_database_in_two_clusters_is_found_in_each,
+    "two-clusters"
+);
