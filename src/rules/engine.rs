@@ -377,6 +377,12 @@ impl Ctx<'_, '_> {
                     },
                     None => None,
                 };
+                // With an app bound, objects another cluster's Flux tree
+                // applies are not the app's concern.
+                let tree = match find(bound, "app") {
+                    Some(Fact::App(a, _)) => model.object(a.object).tree,
+                    _ => None,
+                };
                 model
                     .objects
                     .iter()
@@ -384,9 +390,11 @@ impl Ctx<'_, '_> {
                     .filter_map(|(i, o)| {
                         self.work += 1;
                         let kind_matches = p.kind == "*" || o.kind() == p.kind;
+                        let other_tree = tree.is_some() && o.tree.is_some() && o.tree != tree;
                         if only.is_some_and(|only| only != i)
                             || o.group() != p.group
                             || !kind_matches
+                            || other_tree
                         {
                             return None;
                         }

@@ -151,7 +151,7 @@ pub fn builtin() -> Vec<ReleaseFile> {
 /// What the base commit of a `--base` run ran: per app and object, the
 /// version. Without `--base` it has no versions, and then `releaseCrossed`
 /// never holds.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Baseline {
     pub releases: Vec<ReleaseFile>,
     /// `(app, object id)` -> version in the base commit.
@@ -162,6 +162,12 @@ pub struct Baseline {
     pub source: String,
 }
 
+impl Default for Baseline {
+    fn default() -> Baseline {
+        Baseline::none()
+    }
+}
+
 impl Baseline {
     /// No base commit: nothing is a bump, but the built-in release files
     /// still tell `releaseReached` which releases the current versions
@@ -169,7 +175,9 @@ impl Baseline {
     pub fn none() -> Baseline {
         Baseline {
             releases: builtin(),
-            ..Baseline::default()
+            versions: HashMap::new(),
+            present: false,
+            source: String::new(),
         }
     }
 

@@ -261,7 +261,9 @@ pub enum Step {
     Env(EnvStep),
     /// A value in the bound app's effective Helm values. Binds `value`.
     Values(ValuesStep),
-    /// Objects of a kind whose fields pass tests. Binds `object`.
+    /// Objects of a kind whose fields pass tests; with an app bound, only
+    /// those of the app's cluster (the Flux tree that applies it). Binds
+    /// `object`.
     Object(ObjectStep),
     /// Storage classes the repo declares, when at least `minDefaults` of
     /// them are marked default. Binds `classes`.
