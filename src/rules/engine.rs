@@ -534,6 +534,22 @@ impl Ctx<'_, '_> {
             };
             for a in apps {
                 let Some(to) = a.version.clone() else {
+                    // A floating tag (`release`, `latest`) says nothing
+                    // about which releases it has reached.
+                    if !against_baseline {
+                        let shown = a
+                            .version_node
+                            .as_ref()
+                            .and_then(Node::scalar_text)
+                            .unwrap_or_else(|| "no version".into());
+                        self.note_unknown(
+                            model.object(a.object).id(),
+                            Unknown(format!(
+                                "the {} version ({shown}) is not a release number, so the releases it runs are unknown",
+                                file.app
+                            )),
+                        );
+                    }
                     continue;
                 };
                 let from = if against_baseline {
