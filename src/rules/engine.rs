@@ -1224,21 +1224,25 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                     }
                 }
             }
+            let mut evidence = vec![
+                ("app".into(), app.clone()),
+                (
+                    "from".into(),
+                    from.as_ref().map(|v| v.to_string()).unwrap_or_default(),
+                ),
+                ("since".into(), since.clone()),
+                ("to".into(), to.to_string()),
+                ("releases".into(), releases.join(", ")),
+                ("facts".into(), facts.join("; ")),
+                ("references".into(), references.join(" ")),
+            ];
+            // Only changes with `when` steps have places to count.
+            if !context.is_empty() {
+                evidence.push(("count".into(), context.len().to_string()));
+            }
             (
                 labels,
-                vec![
-                    ("app".into(), app.clone()),
-                    (
-                        "from".into(),
-                        from.as_ref().map(|v| v.to_string()).unwrap_or_default(),
-                    ),
-                    ("since".into(), since.clone()),
-                    ("to".into(), to.to_string()),
-                    ("releases".into(), releases.join(", ")),
-                    ("facts".into(), facts.join("; ")),
-                    ("references".into(), references.join(" ")),
-                    ("count".into(), context.len().to_string()),
-                ],
+                evidence,
                 format!(
                     "{}@{app}:{}",
                     model.object(*object).id(),

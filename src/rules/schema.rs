@@ -292,8 +292,9 @@ pub enum Step {
     /// cluster runs. Uses the bound `app`, or finds the release file's apps
     /// and binds `app` too. Binds `bump`: `{bump.app}`, `{bump.from}`,
     /// `{bump.since}` (the base commit, or the cluster), `{bump.to}`,
-    /// `{bump.releases}`, `{bump.facts}`, `{bump.references}`.
-    /// Never holds without `--base` or the cluster (`--live`, `--snapshot`)
+    /// `{bump.releases}`, `{bump.facts}`, `{bump.references}`,
+    /// `{bump.count}`. A change with `when` steps counts only where they
+    /// hold. Never holds without `--base` or the cluster (`--live`, `--snapshot`)
     /// with a repository.
     ReleaseCrossed(ReleaseCrossedStep),
     /// Apps whose current version is at or after a release listed in
