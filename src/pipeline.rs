@@ -11,6 +11,7 @@ mod cluster;
 mod fixes;
 mod verdicts;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use base::BaseRequest;
@@ -110,13 +111,17 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
             ));
         }
     }
-    for issue in &outcome.issues {
-        log(&format!("warning: {issue}"));
-    }
+    log_issues(&outcome.issues, log);
     // filter
     let sources = model.sources;
     let findings = filter(outcome.findings, &config, &base, sources);
-    let findings = rules::subsume::drop_subsumed(findings, &rules);
+    let mut findings = rules::subsume::drop_subsumed(findings, &rules);
+    // Cluster state is not part of a re-render, so the finding is looked
+    // for again only when the objects are the repository's alone.
+    if let Subject::Repo(l) = &subject {
+        let relint = (!req.cluster.wanted()).then_some((&rules[..], &base.baseline));
+        fixes::verify(&req.fixes, &mut findings, &l.repo, relint, log);
+    }
     // fix: the report is then a fresh lint of the files as written.
     if req.fixes.fix
         && let Some(root) = subject.root()
@@ -126,7 +131,6 @@ pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
         after.fixes.fix = false;
         return run(&after, log);
     }
-    let mut findings = findings;
     // verdicts
     verdicts::attach(&mut findings, &rules, &model, req, log);
     // render
@@ -261,12 +265,35 @@ fn load_subject(req: &Request) -> Result<Subject, String> {
     Ok(Subject::Repo(Box::new(load(&req.input)?)))
 }
 
+/// One warning line per distinct issue, in first-seen order, with a
+/// count when the same one was met several times (a base kustomization
+/// built by many Flux Kustomizations repeats its problems).
+fn log_issues(issues: &[Issue], log: &mut Log) {
+    let mut counted: Vec<(String, usize)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for issue in issues {
+        let text = issue.to_string();
+        match at.get(&text) {
+            Some(&i) => counted[i].1 += 1,
+            None => {
+                at.insert(text.clone(), counted.len());
+                counted.push((text, 1));
+            }
+        }
+    }
+    for (text, n) in counted {
+        if n > 1 {
+            log(&format!("warning: {text} (\u{d7}{n})"));
+        } else {
+            log(&format!("warning: {text}"));
+        }
+    }
+}
+
 /// Problems with single files are warnings; skipped files are listed only
 /// with -v.
 pub fn log_load(repo: &Repo, verbose: u8, log: &mut Log) {
-    for issue in &repo.issues {
-        log(&format!("warning: {issue}"));
-    }
+    log_issues(&repo.issues, log);
     if verbose > 0 {
         for s in &repo.skipped {
             log(&format!("skipped: {}: {}", s.path.display(), s.reason));
@@ -475,5 +502,27 @@ fn exit_code(fail_on: Option<Severity>, findings: &[Finding]) -> u8 {
         EXIT_FINDINGS
     } else {
         EXIT_CLEAN
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// #12 item 9: an identical warning is printed once, with its count.
+    #[test]
+    fn identical_issues_are_logged_once_with_a_count() {
+        let same = Issue::file(Path::new("apps/base/kustomization.yaml"), "a problem");
+        let other = Issue::file(Path::new("apps/other.yaml"), "another");
+        let issues = [same.clone(), other, same.clone(), same];
+        let mut lines = Vec::new();
+        log_issues(&issues, &mut |l: &str| lines.push(l.to_string()));
+        assert_eq!(
+            lines,
+            [
+                "warning: apps/base/kustomization.yaml: a problem (\u{d7}3)",
+                "warning: apps/other.yaml: another",
+            ]
+        );
     }
 }

@@ -184,6 +184,7 @@ fix_cases! {
     crunchy_config_parameters: "rules/authentik-cache-on-sync-replicated-postgres/fires/crunchy-longhorn-chart-synchronous-commit-on", SYNC;
     crunchy_patroni_parameters: "fixes/crunchy-patroni-dynamic-configuration", SYNC;
     bitnami_subchart: "rules/authentik-cache-on-sync-replicated-postgres/fires/bitnami-subchart-ceph-block", SYNC;
+    bitnami_subchart_next_to_an_alias: "rules/authentik-cache-on-sync-replicated-postgres/fires/bitnami-subchart-aliased-resources", SYNC;
     bitnami_standalone_block: "fixes/bitnami-standalone-extended-configuration", SYNC;
     statefulset_args: "rules/authentik-cache-on-sync-replicated-postgres/fires/statefulset-longhorn-deployment-image", SYNC;
     authentik_env_list_global: "rules/authentik-persistent-connections-without-keepalives/fires/conn-max-age-global-env-list", KEEPALIVES;

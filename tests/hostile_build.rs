@@ -93,6 +93,33 @@ fn a_kustomization_dag_listing_each_level_twice_is_built_once_per_directory() {
 }
 
 #[test]
+fn kustomizations_nested_past_the_depth_budget_stop_with_an_issue() {
+    let dir = repo();
+    // Each level is a frame of the recursive build: 9,000 of them
+    // overflowed the stack.
+    for i in 0..9000 {
+        write(
+            dir.path(),
+            &format!("deep/l{i}/kustomization.yaml"),
+            &format!("resources:\n  - ../l{}\n", i + 1),
+        );
+    }
+    write(
+        dir.path(),
+        "deep/l9000/kustomization.yaml",
+        "resources: []\n",
+    );
+    flux_ks(dir.path(), "deep", "./deep/l0");
+    let inv = limited::inventory(dir.path());
+    inv.assert_loaded(&["survivor"]);
+    let why = why_incomplete(&inv);
+    assert_eq!(
+        why,
+        "deep/l99/kustomization.yaml:2:5: kustomize build budget exceeded: kustomizations and components nested more than 100 deep"
+    );
+}
+
+#[test]
 fn a_chain_of_components_each_applied_twice_stops_at_the_build_budget() {
     let dir = repo();
     let root = dir.path();
@@ -319,4 +346,41 @@ fn a_rule_whose_object_steps_multiply_stops_at_the_work_budget() {
         .filter(|f| f["rule"] == "hostile-rule")
         .count();
     assert!(found > 0, "{json:#}");
+}
+
+/// A finding on a Secret's name, with its `stringData` on the next line:
+/// the snippet's context line would show the value.
+#[test]
+fn secret_values_next_to_a_finding_appear_in_no_output_format() {
+    const SECRET: &str = "Zq9-known-secret-Xv";
+    let dir = repo();
+    write(
+        dir.path(),
+        "good/secret.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: db-app, namespace: db}}\nstringData: {{password: {SECRET}, uri: \"postgres://app:{SECRET}@db-rw\"}}\ndata:\n  token: {SECRET}\n"
+        ),
+    );
+    let rules = rule_dir(
+        "  - object:\n      group: \"\"\n      kind: Secret\n      where: [{path: \"$.metadata.name\", is: set}]\n",
+    );
+    for format in ["human", "json", "yaml", "concise", "sarif", "github"] {
+        let run = limited::run_linter(&[
+            dir.path().to_str().unwrap(),
+            "--rules",
+            rules.path().to_str().unwrap(),
+            "--output",
+            format,
+        ]);
+        let out = format!("{}{}", run.stdout_text(), run.stderr);
+        assert!(!out.contains(SECRET), "{format} shows the secret:\n{out}");
+        assert!(out.contains("hostile-rule"), "{format}: no finding:\n{out}");
+        if format == "human" {
+            // The snippet is there, the next line masked as context.
+            assert!(
+                out.contains("stringData: {password: *******************, uri:"),
+                "{out}"
+            );
+        }
+    }
 }

@@ -640,3 +640,56 @@ fn synchronous_standby_confirms_the_synchronous_replication_finding() {
     );
     primary.assert_no_probe_session();
 }
+
+/// Issue 13 item 4: a remedy in bootstrap SQL (CNPG postInitApplicationSQL)
+/// makes the finding info, since the repository cannot show whether it
+/// ran; the probe, which reads the session's value (pg_db_role_setting
+/// applies at connect), decides: a server without it confirms and the
+/// finding is a warning again; one with it refutes.
+#[test]
+fn probe_decides_a_remedy_that_ran_only_at_bootstrap() {
+    if !pg::available() {
+        return;
+    }
+    let _serial = serial();
+    let server = PgServer::start(8_000);
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "testdata/rules/authentik-cache-on-synchronously-replicated-postgres/fires/\
+         cnpg-post-init-application-sql-alter-database",
+    );
+    let dsn = server.dsn("postgres");
+    let lint = |args: &[&str]| {
+        plugin()
+            .arg(&fixture)
+            .args(["-o", "json"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let f = finding_of(&lint(&["--no-probe"]).stdout, SYNC_RULE);
+    assert_eq!(f["severity"], "info", "{f}");
+    assert!(
+        f.to_string()
+            .contains("runs once, when the cluster is created"),
+        "{f}"
+    );
+
+    let f = finding_of(&lint(&["--probe-dsn", &dsn]).stdout, SYNC_RULE);
+    assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+    assert_eq!(f["severity"], "warning", "{f}");
+    assert!(
+        f.to_string()
+            .contains("is not in effect on the probed server"),
+        "{f}"
+    );
+
+    server.psql("ALTER DATABASE postgres SET synchronous_commit = off");
+    let f = finding_of(&lint(&["--probe-dsn", &dsn]).stdout, SYNC_RULE);
+    assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
+    assert_eq!(f["severity"], "info", "{f}");
+    assert_eq!(
+        f["evidence"]["probe.synchronous_commit"], "off (source: database)",
+        "{f}"
+    );
+    server.assert_no_probe_session();
+}

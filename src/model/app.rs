@@ -63,12 +63,17 @@ fn normalize_repo(repo: &str) -> &str {
     repo.strip_prefix("library/").unwrap_or(repo)
 }
 
+/// Whether two image repositories name the same one (Docker Hub with or
+/// without its registry and `library/`).
+pub fn same_repository(a: &str, b: &str) -> bool {
+    normalize_repo(a) == normalize_repo(b)
+}
+
 fn image_matches(query: &AppQuery, repository: &str) -> bool {
-    let repository = normalize_repo(repository);
     query
         .images
         .iter()
-        .any(|want| normalize_repo(want) == repository)
+        .any(|want| same_repository(want, repository))
 }
 
 /// Every app in the model that the query names.
@@ -208,7 +213,19 @@ fn images_in(values: &Node) -> Vec<(String, Option<Node>)> {
 
 /// Containers (and init containers) of a workload's pod template.
 pub fn workload_containers(obj: &Object) -> Option<Vec<&Node>> {
-    let pod_spec = match (obj.group(), obj.kind()) {
+    let pod_spec = pod_spec(obj)?;
+    Some(
+        ["initContainers", "containers"]
+            .iter()
+            .filter_map(|k| pod_spec.get(k).and_then(Node::as_seq))
+            .flatten()
+            .collect(),
+    )
+}
+
+/// The pod spec of a workload (its pod template's, for controllers).
+pub fn pod_spec(obj: &Object) -> Option<&Node> {
+    match (obj.group(), obj.kind()) {
         ("", "Pod") => obj.root.get("spec"),
         ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") | ("batch", "Job") => {
             obj.root.path(&["spec", "template", "spec"])
@@ -217,14 +234,7 @@ pub fn workload_containers(obj: &Object) -> Option<Vec<&Node>> {
             .root
             .path(&["spec", "jobTemplate", "spec", "template", "spec"]),
         _ => None,
-    }?;
-    Some(
-        ["initContainers", "containers"]
-            .iter()
-            .filter_map(|k| pod_spec.get(k).and_then(Node::as_seq))
-            .flatten()
-            .collect(),
-    )
+    }
 }
 
 #[cfg(test)]

@@ -100,13 +100,10 @@ impl Refs<'_, '_> {
     /// A referenced name as the chart renders it; `None` when it holds a
     /// template expression other than the release name.
     fn name(&self, written: &str) -> Option<String> {
-        let name = match &self.release_name {
-            Some(release) => written
-                .replace("{{ .Release.Name }}", release)
-                .replace("{{.Release.Name}}", release),
-            None => written.to_string(),
-        };
-        (!name.contains("{{")).then_some(name)
+        match &self.release_name {
+            Some(release) => with_release_name(written, release),
+            None => (!written.contains("{{")).then(|| written.to_string()),
+        }
     }
 
     /// The object holding ConfigMap or Secret `name`.
@@ -121,7 +118,7 @@ impl Refs<'_, '_> {
 /// helm-controller's release name (`HelmRelease.GetReleaseName`):
 /// `spec.releaseName`, else `<targetNamespace>-<name>` when a target
 /// namespace is set, else the object's name.
-fn release_name(model: &Model, r: ObjRef) -> String {
+pub(super) fn release_name(model: &Model, r: ObjRef) -> String {
     let obj = model.object(r);
     let spec = |k: &str| obj.root.str_at(&["spec", k]).filter(|s| !s.is_empty());
     match (spec("releaseName"), spec("targetNamespace")) {
@@ -129,6 +126,16 @@ fn release_name(model: &Model, r: ObjRef) -> String {
         (None, Some(ns)) => format!("{ns}-{}", obj.name()),
         (None, None) => obj.name().to_string(),
     }
+}
+
+/// A name written in chart values as the chart renders it, with the
+/// release name the one template expression understood; `None` when it
+/// holds another.
+pub(super) fn with_release_name(written: &str, release: &str) -> Option<String> {
+    let name = written
+        .replace("{{ .Release.Name }}", release)
+        .replace("{{.Release.Name}}", release);
+    (!name.contains("{{")).then_some(name)
 }
 
 /// The effective value of `name`: the last one set.

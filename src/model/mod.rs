@@ -13,6 +13,7 @@ pub mod session;
 pub mod settings;
 pub mod storage;
 pub mod version;
+pub mod volume;
 
 use std::collections::HashMap;
 

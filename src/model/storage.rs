@@ -157,6 +157,27 @@ pub struct Storage {
     pub category: Category,
 }
 
+/// The mount options of a StorageClass or PersistentVolume, without
+/// values (`nfsvers=4.1` is `nfsvers`); none for classes charts create.
+pub fn mount_options(model: &Model, decl: &ClassDecl) -> Vec<String> {
+    let obj = model.object(decl.object);
+    let list = match (obj.group(), obj.kind()) {
+        ("storage.k8s.io", "StorageClass") => obj.root.get("mountOptions"),
+        ("", "PersistentVolume") => obj.root.path(&["spec", "mountOptions"]),
+        _ => None,
+    };
+    list.and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+        .filter_map(Node::scalar_text)
+        .flat_map(|o| {
+            o.split(',')
+                .map(|one| one.split('=').next().unwrap_or("").trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Fills a declaration's category from its provisioner and the copies it
 /// keeps: a replicated provisioner told to keep one copy replicates
 /// nothing.
@@ -535,8 +556,17 @@ fn bound_volume(model: &Model, db: &Database) -> Option<Storage> {
 }
 
 fn declared_storage(model: &Model, db: &Database) -> Result<Storage, Unknown> {
-    let requested = requested_class(model, db)?;
-    let declared = classes(model, Some(db.object));
+    of_request(model, db.object, requested_class(model, db)?)
+}
+
+/// The storage a claim made by `near` gets: the class it names, or the
+/// default class of `near`'s cluster when it names none.
+pub fn of_request(
+    model: &Model,
+    near: ObjRef,
+    requested: Option<Node>,
+) -> Result<Storage, Unknown> {
+    let declared = classes(model, Some(near));
     let decl = match &requested {
         Some(node) => {
             let name = node.scalar_text().unwrap_or_default();

@@ -159,3 +159,233 @@ pub(super) fn write(
     ));
     Ok(!written.is_empty())
 }
+
+/// Checks each fix the flags select by rendering the repository again
+/// with its edits in memory. The edited text must render at one place
+/// only (not through a YAML alias or a file several objects are built
+/// from), nothing that rendered before may be gone, and with `relint`
+/// the finding must be gone (`relint` is `None` when cluster state was
+/// merged, which a render of the repository lacks). A fix that fails
+/// becomes display-only, with what the render showed.
+pub(super) fn verify(
+    args: &FixRequest,
+    findings: &mut [Finding],
+    repo: &crate::source::repo::Repo,
+    relint: Option<(&[crate::rules::Rule], &crate::rules::releases::Baseline)>,
+    log: &mut Log,
+) {
+    let any = findings
+        .iter()
+        .any(|f| f.fix.as_ref().is_some_and(|x| args.takes(x)));
+    if !(args.fix || args.diff) || !any {
+        return;
+    }
+    let sources = &repo.files.sources;
+    // With cluster state merged into the objects, the edits are compared
+    // with a render of the repository alone.
+    let alone = relint
+        .is_none()
+        .then(|| crate::source::repo::load(repo.files.root(), *repo.files.limits()));
+    let before = alone.as_ref().map_or(&repo.objects, |r| &r.objects);
+    for finding in findings.iter_mut() {
+        let Some(fix) = finding.fix.as_mut().filter(|f| args.takes(f)) else {
+            continue;
+        };
+        let plan = apply::plan(sources, &[&*fix]);
+        let overlay = plan
+            .changes
+            .iter()
+            .map(|c| (sources.path(c.file).to_path_buf(), c.new_text.clone()))
+            .collect();
+        let after =
+            crate::source::repo::load_overlaid(repo.files.root(), *repo.files.limits(), overlay);
+        let why = rerender::unintended(before, &after.objects).or_else(|| {
+            let (rules, baseline) = relint?;
+            let model = crate::model::Model::new(&after);
+            let again = crate::rules::lint_with(&model, rules, baseline);
+            again
+                .findings
+                .iter()
+                .any(|f| f.fingerprint == finding.fingerprint)
+                .then(|| {
+                    "rendered again with this fix, the repository still has the finding".to_string()
+                })
+        });
+        if let Some(why) = why {
+            log(&format!("fix made display-only ({}): {why}", finding.rule));
+            fix.applicability = Applicability::DisplayOnly;
+            fix.edits.clear();
+            fix.notes.insert(0, format!("Display-only: {why}."));
+        }
+    }
+}
+
+/// What changes between two renders of a repository.
+mod rerender {
+    use std::collections::HashMap;
+
+    use crate::source::Object;
+    use crate::yaml::{Node, Span, Value};
+
+    /// One difference: a value that is new or changed (with the span of
+    /// the text it now renders from), or one that is gone.
+    enum Change {
+        Set(Span),
+        Gone,
+    }
+
+    /// Why the render `after` differs from `before` in a way no fix
+    /// means: a value gone, or edited text that renders at several
+    /// places; `None` when it does not.
+    pub fn unintended(before: &[Object], after: &[Object]) -> Option<String> {
+        let mut old: HashMap<String, Vec<&Object>> = HashMap::new();
+        for o in before {
+            old.entry(o.id()).or_default().push(o);
+        }
+        let mut new: HashMap<String, Vec<&Object>> = HashMap::new();
+        for o in after {
+            new.entry(o.id()).or_default().push(o);
+        }
+        let mut ids: Vec<&String> = old.keys().chain(new.keys()).collect();
+        ids.sort();
+        ids.dedup();
+        let mut places: HashMap<Span, Vec<String>> = HashMap::new();
+        for id in ids {
+            let (a, b) = (
+                old.get(id).map_or(&[][..], Vec::as_slice),
+                new.get(id).map_or(&[][..], Vec::as_slice),
+            );
+            if a.len() != b.len() {
+                return Some(format!(
+                    "rendered again with this fix, {id} is rendered {} times instead of {}",
+                    b.len(),
+                    a.len()
+                ));
+            }
+            for (x, y) in a.iter().zip(b) {
+                let mut changes = Vec::new();
+                differences(&x.root, &y.root, &mut String::new(), &mut changes);
+                for (path, change) in changes {
+                    match change {
+                        Change::Gone => {
+                            return Some(format!(
+                                "rendered again with this fix, {id} no longer has {path}"
+                            ));
+                        }
+                        Change::Set(span) => {
+                            places.entry(span).or_default().push(format!("{id} {path}"))
+                        }
+                    }
+                }
+            }
+        }
+        let mut shared: Vec<Vec<String>> = places.into_values().filter(|p| p.len() > 1).collect();
+        shared.sort();
+        let first = shared.first()?;
+        Some(format!(
+            "rendered again with this fix, the edited text renders at {} places: {}",
+            first.len(),
+            first.join(", ")
+        ))
+    }
+
+    /// The leaves that differ, by path.
+    fn differences(a: &Node, b: &Node, path: &mut String, out: &mut Vec<(String, Change)>) {
+        let mut at = |path: &mut String, seg: &str, a: Option<&Node>, b: Option<&Node>| {
+            let len = path.len();
+            path.push_str(seg);
+            match (a, b) {
+                (Some(v), Some(w)) => differences(v, w, path, out),
+                (Some(v), None) => leaves(v, path, &mut |p, _| out.push((p, Change::Gone))),
+                (None, Some(w)) => leaves(w, path, &mut |p, s| out.push((p, Change::Set(s)))),
+                (None, None) => {}
+            }
+            path.truncate(len);
+        };
+        match (&a.value, &b.value) {
+            (Value::Map(x), Value::Map(y)) => {
+                for (k, v) in x {
+                    let w = y.iter().find(|(k2, _)| k2.value == k.value).map(|(_, w)| w);
+                    at(path, &key_seg(k), Some(v), w);
+                }
+                for (k, w) in y {
+                    if !x.iter().any(|(k1, _)| k1.value == k.value) {
+                        at(path, &key_seg(k), None, Some(w));
+                    }
+                }
+            }
+            (Value::Seq(x), Value::Seq(y)) => {
+                for i in 0..x.len().max(y.len()) {
+                    at(path, &format!("[{i}]"), x.get(i), y.get(i));
+                }
+            }
+            _ if a == b => {}
+            _ => out.push((path.clone(), Change::Set(b.span))),
+        }
+    }
+
+    fn key_seg(k: &Node) -> String {
+        format!(".{}", k.scalar_text().unwrap_or_default())
+    }
+
+    /// Every leaf under `node`, with the span it is written at.
+    fn leaves(node: &Node, path: &mut String, f: &mut dyn FnMut(String, Span)) {
+        let mut each = |path: &mut String, seg: String, v: &Node| {
+            let len = path.len();
+            path.push_str(&seg);
+            leaves(v, path, f);
+            path.truncate(len);
+        };
+        match &node.value {
+            Value::Map(m) if !m.is_empty() => m.iter().for_each(|(k, v)| each(path, key_seg(k), v)),
+            Value::Seq(s) if !s.is_empty() => s
+                .iter()
+                .enumerate()
+                .for_each(|(i, v)| each(path, format!("[{i}]"), v)),
+            _ => f(path.clone(), node.span),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::yaml::{FileId, Limits, parse_documents};
+
+        fn objects(text: &str) -> Vec<Object> {
+            parse_documents(text, FileId(0), &Limits::default())
+                .unwrap()
+                .into_iter()
+                .enumerate()
+                .map(|(i, d)| Object::new(d, FileId(0), i))
+                .collect()
+        }
+
+        const HEAD: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+
+        #[test]
+        fn an_edit_inside_an_anchor_renders_at_every_alias() {
+            let before = objects(&format!("{HEAD}data:\n  a: &x {{p: '1'}}\n  b: *x\n"));
+            let after = objects(&format!(
+                "{HEAD}data:\n  a: &x {{p: '1', q: '2'}}\n  b: *x\n"
+            ));
+            let why = unintended(&before, &after).unwrap();
+            assert!(why.contains("2 places"), "{why}");
+            assert!(
+                why.contains(".data.a.q") && why.contains(".data.b.q"),
+                "{why}"
+            );
+        }
+
+        #[test]
+        fn an_added_value_passes_and_a_lost_one_does_not() {
+            let before = objects(&format!("{HEAD}data:\n  a: '1'\n  b: '2'\n"));
+            let added = objects(&format!("{HEAD}data:\n  a: '1'\n  c: '3'\n  b: '2'\n"));
+            assert!(unintended(&before, &added).is_none());
+            let changed = objects(&format!("{HEAD}data:\n  a: '9'\n  b: '2'\n"));
+            assert!(unintended(&before, &changed).is_none());
+            let broken = objects(&format!("{HEAD}data:\n  a: '1'\nb: '2'\n"));
+            let why = unintended(&before, &broken).unwrap();
+            assert!(why.contains("no longer has .data.b"), "{why}");
+        }
+    }
+}

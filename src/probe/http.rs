@@ -126,8 +126,10 @@ async fn one(
         reason: describe_error(&e.without_url(), token),
     })?;
     let status = resp.status();
-    // The whole body is part of the latency a browser sees.
-    let body = resp.bytes().await;
+    // The whole body is part of the latency a browser sees; it is read
+    // chunk by chunk and counted, never held, up to a cap (an endless
+    // body would otherwise be buffered until memory runs out).
+    let body = read_body(resp, crate::yaml::Limits::default().max_http_body_bytes).await;
     if !status.is_success() {
         let hint = match status.as_u16() {
             401 | 403 => " (check the token)",
@@ -141,9 +143,31 @@ async fn one(
     }
     body.map_err(|e| ProbeError::Request {
         target: target.to_string(),
-        reason: describe_error(&e.without_url(), token),
+        reason: match e {
+            BodyError::Read(e) => describe_error(&e.without_url(), token),
+            BodyError::TooLarge(max) => format!(
+                "the response body is over {max} bytes (read so far, not kept): not a page a browser loads, so its latency says nothing"
+            ),
+        },
     })?;
     Ok(t.elapsed())
+}
+
+enum BodyError {
+    Read(reqwest::Error),
+    TooLarge(usize),
+}
+
+/// Reads and drops the body, failing once more than `max` bytes came.
+async fn read_body(mut resp: reqwest::Response, max: usize) -> Result<(), BodyError> {
+    let mut total = 0usize;
+    while let Some(chunk) = resp.chunk().await.map_err(BodyError::Read)? {
+        total = total.saturating_add(chunk.len());
+        if total > max {
+            return Err(BodyError::TooLarge(max));
+        }
+    }
+    Ok(())
 }
 
 async fn probe(

@@ -172,6 +172,29 @@ pub enum ProbeError {
     },
 }
 
+/// Refuses a URL DSN whose user or password holds an unescaped `@`, `/`
+/// or `?`. libpq ends the user info at the first `@` (and the authority
+/// at the first `/`), so `postgres://u:p@ss@host` would connect to host
+/// `ss@host` and every message naming the target would show part of the
+/// password. The reason names no part of the DSN.
+fn unescaped_credentials(dsn: &str) -> Result<(), String> {
+    let Some((_, rest)) = dsn.split_once("://") else {
+        // key=value form: values are quoted, an `@` in them is plain text.
+        return Ok(());
+    };
+    let ats = rest.matches('@').count();
+    let first_at = rest.find('@');
+    let first_end = rest.find(['/', '?']);
+    let broken = ats > 1 || matches!((first_at, first_end), (Some(at), Some(end)) if end < at);
+    if broken {
+        return Err(
+            "the user or password holds an unescaped '@', '/' or '?': percent-encode it (%40, %2F, %3F) or use the key=value form (password='...')"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// Where a DSN points, without its password.
 pub fn describe_target(config: &Config) -> String {
     let host = config
@@ -230,6 +253,7 @@ impl Drop for Session {
 pub async fn run(options: &Options) -> Result<Report, ProbeError> {
     let (mut config, target, tls) = match &options.target {
         Target::Dsn(dsn) => {
+            unescaped_credentials(dsn).map_err(ProbeError::Dsn)?;
             let config: Config = dsn.parse().map_err(|e: tokio_postgres::Error| {
                 let text = describe_error(&e, None);
                 ProbeError::Dsn(
@@ -543,7 +567,40 @@ async fn probe(
     // closing the session.
     let remaining = options.budget.saturating_sub(start.elapsed());
     let share = remaining.mul_f64(0.4);
-    let mut method = Method::EmitMessage;
+    // A transactional logical message is decoded by every logical
+    // replication slot and handed to its consumer (pgoutput passes it on
+    // when the subscriber asked for messages; Debezium and wal2json do),
+    // so with such slots the probe writes temporary-table catalog rows
+    // instead, which logical decoding never sends out.
+    let mut method = match rows(
+        client,
+        "SELECT count(*) FROM pg_replication_slots WHERE slot_type = 'logical'",
+    )
+    .await
+    {
+        Ok(r) => match r
+            .first()
+            .and_then(|row| row.first().cloned().flatten())
+            .unwrap_or_default()
+            .as_str()
+        {
+            "0" | "" => Method::EmitMessage,
+            n => Method::TempTable {
+                reason: format!(
+                    "{n} logical replication slot(s) exist: pg_logical_emit_message would send the probe's messages to their consumers"
+                ),
+            },
+        },
+        Err(e) => {
+            notes.push(format!(
+                "pg_replication_slots not readable, so temporary tables are used: {}",
+                describe_error(&e, password)
+            ));
+            Method::TempTable {
+                reason: "whether logical replication slots exist could not be read".into(),
+            }
+        }
+    };
     set_stage(stage, "timing commits (effective synchronous_commit)");
     let effective = series(
         client,

@@ -222,6 +222,16 @@ pub fn record(finding: &mut Finding, spec: &ProbeSpec, outcome: &Outcome) {
         outcome.verdict.as_str(),
         outcome.reason
     );
+    if let (Verdict::Confirmed, Some(severity)) =
+        (outcome.verdict, finding.unconfirmed_severity.take())
+    {
+        note.push_str(&format!(
+            "; the remedy the repository shows is not in effect on the probed server: \
+             reported as {} again",
+            severity.as_str()
+        ));
+        finding.severity = severity;
+    }
     if outcome.verdict == Verdict::NotConfirmed && finding.severity != Severity::Info {
         note.push_str(&format!(
             "; reported as info instead of {}",

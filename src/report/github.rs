@@ -110,6 +110,7 @@ mod tests {
             related: Vec::new(),
             evidence: Vec::new(),
             notes: vec!["a note".into()],
+            unconfirmed_severity: None,
             help: "fix it".into(),
             fingerprint: String::new(),
             fix: None,

@@ -161,7 +161,7 @@ fn named(
     ls: &[&Label],
     first_is_primary: bool,
 ) -> (NamedSource<String>, Vec<LabeledSpan>) {
-    let text = control::Source::new(&sources.get(id).text);
+    let text = control::Source::new(sources.get(id).text_to_show());
     let labels = ls
         .iter()
         .enumerate()

@@ -436,6 +436,7 @@ mod tests {
             ],
             evidence: Vec::new(),
             notes: vec!["n".into()],
+            unconfirmed_severity: None,
             help: String::new(),
             fingerprint: "f".into(),
             fix: None,

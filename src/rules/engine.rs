@@ -8,7 +8,9 @@ use sha2::{Digest, Sha256};
 
 use super::finding::{Evidence, Finding, Label};
 use super::releases::Baseline;
-use super::schema::{FixSpec, ReleaseCrossedStep, Rule, Step, ValueTest};
+use super::schema::{
+    DataVolumeStep, FixSpec, ReleaseCrossedStep, Rule, Step, StorageStep, ValueTest,
+};
 use crate::fix::{Applicability, Edit, Fix, templates};
 use crate::model::app::{self, App, AppQuery};
 use crate::model::database::{self, Database, HostQuery};
@@ -17,6 +19,7 @@ use crate::model::replication::{self, Synchronous};
 use crate::model::session::{self, SessionQuery, SessionSetting};
 use crate::model::settings::{self, Setting};
 use crate::model::storage::{self, Category, ClassDecl, Storage};
+use crate::model::volume::{self, Mount};
 use crate::model::{Model, ObjRef, Unknown};
 use crate::rules::schema::Severity;
 use crate::yaml::jsonpath::select;
@@ -29,6 +32,8 @@ enum Fact {
     Database(Database),
     Setting(Setting),
     Storage(Storage),
+    /// The volume over an app's data path, and the app's name.
+    Volume(Mount, String),
     Replication(Synchronous),
     /// A per-database or per-role value from bootstrap SQL that the rule
     /// does not flag, with caveats: the finding stands as info.
@@ -144,9 +149,10 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
             });
         }
         // The same facts reached twice (one base app rendered into two
-        // clusters' trees) are one finding.
+        // clusters' trees) are one finding; a same-named object written
+        // apart for a second cluster is its own.
         for f in matches.iter().map(|b| finding(model, rule, b)) {
-            if fingerprints.insert(f.fingerprint.clone()) {
+            if fingerprints.insert((f.fingerprint.clone(), f.primary.span)) {
                 out.findings.push(f);
             }
         }
@@ -292,26 +298,8 @@ impl Ctx<'_, '_> {
                 }
                 vec![found]
             }
-            Step::Storage(p) => {
-                let Some(Fact::Database(db)) = find(bound, "database") else {
-                    return Vec::new();
-                };
-                match storage::of_database(model, db) {
-                    Ok(s)
-                        if p.category
-                            .iter()
-                            .any(|c| Category::parse(c) == Some(s.category)) =>
-                    {
-                        vec![vec![("storage".to_string(), Fact::Storage(s))]]
-                    }
-                    Ok(_) => Vec::new(),
-                    Err(unknown) => {
-                        let subject = model.object(db.object).id();
-                        self.note_unknown(subject, unknown);
-                        Vec::new()
-                    }
-                }
-            }
+            Step::Storage(p) => self.storage(p, bound),
+            Step::DataVolume(p) => self.data_volume(p),
             Step::SynchronousReplication => {
                 let Some(Fact::Database(db)) = find(bound, "database") else {
                     return Vec::new();
@@ -358,12 +346,14 @@ impl Ctx<'_, '_> {
                     return Vec::new();
                 };
                 match path_test(&p.path, &p.is, &release.values, &mut self.work) {
-                    Some(node) => vec![vec![(
+                    Some(hit) => vec![vec![(
                         "value".to_string(),
                         Fact::Value {
                             object: app.object,
-                            node,
-                            path: p.path.clone(),
+                            path: hit
+                                .as_ref()
+                                .map_or(p.path.clone(), |(_, shown)| shown.clone()),
+                            node: hit.map(|(n, _)| n),
                         },
                     )]],
                     None => Vec::new(),
@@ -402,12 +392,18 @@ impl Ctx<'_, '_> {
                         for t in &p.tests {
                             last = Some(path_test(&t.path, &t.is, &o.root, &mut self.work)?);
                         }
+                        let hit = last.flatten();
                         Some(vec![(
                             "object".to_string(),
                             Fact::Value {
                                 object: i,
-                                node: last.flatten(),
-                                path: p.tests.last().map(|t| t.path.clone()).unwrap_or_default(),
+                                path: match &hit {
+                                    Some((_, shown)) => shown.clone(),
+                                    None => {
+                                        p.tests.last().map(|t| t.path.clone()).unwrap_or_default()
+                                    }
+                                },
+                                node: hit.map(|(n, _)| n),
                             },
                         )])
                     })
@@ -507,6 +503,98 @@ impl Ctx<'_, '_> {
 }
 
 impl Ctx<'_, '_> {
+    /// The storage a rule asks about: under the bound volume, at the
+    /// bound object's (or app's) `classAt`, or under the bound database.
+    fn storage(&mut self, p: &StorageStep, bound: &Bindings) -> Vec<Bindings> {
+        let model = self.model;
+        let (subject, found) = match (
+            find(bound, "volume"),
+            &p.class_at,
+            find(bound, "object"),
+            find(bound, "app"),
+            find(bound, "database"),
+        ) {
+            (Some(Fact::Volume(m, _)), ..) => (m.object, volume::storage(model, m)),
+            (None, Some(path), Some(Fact::Value { object, .. }), ..) => (
+                *object,
+                class_at(model, *object, path, &model.object(*object).root),
+            ),
+            (None, Some(path), _, Some(Fact::App(a, _)), _) => match model.release(a.object) {
+                Some(release) => (a.object, class_at(model, a.object, path, &release.values)),
+                None => return Vec::new(),
+            },
+            (None, None, _, _, Some(Fact::Database(db))) => {
+                (db.object, storage::of_database(model, db).map(Some))
+            }
+            _ => return Vec::new(),
+        };
+        match found {
+            Ok(Some(s))
+                if p.category
+                    .iter()
+                    .any(|c| Category::parse(c) == Some(s.category))
+                    && (p.mount_options.is_empty()
+                        || storage::mount_options(model, &s.decl)
+                            .iter()
+                            .any(|o| p.mount_options.contains(o))) =>
+            {
+                vec![vec![("storage".to_string(), Fact::Storage(s))]]
+            }
+            Ok(_) => Vec::new(),
+            Err(unknown) => {
+                let subject = model.object(subject).id();
+                self.note_unknown(subject, unknown);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Each listed app found, with the volume over its data path, unless
+    /// a variable moves its database elsewhere.
+    fn data_volume(&mut self, p: &DataVolumeStep) -> Vec<Bindings> {
+        let model = self.model;
+        let mut out = Vec::new();
+        for entry in &p.apps {
+            let query = AppQuery {
+                charts: &[],
+                images: &entry.images,
+            };
+            for a in app::find(model, &query) {
+                let subject = model.object(a.object).id();
+                if !entry.unless_env.is_empty() {
+                    let vars = env::of_app(model, &a, &[]);
+                    if entry
+                        .unless_env
+                        .iter()
+                        .any(|n| env::lookup(&vars, n).is_some())
+                    {
+                        continue;
+                    }
+                    if let Some(src) = env::has_hidden_sources(model, &a) {
+                        let names = entry.unless_env.join(", ");
+                        self.note_unknown(
+                            subject,
+                            Unknown(format!(
+                                "{src} could set {names}, which moves {}'s database off {}",
+                                entry.name, entry.path
+                            )),
+                        );
+                        continue;
+                    }
+                }
+                match volume::at(model, &a, &entry.images, &entry.path) {
+                    Ok(Some(m)) => out.push(vec![
+                        ("app".to_string(), Fact::App(a, Vec::new())),
+                        ("volume".to_string(), Fact::Volume(m, entry.name.clone())),
+                    ]),
+                    Ok(None) => {}
+                    Err(unknown) => self.note_unknown(subject, unknown),
+                }
+            }
+        }
+        out
+    }
+
     /// `releaseCrossed` (`bump`, against the baseline's version) and
     /// `releaseReached` (`release`, the releases the current version has
     /// reached). A change counts where its `when` steps hold.
@@ -640,6 +728,24 @@ fn object_of(fact: &Fact) -> Option<ObjRef> {
     }
 }
 
+/// The storage of the class named at `path` in `root` (an object, or a
+/// release's values); `Ok(None)` when nothing is written there.
+fn class_at(
+    model: &Model,
+    object: ObjRef,
+    path: &str,
+    root: &Node,
+) -> Result<Option<Storage>, Unknown> {
+    let written = select(path, root)
+        .unwrap_or_default()
+        .into_iter()
+        .find(|n| n.scalar_text().is_some_and(|t| !t.is_empty()));
+    match written {
+        Some(node) => storage::of_request(model, object, Some(node.clone())).map(Some),
+        None => Ok(None),
+    }
+}
+
 fn find<'b>(bound: &'b Bindings, name: &str) -> Option<&'b Fact> {
     bound.iter().rev().find(|(n, _)| n == name).map(|(_, f)| f)
 }
@@ -689,6 +795,8 @@ fn passes(test: &ValueTest, seen: &Seen) -> bool {
             ValueTest::NotString => {
                 node.is_some_and(|n| !matches!(n.value, crate::yaml::Value::Str(_)))
             }
+            // Decided on the map itself, in `path_test`.
+            ValueTest::KeysOtherThan(_) => false,
         },
     }
 }
@@ -707,12 +815,28 @@ fn lacks_json_keys(val: &str, keys: &[String]) -> bool {
 
 /// Runs a JSONPath test on `root`: `Some(node)` when it holds (the node
 /// that passed, `None` for tests on absence), `None` when it does not.
-fn path_test(path: &str, test: &ValueTest, root: &Node, work: &mut usize) -> Option<Option<Node>> {
+fn path_test(
+    path: &str,
+    test: &ValueTest,
+    root: &Node,
+    work: &mut usize,
+) -> Option<Option<(Node, String)>> {
     // Paths are checked when the rule is loaded (jsonpath::validate).
     let hits = select(path, root).unwrap_or_default();
     *work += hits.len();
     if hits.is_empty() {
         return passes(test, &Seen::Absent).then_some(None);
+    }
+    if let ValueTest::KeysOtherThan(allowed) = test {
+        // The first key the map should not have, shown with its path.
+        return hits.into_iter().find_map(|n| {
+            let (key, value) = n
+                .as_map()?
+                .iter()
+                .find(|(k, _)| k.as_str().is_some_and(|k| !allowed.iter().any(|a| a == k)))?;
+            let shown = format!("{}.{}", path.trim_start_matches("$."), key.as_str()?);
+            Some(Some((value.clone(), shown)))
+        });
     }
     hits.into_iter()
         .find(|n| {
@@ -732,7 +856,7 @@ fn path_test(path: &str, test: &ValueTest, root: &Node, work: &mut usize) -> Opt
             };
             passes(test, &seen)
         })
-        .map(|n| Some(n.clone()))
+        .map(|n| Some((n.clone(), path.to_string())))
 }
 
 /// Builds the finding for one complete set of bindings.
@@ -822,6 +946,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         evidence,
         notes,
         help: rule.remediation.trim().to_string(),
+        unconfirmed_severity: (severity != rule.severity).then_some(rule.severity),
         fingerprint,
         fix: rule
             .fix
@@ -1108,6 +1233,22 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 st.class.clone(),
             )
         }
+        Fact::Volume(m, app) => (
+            vec![Label {
+                span: first_line(model, m.node.span),
+                text: format!(
+                    "{} is on volume {}, mounted at {}",
+                    m.data_path, m.volume, m.mount_path
+                ),
+            }],
+            vec![
+                ("app".into(), app.clone()),
+                ("path".into(), m.data_path.clone()),
+                ("mount".into(), m.mount_path.clone()),
+                ("name".into(), m.volume.clone()),
+            ],
+            format!("{}:{}", m.volume, m.data_path),
+        ),
         Fact::Session(s, _) => (
             vec![Label {
                 span: s.span,

@@ -33,6 +33,10 @@ pub struct Finding {
     pub notes: Vec<String>,
     /// The rule's remediation.
     pub help: String,
+    /// The rule's severity, when the finding is reported as info because
+    /// of a remedy the repository only partly shows (bootstrap SQL): a
+    /// probe that confirms the hazard restores it.
+    pub unconfirmed_severity: Option<Severity>,
     /// Stable across runs and machines: the rule and the identities of
     /// the objects involved, not their line numbers.
     pub fingerprint: String,

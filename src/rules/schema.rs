@@ -249,8 +249,16 @@ pub enum Step {
     Database(DatabaseStep),
     /// An effective Postgres setting of the bound database. Binds `setting`.
     Setting(SettingStep),
-    /// The storage under the bound database. Binds `storage`.
+    /// The storage under the bound volume (`dataVolume`), the class
+    /// written at `classAt` in the bound object or app values, or else
+    /// under the bound database. Binds `storage`.
     Storage(StorageStep),
+    /// Apps that keep their database files under a path, found by image,
+    /// with the volume mounted over that path (pod `volumes`, StatefulSet
+    /// `volumeClaimTemplates`, bjw-s app-template `persistence`). Binds
+    /// `app` and `volume`: `{volume.path}`, `{volume.mount}`,
+    /// `{volume.name}`, `{volume.app}`.
+    DataVolume(DataVolumeStep),
     /// The bound database replicates synchronously (CNPG
     /// `minSyncReplicas`/`maxSyncReplicas`/`postgresql.synchronous`,
     /// Patroni `synchronous_mode` on Zalando and Crunchy, Bitnami
@@ -405,6 +413,40 @@ pub struct StorageStep {
     /// `network-replicated-block`, `network-block` (one copy over the
     /// network), `network-filesystem`, `local`.
     pub category: Vec<String>,
+    /// JSONPath (RFC 9535) to a storage class name in the bound `object`
+    /// (`$.spec.storage.storageClassName`), or else in the bound app's
+    /// Helm values. Nothing written there: the step does not hold.
+    #[serde(default)]
+    pub class_at: Option<String>,
+    /// Only storage mounted with one of these options (`soft`), as the
+    /// StorageClass or PersistentVolume `mountOptions` write them
+    /// (`nfsvers=4.1` matches `nfsvers`).
+    #[serde(default)]
+    pub mount_options: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DataVolumeStep {
+    /// The apps, each with the images it runs from and where it keeps
+    /// its database.
+    pub apps: Vec<DataApp>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DataApp {
+    /// The app's name, for messages (`{volume.app}`).
+    pub name: String,
+    /// Image repositories (registry optional for Docker Hub).
+    pub images: Vec<String>,
+    /// The database file or directory in the container.
+    pub path: String,
+    /// Variables that move the database elsewhere (`SONARR__POSTGRES__HOST`):
+    /// when one is set, or may be set by a Secret the repository does not
+    /// show, the app does not match.
+    #[serde(default)]
+    pub unless_env: Vec<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -502,6 +544,9 @@ pub enum ValueTest {
     /// Set to something other than a string (a number, boolean or null
     /// where the API expects a string).
     NotString,
+    /// A map with a key other than these (a Postgres parameter written
+    /// beside Patroni's own `postgresql` keys); the finding names the key.
+    KeysOtherThan(Vec<String>),
 }
 
 /// The `matches` patterns of these steps (nested `anyOf` included) that

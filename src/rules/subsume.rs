@@ -103,6 +103,7 @@ mod tests {
             related: related.iter().map(|s| at(*s)).collect(),
             evidence: Vec::new(),
             notes: Vec::new(),
+            unconfirmed_severity: None,
             help: String::new(),
             fingerprint: format!("{rule}{primary}"),
             fix: None,

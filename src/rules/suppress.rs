@@ -85,6 +85,7 @@ pub fn apply(model: &Model, rules: &[Rule], findings: Vec<Finding>) -> Outcome {
                 related: Vec::new(),
                 evidence: Vec::new(),
                 notes: Vec::new(),
+                unconfirmed_severity: None,
                 help: rule.remediation.trim().to_string(),
                 fingerprint: format!(
                     "{UNUSED}:{}:{}",

@@ -118,6 +118,9 @@ pub struct Files {
     pub inputs: HashMap<PathBuf, (Input, PathBuf)>,
     /// Directories whose kustomization a build read.
     pub built_dirs: std::collections::HashSet<PathBuf>,
+    /// Texts read instead of the files at these paths: a fix's edits,
+    /// rendered again before anything is written.
+    overlay: HashMap<PathBuf, String>,
 }
 
 /// The disk below the root, or a commit's tree in git's object store.
@@ -149,6 +152,19 @@ impl Files {
             kustomize_defaults: None,
             inputs: HashMap::new(),
             built_dirs: std::collections::HashSet::new(),
+            overlay: HashMap::new(),
+        }
+    }
+
+    /// Files whose texts are read from `overlay` instead of the disk.
+    pub fn with_overlay(
+        root: impl Into<PathBuf>,
+        limits: Limits,
+        overlay: HashMap<PathBuf, String>,
+    ) -> Files {
+        Files {
+            overlay,
+            ..Files::new(root, limits)
         }
     }
 
@@ -200,6 +216,9 @@ impl Files {
     }
 
     fn raw(&self, rel: &Path) -> Result<Vec<u8>, Refused> {
+        if let Some(text) = self.overlay.get(rel) {
+            return Ok(text.clone().into_bytes());
+        }
         match &self.backing {
             Backing::Disk(root) => root.read(&self.abs(rel), self.limits.max_bytes),
             Backing::Commit(tree) => tree.read(rel, self.limits.max_bytes),
@@ -267,7 +286,10 @@ impl Files {
                 .read_many(rels, limits.max_bytes)
                 .into_iter()
                 .zip(rels)
-                .map(|(bytes, rel)| text_of(bytes, rel))
+                .map(|(bytes, rel)| match self.overlay.get(rel) {
+                    Some(text) => Ok(text.clone()),
+                    None => text_of(bytes, rel),
+                })
                 .collect(),
         };
         let mut to_parse = Vec::new();

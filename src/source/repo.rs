@@ -100,6 +100,16 @@ pub fn load(root: &Path, limits: Limits) -> Repo {
     load_files(Files::new(root, limits))
 }
 
+/// [`load`] with some files' texts replaced (a fix's edits, checked
+/// before they are written).
+pub fn load_overlaid(
+    root: &Path,
+    limits: Limits,
+    overlay: std::collections::HashMap<PathBuf, String>,
+) -> Repo {
+    load_files(Files::with_overlay(root, limits, overlay))
+}
+
 /// Loads every YAML file of `files` (the disk, or a commit's tree) and
 /// renders the Flux tree.
 pub fn load_files(mut files: Files) -> Repo {
@@ -433,8 +443,14 @@ impl FluxTree {
     ) {
         // Roots are the Kustomizations no other one produces: one
         // flux-system per cluster, which produces itself (flux bootstrap's
-        // gotk-sync.yaml), or the one flux-operator makes for a
-        // FluxInstance, which no file holds.
+        // gotk-sync.yaml: fluxcd/flux2 pkg/manifestgen/sync `Generate`
+        // writes it to <target path>/flux-system/ with `spec.path` the
+        // target path, so the build of that path holds it), or the one
+        // flux-operator makes for a FluxInstance, which no file holds
+        // (flux::bootstrap). kustomize-controller builds the path's own
+        // kustomization.yaml when there is one, else generates one
+        // (fluxcd/pkg kustomize/kustomize_generator.go
+        // `findOrGenerateKustomization`, kustomize::build_flux_path).
         let mut seen = Produced::default();
         let mut written = std::mem::take(&mut self.written);
         // Sync Kustomizations from the bootstrap objects as written first,
@@ -445,7 +461,7 @@ impl FluxTree {
         self.find_local_sources(files, &written, issues);
         written.retain(|ks| !synced.contains(ks));
         self.build_each(files, &written, &mut seen);
-        let built: Vec<Object> = self
+        let mut built: Vec<Object> = self
             .builds
             .values()
             .filter_map(|b| b.as_ref().ok())
@@ -455,8 +471,13 @@ impl FluxTree {
                     || crate::source::flux::data::provides(o).is_some()
             })
             .cloned()
-            .chain(bootstrap.iter().cloned())
             .collect();
+        // Builds are a map: sorted, the roots (and so the tree numbers)
+        // are the same in every run.
+        built.sort_by(|a, b| {
+            (doc_id(a), a.namespace(), a.name()).cmp(&(doc_id(b), b.namespace(), b.name()))
+        });
+        built.extend(bootstrap.iter().cloned());
         let synced = Self::synced(files, &written, &built, config_sources, issues);
         drop(built);
         self.find_local_sources(files, &synced, issues);

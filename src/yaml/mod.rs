@@ -2,6 +2,7 @@
 //! spans point into.
 
 mod compat;
+mod mask;
 mod node;
 mod parse;
 mod size;
@@ -22,6 +23,20 @@ pub struct SourceFile {
     pub text: Arc<str>,
     /// Not a file of the linted directory: cluster state.
     external: bool,
+    /// The text reports show, Secret values masked; made on first use.
+    shown_text: std::sync::OnceLock<Arc<str>>,
+}
+
+impl SourceFile {
+    /// The text as reports may show it: the values of Secrets' `data`
+    /// and `stringData` masked (same length, so spans hold).
+    pub fn text_to_show(&self) -> &Arc<str> {
+        self.shown_text
+            .get_or_init(|| match mask::secrets(&self.text) {
+                Some(masked) => masked.into(),
+                None => self.text.clone(),
+            })
+    }
 }
 
 /// Every file the run has read. Spans hold a [`FileId`] into this table so
@@ -65,6 +80,7 @@ impl SourceMap {
             path,
             text,
             external,
+            shown_text: std::sync::OnceLock::new(),
         });
         id
     }

@@ -97,6 +97,19 @@ impl Node {
         }
     }
 
+    /// A mapping made here, not read from a file: each key spans its value.
+    pub fn synthetic_map(entries: Vec<(String, Node)>, span: Span) -> Node {
+        Node::new(
+            Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (Node::synthetic_str(k, v.span), v))
+                    .collect(),
+            ),
+            span,
+        )
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::Str(s) => Some(s),

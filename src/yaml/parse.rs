@@ -48,6 +48,9 @@ pub struct Limits {
     /// a component is applied every time it is listed, so a chain of
     /// components each listing the next twice doubles per level.
     pub max_kustomize_builds: usize,
+    /// Kustomizations and components nested in one another (each level
+    /// is a frame of the recursive build; real repositories nest a few).
+    pub max_kustomize_depth: usize,
     /// Nodes one object may reach through JSON 6902 `copy` operations and
     /// `replacements` (each can copy an object into itself); depth is
     /// held to `max_depth` there too.
@@ -59,6 +62,8 @@ pub struct Limits {
     pub max_rule_work: usize,
     /// Matches (findings before deduplication) one rule may have.
     pub max_rule_matches: usize,
+    /// Bytes of one HTTP probe response body (read and dropped, counted).
+    pub max_http_body_bytes: usize,
 }
 
 impl Default for Limits {
@@ -73,10 +78,12 @@ impl Default for Limits {
             max_alias_bytes: 32 * 1024 * 1024,
             max_repairs: 64,
             max_kustomize_builds: 10_000,
+            max_kustomize_depth: 100,
             max_object_nodes: 1_000_000,
             max_object_bytes: 32 * 1024 * 1024,
             max_rule_work: 2_000_000,
             max_rule_matches: 10_000,
+            max_http_body_bytes: 16 * 1024 * 1024,
         }
     }
 }

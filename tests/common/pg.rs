@@ -348,6 +348,23 @@ impl PgServer {
         std::fs::read_to_string(self.dir().join("server.log")).unwrap_or_default()
     }
 
+    /// Restarts the server with the options it was started with
+    /// (postmaster.opts), for settings such as `wal_level` that need a
+    /// restart. Without the slow-fsync shim, which is an environment
+    /// variable of the first start only.
+    pub fn restart(&self) {
+        check(
+            "pg_ctl restart",
+            as_postgres(&format!("{BIN}/pg_ctl"))
+                .args(["-w", "-t", "30", "-m", "fast", "-D"])
+                .arg(self.data_dir())
+                .arg("-l")
+                .arg(self.dir().join("server.log"))
+                .arg("restart")
+                .output(),
+        );
+    }
+
     /// Stops the server now (fast shutdown); drop does it otherwise.
     pub fn stop(&mut self) {
         if !self.stopped {

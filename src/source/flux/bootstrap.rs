@@ -141,13 +141,11 @@ fn made(by: &Object, sync: &Node, namespace: &str) -> Option<Object> {
         .unwrap_or_else(|| Node::synthetic_str("GitRepository", sync.span));
     let at = sync.span;
     let map = |entries: Vec<(&str, Node)>, span: Span| {
-        Node::new(
-            Value::Map(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (Node::synthetic_str(k, v.span), v))
-                    .collect(),
-            ),
+        Node::synthetic_map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
             span,
         )
     };

@@ -367,6 +367,33 @@ impl Cx<'_> {
         if expanded.text == text && expanded.uses.is_empty() {
             return false;
         }
+        // Used ones render empty (rule flux-variable-undefined); one read
+        // only inside the default of a set variable renders right here,
+        // but kustomize-controller's strict substitution, on by default
+        // since v1.9 (feature gate StrictPostBuildSubstitutions,
+        // internal/features/features.go), fails the Kustomization on it:
+        // fluxcd/pkg envsubst/template.go `evalFunc` evaluates every
+        // argument before the variable, and a bare `${B}` is not a default
+        // operator (`errVarNotSet`).
+        let strict: Vec<&str> = expanded
+            .strict_unset
+            .iter()
+            .filter(|v| !expanded.undefined.contains(v))
+            .map(String::as_str)
+            .collect();
+        if !strict.is_empty() {
+            self.issues.push(issue_at(
+                self.sources,
+                node.span,
+                format!(
+                    "Flux fails this Kustomization: {} in {} is defined nowhere and has no \
+                     default; unused here, but strict substitution (on by default since \
+                     kustomize-controller v1.9) rejects it",
+                    strict.join(", "),
+                    shorten(&text)
+                ),
+            ));
+        }
         let origin = origin_of(&expanded, self.vars);
         if expanded.unresolved {
             // A value we cannot know (SOPS, a source only in the cluster)
@@ -1083,6 +1110,24 @@ data:
             typo.origin.as_deref(),
             Some(Origin::Substituted { undefined, unknown: false, .. }) if undefined == &["DOMAN"]
         ));
+    }
+
+    /// Strict substitution: a variable defined nowhere inside the unused
+    /// default of a set one is an issue; the value still renders.
+    #[test]
+    fn undefined_variable_in_an_unused_default_fails_strict_substitution() {
+        let ks = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  postBuild:\n    substitute: {A: a}\n";
+        let app = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  v: ${A:=${B}}\n  w: ${A:=b}\n";
+        let repo = Repo::new(&[("ks.yaml", ks), ("app.yaml", app)]);
+        let (obj, issues) = repo.render("x");
+        assert_eq!(obj.root.to_json()["data"]["v"], "a");
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!((issues[0].path.as_str(), issues[0].line), ("app.yaml", 5));
+        assert!(
+            issues[0].message.contains("B in \"${A:=${B}}\""),
+            "{}",
+            issues[0]
+        );
     }
 
     #[test]

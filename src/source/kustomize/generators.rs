@@ -85,18 +85,6 @@ fn options(local: Option<&Node>, global: Option<&Node>) -> Options {
     o
 }
 
-fn map_node(entries: Vec<(String, Node)>, span: Span) -> Node {
-    Node::new(
-        Value::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| (Node::synthetic_str(k, v.span), v))
-                .collect(),
-        ),
-        span,
-    )
-}
-
 fn generate(
     files: &mut Files,
     k: &Kustomization,
@@ -159,15 +147,18 @@ fn generate(
         meta.push(("namespace".into(), Node::synthetic_str(ns, span)));
     }
     if !opts.labels.is_empty() {
-        meta.push(("labels".into(), map_node(opts.labels, span)));
+        meta.push(("labels".into(), Node::synthetic_map(opts.labels, span)));
     }
     if !opts.annotations.is_empty() {
-        meta.push(("annotations".into(), map_node(opts.annotations, span)));
+        meta.push((
+            "annotations".into(),
+            Node::synthetic_map(opts.annotations, span),
+        ));
     }
     let mut root = vec![
         ("apiVersion".to_string(), Node::synthetic_str("v1", span)),
         ("kind".to_string(), Node::synthetic_str(kind, span)),
-        ("metadata".to_string(), map_node(meta, span)),
+        ("metadata".to_string(), Node::synthetic_map(meta, span)),
     ];
     if kind == "Secret" {
         let t = args
@@ -179,15 +170,15 @@ fn generate(
     // kyaml creates `data` on a Secret even when it is empty, never on a
     // ConfigMap.
     if !data.is_empty() || kind == "Secret" {
-        root.push(("data".into(), map_node(data, span)));
+        root.push(("data".into(), Node::synthetic_map(data, span)));
     }
     if !binary.is_empty() {
-        root.push(("binaryData".into(), map_node(binary, span)));
+        root.push(("binaryData".into(), Node::synthetic_map(binary, span)));
     }
     if opts.immutable {
         root.push(("immutable".into(), Node::new(Value::Bool(true), span)));
     }
-    let mut obj = Object::new(map_node(root, span), span.file, 0);
+    let mut obj = Object::new(Node::synthetic_map(root, span), span.file, 0);
     obj.push_step(
         StepKind::Generator,
         format!("{kind} generator in {}", k.file.display()),

@@ -539,6 +539,16 @@ impl<'f> Builder<'f> {
             self.gaps.extend(memo.gaps.iter().cloned());
             return merge_into(self.files, sub, acc, from.unwrap_or(root));
         }
+        let max_depth = self.files.limits().max_kustomize_depth;
+        if self.stack.len() >= max_depth {
+            let msg = format!(
+                "kustomize build budget exceeded: kustomizations and components nested more than {max_depth} deep"
+            );
+            return Err(match from {
+                Some(s) => issue_at(self.files, s, msg),
+                None => Issue::file(dir, msg),
+            });
+        }
         self.builds += 1;
         if self.builds > self.files.limits().max_kustomize_builds {
             let msg = format!(
@@ -774,6 +784,29 @@ mod tests {
             std::fs::write(p, text).unwrap();
         }
         dir
+    }
+
+    /// Builds `dir` and checks it gives the objects `kubectl kustomize`
+    /// printed (`expected`), in any order.
+    fn same_as_kubectl(files: &mut Files, dir: &str, expected: &str) {
+        let ours: Vec<serde_json::Value> = build(files, Path::new(dir))
+            .unwrap()
+            .iter()
+            .map(|o| o.root.to_json())
+            .collect();
+        let theirs: Vec<serde_json::Value> =
+            crate::yaml::parse_documents(expected, crate::yaml::FileId(0), &Limits::default())
+                .unwrap()
+                .iter()
+                .map(Node::to_json)
+                .collect();
+        assert_eq!(ours.len(), theirs.len());
+        for t in &theirs {
+            assert!(
+                ours.contains(t),
+                "missing or different: {t}\nours: {ours:#?}"
+            );
+        }
     }
 
     #[test]
@@ -1053,22 +1086,11 @@ patches:
             ),
         ]);
         let mut files = Files::new(dir.path(), Limits::default());
-        let ours: Vec<serde_json::Value> = build(&mut files, Path::new("overlay"))
-            .unwrap()
-            .iter()
-            .map(|o| o.root.to_json())
-            .collect();
-        let expected = include_str!("testdata/overlay.kubectl.yaml");
-        let theirs: Vec<serde_json::Value> =
-            crate::yaml::parse_documents(expected, crate::yaml::FileId(0), &Limits::default())
-                .unwrap()
-                .iter()
-                .map(Node::to_json)
-                .collect();
-        assert_eq!(ours.len(), theirs.len());
-        for t in &theirs {
-            assert!(ours.contains(t), "missing or different: {t}");
-        }
+        same_as_kubectl(
+            &mut files,
+            "overlay",
+            include_str!("testdata/overlay.kubectl.yaml"),
+        );
 
         // A value from an inline block-scalar patch points into the
         // kustomization file: `81` on line 48. (The JSON 6902 patch on
@@ -1249,25 +1271,11 @@ spec:
             ),
         ]);
         let mut files = Files::new(dir.path(), Limits::default());
-        let ours: Vec<serde_json::Value> = build(&mut files, Path::new("app"))
-            .unwrap()
-            .iter()
-            .map(|o| o.root.to_json())
-            .collect();
-        let expected = include_str!("testdata/fieldspecs.kubectl.yaml");
-        let theirs: Vec<serde_json::Value> =
-            crate::yaml::parse_documents(expected, crate::yaml::FileId(0), &Limits::default())
-                .unwrap()
-                .iter()
-                .map(Node::to_json)
-                .collect();
-        assert_eq!(ours.len(), theirs.len());
-        for t in &theirs {
-            assert!(
-                ours.contains(t),
-                "missing or different: {t}\nours: {ours:#?}"
-            );
-        }
+        same_as_kubectl(
+            &mut files,
+            "app",
+            include_str!("testdata/fieldspecs.kubectl.yaml"),
+        );
     }
 
     /// Issue #12 item 5: a file go-yaml refuses fails the Flux

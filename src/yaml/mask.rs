@@ -1,0 +1,76 @@
+//! Secret values hidden from the source text that reports show: a
+//! snippet prints the lines around a finding, and those may be a
+//! Secret's `data`/`stringData`. Each hidden character becomes `*` byte
+//! for byte (whitespace kept), so spans into the file stay valid.
+
+use super::node::{FileId, Node, Value};
+use super::parse::{Limits, parse_documents};
+
+/// `text` with the values of every Secret's `data` and `stringData`
+/// masked; `None` when there is nothing to mask. A file that mentions a
+/// Secret and does not parse is masked whole: what is a value cannot be
+/// told.
+pub fn secrets(text: &str) -> Option<String> {
+    if !text.contains("Secret") {
+        return None;
+    }
+    let Ok(docs) = parse_documents(text, FileId(0), &Limits::default()) else {
+        return Some(mask(text, &[(0, text.len())]));
+    };
+    let mut ranges = Vec::new();
+    for doc in docs
+        .iter()
+        .filter(|d| d.str_at(&["kind"]) == Some("Secret"))
+    {
+        for key in ["data", "stringData"] {
+            match doc.get(key).map(|n| &n.value) {
+                Some(Value::Map(entries)) => ranges.extend(entries.iter().map(|(_, v)| range(v))),
+                Some(_) => ranges.extend(doc.get(key).map(range)),
+                None => {}
+            }
+        }
+    }
+    (!ranges.is_empty()).then(|| mask(text, &ranges))
+}
+
+fn range(n: &Node) -> (usize, usize) {
+    (n.span.start as usize, n.span.end as usize)
+}
+
+fn mask(text: &str, ranges: &[(usize, usize)]) -> String {
+    let mut out = text.as_bytes().to_vec();
+    for &(start, end) in ranges {
+        let end = end.min(text.len());
+        let Some(piece) = text.get(start..end) else {
+            continue;
+        };
+        for (at, c) in piece.char_indices() {
+            if !c.is_whitespace() {
+                let from = start + at;
+                out[from..from + c.len_utf8()].fill(b'*');
+            }
+        }
+    }
+    String::from_utf8(out).expect("ASCII replaces whole characters")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_values_are_masked_byte_for_byte() {
+        let text = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  password: hunter2\n  block: |\n    säkret\ndata: {token: aHVudGVyMg==}\n---\nkind: ConfigMap\ndata: {a: visible}\n";
+        let masked = secrets(text).unwrap();
+        assert_eq!(masked.len(), text.len());
+        assert!(
+            !masked.contains("hunter2") && !masked.contains("kret") && !masked.contains("aHVu"),
+            "{masked}"
+        );
+        assert!(
+            masked.contains("password: *******\n") && masked.contains("visible"),
+            "{masked}"
+        );
+        assert_eq!(secrets("kind: ConfigMap\ndata: {a: b}\n"), None);
+    }
+}
