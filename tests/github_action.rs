@@ -161,7 +161,10 @@ fn step_script(id: &str) -> String {
 fn path_with_plugin(dir: &Path) -> std::ffi::OsString {
     let bin_dir = dir.join("bin");
     std::fs::create_dir_all(&bin_dir).unwrap();
-    std::fs::copy(BIN, bin_dir.join("kubectl-homelab_lint")).unwrap();
+    // A link, not a copy: a copy is open for writing while other test
+    // threads fork, and a child holding that descriptor until its exec
+    // makes running the copy fail with ETXTBSY ("Text file busy").
+    std::os::unix::fs::symlink(BIN, bin_dir.join("kubectl-homelab_lint")).unwrap();
     let mut paths: Vec<PathBuf> = vec![bin_dir];
     paths.extend(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),

@@ -14,7 +14,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
 fn plugin_path() -> (tempfile::TempDir, OsString) {
     let dir = tempfile::tempdir().unwrap();
     let plugin = dir.path().join("kubectl-homelab_lint");
-    std::fs::copy(BIN, &plugin).unwrap();
+    // A link, not a copy: see tests/github_action.rs (ETXTBSY).
+    std::os::unix::fs::symlink(BIN, &plugin).unwrap();
     let mut paths = vec![dir.path().to_path_buf()];
     paths.extend(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),

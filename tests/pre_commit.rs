@@ -83,7 +83,8 @@ fn gitops_repo(dir: &Path, name: &str, fix: impl Fn(&Path)) -> PathBuf {
 fn path_with_plugin(dir: &Path) -> OsString {
     let bin_dir = dir.join("bin");
     std::fs::create_dir(&bin_dir).unwrap();
-    std::fs::copy(BIN, bin_dir.join("kubectl-homelab_lint")).unwrap();
+    // A link, not a copy: see tests/github_action.rs (ETXTBSY).
+    std::os::unix::fs::symlink(BIN, bin_dir.join("kubectl-homelab_lint")).unwrap();
     let mut paths = vec![bin_dir];
     paths.extend(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
