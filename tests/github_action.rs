@@ -164,7 +164,11 @@ fn path_with_plugin(dir: &Path) -> std::ffi::OsString {
     // A link, not a copy: a copy is open for writing while other test
     // threads fork, and a child holding that descriptor until its exec
     // makes running the copy fail with ETXTBSY ("Text file busy").
-    std::os::unix::fs::symlink(BIN, bin_dir.join("kubectl-homelab_lint")).unwrap();
+    // Called again for each step of one run: the link may be there.
+    let link = bin_dir.join("kubectl-homelab_lint");
+    if !link.exists() {
+        std::os::unix::fs::symlink(BIN, &link).unwrap();
+    }
     let mut paths: Vec<PathBuf> = vec![bin_dir];
     paths.extend(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
