@@ -473,7 +473,9 @@ fn render(
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         }
         // Each command already ends its line.
-        Format::Github => github::render(findings, sources).trim_end().to_string(),
+        Format::Github => github::render(findings, problems, sources)
+            .trim_end()
+            .to_string(),
     })
 }
 

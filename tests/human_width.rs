@@ -88,3 +88,51 @@ fn color_follows_the_flag_and_force_color() {
         &[("FORCE_COLOR", "1")]
     )));
 }
+
+/// The human renderer on many findings in one large file (a file of N
+/// lines, a finding with two labels on each line): timed, not asserted.
+/// `cargo test --release --test human_width -- --ignored --nocapture bench`.
+#[test]
+#[ignore]
+fn bench_human_render_many_findings_in_one_file() {
+    use homelab_lint::rules::{Finding, Label, Severity};
+    use homelab_lint::yaml::{SourceMap, Span};
+    use std::sync::Arc;
+    for n in [100usize, 1_000, 10_000] {
+        let text: String = (0..n).map(|i| format!("key{i:06}: value\n")).collect();
+        let mut sources = SourceMap::default();
+        let file = sources.add("apps/big.yaml".into(), Arc::from(text.as_str()));
+        let at = |i: usize, len: u32, text: &str| Label {
+            span: Span {
+                file,
+                start: (i * 17) as u32,
+                end: (i * 17) as u32 + len,
+                line: i as u32 + 1,
+                col: 1,
+            },
+            text: text.into(),
+        };
+        let findings: Vec<Finding> = (0..n)
+            .map(|i| Finding {
+                rule: "r".into(),
+                severity: Severity::Warning,
+                message: "m".into(),
+                primary: at(i, 9, "key"),
+                related: vec![at((i + n / 2) % n, 5, "far away")],
+                evidence: Vec::new(),
+                notes: Vec::new(),
+                help: "h".into(),
+                fingerprint: String::new(),
+                fix: None,
+                unconfirmed_severity: None,
+            })
+            .collect();
+        let start = std::time::Instant::now();
+        let out = homelab_lint::report::human::render(&findings, &sources, false);
+        println!(
+            "bench: {n} findings in a file of {n} lines: {:.3} s, {} lines of output",
+            start.elapsed().as_secs_f64(),
+            out.lines().count()
+        );
+    }
+}

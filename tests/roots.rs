@@ -99,3 +99,27 @@ case!(
     same_named_database_in_two_clusters_is_found_in_each,
     "two-clusters"
 );
+
+// Item 9: the two same-named databases are two alerts to code scanning and
+// to `--base`, so their fingerprints differ too.
+#[test]
+fn same_named_databases_in_two_clusters_have_their_own_fingerprints() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/two-clusters");
+    let run = Command::new(BIN)
+        .arg(&dir)
+        .args(["-o", "json", "--no-probe"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    let prints: std::collections::BTreeSet<&str> = findings
+        .iter()
+        .map(|f| f["fingerprint"].as_str().unwrap())
+        .collect();
+    assert_eq!(findings.len(), 2, "{report:#}");
+    assert_eq!(
+        prints.len(),
+        2,
+        "one fingerprint for two alerts: {report:#}"
+    );
+}

@@ -425,3 +425,42 @@ fn live_only_log_is_valid_and_says_each_finding() {
         serde_json::to_string_pretty(&parsed).unwrap()
     );
 }
+
+/// A Renovate bump that changes only the chart version moves no alert:
+/// every result keeps its rule, primary location and fingerprint, so code
+/// scanning sees the same alerts, not closed ones and new ones (issues
+/// #13 and #16).
+#[test]
+fn a_chart_version_bump_keeps_locations_and_fingerprints() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_example(dir.path());
+    let alerts = || {
+        let log: J = serde_json::from_str(&lint_sarif(&[dir.path().to_str().unwrap()])).unwrap();
+        let mut out: Vec<(J, J, J, J)> = log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let loc = &r["locations"][0]["physicalLocation"];
+                (
+                    r["ruleId"].clone(),
+                    loc["artifactLocation"]["uri"].clone(),
+                    loc["region"]["startLine"].clone(),
+                    r["partialFingerprints"].clone(),
+                )
+            })
+            .collect();
+        out.sort_by_key(|a| a.0.to_string());
+        out
+    };
+    let before = alerts();
+    assert!(!before.is_empty());
+    common::edit(
+        dir.path(),
+        "apps/authentik/helmrelease.yaml",
+        "version: 2025.10.1",
+        "version: 2025.10.2",
+    );
+    let after = alerts();
+    assert_eq!(before, after, "a version bump moved or renamed an alert");
+}

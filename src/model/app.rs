@@ -105,7 +105,12 @@ pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
             let (identity, version_node) = match (tagged, own_tag) {
                 (Some((repo, tag)), _) => (repo, Some(tag)),
                 (None, Some(tag)) => (chart.to_string(), Some(tag)),
-                (None, None) => (chart.to_string(), chart_version.cloned()),
+                // The chart version is the app's only for the charts the
+                // query names: an image matched in another chart's values
+                // (app-template, a vendor chart) without a tag says nothing
+                // about the app's version.
+                (None, None) if chart_matches => (chart.to_string(), chart_version.cloned()),
+                (None, None) => (chart.to_string(), None),
             };
             apps.push(App {
                 object: i,

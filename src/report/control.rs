@@ -46,6 +46,7 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 
 /// A source text escaped for a snippet, with the way back from offsets
 /// in the original text (spans) to offsets in the escaped one.
+#[derive(Debug)]
 pub struct Source {
     pub text: String,
     /// `(original offset after a hidden character, bytes added so far)`,

@@ -2,10 +2,13 @@
 //! object involved. Labels in other files than the primary one are shown
 //! as related snippets of their own.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use miette::{
-    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan,
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
+    MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
 use super::control::{self, escape};
@@ -64,8 +67,9 @@ pub fn render(findings: &[Finding], sources: &SourceMap, color: bool) -> String 
         .with_break_words(false)
         .with_word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut out = String::new();
+    let mut files = Files::default();
     for f in findings {
-        let diag = snippet(f, sources);
+        let diag = snippet(f, sources, &mut files);
         // Rendering into a String cannot fail.
         let _ = handler.render_report(&mut out, &diag);
         out.push('\n');
@@ -80,12 +84,12 @@ struct Snippet {
     severity: miette::Severity,
     code: Option<String>,
     help: Option<String>,
-    source: NamedSource<String>,
+    source: Arc<Prepared>,
     labels: Vec<LabeledSpan>,
     related: Vec<Snippet>,
 }
 
-fn snippet(f: &Finding, sources: &SourceMap) -> Snippet {
+fn snippet(f: &Finding, sources: &SourceMap, files: &mut Files) -> Snippet {
     {
         let file = f.primary.span.file;
         let mut in_primary = vec![&f.primary];
@@ -111,7 +115,7 @@ fn snippet(f: &Finding, sources: &SourceMap) -> Snippet {
                 help.push_str(note);
             }
         }
-        let (source, labels) = named(sources, file, &in_primary, true);
+        let (source, labels) = named(files.get(sources, file), &in_primary, true);
         Snippet {
             message: escape(&f.message).into_owned(),
             severity: severity(f.severity),
@@ -122,7 +126,7 @@ fn snippet(f: &Finding, sources: &SourceMap) -> Snippet {
             related: others
                 .into_iter()
                 .map(|(id, ls)| {
-                    let (source, labels) = named(sources, id, &ls, false);
+                    let (source, labels) = named(files.get(sources, id), &ls, false);
                     Snippet {
                         message: format!(
                             "related: {}",
@@ -151,23 +155,106 @@ fn fix_how(fix: &crate::fix::Fix) -> &'static str {
     }
 }
 
+/// The files the findings point into, each prepared once: a report of
+/// many findings in one large file is then linear in both, where copying
+/// and scanning the file from its first byte per finding was quadratic
+/// (10,000 findings in one file took 122 s).
+#[derive(Default)]
+struct Files(HashMap<FileId, Arc<Prepared>>);
+
+impl Files {
+    fn get(&mut self, sources: &SourceMap, id: FileId) -> Arc<Prepared> {
+        self.0
+            .entry(id)
+            .or_insert_with(|| Arc::new(Prepared::new(sources, id)))
+            .clone()
+    }
+}
+
 /// A file's name and text, control characters made visible, with the
-/// labels on it. With `first_is_primary`, the first label is marked
-/// primary, so that the snippet header's `file:line:column` is the
-/// finding's location rather than the first label in file order.
+/// offset of every line start.
+#[derive(Debug)]
+struct Prepared {
+    name: String,
+    text: control::Source,
+    /// Byte offsets in the escaped text where a line starts (after each
+    /// `\n`; a lone `\r` is escaped, so it breaks no line there).
+    starts: Vec<usize>,
+}
+
+impl Prepared {
+    fn new(sources: &SourceMap, id: FileId) -> Prepared {
+        let text = control::Source::new(sources.get(id).text_to_show());
+        let starts = std::iter::once(0)
+            .chain(text.text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Prepared {
+            name: escape(&sources.shown(id).to_string_lossy()).into_owned(),
+            text,
+            starts,
+        }
+    }
+
+    /// The 0-based line that holds byte `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.starts
+            .partition_point(|s| *s <= offset)
+            .saturating_sub(1)
+    }
+}
+
+impl SourceCode for Prepared {
+    /// miette's own reading of a text (`impl SourceCode for str`), on the
+    /// lines around the span only: a window from a line start with a line
+    /// more of context each side than asked for, so the scan stops where
+    /// it would in the whole text; positions are then made the file's.
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let text = self.text.text.as_str();
+        // miette reads a span that ends past the text (by its last byte)
+        // too: the window then reaches the end, and its answer is the same.
+        let end = (span.offset() + span.len()).min(text.len());
+        let first = self.line_of(span.offset()).saturating_sub(before + 1);
+        let last = self.line_of(end.saturating_sub(1).max(span.offset()));
+        let lo = self.starts[first];
+        let hi = self
+            .starts
+            .get(last + after + 2)
+            .copied()
+            .unwrap_or(text.len());
+        let window = &text[lo..hi];
+        let local = SourceSpan::new((span.offset() - lo).into(), span.len());
+        let read = window.read_span(&local, before, after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            read.data(),
+            SourceSpan::new((read.span().offset() + lo).into(), read.span().len()),
+            read.line() + first,
+            read.column(),
+            read.line_count() + first,
+        )))
+    }
+}
+
+/// The labels on one prepared file. With `first_is_primary`, the first
+/// label is marked primary, so that the snippet header's
+/// `file:line:column` is the finding's location rather than the first
+/// label in file order.
 fn named(
-    sources: &SourceMap,
-    id: FileId,
+    file: Arc<Prepared>,
     ls: &[&Label],
     first_is_primary: bool,
-) -> (NamedSource<String>, Vec<LabeledSpan>) {
-    let text = control::Source::new(sources.get(id).text_to_show());
+) -> (Arc<Prepared>, Vec<LabeledSpan>) {
     let labels = ls
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            let start = text.offset(l.span.start as usize);
-            let span = SourceSpan::new(start.into(), text.offset(l.span.end as usize) - start);
+            let start = file.text.offset(l.span.start as usize);
+            let span = SourceSpan::new(start.into(), file.text.offset(l.span.end as usize) - start);
             let label = Some(escape(&l.text).into_owned());
             if first_is_primary && i == 0 {
                 LabeledSpan::new_primary_with_span(label, span)
@@ -176,8 +263,7 @@ fn named(
             }
         })
         .collect();
-    let name = escape(&sources.shown(id).to_string_lossy()).into_owned();
-    (NamedSource::new(name, text.text), labels)
+    (file, labels)
 }
 
 fn severity(s: Severity) -> miette::Severity {
@@ -214,7 +300,7 @@ impl Diagnostic for Snippet {
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(&self.source)
+        Some(&*self.source)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
@@ -227,5 +313,111 @@ impl Diagnostic for Snippet {
         } else {
             Some(Box::new(self.related.iter().map(|r| r as &dyn Diagnostic)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::yaml::Span;
+
+    /// The lines around a span read from the line index are what miette
+    /// reads from the whole text, for every span of a text with CRLF and
+    /// LF breaks, a lone CR, escaped controls and multi-byte characters.
+    #[test]
+    fn windows_read_as_miette_reads_the_whole_text() {
+        let original = "a: 1\r\nb: \u{1b}[2J\nc: ü\rd\n\ne: |\n  x\n  y\nlast";
+        let mut sources = SourceMap::default();
+        let id = sources.add(PathBuf::from("f.yaml"), Arc::from(original));
+        let file = Prepared::new(&sources, id);
+        let text = file.text.text.as_str();
+        let mut boundaries: Vec<usize> = (0..=text.len())
+            .filter(|i| text.is_char_boundary(*i))
+            .collect();
+        // Spans that end past the text: miette reads some of them.
+        boundaries.extend([text.len() + 1, text.len() + 2]);
+        let mut compared = 0;
+        for &start in &boundaries {
+            for &end in boundaries.iter().filter(|e| **e >= start) {
+                if start > text.len() {
+                    continue;
+                }
+                let span = SourceSpan::new(start.into(), end - start);
+                for (before, after) in [(0, 0), (1, 1), (2, 3)] {
+                    let whole = text.read_span(&span, before, after);
+                    let window = file.read_span(&span, before, after);
+                    match (whole, window) {
+                        (Ok(w), Ok(v)) => {
+                            assert_eq!(
+                                (w.data(), w.span(), w.line(), w.column(), w.line_count()),
+                                (v.data(), v.span(), v.line(), v.column(), v.line_count()),
+                                "span {start}..{end}, context {before}/{after}"
+                            );
+                            assert_eq!(v.name(), Some("f.yaml"));
+                            compared += 1;
+                        }
+                        (Err(_), Err(_)) => {}
+                        (w, v) => panic!("{start}..{end}: {:?} vs {:?}", w.is_ok(), v.is_ok()),
+                    }
+                }
+            }
+        }
+        assert!(compared > 1000, "{compared}");
+    }
+
+    fn label(file: FileId, text: &str, line: u32, what: &str) -> Label {
+        let start = text
+            .lines()
+            .take(line as usize - 1)
+            .map(|l| l.len() + 1)
+            .sum::<usize>() as u32;
+        Label {
+            span: Span {
+                file,
+                start,
+                end: start + 4,
+                line,
+                col: 1,
+            },
+            text: what.into(),
+        }
+    }
+
+    /// Labels far apart in one file are two windows, each under its own
+    /// `file:line:col` header (miette's split, kept by the line index);
+    /// labels close together share one.
+    #[test]
+    fn labels_far_apart_are_shown_in_two_windows() {
+        let text: String = (1..=300).map(|i| format!("k{i:03}: v\n")).collect();
+        let mut sources = SourceMap::default();
+        let id = sources.add(PathBuf::from("apps/big.yaml"), Arc::from(text.as_str()));
+        let finding = |lines: [u32; 2]| Finding {
+            rule: "r".into(),
+            severity: Severity::Warning,
+            message: "m".into(),
+            primary: label(id, &text, lines[0], "here"),
+            related: vec![label(id, &text, lines[1], "and there")],
+            evidence: Vec::new(),
+            notes: Vec::new(),
+            help: "h".into(),
+            fingerprint: String::new(),
+            fix: None,
+            unconfirmed_severity: None,
+        };
+        let far = render(&[finding([2, 250])], &sources, false);
+        let headers: Vec<&str> = far.lines().filter(|l| l.contains("╭─[")).collect();
+        assert_eq!(headers.len(), 2, "{far}");
+        assert!(headers[0].ends_with("[apps/big.yaml:2:1]"), "{far}");
+        assert!(headers[1].ends_with("[apps/big.yaml:250:1]"), "{far}");
+        assert!(far.contains(" 250 │ k250: v"), "{far}");
+        assert!(!far.contains("k100"), "nothing between the windows: {far}");
+        let near = render(&[finding([2, 3])], &sources, false);
+        assert_eq!(
+            near.lines().filter(|l| l.contains("╭─[")).count(),
+            1,
+            "{near}"
+        );
     }
 }

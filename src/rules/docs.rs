@@ -3,6 +3,45 @@
 
 use super::Rule;
 
+/// A message template as the rule page shows it: each `{binding.field}`
+/// placeholder (filled from a finding's evidence) in words, `the
+/// database` for `{database.name}`, `the setting value` for
+/// `{setting.value}`, since a page is about no one finding.
+pub fn neutral(template: &str) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let key = after.split('}').next().filter(|_| after.contains('}'));
+        let words = key
+            .and_then(placeholder)
+            .map(|(binding, field)| match field {
+                "name" => format!("the {binding}"),
+                _ => format!("the {binding} {}", field.replace('_', " ")),
+            });
+        match (key, words) {
+            (Some(k), Some(words)) => {
+                out.push_str(&words);
+                rest = &after[k.len() + 1..];
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `(binding, field)` of a placeholder's key, `database.name`.
+fn placeholder(key: &str) -> Option<(&str, &str)> {
+    let (binding, field) = key.split_once('.')?;
+    let plain = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+    (plain(binding) && plain(field)).then_some((binding, field))
+}
+
 /// The rule page, in clippy's what / why / example layout.
 pub fn markdown(rule: &Rule) -> String {
     let mut out = format!(
@@ -29,7 +68,7 @@ pub fn markdown(rule: &Rule) -> String {
         out.push_str(&format!(
             "## Fix safety\n\nAutomatic fix ({}): {}. {}\n\n",
             fix.applicability.as_str(),
-            fix.title,
+            neutral(&fix.title),
             fix.safety.trim()
         ));
     }
@@ -76,4 +115,35 @@ pub fn index(rules: &[Rule]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_put_in_words_and_other_braces_kept() {
+        assert_eq!(
+            neutral("set it in the parameters of {database.name} ({setting.value})"),
+            "set it in the parameters of the database (the setting value)"
+        );
+        assert_eq!(
+            neutral("${CLUSTER_STORAGE_CLASS} {} {a.B} {x"),
+            "${CLUSTER_STORAGE_CLASS} {} {a.B} {x"
+        );
+    }
+
+    /// `explain`, the generated pages and SARIF help are this page: no
+    /// rule shows a raw `{binding.field}`.
+    #[test]
+    fn no_rule_page_shows_a_placeholder() {
+        for rule in crate::rules::builtin() {
+            let page = markdown(&rule);
+            let raw = page.match_indices('{').find_map(|(i, _)| {
+                let key = page[i + 1..].split('}').next()?;
+                placeholder(key).map(|_| key)
+            });
+            assert_eq!(raw, None, "{}: a raw placeholder in its page", rule.id);
+        }
+    }
 }

@@ -53,17 +53,20 @@ enum Fact {
         path: String,
     },
     Classes(Vec<ClassDecl>),
-    /// An app version moved across known releases since the base commit.
+    /// An app version moved across known releases since the base commit
+    /// (`from` set), or has reached them (`from` unset).
     Bump {
         object: ObjRef,
         app: String,
         /// Where `from` comes from: the base commit, or the cluster.
         since: String,
-        from: semver::Version,
+        from: Option<semver::Version>,
         to: semver::Version,
         /// Version and the texts of its changes, per crossed release.
         crossed: Vec<(String, Vec<String>)>,
         references: Vec<String>,
+        /// What the changes' `when` steps matched, one list per match.
+        context: Vec<Bindings>,
     },
     /// A Flux postBuild variable that rendered empty.
     Variable {
@@ -110,6 +113,7 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
     let limits = crate::yaml::Limits::default();
     let budget = limits.max_rule_work;
     let mut fingerprints = std::collections::HashSet::new();
+    let mut first_span = std::collections::HashMap::new();
     for rule in rules {
         let mut matches = Vec::new();
         let mut ctx = Ctx {
@@ -147,11 +151,25 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
         }
         // The same facts reached twice (one base app rendered into two
         // clusters' trees) are one finding; a same-named object written
-        // apart for a second cluster is its own.
-        for f in matches.iter().map(|b| finding(model, rule, b)) {
-            if fingerprints.insert((f.fingerprint.clone(), f.primary.span)) {
-                out.findings.push(f);
+        // apart for a second cluster is its own, and gets a fingerprint of
+        // its own too (else `--base` and code scanning would take the two
+        // for one alert): the first keeps the plain one, so a repository
+        // with one cluster sees no change.
+        for mut f in matches.iter().map(|b| finding(model, rule, b)) {
+            if !fingerprints.insert((f.fingerprint.clone(), f.primary.span)) {
+                continue;
             }
+            match first_span.get(&f.fingerprint) {
+                Some(span) if *span != f.primary.span => {
+                    let path = model.sources.path(f.primary.span.file);
+                    f.fingerprint = rehash(&f.fingerprint, &path.to_string_lossy());
+                }
+                Some(_) => {}
+                None => {
+                    first_span.insert(f.fingerprint.clone(), f.primary.span);
+                }
+            }
+            out.findings.push(f);
         }
     }
     out
@@ -356,33 +374,56 @@ impl Ctx<'_, '_> {
                     None => Vec::new(),
                 }
             }
-            Step::Object(p) => model
-                .objects
-                .iter()
-                .enumerate()
-                .filter_map(|(i, o)| {
-                    self.work += 1;
-                    if !o.is(&p.group, &p.kind) {
-                        return None;
-                    }
-                    let mut last = None;
-                    for t in &p.tests {
-                        last = Some(path_test(&t.path, &t.is, &o.root, &mut self.work)?);
-                    }
-                    let hit = last.flatten();
-                    Some(vec![(
-                        "object".to_string(),
-                        Fact::Value {
-                            object: i,
-                            path: match &hit {
-                                Some((_, shown)) => shown.clone(),
-                                None => p.tests.last().map(|t| t.path.clone()).unwrap_or_default(),
+            Step::Object(p) => {
+                let only = match &p.of {
+                    Some(name) => match find(bound, name).and_then(object_of) {
+                        Some(object) => Some(object),
+                        None => return Vec::new(),
+                    },
+                    None => None,
+                };
+                // With an app bound, objects another cluster's Flux tree
+                // applies are not the app's concern.
+                let tree = match find(bound, "app") {
+                    Some(Fact::App(a, _)) => model.object(a.object).tree,
+                    _ => None,
+                };
+                model
+                    .objects
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, o)| {
+                        self.work += 1;
+                        let kind_matches = p.kind == "*" || o.kind() == p.kind;
+                        let other_tree = tree.is_some() && o.tree.is_some() && o.tree != tree;
+                        if only.is_some_and(|only| only != i)
+                            || o.group() != p.group
+                            || !kind_matches
+                            || other_tree
+                        {
+                            return None;
+                        }
+                        let mut last = None;
+                        for t in &p.tests {
+                            last = Some(path_test(&t.path, &t.is, &o.root, &mut self.work)?);
+                        }
+                        let hit = last.flatten();
+                        Some(vec![(
+                            "object".to_string(),
+                            Fact::Value {
+                                object: i,
+                                path: match &hit {
+                                    Some((_, shown)) => shown.clone(),
+                                    None => {
+                                        p.tests.last().map(|t| t.path.clone()).unwrap_or_default()
+                                    }
+                                },
+                                node: hit.map(|(n, _)| n),
                             },
-                            node: hit.map(|(n, _)| n),
-                        },
-                    )])
-                })
-                .collect(),
+                        )])
+                    })
+                    .collect()
+            }
             Step::StorageClasses(p) => {
                 // Per cluster: several trees of one repo each have their own default.
                 let defaults: Vec<ClassDecl> = storage::classes(model, None)
@@ -446,7 +487,8 @@ impl Ctx<'_, '_> {
                     )]
                 })
                 .collect(),
-            Step::ReleaseCrossed(p) => self.release_crossed(p, bound),
+            Step::ReleaseCrossed(p) => self.release_step(p, bound, true),
+            Step::ReleaseReached(p) => self.release_step(p, bound, false),
             Step::ParameterDrift(p) => model
                 .objects
                 .iter()
@@ -568,14 +610,22 @@ impl Ctx<'_, '_> {
         out
     }
 
-    fn release_crossed(&mut self, p: &ReleaseCrossedStep, bound: &Bindings) -> Vec<Bindings> {
+    /// `releaseCrossed` (`bump`, against the baseline's version) and
+    /// `releaseReached` (`release`, the releases the current version has
+    /// reached). A change counts where its `when` steps hold.
+    fn release_step(
+        &mut self,
+        p: &ReleaseCrossedStep,
+        bound: &Bindings,
+        against_baseline: bool,
+    ) -> Vec<Bindings> {
         let model = self.model;
+        let baseline = self.baseline;
         let mut out = Vec::new();
-        if !self.baseline.is_present() {
+        if against_baseline && !baseline.is_present() {
             return out;
         }
-        let files = self
-            .baseline
+        let files = baseline
             .releases
             .iter()
             .filter(|f| p.app.as_ref().is_none_or(|a| *a == f.app));
@@ -587,48 +637,109 @@ impl Ctx<'_, '_> {
             };
             for a in apps {
                 let Some(to) = a.version.clone() else {
+                    // A floating tag (`release`, `latest`) says nothing
+                    // about which releases it has reached.
+                    if !against_baseline {
+                        let shown = a
+                            .version_node
+                            .as_ref()
+                            .and_then(Node::scalar_text)
+                            .unwrap_or_else(|| "no version".into());
+                        self.note_unknown(
+                            model.object(a.object).id(),
+                            Unknown(format!(
+                                "the {} version ({shown}) is not a release number, so the releases it runs are unknown",
+                                file.app
+                            )),
+                        );
+                    }
                     continue;
                 };
-                let id = model.object(a.object).id();
-                let Some(from) = self.baseline.version(&file.app, &id).cloned() else {
-                    continue;
+                let from = if against_baseline {
+                    let id = model.object(a.object).id();
+                    let Some(from) = baseline.version(&file.app, &id).cloned() else {
+                        continue;
+                    };
+                    Some(from)
+                } else {
+                    None
                 };
-                let crossed = file.crossed(&from, &to);
-                let wanted = |r: &&crate::rules::releases::Release| {
-                    p.changes.is_empty() || r.changes.iter().any(|c| p.changes.contains(&c.id))
-                };
-                if !crossed.iter().any(wanted) {
+                let mut scope = bound.clone();
+                if bind_app {
+                    scope.push(("app".to_string(), Fact::App(a.clone(), Vec::new())));
+                }
+                let mut crossed = Vec::new();
+                let mut references = Vec::new();
+                let mut context = Vec::new();
+                let mut wanted = false;
+                for r in file.crossed(from.as_ref(), &to) {
+                    let mut texts = Vec::new();
+                    for c in &r.changes {
+                        let mut found = Vec::new();
+                        if c.when.is_empty() {
+                            found.push(scope.clone());
+                        } else {
+                            self.run(&c.when, scope.clone(), &mut found);
+                        }
+                        if found.is_empty() {
+                            continue;
+                        }
+                        texts.push(c.text.clone());
+                        if p.changes.is_empty() || p.changes.contains(&c.id) {
+                            wanted = true;
+                            context.extend(
+                                found
+                                    .into_iter()
+                                    .map(|b| b[scope.len()..].to_vec())
+                                    .filter(|b| !b.is_empty()),
+                            );
+                        }
+                    }
+                    if !texts.is_empty() {
+                        crossed.push((r.version.clone(), texts));
+                        references.extend(r.references.iter().cloned());
+                    }
+                }
+                if !wanted {
                     continue;
                 }
                 let fact = Fact::Bump {
                     object: a.object,
                     app: file.app.clone(),
-                    since: self.baseline.source.clone(),
+                    since: if against_baseline {
+                        baseline.source.clone()
+                    } else {
+                        String::new()
+                    },
                     from,
                     to,
-                    crossed: crossed
-                        .iter()
-                        .map(|r| {
-                            (
-                                r.version.clone(),
-                                r.changes.iter().map(|c| c.text.clone()).collect(),
-                            )
-                        })
-                        .collect(),
-                    references: crossed
-                        .iter()
-                        .flat_map(|r| r.references.iter().cloned())
-                        .collect(),
+                    crossed,
+                    references,
+                    context,
                 };
                 let mut b = Vec::new();
                 if bind_app {
                     b.push(("app".to_string(), Fact::App(a, Vec::new())));
                 }
-                b.push(("bump".to_string(), fact));
+                let name = if against_baseline { "bump" } else { "release" };
+                b.push((name.to_string(), fact));
                 out.push(b);
             }
         }
         out
+    }
+}
+
+/// The object a fact is about, for steps restricted to it (`of`).
+fn object_of(fact: &Fact) -> Option<ObjRef> {
+    match fact {
+        Fact::App(a, _) => Some(a.object),
+        Fact::Database(db) => Some(db.object),
+        Fact::Value { object, .. }
+        | Fact::Bump { object, .. }
+        | Fact::Variable { object, .. }
+        | Fact::Drift { object, .. } => Some(*object),
+        _ => None,
     }
 }
 
@@ -675,18 +786,27 @@ fn passes(test: &ValueTest, seen: &Seen) -> bool {
         )
     };
     match (seen, test) {
-        (Seen::Absent, ValueTest::Unset | ValueTest::NotEnabled | ValueTest::LacksJsonKeys(_)) => {
-            true
-        }
+        (
+            Seen::Absent,
+            ValueTest::Unset
+            | ValueTest::NotEnabled
+            | ValueTest::LacksJsonKeys(_)
+            | ValueTest::NotOneOf(_),
+        ) => true,
         (Seen::Absent | Seen::Hidden, _) => false,
         (Seen::Known { text, node }, test) => match test {
             ValueTest::Set => true,
             ValueTest::Unset => false,
             ValueTest::OneOf(list) => in_list(text, list),
-            ValueTest::NoneOf(list) => !in_list(text, list),
+            ValueTest::NoneOf(list) | ValueTest::NotOneOf(list) => !in_list(text, list),
             ValueTest::Enabled => is_true(text),
             ValueTest::NotEnabled => !is_true(text),
             ValueTest::LacksJsonKeys(keys) => lacks_json_keys(text, keys),
+            // An invalid pattern matches nothing; rule files are checked
+            // for it when they are loaded.
+            ValueTest::Matches(pattern) => {
+                regex::Regex::new(pattern).is_ok_and(|re| re.is_match(text))
+            }
             ValueTest::NotString => {
                 node.is_some_and(|n| !matches!(n.value, crate::yaml::Value::Str(_)))
             }
@@ -752,6 +872,20 @@ fn path_test(
             passes(test, &seen)
         })
         .map(|n| Some((n.clone(), path.to_string())))
+}
+
+/// The first 8 bytes of sha256(`prefix` `text`), in hex: a finding's
+/// fingerprint, and a fingerprint told apart from a same-named twin's.
+fn rehash(prefix: &str, text: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(prefix);
+    hasher.update(text);
+    hasher
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Builds the finding for one complete set of bindings.
@@ -824,14 +958,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         .iter()
         .map(|e| (e.key.clone(), e.value.clone()))
         .collect();
-    let mut hasher = Sha256::new();
-    hasher.update(identity.join("\u{1f}"));
-    let fingerprint = hasher
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let fingerprint = rehash("", &identity.join("\u{1f}"));
     Finding {
         rule: rule.id.clone(),
         severity,
@@ -1239,23 +1366,46 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
             to,
             crossed,
             references,
+            context,
         } => {
             let releases: Vec<&str> = crossed.iter().map(|(v, _)| v.as_str()).collect();
             let facts: Vec<String> = crossed
                 .iter()
                 .map(|(v, texts)| format!("{v}: {}", texts.join("; ")))
                 .collect();
+            // The places the changes' `when` steps matched, each once.
+            let mut labels: Vec<Label> = Vec::new();
+            for (name, f) in context.iter().flatten() {
+                // A Helm value that is absent (left at its default) is
+                // part of the condition, not a place worth pointing at.
+                if name == "value" && matches!(f, Fact::Value { node: None, .. }) {
+                    continue;
+                }
+                for l in describe(model, f).0 {
+                    if !labels.iter().any(|s| s.span == l.span && s.text == l.text) {
+                        labels.push(l);
+                    }
+                }
+            }
+            let mut evidence = vec![
+                ("app".into(), app.clone()),
+                (
+                    "from".into(),
+                    from.as_ref().map(|v| v.to_string()).unwrap_or_default(),
+                ),
+                ("since".into(), since.clone()),
+                ("to".into(), to.to_string()),
+                ("releases".into(), releases.join(", ")),
+                ("facts".into(), facts.join("; ")),
+                ("references".into(), references.join(" ")),
+            ];
+            // Only changes with `when` steps have places to count.
+            if !context.is_empty() {
+                evidence.push(("count".into(), context.len().to_string()));
+            }
             (
-                Vec::new(),
-                vec![
-                    ("app".into(), app.clone()),
-                    ("from".into(), from.to_string()),
-                    ("since".into(), since.clone()),
-                    ("to".into(), to.to_string()),
-                    ("releases".into(), releases.join(", ")),
-                    ("facts".into(), facts.join("; ")),
-                    ("references".into(), references.join(" ")),
-                ],
+                labels,
+                evidence,
                 format!(
                     "{}@{app}:{}",
                     model.object(*object).id(),

@@ -58,6 +58,13 @@ pub struct Change {
     /// The fact, without a final period (facts are joined with `; ` into
     /// diagnostics).
     pub text: String,
+    /// The settings that make this change hurt, as rule steps evaluated
+    /// with the app bound as `app` (`object`, `values`, `env`, `anyOf`,
+    /// ...). When given, the change counts only where they hold, and the
+    /// objects they match are shown with the finding; without it the
+    /// change concerns every install of the app.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub when: Vec<super::schema::Step>,
 }
 
 impl Release {
@@ -69,15 +76,17 @@ impl Release {
 
 impl ReleaseFile {
     /// Releases a move from `from` to `to` crosses: `from < start <= to`,
-    /// sorted by version. A downgrade crosses nothing.
-    pub fn crossed(&self, from: &Version, to: &Version) -> Vec<&Release> {
+    /// sorted by version. A downgrade crosses nothing. Without `from`
+    /// (no earlier version to compare with), the releases `to` has
+    /// reached: `start <= to`.
+    pub fn crossed(&self, from: Option<&Version>, to: &Version) -> Vec<&Release> {
         let strip = |v: &Version| Version::new(v.major, v.minor, v.patch);
-        let (from, to) = (strip(from), strip(to));
+        let (from, to) = (from.map(strip), strip(to));
         let mut out: Vec<(Version, &Release)> = self
             .releases
             .iter()
             .filter_map(|r| Some((r.start()?, r)))
-            .filter(|(start, _)| from < *start && *start <= to)
+            .filter(|(start, _)| from.as_ref().is_none_or(|f| f < start) && *start <= to)
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out.into_iter().map(|(_, r)| r).collect()
@@ -103,6 +112,7 @@ pub fn parse(path: &str, text: &str) -> Result<ReleaseFile, Issue> {
             problems.push(format!("release {} has no references", r.version));
         }
         for c in &r.changes {
+            problems.extend(super::schema::invalid_patterns(&c.when));
             if c.text.trim_end().ends_with('.') || c.text.trim().is_empty() {
                 problems.push(format!(
                     "change {}: text must not be empty or end with a period",
@@ -139,8 +149,9 @@ pub fn builtin() -> Vec<ReleaseFile> {
 }
 
 /// What the base commit of a `--base` run ran: per app and object, the
-/// version. Empty without `--base`, and then `releaseCrossed` never holds.
-#[derive(Clone, Debug, Default)]
+/// version. Without `--base` it has no versions, and then `releaseCrossed`
+/// never holds.
+#[derive(Clone, Debug)]
 pub struct Baseline {
     pub releases: Vec<ReleaseFile>,
     /// `(app, object id)` -> version in the base commit.
@@ -151,10 +162,23 @@ pub struct Baseline {
     pub source: String,
 }
 
+impl Default for Baseline {
+    fn default() -> Baseline {
+        Baseline::none()
+    }
+}
+
 impl Baseline {
-    /// No base commit: nothing is a bump.
+    /// No base commit: nothing is a bump, but the built-in release files
+    /// still tell `releaseReached` which releases the current versions
+    /// have reached.
     pub fn none() -> Baseline {
-        Baseline::default()
+        Baseline {
+            releases: builtin(),
+            versions: HashMap::new(),
+            present: false,
+            source: String::new(),
+        }
     }
 
     /// The app versions of a model, for every app the release files
@@ -215,7 +239,7 @@ mod tests {
         let v = |s| parse_lenient(s).unwrap();
         let crossed = |a, b| {
             authentik
-                .crossed(&v(a), &v(b))
+                .crossed(Some(&v(a)), &v(b))
                 .iter()
                 .map(|r| r.version.clone())
                 .collect::<Vec<_>>()
@@ -224,6 +248,12 @@ mod tests {
         assert_eq!(crossed("2025.6.4", "2025.10.0-rc1"), ["2025.8", "2025.10"]);
         assert!(crossed("2025.10.1", "2025.10.2").is_empty());
         assert!(crossed("2025.10.1", "2025.8.3").is_empty());
+        let reached: Vec<_> = authentik
+            .crossed(None, &v("2025.10.2"))
+            .iter()
+            .map(|r| r.version.clone())
+            .collect();
+        assert_eq!(reached, ["2025.8", "2025.10"]);
     }
 
     #[test]

@@ -269,7 +269,9 @@ pub enum Step {
     Env(EnvStep),
     /// A value in the bound app's effective Helm values. Binds `value`.
     Values(ValuesStep),
-    /// Objects of a kind whose fields pass tests. Binds `object`.
+    /// Objects of a kind whose fields pass tests; with an app bound, only
+    /// those of the app's cluster (the Flux tree that applies it). Binds
+    /// `object`.
     Object(ObjectStep),
     /// Storage classes the repo declares, when at least `minDefaults` of
     /// them are marked default. Binds `classes`.
@@ -298,10 +300,20 @@ pub enum Step {
     /// cluster runs. Uses the bound `app`, or finds the release file's apps
     /// and binds `app` too. Binds `bump`: `{bump.app}`, `{bump.from}`,
     /// `{bump.since}` (the base commit, or the cluster), `{bump.to}`,
-    /// `{bump.releases}`, `{bump.facts}`, `{bump.references}`.
-    /// Never holds without `--base` or the cluster (`--live`, `--snapshot`)
+    /// `{bump.releases}`, `{bump.facts}`, `{bump.references}`,
+    /// `{bump.count}`. A change with `when` steps counts only where they
+    /// hold. Never holds without `--base` or the cluster (`--live`, `--snapshot`)
     /// with a repository.
     ReleaseCrossed(ReleaseCrossedStep),
+    /// Apps whose current version is at or after a release listed in
+    /// `rules/releases/`, where the release's change applies (its `when`
+    /// steps hold): the static form of `releaseCrossed`, which needs no
+    /// base commit. Uses the bound `app`, or finds the release file's
+    /// apps and binds `app` too. Binds `release`: `{release.app}`,
+    /// `{release.to}` (the version now), `{release.releases}`,
+    /// `{release.facts}`, `{release.references}`, `{release.count}` (how
+    /// many places the `when` steps matched).
+    ReleaseReached(ReleaseCrossedStep),
     /// Holds when any of the listed step sequences holds (the first that
     /// does binds).
     AnyOf(Vec<Vec<Step>>),
@@ -333,8 +345,8 @@ pub struct ReleaseCrossedStep {
     /// The `app` of a release file (`authentik`); default: every file.
     #[serde(default)]
     pub app: Option<String>,
-    /// Only bumps across a release with one of these change ids
-    /// (`cache-in-postgres`); default: any listed release.
+    /// Only releases with one of these change ids (`cache-in-postgres`)
+    /// that apply (their `when` steps hold); default: any listed release.
     #[serde(default)]
     pub changes: Vec<String>,
 }
@@ -461,8 +473,13 @@ pub struct ValuesStep {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ObjectStep {
+    /// Only the object a binding of an earlier step is in (`app`: the
+    /// bound app's HelmRelease or workload); default: every object.
+    #[serde(default)]
+    pub of: Option<String>,
     /// API group (`""` for core objects, `acid.zalan.do`, ...).
     pub group: String,
+    /// The kind, or `*` for every kind of the group.
     pub kind: String,
     /// Tests that must all hold. The last test's match is where the
     /// finding points.
@@ -511,6 +528,9 @@ pub enum ValueTest {
     OneOf(Vec<String>),
     /// Set, and not to one of these values (case-insensitive).
     NoneOf(Vec<String>),
+    /// Not set, or set to none of these values (case-insensitive): a
+    /// setting whose default is not among them.
+    NotOneOf(Vec<String>),
     /// Not set, or set to anything but true, 1, yes or on.
     NotEnabled,
     /// Set to one of true, 1, yes, on.
@@ -518,10 +538,38 @@ pub enum ValueTest {
     /// Not set, or set to base64 of a JSON object that has none of these
     /// keys (Authentik's `CONN_OPTIONS`).
     LacksJsonKeys(Vec<String>),
+    /// Set, to a value this regular expression finds a match in
+    /// (`pgvecto[.-]rs`: an image of that name, any registry and tag).
+    Matches(String),
     /// Set to something other than a string (a number, boolean or null
     /// where the API expects a string).
     NotString,
     /// A map with a key other than these (a Postgres parameter written
     /// beside Patroni's own `postgresql` keys); the finding names the key.
     KeysOtherThan(Vec<String>),
+}
+
+/// The `matches` patterns of these steps (nested `anyOf` included) that
+/// are not valid regular expressions, with the reason.
+pub fn invalid_patterns(steps: &[Step]) -> Vec<String> {
+    let mut tests: Vec<&ValueTest> = Vec::new();
+    let mut stack: Vec<&Step> = steps.iter().collect();
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Env(e) => tests.push(&e.is),
+            Step::Values(v) => tests.push(&v.is),
+            Step::Object(o) => tests.extend(o.tests.iter().map(|t| &t.is)),
+            Step::AnyOf(branches) => stack.extend(branches.iter().flatten()),
+            _ => {}
+        }
+    }
+    tests
+        .into_iter()
+        .filter_map(|t| match t {
+            ValueTest::Matches(p) => regex::Regex::new(p)
+                .err()
+                .map(|e| format!("pattern {p:?} is not a regular expression: {e}")),
+            _ => None,
+        })
+        .collect()
 }
