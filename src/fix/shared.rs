@@ -36,9 +36,11 @@ pub fn why_shared(model: &Model, target: ObjRef, edit: &Edit) -> Option<String> 
     }
     // Other objects built from the same text (a shared component or base);
     // the target's own copies in other clusters' trees are the same object.
+    // Only objects whose text is in the edited file can cover the edit: a
+    // scan of every object per finding made large repos quadratic.
     let others: Vec<String> = model
-        .objects
-        .iter()
+        .with_text_in(edit.file)
+        .map(|i| model.object(i))
         .filter(|o| o.kind() == intended.kind() && o.id() != intended.id())
         .filter(|o| covers(&o.root.span))
         .map(|o| o.id())

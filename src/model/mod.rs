@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use crate::source::flux::data;
 use crate::source::helm::{self, Release};
 use crate::source::{Object, repo::Repo};
-use crate::yaml::SourceMap;
+use crate::yaml::{FileId, SourceMap};
 
 /// Index of an object in [`Model::objects`].
 pub type ObjRef = usize;
@@ -45,6 +45,8 @@ pub struct Model<'r> {
     /// Objects that make a Secret (Secret, SealedSecret, ExternalSecret)
     /// by the name of that Secret.
     secrets: HashMap<&'r str, Vec<ObjRef>>,
+    /// Objects by the file their root node's text is in.
+    by_text_file: HashMap<FileId, Vec<ObjRef>>,
     /// Every storage class the repo declares, computed on first use.
     pub(crate) classes: std::cell::OnceCell<Vec<storage::ClassDecl>>,
 }
@@ -66,8 +68,10 @@ impl<'r> Model<'r> {
     pub fn from_parts(objects: &'r [Object], sources: &'r SourceMap) -> Model<'r> {
         let mut by_name: HashMap<(&str, &str), Vec<ObjRef>> = HashMap::new();
         let mut secrets: HashMap<&str, Vec<ObjRef>> = HashMap::new();
+        let mut by_text_file: HashMap<FileId, Vec<ObjRef>> = HashMap::new();
         for (i, o) in objects.iter().enumerate() {
             by_name.entry((o.kind(), o.name())).or_default().push(i);
+            by_text_file.entry(o.root.span.file).or_default().push(i);
             if let Some(name) = data::secret_name(o) {
                 secrets.entry(name).or_default().push(i);
             }
@@ -97,8 +101,15 @@ impl<'r> Model<'r> {
             releases,
             by_name,
             secrets,
+            by_text_file,
             classes: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Objects whose root node's text is in `file`, in model order: the
+    /// candidates for text an edit there touches.
+    pub fn with_text_in(&self, file: FileId) -> impl Iterator<Item = ObjRef> + '_ {
+        self.by_text_file.get(&file).into_iter().flatten().copied()
     }
 
     pub fn object(&self, r: ObjRef) -> &'r Object {

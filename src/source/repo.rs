@@ -323,6 +323,14 @@ fn is_kustomization_file(path: &Path) -> bool {
 /// Files rendered through a Flux Kustomization: the first one that
 /// rendered each, and whether it rendered completely.
 fn rendered_by(objects: &[Object], renders: &[FluxRender]) -> HashMap<FileId, (String, bool)> {
+    // Renders by (tree, `namespace/name`), the first of each kept: a scan
+    // of every render per file made large repos quadratic.
+    let mut by_key: HashMap<(u32, String), &FluxRender> = HashMap::new();
+    for r in renders {
+        by_key
+            .entry((r.tree, format!("{}/{}", r.namespace, r.name)))
+            .or_insert(r);
+    }
     let mut out = HashMap::new();
     for o in objects {
         let Some(step) = o
@@ -333,10 +341,9 @@ fn rendered_by(objects: &[Object], renders: &[FluxRender]) -> HashMap<FileId, (S
             continue;
         };
         out.entry(o.file).or_insert_with(|| {
-            let complete = renders
-                .iter()
-                .filter(|r| Some(r.tree) == o.tree)
-                .find(|r| format!("{}/{}", r.namespace, r.name) == step.detail)
+            let complete = o
+                .tree
+                .and_then(|tree| by_key.get(&(tree, step.detail.clone())))
                 .is_none_or(|r| r.outcome.is_complete());
             (step.detail.clone(), complete)
         });
