@@ -1,6 +1,6 @@
 //! Issue #19: repositories whose renders already matched flux-local keep
 //! their Flux Kustomization and HelmRelease sets (checked in under
-//! `testdata/corpus-sets/`, one `tree namespace/name` a line;
+//! `testdata/corpus-sets.txt`, one `tree namespace/name` a line;
 //! `UPDATE_SETS=1 cargo test --test corpus_sets` rewrites them), and
 //! buroa__k8s-gitops renders what Flux does: 84 Flux Kustomizations of
 //! this repository, 72 HelmReleases, each object once.
@@ -54,23 +54,40 @@ fn sets(r: &Repo) -> String {
     ks.join("\n") + "\n"
 }
 
+/// The pinned sets, one section per repository (`## <folder>` then its
+/// lines), in one file: files are not named after corpus repositories.
+const PINNED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/corpus-sets.txt");
+
+fn pinned_section<'a>(text: &'a str, name: &str) -> &'a str {
+    let header = format!("## {name}\n");
+    let Some(start) = text.find(&header).map(|i| i + header.len()) else {
+        return "";
+    };
+    let end = text[start..]
+        .find("\n## ")
+        .map_or(text.len(), |i| start + i + 1);
+    &text[start..end]
+}
+
 #[test]
 fn kept_repositories_keep_their_kustomization_and_helmrelease_sets() {
+    let mut runs = Vec::new();
     for name in KEPT {
         let Some(r) = corpus(name) else { return };
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("testdata/corpus-sets")
-            .join(format!("{name}.txt"));
-        let actual = sets(&r);
-        if std::env::var_os("UPDATE_SETS").is_some() {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &actual).unwrap();
-        }
-        let expected = std::fs::read_to_string(&path).unwrap_or_default();
+        runs.push((name, sets(&r)));
+    }
+    if std::env::var_os("UPDATE_SETS").is_some() {
+        let text: String = runs
+            .iter()
+            .map(|(name, set)| format!("## {name}\n{set}"))
+            .collect();
+        std::fs::write(PINNED, text).unwrap();
+    }
+    let expected = std::fs::read_to_string(PINNED).unwrap_or_default();
+    for (name, actual) in &runs {
         assert!(
-            expected == actual,
-            "{name}: the Flux Kustomization / HelmRelease set changed; diff {} against this run",
-            path.display()
+            pinned_section(&expected, name) == actual,
+            "{name}: the Flux Kustomization / HelmRelease set changed; diff its section of {PINNED} against this run (UPDATE_SETS=1 rewrites it)"
         );
     }
 }
