@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use homelab_lint::source::repo::{self, Repo};
 use homelab_lint::yaml::Limits;
 
