@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::commit_tree::Tree;
 use super::confine::Refused;
 use super::disk::Disk;
-use crate::yaml::{FileId, Limits, Node, SourceMap, parse_documents};
+use crate::yaml::{FileId, Limits, Node, SourceMap, Span, parse_documents};
 
 /// Something wrong with one input. The run goes on with the rest.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
@@ -122,6 +122,10 @@ pub struct Files {
     /// Texts read instead of the files at these paths: a fix's edits,
     /// rendered again before anything is written.
     overlay: HashMap<PathBuf, String>,
+    /// Inline patches and transformers parsed so far, by where they are
+    /// written, whether as a block scalar, and their text (see
+    /// `kustomize::patches::inline_docs`).
+    pub(crate) inline_docs: HashMap<(Span, bool, String), Vec<Node>>,
 }
 
 /// The disk below the root, or a commit's tree in git's object store.
@@ -154,6 +158,7 @@ impl Files {
             inputs: HashMap::new(),
             built_dirs: std::collections::HashSet::new(),
             overlay: HashMap::new(),
+            inline_docs: HashMap::new(),
         }
     }
 
@@ -320,6 +325,7 @@ impl Files {
     /// copies, and only the texts are needed later (for snippets).
     pub fn release_parsed(&mut self) {
         self.parsed = HashMap::new();
+        self.inline_docs = HashMap::new();
     }
 
     /// Every non-empty YAML document of a file.
