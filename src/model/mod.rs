@@ -49,6 +49,9 @@ pub struct Model<'r> {
     by_text_file: HashMap<FileId, Vec<ObjRef>>,
     /// Every storage class the repo declares, computed on first use.
     pub(crate) classes: std::cell::OnceCell<Vec<storage::ClassDecl>>,
+    /// The images in each HelmRelease's values, by object index,
+    /// computed on first use (see [`app::find`]).
+    pub(crate) release_images: std::cell::OnceCell<Vec<Vec<app::ValuesImage>>>,
 }
 
 /// A fact that could not be established, and why (shown under
@@ -103,6 +106,7 @@ impl<'r> Model<'r> {
             secrets,
             by_text_file,
             classes: std::cell::OnceCell::new(),
+            release_images: std::cell::OnceCell::new(),
         }
     }
 

@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod commit_tree;
 pub mod confine;
 pub mod coverage;
+mod disk;
 pub mod files;
 pub mod flux;
 pub mod git;
