@@ -448,7 +448,7 @@ pub fn has_hidden_sources(model: &Model, app: &App) -> Option<String> {
     };
     let holder = match model.release(app.object) {
         Some(r) => r.values.clone(),
-        None => model.object(app.object).root.clone(),
+        None => Node::clone(&model.object(app.object).root),
     };
     env_from_sources(&refs, &holder).into_iter().find_map(|source| {
         let kind = if source.secret { "Secret" } else { "ConfigMap" };

@@ -80,7 +80,8 @@ impl Issue {
 #[derive(Clone, Debug)]
 pub struct Parsed {
     pub file: FileId,
-    pub docs: Vec<Node>,
+    /// Shared with the objects made of them ([`super::Object::root`]).
+    pub docs: Vec<Arc<Node>>,
 }
 
 /// What a kustomization read a file as, other than as a resource: such a
@@ -365,7 +366,12 @@ impl Files {
 
 fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Parsed>, Issue> {
     parse_documents(text, file, limits)
-        .map(|docs| Arc::new(Parsed { file, docs }))
+        .map(|docs| {
+            Arc::new(Parsed {
+                file,
+                docs: docs.into_iter().map(Arc::new).collect(),
+            })
+        })
         .map_err(|e| Issue {
             gap: None,
             path: rel.display().to_string(),

@@ -1,6 +1,8 @@
 //! A Kubernetes object as loaded from the repo, with the chain of steps
 //! (Flux Kustomization, kustomization.yaml, patch, ...) that produced it.
 
+use std::sync::Arc;
+
 use crate::yaml::{FileId, Node, Span};
 
 /// One step in the making of an object, outermost first.
@@ -45,7 +47,10 @@ impl StepKind {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Object {
-    pub root: Node,
+    /// Shared with the parse of its file and with every copy made before a
+    /// step changes it (`Arc::make_mut`): rendering looks objects up in
+    /// pools and lists that would otherwise each hold a whole copy.
+    pub root: Arc<Node>,
     /// The file the object's document is in (for generated objects, the
     /// kustomization.yaml that generated it).
     pub file: FileId,
@@ -62,9 +67,9 @@ pub struct Object {
 }
 
 impl Object {
-    pub fn new(root: Node, file: FileId, doc_index: usize) -> Object {
+    pub fn new(root: impl Into<Arc<Node>>, file: FileId, doc_index: usize) -> Object {
         Object {
-            root,
+            root: root.into(),
             file,
             doc_index,
             chain: Vec::new(),
@@ -115,6 +120,11 @@ impl Object {
             detail: detail.into(),
             at,
         });
+    }
+
+    /// The root to change: copied first if another holder shares it.
+    pub fn root_mut(&mut self) -> &mut Node {
+        Arc::make_mut(&mut self.root)
     }
 
     /// Whether the object was read from a cluster or a snapshot of one.

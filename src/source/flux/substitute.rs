@@ -228,7 +228,7 @@ pub fn substitute(
         issues: &mut issues,
         changed: 0,
     };
-    cx.node(&mut obj.root);
+    cx.node(obj.root_mut());
     let changed = cx.changed;
     if changed > 0 {
         obj.push_step(
