@@ -10,7 +10,6 @@ mod common;
 
 use homelab_lint::model::Model;
 use homelab_lint::rules::{self, engine};
-use homelab_lint::source::flux::data;
 use homelab_lint::source::repo;
 use homelab_lint::yaml::Limits;
 
@@ -75,11 +74,9 @@ fn undecided_lines_name_real_objects_and_keys() {
             }
             for m in key_ref.captures_iter(&u.reason) {
                 let (key, id) = (&m[1], m[2].trim_end_matches([',', ':', ')']));
-                let holds = loaded
-                    .objects
-                    .iter()
-                    .filter(|o| o.id() == id)
-                    .any(|o| data::entries(o).iter().any(|(k, _)| k == key));
+                let holds = (0..loaded.objects.len())
+                    .filter(|&r| model.object(r).id() == id)
+                    .any(|r| model.data_entries(r).iter().any(|(k, _)| k == key));
                 if !holds {
                     problems.push(format!("{line}\n  {id} holds no key {key}"));
                 }

@@ -263,9 +263,9 @@ fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
         },
         Some(obj) => {
             let holder = refs.model.object(obj);
-            match data::entry(holder, key) {
+            match refs.model.data_entry(obj, key) {
                 Some(value) => keyed(refs.model, name, key, obj, value),
-                None => hidden(match data::keys_complete(holder) {
+                None => hidden(match refs.model.keys_complete(obj) {
                     Ok(()) => format!("from key {key} of {}, which has no such key", holder.id()),
                     Err(why) => format!(
                         "from key {key} of {}, which the repository does not show: {why}",
@@ -283,11 +283,14 @@ fn keyed(model: &Model, name: &str, key: &str, holder: ObjRef, value: DataValue)
     let from = format!("key {key} of {}", model.object(holder).id());
     let value = match value {
         DataValue::Text { text, .. } => EnvValue::Known(text),
-        DataValue::Unknown { why, .. } => match conventions::template_value(model, holder, node) {
-            Some(Ok(derived)) => EnvValue::Known(derived),
-            Some(Err(underived)) => EnvValue::Hidden(format!("from {from}, {underived}")),
-            None => EnvValue::Hidden(format!("from {from}, {why}")),
-        },
+        DataValue::Template { template, .. } => {
+            match conventions::template_value(model, holder, &template) {
+                Some(Ok(derived)) => EnvValue::Known(derived),
+                Some(Err(underived)) => EnvValue::Hidden(format!("from {from}, {underived}")),
+                None => EnvValue::Hidden(format!("from {from}, {}", data::TEMPLATE)),
+            }
+        }
+        DataValue::Unknown { why, .. } => EnvValue::Hidden(format!("from {from}, {why}")),
         DataValue::Invalid { message, .. } => EnvValue::Hidden(format!("from {from}: {message}")),
     };
     EnvVar {
@@ -419,8 +422,7 @@ fn collect_env_from(refs: &Refs, holder: &Node, vars: &mut Vec<EnvVar>) {
         let Some(obj) = refs.find(source.secret, &source.name) else {
             continue;
         };
-        let holder = refs.model.object(obj);
-        for (key, value) in data::entries(holder) {
+        for (key, value) in refs.model.data_entries(obj) {
             let name = format!("{}{key}", source.prefix);
             vars.push(keyed(refs.model, &name, &key, obj, value));
         }
@@ -452,7 +454,7 @@ pub fn has_hidden_sources(model: &Model, app: &App) -> Option<String> {
                 "envFrom {kind} {}, which is not in the repository (it may exist only in the cluster),",
                 source.name
             )),
-            Some(obj) => data::keys_complete(model.object(obj)).err().map(|why| {
+            Some(obj) => model.keys_complete(obj).err().map(|why| {
                 format!(
                     "envFrom {kind} {} ({}: {why})",
                     source.name,

@@ -161,6 +161,35 @@ impl<'r> Model<'r> {
         })
     }
 
+    /// The keys of the ConfigMap or Secret that object `r` provides
+    /// ([`data::entries`]), an ExternalSecret's `templateFrom` sources
+    /// found as `r` sees them, the way `configMapKeyRef` is resolved.
+    pub fn data_entries(&self, r: ObjRef) -> Vec<(String, data::DataValue<'r>)> {
+        data::entries(self.object(r), &self.lookup(r))
+    }
+
+    /// One key of [`Model::data_entries`].
+    pub fn data_entry(&self, r: ObjRef, key: &str) -> Option<data::DataValue<'r>> {
+        data::entry(self.object(r), key, &self.lookup(r))
+    }
+
+    /// [`data::keys_complete`] for object `r`.
+    pub fn keys_complete(&self, r: ObjRef) -> Result<(), String> {
+        data::keys_complete(self.object(r), &self.lookup(r))
+    }
+
+    /// ConfigMaps and Secrets by kind, namespace and name, as `near`
+    /// sees them.
+    fn lookup(&self, near: ObjRef) -> impl Fn(&str, &str, &str) -> Option<&'r Object> + '_ {
+        move |kind, namespace, name| {
+            let found = match kind {
+                "Secret" => self.find_secret(near, namespace, name),
+                _ => self.find(near, "", kind, namespace, name),
+            };
+            found.map(|r| self.object(r))
+        }
+    }
+
     /// Namespace an object lives in, `default` when none is written.
     pub fn namespace_of(&self, r: ObjRef) -> &'r str {
         self.objects[r].namespace().unwrap_or("default")

@@ -242,7 +242,7 @@ fn resolve_values<'a>(
             );
             continue;
         };
-        let (text, node) = match data::entry(obj, key) {
+        let (text, node) = match data::entry(obj, key, lookup) {
             None => {
                 if !optional {
                     report(format!(
@@ -254,6 +254,14 @@ fn resolve_values<'a>(
             Some(DataValue::Unknown { why, .. }) => {
                 release.values_incomplete = true;
                 defer(release, format!("key {key} of {} is {why}", obj.id()));
+                continue;
+            }
+            Some(DataValue::Template { .. }) => {
+                release.values_incomplete = true;
+                defer(
+                    release,
+                    format!("key {key} of {} is {}", obj.id(), data::TEMPLATE),
+                );
                 continue;
             }
             Some(DataValue::Invalid { node, message }) => {
