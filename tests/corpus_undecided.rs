@@ -92,3 +92,48 @@ fn undecided_lines_name_real_objects_and_keys() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Every ExternalSecret on the corpus that renders keys from
+/// `templateFrom` has them read: the corpus holds two. kopia's ConfigMap
+/// comes from a configMapGenerator; cross-seed's generator names a file
+/// the repository does not hold (its Flux Kustomization fails), so its
+/// ConfigMap is not there and the reason says so.
+#[test]
+fn template_from_on_the_corpus_is_read() {
+    let mut read = Vec::new();
+    for dir in common::corpus_repos() {
+        let loaded = repo::load(&dir, Limits::default());
+        let model = Model::new(&loaded);
+        for r in model.of_kind("external-secrets.io", "ExternalSecret") {
+            let es = model.object(r);
+            if es
+                .root
+                .path(&["spec", "target", "template", "templateFrom"])
+                .is_none()
+            {
+                continue;
+            }
+            let keys: Vec<String> = model.data_entries(r).into_iter().map(|(k, _)| k).collect();
+            read.push(format!(
+                "{}: {}: keys [{}], {}",
+                dir.file_name().unwrap().to_string_lossy(),
+                es.id(),
+                keys.join(", "),
+                model
+                    .keys_complete(r)
+                    .err()
+                    .unwrap_or_else(|| "complete".into())
+            ));
+        }
+    }
+    if common::corpus().is_none() {
+        return;
+    }
+    assert_eq!(
+        read,
+        [
+            "bjw-s-labs__home-ops: ExternalSecret/downloads/cross-seed: keys [], it renders key config.js from templateFrom ConfigMap downloads/cross-seed-config-tpl, which is not in the repository (it may exist only in the cluster)",
+            "bjw-s-labs__home-ops: ExternalSecret/storage/kopia-b2-repo: keys [repository.config], complete",
+        ]
+    );
+}
