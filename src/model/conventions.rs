@@ -56,6 +56,10 @@ pub fn template_value(model: &Model, near: ObjRef, template: &str) -> Option<Der
             "a template over key {property} of {held_id} (read by {store}), {}",
             data::TEMPLATE
         )),
+        Some(DataValue::Concealed { .. }) => Err(format!(
+            "a template over key {property} of {held_id} (read by {store}), {}",
+            data::CONCEALED
+        )),
         Some(DataValue::Unknown { why, .. }) => Err(format!(
             "a template over key {property} of {held_id} (read by {store}), {why}"
         )),
@@ -433,7 +437,9 @@ fn ext_postgres_operators(model: &Model, near: ObjRef) -> Vec<Operator> {
         let var = |name: &str| match env::lookup(&vars, name) {
             Some(v) => match &v.value {
                 EnvValue::Known(text) => Ok(text.clone()),
-                EnvValue::Hidden(why) => Err(format!("set {why}")),
+                EnvValue::Hidden(why) | EnvValue::Concealed { why, .. } => {
+                    Err(format!("set {why}"))
+                }
             },
             None if chart => chart_var(model, i, name),
             None => match &hidden {
@@ -485,6 +491,9 @@ fn chart_var(model: &Model, r: ObjRef, name: &str) -> Derived {
             Some(DataValue::Template { template, .. }) => template_value(model, holder, &template)
                 .unwrap_or_else(|| Err(format!("from key {name} of {id}, {}", data::TEMPLATE))),
             Some(DataValue::Unknown { why, .. }) => Err(format!("from key {name} of {id}, {why}")),
+            Some(DataValue::Concealed { .. }) => {
+                Err(format!("from key {name} of {id}, {}", data::CONCEALED))
+            }
             Some(DataValue::Invalid { message, .. }) => {
                 Err(format!("from key {name} of {id}: {message}"))
             }

@@ -8,6 +8,7 @@
 
 use super::app::{App, workload_containers};
 use super::{Model, ObjRef, conventions};
+use crate::source::Concealed;
 use crate::source::flux::data::{self, DataValue};
 use crate::yaml::{Node, PathSeg, Span, Value};
 
@@ -29,13 +30,27 @@ pub enum EnvValue {
     Known(String),
     /// Set, but from somewhere we do not read (a Secret, a field ref).
     Hidden(String),
+    /// From a Secret only the cluster holds (`--snapshot`): a rule may
+    /// decide with `value` (libpq options), messages show only `why`.
+    Concealed {
+        why: String,
+        value: Concealed,
+    },
 }
 
 impl EnvVar {
     pub fn known(&self) -> Option<&str> {
         match &self.value {
             EnvValue::Known(v) => Some(v),
-            EnvValue::Hidden(_) => None,
+            EnvValue::Hidden(_) | EnvValue::Concealed { .. } => None,
+        }
+    }
+
+    /// Why the value is not shown, for one that is not.
+    pub fn unshown(&self) -> Option<&str> {
+        match &self.value {
+            EnvValue::Known(_) => None,
+            EnvValue::Hidden(why) | EnvValue::Concealed { why, .. } => Some(why),
         }
     }
 }
@@ -291,6 +306,10 @@ fn keyed(model: &Model, name: &str, key: &str, holder: ObjRef, value: DataValue)
             }
         }
         DataValue::Unknown { why, .. } => EnvValue::Hidden(format!("from {from}, {why}")),
+        DataValue::Concealed { value, .. } => EnvValue::Concealed {
+            why: format!("from {from}, {}", data::CONCEALED),
+            value: value.clone(),
+        },
         DataValue::Invalid { message, .. } => EnvValue::Hidden(format!("from {from}: {message}")),
     };
     EnvVar {

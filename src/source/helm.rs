@@ -256,12 +256,13 @@ fn resolve_values<'a>(
                 defer(release, format!("key {key} of {} is {why}", obj.id()));
                 continue;
             }
-            Some(DataValue::Template { .. }) => {
+            Some(DataValue::Template { .. } | DataValue::Concealed { .. }) => {
                 release.values_incomplete = true;
-                defer(
-                    release,
-                    format!("key {key} of {} is {}", obj.id(), data::TEMPLATE),
-                );
+                let why = match obj.is_live() {
+                    true => data::CONCEALED,
+                    false => data::TEMPLATE,
+                };
+                defer(release, format!("key {key} of {} is {why}", obj.id()));
                 continue;
             }
             Some(DataValue::Invalid { node, message }) => {

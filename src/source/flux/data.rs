@@ -5,7 +5,7 @@
 //! same way: their keys are known, their values where the repository
 //! holds them.
 
-use crate::source::Object;
+use crate::source::{Concealed, Object};
 use crate::yaml::{Node, Value};
 
 /// One key of a ConfigMap or Secret.
@@ -21,6 +21,12 @@ pub enum DataValue<'a> {
     /// written as a template: the cluster will see a value we cannot know.
     /// `why` says which, for the user.
     Unknown { node: &'a Node, why: &'static str },
+    /// A key of a Secret read from the cluster: known to the rules, never
+    /// shown to the user.
+    Concealed {
+        value: &'a Concealed,
+        node: &'a Node,
+    },
     /// Written, but not something the API server would accept.
     Invalid { node: &'a Node, message: String },
 }
@@ -30,6 +36,7 @@ impl<'a> DataValue<'a> {
         match self {
             DataValue::Text { node, .. }
             | DataValue::Template { node, .. }
+            | DataValue::Concealed { node, .. }
             | DataValue::Unknown { node, .. }
             | DataValue::Invalid { node, .. } => node,
         }
@@ -60,7 +67,9 @@ pub fn entries<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Vec<(String, Data
             let encrypted =
                 |field: &str, key: &str| sops.as_ref().is_some_and(|s| s.encrypts(&[field, key]));
             for (key, node) in map_entries(obj.root.get("data")) {
-                let value = if encrypted("data", &key) || is_encrypted_node(node) {
+                let value = if obj.is_live() {
+                    cluster_value(obj, &key, node)
+                } else if encrypted("data", &key) || is_encrypted_node(node) {
                     DataValue::Unknown {
                         node,
                         why: SOPS_ENCRYPTED,
@@ -71,7 +80,10 @@ pub fn entries<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Vec<(String, Data
                 out.push((key, value));
             }
             for (key, node) in map_entries(obj.root.get("stringData")) {
-                let value = text_value(node, encrypted("stringData", &key));
+                let value = match obj.is_live() {
+                    true => cluster_value(obj, &key, node),
+                    false => text_value(node, encrypted("stringData", &key)),
+                };
                 set(&mut out, key, value);
             }
         }
@@ -328,6 +340,18 @@ fn keys_and_values<'a>(text: &str, node: &'a Node, what: &str, out: &mut Rendere
     }
 }
 
+/// A key of a Secret read from the cluster, whose value the tree holds
+/// as null ([`crate::source::live::normalize`]).
+fn cluster_value<'a>(obj: &'a Object, key: &str, node: &'a Node) -> DataValue<'a> {
+    match obj.concealed.iter().find(|(k, _)| k == key) {
+        Some((_, value)) => DataValue::Concealed { value, node },
+        None => DataValue::Unknown {
+            node,
+            why: "held by the cluster in a form that is not read (not base64)",
+        },
+    }
+}
+
 /// A lookup that finds nothing.
 fn nowhere<'a>(_: &str, _: &str, _: &str) -> Option<&'a Object> {
     None
@@ -442,6 +466,9 @@ fn template_text<'a>(text: &str, node: &'a Node) -> DataValue<'a> {
         },
     }
 }
+
+/// Why a cluster Secret's value is not shown, for the user.
+pub const CONCEALED: &str = "held only by the cluster (its value is not shown)";
 
 /// Why a template's value is unknown, for the user.
 pub const TEMPLATE: &str = "a template rendered in the cluster";

@@ -150,7 +150,9 @@ pub fn collect_vars<'a>(
                     defined_at: Some(node.span),
                     unknown: false,
                 },
-                DataValue::Unknown { node, .. } | DataValue::Template { node, .. } => Var {
+                DataValue::Unknown { node, .. }
+                | DataValue::Template { node, .. }
+                | DataValue::Concealed { node, .. } => Var {
                     value: String::new(),
                     defined_at: Some(node.span),
                     unknown: true,
