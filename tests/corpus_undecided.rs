@@ -19,6 +19,10 @@ fn undecided_lines_name_real_objects_and_keys() {
         regex::Regex::new(r"\b([A-Z][A-Za-z]+/[a-z0-9][a-z0-9.-]*(?:/[a-z0-9][a-z0-9.-]*)?)")
             .unwrap();
     let key_ref = regex::Regex::new(r"key (\S+) of ([A-Z][A-Za-z]+/\S+?)[,:)]?(?:\s|$)").unwrap();
+    let absent_claim = regex::Regex::new(r"claim (\S+) is not in the repository").unwrap();
+    let absent_class =
+        regex::Regex::new(r"storage class (\S+) is not declared in the repository").unwrap();
+    let flux_ks = regex::Regex::new(r"Flux Kustomization ([a-z0-9.-]+/[a-z0-9.-]+)").unwrap();
     let mut listed = Vec::new();
     let mut problems = Vec::new();
     let bumped = tempfile::tempdir().unwrap();
@@ -79,6 +83,63 @@ fn undecided_lines_name_real_objects_and_keys() {
                     .any(|r| model.data_entries(r).iter().any(|(k, _)| k == key));
                 if !holds {
                     problems.push(format!("{line}\n  {id} holds no key {key}"));
+                }
+            }
+            // A fact said to be missing from the repository must be: a
+            // claim or class the tool only failed to reach (another Flux
+            // tree, an unresolved variable) needs its own reason.
+            for m in absent_claim.captures_iter(&u.reason) {
+                if loaded
+                    .objects
+                    .iter()
+                    .any(|o| o.kind() == "PersistentVolumeClaim" && o.name() == &m[1])
+                {
+                    problems.push(format!(
+                        "{line}
+  claim {} is in the repository",
+                        &m[1]
+                    ));
+                }
+            }
+            for m in absent_class.captures_iter(&u.reason) {
+                if m[1].contains("${")
+                    || loaded
+                        .objects
+                        .iter()
+                        .any(|o| o.kind() == "StorageClass" && o.name() == &m[1])
+                {
+                    problems.push(format!(
+                        "{line}
+  class {} is not simply undeclared",
+                        &m[1]
+                    ));
+                }
+            }
+            if u.reason.contains("no default class is declared")
+                && loaded.objects.iter().any(|o| {
+                    o.kind() == "StorageClass"
+                        && o.root
+                            .path(&[
+                                "metadata",
+                                "annotations",
+                                "storageclass.kubernetes.io/is-default-class",
+                            ])
+                            .and_then(|n| n.as_str())
+                            == Some("true")
+                })
+            {
+                problems.push(format!(
+                    "{line}
+  a default class is declared"
+                ));
+            }
+            for m in flux_ks.captures_iter(&u.reason) {
+                if !ids.iter().any(|i| *i == format!("Kustomization/{}", &m[1])) {
+                    problems.push(format!(
+                        "{line}
+  no Flux Kustomization {}",
+                        &m[1]
+                    ));
                 }
             }
             listed.push(line);

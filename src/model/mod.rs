@@ -151,6 +151,28 @@ impl<'r> Model<'r> {
         })
     }
 
+    /// Why [`Model::find`] found nothing, for the user: `what` (`claim
+    /// data`) is not in the repository, or only in a Flux tree other than
+    /// `near`'s, which the repository's roots apply as another cluster.
+    pub fn not_found(&self, near: ObjRef, kind: &str, namespace: &str, what: &str) -> String {
+        let name = what.rsplit(' ').next().unwrap_or(what);
+        let elsewhere = self
+            .by_name
+            .get(&(kind, name))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.objects[i])
+            .find(|o| o.namespace().is_none_or(|ns| ns == namespace));
+        match elsewhere {
+            Some(o) => format!(
+                "{what} is in the repository only under {}, which another Flux root applies, so it is taken for another cluster than {}'s",
+                applier(o),
+                self.objects[near].id()
+            ),
+            None => format!("{what} is not in the repository"),
+        }
+    }
+
     /// The object that makes Secret `name` in `namespace` (a Secret, a
     /// SealedSecret, an ExternalSecret's target), as `near` sees it.
     pub fn find_secret(&self, near: ObjRef, namespace: &str, name: &str) -> Option<ObjRef> {
@@ -194,6 +216,16 @@ impl<'r> Model<'r> {
     pub fn namespace_of(&self, r: ObjRef) -> &'r str {
         self.objects[r].namespace().unwrap_or("default")
     }
+}
+
+/// The Flux Kustomization that applies `o`, for messages.
+pub fn applier(o: &Object) -> String {
+    o.chain
+        .iter()
+        .rfind(|s| s.kind == crate::source::StepKind::FluxKustomization)
+        .map_or("no Flux Kustomization".to_string(), |s| {
+            format!("Flux Kustomization {}", s.detail)
+        })
 }
 
 pub fn is_helm_release(o: &Object) -> bool {
