@@ -21,4 +21,4 @@ pub(crate) mod test_repo;
 pub mod walk;
 
 pub use files::{Files, Issue, join_within};
-pub use object::{Object, Step, StepKind};
+pub use object::{Concealed, Object, Step, StepKind};

@@ -45,6 +45,30 @@ impl StepKind {
     }
 }
 
+/// A value only the cluster holds (a key of a Secret read with
+/// `--snapshot`): rules may decide with it, reports never print it. It
+/// has no `Display`, its `Debug` hides it, and it lives outside the
+/// object's tree, which the inventory prints.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Concealed(String);
+
+impl Concealed {
+    pub fn new(value: String) -> Concealed {
+        Concealed(value)
+    }
+
+    /// The value, for a decision that prints nothing of it.
+    pub fn reveal(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Concealed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Concealed(..)")
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Object {
     /// Shared with the parse of its file and with every copy made before a
@@ -64,6 +88,9 @@ pub struct Object {
     /// linted with the cluster), the object as the cluster returned it:
     /// what drift is judged against.
     pub live: Option<Box<Node>>,
+    /// For a Secret read from the cluster: its keys' values, which the
+    /// tree holds as nulls (see [`Concealed`]).
+    pub concealed: Vec<(String, Concealed)>,
 }
 
 impl Object {
@@ -75,6 +102,7 @@ impl Object {
             chain: Vec::new(),
             tree: None,
             live: None,
+            concealed: Vec::new(),
         }
     }
 
