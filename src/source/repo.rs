@@ -416,6 +416,9 @@ struct Produced {
 /// A kustomize build: the path and a Flux Kustomization's components.
 type BuildKey = (PathBuf, Vec<String>);
 
+/// The `targetNamespace` a Flux Kustomization sets, and where.
+type Placed = Option<(String, Span)>;
+
 /// ConfigMaps and Secrets by (kind, name), where postBuild variables come from.
 type LookupPool = HashMap<(String, String), Vec<Object>>;
 
@@ -558,22 +561,38 @@ impl FluxTree {
         // In build-key order, not the map's (random per process): the
         // lookup breaks ties by position, and the output must not change
         // from one run to the next.
+        let placed = self.placed_namespaces(files);
         let mut builds: Vec<_> = self.builds.iter().collect();
         builds.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut pooled: Vec<Object> = Vec::new();
+        for (key, build) in builds {
+            let Ok(build) = build else { continue };
+            let providers = || {
+                build
+                    .objects
+                    .iter()
+                    .filter(|o| crate::source::flux::data::provides(o).is_some())
+                    .cloned()
+            };
+            let targets = placed.get(key).map_or(&[None][..], Vec::as_slice);
+            for target in targets {
+                let mut objs: Vec<Object> = providers().collect();
+                if let Some((ns, span)) = target {
+                    // A conflict is reported when the Kustomization renders.
+                    let _ = kustomize::set_namespace(files, &mut objs, ns, *span);
+                }
+                pooled.extend(objs);
+            }
+        }
         let mut lookup_pool = LookupPool::new();
-        for o in builds
-            .into_iter()
-            .filter_map(|(_, b)| b.as_ref().ok())
-            .flat_map(|b| &b.objects)
-            .chain(config_sources)
-        {
+        for o in pooled.into_iter().chain(config_sources.iter().cloned()) {
             // Keyed by what the cluster will hold: a SealedSecret or an
             // ExternalSecret stands for the Secret it makes.
-            if let Some((kind, name)) = crate::source::flux::data::provides(o) {
+            if let Some((kind, name)) = crate::source::flux::data::provides(&o) {
                 lookup_pool
                     .entry((kind.to_string(), name.to_string()))
                     .or_default()
-                    .push(o.clone());
+                    .push(o);
             }
         }
         let mut rendered: HashSet<DocId> = HashSet::new();
@@ -672,6 +691,31 @@ impl FluxTree {
                 issues.push(issue);
             }
         }
+    }
+
+    /// The namespaces Flux places each build's objects in: per build, the
+    /// `targetNamespace` of every written Flux Kustomization that builds
+    /// it (`None` for one without), as kustomize-controller sets it on
+    /// every namespaced object of its build.
+    fn placed_namespaces(&mut self, files: &mut Files) -> HashMap<BuildKey, Vec<Placed>> {
+        let mut placed: HashMap<BuildKey, Vec<Placed>> = HashMap::new();
+        let written = std::mem::take(&mut self.written);
+        for ks in &written {
+            let Some((key, _)) = self.build_key(files, ks) else {
+                continue;
+            };
+            let target = ks
+                .root
+                .path(&["spec", "targetNamespace"])
+                .and_then(|n| Some((n.as_str()?.to_string(), n.span)));
+            let targets = placed.entry(key).or_default();
+            let ns = |t: &Placed| t.as_ref().map(|(ns, _)| ns.clone());
+            if !targets.iter().any(|t| ns(t) == ns(&target)) {
+                targets.push(target);
+            }
+        }
+        self.written = written;
+        placed
     }
 
     /// Builds each of `kss`, noting the Flux Kustomizations each produces.
@@ -1116,12 +1160,20 @@ impl FluxTree {
             // A repo of several clusters holds one such object per cluster:
             // the one nearest to the Kustomization's file is its cluster's.
             let ks_path = files.sources.path(ks.file).to_path_buf();
+            // One that may make it there (a ClusterExternalSecret whose
+            // selectors need the cluster's labels) is named by collect_vars.
             let lookup = |kind: &str, _namespace: &str, name: &str| {
-                lookup_pool
-                    .get(&(kind.to_string(), name.to_string()))?
+                use crate::source::flux::data::{namespace_unknown, provided_in};
+                let candidates = lookup_pool.get(&(kind.to_string(), name.to_string()))?;
+                candidates
                     .iter()
-                    .filter(|o| crate::source::flux::data::provided_in(o, &id.0))
+                    .filter(|o| provided_in(o, &id.0))
                     .max_by_key(|o| common_prefix(files.sources.path(o.file), &ks_path))
+                    .or_else(|| {
+                        candidates
+                            .iter()
+                            .find(|o| namespace_unknown(o, &id.0).is_some())
+                    })
             };
             let (mut vars, var_issues) = collect_vars(&files.sources, ks, &lookup);
             issues.extend(var_issues);

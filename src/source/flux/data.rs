@@ -75,31 +75,47 @@ pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
             }
         }
         ("external-secrets.io", "ExternalSecret") => {
-            let template = obj.root.path(&["spec", "target", "template"]);
-            let templated = template
-                .is_some_and(|t| t.get("data").is_some() || t.get("templateFrom").is_some());
-            let merge = template.and_then(|t| t.str_at(&["mergePolicy"])) == Some("Merge");
-            if !templated || merge {
-                for item in obj
-                    .root
-                    .path(&["spec", "data"])
-                    .and_then(Node::as_seq)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(key) = item.str_at(&["secretKey"]) {
-                        let why = "fetched from the secret store";
-                        out.push((key.to_string(), DataValue::Unknown { node: item, why }));
-                    }
-                }
-            }
-            for (key, node) in map_entries(template.and_then(|t| t.get("data"))) {
-                set(&mut out, key, template_value(node));
-            }
+            external_secret_entries(obj.root.get("spec"), &mut out);
+        }
+        ("external-secrets.io", "ClusterExternalSecret") => {
+            external_secret_entries(cluster_es_spec(obj), &mut out);
         }
         _ => {}
     }
     out
+}
+
+/// The keys of the Secret an ExternalSecret with this `spec` makes.
+fn external_secret_entries<'a>(spec: Option<&'a Node>, out: &mut Vec<(String, DataValue<'a>)>) {
+    let template = spec.and_then(|s| s.path(&["target", "template"]));
+    let templated =
+        template.is_some_and(|t| t.get("data").is_some() || t.get("templateFrom").is_some());
+    let merge = template.and_then(|t| t.str_at(&["mergePolicy"])) == Some("Merge");
+    if !templated || merge {
+        for item in spec
+            .and_then(|s| s.get("data"))
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(key) = item.str_at(&["secretKey"]) {
+                let why = "fetched from the secret store";
+                out.push((key.to_string(), DataValue::Unknown { node: item, why }));
+            }
+        }
+    }
+    for (key, node) in map_entries(template.and_then(|t| t.get("data"))) {
+        set(out, key, template_value(node));
+    }
+}
+
+/// The ExternalSecret spec a ClusterExternalSecret copies into each
+/// namespace it selects (external-secrets
+/// `pkg/controllers/clusterexternalsecret/clusterexternalsecret_controller.go`
+/// `createOrUpdateExternalSecret`: `externalSecret.Spec =
+/// clusterExternalSecret.Spec.ExternalSecretSpec`).
+fn cluster_es_spec(obj: &Object) -> Option<&Node> {
+    obj.root.path(&["spec", "externalSecretSpec"])
 }
 
 /// Whether [`entries`] lists every key the cluster's Secret (or
@@ -113,10 +129,11 @@ pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
 /// `creationPolicy: Merge` writes into a Secret that exists only in the
 /// cluster.
 pub fn keys_complete(obj: &Object) -> Result<(), String> {
-    if !obj.is("external-secrets.io", "ExternalSecret") {
-        return Ok(());
-    }
-    let spec = obj.root.get("spec");
+    let spec = match (obj.group(), obj.kind()) {
+        ("external-secrets.io", "ExternalSecret") => obj.root.get("spec"),
+        ("external-secrets.io", "ClusterExternalSecret") => cluster_es_spec(obj),
+        _ => return Ok(()),
+    };
     let at = |path: &[&str]| spec.and_then(|s| s.path(path));
     if at(&["target", "creationPolicy"]).and_then(Node::as_str) == Some("Merge") {
         return Err(
@@ -152,13 +169,99 @@ pub fn secret_name(obj: &Object) -> Option<&str> {
 }
 
 /// The ConfigMap or Secret an object puts into the cluster, as
-/// `(kind, name)`: itself, or the Secret a SealedSecret or ExternalSecret
-/// makes ([`secret_name`]).
+/// `(kind, name)`: itself, the Secret a SealedSecret or ExternalSecret
+/// makes ([`secret_name`]), or the one a ClusterExternalSecret makes in
+/// each namespace it selects.
 pub fn provides(obj: &Object) -> Option<(&'static str, &str)> {
     if obj.is("", "ConfigMap") {
         return Some(("ConfigMap", obj.name()));
     }
+    if obj.is("external-secrets.io", "ClusterExternalSecret") {
+        return Some(("Secret", cluster_secret_name(obj)));
+    }
     secret_name(obj).map(|name| ("Secret", name))
+}
+
+/// The Secret a ClusterExternalSecret makes: its ExternalSecrets are
+/// named `spec.externalSecretName`, else after it (external-secrets
+/// `clusterexternalsecret_controller.go` `reconcile`: `esName`), and each
+/// makes `target.name`, else a Secret named after itself.
+fn cluster_secret_name(obj: &Object) -> &str {
+    let non_empty = |path: &[&str]| obj.root.str_at(path).filter(|n| !n.is_empty());
+    non_empty(&["spec", "externalSecretSpec", "target", "name"])
+        .or_else(|| non_empty(&["spec", "externalSecretName"]))
+        .unwrap_or(obj.name())
+}
+
+/// Which namespaces a ClusterExternalSecret selects, as far as the
+/// repository shows: external-secrets `runtime/esutils` `GetTargetNamespaces`
+/// takes the union of `spec.namespaces` (each a selector on
+/// `kubernetes.io/metadata.name`), the deprecated `spec.namespaceSelector`
+/// and `spec.namespaceSelectors`. An empty selector (`{}`) selects every
+/// namespace (apimachinery `LabelSelectorAsSelector`); any other selector
+/// depends on the labels namespaces carry in the cluster.
+enum Selected {
+    All,
+    /// The namespaces named, and whether some selector picks more that
+    /// only the cluster knows.
+    Named(Vec<String>, bool),
+}
+
+fn selected(obj: &Object) -> Selected {
+    let spec = obj.root.get("spec");
+    let mut named: Vec<String> = spec
+        .and_then(|s| s.get("namespaces"))
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+        .filter_map(Node::scalar_text)
+        .collect();
+    let single = spec.and_then(|s| s.get("namespaceSelector"));
+    let many = spec
+        .and_then(|s| s.get("namespaceSelectors"))
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten();
+    let mut unknown = false;
+    for selector in single.into_iter().chain(many) {
+        let Some(map) = selector.as_map() else {
+            continue;
+        };
+        if map.iter().all(|(_, v)| {
+            v.as_map().is_some_and(|m| m.is_empty()) || v.as_seq().is_some_and(|s| s.is_empty())
+        }) {
+            return Selected::All;
+        }
+        let by_name = selector.path(&["matchLabels", "kubernetes.io/metadata.name"]);
+        let only_name = selector
+            .get("matchExpressions")
+            .is_none_or(|e| e.as_seq().is_some_and(|s| s.is_empty()))
+            && selector
+                .get("matchLabels")
+                .and_then(Node::as_map)
+                .is_some_and(|m| m.len() == 1);
+        match by_name.and_then(Node::scalar_text) {
+            Some(name) if only_name => named.push(name),
+            _ => unknown = true,
+        }
+    }
+    Selected::Named(named, unknown)
+}
+
+/// Why the repository cannot tell whether a ClusterExternalSecret makes
+/// its Secret in `namespace`; `None` when it can (or for other kinds).
+pub fn namespace_unknown(obj: &Object, namespace: &str) -> Option<String> {
+    if !obj.is("external-secrets.io", "ClusterExternalSecret") {
+        return None;
+    }
+    match selected(obj) {
+        Selected::Named(named, true) if !named.iter().any(|n| n == namespace) => Some(format!(
+            "ClusterExternalSecret {} makes it only in the namespaces its namespace selectors \
+             pick by labels, which the repository does not show",
+            obj.name()
+        )),
+        _ => None,
+    }
 }
 
 /// Whether the ConfigMap or Secret that `obj` provides exists in
@@ -169,6 +272,12 @@ pub fn provides(obj: &Object) -> Option<(&'static str, &str)> {
 /// set, `reflection-auto-namespaces`) lists: comma-separated names or
 /// regular expressions, none meaning every namespace.
 pub fn provided_in(obj: &Object, namespace: &str) -> bool {
+    if obj.is("external-secrets.io", "ClusterExternalSecret") {
+        return match selected(obj) {
+            Selected::All => true,
+            Selected::Named(named, _) => named.iter().any(|n| n == namespace),
+        };
+    }
     if obj.namespace() == Some(namespace) {
         return true;
     }
@@ -478,6 +587,40 @@ mod tests {
             Some(DataValue::Unknown { .. })
         ));
         assert!(keys_complete(&plain).unwrap_err().contains("dataFrom"));
+    }
+
+    #[test]
+    fn cluster_external_secrets_make_their_secret_in_the_namespaces_they_select() {
+        let every = object(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  externalSecretName: cluster-es\n  namespaceSelectors:\n    - {}\n  externalSecretSpec:\n    target:\n      name: cluster-secrets\n    data:\n      - secretKey: SECRET_DOMAIN\n        remoteRef: {key: secret-domain}\n",
+        );
+        assert_eq!(provides(&every), Some(("Secret", "cluster-secrets")));
+        assert!(provided_in(&every, "flux-system"));
+        assert!(namespace_unknown(&every, "flux-system").is_none());
+        assert!(matches!(
+            entry(&every, "SECRET_DOMAIN"),
+            Some(DataValue::Unknown { .. })
+        ));
+        assert!(keys_complete(&every).is_ok());
+        // Without target.name: the ExternalSecret's name, then its own.
+        let named = object(
+            "apiVersion: external-secrets.io/v1beta1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  externalSecretName: cluster-es\n  namespaces: [apps]\n  namespaceSelectors:\n    - matchLabels: {kubernetes.io/metadata.name: media}\n  externalSecretSpec:\n    dataFrom:\n      - extract: {key: all}\n",
+        );
+        assert_eq!(provides(&named), Some(("Secret", "cluster-es")));
+        assert!(provided_in(&named, "apps") && provided_in(&named, "media"));
+        assert!(!provided_in(&named, "flux-system"));
+        assert!(namespace_unknown(&named, "flux-system").is_none());
+        assert!(keys_complete(&named).unwrap_err().contains("dataFrom"));
+        let labelled = object(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  namespaceSelectors:\n    - matchLabels: {secrets: cluster}\n  externalSecretSpec: {}\n",
+        );
+        assert_eq!(provides(&labelled), Some(("Secret", "ces")));
+        assert!(!provided_in(&labelled, "flux-system"));
+        assert!(
+            namespace_unknown(&labelled, "flux-system")
+                .unwrap()
+                .contains("ClusterExternalSecret ces")
+        );
     }
 
     #[test]
