@@ -300,3 +300,58 @@ fn substitute_from_a_cluster_external_secret() {
         );
     }
 }
+
+/// Sweep s4 M6 (sulibot): a child whose path holds `${VAR:=default}` is
+/// rendered with the default where its parent substitutes; applied by a
+/// parent without postBuild, the path reaches Flux as written, and the
+/// reason says that rather than that a value is missing.
+#[test]
+fn a_path_variable_is_unrendered_only_where_no_substitution_reaches_it() {
+    let parent = |name: &str, post: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: ./apps\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n{post}"
+        )
+    };
+    let child = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: db, namespace: flux-system}\nspec:\n  path: ./db/app-${MODE:=false}\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    for (post, rendered) in [
+        (
+            "  postBuild:\n    substitute: {DOMAIN: example.org}\n",
+            true,
+        ),
+        ("", false),
+    ] {
+        let apps = parent("apps", post);
+        let (_d, r) = repo(&[
+            ("clusters/home/flux-system.yaml", GIT_ROOT),
+            ("clusters/home/apps.yaml", &apps),
+            ("apps/db.yaml", child),
+            ("db/app-false/cm.yaml", &cm("db-false")),
+        ]);
+        let said: Vec<&str> = r
+            .issues
+            .iter()
+            .filter(|i| i.message.contains("${MODE}"))
+            .map(|i| i.message.as_str())
+            .collect();
+        if rendered {
+            assert!(said.is_empty(), "{said:?}");
+            assert_eq!(names(&r, "ConfigMap"), ["db-false"]);
+        } else {
+            assert!(
+                said.len() == 1
+                    && said[0].contains(
+                        "reaches Flux as written: Flux Kustomization flux-system/apps \
+                         (clusters/home/apps.yaml) applies it without postBuild substitution"
+                    ),
+                "{said:?}"
+            );
+        }
+        let db = r.flux.iter().find(|f| f.name == "db").unwrap();
+        assert_eq!(
+            matches!(db.outcome, Outcome::NotBuilt(_)),
+            !rendered,
+            "{:?}",
+            db.outcome
+        );
+    }
+}

@@ -251,7 +251,8 @@ pub fn substitute(
     issues
 }
 
-fn is_disabled(root: &Node) -> bool {
+/// Whether an object opts out of postBuild substitution.
+pub fn is_disabled(root: &Node) -> bool {
     ["labels", "annotations"]
         .iter()
         .any(|field| root.str_at(&["metadata", field, DISABLE_KEY]) == Some("disabled"))
