@@ -365,6 +365,11 @@ fn flatten_prefixed<'a>(
             }
         }
         Value::Seq(_) => {}
+        // An empty value sets nothing: the Authentik chart writes a key
+        // only `if $v` (goauthentik/helm charts/authentik/templates/
+        // _helpers.tpl `authentik.secret`), so `postgresql.name: ""` leaves
+        // the variable to envFrom or the app's default.
+        _ if node.is_null() || node.as_str() == Some("") => {}
         _ => {
             let name = prefixed_name(prefix, path.iter().copied());
             vars.push(EnvVar {
