@@ -507,22 +507,7 @@ impl FluxTree {
         self.find_local_sources(files, &written, issues);
         written.retain(|ks| !synced.contains(ks));
         self.build_each(files, &written, &mut seen);
-        let mut built: Vec<Object> = self
-            .builds
-            .values()
-            .filter_map(|b| b.as_ref().ok())
-            .flat_map(|b| &b.objects)
-            .filter(|o| {
-                is_bootstrap_input(o.group(), o.kind())
-                    || crate::source::flux::data::provides(o).is_some()
-            })
-            .cloned()
-            .collect();
-        // Builds are a map: sorted, the roots (and so the tree numbers)
-        // are the same in every run.
-        built.sort_by(|a, b| {
-            (doc_id(a), a.namespace(), a.name()).cmp(&(doc_id(b), b.namespace(), b.name()))
-        });
+        let mut built = self.built_bootstrap_inputs(files, &written, config_sources);
         built.extend(bootstrap.iter().cloned());
         let synced = Self::synced(files, &written, &built, config_sources, issues);
         drop(built);
@@ -672,6 +657,78 @@ impl FluxTree {
                 issues.push(issue);
             }
         }
+    }
+
+    /// The bootstrap inputs (and substitution sources) the builds of
+    /// `written` hold, each as the Flux Kustomization that builds it
+    /// applies it: its targetNamespace set and its postBuild variables
+    /// substituted. A flux-instance HelmRelease applied by a Kustomization
+    /// with `postBuild.substitute: {CLUSTER: home}` syncs
+    /// `clusters/${CLUSTER}` as `clusters/home` (Flux substitutes the
+    /// HelmRelease before helm-controller reads its values). Where several
+    /// Flux Kustomizations build one document, a copy they changed comes
+    /// before the one as written, which `synced` then skips.
+    fn built_bootstrap_inputs(
+        &mut self,
+        files: &mut Files,
+        written: &[Object],
+        config_sources: &[Object],
+    ) -> Vec<Object> {
+        let mut keyed: Vec<(BuildKey, &Object)> = written
+            .iter()
+            .filter_map(|ks| Some((self.build_key(files, ks)?.0, ks)))
+            .collect();
+        // Builds are a map: sorted, the roots (and so the tree numbers)
+        // are the same in every run.
+        keyed.sort_by(|a, b| (&a.0, doc_id(a.1)).cmp(&(&b.0, doc_id(b.1))));
+        let lookup = |kind: &str, namespace: &str, name: &str| {
+            config_sources.iter().find(|o| {
+                o.kind() == kind
+                    && o.name() == name
+                    && o.namespace().unwrap_or(namespace) == namespace
+            })
+        };
+        // Its own budget: the run's is for the renders.
+        let mut budget = crate::source::flux::budget(files.limits());
+        let mut out: Vec<(Object, bool)> = Vec::new();
+        for (key, ks) in keyed {
+            let Some(Ok(built)) = self.builds.get(&key) else {
+                continue;
+            };
+            let mut objs: Vec<Object> = built
+                .objects
+                .iter()
+                .filter(|o| {
+                    is_bootstrap_input(o.group(), o.kind())
+                        || crate::source::flux::data::provides(o).is_some()
+                })
+                .cloned()
+                .collect();
+            let mut changed = false;
+            if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
+                && let Some(ns_text) = ns.as_str()
+            {
+                changed |= kustomize::set_namespace(files, &mut objs, ns_text, ns.span).is_ok();
+            }
+            if ks.root.path(&["spec", "postBuild"]).is_some() {
+                // What goes wrong here is reported when the tree renders.
+                let (vars, _) = collect_vars(&files.sources, ks, &lookup);
+                for o in &mut objs {
+                    let _ = substitute(&files.sources, o, &vars, &mut budget);
+                }
+                changed = true;
+            }
+            out.extend(objs.into_iter().map(|o| (o, changed)));
+        }
+        out.sort_by(|(a, a_changed), (b, b_changed)| {
+            (doc_id(a), a.namespace(), a.name(), !a_changed).cmp(&(
+                doc_id(b),
+                b.namespace(),
+                b.name(),
+                !b_changed,
+            ))
+        });
+        out.into_iter().map(|(o, _)| o).collect()
     }
 
     /// Builds each of `kss`, noting the Flux Kustomizations each produces.
