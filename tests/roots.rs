@@ -99,6 +99,14 @@ case!(no_root_is_said_and_each_top_level_one_renders, "no-root");
 // builds clusters/home/bootstrap, whose cluster-apps is a child with its
 // postBuild and patches reaching web (sweep s4 H1, deedee-ops).
 case!(sync_path_is_read_after_substitution, "substituted-sync");
+// A directory only a Flux Kustomization nothing applies would build
+// (radarr, commented out of apps/kustomization.yaml): its files are
+// unreachable, not left out of the kustomization that lists them; a file
+// the built sonarr/app leaves out is not-listed (sweep s4 M5).
+case!(
+    files_under_an_unbuilt_kustomization_are_unreachable,
+    "unbuilt-listed"
+);
 // Item 9: the same-named database in a second cluster is its own finding.
 case!(
     same_named_database_in_two_clusters_is_found_in_each,

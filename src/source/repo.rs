@@ -199,6 +199,7 @@ pub fn load_files(mut files: Files) -> Repo {
     let renders = std::mem::take(&mut flux.renders);
     let by_hand_files = std::mem::take(&mut flux.by_hand_files);
     let stray = std::mem::take(&mut flux.stray);
+    let rendered_dirs = std::mem::take(&mut flux.rendered_dirs);
     let rendered_by = rendered_by(&objects, &renders);
     drop(flux);
     let mut fates: Vec<FileFate> = Vec::new();
@@ -234,7 +235,7 @@ pub fn load_files(mut files: Files) -> Repo {
                 Some(_) if let Some((by, why)) = lost_under(&renders, path) => {
                     Some(Fate::Lost { by, why })
                 }
-                Some(dir) if files.built_dirs.contains(dir) => Some(Fate::NotListed {
+                Some(dir) if rendered_dirs.contains(dir) => Some(Fate::NotListed {
                     kustomization: dir.join("kustomization.yaml"),
                 }),
                 Some(dir) => Some(Fate::Unreachable {
@@ -399,6 +400,11 @@ struct FluxTree {
     by_hand_files: HashMap<FileId, PathBuf>,
     /// Files of loose Flux Kustomizations that nothing applies.
     stray: HashSet<FileId>,
+    /// The kustomization directories each build went through.
+    build_dirs: HashMap<BuildKey, HashSet<PathBuf>>,
+    /// The kustomization directories of the builds rendered: a file a
+    /// kustomization elsewhere lists is unreachable, not left out of it.
+    rendered_dirs: HashSet<PathBuf>,
 }
 
 /// What the builds of the written Flux Kustomizations produced.
@@ -477,6 +483,8 @@ impl FluxTree {
             local: HashSet::new(),
             by_hand_files: HashMap::new(),
             stray: HashSet::new(),
+            build_dirs: HashMap::new(),
+            rendered_dirs: HashSet::new(),
         }
     }
 
@@ -861,7 +869,7 @@ impl FluxTree {
     ) -> Option<&Result<kustomize::Built, Issue>> {
         let (key, components) = self.build_key(files, ks)?;
         if !self.builds.contains_key(&key) {
-            let result = kustomize::build_flux_path(files, &key.0, &components);
+            let result = self.build_noting_dirs(files, &key, &components);
             self.builds.insert(key.clone(), result);
         }
         *self.uses.entry(key.clone()).or_default() += 1;
@@ -878,15 +886,36 @@ impl FluxTree {
         let (key, components) = self.build_key(files, ks)?;
         let uses = self.uses.entry(key.clone()).or_default();
         *uses = uses.saturating_sub(1);
-        if *uses > 0
+        let result = if *uses > 0
             && let Some(cached) = self.builds.get(&key)
         {
-            return Some(cached.clone());
+            cached.clone()
+        } else {
+            match self.builds.remove(&key) {
+                Some(result) => result,
+                None => self.build_noting_dirs(files, &key, &components),
+            }
+        };
+        if let Some(dirs) = self.build_dirs.get(&key) {
+            self.rendered_dirs.extend(dirs.iter().cloned());
         }
-        Some(match self.builds.remove(&key) {
-            Some(result) => result,
-            None => kustomize::build_flux_path(files, &key.0, &components),
-        })
+        Some(result)
+    }
+
+    /// [`kustomize::build_flux_path`], noting the directories it builds
+    /// in `build_dirs` besides `files.built_dirs`.
+    fn build_noting_dirs(
+        &mut self,
+        files: &mut Files,
+        key: &BuildKey,
+        components: &[(String, Span)],
+    ) -> Result<kustomize::Built, Issue> {
+        let before = std::mem::take(&mut files.built_dirs);
+        let result = kustomize::build_flux_path(files, &key.0, components);
+        let dirs = std::mem::replace(&mut files.built_dirs, before);
+        files.built_dirs.extend(dirs.iter().cloned());
+        self.build_dirs.insert(key.clone(), dirs);
+        result
     }
 
     /// The sync Kustomizations flux-operator creates for the FluxInstances
