@@ -570,7 +570,6 @@ impl<'f> Builder<'f> {
                 None => Issue::file(dir, msg),
             });
         };
-        self.files.built_dirs.insert(dir.to_path_buf());
         let mut k = kustomization::Kustomization::load(self.files, &kfile, dir)?;
         k.restrict = self.restrict;
         // kubectl renders a Component named directly like a kustomization.
@@ -580,8 +579,9 @@ impl<'f> Builder<'f> {
             } else {
                 format!("expected kind != 'Component' for path '{}'", dir.display())
             };
-            return Err(issue_at(self.files, from.unwrap_or(k.root.span), msg));
+            return Err(issue_at(self.files, from.unwrap_or(k.root.span), msg).gap(Gap::WrongKind));
         }
+        self.files.built_dirs.insert(dir.to_path_buf());
         self.stack.push(dir.to_path_buf());
         let result = if component {
             let before = acc.res().len();
