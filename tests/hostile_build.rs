@@ -87,7 +87,7 @@ fn a_kustomization_dag_listing_each_level_twice_is_built_once_per_directory() {
     // Flux's build fails on the missing file, reported once at its entry.
     let incomplete = &inv.json["coverage"]["fluxKustomizationsIncomplete"];
     assert_eq!(incomplete.as_array().unwrap().len(), 1, "{incomplete:#}");
-    assert_eq!(incomplete[0]["outcome"], "failed (missing files)");
+    assert_eq!(incomplete[0]["outcome"], "failed (build errors)");
     let why = incomplete[0]["why"].as_str().unwrap();
     assert!(why.starts_with("dag/l40/kustomization.yaml:2:5: "), "{why}");
 }

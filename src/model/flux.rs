@@ -3,6 +3,7 @@
 
 use super::{Model, ObjRef};
 use crate::source::coverage::Outcome;
+use crate::source::files::Gap;
 use crate::source::join_within;
 use crate::source::repo::source_of;
 use crate::yaml::{Node, Origin, Span};
@@ -33,9 +34,10 @@ pub fn missing_paths(model: &Model) -> Vec<(ObjRef, Node)> {
 }
 
 /// Flux Kustomizations that Flux fails because a local entry of their
-/// build is missing, each with a node at the entry that holds
-/// kustomize's error. The rest of the Kustomization was rendered anyway.
-pub fn failed_builds(model: &Model) -> Vec<(ObjRef, Node)> {
+/// build is missing, malformed or of the wrong kind, each with a node at
+/// the entry that holds kustomize's error and a word for what is wrong.
+/// The rest of the Kustomization was rendered anyway.
+pub fn failed_builds(model: &Model) -> Vec<(ObjRef, Node, &'static str)> {
     let mut out = Vec::new();
     for r in model.flux {
         let Outcome::Failed(missing) = &r.outcome else {
@@ -62,7 +64,12 @@ pub fn failed_builds(model: &Model) -> Vec<(ObjRef, Node)> {
                 line: issue.line,
                 col: issue.col,
             };
-            out.push((object, Node::synthetic_str(&issue.message, span)));
+            let what = match issue.gap {
+                Some(Gap::Malformed) => "malformed",
+                Some(Gap::WrongKind) => "wrong kind",
+                _ => "missing",
+            };
+            out.push((object, Node::synthetic_str(&issue.message, span), what));
         }
     }
     out

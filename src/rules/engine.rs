@@ -467,13 +467,13 @@ impl Ctx<'_, '_> {
                 .collect(),
             Step::FluxBuildFails => crate::model::flux::failed_builds(model)
                 .into_iter()
-                .map(|(object, node)| {
+                .map(|(object, node, what)| {
                     vec![(
                         "kustomization".to_string(),
                         Fact::Value {
                             object,
                             node: Some(node),
-                            path: "missing".into(),
+                            path: what.into(),
                         },
                     )]
                 })

@@ -32,6 +32,10 @@ pub enum Fate {
     NotListed { kustomization: PathBuf },
     /// Under a kustomization no Flux Kustomization builds: nothing applies it.
     Unreachable { kustomization: PathBuf },
+    /// Holds a Flux Kustomization outside every kustomization that no
+    /// other one lists or waits for, in a repository whose bootstrap is
+    /// found: nothing applies it.
+    Stray,
     /// YAML with no Kubernetes object in it.
     NoObject,
     /// Not loadable (a template, a syntax error), and why.
@@ -49,7 +53,7 @@ impl Fate {
             Fate::Kustomization => "kustomization",
             Fate::Lost { .. } => "lost",
             Fate::NotListed { .. } => "not-listed",
-            Fate::Unreachable { .. } => "unreachable",
+            Fate::Unreachable { .. } | Fate::Stray => "unreachable",
             Fate::NoObject => "no-object",
             Fate::Unloadable(_) => "unloadable",
         }
@@ -86,6 +90,10 @@ impl Fate {
                 "not applied: not reachable from any root (no Flux Kustomization builds {})",
                 kustomization.display()
             ),
+            Fate::Stray => "not applied: a Flux Kustomization that no kustomization or Flux \
+                            Kustomization lists and none waits for (dependsOn), so no root \
+                            reaches it"
+                .into(),
             Fate::NoObject => "no Kubernetes object in it (no apiVersion and kind)".into(),
             Fate::Unloadable(why) => why.clone(),
         }
@@ -196,8 +204,8 @@ pub enum Outcome {
     Rendered,
     /// All but this many remote entries (each an issue at its line).
     Partial(usize),
-    /// Flux fails it: these local entries are missing. The rest is
-    /// rendered anyway, for the other rules.
+    /// Flux fails it: these local entries are missing, malformed or of
+    /// the wrong kind. The rest is rendered anyway, for the other rules.
     Failed(Vec<Issue>),
     /// kustomize fails on it; nothing rendered.
     BuildFailed(Issue),
@@ -217,7 +225,7 @@ impl Outcome {
         match self {
             Outcome::Rendered => "rendered",
             Outcome::Partial(_) => "partly rendered (remote entries)",
-            Outcome::Failed(_) => "failed (missing files)",
+            Outcome::Failed(_) => "failed (build errors)",
             Outcome::BuildFailed(_) => "build failed",
             Outcome::NotBuilt(_) => "not built",
             Outcome::OtherSource(_) => "other source",

@@ -40,6 +40,12 @@ pub enum Gap {
     /// Kustomization with kustomize's `MalformedYAMLError`; here the file
     /// loses only itself.
     Malformed,
+    /// An entry of the wrong kind: a Component listed as a resource, or a
+    /// kustomization as a component. kustomize refuses it ("expected kind
+    /// != 'Component' for path ...", api/internal/target/kusttarget.go
+    /// `accumulateDirectory`) and kustomize-controller fails the whole
+    /// Flux Kustomization; here the entry loses only itself.
+    WrongKind,
 }
 
 fn location(line: u32, col: u32) -> String {

@@ -198,6 +198,7 @@ pub fn load_files(mut files: Files) -> Repo {
     let local_sources = std::mem::take(&mut flux.local_sources);
     let renders = std::mem::take(&mut flux.renders);
     let by_hand_files = std::mem::take(&mut flux.by_hand_files);
+    let stray = std::mem::take(&mut flux.stray);
     let rendered_by = rendered_by(&objects, &renders);
     drop(flux);
     let mut fates: Vec<FileFate> = Vec::new();
@@ -239,6 +240,7 @@ pub fn load_files(mut files: Files) -> Repo {
                 Some(dir) => Some(Fate::Unreachable {
                     kustomization: dir.join("kustomization.yaml"),
                 }),
+                None if stray.contains(&file) => Some(Fate::Stray),
                 None => None,
             }
         };
@@ -395,6 +397,8 @@ struct FluxTree {
     /// Files of the top-level kustomizations applied by hand that list a
     /// root, with that kustomization's directory.
     by_hand_files: HashMap<FileId, PathBuf>,
+    /// Files of loose Flux Kustomizations that nothing applies.
+    stray: HashSet<FileId>,
 }
 
 /// What the builds of the written Flux Kustomizations produced.
@@ -419,6 +423,40 @@ type LookupPool = HashMap<(String, String), Vec<Object>>;
 /// clusters of one repo, which reuse names such as `flux-system`.
 type DocId = (FileId, usize);
 
+/// A Flux Kustomization's identity: namespace and name.
+fn ks_id(ks: &Object) -> KsId {
+    (
+        ks.namespace().unwrap_or("").to_string(),
+        ks.name().to_string(),
+    )
+}
+
+/// The Flux Kustomizations that those in `objects` wait for. An entry
+/// without a namespace is in the waiting one's (fluxcd/pkg
+/// `apis/meta` `NamespacedObjectReference`: "when not specified it acts as
+/// LocalObjectReference").
+fn awaited(objects: &[Object]) -> HashSet<KsId> {
+    objects
+        .iter()
+        .filter(|o| is_flux_ks(o))
+        .flat_map(|ks| {
+            let own = ks.namespace().unwrap_or("");
+            ks.root
+                .path(&["spec", "dependsOn"])
+                .and_then(|n| n.as_seq())
+                .into_iter()
+                .flatten()
+                .filter_map(move |d| {
+                    let name = d.str_at(&["name"])?;
+                    Some((
+                        d.str_at(&["namespace"]).unwrap_or(own).to_string(),
+                        name.to_string(),
+                    ))
+                })
+        })
+        .collect()
+}
+
 fn doc_id(o: &Object) -> DocId {
     (o.file, o.doc_index)
 }
@@ -438,6 +476,7 @@ impl FluxTree {
             artifacts,
             local: HashSet::new(),
             by_hand_files: HashMap::new(),
+            stray: HashSet::new(),
         }
     }
 
@@ -548,10 +587,11 @@ impl FluxTree {
             .cloned()
             .collect();
         // A root that produces itself is flux bootstrap's gotk-sync.yaml.
-        let bootstrapped = |ks: &&Object| {
+        let self_started = |ks: &&Object| {
             let id = doc_id(ks);
-            synced_ids.contains(&id) || by_hand.contains(&id) || produced.contains(&id)
+            synced_ids.contains(&id) || produced.contains(&id)
         };
+        let bootstrapped = |ks: &&Object| self_started(ks) || by_hand.contains(&doc_id(ks));
         if let Some(first) = roots.first()
             && !roots.iter().any(|ks| bootstrapped(&ks))
         {
@@ -567,15 +607,62 @@ impl FluxTree {
                 ),
             ));
         }
-        for root in roots {
-            self.render_tree(files, root, &lookup_pool, &mut rendered, issues);
+        // With the cluster's bootstrap in view (a Kustomization that
+        // applies itself, or a FluxInstance's), another candidate root (a
+        // loose Flux Kustomization, in no kustomization and listed by none;
+        // one a top-level kustomization lists) is only applied when
+        // something waits for it: one a rendered Kustomization names in
+        // `dependsOn` is applied by hand or a script, else that one would
+        // wait forever. The rest are retired or switched off (an
+        // `_archive/` tree, an entry commented out of a list): rules must
+        // not read them as the cluster's.
+        let started = if roots.iter().any(|ks| self_started(&ks)) {
+            Some(&self_started as &dyn Fn(&&Object) -> bool)
+        } else if roots.iter().any(|ks| bootstrapped(&ks)) {
+            Some(&bootstrapped as &dyn Fn(&&Object) -> bool)
+        } else {
+            None
+        };
+        let (mut roots, mut loose): (Vec<Object>, Vec<Object>) = match started {
+            Some(started) => roots.into_iter().partition(|ks| started(&ks)),
+            None => (roots, Vec::new()),
+        };
+        while !roots.is_empty() {
+            for root in std::mem::take(&mut roots) {
+                self.render_tree(files, root, &lookup_pool, &mut rendered, issues);
+            }
+            let awaited = awaited(&self.output);
+            (roots, loose) = loose
+                .into_iter()
+                .partition(|ks| awaited.contains(&ks_id(ks)));
         }
+        // A top-level kustomization none of whose Flux Kustomizations is
+        // applied is not applied by hand either.
+        let top_of = |ks: &Object| self.by_hand_files.get(&ks.file).cloned();
+        let applied_tops: HashSet<PathBuf> = self
+            .written
+            .iter()
+            .filter(|ks| rendered.contains(&doc_id(ks)))
+            .filter_map(top_of)
+            .collect();
+        let stray_tops: HashSet<PathBuf> = loose
+            .iter()
+            .filter_map(top_of)
+            .filter(|top| !applied_tops.contains(top))
+            .collect();
+        self.by_hand_files
+            .retain(|_, top| !stray_tops.contains(top));
+        self.stray.extend(loose.iter().map(|ks| ks.file));
         // Kustomizations only reachable through a cycle: render them as
         // written so nothing is silently dropped.
         while let Some(ks) = self
             .written
             .iter()
-            .find(|ks| !rendered.contains(&doc_id(ks)) && listed_or_loose(ks, files))
+            .find(|ks| {
+                !rendered.contains(&doc_id(ks))
+                    && !self.stray.contains(&ks.file)
+                    && listed_or_loose(ks, files)
+            })
             .cloned()
         {
             self.render_tree(files, ks, &lookup_pool, &mut rendered, issues);

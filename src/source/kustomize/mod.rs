@@ -587,7 +587,6 @@ impl<'f> Builder<'f> {
                 None => Issue::file(dir, msg),
             });
         };
-        self.files.note_built_dir(dir.to_path_buf());
         let mut k = kustomization::Kustomization::load(self.files, &kfile, dir)?;
         k.restrict = self.restrict;
         // kubectl renders a Component named directly like a kustomization.
@@ -597,8 +596,9 @@ impl<'f> Builder<'f> {
             } else {
                 format!("expected kind != 'Component' for path '{}'", dir.display())
             };
-            return Err(issue_at(self.files, from.unwrap_or(k.root.span), msg));
+            return Err(issue_at(self.files, from.unwrap_or(k.root.span), msg).gap(Gap::WrongKind));
         }
+        self.files.note_built_dir(dir.to_path_buf());
         self.stack.push(dir.to_path_buf());
         let result = if component {
             let before = acc.res().len();
