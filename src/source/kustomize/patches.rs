@@ -223,7 +223,12 @@ fn patch_docs(
     };
     let rel = p.scalar_text().unwrap_or_default();
     let path = local_path(files, dir, &rel, p.span, restrict)?;
-    let docs = files.documents(&path)?.docs.clone();
+    let docs = files
+        .documents(&path)?
+        .docs
+        .iter()
+        .map(|d| Node::clone(d))
+        .collect();
     Ok((docs, path.display().to_string()))
 }
 
@@ -268,10 +273,7 @@ fn local_path(
     } else {
         dir.to_path_buf()
     };
-    files
-        .inputs
-        .entry(path.clone())
-        .or_insert((crate::source::files::Input::Patch, kfile));
+    files.note_input(path.clone(), crate::source::files::Input::Patch, kfile);
     Ok(path)
 }
 
@@ -552,12 +554,12 @@ fn apply_smp_to(
             p.insert("apiVersion", api);
         }
         let keep =
-            patch_smp::merge(&mut r.obj.root, &p).map_err(|m| issue_at(files, patch.span, m))?;
+            patch_smp::merge(r.obj.root_mut(), &p).map_err(|m| issue_at(files, patch.span, m))?;
         if !keep {
             deleted.push(i);
             continue;
         }
-        let root = &mut r.obj.root;
+        let root = r.obj.root_mut();
         if !allow_kind {
             root.insert("kind", Node::synthetic_str(kind, span));
         }
@@ -596,7 +598,7 @@ fn apply_json(
     detail: &str,
 ) -> Result<(), Issue> {
     r.store_prev();
-    patch_json6902::apply(&mut r.obj.root, ops, files.limits())
+    patch_json6902::apply(r.obj.root_mut(), ops, files.limits())
         .map_err(|(s, m)| issue_at(files, s.unwrap_or(span), format!("{}: {m}", r.obj.id())))?;
     r.obj.push_step(StepKind::Patch, detail, Some(span));
     Ok(())
@@ -622,7 +624,12 @@ pub(crate) fn apply_strategic_merge_list(
         } else {
             let path = local_path(files, &k.dir, text, entry.span, k.restrict)?;
             (
-                files.documents(&path)?.docs.clone(),
+                files
+                    .documents(&path)?
+                    .docs
+                    .iter()
+                    .map(|d| Node::clone(d))
+                    .collect(),
                 path.display().to_string(),
             )
         };
