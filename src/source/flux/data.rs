@@ -938,7 +938,11 @@ mod tests {
         assert!(provided_in(&named, "apps") && provided_in(&named, "media"));
         assert!(!provided_in(&named, "flux-system"));
         assert!(namespace_unknown(&named, "flux-system").is_none());
-        assert!(keys_complete(&named, &nowhere).unwrap_err().contains("dataFrom"));
+        assert!(
+            keys_complete(&named, &nowhere)
+                .unwrap_err()
+                .contains("dataFrom")
+        );
         let labelled = object(
             "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  namespaceSelectors:\n    - matchLabels: {secrets: cluster}\n  externalSecretSpec: {}\n",
         );
