@@ -172,10 +172,17 @@ pub struct SetParameterFix {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PerDatabase {
+    /// Variable with the app's database name, and the app's default when
+    /// the variable is not set at all.
     #[serde(default)]
     pub database_env: Option<String>,
     #[serde(default)]
+    pub default_database: Option<String>,
+    /// Variable with the app's role (user) name, and the app's default.
+    #[serde(default)]
     pub user_env: Option<String>,
+    #[serde(default)]
+    pub default_user: Option<String>,
 }
 
 /// One variable to set: `value`, or `base64Json` keys merged into the

@@ -6,8 +6,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use super::commit_tree::Tree;
-use super::confine::{Refused, Root};
-use crate::yaml::{FileId, Limits, Node, SourceMap, parse_documents};
+use super::confine::Refused;
+use super::disk::Disk;
+use crate::yaml::{FileId, Limits, Node, SourceMap, Span, parse_documents};
 
 /// Something wrong with one input. The run goes on with the rest.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
@@ -79,7 +80,8 @@ impl Issue {
 #[derive(Clone, Debug)]
 pub struct Parsed {
     pub file: FileId,
-    pub docs: Vec<Node>,
+    /// Shared with the objects made of them ([`super::Object::root`]).
+    pub docs: Vec<Arc<Node>>,
 }
 
 /// What a kustomization read a file as, other than as a resource: such a
@@ -127,19 +129,23 @@ pub struct Files {
     /// Texts read instead of the files at these paths: a fix's edits,
     /// rendered again before anything is written.
     overlay: HashMap<PathBuf, String>,
+    /// Inline patches and transformers parsed so far, by where they are
+    /// written, whether as a block scalar, and their text (see
+    /// `kustomize::patches::inline_docs`).
+    pub(crate) inline_docs: HashMap<(Span, bool, String), Vec<Node>>,
 }
 
 /// The disk below the root, or a commit's tree in git's object store.
 enum Backing {
-    /// Every path read is resolved against the root.
-    Disk(Root),
+    /// Every path read is confined to the root.
+    Disk(Disk),
     Commit(Tree),
 }
 
 impl Files {
     pub fn new(root: impl Into<PathBuf>, limits: Limits) -> Files {
         let root = root.into();
-        Files::with(root.clone(), Backing::Disk(Root::new(&root)), limits)
+        Files::with(root.clone(), Backing::Disk(Disk::new(&root)), limits)
     }
 
     /// The files of a commit; `root` names the directory they are of.
@@ -159,6 +165,7 @@ impl Files {
             inputs: HashMap::new(),
             built_dirs: std::collections::HashSet::new(),
             overlay: HashMap::new(),
+            inline_docs: HashMap::new(),
         }
     }
 
@@ -189,7 +196,7 @@ impl Files {
     /// A directory of the repository: not one a symlink leads to outside it.
     pub fn is_dir(&self, rel: &Path) -> bool {
         match &self.backing {
-            Backing::Disk(root) => self.abs(rel).is_dir() && !root.leaves(&self.abs(rel)),
+            Backing::Disk(disk) => disk.is_dir(rel),
             Backing::Commit(tree) => tree.is_dir(rel),
         }
     }
@@ -197,7 +204,7 @@ impl Files {
     /// A file of the repository: not one a symlink leads to outside it.
     pub fn is_file(&self, rel: &Path) -> bool {
         match &self.backing {
-            Backing::Disk(root) => self.abs(rel).is_file() && !root.leaves(&self.abs(rel)),
+            Backing::Disk(disk) => disk.is_file(rel),
             Backing::Commit(tree) => tree.is_file(rel),
         }
     }
@@ -206,7 +213,7 @@ impl Files {
     /// root: for the entry that names it to report.
     pub fn outside(&self, rel: &Path) -> Option<String> {
         let refused = match &self.backing {
-            Backing::Disk(root) => root.resolve(&self.abs(rel)).err(),
+            Backing::Disk(disk) => disk.outside(rel),
             Backing::Commit(tree) => tree.outside(rel),
         };
         match refused {
@@ -226,7 +233,7 @@ impl Files {
             return Ok(text.clone().into_bytes());
         }
         match &self.backing {
-            Backing::Disk(root) => root.read(&self.abs(rel), self.limits.max_bytes),
+            Backing::Disk(disk) => disk.read(rel, self.limits.max_bytes),
             Backing::Commit(tree) => tree.read(rel, self.limits.max_bytes),
         }
     }
@@ -325,6 +332,7 @@ impl Files {
     /// copies, and only the texts are needed later (for snippets).
     pub fn release_parsed(&mut self) {
         self.parsed = HashMap::new();
+        self.inline_docs = HashMap::new();
     }
 
     /// Every non-empty YAML document of a file.
@@ -358,7 +366,12 @@ impl Files {
 
 fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Parsed>, Issue> {
     parse_documents(text, file, limits)
-        .map(|docs| Arc::new(Parsed { file, docs }))
+        .map(|docs| {
+            Arc::new(Parsed {
+                file,
+                docs: docs.into_iter().map(Arc::new).collect(),
+            })
+        })
         .map_err(|e| Issue {
             gap: None,
             path: rel.display().to_string(),

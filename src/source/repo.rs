@@ -184,9 +184,8 @@ pub fn load_files(mut files: Files) -> Repo {
         .into_iter()
         .partition(|o| is_bootstrap_input(o.group(), o.kind()));
     let mut flux = FluxTree::new(written_ks, Artifacts::from_generators(&generators));
-    flux.render_all(&mut files, &config_sources, &bootstrap, &mut issues);
+    flux.render_all(&mut files, &config_sources, bootstrap, &mut issues);
     drop(config_sources);
-    drop(bootstrap);
 
     // Plain objects: what no Flux Kustomization reached.
     let mut objects = std::mem::take(&mut flux.output);
@@ -492,7 +491,7 @@ impl FluxTree {
         &mut self,
         files: &mut Files,
         config_sources: &[Object],
-        bootstrap: &[Object],
+        bootstrap: Vec<Object>,
         issues: &mut Vec<Issue>,
     ) {
         // Roots are the Kustomizations no other one produces: one
@@ -510,13 +509,16 @@ impl FluxTree {
         // Sync Kustomizations from the bootstrap objects as written first,
         // to know which sources are this repository; again from what the
         // builds made of them (a namespace set by a kustomization).
-        let synced = Self::synced(files, &written, bootstrap, config_sources, &mut Vec::new());
+        let synced = Self::synced(files, &written, &bootstrap, config_sources, &mut Vec::new());
         written.extend(synced.iter().cloned());
         self.find_local_sources(files, &written, issues);
         written.retain(|ks| !synced.contains(ks));
         self.build_each(files, &written, &mut seen);
         let mut built = self.built_bootstrap_inputs(files, &written, config_sources);
-        built.extend(bootstrap.iter().cloned());
+        // Moved, not copied: rendering changes these objects (a target
+        // namespace, substitution), and a second holder of one would make
+        // each such change copy it whole.
+        built.extend(bootstrap);
         let synced = Self::synced(files, &written, &built, config_sources, issues);
         drop(built);
         self.find_local_sources(files, &synced, issues);
