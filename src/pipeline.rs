@@ -24,7 +24,7 @@ use crate::report::{Format, concise, github, human, inventory, json, metrics, pu
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::confine::{Refused, Root};
 use crate::source::repo::{self, Repo};
-use crate::source::{Issue, Object, git};
+use crate::source::{Files, Issue, Object, git};
 use crate::yaml::{Limits, Shown, SourceMap};
 
 /// Exit status, as ripgrep and ruff use them.
@@ -99,7 +99,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
     // rules
     let rules = select_rules(&req.rule_dirs, &config, config_path.as_deref())?;
     // base
-    let mut base = base::prepare(&req.base, subject.repo(), &rules, &config, log)?;
+    let mut base = base::prepare(&req.base, subject.repo_mut(), &rules, &config, log)?;
     if let Subject::Repo(l) = &subject {
         log_load(&l.repo, req.verbose, log);
     }
@@ -203,9 +203,9 @@ impl Subject {
         }
     }
 
-    fn repo(&self) -> Option<&Repo> {
+    fn repo_mut(&mut self) -> Option<&mut Repo> {
         match self {
-            Subject::Repo(l) => Some(&l.repo),
+            Subject::Repo(l) => Some(&mut l.repo),
             Subject::Cluster { .. } => None,
         }
     }
@@ -249,6 +249,12 @@ pub struct Loaded {
 
 /// Reads the repository of `input`: the example, or the path given.
 pub fn load(input: &Input) -> Result<Loaded, String> {
+    load_recording(input, false)
+}
+
+/// [`load`], recording what a load of a base commit can reuse when
+/// `record` (see [`crate::source::reuse`]).
+fn load_recording(input: &Input, record: bool) -> Result<Loaded, String> {
     let (root, example) = if input.example {
         let dir = crate::example::extract()
             .map_err(|e| format!("cannot unpack the bundled example repo: {e}"))?;
@@ -262,7 +268,8 @@ pub fn load(input: &Input) -> Result<Loaded, String> {
     if !root.is_dir() {
         return Err(format!("{} is not a directory", root.display()));
     }
-    let mut repo = repo::load(&root, Limits::default());
+    let files = Files::new(&root, Limits::default());
+    let mut repo = repo::load_files(if record { files.recording() } else { files });
     // The bundled example is in no repository, whatever holds the
     // temporary directory.
     if example.is_none() {
@@ -294,7 +301,8 @@ fn load_subject(req: &Request) -> Result<Subject, String> {
             sources,
         });
     }
-    Ok(Subject::Repo(Box::new(load(&req.input)?)))
+    let record = req.base.reference.is_some();
+    Ok(Subject::Repo(Box::new(load_recording(&req.input, record)?)))
 }
 
 /// One warning line per distinct issue, in first-seen order, with a

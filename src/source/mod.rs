@@ -15,6 +15,7 @@ pub mod link;
 pub mod live;
 pub mod object;
 pub mod repo;
+pub mod reuse;
 pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod test_repo;

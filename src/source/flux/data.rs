@@ -97,10 +97,31 @@ pub fn entries<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Vec<(String, Data
                 set(&mut out, key, template_value(node));
             }
         }
-        ("external-secrets.io", "ExternalSecret") => out = external_secret(obj, lookup).entries,
+        ("external-secrets.io", "ExternalSecret" | "ClusterExternalSecret") => {
+            out = external_secret(obj, lookup).entries;
+        }
         _ => {}
     }
     out
+}
+
+/// The ExternalSecret spec a ClusterExternalSecret copies into each
+/// namespace it selects (external-secrets
+/// `pkg/controllers/clusterexternalsecret/clusterexternalsecret_controller.go`
+/// `createOrUpdateExternalSecret`: `externalSecret.Spec =
+/// clusterExternalSecret.Spec.ExternalSecretSpec`).
+fn cluster_es_spec(obj: &Object) -> Option<&Node> {
+    obj.root.path(&["spec", "externalSecretSpec"])
+}
+
+/// The ExternalSecret spec of an ExternalSecret or ClusterExternalSecret:
+/// `Some(None)` for one without a spec.
+fn es_spec(obj: &Object) -> Option<Option<&Node>> {
+    match (obj.group(), obj.kind()) {
+        ("external-secrets.io", "ExternalSecret") => Some(obj.root.get("spec")),
+        ("external-secrets.io", "ClusterExternalSecret") => Some(cluster_es_spec(obj)),
+        _ => None,
+    }
 }
 
 /// Whether [`entries`] lists every key the cluster's Secret (or
@@ -114,10 +135,9 @@ pub fn entries<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Vec<(String, Data
 /// `creationPolicy: Merge` writes into a Secret that exists only in the
 /// cluster.
 pub fn keys_complete<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Result<(), String> {
-    if !obj.is("external-secrets.io", "ExternalSecret") {
+    let Some(spec) = es_spec(obj) else {
         return Ok(());
-    }
-    let spec = obj.root.get("spec");
+    };
     let at = |path: &[&str]| spec.and_then(|s| s.path(path));
     if at(&["target", "creationPolicy"]).and_then(Node::as_str) == Some("Merge") {
         return Err(
@@ -157,7 +177,8 @@ impl Rendered<'_> {
 /// overwriting an earlier one ("explicitly defined template.data
 /// templates take precedence over templateFrom").
 fn external_secret<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Rendered<'a> {
-    let template = obj.root.path(&["spec", "target", "template"]);
+    let spec = es_spec(obj).flatten();
+    let template = spec.and_then(|s| s.path(&["target", "template"]));
     let part = |key: &str| template.and_then(|t| t.get(key)).filter(|n| !is_empty(n));
     let (data, from) = (part("data"), part("templateFrom"));
     let merge = template.and_then(|t| t.str_at(&["mergePolicy"])) == Some("Merge");
@@ -167,9 +188,8 @@ fn external_secret<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Rendered<'a> 
         unseen: None,
     };
     if out.provider_data {
-        for item in obj
-            .root
-            .path(&["spec", "data"])
+        for item in spec
+            .and_then(|s| s.get("data"))
             .and_then(Node::as_seq)
             .into_iter()
             .flatten()
@@ -181,7 +201,12 @@ fn external_secret<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Rendered<'a> 
             }
         }
     }
-    let namespace = obj.namespace().unwrap_or("default");
+    // A ClusterExternalSecret's copies live in the namespaces it selects,
+    // each reading templateFrom sources there: none is known here.
+    let namespace = match obj.kind() {
+        "ClusterExternalSecret" => "",
+        _ => obj.namespace().unwrap_or("default"),
+    };
     for source in from.and_then(Node::as_seq).into_iter().flatten() {
         template_from(source, namespace, lookup, &mut out);
     }
@@ -383,13 +408,99 @@ pub fn secret_name(obj: &Object) -> Option<&str> {
 }
 
 /// The ConfigMap or Secret an object puts into the cluster, as
-/// `(kind, name)`: itself, or the Secret a SealedSecret or ExternalSecret
-/// makes ([`secret_name`]).
+/// `(kind, name)`: itself, the Secret a SealedSecret or ExternalSecret
+/// makes ([`secret_name`]), or the one a ClusterExternalSecret makes in
+/// each namespace it selects.
 pub fn provides(obj: &Object) -> Option<(&'static str, &str)> {
     if obj.is("", "ConfigMap") {
         return Some(("ConfigMap", obj.name()));
     }
+    if obj.is("external-secrets.io", "ClusterExternalSecret") {
+        return Some(("Secret", cluster_secret_name(obj)));
+    }
     secret_name(obj).map(|name| ("Secret", name))
+}
+
+/// The Secret a ClusterExternalSecret makes: its ExternalSecrets are
+/// named `spec.externalSecretName`, else after it (external-secrets
+/// `clusterexternalsecret_controller.go` `reconcile`: `esName`), and each
+/// makes `target.name`, else a Secret named after itself.
+fn cluster_secret_name(obj: &Object) -> &str {
+    let non_empty = |path: &[&str]| obj.root.str_at(path).filter(|n| !n.is_empty());
+    non_empty(&["spec", "externalSecretSpec", "target", "name"])
+        .or_else(|| non_empty(&["spec", "externalSecretName"]))
+        .unwrap_or(obj.name())
+}
+
+/// Which namespaces a ClusterExternalSecret selects, as far as the
+/// repository shows: external-secrets `runtime/esutils` `GetTargetNamespaces`
+/// takes the union of `spec.namespaces` (each a selector on
+/// `kubernetes.io/metadata.name`), the deprecated `spec.namespaceSelector`
+/// and `spec.namespaceSelectors`. An empty selector (`{}`) selects every
+/// namespace (apimachinery `LabelSelectorAsSelector`); any other selector
+/// depends on the labels namespaces carry in the cluster.
+enum Selected {
+    All,
+    /// The namespaces named, and whether some selector picks more that
+    /// only the cluster knows.
+    Named(Vec<String>, bool),
+}
+
+fn selected(obj: &Object) -> Selected {
+    let spec = obj.root.get("spec");
+    let mut named: Vec<String> = spec
+        .and_then(|s| s.get("namespaces"))
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+        .filter_map(Node::scalar_text)
+        .collect();
+    let single = spec.and_then(|s| s.get("namespaceSelector"));
+    let many = spec
+        .and_then(|s| s.get("namespaceSelectors"))
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten();
+    let mut unknown = false;
+    for selector in single.into_iter().chain(many) {
+        let Some(map) = selector.as_map() else {
+            continue;
+        };
+        if map.iter().all(|(_, v)| {
+            v.as_map().is_some_and(|m| m.is_empty()) || v.as_seq().is_some_and(|s| s.is_empty())
+        }) {
+            return Selected::All;
+        }
+        let by_name = selector.path(&["matchLabels", "kubernetes.io/metadata.name"]);
+        let only_name = selector
+            .get("matchExpressions")
+            .is_none_or(|e| e.as_seq().is_some_and(|s| s.is_empty()))
+            && selector
+                .get("matchLabels")
+                .and_then(Node::as_map)
+                .is_some_and(|m| m.len() == 1);
+        match by_name.and_then(Node::scalar_text) {
+            Some(name) if only_name => named.push(name),
+            _ => unknown = true,
+        }
+    }
+    Selected::Named(named, unknown)
+}
+
+/// Why the repository cannot tell whether a ClusterExternalSecret makes
+/// its Secret in `namespace`; `None` when it can (or for other kinds).
+pub fn namespace_unknown(obj: &Object, namespace: &str) -> Option<String> {
+    if !obj.is("external-secrets.io", "ClusterExternalSecret") {
+        return None;
+    }
+    match selected(obj) {
+        Selected::Named(named, true) if !named.iter().any(|n| n == namespace) => Some(format!(
+            "ClusterExternalSecret {} makes it only in the namespaces its namespace selectors \
+             pick by labels, which the repository does not show",
+            obj.name()
+        )),
+        _ => None,
+    }
 }
 
 /// Whether the ConfigMap or Secret that `obj` provides exists in
@@ -400,6 +511,12 @@ pub fn provides(obj: &Object) -> Option<(&'static str, &str)> {
 /// set, `reflection-auto-namespaces`) lists: comma-separated names or
 /// regular expressions, none meaning every namespace.
 pub fn provided_in(obj: &Object, namespace: &str) -> bool {
+    if obj.is("external-secrets.io", "ClusterExternalSecret") {
+        return match selected(obj) {
+            Selected::All => true,
+            Selected::Named(named, _) => named.iter().any(|n| n == namespace),
+        };
+    }
     if obj.namespace() == Some(namespace) {
         return true;
     }
@@ -798,6 +915,44 @@ mod tests {
         );
         let why = keys_complete(&no_key, &pool).unwrap_err();
         assert!(why.contains("ConfigMap/auth/tpl has no key URL"), "{why}");
+    }
+
+    #[test]
+    fn cluster_external_secrets_make_their_secret_in_the_namespaces_they_select() {
+        let every = object(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  externalSecretName: cluster-es\n  namespaceSelectors:\n    - {}\n  externalSecretSpec:\n    target:\n      name: cluster-secrets\n    data:\n      - secretKey: SECRET_DOMAIN\n        remoteRef: {key: secret-domain}\n",
+        );
+        assert_eq!(provides(&every), Some(("Secret", "cluster-secrets")));
+        assert!(provided_in(&every, "flux-system"));
+        assert!(namespace_unknown(&every, "flux-system").is_none());
+        assert!(matches!(
+            entry(&every, "SECRET_DOMAIN", &nowhere),
+            Some(DataValue::Unknown { .. })
+        ));
+        assert!(keys_complete(&every, &nowhere).is_ok());
+        // Without target.name: the ExternalSecret's name, then its own.
+        let named = object(
+            "apiVersion: external-secrets.io/v1beta1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  externalSecretName: cluster-es\n  namespaces: [apps]\n  namespaceSelectors:\n    - matchLabels: {kubernetes.io/metadata.name: media}\n  externalSecretSpec:\n    dataFrom:\n      - extract: {key: all}\n",
+        );
+        assert_eq!(provides(&named), Some(("Secret", "cluster-es")));
+        assert!(provided_in(&named, "apps") && provided_in(&named, "media"));
+        assert!(!provided_in(&named, "flux-system"));
+        assert!(namespace_unknown(&named, "flux-system").is_none());
+        assert!(
+            keys_complete(&named, &nowhere)
+                .unwrap_err()
+                .contains("dataFrom")
+        );
+        let labelled = object(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  namespaceSelectors:\n    - matchLabels: {secrets: cluster}\n  externalSecretSpec: {}\n",
+        );
+        assert_eq!(provides(&labelled), Some(("Secret", "ces")));
+        assert!(!provided_in(&labelled, "flux-system"));
+        assert!(
+            namespace_unknown(&labelled, "flux-system")
+                .unwrap()
+                .contains("ClusterExternalSecret ces")
+        );
     }
 
     #[test]

@@ -118,17 +118,28 @@ pub fn collect_vars<'a>(
             ));
             continue;
         }
-        let Some(source) = lookup(kind, namespace, name) else {
+        let found = lookup(kind, namespace, name);
+        let missing = match found {
+            None => Some(
+                "is not in the repository and not optional: Flux fails this Kustomization \
+                 unless it exists in the cluster"
+                    .to_string(),
+            ),
+            Some(source) => data::namespace_unknown(source, namespace).map(|why| {
+                format!(
+                    "may not exist in namespace {namespace}: {why}; Flux fails this \
+                     Kustomization unless it does"
+                )
+            }),
+        };
+        let (Some(source), None) = (found, &missing) else {
             // Even an optional source may exist in the cluster only.
             vars.incomplete = true;
-            if !optional {
+            if let Some(what) = missing.filter(|_| !optional) {
                 issues.push(issue_at(
                     sources,
                     entry.span,
-                    format!(
-                        "substituteFrom {kind}/{name} is not in the repository and not optional: \
-                         Flux fails this Kustomization unless it exists in the cluster"
-                    ),
+                    format!("substituteFrom {kind}/{name} {what}"),
                 ));
             }
             continue;
@@ -242,7 +253,8 @@ pub fn substitute(
     issues
 }
 
-fn is_disabled(root: &Node) -> bool {
+/// Whether an object opts out of postBuild substitution.
+pub fn is_disabled(root: &Node) -> bool {
     ["labels", "annotations"]
         .iter()
         .any(|field| root.str_at(&["metadata", field, DISABLE_KEY]) == Some("disabled"))

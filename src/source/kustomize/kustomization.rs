@@ -194,10 +194,7 @@ impl Kustomization {
             )
             .gap(Gap::Missing));
         }
-        files
-            .inputs
-            .entry(path.clone())
-            .or_insert_with(|| (role, self.file.clone()));
+        files.note_input(path.clone(), role, self.file.clone());
         Ok(path)
     }
 }

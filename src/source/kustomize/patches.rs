@@ -273,10 +273,7 @@ fn local_path(
     } else {
         dir.to_path_buf()
     };
-    files
-        .inputs
-        .entry(path.clone())
-        .or_insert((crate::source::files::Input::Patch, kfile));
+    files.note_input(path.clone(), crate::source::files::Input::Patch, kfile);
     Ok(path)
 }
 
