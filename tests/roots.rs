@@ -107,6 +107,13 @@ case!(
     files_under_an_unbuilt_kustomization_are_unreachable,
     "unbuilt-listed"
 );
+// A retired tree moved under archive/ keeps paths from the repository
+// root: its GitRepository's root is guessed to be archive/, and that is
+// said (sweep s4 M7).
+case!(
+    a_source_root_guessed_away_from_the_repository_root_is_said,
+    "guessed-root"
+);
 // Item 9: the same-named database in a second cluster is its own finding.
 case!(
     same_named_database_in_two_clusters_is_found_in_each,

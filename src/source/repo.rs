@@ -399,6 +399,9 @@ struct FluxTree {
     by_hand_files: HashMap<FileId, PathBuf>,
     /// Files of loose Flux Kustomizations that nothing applies.
     stray: HashSet<FileId>,
+    /// One issue per source whose root is guessed away from the
+    /// repository root.
+    guessed_roots: Vec<Issue>,
     /// The kustomization directories each build went through.
     build_dirs: HashMap<BuildKey, HashSet<PathBuf>>,
     /// The kustomization directories of the builds rendered: a file a
@@ -497,6 +500,7 @@ impl FluxTree {
             local: HashSet::new(),
             by_hand_files: HashMap::new(),
             stray: HashSet::new(),
+            guessed_roots: Vec::new(),
             build_dirs: HashMap::new(),
             rendered_dirs: HashSet::new(),
         }
@@ -698,6 +702,7 @@ impl FluxTree {
                 issues.push(issue);
             }
         }
+        issues.append(&mut self.guessed_roots);
     }
 
     /// The namespaces Flux places each build's objects in: per build, the
@@ -879,9 +884,9 @@ impl FluxTree {
             let in_artifact = join_within(Path::new(""), raw)?;
             let found = self.artifacts.resolve(&source, &in_artifact)?.ok()?;
             let path = found.path.display().to_string();
-            return self.in_source(files, &found.source, &path, ks.file);
+            return self.in_source(files, &found.source, &path, ks);
         }
-        self.in_source(files, &source, raw, ks.file)
+        self.in_source(files, &source, raw, ks)
     }
 
     /// A path of the source `source`, relative to the repo root.
@@ -890,7 +895,7 @@ impl FluxTree {
         files: &Files,
         source: &str,
         raw: &str,
-        own_file: FileId,
+        ks: &Object,
     ) -> Option<PathBuf> {
         let source = source.to_string();
         if let Some(base) = self.source_roots.get(&source) {
@@ -903,11 +908,31 @@ impl FluxTree {
         }
         let own_dir = files
             .sources
-            .path(own_file)
+            .path(ks.file)
             .parent()
             .unwrap_or(Path::new(""));
         for base in own_dir.ancestors().filter(|b| !b.as_os_str().is_empty()) {
             if let Some(p) = join_within(base, raw).filter(|p| files.is_dir(p)) {
+                // Right for an artifact pushed from a subdirectory (`flux
+                // push artifact --path`); a GitRepository is the whole
+                // repository, so said: if it is this one, Flux fails the
+                // path as not found.
+                if source.starts_with("GitRepository/") {
+                    let span = ks
+                        .root
+                        .path(&["spec", "path"])
+                        .map_or(ks.root.span, |n| n.span);
+                    self.guessed_roots.push(kustomize::issue_at(
+                        files,
+                        span,
+                        format!(
+                            "path '{raw}' is not a directory from the repository root, but is \
+                             from {}: {source} is read as a repository whose root is that \
+                             directory; if it is this repository, Flux fails with path not found",
+                            base.display()
+                        ),
+                    ));
+                }
                 self.source_roots.insert(source, base.to_path_buf());
                 return Some(p);
             }
