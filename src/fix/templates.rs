@@ -327,10 +327,7 @@ pub fn app_env(
                 let current = v.known().ok_or_else(|| {
                     format!(
                         "{name} is set {}; set it there",
-                        match &v.value {
-                            env::EnvValue::Hidden(h) => h.as_str(),
-                            env::EnvValue::Known(_) => "",
-                        }
+                        v.unshown().unwrap_or_default()
                     )
                 })?;
                 let new = target_value(name, target, Some(current))?;

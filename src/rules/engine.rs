@@ -295,7 +295,9 @@ impl Ctx<'_, '_> {
                         options_env: &spec.options_env,
                     };
                     let vars = env::of_app(model, app, prefixes);
-                    let session = session::of_app(model, db, &vars, &query, &p.name);
+                    let unseen = env::has_hidden_sources(model, app);
+                    let session =
+                        session::of_app(model, db, &vars, &query, &p.name, unseen.as_deref());
                     match session.setting {
                         // The app's sessions run with a value the rule
                         // does not flag, on every connection: no finding.

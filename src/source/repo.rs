@@ -184,9 +184,8 @@ pub fn load_files(mut files: Files) -> Repo {
         .into_iter()
         .partition(|o| is_bootstrap_input(o.group(), o.kind()));
     let mut flux = FluxTree::new(written_ks, Artifacts::from_generators(&generators));
-    flux.render_all(&mut files, &config_sources, &bootstrap, &mut issues);
+    flux.render_all(&mut files, &config_sources, bootstrap, &mut issues);
     drop(config_sources);
-    drop(bootstrap);
 
     // Plain objects: what no Flux Kustomization reached.
     let mut objects = std::mem::take(&mut flux.output);
@@ -199,6 +198,7 @@ pub fn load_files(mut files: Files) -> Repo {
     let renders = std::mem::take(&mut flux.renders);
     let by_hand_files = std::mem::take(&mut flux.by_hand_files);
     let stray = std::mem::take(&mut flux.stray);
+    let rendered_dirs = std::mem::take(&mut flux.rendered_dirs);
     let rendered_by = rendered_by(&objects, &renders);
     drop(flux);
     let mut fates: Vec<FileFate> = Vec::new();
@@ -234,7 +234,7 @@ pub fn load_files(mut files: Files) -> Repo {
                 Some(_) if let Some((by, why)) = lost_under(&renders, path) => {
                     Some(Fate::Lost { by, why })
                 }
-                Some(dir) if files.built_dirs.contains(dir) => Some(Fate::NotListed {
+                Some(dir) if rendered_dirs.contains(dir) => Some(Fate::NotListed {
                     kustomization: dir.join("kustomization.yaml"),
                 }),
                 Some(dir) => Some(Fate::Unreachable {
@@ -399,6 +399,11 @@ struct FluxTree {
     by_hand_files: HashMap<FileId, PathBuf>,
     /// Files of loose Flux Kustomizations that nothing applies.
     stray: HashSet<FileId>,
+    /// The kustomization directories each build went through.
+    build_dirs: HashMap<BuildKey, HashSet<PathBuf>>,
+    /// The kustomization directories of the builds rendered: a file a
+    /// kustomization elsewhere lists is unreachable, not left out of it.
+    rendered_dirs: HashSet<PathBuf>,
 }
 
 /// What the builds of the written Flux Kustomizations produced.
@@ -492,6 +497,8 @@ impl FluxTree {
             local: HashSet::new(),
             by_hand_files: HashMap::new(),
             stray: HashSet::new(),
+            build_dirs: HashMap::new(),
+            rendered_dirs: HashSet::new(),
         }
     }
 
@@ -499,7 +506,7 @@ impl FluxTree {
         &mut self,
         files: &mut Files,
         config_sources: &[Object],
-        bootstrap: &[Object],
+        bootstrap: Vec<Object>,
         issues: &mut Vec<Issue>,
     ) {
         // Roots are the Kustomizations no other one produces: one
@@ -517,28 +524,16 @@ impl FluxTree {
         // Sync Kustomizations from the bootstrap objects as written first,
         // to know which sources are this repository; again from what the
         // builds made of them (a namespace set by a kustomization).
-        let synced = Self::synced(files, &written, bootstrap, config_sources, &mut Vec::new());
+        let synced = Self::synced(files, &written, &bootstrap, config_sources, &mut Vec::new());
         written.extend(synced.iter().cloned());
         self.find_local_sources(files, &written, issues);
         written.retain(|ks| !synced.contains(ks));
         self.build_each(files, &written, &mut seen);
-        let mut built: Vec<Object> = self
-            .builds
-            .values()
-            .filter_map(|b| b.as_ref().ok())
-            .flat_map(|b| &b.objects)
-            .filter(|o| {
-                is_bootstrap_input(o.group(), o.kind())
-                    || crate::source::flux::data::provides(o).is_some()
-            })
-            .cloned()
-            .collect();
-        // Builds are a map: sorted, the roots (and so the tree numbers)
-        // are the same in every run.
-        built.sort_by(|a, b| {
-            (doc_id(a), a.namespace(), a.name()).cmp(&(doc_id(b), b.namespace(), b.name()))
-        });
-        built.extend(bootstrap.iter().cloned());
+        let mut built = self.built_bootstrap_inputs(files, &written, config_sources);
+        // Moved, not copied: rendering changes these objects (a target
+        // namespace, substitution), and a second holder of one would make
+        // each such change copy it whole.
+        built.extend(bootstrap);
         let synced = Self::synced(files, &written, &built, config_sources, issues);
         drop(built);
         self.find_local_sources(files, &synced, issues);
@@ -730,6 +725,78 @@ impl FluxTree {
         placed
     }
 
+    /// The bootstrap inputs (and substitution sources) the builds of
+    /// `written` hold, each as the Flux Kustomization that builds it
+    /// applies it: its targetNamespace set and its postBuild variables
+    /// substituted. A flux-instance HelmRelease applied by a Kustomization
+    /// with `postBuild.substitute: {CLUSTER: home}` syncs
+    /// `clusters/${CLUSTER}` as `clusters/home` (Flux substitutes the
+    /// HelmRelease before helm-controller reads its values). Where several
+    /// Flux Kustomizations build one document, a copy they changed comes
+    /// before the one as written, which `synced` then skips.
+    fn built_bootstrap_inputs(
+        &mut self,
+        files: &mut Files,
+        written: &[Object],
+        config_sources: &[Object],
+    ) -> Vec<Object> {
+        let mut keyed: Vec<(BuildKey, &Object)> = written
+            .iter()
+            .filter_map(|ks| Some((self.build_key(files, ks)?.0, ks)))
+            .collect();
+        // Builds are a map: sorted, the roots (and so the tree numbers)
+        // are the same in every run.
+        keyed.sort_by(|a, b| (&a.0, doc_id(a.1)).cmp(&(&b.0, doc_id(b.1))));
+        let lookup = |kind: &str, namespace: &str, name: &str| {
+            config_sources.iter().find(|o| {
+                o.kind() == kind
+                    && o.name() == name
+                    && o.namespace().unwrap_or(namespace) == namespace
+            })
+        };
+        // Its own budget: the run's is for the renders.
+        let mut budget = crate::source::flux::budget(files.limits());
+        let mut out: Vec<(Object, bool)> = Vec::new();
+        for (key, ks) in keyed {
+            let Some(Ok(built)) = self.builds.get(&key) else {
+                continue;
+            };
+            let mut objs: Vec<Object> = built
+                .objects
+                .iter()
+                .filter(|o| {
+                    is_bootstrap_input(o.group(), o.kind())
+                        || crate::source::flux::data::provides(o).is_some()
+                })
+                .cloned()
+                .collect();
+            let mut changed = false;
+            if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
+                && let Some(ns_text) = ns.as_str()
+            {
+                changed |= kustomize::set_namespace(files, &mut objs, ns_text, ns.span).is_ok();
+            }
+            if ks.root.path(&["spec", "postBuild"]).is_some() {
+                // What goes wrong here is reported when the tree renders.
+                let (vars, _) = collect_vars(&files.sources, ks, &lookup);
+                for o in &mut objs {
+                    let _ = substitute(&files.sources, o, &vars, &mut budget);
+                }
+                changed = true;
+            }
+            out.extend(objs.into_iter().map(|o| (o, changed)));
+        }
+        out.sort_by(|(a, a_changed), (b, b_changed)| {
+            (doc_id(a), a.namespace(), a.name(), !a_changed).cmp(&(
+                doc_id(b),
+                b.namespace(),
+                b.name(),
+                !b_changed,
+            ))
+        });
+        out.into_iter().map(|(o, _)| o).collect()
+    }
+
     /// Builds each of `kss`, noting the Flux Kustomizations each produces.
     fn build_each(&mut self, files: &mut Files, kss: &[Object], seen: &mut Produced) {
         for ks in kss {
@@ -860,7 +927,7 @@ impl FluxTree {
     ) -> Option<&Result<kustomize::Built, Issue>> {
         let (key, components) = self.build_key(files, ks)?;
         if !self.builds.contains_key(&key) {
-            let result = kustomize::build_flux_path(files, &key.0, &components);
+            let result = self.build_noting_dirs(files, &key, &components);
             self.builds.insert(key.clone(), result);
         }
         *self.uses.entry(key.clone()).or_default() += 1;
@@ -877,15 +944,36 @@ impl FluxTree {
         let (key, components) = self.build_key(files, ks)?;
         let uses = self.uses.entry(key.clone()).or_default();
         *uses = uses.saturating_sub(1);
-        if *uses > 0
+        let result = if *uses > 0
             && let Some(cached) = self.builds.get(&key)
         {
-            return Some(cached.clone());
+            cached.clone()
+        } else {
+            match self.builds.remove(&key) {
+                Some(result) => result,
+                None => self.build_noting_dirs(files, &key, &components),
+            }
+        };
+        if let Some(dirs) = self.build_dirs.get(&key) {
+            self.rendered_dirs.extend(dirs.iter().cloned());
         }
-        Some(match self.builds.remove(&key) {
-            Some(result) => result,
-            None => kustomize::build_flux_path(files, &key.0, &components),
-        })
+        Some(result)
+    }
+
+    /// [`kustomize::build_flux_path`], noting the directories it builds
+    /// in `build_dirs` besides `files.built_dirs`.
+    fn build_noting_dirs(
+        &mut self,
+        files: &mut Files,
+        key: &BuildKey,
+        components: &[(String, Span)],
+    ) -> Result<kustomize::Built, Issue> {
+        let before = std::mem::take(&mut files.built_dirs);
+        let result = kustomize::build_flux_path(files, &key.0, components);
+        let dirs = std::mem::replace(&mut files.built_dirs, before);
+        files.built_dirs.extend(dirs.iter().cloned());
+        self.build_dirs.insert(key.clone(), dirs);
+        result
     }
 
     /// The sync Kustomizations flux-operator creates for the FluxInstances

@@ -145,8 +145,8 @@ pub fn collect_vars<'a>(
             continue;
         };
         // More keys than the repository names: any variable may be one.
-        vars.incomplete |= data::keys_complete(source).is_err();
-        for (key, value) in data::entries(source) {
+        vars.incomplete |= data::keys_complete(source, lookup).is_err();
+        for (key, value) in data::entries(source, lookup) {
             if !valid_name(&key) {
                 issues.push(issue_at(
                     sources,
@@ -161,7 +161,9 @@ pub fn collect_vars<'a>(
                     defined_at: Some(node.span),
                     unknown: false,
                 },
-                DataValue::Unknown { node, .. } => Var {
+                DataValue::Unknown { node, .. }
+                | DataValue::Template { node, .. }
+                | DataValue::Concealed { node, .. } => Var {
                     value: String::new(),
                     defined_at: Some(node.span),
                     unknown: true,
@@ -239,7 +241,7 @@ pub fn substitute(
         issues: &mut issues,
         changed: 0,
     };
-    cx.node(&mut obj.root);
+    cx.node(obj.root_mut());
     let changed = cx.changed;
     if changed > 0 {
         obj.push_step(
