@@ -530,15 +530,12 @@ fn very_slow_storage_cuts_the_series_instead_of_failing() {
         "{:?}",
         report.notes
     );
-    // The three levels are timed in rounds: the budget cuts them alike.
-    assert_eq!(
-        report.local.samples_ms.len(),
-        report.effective.samples_ms.len()
-    );
-    assert_eq!(
-        report.off.samples_ms.len(),
-        report.effective.samples_ms.len()
-    );
+    // The three levels are timed in rounds: the budget cuts them alike
+    // (the cut round leaves its last levels one sample short).
+    let n = report.effective.samples_ms.len();
+    for other in [&report.local, &report.off] {
+        assert!((n - 1..=n).contains(&other.samples_ms.len()), "{report:?}");
+    }
     server.assert_no_probe_session();
 }
 
@@ -567,10 +564,16 @@ fn synchronous_standby_confirms_the_synchronous_replication_finding() {
             .output()
             .unwrap()
     };
-    let out = lint();
+    // The verdict is a measurement: a loaded machine may miss it once.
+    let mut confirmed = None;
+    common::measure_twice(|| {
+        let out = lint();
+        let f = finding_of(&out.stdout, SYNC_RULE);
+        assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+        confirmed = Some((out, f));
+    });
+    let (out, f) = confirmed.unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let f = finding_of(&out.stdout, SYNC_RULE);
-    assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
     assert_eq!(f["severity"], "warning", "{f}");
     assert_eq!(
         f["evidence"]["probe.synchronous_standby_names"], "* (source: configuration file)",

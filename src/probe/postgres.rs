@@ -745,21 +745,25 @@ async fn series(
     let started = Instant::now();
     let mut times: [Vec<Duration>; 3] = Default::default();
     let mut rounds = 0;
-    // A round is not started when one as slow as the slowest so far
-    // would end past `share`: on very slow storage a round is long.
+    // After the first round, a transaction is not started when one as
+    // slow as the slowest so far would end past `share`: on very slow
+    // storage or a loaded machine a round is long, and the budget must
+    // hold (a cut round leaves its last levels one sample short).
     let mut slowest = Duration::ZERO;
     'rounds: while rounds < samples.max(1) {
-        if rounds > 0 && started.elapsed() + slowest >= share {
-            notes.push(format!(
-                "series cut to {rounds} of {samples} samples by the budget"
-            ));
-            break;
-        }
-        let round = Instant::now();
         for (level, out) in Level::ALL.into_iter().zip(&mut times) {
+            if rounds > 0 && started.elapsed() + slowest >= share {
+                notes.push(format!(
+                    "series cut to {rounds} of {samples} samples by the budget"
+                ));
+                break 'rounds;
+            }
             let t = Instant::now();
             match client.batch_execute(&level.sql(method)).await {
-                Ok(()) => out.push(t.elapsed()),
+                Ok(()) => {
+                    slowest = slowest.max(t.elapsed());
+                    out.push(t.elapsed());
+                }
                 Err(e) => {
                     // Never leave the failed transaction open.
                     let _ = client.batch_execute("ROLLBACK").await;
@@ -781,7 +785,6 @@ async fn series(
                 }
             }
         }
-        slowest = slowest.max(round.elapsed());
         rounds += 1;
     }
     Ok(times)
