@@ -1436,7 +1436,10 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
         Fact::Variable { object, name, node } => (
             vec![Label {
                 span: node.span,
-                text: format!("${{{name}}} is defined nowhere and renders as empty"),
+                text: format!(
+                    "${{{name}}} is defined nowhere: strict substitution fails the \
+                     Kustomization here"
+                ),
             }],
             vec![
                 ("name".into(), name.clone()),
