@@ -10,6 +10,7 @@ use crate::model::Model;
 use crate::rules::releases::{self, Baseline};
 use crate::rules::{self, Finding, Rule, config::Config};
 use crate::source::repo::{self, Repo};
+use crate::source::reuse::Lent;
 use crate::source::{Files, git};
 use crate::yaml::Limits;
 
@@ -45,10 +46,12 @@ impl BaseRun {
 /// Lints the base commit with the same rules and configuration. When no
 /// file of the linted directory differs from the commit (a pre-commit hook
 /// on a change elsewhere, a CI run on a merge commit), the repository
-/// already loaded is the base commit's and is not read again.
+/// already loaded is the base commit's and is not read again. Else the
+/// base load reuses what the linted one parsed and built where its inputs
+/// are the same (see [`crate::source::reuse`]).
 pub fn prepare(
     req: &BaseRequest,
-    linted: Option<&Repo>,
+    linted: Option<&mut Repo>,
     rules: &[Rule],
     config: &Config,
     log: &mut Log,
@@ -56,14 +59,24 @@ pub fn prepare(
     let (Some(reference), Some(linted)) = (&req.reference, linted) else {
         return Ok(BaseRun::default());
     };
+    let lent = Lent::of(&mut linted.files);
+    let linted: &Repo = linted;
     let root = linted.files.root();
     let checkout = git::checkout(root, reference).map_err(|e| e.to_string())?;
-    let read;
+    let mut read;
+    let mut reused = String::new();
     let unchanged = git::unchanged_since(root, &checkout.commit);
     let base_repo = if unchanged {
         linted
     } else {
-        read = repo::load_files(Files::in_commit(root, checkout.tree, Limits::default()));
+        let files = Files::in_commit(root, checkout.tree, Limits::default());
+        read = repo::load_files(match lent {
+            Some(lent) => files.borrowing(lent),
+            None => files,
+        });
+        if let Some(lent) = read.files.take_lent() {
+            reused = format!("; {}", lent.summary());
+        }
         &read
     };
     let model = Model::new(base_repo);
@@ -76,7 +89,7 @@ pub fn prepare(
         .map(|f| f.fingerprint)
         .collect();
     log(&format!(
-        "base {reference} ({}{}): {} objects, {} findings",
+        "base {reference} ({}{}): {} objects, {} findings{reused}",
         &checkout.commit[..checkout.commit.len().min(12)],
         if unchanged {
             ", the files as they are"

@@ -6,8 +6,10 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use super::commit_tree::Tree;
-use super::confine::{Refused, Root};
-use crate::yaml::{FileId, Limits, Node, SourceMap, parse_documents};
+use super::confine::Refused;
+use super::disk::Disk;
+use super::reuse::{Event, Lent, Recorder};
+use crate::yaml::{FileId, Limits, Node, SourceMap, Span, parse_documents};
 
 /// Something wrong with one input. The run goes on with the rest.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
@@ -79,7 +81,8 @@ impl Issue {
 #[derive(Clone, Debug)]
 pub struct Parsed {
     pub file: FileId,
-    pub docs: Vec<Node>,
+    /// Shared with the objects made of them ([`super::Object::root`]).
+    pub docs: Vec<Arc<Node>>,
 }
 
 /// What a kustomization read a file as, other than as a resource: such a
@@ -127,19 +130,27 @@ pub struct Files {
     /// Texts read instead of the files at these paths: a fix's edits,
     /// rendered again before anything is written.
     overlay: HashMap<PathBuf, String>,
+    /// Inline patches and transformers parsed so far, by where they are
+    /// written, whether as a block scalar, and their text (see
+    /// `kustomize::patches::inline_docs`).
+    pub(crate) inline_docs: HashMap<(Span, bool, String), Vec<Node>>,
+    /// What each build asks, kept for a base load to reuse (`--base`).
+    pub(super) recorder: Option<Recorder>,
+    /// What the working tree's load lends this one (a base commit's).
+    pub(super) lent: Option<Lent>,
 }
 
 /// The disk below the root, or a commit's tree in git's object store.
 enum Backing {
-    /// Every path read is resolved against the root.
-    Disk(Root),
+    /// Every path read is confined to the root.
+    Disk(Disk),
     Commit(Tree),
 }
 
 impl Files {
     pub fn new(root: impl Into<PathBuf>, limits: Limits) -> Files {
         let root = root.into();
-        Files::with(root.clone(), Backing::Disk(Root::new(&root)), limits)
+        Files::with(root.clone(), Backing::Disk(Disk::new(&root)), limits)
     }
 
     /// The files of a commit; `root` names the directory they are of.
@@ -159,7 +170,57 @@ impl Files {
             inputs: HashMap::new(),
             built_dirs: std::collections::HashSet::new(),
             overlay: HashMap::new(),
+            inline_docs: HashMap::new(),
+            recorder: None,
+            lent: None,
         }
+    }
+
+    /// These files, with what each build asks of them recorded, for a
+    /// load of another commit to reuse ([`Lent::of`]).
+    pub fn recording(self) -> Files {
+        Files {
+            recorder: Some(Recorder::default()),
+            ..self
+        }
+    }
+
+    /// These files, reusing what `lent` holds where it is the same.
+    pub fn borrowing(self, lent: Lent) -> Files {
+        Files {
+            lent: Some(lent),
+            ..self
+        }
+    }
+
+    /// What was lent to this load, with its counts of what was reused.
+    pub fn take_lent(&mut self) -> Option<Lent> {
+        self.lent.take()
+    }
+
+    /// Notes a question a build asked, and its answer, when recording.
+    fn note(&self, event: impl FnOnce() -> Event) {
+        if let Some(recorder) = &self.recorder {
+            recorder.note(event);
+        }
+    }
+
+    /// Notes that a kustomization read `path` as `role` (kept for the
+    /// first kustomization file `by` that did).
+    pub fn note_input(&mut self, path: PathBuf, role: Input, by: PathBuf) {
+        self.note(|| Event::Input(path.clone(), role, by.clone()));
+        self.inputs.entry(path).or_insert((role, by));
+    }
+
+    /// Notes that a build read the kustomization of `dir`.
+    pub fn note_built_dir(&mut self, dir: PathBuf) {
+        self.note(|| Event::BuiltDir(dir.clone()));
+        self.built_dirs.insert(dir);
+    }
+
+    /// Notes that kustomize's built-in field specs were parsed.
+    pub(crate) fn note_defaults(&self) {
+        self.note(|| Event::Defaults);
     }
 
     /// Files whose texts are read from `overlay` instead of the disk.
@@ -188,37 +249,45 @@ impl Files {
 
     /// A directory of the repository: not one a symlink leads to outside it.
     pub fn is_dir(&self, rel: &Path) -> bool {
-        match &self.backing {
-            Backing::Disk(root) => self.abs(rel).is_dir() && !root.leaves(&self.abs(rel)),
+        let answer = match &self.backing {
+            Backing::Disk(disk) => disk.is_dir(rel),
             Backing::Commit(tree) => tree.is_dir(rel),
-        }
+        };
+        self.note(|| Event::IsDir(rel.to_path_buf(), answer));
+        answer
     }
 
     /// A file of the repository: not one a symlink leads to outside it.
     pub fn is_file(&self, rel: &Path) -> bool {
-        match &self.backing {
-            Backing::Disk(root) => self.abs(rel).is_file() && !root.leaves(&self.abs(rel)),
+        let answer = match &self.backing {
+            Backing::Disk(disk) => disk.is_file(rel),
             Backing::Commit(tree) => tree.is_file(rel),
-        }
+        };
+        self.note(|| Event::IsFile(rel.to_path_buf(), answer));
+        answer
     }
 
     /// Why `rel` is not the repository's, when it resolves outside the
     /// root: for the entry that names it to report.
     pub fn outside(&self, rel: &Path) -> Option<String> {
         let refused = match &self.backing {
-            Backing::Disk(root) => root.resolve(&self.abs(rel)).err(),
+            Backing::Disk(disk) => disk.outside(rel),
             Backing::Commit(tree) => tree.outside(rel),
         };
-        match refused {
+        let answer = match refused {
             Some(e @ Refused::Outside { .. }) => Some(format!("'{}' {e}", rel.display())),
             _ => None,
-        }
+        };
+        self.note(|| Event::Outside(rel.to_path_buf(), answer.clone()));
+        answer
     }
 
     /// The bytes of a repository file within the size budget (files a
     /// generator reads whole, which need not be text).
     pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, String> {
-        self.raw(rel).map_err(|e| format!("{}: {e}", rel.display()))
+        let answer = self.raw(rel).map_err(|e| format!("{}: {e}", rel.display()));
+        self.note(|| Event::Bytes(rel.to_path_buf(), answer.clone()));
+        answer
     }
 
     fn raw(&self, rel: &Path) -> Result<Vec<u8>, Refused> {
@@ -226,7 +295,7 @@ impl Files {
             return Ok(text.clone().into_bytes());
         }
         match &self.backing {
-            Backing::Disk(root) => root.read(&self.abs(rel), self.limits.max_bytes),
+            Backing::Disk(disk) => disk.read(rel, self.limits.max_bytes),
             Backing::Commit(tree) => tree.read(rel, self.limits.max_bytes),
         }
     }
@@ -254,11 +323,19 @@ impl Files {
                 .map_err(|e| e.to_string()),
             Backing::Commit(tree) => tree.list_dir(rel).map_err(|e| e.to_string()),
         };
-        listed.map_err(|e| format!("{}: {e}", rel.display()))
+        let answer = listed.map_err(|e| format!("{}: {e}", rel.display()));
+        self.note(|| Event::ListDir(rel.to_path_buf(), answer.clone()));
+        answer
     }
 
     /// Text of a file, registered in the source map on first read.
     pub fn text(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
+        let answer = self.text_unnoted(rel);
+        self.note(|| Event::Text(rel.to_path_buf(), answer.clone()));
+        answer
+    }
+
+    fn text_unnoted(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
         if let Some(id) = self.sources.find(rel) {
             return Ok((id, self.sources.get(id).text.clone()));
         }
@@ -312,11 +389,27 @@ impl Files {
                 }
             }
         }
+        // The working tree's parse of a file with the same text at the
+        // same id is this one's.
+        if let Some(lent) = self.lent.as_mut() {
+            to_parse.retain(
+                |(rel, file, _)| match lent.parsed(rel, *file, &self.sources) {
+                    Some(parsed) => {
+                        self.parsed.insert(rel.clone(), Ok(parsed));
+                        false
+                    }
+                    None => true,
+                },
+            );
+        }
         let parsed: Vec<_> = to_parse
             .par_iter()
             .map(|(rel, file, text)| parse(rel, *file, text, &limits))
             .collect();
         for ((rel, _, _), result) in to_parse.into_iter().zip(parsed) {
+            if let (Some(recorder), Ok(parsed)) = (self.recorder.as_mut(), &result) {
+                recorder.keep_parsed(rel.clone(), parsed.clone());
+            }
             self.parsed.insert(rel, result);
         }
     }
@@ -325,16 +418,19 @@ impl Files {
     /// copies, and only the texts are needed later (for snippets).
     pub fn release_parsed(&mut self) {
         self.parsed = HashMap::new();
+        self.inline_docs = HashMap::new();
     }
 
     /// Every non-empty YAML document of a file.
     pub fn documents(&mut self, rel: &Path) -> Result<Arc<Parsed>, Issue> {
+        // The documents are a function of the text: that is the question.
+        self.note_text(rel);
         if let Some(cached) = self.parsed.get(rel) {
             return cached.clone();
         }
         let limits = self.limits;
         let result = self
-            .text(rel)
+            .text_unnoted(rel)
             .and_then(|(file, text)| parse(rel, file, &text, &limits));
         self.parsed.insert(rel.to_path_buf(), result.clone());
         result
@@ -345,10 +441,11 @@ impl Files {
     /// cached copy would double what a large repo holds. A later reader
     /// parses the text again.
     pub fn take_documents(&mut self, rel: &Path) -> Result<Parsed, Issue> {
+        self.note_text(rel);
         let parsed = match self.parsed.remove(rel) {
             Some(cached) => cached?,
             None => {
-                let (file, text) = self.text(rel)?;
+                let (file, text) = self.text_unnoted(rel)?;
                 parse(rel, file, &text, &self.limits)?
             }
         };
@@ -356,9 +453,23 @@ impl Files {
     }
 }
 
+impl Files {
+    /// Notes the text of `rel` as a question, when a build is recorded.
+    fn note_text(&mut self, rel: &Path) {
+        if self.recorder.is_some() {
+            let _ = self.text(rel);
+        }
+    }
+}
+
 fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Parsed>, Issue> {
     parse_documents(text, file, limits)
-        .map(|docs| Arc::new(Parsed { file, docs }))
+        .map(|docs| {
+            Arc::new(Parsed {
+                file,
+                docs: docs.into_iter().map(Arc::new).collect(),
+            })
+        })
         .map_err(|e| Issue {
             gap: None,
             path: rel.display().to_string(),

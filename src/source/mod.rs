@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod commit_tree;
 pub mod confine;
 pub mod coverage;
+mod disk;
 pub mod files;
 pub mod flux;
 pub mod git;
@@ -14,10 +15,11 @@ pub mod link;
 pub mod live;
 pub mod object;
 pub mod repo;
+pub mod reuse;
 pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod test_repo;
 pub mod walk;
 
 pub use files::{Files, Issue, join_within};
-pub use object::{Object, Step, StepKind};
+pub use object::{Concealed, Object, Step, StepKind};

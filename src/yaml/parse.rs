@@ -22,7 +22,7 @@ use super::node::{FileId, Node, Span, Style, Value};
 /// Every budget the YAML reader enforces, in one place. Defaults are far
 /// above anything seen in real GitOps repos (largest corpus file: about
 /// 1 MB, depth < 40, anchors of a few hundred nodes).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     pub max_bytes: usize,
     /// Collections nested in one another, counted on the tree as aliases

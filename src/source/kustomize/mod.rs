@@ -204,7 +204,7 @@ impl Res {
     }
 
     pub fn set_name(&mut self, name: &str, span: Span) {
-        set_meta(&mut self.obj.root, "name", name, span);
+        set_meta(self.obj.root_mut(), "name", name, span);
     }
 }
 
@@ -352,6 +352,17 @@ pub fn build_flux_path(
     dir: &Path,
     components: &[(String, Span)],
 ) -> Result<Built, Issue> {
+    // A base load reuses the working tree's build when every input is alike.
+    crate::source::reuse::build(files, dir, components, |files| {
+        build_flux_path_here(files, dir, components)
+    })
+}
+
+fn build_flux_path_here(
+    files: &mut Files,
+    dir: &Path,
+    components: &[(String, Span)],
+) -> Result<Built, Issue> {
     let mut b = Builder::new(files, false);
     b.flux_components = components.to_vec();
     let mut acc = Acc::default();
@@ -366,6 +377,29 @@ pub fn build_flux_path(
     }
     b.add_components(dir, components, &mut acc)?;
     b.finish(acc)
+}
+
+/// kustomize's built-in field specs, parsed once per [`Files`]: every
+/// kustomization level of every build needs them.
+pub(crate) fn default_config(files: &mut Files) -> Result<std::sync::Arc<Config>, Issue> {
+    if let Some(c) = &files.kustomize_defaults {
+        return Ok(c.clone());
+    }
+    // Registered in the source map: a base load that reuses the build
+    // registers it at the same point.
+    files.note_defaults();
+    let name = PathBuf::from("<kustomize built-in field specs>");
+    let file = files.sources.add(name, fieldspecs::default_text().into());
+    let text = files.sources.get(file).text.clone();
+    let docs = crate::yaml::parse_documents(&text, file, files.limits())
+        .map_err(|e| Issue::file(Path::new("<built-in>"), e.message))?;
+    let mut config = Config::default();
+    for d in &docs {
+        config.merge(&Config::parse(d).map_err(|(s, m)| issue_at(files, s, m))?);
+    }
+    let config = std::sync::Arc::new(config);
+    files.kustomize_defaults = Some(config.clone());
+    Ok(config)
 }
 
 /// Whether `dir` holds a kustomization file (which then decides what of
@@ -481,24 +515,7 @@ impl<'f> Builder<'f> {
     /// kustomize's built-in field specs, parsed once per [`Files`]: every
     /// kustomization level of every build needs them.
     fn default_config(&mut self) -> Result<std::sync::Arc<Config>, Issue> {
-        if let Some(c) = &self.files.kustomize_defaults {
-            return Ok(c.clone());
-        }
-        let name = PathBuf::from("<kustomize built-in field specs>");
-        let file = self
-            .files
-            .sources
-            .add(name, fieldspecs::default_text().into());
-        let text = self.files.sources.get(file).text.clone();
-        let docs = crate::yaml::parse_documents(&text, file, self.files.limits())
-            .map_err(|e| Issue::file(Path::new("<built-in>"), e.message))?;
-        let mut config = Config::default();
-        for d in &docs {
-            config.merge(&Config::parse(d).map_err(|(s, m)| issue_at(self.files, s, m))?);
-        }
-        let config = std::sync::Arc::new(config);
-        self.files.kustomize_defaults = Some(config.clone());
-        Ok(config)
+        default_config(self.files)
     }
 
     /// The built-in field specs plus a kustomization's `configurations:`;
@@ -581,7 +598,7 @@ impl<'f> Builder<'f> {
             };
             return Err(issue_at(self.files, from.unwrap_or(k.root.span), msg).gap(Gap::WrongKind));
         }
-        self.files.built_dirs.insert(dir.to_path_buf());
+        self.files.note_built_dir(dir.to_path_buf());
         self.stack.push(dir.to_path_buf());
         let result = if component {
             let before = acc.res().len();
