@@ -118,12 +118,19 @@ impl Repaired {
         } else if message == UNKNOWN_ANCHOR
             && let Some(end) = go_alias_end(&bytes, offset as usize)
         {
-            bytes.insert(end, b' ');
-            let at = self.inserted.partition_point(|&i| i < end as u32);
-            for later in &mut self.inserted[at..] {
-                *later += 1;
+            self.insert_space(&mut bytes, end);
+            // In a flow collection go-yaml takes that `:` as the value
+            // indicator whatever follows (`yaml_parser_fetch_next_token`:
+            // `parser.flow_level > 0 || is_blankz(...)`); saphyr, after an
+            // alias, only when a blank follows.
+            if flow_start.is_some()
+                && bytes[end + 1] == b':'
+                && bytes
+                    .get(end + 2)
+                    .is_some_and(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+            {
+                self.insert_space(&mut bytes, end + 2);
             }
-            self.inserted.insert(at, end as u32);
             Repair::AsGoYaml
         } else {
             Repair::Refused
@@ -131,6 +138,15 @@ impl Repaired {
         // Only ASCII bytes were replaced by, or inserted before, ASCII bytes.
         self.text = Some(String::from_utf8(bytes).expect("repairs keep UTF-8"));
         repair
+    }
+
+    fn insert_space(&mut self, bytes: &mut Vec<u8>, at: usize) {
+        bytes.insert(at, b' ');
+        let later = self.inserted.partition_point(|&i| i < at as u32);
+        for i in &mut self.inserted[later..] {
+            *i += 1;
+        }
+        self.inserted.insert(later, at as u32);
     }
 
     /// Decodes the quoted scalar starting at `start` as a document of its

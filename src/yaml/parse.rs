@@ -850,6 +850,15 @@ mod tests {
         assert_eq!(at(docs[0].get_key("last").unwrap()), ("last", 8, 1));
         // With the quoted-scalar repair after an inserted space: its value
         // is found by the offset as written.
+        // In flow collections `:` right after the name is the value
+        // indicator even with no blank after it.
+        let docs = parse("a: &app x\nf: {*app:v, k: [*app:w]}\n");
+        assert_eq!(
+            docs[0].to_json(),
+            serde_json::json!({"a": "x", "f": {"x": "v", "k": [{"x": "w"}]}})
+        );
+        let w = &docs[0].path(&["f", "k"]).unwrap().as_seq().unwrap()[0];
+        assert_eq!(w.get("x").unwrap().span.col, 22);
         let docs = parse("a: &app x\nm:\n  *app:\n    q: \"one\ntwo\"\n");
         assert_eq!(
             docs[0].to_json(),
