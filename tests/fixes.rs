@@ -249,3 +249,131 @@ fn cli_fix_on_the_example_repo_is_minimal_and_idempotent() {
     assert!(second.status.success());
     assert_eq!(snapshot(tmp.path()), after, "a second --fix changed files");
 }
+
+/// Each finding's fix applicability, by rule, as one output format
+/// reports it: `safe`, `unsafe`, `display-only`, or `none`.
+type Applicabilities = Vec<(String, String)>;
+
+fn lint_output(root: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+        .arg(root)
+        .arg("--no-probe")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn from_json(root: &Path) -> Applicabilities {
+    let out = lint_output(root, &["-o", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut found: Applicabilities = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let how = f["fix"]["applicability"].as_str().unwrap_or("none");
+            (f["rule"].as_str().unwrap().to_string(), how.to_string())
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// SARIF carries a fix (`fixes`, described `… (safe fix)`) only when it
+/// can be applied.
+fn from_sarif(root: &Path) -> Vec<(String, Option<String>)> {
+    let out = lint_output(root, &["-o", "sarif"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut found: Vec<(String, Option<String>)> = v["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let how = r["fixes"][0]["description"]["text"].as_str().map(|t| {
+                let how = t.rsplit_once(" (").map_or(t, |(_, h)| h);
+                how.trim_end_matches(" fix).").to_string()
+            });
+            (r["ruleId"].as_str().unwrap().to_string(), how)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// `N fixable with --fix (M more with --unsafe-fixes)` of the human
+/// report, as `(N, M)`; `(0, 0)` when the line is absent.
+fn fixable_count(human: &str) -> (usize, usize) {
+    let Some(line) = human.lines().find(|l| l.contains("fixable with --fix")) else {
+        return (0, 0);
+    };
+    let n: usize = line.split(' ').next().unwrap().parse().unwrap();
+    let more = line
+        .split_once('(')
+        .map_or(0, |(_, r)| r.split(' ').next().unwrap().parse().unwrap());
+    (n, more)
+}
+
+/// `N fixes would be applied` of a `--diff` run (its stderr).
+fn diff_count(root: &Path, args: &[&str]) -> (usize, String) {
+    let out = lint_output(root, &[&["--diff"], args].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("would be applied"))
+        .unwrap_or_else(|| panic!("no count in {stderr}"));
+    (
+        line.split(' ').next().unwrap().parse().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Issue 13: the re-render decides a fix's applicability in every run,
+/// not only with --fix/--diff. The example repo with a second cluster
+/// whose Flux tree builds the same apps: each fix's edited text then
+/// renders twice (once per cluster), which only the re-render sees, so
+/// both fixes are display-only, in the human report, JSON and SARIF
+/// alike, no "fixable" count promises them, and --diff applies none. The
+/// example itself, where the re-render passes both, is the control.
+#[test]
+fn the_re_render_verdict_is_the_same_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let two_clusters = tmp.path().join("two-clusters");
+    copy_dir(&testdata("example-repo"), &two_clusters);
+    copy_dir(
+        &two_clusters.join("clusters/home"),
+        &two_clusters.join("clusters/work"),
+    );
+    common::edit(
+        &two_clusters,
+        "clusters/work/flux-system/gotk-sync.yaml",
+        "path: ./clusters/home",
+        "path: ./clusters/work",
+    );
+    let example = testdata("example-repo");
+    for (root, downgraded) in [(&example, false), (&two_clusters, true)] {
+        let json = from_json(root);
+        assert_eq!(json.len(), 2, "{json:?}");
+        let human = String::from_utf8_lossy(&lint_output(root, &[]).stdout).into_owned();
+        let sarif = from_sarif(root);
+        for ((rule, how), (sarif_rule, sarif_how)) in json.iter().zip(&sarif) {
+            assert_eq!(rule, sarif_rule);
+            assert_eq!(downgraded, how == "display-only", "{rule}: {how}");
+            let applicable = (how != "display-only" && how != "none").then(|| how.clone());
+            assert_eq!(&applicable, sarif_how, "{rule}");
+        }
+        let display_only = human
+            .matches("fix (display-only, not applied automatically)")
+            .count();
+        let rendered_twice = human.matches("Display-only: rendered again").count();
+        assert_eq!(display_only, if downgraded { 2 } else { 0 }, "{human}");
+        assert_eq!(rendered_twice, display_only, "{human}");
+        // The count line promises what --diff then applies.
+        let (safe, more) = fixable_count(&human);
+        let count = |how: &str| json.iter().filter(|(_, h)| h == how).count();
+        assert_eq!((safe, more), (count("safe"), count("unsafe")), "{human}");
+        assert_eq!(diff_count(root, &[]).0, safe);
+        let (all, diff) = diff_count(root, &["--unsafe-fixes"]);
+        assert_eq!(all, safe + more);
+        assert_eq!(diff.trim().is_empty(), downgraded, "{diff}");
+    }
+}

@@ -208,3 +208,150 @@ fn patch_files_have_their_own_fate() {
         "rendered through Flux Kustomization flux-system/apps"
     );
 }
+
+/// The ConfigMap a postBuild data item reads, after substitution.
+fn substituted(r: &Repo, name: &str, key: &str) -> Option<String> {
+    r.objects
+        .iter()
+        .find(|o| o.kind() == "ConfigMap" && o.name() == name)?
+        .root
+        .path(&["data", key])?
+        .scalar_text()
+}
+
+/// Sweep s4 M3: a substituteFrom ConfigMap written without a namespace
+/// is in the namespace its Flux Kustomization's `targetNamespace` places
+/// it in (rwlove's cluster-config), so Flux finds it there.
+#[test]
+fn substitute_from_sees_the_namespace_target_namespace_gives() {
+    let settings = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: settings, namespace: flux-system}\nspec:\n  path: ./settings\n  targetNamespace: flux-system\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: ConfigMap, name: cluster-config}\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/settings.yaml", settings),
+        ("clusters/home/apps.yaml", apps),
+        (
+            "settings/cluster-config.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-config}\ndata:\n  DOMAIN: home.example.org\n",
+        ),
+        (
+            "apps/app.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  host: app.${DOMAIN}\n",
+        ),
+    ]);
+    assert!(
+        !r.issues
+            .iter()
+            .any(|i| i.message.contains("cluster-config")),
+        "{:?}",
+        r.issues
+    );
+    assert_eq!(
+        substituted(&r, "app", "host").as_deref(),
+        Some("app.home.example.org")
+    );
+}
+
+/// Sweep s4 M3 (rcdailey): a ClusterExternalSecret selecting every
+/// namespace (`namespaceSelectors: [{}]`) makes the substituteFrom Secret
+/// in the Kustomization's namespace; one selecting by labels leaves that
+/// unknown, and the warning says so.
+#[test]
+fn substitute_from_a_cluster_external_secret() {
+    let ces = |selector: &str| {
+        format!(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata: {{name: cluster-secrets}}\nspec:\n  namespaceSelectors:\n    - {selector}\n  externalSecretSpec:\n    target: {{name: cluster-secrets}}\n    data:\n      - secretKey: SECRET_DOMAIN\n        remoteRef: {{key: secret-domain}}\n"
+        )
+    };
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: cluster-secrets}\n";
+    let secrets = ks("secrets", "./secrets", "GitRepository/flux-system");
+    let app = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  host: app.${SECRET_DOMAIN}\n";
+    for (selector, warning) in [
+        ("{}", None),
+        (
+            "{matchLabels: {secrets: cluster}}",
+            Some(
+                "may not exist in namespace flux-system: ClusterExternalSecret cluster-secrets makes it only in the namespaces its namespace selectors pick by labels",
+            ),
+        ),
+    ] {
+        let ces = ces(selector);
+        let (_d, r) = repo(&[
+            ("clusters/home/flux-system.yaml", GIT_ROOT),
+            ("clusters/home/secrets.yaml", &secrets),
+            ("clusters/home/apps.yaml", apps),
+            ("secrets/ces.yaml", &ces),
+            ("apps/app.yaml", app),
+        ]);
+        let said: Vec<&str> = r
+            .issues
+            .iter()
+            .filter(|i| i.message.contains("cluster-secrets"))
+            .map(|i| i.message.as_str())
+            .collect();
+        match warning {
+            None => assert!(said.is_empty(), "{said:?}"),
+            Some(w) => assert!(said.len() == 1 && said[0].contains(w), "{said:?}"),
+        }
+        // The value is fetched in the cluster: the variable stays unknown.
+        assert_eq!(
+            substituted(&r, "app", "host").as_deref(),
+            Some("app.${SECRET_DOMAIN}")
+        );
+    }
+}
+
+/// Sweep s4 M6 (sulibot): a child whose path holds `${VAR:=default}` is
+/// rendered with the default where its parent substitutes; applied by a
+/// parent without postBuild, the path reaches Flux as written, and the
+/// reason says that rather than that a value is missing.
+#[test]
+fn a_path_variable_is_unrendered_only_where_no_substitution_reaches_it() {
+    let parent = |name: &str, post: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: ./apps\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n{post}"
+        )
+    };
+    let child = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: db, namespace: flux-system}\nspec:\n  path: ./db/app-${MODE:=false}\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    for (post, rendered) in [
+        (
+            "  postBuild:\n    substitute: {DOMAIN: example.org}\n",
+            true,
+        ),
+        ("", false),
+    ] {
+        let apps = parent("apps", post);
+        let (_d, r) = repo(&[
+            ("clusters/home/flux-system.yaml", GIT_ROOT),
+            ("clusters/home/apps.yaml", &apps),
+            ("apps/db.yaml", child),
+            ("db/app-false/cm.yaml", &cm("db-false")),
+        ]);
+        let said: Vec<&str> = r
+            .issues
+            .iter()
+            .filter(|i| i.message.contains("${MODE}"))
+            .map(|i| i.message.as_str())
+            .collect();
+        if rendered {
+            assert!(said.is_empty(), "{said:?}");
+            assert_eq!(names(&r, "ConfigMap"), ["db-false"]);
+        } else {
+            assert!(
+                said.len() == 1
+                    && said[0].contains(
+                        "reaches Flux as written: Flux Kustomization flux-system/apps \
+                         (clusters/home/apps.yaml) applies it without postBuild substitution"
+                    ),
+                "{said:?}"
+            );
+        }
+        let db = r.flux.iter().find(|f| f.name == "db").unwrap();
+        assert_eq!(
+            matches!(db.outcome, Outcome::NotBuilt(_)),
+            !rendered,
+            "{:?}",
+            db.outcome
+        );
+    }
+}

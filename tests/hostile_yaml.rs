@@ -151,3 +151,86 @@ fn integers_go_yaml_refuses_are_strings_not_overflows() {
     let run = lint("ints.yaml", &text);
     run.loaded_cleanly("ints");
 }
+
+#[test]
+fn an_alias_used_as_a_key_ends_at_the_colon_as_in_go_yaml() {
+    // gavinmcfall's ipmi-exporter HelmRelease writes `*app:`; go-yaml ends
+    // the alias name at `:` (kubectl kustomize reads it), saphyr alone did
+    // not and the file was dropped with "found unknown anchor".
+    let text = object(
+        "aliased",
+        "spec:\n  controllers:\n    *app:\n      image: x\n  flow: {*app: v}\n",
+    );
+    let text = text.replace("name: aliased", "name: &app aliased");
+    let run = lint("alias-key.yaml", &text);
+    run.loaded_cleanly("aliased");
+}
+
+#[test]
+fn odd_anchor_and_alias_names_end_in_an_issue_or_load() {
+    // Each ends as go-yaml would have it read, or in an issue at its line:
+    // nothing panics, hangs, or drops the good file.
+    let cases = [
+        "a: &app x\nk: *app:x\n",
+        "a: &app x\nk: *app?\n",
+        "a: &app x\nk: *app%\n",
+        "a: &app x\nk: *app@\n",
+        "a: &app x\nk: *app`\n",
+        "a: &app x\nk: *app:",
+        "a: &app x\nk: {*app:",
+        "a: &app x\nk:\n  *app:\r\n",
+        "a: &ü x\nk:\n  *ü:\n",
+        "k:\n  *:\n",
+        "k:\n  *-:\n",
+        "k:\n  &:\n",
+        "k:\n  &app: v\n",
+        "k: &app: v\n",
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let file = format!("odd-{i}.yaml");
+        let run = lint(&file, case);
+        assert!(
+            run.objects.iter().any(|o| o == "survivor"),
+            "{case:?}: the good file was not linted"
+        );
+        for issue in run.issues.iter().filter(|i| i.starts_with(&file)) {
+            assert!(!issue.contains(":0:0:"), "{case:?}: no position: {issue}");
+        }
+    }
+}
+
+#[test]
+fn a_finding_after_aliases_used_as_keys_points_at_the_value_as_written() {
+    // Two aliases ended where go-yaml ends them, before the finding and on
+    // its line: the column is counted in the file as written.
+    let text = "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  \
+                name: &app pg\n  namespace: default\n  labels:\n    *app: x\nspec:\n  \
+                postgresql:\n    parameters: {*app: \"on\", max_connections: 100}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cluster.yaml"), text).unwrap();
+    let run = limited::run_linter(&["-o", "concise", dir.path().to_str().unwrap()]);
+    let out = run.stdout_text();
+    let line = out
+        .lines()
+        .find(|l| l.contains("postgres-parameter-not-a-string"))
+        .unwrap_or_else(|| panic!("no finding:\n{out}\n{}", run.stderr));
+    let col = text.lines().nth(9).unwrap().find("100").unwrap() + 1;
+    assert!(
+        line.starts_with(&format!("cluster.yaml:10:{col}:")),
+        "{line} (want cluster.yaml:10:{col})"
+    );
+}
+
+#[test]
+fn many_aliases_used_as_keys_end_in_an_issue_at_the_one_past_the_limit() {
+    // Each `*a:` costs one more parse of the file: past the limit of
+    // repairs (64), the file is refused where that limit was reached.
+    let mut text = object("many", "a: &a x\nspec:\n");
+    for i in 0..2000 {
+        writeln!(text, "  m{i}:\n    *a: v").unwrap();
+    }
+    let run = lint("many-alias-keys.yaml", &text);
+    let issue = run.issue_at("many-alias-keys.yaml", &["more than 64", "repairs"]);
+    // The 65th alias (`i` = 64): two lines per key after the 7 before them.
+    assert!(issue.starts_with("many-alias-keys.yaml:137:5:"), "{issue}");
+}

@@ -173,3 +173,88 @@ fn live_only_database_fix_is_a_kubectl_patch_with_flux_warning() {
         "{notes:#?}"
     );
 }
+
+/// libpq options that only a cluster Secret holds decide the finding
+/// (`-c synchronous_commit=off` removes it, other options keep it) and
+/// appear in no output format, at any verbosity: neither the Secret's
+/// base64, nor the CONN_OPTIONS base64 it decodes to, nor the options.
+#[test]
+fn cluster_only_conn_options_decide_and_are_never_printed() {
+    let rule = "authentik-cache-on-synchronously-replicated-postgres";
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/rules")
+        .join(rule);
+    for (case, fires, options) in [
+        (
+            "does_not_fire/snapshot-cnpg-conn-options-from-cluster-only-secret-off",
+            false,
+            "-c synchronous_commit=off",
+        ),
+        (
+            "does_not_fire/snapshot-cnpg-conn-options-env-from-cluster-only-secret-off",
+            false,
+            "-c synchronous_commit=off",
+        ),
+        (
+            "fires/snapshot-cnpg-conn-options-from-cluster-only-secret-statement-timeout",
+            true,
+            "-c statement_timeout=30s",
+        ),
+    ] {
+        let dir = fixtures.join(case);
+        let cluster = dir.join("cluster");
+        let secret = std::fs::read_to_string(cluster.join("secrets.yaml")).unwrap();
+        let stored = secret
+            .lines()
+            .find_map(|l| {
+                l.trim()
+                    .split_once(": ")
+                    .filter(|(k, _)| k.contains("CONN_OPTIONS"))
+            })
+            .expect("the fixture's Secret holds CONN_OPTIONS")
+            .1;
+        let conn = String::from_utf8(base64_decode(stored)).unwrap();
+        let json = String::from_utf8(base64_decode(&conn)).unwrap();
+        assert!(
+            json.contains(options),
+            "{case}: the fixture lost its options"
+        );
+        let planted = [stored, conn.as_str(), options];
+        let repo = dir.join("repo");
+        let mut runs: Vec<Vec<&std::ffi::OsStr>> = Vec::new();
+        for format in ["human", "json", "yaml", "concise", "sarif", "github"] {
+            runs.push(
+                [repo.as_os_str(), "--snapshot".as_ref(), cluster.as_os_str()]
+                    .into_iter()
+                    .chain(["--no-probe", "-vv", "--format", format].map(std::ffi::OsStr::new))
+                    .collect(),
+            );
+        }
+        for args in runs {
+            let out = bin().args(&args).output().unwrap();
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            for p in planted {
+                assert!(
+                    !stdout.contains(p) && !stderr.contains(p),
+                    "{case} {args:?}: {p} printed"
+                );
+            }
+            if args.iter().any(|a| *a == "json") {
+                let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                let fired = json["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f["rule"] == rule);
+                assert_eq!(fired, fires, "{case}: {stdout}");
+            }
+        }
+    }
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    homelab_lint::source::flux::data::decode_base64(text).expect("base64")
+}

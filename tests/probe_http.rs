@@ -5,7 +5,7 @@
 mod common;
 mod support;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::pg::{self, PgServer};
@@ -16,8 +16,6 @@ use hyper::body::Bytes;
 use support::cache_server::CacheApp;
 
 const TOKEN: &str = "test-token-5f2a";
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 fn start_app(dsn: String) -> CacheApp {
     CacheApp::start(dsn, TOKEN.into()).expect("cache app")
@@ -47,10 +45,9 @@ const FLUSH_MS: f64 = 8.0;
 /// test fails.
 #[test]
 fn synchronous_commit_off_takes_the_flush_wait_off_each_api_request() {
-    if !pg::available() {
+    let Some(_serial) = pg::ready() else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let server = PgServer::start((FLUSH_MS * 1000.0) as u64);
     let dsn = server.dsn("postgres");
     common::measure_twice(|| {
@@ -92,10 +89,9 @@ fn synchronous_commit_off_takes_the_flush_wait_off_each_api_request() {
 
 #[test]
 fn wrong_token_and_unreachable_server_are_clear_errors() {
-    if !pg::available() {
+    let Some(_serial) = pg::ready() else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let server = PgServer::start(0);
     let app = start_app(server.dsn("postgres"));
     let err = probe::run_blocking(&Options {
@@ -168,10 +164,9 @@ fn https_to_a_server_that_drops_the_handshake_is_a_request_error() {
 
 #[test]
 fn cli_prints_the_http_table_without_the_token() {
-    if !pg::available() {
+    let Some(_serial) = pg::ready() else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let server = PgServer::start(0);
     let app = start_app(server.dsn("postgres"));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))

@@ -94,6 +94,19 @@ case!(kubectl_apply_k_makes_a_root, "apply-k");
 case!(gotk_sync_is_the_root, "gotk-sync");
 // No bootstrap at all: said, and each top-level one is a root.
 case!(no_root_is_said_and_each_top_level_one_renders, "no-root");
+// The flux-instance HelmRelease's sync.path holds ${CLUSTER}, which the
+// Flux Kustomization applying it substitutes (CLUSTER=home): the sync
+// builds clusters/home/bootstrap, whose cluster-apps is a child with its
+// postBuild and patches reaching web (sweep s4 H1, deedee-ops).
+case!(sync_path_is_read_after_substitution, "substituted-sync");
+// A directory only a Flux Kustomization nothing applies would build
+// (radarr, commented out of apps/kustomization.yaml): its files are
+// unreachable, not left out of the kustomization that lists them; a file
+// the built sonarr/app leaves out is not-listed (sweep s4 M5).
+case!(
+    files_under_an_unbuilt_kustomization_are_unreachable,
+    "unbuilt-listed"
+);
 // Item 9: the same-named database in a second cluster is its own finding.
 case!(
     same_named_database_in_two_clusters_is_found_in_each,
@@ -121,5 +134,30 @@ fn same_named_databases_in_two_clusters_have_their_own_fingerprints() {
         prints.len(),
         2,
         "one fingerprint for two alerts: {report:#}"
+    );
+}
+
+// Sweep s4 H1: under the substituted sync, cluster-apps applies web with
+// its postBuild variables and its patches, as Flux does.
+#[test]
+fn substituted_sync_path_brings_the_parents_variables_and_patches() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/substituted-sync");
+    let r = repo::load(&dir, Limits::default());
+    let web = r
+        .objects
+        .iter()
+        .find(|o| o.kind() == "HelmRelease" && o.name() == "web")
+        .expect("web is rendered");
+    assert_eq!(web.namespace(), Some("default"));
+    assert_eq!(
+        web.root.str_at(&["spec", "values", "host"]),
+        Some("web.example.org")
+    );
+    assert_eq!(
+        web.root
+            .path(&["spec", "maxHistory"])
+            .and_then(|n| n.scalar_text()),
+        Some("2".to_string()),
+        "cluster-apps' patch reaches its children's HelmReleases"
     );
 }

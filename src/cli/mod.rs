@@ -164,7 +164,7 @@ fn stderr_line(line: &str) {
 }
 
 fn run_lint(args: &Args) -> Result<u8, String> {
-    let outcome = pipeline::run(&lint_request(args), &mut stderr_line)?;
+    let outcome = pipeline::run_then_exit(&lint_request(args), &mut stderr_line)?;
     write_stdout(&outcome.text)?;
     Ok(outcome.exit)
 }

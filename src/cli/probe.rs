@@ -314,7 +314,7 @@ pub fn http_table(r: &crate::probe::http::Report) -> String {
 fn row(out: &mut String, label: &str, s: &Stats) {
     let _ = writeln!(
         out,
-        "  {label:<36} {:>9.2} {:>9.2} {:>9.2} {:>8}",
+        "  {label:<40} {:>9.2} {:>9.2} {:>9.2} {:>8}",
         s.p50_ms,
         s.p95_ms,
         s.max_ms,
@@ -345,7 +345,7 @@ pub fn postgres_table(r: &postgres::Report) -> String {
     let _ = writeln!(out, "  method: {method}; no user table written\n");
     let _ = writeln!(
         out,
-        "  {:<36} {:>9} {:>9} {:>9} {:>8}",
+        "  {:<40} {:>9} {:>9} {:>9} {:>8}",
         "commit latency (ms)", "p50", "p95", "max", "samples"
     );
     row(
@@ -353,6 +353,7 @@ pub fn postgres_table(r: &postgres::Report) -> String {
         &format!("synchronous_commit = {} (server)", r.synchronous_commit),
         &r.effective,
     );
+    row(&mut out, "synchronous_commit = local (SET LOCAL)", &r.local);
     row(&mut out, "synchronous_commit = off (SET LOCAL)", &r.off);
     match r.ratio {
         Some(x) => {
@@ -362,6 +363,12 @@ pub fn postgres_table(r: &postgres::Report) -> String {
             let _ = writeln!(out, "  ratio (p50): n/a");
         }
     }
+    let _ = writeln!(
+        out,
+        "  wait (p50): {} (standby wait = {} - local; local flush = local - off)",
+        r.attribution.summary(),
+        r.synchronous_commit
+    );
     let _ = writeln!(
         out,
         "\n  connect: p50 {:.2} ms, max {:.2} ms over {} tries",

@@ -15,6 +15,7 @@ use crate::model::app::{App, workload_containers};
 use crate::model::database::{Database, Provider};
 use crate::model::env::{self, EnvVar, ValuesPrefix};
 use crate::model::settings::Setting;
+use crate::rules::schema::PerDatabase;
 use crate::yaml::{Node, Origin, Span, Style, Value};
 
 /// Why a fix cannot be written; shown as the display-only fix's note.
@@ -326,10 +327,7 @@ pub fn app_env(
                 let current = v.known().ok_or_else(|| {
                     format!(
                         "{name} is set {}; set it there",
-                        match &v.value {
-                            env::EnvValue::Hidden(h) => h.as_str(),
-                            env::EnvValue::Known(_) => "",
-                        }
+                        v.unshown().unwrap_or_default()
                     )
                 })?;
                 let new = target_value(name, target, Some(current))?;
@@ -431,38 +429,33 @@ pub fn app_env(
 /// else placeholders. Display-only: it is SQL (or an operator's bootstrap
 /// SQL), not a file edit.
 pub fn per_database_notes(
-    model: &Model,
     db: &Database,
     app_vars: &[EnvVar],
-    database_env: Option<&str>,
-    user_env: Option<&str>,
+    hidden_sources: bool,
+    per: &PerDatabase,
     name: &str,
     value: &str,
 ) -> Vec<String> {
-    let root = &model.object(db.object).root;
-    let known = |env: Option<&str>| {
-        env.and_then(|e| env::lookup(app_vars, e))
-            .and_then(|v| v.known())
-            .filter(|v| !v.is_empty() && !v.contains("${"))
-            .map(str::to_string)
+    // The name the app is given, or its default when the variable is set
+    // nowhere (not even, perhaps, in a Secret the repository does not
+    // hold); never the cluster's bootstrap database (CNPG
+    // `initdb.database`), which may be another app's on a shared cluster.
+    let named = |env: &Option<String>, default: &Option<String>| {
+        let Some(env) = env else {
+            return default.clone();
+        };
+        match env::lookup(app_vars, env) {
+            None if hidden_sources => None,
+            None => default.clone(),
+            Some(v) => v
+                .known()
+                .filter(|v| !v.is_empty() && !v.contains("${"))
+                .map(str::to_string),
+        }
     };
-    let written_db = match db.provider {
-        Provider::Cnpg => root
-            .str_at(&["spec", "bootstrap", "initdb", "database"])
-            .map(str::to_string),
-        // Zalando `databases: {name: owner}`: only when there is one.
-        Provider::Zalando => root
-            .path(&["spec", "databases"])
-            .and_then(Node::as_map)
-            .filter(|m| m.len() == 1)
-            .and_then(|m| m[0].0.as_str())
-            .map(str::to_string),
-        _ => None,
-    };
-    let database = known(database_env)
-        .or(written_db)
-        .unwrap_or_else(|| "<database>".into());
-    let user = known(user_env).unwrap_or_else(|| "<role>".into());
+    let database =
+        named(&per.database_env, &per.default_database).unwrap_or_else(|| "<database>".into());
+    let user = named(&per.user_env, &per.default_user).unwrap_or_else(|| "<role>".into());
     let mut notes = vec![format!(
         "narrower alternative (display-only): only the app's database or role, as a superuser: \
          ALTER DATABASE {database} SET {name} = {value}; or ALTER ROLE {user} SET {name} = {value}; \

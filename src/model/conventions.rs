@@ -17,17 +17,17 @@ use crate::yaml::{Node, Value};
 /// not show).
 pub type Derived = Result<String, String>;
 
-/// The value an ExternalSecret template renders for `node`, when the
+/// The value an ExternalSecret template `template` renders, when the
 /// template is one plain reference (`{{ .host }}`, `{{ index . "pgbouncer-host" }}`)
 /// to a key of a Secret that a Kubernetes-provider store reads: one the
 /// repository holds, or one an operator makes. For any other store,
 /// `Err` names the item and the store that only the cluster reads.
-pub fn template_value(model: &Model, near: ObjRef, node: &Node) -> Option<Derived> {
+pub fn template_value(model: &Model, near: ObjRef, template: &str) -> Option<Derived> {
     let holder = model.object(near);
     if !holder.is("external-secrets.io", "ExternalSecret") {
         return None;
     }
-    let key = referenced_key(node.as_str()?)?;
+    let key = referenced_key(template)?;
     let spec = holder.root.get("spec")?;
     let (secret, property) = source_of(spec, key)?;
     let store = format!(
@@ -50,8 +50,16 @@ pub fn template_value(model: &Model, near: ObjRef, node: &Node) -> Option<Derive
         )));
     };
     let held_id = model.object(held).id();
-    Some(match data::entry(model.object(held), &property) {
+    Some(match model.data_entry(held, &property) {
         Some(DataValue::Text { text, .. }) => Ok(text),
+        Some(DataValue::Template { .. }) => Err(format!(
+            "a template over key {property} of {held_id} (read by {store}), {}",
+            data::TEMPLATE
+        )),
+        Some(DataValue::Concealed { .. }) => Err(format!(
+            "a template over key {property} of {held_id} (read by {store}), {}",
+            data::CONCEALED
+        )),
         Some(DataValue::Unknown { why, .. }) => Err(format!(
             "a template over key {property} of {held_id} (read by {store}), {why}"
         )),
@@ -429,7 +437,9 @@ fn ext_postgres_operators(model: &Model, near: ObjRef) -> Vec<Operator> {
         let var = |name: &str| match env::lookup(&vars, name) {
             Some(v) => match &v.value {
                 EnvValue::Known(text) => Ok(text.clone()),
-                EnvValue::Hidden(why) => Err(format!("set {why}")),
+                EnvValue::Hidden(why) | EnvValue::Concealed { why, .. } => {
+                    Err(format!("set {why}"))
+                }
             },
             None if chart => chart_var(model, i, name),
             None => match &hidden {
@@ -476,14 +486,18 @@ fn chart_var(model: &Model, r: ObjRef, name: &str) -> Derived {
         };
         let obj = model.object(holder);
         let id = obj.id();
-        return match data::entry(obj, name) {
+        return match model.data_entry(holder, name) {
             Some(DataValue::Text { text, .. }) => Ok(text),
-            Some(DataValue::Unknown { node, why }) => template_value(model, holder, node)
-                .unwrap_or_else(|| Err(format!("from key {name} of {id}, {why}"))),
+            Some(DataValue::Template { template, .. }) => template_value(model, holder, &template)
+                .unwrap_or_else(|| Err(format!("from key {name} of {id}, {}", data::TEMPLATE))),
+            Some(DataValue::Unknown { why, .. }) => Err(format!("from key {name} of {id}, {why}")),
+            Some(DataValue::Concealed { .. }) => {
+                Err(format!("from key {name} of {id}, {}", data::CONCEALED))
+            }
             Some(DataValue::Invalid { message, .. }) => {
                 Err(format!("from key {name} of {id}: {message}"))
             }
-            None => match data::keys_complete(obj) {
+            None => match model.keys_complete(holder) {
                 Ok(()) if name == "POSTGRES_HOST" => {
                     Err(format!("not set: {id} has no key {name}"))
                 }

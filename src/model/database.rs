@@ -189,7 +189,9 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
     let host = match &var.value {
         EnvValue::Known(h) if !h.is_empty() => h.clone(),
         EnvValue::Known(_) => return Err(Unknown(format!("{} is empty", var.name))),
-        EnvValue::Hidden(why) => return Err(Unknown(format!("{} is set {why}", var.name))),
+        EnvValue::Hidden(why) | EnvValue::Concealed { why, .. } => {
+            return Err(Unknown(format!("{} is set {why}", var.name)));
+        }
     };
     let shown = match &var.from {
         Some(from) => format!("{host} ({} from {from})", var.name),

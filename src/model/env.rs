@@ -8,6 +8,7 @@
 
 use super::app::{App, workload_containers};
 use super::{Model, ObjRef, conventions};
+use crate::source::Concealed;
 use crate::source::flux::data::{self, DataValue};
 use crate::yaml::{Node, PathSeg, Span, Value};
 
@@ -29,13 +30,27 @@ pub enum EnvValue {
     Known(String),
     /// Set, but from somewhere we do not read (a Secret, a field ref).
     Hidden(String),
+    /// From a Secret only the cluster holds (`--snapshot`): a rule may
+    /// decide with `value` (libpq options), messages show only `why`.
+    Concealed {
+        why: String,
+        value: Concealed,
+    },
 }
 
 impl EnvVar {
     pub fn known(&self) -> Option<&str> {
         match &self.value {
             EnvValue::Known(v) => Some(v),
-            EnvValue::Hidden(_) => None,
+            EnvValue::Hidden(_) | EnvValue::Concealed { .. } => None,
+        }
+    }
+
+    /// Why the value is not shown, for one that is not.
+    pub fn unshown(&self) -> Option<&str> {
+        match &self.value {
+            EnvValue::Known(_) => None,
+            EnvValue::Hidden(why) | EnvValue::Concealed { why, .. } => Some(why),
         }
     }
 }
@@ -263,9 +278,9 @@ fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
         },
         Some(obj) => {
             let holder = refs.model.object(obj);
-            match data::entry(holder, key) {
+            match refs.model.data_entry(obj, key) {
                 Some(value) => keyed(refs.model, name, key, obj, value),
-                None => hidden(match data::keys_complete(holder) {
+                None => hidden(match refs.model.keys_complete(obj) {
                     Ok(()) => format!("from key {key} of {}, which has no such key", holder.id()),
                     Err(why) => format!(
                         "from key {key} of {}, which the repository does not show: {why}",
@@ -283,10 +298,17 @@ fn keyed(model: &Model, name: &str, key: &str, holder: ObjRef, value: DataValue)
     let from = format!("key {key} of {}", model.object(holder).id());
     let value = match value {
         DataValue::Text { text, .. } => EnvValue::Known(text),
-        DataValue::Unknown { why, .. } => match conventions::template_value(model, holder, node) {
-            Some(Ok(derived)) => EnvValue::Known(derived),
-            Some(Err(underived)) => EnvValue::Hidden(format!("from {from}, {underived}")),
-            None => EnvValue::Hidden(format!("from {from}, {why}")),
+        DataValue::Template { template, .. } => {
+            match conventions::template_value(model, holder, &template) {
+                Some(Ok(derived)) => EnvValue::Known(derived),
+                Some(Err(underived)) => EnvValue::Hidden(format!("from {from}, {underived}")),
+                None => EnvValue::Hidden(format!("from {from}, {}", data::TEMPLATE)),
+            }
+        }
+        DataValue::Unknown { why, .. } => EnvValue::Hidden(format!("from {from}, {why}")),
+        DataValue::Concealed { value, .. } => EnvValue::Concealed {
+            why: format!("from {from}, {}", data::CONCEALED),
+            value: value.clone(),
         },
         DataValue::Invalid { message, .. } => EnvValue::Hidden(format!("from {from}: {message}")),
     };
@@ -365,6 +387,11 @@ fn flatten_prefixed<'a>(
             }
         }
         Value::Seq(_) => {}
+        // An empty value sets nothing: the Authentik chart writes a key
+        // only `if $v` (goauthentik/helm charts/authentik/templates/
+        // _helpers.tpl `authentik.secret`), so `postgresql.name: ""` leaves
+        // the variable to envFrom or the app's default.
+        _ if node.is_null() || node.as_str() == Some("") => {}
         _ => {
             let name = prefixed_name(prefix, path.iter().copied());
             vars.push(EnvVar {
@@ -419,8 +446,7 @@ fn collect_env_from(refs: &Refs, holder: &Node, vars: &mut Vec<EnvVar>) {
         let Some(obj) = refs.find(source.secret, &source.name) else {
             continue;
         };
-        let holder = refs.model.object(obj);
-        for (key, value) in data::entries(holder) {
+        for (key, value) in refs.model.data_entries(obj) {
             let name = format!("{}{key}", source.prefix);
             vars.push(keyed(refs.model, &name, &key, obj, value));
         }
@@ -443,7 +469,7 @@ pub fn has_hidden_sources(model: &Model, app: &App) -> Option<String> {
     };
     let holder = match model.release(app.object) {
         Some(r) => r.values.clone(),
-        None => model.object(app.object).root.clone(),
+        None => Node::clone(&model.object(app.object).root),
     };
     env_from_sources(&refs, &holder).into_iter().find_map(|source| {
         let kind = if source.secret { "Secret" } else { "ConfigMap" };
@@ -452,7 +478,7 @@ pub fn has_hidden_sources(model: &Model, app: &App) -> Option<String> {
                 "envFrom {kind} {}, which is not in the repository (it may exist only in the cluster),",
                 source.name
             )),
-            Some(obj) => data::keys_complete(model.object(obj)).err().map(|why| {
+            Some(obj) => model.keys_complete(obj).err().map(|why| {
                 format!(
                     "envFrom {kind} {} ({}: {why})",
                     source.name,

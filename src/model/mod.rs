@@ -49,6 +49,9 @@ pub struct Model<'r> {
     by_text_file: HashMap<FileId, Vec<ObjRef>>,
     /// Every storage class the repo declares, computed on first use.
     pub(crate) classes: std::cell::OnceCell<Vec<storage::ClassDecl>>,
+    /// The images in each HelmRelease's values, by object index,
+    /// computed on first use (see [`app::find`]).
+    pub(crate) release_images: std::cell::OnceCell<Vec<Vec<app::ValuesImage>>>,
 }
 
 /// A fact that could not be established, and why (shown under
@@ -103,6 +106,7 @@ impl<'r> Model<'r> {
             secrets,
             by_text_file,
             classes: std::cell::OnceCell::new(),
+            release_images: std::cell::OnceCell::new(),
         }
     }
 
@@ -151,6 +155,28 @@ impl<'r> Model<'r> {
         })
     }
 
+    /// Why [`Model::find`] found nothing, for the user: `what` (`claim
+    /// data`) is not in the repository, or only in a Flux tree other than
+    /// `near`'s, which the repository's roots apply as another cluster.
+    pub fn not_found(&self, near: ObjRef, kind: &str, namespace: &str, what: &str) -> String {
+        let name = what.rsplit(' ').next().unwrap_or(what);
+        let elsewhere = self
+            .by_name
+            .get(&(kind, name))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.objects[i])
+            .find(|o| o.namespace().is_none_or(|ns| ns == namespace));
+        match elsewhere {
+            Some(o) => format!(
+                "{what} is in the repository only under {}, which another Flux root applies, so it is taken for another cluster than {}'s",
+                applier(o),
+                self.objects[near].id()
+            ),
+            None => format!("{what} is not in the repository"),
+        }
+    }
+
     /// The object that makes Secret `name` in `namespace` (a Secret, a
     /// SealedSecret, an ExternalSecret's target), as `near` sees it.
     pub fn find_secret(&self, near: ObjRef, namespace: &str, name: &str) -> Option<ObjRef> {
@@ -161,10 +187,49 @@ impl<'r> Model<'r> {
         })
     }
 
+    /// The keys of the ConfigMap or Secret that object `r` provides
+    /// ([`data::entries`]), an ExternalSecret's `templateFrom` sources
+    /// found as `r` sees them, the way `configMapKeyRef` is resolved.
+    pub fn data_entries(&self, r: ObjRef) -> Vec<(String, data::DataValue<'r>)> {
+        data::entries(self.object(r), &self.lookup(r))
+    }
+
+    /// One key of [`Model::data_entries`].
+    pub fn data_entry(&self, r: ObjRef, key: &str) -> Option<data::DataValue<'r>> {
+        data::entry(self.object(r), key, &self.lookup(r))
+    }
+
+    /// [`data::keys_complete`] for object `r`.
+    pub fn keys_complete(&self, r: ObjRef) -> Result<(), String> {
+        data::keys_complete(self.object(r), &self.lookup(r))
+    }
+
+    /// ConfigMaps and Secrets by kind, namespace and name, as `near`
+    /// sees them.
+    fn lookup(&self, near: ObjRef) -> impl Fn(&str, &str, &str) -> Option<&'r Object> + '_ {
+        move |kind, namespace, name| {
+            let found = match kind {
+                "Secret" => self.find_secret(near, namespace, name),
+                _ => self.find(near, "", kind, namespace, name),
+            };
+            found.map(|r| self.object(r))
+        }
+    }
+
     /// Namespace an object lives in, `default` when none is written.
     pub fn namespace_of(&self, r: ObjRef) -> &'r str {
         self.objects[r].namespace().unwrap_or("default")
     }
+}
+
+/// The Flux Kustomization that applies `o`, for messages.
+pub fn applier(o: &Object) -> String {
+    o.chain
+        .iter()
+        .rfind(|s| s.kind == crate::source::StepKind::FluxKustomization)
+        .map_or("no Flux Kustomization".to_string(), |s| {
+            format!("Flux Kustomization {}", s.detail)
+        })
 }
 
 pub fn is_helm_release(o: &Object) -> bool {

@@ -50,22 +50,37 @@ pub struct Session {
 }
 
 /// The value of `name` in the sessions of the app whose variables are
-/// `vars`, on `db`, where the repository shows one.
+/// `vars`, on `db`, where the repository (or the cluster's Secrets) shows
+/// one. `unseen_env` names where variables may be set out of sight
+/// ([`env::has_hidden_sources`]): options there are a remedy the user is
+/// told cannot be seen.
 pub fn of_app(
     model: &Model,
     db: &Database,
     vars: &[EnvVar],
     query: &SessionQuery,
     name: &str,
+    unseen_env: Option<&str>,
 ) -> Session {
     let mut session = Session::default();
     // Connection options win over every stored default.
+    let mut options_set = false;
     for var_name in query.options_env {
         let Some(var) = env::lookup(vars, var_name) else {
             continue;
         };
-        let EnvValue::Known(text) = &var.value else {
-            continue;
+        options_set = true;
+        let (text, shown) = match &var.value {
+            EnvValue::Known(text) => (text.as_str(), var_name.clone()),
+            EnvValue::Concealed { why, value } => {
+                (value.reveal(), format!("{var_name} (set {why})"))
+            }
+            EnvValue::Hidden(why) => {
+                session.notes.push(format!(
+                    "{var_name} is set {why}: whether it passes -c {name}=… (a remedy) cannot be seen"
+                ));
+                continue;
+            }
         };
         match connection_options(var_name, text) {
             Ok(options) => {
@@ -73,7 +88,7 @@ pub fn of_app(
                     session.setting = Some(SessionSetting {
                         value: settings::normalize(name, &value),
                         span: var.span,
-                        source: format!("-c {name}={value} in {var_name}"),
+                        source: format!("-c {name}={value} in {shown}"),
                         bootstrap_only: false,
                     });
                     return session;
@@ -81,6 +96,12 @@ pub fn of_app(
             }
             Err(why) => session.notes.push(why),
         }
+    }
+    if let Some(src) = unseen_env.filter(|_| !options_set && !query.options_env.is_empty()) {
+        session.notes.push(format!(
+            "{src} could set {}: whether that passes -c {name}=… (a remedy) cannot be seen",
+            query.options_env.join(" or ")
+        ));
     }
     let named = |env_name: Option<&str>, default: Option<&str>| match env_name
         .and_then(|e| env::lookup(vars, e))

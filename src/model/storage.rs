@@ -4,7 +4,7 @@
 
 use super::database::{Database, Provider, sub_values};
 use super::{Model, ObjRef, Unknown, is_helm_release};
-use crate::yaml::{Node, Span};
+use crate::yaml::{Node, Origin, Span};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Category {
@@ -467,7 +467,14 @@ fn requested_class(model: &Model, db: &Database) -> Result<Option<Node>, Unknown
 fn pvc_class(model: &Model, near: ObjRef, ns: &str, claim: &str) -> Result<Option<Node>, Unknown> {
     let pvc = model
         .find(near, "", "PersistentVolumeClaim", ns, claim)
-        .ok_or_else(|| Unknown(format!("existing claim {claim} is not in the repository")))?;
+        .ok_or_else(|| {
+            Unknown(model.not_found(
+                near,
+                "PersistentVolumeClaim",
+                ns,
+                &format!("existing claim {claim}"),
+            ))
+        })?;
     Ok(model
         .object(pvc)
         .root
@@ -559,6 +566,31 @@ fn declared_storage(model: &Model, db: &Database) -> Result<Storage, Unknown> {
     of_request(model, db.object, requested_class(model, db)?)
 }
 
+/// Why a class name matches no declared class: it is not declared, or
+/// it is a Flux variable whose value the repository does not show (the
+/// name is then still as written, `${VAR:=default}`).
+fn undeclared_class(model: &Model, near: ObjRef, node: &Node, name: &str) -> String {
+    match node.origin.as_deref() {
+        Some(Origin::Substituted {
+            variable,
+            defined_at,
+            unknown: true,
+            ..
+        }) => match defined_at {
+            Some(_) => format!(
+                "storage class {name} is Flux variable {variable}, whose value the repository holds encrypted"
+            ),
+            None => {
+                let applier = super::applier(model.object(near));
+                format!(
+                    "storage class {name} is Flux variable {variable}, which the variables of {applier} may set where the repository does not show (a substituteFrom source it does not hold in full, or values its parent substitutes from encrypted ones)"
+                )
+            }
+        },
+        _ => format!("storage class {name} is not declared in the repository"),
+    }
+}
+
 /// The storage a claim made by `near` gets: the class it names, or the
 /// default class of `near`'s cluster when it names none.
 pub fn of_request(
@@ -574,20 +606,23 @@ pub fn of_request(
                 .iter()
                 .find(|c| c.name == name)
                 .cloned()
-                .ok_or_else(|| {
-                    Unknown(format!(
-                        "storage class {name} is not declared in the repository"
-                    ))
-                })?
+                .ok_or_else(|| Unknown(undeclared_class(model, near, node, &name)))?
         }
         None => {
             let defaults: Vec<&ClassDecl> = declared.iter().filter(|c| c.is_default).collect();
             match defaults.as_slice() {
                 [one] => (*one).clone(),
                 [] => {
-                    return Err(Unknown(
-                        "no storage class is set and no default class is declared".into(),
-                    ));
+                    let elsewhere = classes(model, None).into_iter().find(|c| c.is_default);
+                    return Err(Unknown(match elsewhere {
+                        Some(c) => format!(
+                            "no storage class is set, and the default class {} is declared only under {}, which another Flux root applies, so it is taken for another cluster than {}'s",
+                            c.name,
+                            super::applier(model.object(c.object)),
+                            model.object(near).id()
+                        ),
+                        None => "no storage class is set and no default class is declared".into(),
+                    }));
                 }
                 many => {
                     return Err(Unknown(format!(

@@ -422,7 +422,14 @@ pub fn storage(model: &Model, m: &Mount) -> Result<Option<Storage>, Unknown> {
         Backing::Claim(name) => {
             let pvc = model
                 .find(m.object, "", "PersistentVolumeClaim", ns, name)
-                .ok_or_else(|| Unknown(format!("claim {name} is not in the repository")))?;
+                .ok_or_else(|| {
+                    Unknown(model.not_found(
+                        m.object,
+                        "PersistentVolumeClaim",
+                        ns,
+                        &format!("claim {name}"),
+                    ))
+                })?;
             claim_storage(model, pvc)?
         }
         Backing::Template { class, shared } => shared_on(

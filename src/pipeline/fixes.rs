@@ -160,13 +160,17 @@ pub(super) fn write(
     Ok(!written.is_empty())
 }
 
-/// Checks each fix the flags select by rendering the repository again
-/// with its edits in memory. The edited text must render at one place
-/// only (not through a YAML alias or a file several objects are built
-/// from), nothing that rendered before may be gone, and with `relint`
-/// the finding must be gone (`relint` is `None` when cluster state was
+/// Checks every fix that has edits (safe or unsafe, whatever the flags)
+/// by rendering the repository again with its edits in memory, so that
+/// every output format, the "fixable" count and `--fix` agree on what is
+/// applicable. The edited text must render at one place only (not
+/// through a YAML alias or a file several objects are built from),
+/// nothing that rendered before may be gone, and with `relint` the
+/// finding must be gone (`relint` is `None` when cluster state was
 /// merged, which a render of the repository lacks). A fix that fails
-/// becomes display-only, with what the render showed.
+/// becomes display-only, with what the render showed (logged when the
+/// flags ask for fixes; the finding's fix notes say it in every format).
+/// One render per such fix; none when no finding has one.
 pub(super) fn verify(
     args: &FixRequest,
     findings: &mut [Finding],
@@ -174,10 +178,14 @@ pub(super) fn verify(
     relint: Option<(&[crate::rules::Rule], &crate::rules::releases::Baseline)>,
     log: &mut Log,
 ) {
+    let every = FixRequest {
+        unsafe_fixes: true,
+        ..FixRequest::default()
+    };
     let any = findings
         .iter()
-        .any(|f| f.fix.as_ref().is_some_and(|x| args.takes(x)));
-    if !(args.fix || args.diff) || !any {
+        .any(|f| f.fix.as_ref().is_some_and(|x| every.takes(x)));
+    if !any {
         return;
     }
     let sources = &repo.files.sources;
@@ -188,7 +196,7 @@ pub(super) fn verify(
         .then(|| crate::source::repo::load(repo.files.root(), *repo.files.limits()));
     let before = alone.as_ref().map_or(&repo.objects, |r| &r.objects);
     for finding in findings.iter_mut() {
-        let Some(fix) = finding.fix.as_mut().filter(|f| args.takes(f)) else {
+        let Some(fix) = finding.fix.as_mut().filter(|f| every.takes(f)) else {
             continue;
         };
         let plan = apply::plan(sources, &[&*fix]);
@@ -212,7 +220,9 @@ pub(super) fn verify(
                 })
         });
         if let Some(why) = why {
-            log(&format!("fix made display-only ({}): {why}", finding.rule));
+            if args.fix || args.diff {
+                log(&format!("fix made display-only ({}): {why}", finding.rule));
+            }
             fix.applicability = Applicability::DisplayOnly;
             fix.edits.clear();
             fix.notes.insert(0, format!("Display-only: {why}."));

@@ -77,11 +77,36 @@ pub fn markdown(rule: &Rule) -> String {
             super::ProbeSpec::PostgresCommit {
                 min_p50_ms,
                 min_ratio,
-            } => format!(
-                "the Postgres commit probe: confirmed when a commit's p50 with the server's \
-                 synchronous_commit is at least {min_p50_ms} ms and at least {min_ratio} times \
-                 the p50 with it off"
-            ),
+                cause,
+            } => {
+                let part = match cause {
+                    super::schema::CommitWait::Any => {
+                        "a commit's p50 with the server's synchronous_commit"
+                    }
+                    super::schema::CommitWait::StandbyWait => {
+                        "the p50 with synchronous_commit off plus the wait for synchronous \
+                         standbys (the p50 with the server's synchronous_commit minus the p50 \
+                         with it local)"
+                    }
+                    super::schema::CommitWait::LocalFlush => {
+                        "the p50 with synchronous_commit off plus the local WAL flush (the p50 \
+                         with it local minus the p50 with it off)"
+                    }
+                };
+                let dominant = match cause {
+                    super::schema::CommitWait::Any => "",
+                    super::schema::CommitWait::StandbyWait => {
+                        ", and the standby wait is at least the local flush"
+                    }
+                    super::schema::CommitWait::LocalFlush => {
+                        ", and the local flush is larger than the standby wait"
+                    }
+                };
+                format!(
+                    "the Postgres commit probe: confirmed when {part} is at least {min_p50_ms} ms \
+                     and at least {min_ratio} times the p50 with it off{dominant}"
+                )
+            }
             super::ProbeSpec::PostgresKeepalive { max_idle_seconds } => format!(
                 "the Postgres connection probe: confirmed when the server's first keepalive \
                  comes after more than {max_idle_seconds} s of silence"

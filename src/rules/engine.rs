@@ -295,7 +295,9 @@ impl Ctx<'_, '_> {
                         options_env: &spec.options_env,
                     };
                     let vars = env::of_app(model, app, prefixes);
-                    let session = session::of_app(model, db, &vars, &query, &p.name);
+                    let unseen = env::has_hidden_sources(model, app);
+                    let session =
+                        session::of_app(model, db, &vars, &query, &p.name, unseen.as_deref());
                     match session.setting {
                         // The app's sessions run with a value the rule
                         // does not flag, on every connection: no finding.
@@ -503,15 +505,26 @@ impl Ctx<'_, '_> {
                 .map(|(object, drift)| vec![("drift".to_string(), Fact::Drift { object, drift })])
                 .collect(),
             Step::UnusedSuppression => Vec::new(),
+            // Per subject, the first branch that holds: branches that bind
+            // objects of their own (`object:`) each find every object they
+            // match, but a place two branches match (the same object, the
+            // same node) is bound once; a branch that binds no object holds
+            // once.
             Step::AnyOf(branches) => {
+                let mut out = Vec::new();
+                let mut subjects = std::collections::HashSet::new();
                 for branch in branches {
                     let mut found = Vec::new();
                     self.run(branch, bound.clone(), &mut found);
-                    if let Some(first) = found.into_iter().next() {
-                        return vec![first[bound.len()..].to_vec()];
+                    for result in found {
+                        let new = result[bound.len()..].to_vec();
+                        let subject: Vec<_> = new.iter().map(|(_, f)| subject_of(f)).collect();
+                        if subjects.insert(subject) {
+                            out.push(new);
+                        }
                     }
                 }
-                Vec::new()
+                out
             }
         }
     }
@@ -731,6 +744,16 @@ impl Ctx<'_, '_> {
 }
 
 /// The object a fact is about, for steps restricted to it (`of`).
+/// What a fact is about, to tell two branches' bindings of one place apart
+/// from bindings of two: its object and, for a value, the node's place.
+fn subject_of(fact: &Fact) -> (Option<ObjRef>, Option<(u32, u32)>) {
+    let place = match fact {
+        Fact::Value { node: Some(n), .. } => Some((n.span.file.0, n.span.start)),
+        _ => None,
+    };
+    (object_of(fact), place)
+}
+
 fn object_of(fact: &Fact) -> Option<ObjRef> {
     match fact {
         Fact::App(a, _) => Some(a.object),
@@ -1000,18 +1023,15 @@ fn build_fix(
             }
             (Some(Fact::Database(db)), Some(Fact::Setting(setting))) => {
                 if let Some(per) = &p.per_database {
-                    let vars = match app {
-                        Some(Fact::App(a, prefixes)) => env::of_app(model, a, prefixes),
-                        _ => Vec::new(),
+                    let (vars, hidden) = match app {
+                        Some(Fact::App(a, prefixes)) => (
+                            env::of_app(model, a, prefixes),
+                            env::has_hidden_sources(model, a).is_some(),
+                        ),
+                        _ => (Vec::new(), true),
                     };
                     notes.extend(templates::per_database_notes(
-                        model,
-                        db,
-                        &vars,
-                        per.database_env.as_deref(),
-                        per.user_env.as_deref(),
-                        &p.name,
-                        &p.value,
+                        db, &vars, hidden, per, &p.name, &p.value,
                     ));
                 }
                 templates::postgres_parameter(model, db, setting, &p.value).map(|e| vec![e])

@@ -99,14 +99,19 @@ impl Precision {
 )]
 pub enum ProbeSpec {
     /// The commit probe: commit latency with the server's
-    /// synchronous_commit against `SET LOCAL synchronous_commit = off`.
-    /// Confirmed when the p50 commit waits at least `minP50Ms` and at
-    /// least `minRatio` times longer than without the flush wait.
+    /// synchronous_commit, with `SET LOCAL synchronous_commit = local`
+    /// and with `= off`. Confirmed when the p50 commit, counting the flush
+    /// wait of `cause` only, waits at least `minP50Ms` and at least
+    /// `minRatio` times longer than without the flush wait, and (when
+    /// `cause` names a part) that part is the larger of the two.
     PostgresCommit {
         #[serde(default = "default_min_p50_ms")]
         min_p50_ms: f64,
         #[serde(default = "default_min_ratio")]
         min_ratio: f64,
+        /// Which part of the flush wait the finding blames.
+        #[serde(default)]
+        cause: CommitWait,
     },
     /// The connection probe: the server's TCP keepalive settings.
     /// Confirmed when the server sends no keepalive within `maxIdleSeconds`
@@ -116,6 +121,30 @@ pub enum ProbeSpec {
         #[serde(default = "default_max_idle_seconds")]
         max_idle_seconds: u64,
     },
+}
+
+/// A part of a commit's flush wait, as the commit probe splits it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CommitWait {
+    /// The whole wait: the effective setting against off.
+    #[default]
+    Any,
+    /// The wait for synchronous standbys: the effective setting against
+    /// local.
+    StandbyWait,
+    /// The wait for the local WAL flush (the storage): local against off.
+    LocalFlush,
+}
+
+impl CommitWait {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommitWait::Any => "the flush wait",
+            CommitWait::StandbyWait => "the standby wait",
+            CommitWait::LocalFlush => "the local flush",
+        }
+    }
 }
 
 fn default_min_p50_ms() -> f64 {
@@ -172,10 +201,17 @@ pub struct SetParameterFix {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PerDatabase {
+    /// Variable with the app's database name, and the app's default when
+    /// the variable is not set at all.
     #[serde(default)]
     pub database_env: Option<String>,
     #[serde(default)]
+    pub default_database: Option<String>,
+    /// Variable with the app's role (user) name, and the app's default.
+    #[serde(default)]
     pub user_env: Option<String>,
+    #[serde(default)]
+    pub default_user: Option<String>,
 }
 
 /// One variable to set: `value`, or `base64Json` keys merged into the

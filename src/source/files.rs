@@ -6,9 +6,10 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use super::commit_tree::Tree;
-use super::confine::{Refused, Root};
+use super::confine::Refused;
+use super::disk::Disk;
 use super::reuse::{Event, Lent, Recorder};
-use crate::yaml::{FileId, Limits, Node, SourceMap, parse_documents};
+use crate::yaml::{FileId, Limits, Node, SourceMap, Span, parse_documents};
 
 /// Something wrong with one input. The run goes on with the rest.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
@@ -80,7 +81,8 @@ impl Issue {
 #[derive(Clone, Debug)]
 pub struct Parsed {
     pub file: FileId,
-    pub docs: Vec<Node>,
+    /// Shared with the objects made of them ([`super::Object::root`]).
+    pub docs: Vec<Arc<Node>>,
 }
 
 /// What a kustomization read a file as, other than as a resource: such a
@@ -128,6 +130,10 @@ pub struct Files {
     /// Texts read instead of the files at these paths: a fix's edits,
     /// rendered again before anything is written.
     overlay: HashMap<PathBuf, String>,
+    /// Inline patches and transformers parsed so far, by where they are
+    /// written, whether as a block scalar, and their text (see
+    /// `kustomize::patches::inline_docs`).
+    pub(crate) inline_docs: HashMap<(Span, bool, String), Vec<Node>>,
     /// What each build asks, kept for a base load to reuse (`--base`).
     pub(super) recorder: Option<Recorder>,
     /// What the working tree's load lends this one (a base commit's).
@@ -136,15 +142,15 @@ pub struct Files {
 
 /// The disk below the root, or a commit's tree in git's object store.
 enum Backing {
-    /// Every path read is resolved against the root.
-    Disk(Root),
+    /// Every path read is confined to the root.
+    Disk(Disk),
     Commit(Tree),
 }
 
 impl Files {
     pub fn new(root: impl Into<PathBuf>, limits: Limits) -> Files {
         let root = root.into();
-        Files::with(root.clone(), Backing::Disk(Root::new(&root)), limits)
+        Files::with(root.clone(), Backing::Disk(Disk::new(&root)), limits)
     }
 
     /// The files of a commit; `root` names the directory they are of.
@@ -164,6 +170,7 @@ impl Files {
             inputs: HashMap::new(),
             built_dirs: std::collections::HashSet::new(),
             overlay: HashMap::new(),
+            inline_docs: HashMap::new(),
             recorder: None,
             lent: None,
         }
@@ -243,7 +250,7 @@ impl Files {
     /// A directory of the repository: not one a symlink leads to outside it.
     pub fn is_dir(&self, rel: &Path) -> bool {
         let answer = match &self.backing {
-            Backing::Disk(root) => self.abs(rel).is_dir() && !root.leaves(&self.abs(rel)),
+            Backing::Disk(disk) => disk.is_dir(rel),
             Backing::Commit(tree) => tree.is_dir(rel),
         };
         self.note(|| Event::IsDir(rel.to_path_buf(), answer));
@@ -253,7 +260,7 @@ impl Files {
     /// A file of the repository: not one a symlink leads to outside it.
     pub fn is_file(&self, rel: &Path) -> bool {
         let answer = match &self.backing {
-            Backing::Disk(root) => self.abs(rel).is_file() && !root.leaves(&self.abs(rel)),
+            Backing::Disk(disk) => disk.is_file(rel),
             Backing::Commit(tree) => tree.is_file(rel),
         };
         self.note(|| Event::IsFile(rel.to_path_buf(), answer));
@@ -264,7 +271,7 @@ impl Files {
     /// root: for the entry that names it to report.
     pub fn outside(&self, rel: &Path) -> Option<String> {
         let refused = match &self.backing {
-            Backing::Disk(root) => root.resolve(&self.abs(rel)).err(),
+            Backing::Disk(disk) => disk.outside(rel),
             Backing::Commit(tree) => tree.outside(rel),
         };
         let answer = match refused {
@@ -288,7 +295,7 @@ impl Files {
             return Ok(text.clone().into_bytes());
         }
         match &self.backing {
-            Backing::Disk(root) => root.read(&self.abs(rel), self.limits.max_bytes),
+            Backing::Disk(disk) => disk.read(rel, self.limits.max_bytes),
             Backing::Commit(tree) => tree.read(rel, self.limits.max_bytes),
         }
     }
@@ -411,6 +418,7 @@ impl Files {
     /// copies, and only the texts are needed later (for snippets).
     pub fn release_parsed(&mut self) {
         self.parsed = HashMap::new();
+        self.inline_docs = HashMap::new();
     }
 
     /// Every non-empty YAML document of a file.
@@ -456,7 +464,12 @@ impl Files {
 
 fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Parsed>, Issue> {
     parse_documents(text, file, limits)
-        .map(|docs| Arc::new(Parsed { file, docs }))
+        .map(|docs| {
+            Arc::new(Parsed {
+                file,
+                docs: docs.into_iter().map(Arc::new).collect(),
+            })
+        })
         .map_err(|e| Issue {
             gap: None,
             path: rel.display().to_string(),

@@ -242,7 +242,7 @@ fn resolve_values<'a>(
             );
             continue;
         };
-        let (text, node) = match data::entry(obj, key) {
+        let (text, node) = match data::entry(obj, key, lookup) {
             None => {
                 if !optional {
                     report(format!(
@@ -253,6 +253,15 @@ fn resolve_values<'a>(
             }
             Some(DataValue::Unknown { why, .. }) => {
                 release.values_incomplete = true;
+                defer(release, format!("key {key} of {} is {why}", obj.id()));
+                continue;
+            }
+            Some(DataValue::Template { .. } | DataValue::Concealed { .. }) => {
+                release.values_incomplete = true;
+                let why = match obj.is_live() {
+                    true => data::CONCEALED,
+                    false => data::TEMPLATE,
+                };
                 defer(release, format!("key {key} of {} is {why}", obj.id()));
                 continue;
             }

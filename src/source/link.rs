@@ -6,6 +6,8 @@
 //! stays on its declaration so that drift (the `parameterDrift` rule
 //! step) can be judged.
 
+use std::sync::Arc;
+
 use super::{Object, live};
 use crate::yaml::Node;
 
@@ -44,9 +46,9 @@ pub fn merge(repo: &mut Vec<Object>, live_objects: Vec<Object>) -> Merged {
                     && let Some(status) = l.root.get("status")
                 {
                     let status = status.clone();
-                    repo[i].root.insert("status", status);
+                    repo[i].root_mut().insert("status", status);
                 }
-                repo[i].live = Some(Box::new(l.root));
+                repo[i].live = Some(Box::new(Arc::unwrap_or_clone(l.root)));
             }
             None => repo.push(l),
         }

@@ -3,7 +3,7 @@
 //! bookkeeping dropped, Secret values kept out of the model and out of
 //! every text a report could quote.
 
-use super::{Object, StepKind};
+use super::{Concealed, Object, StepKind};
 use crate::yaml::{FileId, Node, Span, Value};
 
 /// Annotation `kubectl apply` writes: the whole object as last applied,
@@ -61,15 +61,19 @@ pub fn unwrap_document(doc: &Node, file: FileId, detail: &str, out: &mut Unwrapp
 }
 
 fn push(mut root: Node, file: FileId, detail: &str, out: &mut Unwrapped) {
-    normalize(&mut root, &mut out.redact);
+    let concealed = normalize(&mut root, &mut out.redact);
     let mut obj = Object::new(root, file, out.objects.len());
+    obj.concealed = concealed;
     obj.push_step(StepKind::Live, detail, None);
     out.objects.push(obj);
 }
 
 /// Drops `managedFields` and the last-applied annotation, and empties
-/// Secret values (their keys stay: names are facts, values are not read).
-pub fn normalize(root: &mut Node, redact: &mut Vec<(u32, u32)>) {
+/// Secret values in the tree (their keys stay: names are facts). The
+/// values are returned, decoded, as [`Concealed`]: a remedy written only
+/// in the cluster (libpq options in a Secret) can then be seen without
+/// any report printing it.
+pub fn normalize(root: &mut Node, redact: &mut Vec<(u32, u32)>) -> Vec<(String, Concealed)> {
     let is_secret =
         root.str_at(&["apiVersion"]) == Some("v1") && root.str_at(&["kind"]) == Some("Secret");
     if let Some(meta) = root.get_mut("metadata") {
@@ -81,8 +85,9 @@ pub fn normalize(root: &mut Node, redact: &mut Vec<(u32, u32)>) {
             redact.push((applied.span.start, applied.span.end));
         }
     }
+    let mut concealed: Vec<(String, Concealed)> = Vec::new();
     if !is_secret {
-        return;
+        return concealed;
     }
     for key in ["data", "stringData"] {
         let Some(data) = root.get_mut(key) else {
@@ -91,14 +96,27 @@ pub fn normalize(root: &mut Node, redact: &mut Vec<(u32, u32)>) {
         redact.push((data.span.start, data.span.end));
         match &mut data.value {
             Value::Map(entries) => {
-                for (_, v) in entries.iter_mut() {
+                for (k, v) in entries.iter_mut() {
                     redact.push((v.span.start, v.span.end));
+                    // `data` is base64 (a value that is not stays unread);
+                    // `stringData` is plain and wins, as the API server
+                    // merges it.
+                    let text = v.scalar_text().and_then(|t| match key {
+                        "data" => crate::source::flux::data::decode_base64(&t)
+                            .map(|b| String::from_utf8_lossy(&b).into_owned()),
+                        _ => Some(t),
+                    });
+                    if let (Some(name), Some(text)) = (k.scalar_text(), text) {
+                        concealed.retain(|(n, _)| *n != name);
+                        concealed.push((name, Concealed::new(text)));
+                    }
                     *v = Node::new(Value::Null, v.span);
                 }
             }
             _ => *data = Node::new(Value::Null, data.span),
         }
     }
+    concealed
 }
 
 /// `text` with every byte of the given ranges but line breaks replaced
@@ -232,5 +250,10 @@ mod tests {
         let red = redact_text(text, &out.redact);
         assert!(!red.contains("aHVudGVyMg"), "{red}");
         assert_eq!(red.lines().count(), text.lines().count());
+        // Kept decoded, outside the tree, and hidden from Debug.
+        assert_eq!(secret.concealed.len(), 1);
+        assert_eq!(secret.concealed[0].0, "password");
+        assert_eq!(secret.concealed[0].1.reveal(), "hunter2");
+        assert!(!format!("{secret:?}").contains("hunter2"));
     }
 }

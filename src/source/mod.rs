@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod commit_tree;
 pub mod confine;
 pub mod coverage;
+mod disk;
 pub mod files;
 pub mod flux;
 pub mod git;
@@ -21,4 +22,4 @@ pub(crate) mod test_repo;
 pub mod walk;
 
 pub use files::{Files, Issue, join_within};
-pub use object::{Object, Step, StepKind};
+pub use object::{Concealed, Object, Step, StepKind};

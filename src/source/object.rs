@@ -1,6 +1,8 @@
 //! A Kubernetes object as loaded from the repo, with the chain of steps
 //! (Flux Kustomization, kustomization.yaml, patch, ...) that produced it.
 
+use std::sync::Arc;
+
 use crate::yaml::{FileId, Node, Span};
 
 /// One step in the making of an object, outermost first.
@@ -43,9 +45,36 @@ impl StepKind {
     }
 }
 
+/// A value only the cluster holds (a key of a Secret read with
+/// `--snapshot`): rules may decide with it, reports never print it. It
+/// has no `Display`, its `Debug` hides it, and it lives outside the
+/// object's tree, which the inventory prints.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Concealed(String);
+
+impl Concealed {
+    pub fn new(value: String) -> Concealed {
+        Concealed(value)
+    }
+
+    /// The value, for a decision that prints nothing of it.
+    pub fn reveal(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Concealed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Concealed(..)")
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Object {
-    pub root: Node,
+    /// Shared with the parse of its file and with every copy made before a
+    /// step changes it (`Arc::make_mut`): rendering looks objects up in
+    /// pools and lists that would otherwise each hold a whole copy.
+    pub root: Arc<Node>,
     /// The file the object's document is in (for generated objects, the
     /// kustomization.yaml that generated it).
     pub file: FileId,
@@ -59,17 +88,21 @@ pub struct Object {
     /// linted with the cluster), the object as the cluster returned it:
     /// what drift is judged against.
     pub live: Option<Box<Node>>,
+    /// For a Secret read from the cluster: its keys' values, which the
+    /// tree holds as nulls (see [`Concealed`]).
+    pub concealed: Vec<(String, Concealed)>,
 }
 
 impl Object {
-    pub fn new(root: Node, file: FileId, doc_index: usize) -> Object {
+    pub fn new(root: impl Into<Arc<Node>>, file: FileId, doc_index: usize) -> Object {
         Object {
-            root,
+            root: root.into(),
             file,
             doc_index,
             chain: Vec::new(),
             tree: None,
             live: None,
+            concealed: Vec::new(),
         }
     }
 
@@ -115,6 +148,11 @@ impl Object {
             detail: detail.into(),
             at,
         });
+    }
+
+    /// The root to change: copied first if another holder shares it.
+    pub fn root_mut(&mut self) -> &mut Node {
+        Arc::make_mut(&mut self.root)
     }
 
     /// Whether the object was read from a cluster or a snapshot of one.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::coverage::{Coverage, Fate, FileFate, FluxRender, Outcome, lost_under};
 use super::files::Gap;
 use super::flux::artifact::Artifacts;
-use super::flux::substitute::{collect_vars, substitute};
+use super::flux::substitute::{collect_vars, is_disabled, substitute};
 use super::{Files, Issue, Object, StepKind, join_within, kustomize};
 use crate::yaml::{FileId, Limits, Node, Span};
 
@@ -184,9 +184,8 @@ pub fn load_files(mut files: Files) -> Repo {
         .into_iter()
         .partition(|o| is_bootstrap_input(o.group(), o.kind()));
     let mut flux = FluxTree::new(written_ks, Artifacts::from_generators(&generators));
-    flux.render_all(&mut files, &config_sources, &bootstrap, &mut issues);
+    flux.render_all(&mut files, &config_sources, bootstrap, &mut issues);
     drop(config_sources);
-    drop(bootstrap);
 
     // Plain objects: what no Flux Kustomization reached.
     let mut objects = std::mem::take(&mut flux.output);
@@ -199,6 +198,7 @@ pub fn load_files(mut files: Files) -> Repo {
     let renders = std::mem::take(&mut flux.renders);
     let by_hand_files = std::mem::take(&mut flux.by_hand_files);
     let stray = std::mem::take(&mut flux.stray);
+    let rendered_dirs = std::mem::take(&mut flux.rendered_dirs);
     let rendered_by = rendered_by(&objects, &renders);
     drop(flux);
     let mut fates: Vec<FileFate> = Vec::new();
@@ -234,7 +234,7 @@ pub fn load_files(mut files: Files) -> Repo {
                 Some(_) if let Some((by, why)) = lost_under(&renders, path) => {
                     Some(Fate::Lost { by, why })
                 }
-                Some(dir) if files.built_dirs.contains(dir) => Some(Fate::NotListed {
+                Some(dir) if rendered_dirs.contains(dir) => Some(Fate::NotListed {
                     kustomization: dir.join("kustomization.yaml"),
                 }),
                 Some(dir) => Some(Fate::Unreachable {
@@ -399,6 +399,11 @@ struct FluxTree {
     by_hand_files: HashMap<FileId, PathBuf>,
     /// Files of loose Flux Kustomizations that nothing applies.
     stray: HashSet<FileId>,
+    /// The kustomization directories each build went through.
+    build_dirs: HashMap<BuildKey, HashSet<PathBuf>>,
+    /// The kustomization directories of the builds rendered: a file a
+    /// kustomization elsewhere lists is unreachable, not left out of it.
+    rendered_dirs: HashSet<PathBuf>,
 }
 
 /// What the builds of the written Flux Kustomizations produced.
@@ -413,8 +418,23 @@ struct Produced {
     failed: Vec<(DocId, Issue)>,
 }
 
+/// What a Flux Kustomization's render passes to those it applies.
+#[derive(Clone, Copy, Default)]
+struct Inherited {
+    /// Variables were left unresolved in them (in its patches, say):
+    /// text that looks undefined there may have been replaced here.
+    unknowns: bool,
+    /// Its postBuild substitution ran over them (Flux skips it without
+    /// `postBuild` or when no variable is found), so a `${VAR}` still in
+    /// them waits for a value only the cluster has.
+    substituted: bool,
+}
+
 /// A kustomize build: the path and a Flux Kustomization's components.
 type BuildKey = (PathBuf, Vec<String>);
+
+/// The `targetNamespace` a Flux Kustomization sets, and where.
+type Placed = Option<(String, Span)>;
 
 /// ConfigMaps and Secrets by (kind, name), where postBuild variables come from.
 type LookupPool = HashMap<(String, String), Vec<Object>>;
@@ -477,6 +497,8 @@ impl FluxTree {
             local: HashSet::new(),
             by_hand_files: HashMap::new(),
             stray: HashSet::new(),
+            build_dirs: HashMap::new(),
+            rendered_dirs: HashSet::new(),
         }
     }
 
@@ -484,7 +506,7 @@ impl FluxTree {
         &mut self,
         files: &mut Files,
         config_sources: &[Object],
-        bootstrap: &[Object],
+        bootstrap: Vec<Object>,
         issues: &mut Vec<Issue>,
     ) {
         // Roots are the Kustomizations no other one produces: one
@@ -502,28 +524,16 @@ impl FluxTree {
         // Sync Kustomizations from the bootstrap objects as written first,
         // to know which sources are this repository; again from what the
         // builds made of them (a namespace set by a kustomization).
-        let synced = Self::synced(files, &written, bootstrap, config_sources, &mut Vec::new());
+        let synced = Self::synced(files, &written, &bootstrap, config_sources, &mut Vec::new());
         written.extend(synced.iter().cloned());
         self.find_local_sources(files, &written, issues);
         written.retain(|ks| !synced.contains(ks));
         self.build_each(files, &written, &mut seen);
-        let mut built: Vec<Object> = self
-            .builds
-            .values()
-            .filter_map(|b| b.as_ref().ok())
-            .flat_map(|b| &b.objects)
-            .filter(|o| {
-                is_bootstrap_input(o.group(), o.kind())
-                    || crate::source::flux::data::provides(o).is_some()
-            })
-            .cloned()
-            .collect();
-        // Builds are a map: sorted, the roots (and so the tree numbers)
-        // are the same in every run.
-        built.sort_by(|a, b| {
-            (doc_id(a), a.namespace(), a.name()).cmp(&(doc_id(b), b.namespace(), b.name()))
-        });
-        built.extend(bootstrap.iter().cloned());
+        let mut built = self.built_bootstrap_inputs(files, &written, config_sources);
+        // Moved, not copied: rendering changes these objects (a target
+        // namespace, substitution), and a second holder of one would make
+        // each such change copy it whole.
+        built.extend(bootstrap);
         let synced = Self::synced(files, &written, &built, config_sources, issues);
         drop(built);
         self.find_local_sources(files, &synced, issues);
@@ -558,22 +568,38 @@ impl FluxTree {
         // In build-key order, not the map's (random per process): the
         // lookup breaks ties by position, and the output must not change
         // from one run to the next.
+        let placed = self.placed_namespaces(files);
         let mut builds: Vec<_> = self.builds.iter().collect();
         builds.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut pooled: Vec<Object> = Vec::new();
+        for (key, build) in builds {
+            let Ok(build) = build else { continue };
+            let providers = || {
+                build
+                    .objects
+                    .iter()
+                    .filter(|o| crate::source::flux::data::provides(o).is_some())
+                    .cloned()
+            };
+            let targets = placed.get(key).map_or(&[None][..], Vec::as_slice);
+            for target in targets {
+                let mut objs: Vec<Object> = providers().collect();
+                if let Some((ns, span)) = target {
+                    // A conflict is reported when the Kustomization renders.
+                    let _ = kustomize::set_namespace(files, &mut objs, ns, *span);
+                }
+                pooled.extend(objs);
+            }
+        }
         let mut lookup_pool = LookupPool::new();
-        for o in builds
-            .into_iter()
-            .filter_map(|(_, b)| b.as_ref().ok())
-            .flat_map(|b| &b.objects)
-            .chain(config_sources)
-        {
+        for o in pooled.into_iter().chain(config_sources.iter().cloned()) {
             // Keyed by what the cluster will hold: a SealedSecret or an
             // ExternalSecret stands for the Secret it makes.
-            if let Some((kind, name)) = crate::source::flux::data::provides(o) {
+            if let Some((kind, name)) = crate::source::flux::data::provides(&o) {
                 lookup_pool
                     .entry((kind.to_string(), name.to_string()))
                     .or_default()
-                    .push(o.clone());
+                    .push(o);
             }
         }
         let mut rendered: HashSet<DocId> = HashSet::new();
@@ -674,6 +700,103 @@ impl FluxTree {
         }
     }
 
+    /// The namespaces Flux places each build's objects in: per build, the
+    /// `targetNamespace` of every written Flux Kustomization that builds
+    /// it (`None` for one without), as kustomize-controller sets it on
+    /// every namespaced object of its build.
+    fn placed_namespaces(&mut self, files: &mut Files) -> HashMap<BuildKey, Vec<Placed>> {
+        let mut placed: HashMap<BuildKey, Vec<Placed>> = HashMap::new();
+        let written = std::mem::take(&mut self.written);
+        for ks in &written {
+            let Some((key, _)) = self.build_key(files, ks) else {
+                continue;
+            };
+            let target = ks
+                .root
+                .path(&["spec", "targetNamespace"])
+                .and_then(|n| Some((n.as_str()?.to_string(), n.span)));
+            let targets = placed.entry(key).or_default();
+            let ns = |t: &Placed| t.as_ref().map(|(ns, _)| ns.clone());
+            if !targets.iter().any(|t| ns(t) == ns(&target)) {
+                targets.push(target);
+            }
+        }
+        self.written = written;
+        placed
+    }
+
+    /// The bootstrap inputs (and substitution sources) the builds of
+    /// `written` hold, each as the Flux Kustomization that builds it
+    /// applies it: its targetNamespace set and its postBuild variables
+    /// substituted. A flux-instance HelmRelease applied by a Kustomization
+    /// with `postBuild.substitute: {CLUSTER: home}` syncs
+    /// `clusters/${CLUSTER}` as `clusters/home` (Flux substitutes the
+    /// HelmRelease before helm-controller reads its values). Where several
+    /// Flux Kustomizations build one document, a copy they changed comes
+    /// before the one as written, which `synced` then skips.
+    fn built_bootstrap_inputs(
+        &mut self,
+        files: &mut Files,
+        written: &[Object],
+        config_sources: &[Object],
+    ) -> Vec<Object> {
+        let mut keyed: Vec<(BuildKey, &Object)> = written
+            .iter()
+            .filter_map(|ks| Some((self.build_key(files, ks)?.0, ks)))
+            .collect();
+        // Builds are a map: sorted, the roots (and so the tree numbers)
+        // are the same in every run.
+        keyed.sort_by(|a, b| (&a.0, doc_id(a.1)).cmp(&(&b.0, doc_id(b.1))));
+        let lookup = |kind: &str, namespace: &str, name: &str| {
+            config_sources.iter().find(|o| {
+                o.kind() == kind
+                    && o.name() == name
+                    && o.namespace().unwrap_or(namespace) == namespace
+            })
+        };
+        // Its own budget: the run's is for the renders.
+        let mut budget = crate::source::flux::budget(files.limits());
+        let mut out: Vec<(Object, bool)> = Vec::new();
+        for (key, ks) in keyed {
+            let Some(Ok(built)) = self.builds.get(&key) else {
+                continue;
+            };
+            let mut objs: Vec<Object> = built
+                .objects
+                .iter()
+                .filter(|o| {
+                    is_bootstrap_input(o.group(), o.kind())
+                        || crate::source::flux::data::provides(o).is_some()
+                })
+                .cloned()
+                .collect();
+            let mut changed = false;
+            if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
+                && let Some(ns_text) = ns.as_str()
+            {
+                changed |= kustomize::set_namespace(files, &mut objs, ns_text, ns.span).is_ok();
+            }
+            if ks.root.path(&["spec", "postBuild"]).is_some() {
+                // What goes wrong here is reported when the tree renders.
+                let (vars, _) = collect_vars(&files.sources, ks, &lookup);
+                for o in &mut objs {
+                    let _ = substitute(&files.sources, o, &vars, &mut budget);
+                }
+                changed = true;
+            }
+            out.extend(objs.into_iter().map(|o| (o, changed)));
+        }
+        out.sort_by(|(a, a_changed), (b, b_changed)| {
+            (doc_id(a), a.namespace(), a.name(), !a_changed).cmp(&(
+                doc_id(b),
+                b.namespace(),
+                b.name(),
+                !b_changed,
+            ))
+        });
+        out.into_iter().map(|(o, _)| o).collect()
+    }
+
     /// Builds each of `kss`, noting the Flux Kustomizations each produces.
     fn build_each(&mut self, files: &mut Files, kss: &[Object], seen: &mut Produced) {
         for ks in kss {
@@ -713,20 +836,20 @@ impl FluxTree {
         self.local_sources.insert(source.clone(), base);
         // Children wait as their index in the output, which holds them
         // anyway: a copy each would hold every Flux Kustomization twice.
-        let mut queue: Vec<(KsId, Option<usize>, bool)> = vec![(root_id, None, false)];
+        let mut queue: Vec<(KsId, Option<usize>, Inherited)> =
+            vec![(root_id, None, Inherited::default())];
         let mut done: HashSet<KsId> = HashSet::new();
-        while let Some((id, at, inherited_unknowns)) = queue.pop() {
+        while let Some((id, at, inherited)) = queue.pop() {
             if !done.insert(id.clone()) {
                 continue;
             }
             let ks = at.map_or_else(|| root.clone(), |i| self.output[i].clone());
             rendered.insert(doc_id(&ks));
-            let (objs, unknowns) =
-                self.render(files, &id, &ks, inherited_unknowns, lookup_pool, issues);
+            let (objs, passed) = self.render(files, &id, &ks, inherited, lookup_pool, issues);
             let first = self.output.len();
             for (i, child) in objs.iter().enumerate().filter(|(_, o)| is_flux_ks(o)) {
                 if !done.contains(&child_id(&ks, child)) {
-                    queue.push((child_id(&ks, child), Some(first + i), unknowns));
+                    queue.push((child_id(&ks, child), Some(first + i), passed));
                 }
             }
             let tree = self.trees;
@@ -804,7 +927,7 @@ impl FluxTree {
     ) -> Option<&Result<kustomize::Built, Issue>> {
         let (key, components) = self.build_key(files, ks)?;
         if !self.builds.contains_key(&key) {
-            let result = kustomize::build_flux_path(files, &key.0, &components);
+            let result = self.build_noting_dirs(files, &key, &components);
             self.builds.insert(key.clone(), result);
         }
         *self.uses.entry(key.clone()).or_default() += 1;
@@ -821,15 +944,36 @@ impl FluxTree {
         let (key, components) = self.build_key(files, ks)?;
         let uses = self.uses.entry(key.clone()).or_default();
         *uses = uses.saturating_sub(1);
-        if *uses > 0
+        let result = if *uses > 0
             && let Some(cached) = self.builds.get(&key)
         {
-            return Some(cached.clone());
+            cached.clone()
+        } else {
+            match self.builds.remove(&key) {
+                Some(result) => result,
+                None => self.build_noting_dirs(files, &key, &components),
+            }
+        };
+        if let Some(dirs) = self.build_dirs.get(&key) {
+            self.rendered_dirs.extend(dirs.iter().cloned());
         }
-        Some(match self.builds.remove(&key) {
-            Some(result) => result,
-            None => kustomize::build_flux_path(files, &key.0, &components),
-        })
+        Some(result)
+    }
+
+    /// [`kustomize::build_flux_path`], noting the directories it builds
+    /// in `build_dirs` besides `files.built_dirs`.
+    fn build_noting_dirs(
+        &mut self,
+        files: &mut Files,
+        key: &BuildKey,
+        components: &[(String, Span)],
+    ) -> Result<kustomize::Built, Issue> {
+        let before = std::mem::take(&mut files.built_dirs);
+        let result = kustomize::build_flux_path(files, &key.0, components);
+        let dirs = std::mem::replace(&mut files.built_dirs, before);
+        files.built_dirs.extend(dirs.iter().cloned());
+        self.build_dirs.insert(key.clone(), dirs);
+        result
     }
 
     /// The sync Kustomizations flux-operator creates for the FluxInstances
@@ -953,8 +1097,15 @@ impl FluxTree {
 
     /// Why a Flux Kustomization has no build, and the issue to show when
     /// no rule reports it (a missing path has its own rule).
-    fn unbuilt(&mut self, files: &Files, ks: &Object) -> (Outcome, Option<Issue>) {
-        let (why, issue) = self.unbuilt_reason(files, ks);
+    /// Why `ks` is not built; `substituted` says the Flux Kustomization
+    /// that applies it ran postBuild substitution over it.
+    fn unbuilt(
+        &mut self,
+        files: &Files,
+        ks: &Object,
+        substituted: bool,
+    ) -> (Outcome, Option<Issue>) {
+        let (why, issue) = self.unbuilt_reason(files, ks, substituted);
         let source = source_of(ks);
         if self.local.contains(&source) {
             (Outcome::NotBuilt(why), issue)
@@ -969,7 +1120,12 @@ impl FluxTree {
         }
     }
 
-    fn unbuilt_reason(&mut self, files: &Files, ks: &Object) -> (String, Option<Issue>) {
+    fn unbuilt_reason(
+        &mut self,
+        files: &Files,
+        ks: &Object,
+        substituted: bool,
+    ) -> (String, Option<Issue>) {
         let Some(node) = ks.root.path(&["spec", "path"]) else {
             return ("its path is not a directory".into(), None);
         };
@@ -995,14 +1151,36 @@ impl FluxTree {
             return (why, Some(issue));
         }
         if let Some(var) = unresolved_variable(raw) {
-            // Flux substitutes a child's spec.path with the variables of the
-            // Flux Kustomization that applies it; the value is not in the
-            // repository, so only the cluster knows it.
-            let reason = format!(
-                "its path '{raw}' uses ${{{var}}}, whose value is not in the repository \
-                 (Flux takes it from the postBuild variables of the Flux Kustomization \
-                 that applies this one, read in the cluster)"
-            );
+            let reason = if substituted && !is_disabled(&ks.root) {
+                // Flux substitutes a child's spec.path with the variables of
+                // the Flux Kustomization that applies it; the value is not in
+                // the repository, so only the cluster knows it.
+                format!(
+                    "its path '{raw}' uses ${{{var}}}, whose value is not in the repository \
+                     (Flux takes it from the postBuild variables of the Flux Kustomization \
+                     that applies this one, read in the cluster)"
+                )
+            } else {
+                // No substitution reaches it: Flux reads the path as
+                // written, `${...}` and all.
+                let by = ks
+                    .chain
+                    .iter()
+                    .find(|s| s.kind == StepKind::FluxKustomization)
+                    .map_or("nothing".to_string(), |s| match s.at {
+                        Some(at) => format!(
+                            "Flux Kustomization {} ({})",
+                            s.detail,
+                            files.sources.path(at.file).display()
+                        ),
+                        None => format!("Flux Kustomization {}", s.detail),
+                    });
+                format!(
+                    "its path '{raw}' reaches Flux as written: {by} applies it without \
+                     postBuild substitution, so ${{{var}}} is not replaced and the path is \
+                     no directory"
+                )
+            };
             let issue = kustomize::issue_at(files, node.span, format!("not rendered: {reason}"));
             return (reason, Some(issue));
         }
@@ -1042,19 +1220,22 @@ impl FluxTree {
 
     /// One Flux Kustomization: build, then targetNamespace, patches and
     /// postBuild substitution, in Flux's order. Returns the objects and
-    /// whether some variable's value was unknown. `inherited_unknowns`
-    /// says the parent left variables unresolved in this Kustomization
-    /// (in its patches, say): text that looks undefined here may have
-    /// been replaced there.
+    /// what they inherit from this render ([`Inherited`]); `inherited`
+    /// is what the parent passed to this Kustomization.
     fn render(
         &mut self,
         files: &mut Files,
         id: &KsId,
         ks: &Object,
-        inherited_unknowns: bool,
+        inherited: Inherited,
         lookup_pool: &LookupPool,
         issues: &mut Vec<Issue>,
-    ) -> (Vec<Object>, bool) {
+    ) -> (Vec<Object>, Inherited) {
+        let inherited_unknowns = inherited.unknowns;
+        let passed_on = Inherited {
+            unknowns: inherited_unknowns,
+            substituted: false,
+        };
         let name = format!("{}/{}", id.0, id.1);
         let (mut objs, outcome) = match self.take_build(files, ks) {
             Some(Ok(built)) => {
@@ -1078,13 +1259,13 @@ impl FluxTree {
             Some(Err(issue)) => {
                 issues.push(issue.clone());
                 self.record(ks, id, Outcome::BuildFailed(issue));
-                return (Vec::new(), inherited_unknowns);
+                return (Vec::new(), passed_on);
             }
             None => {
-                let (outcome, issue) = self.unbuilt(files, ks);
+                let (outcome, issue) = self.unbuilt(files, ks, inherited.substituted);
                 issues.extend(issue);
                 self.record(ks, id, outcome);
-                return (Vec::new(), inherited_unknowns);
+                return (Vec::new(), passed_on);
             }
         };
         self.record(ks, id, outcome);
@@ -1116,12 +1297,20 @@ impl FluxTree {
             // A repo of several clusters holds one such object per cluster:
             // the one nearest to the Kustomization's file is its cluster's.
             let ks_path = files.sources.path(ks.file).to_path_buf();
+            // One that may make it there (a ClusterExternalSecret whose
+            // selectors need the cluster's labels) is named by collect_vars.
             let lookup = |kind: &str, _namespace: &str, name: &str| {
-                lookup_pool
-                    .get(&(kind.to_string(), name.to_string()))?
+                use crate::source::flux::data::{namespace_unknown, provided_in};
+                let candidates = lookup_pool.get(&(kind.to_string(), name.to_string()))?;
+                candidates
                     .iter()
-                    .filter(|o| crate::source::flux::data::provided_in(o, &id.0))
+                    .filter(|o| provided_in(o, &id.0))
                     .max_by_key(|o| common_prefix(files.sources.path(o.file), &ks_path))
+                    .or_else(|| {
+                        candidates
+                            .iter()
+                            .find(|o| namespace_unknown(o, &id.0).is_some())
+                    })
             };
             let (mut vars, var_issues) = collect_vars(&files.sources, ks, &lookup);
             issues.extend(var_issues);
@@ -1133,9 +1322,16 @@ impl FluxTree {
                 issues.extend(substitute(&files.sources, o, &vars, budget));
             }
             let unknowns = vars.incomplete || vars.map.values().any(|v| v.unknown);
-            return (objs, unknowns);
+            let substituted = vars.is_active();
+            return (
+                objs,
+                Inherited {
+                    unknowns,
+                    substituted,
+                },
+            );
         }
-        (objs, inherited_unknowns)
+        (objs, passed_on)
     }
 }
 

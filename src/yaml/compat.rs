@@ -20,47 +20,117 @@
 //!   line (go-yaml/yaml#827, #804) and, when the value itself starts with a
 //!   blank, drops the break that keeps two normal lines apart. [`refold`]
 //!   gives the value kustomize hands on, and Flux applies.
+//! - Anchor and alias names: go-yaml's scanner (`yaml_parser_scan_anchor`
+//!   in scannerc.go, the same in gopkg.in/yaml.v2 and v3 and in
+//!   go.yaml.in/yaml/v2 and v3, which sigs.k8s.io/yaml and kustomize use)
+//!   takes only `is_alpha` bytes (`0-9 A-Z a-z _ -`) into a name, and the
+//!   name must then be followed by a blank, a line break, the end of the
+//!   input, `?`, `:`, `,`, `]`, `}`, `%`, `@` or a backquote; anything else
+//!   is the error "did not find expected alphabetic or numeric character".
+//!   YAML 1.2 (saphyr) takes every character but blanks and `, [ ] { }`,
+//!   so `*app:` (an alias used as a key, a home-ops idiom) names the anchor
+//!   `app:`, which does not exist. Where saphyr stops at an alias unknown
+//!   to it and go-yaml's name is shorter, we insert a space where go-yaml's
+//!   name ends (offsets are mapped back with [`Repaired::original`]).
+//!   Anchors are read as saphyr reads them: `&app:` and names go-yaml
+//!   refuses (`&a.b`) make no error in saphyr to start a repair from, and
+//!   none of the home-ops repositories swept writes one.
 
 use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
-/// The text saphyr reads after repairs, and the values of the quoted
-/// scalars decoded on their own (by byte offset of the opening quote).
+/// What a repair did.
+pub(crate) enum Repair {
+    /// Nothing: the error is one go-yaml makes too, or nothing more can
+    /// be repaired.
+    Refused,
+    /// Text changed so that saphyr may read on; an error later may still
+    /// be the first one's doing.
+    Tentative,
+    /// Text changed to what go-yaml reads there: the error was saphyr's
+    /// alone.
+    AsGoYaml,
+}
+
+fn tentative(changed: bool) -> Repair {
+    if changed {
+        Repair::Tentative
+    } else {
+        Repair::Refused
+    }
+}
+
+/// saphyr's message for an alias whose anchor it has not seen.
+const UNKNOWN_ANCHOR: &str = "while parsing node, found unknown anchor";
+
+/// The text saphyr reads after repairs, the values of the quoted scalars
+/// decoded on their own (by byte offset of the opening quote in the text
+/// as written), and where spaces were inserted.
 #[derive(Default)]
 pub(crate) struct Repaired {
     pub(crate) text: Option<String>,
     pub(crate) quoted: HashMap<u32, String>,
+    /// Offsets in the repaired text of the bytes inserted there, sorted.
+    inserted: Vec<u32>,
 }
 
 impl Repaired {
-    /// Repairs the text for the error saphyr gave at byte `offset`;
-    /// `false` when the error is not one go-yaml accepts, or nothing more
-    /// can be repaired.
+    /// The offset in the text as written of byte `offset` of the repaired
+    /// text; an inserted byte maps to the byte written after it.
+    pub(crate) fn original(&self, offset: u32) -> u32 {
+        offset - self.inserted.partition_point(|&i| i < offset) as u32
+    }
+
+    /// The offset in the repaired text of byte `offset` of the text as
+    /// written.
+    pub(crate) fn working(&self, offset: u32) -> u32 {
+        let mut at = offset;
+        for &i in &self.inserted {
+            if i > at {
+                break;
+            }
+            at += 1;
+        }
+        at
+    }
+
+    /// Repairs the text for the error saphyr gave at byte `offset` of the
+    /// repaired text.
     pub(crate) fn repair(
         &mut self,
         original: &str,
         offset: u32,
         message: &str,
         flow_start: Option<u32>,
-    ) -> bool {
+    ) -> Repair {
         let mut bytes = self
             .text
             .take()
             .unwrap_or_else(|| original.to_string())
             .into_bytes();
-        let changed = if message == "invalid indentation in quoted scalar" {
-            self.decode_quoted(&mut bytes, offset as usize)
+        let repair = if message == "invalid indentation in quoted scalar" {
+            tentative(self.decode_quoted(&mut bytes, offset as usize))
         } else if message.starts_with("invalid indentation")
             && let Some(start) = flow_start
         {
-            join_flow_lines(&mut bytes, start as usize)
+            tentative(join_flow_lines(&mut bytes, start as usize))
+        } else if message == UNKNOWN_ANCHOR
+            && let Some(end) = go_alias_end(&bytes, offset as usize)
+        {
+            bytes.insert(end, b' ');
+            let at = self.inserted.partition_point(|&i| i < end as u32);
+            for later in &mut self.inserted[at..] {
+                *later += 1;
+            }
+            self.inserted.insert(at, end as u32);
+            Repair::AsGoYaml
         } else {
-            false
+            Repair::Refused
         };
-        // Only ASCII bytes were replaced by ASCII bytes.
+        // Only ASCII bytes were replaced by, or inserted before, ASCII bytes.
         self.text = Some(String::from_utf8(bytes).expect("repairs keep UTF-8"));
-        changed
+        repair
     }
 
     /// Decodes the quoted scalar starting at `start` as a document of its
@@ -82,9 +152,29 @@ impl Repaired {
                 changed = true;
             }
         }
-        self.quoted.insert(start as u32, value);
+        self.quoted.insert(self.original(start as u32), value);
         changed
     }
+}
+
+/// Where go-yaml ends the name of the alias whose `*` is at `star`, when
+/// that is before where saphyr ends it and go-yaml reads on from there
+/// (see the module header); `None` when both read the same name, or when
+/// go-yaml refuses the name too.
+fn go_alias_end(b: &[u8], star: usize) -> Option<usize> {
+    if b.get(star) != Some(&b'*') {
+        return None;
+    }
+    let name = star + 1;
+    let go_end = name
+        + b[name..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+            .count();
+    // At a blank, a line break or `, ] }` saphyr ends the name too: the
+    // anchor is really unknown.
+    let go_reads_on = matches!(b.get(go_end), Some(b'?' | b':' | b'%' | b'@' | b'`'));
+    (go_end > name && go_reads_on).then_some(go_end)
 }
 
 /// The byte after the closing quote of the scalar opened at `start`.

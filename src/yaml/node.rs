@@ -219,6 +219,10 @@ impl Node {
             slot.1 = value;
         } else {
             let k = Node::synthetic_str(key, value.span);
+            // Objects live for the whole run and most get one key added (a
+            // namespace, a label): doubling the entries for it would leave
+            // nearly half of each such map unused.
+            map.reserve_exact(1);
             map.push((k, value));
         }
     }

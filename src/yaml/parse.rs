@@ -239,6 +239,7 @@ fn parse_with(
     }
     let mut repaired = compat::Repaired::default();
     let mut first_error = None;
+    let mut last_error = None;
     for _ in 0..=limits.max_repairs {
         let working = repaired.text.as_deref().unwrap_or(text);
         let builder = Builder {
@@ -247,24 +248,45 @@ fn parse_with(
             file,
             limits,
             folded,
-            quoted: &repaired.quoted,
+            repaired: &repaired,
         };
         let stop = match builder.run(working) {
             Ok(docs) => return Ok(docs),
             Err(stop) => stop,
         };
-        let error = lines.error(stop.offset, stop.message);
-        let error = first_error.get_or_insert(error).clone();
-        if !stop.repairable || !repaired.repair(text, stop.offset, &error.message, stop.flow_start)
-        {
-            return Err(error);
+        let error = lines.error(repaired.original(stop.offset), stop.message.clone());
+        let repair = if stop.repairable {
+            repaired.repair(text, stop.offset, &stop.message, stop.flow_start)
+        } else {
+            compat::Repair::Refused
+        };
+        match repair {
+            // The error shown is the first one a tentative repair was made
+            // for: one that leads to another error has not made the file
+            // one go-yaml reads.
+            compat::Repair::Refused => return Err(first_error.unwrap_or(error)),
+            compat::Repair::Tentative => {
+                first_error.get_or_insert(error);
+            }
+            // The error was saphyr's alone; what follows is go-yaml's too.
+            compat::Repair::AsGoYaml => last_error = Some(error),
         }
     }
-    Err(first_error.expect("the loop runs at least once"))
+    Err(first_error.unwrap_or_else(|| {
+        let last = last_error.expect("the loop runs at least once");
+        YamlError {
+            message: format!(
+                "more than {} places where go-yaml reads the text otherwise than the YAML \
+                 spec (the limit of repairs per file); this is one more",
+                limits.max_repairs
+            ),
+            ..last
+        }
+    }))
 }
 
-/// Why the builder stopped: an error at a byte offset, with what a repair
-/// needs to know.
+/// Why the builder stopped: an error at a byte offset of the text parsed,
+/// with what a repair needs to know.
 struct Stop {
     offset: u32,
     message: String,
@@ -348,7 +370,7 @@ struct Builder<'a> {
     file: FileId,
     limits: &'a Limits,
     folded: Folded,
-    quoted: &'a HashMap<u32, String>,
+    repaired: &'a compat::Repaired,
 }
 
 /// What is left of the per-file alias budgets.
@@ -358,6 +380,13 @@ struct Budget {
 }
 
 impl Builder<'_> {
+    /// The span of bytes `start..end` of the text parsed, in the file as
+    /// written.
+    fn span(&self, start: u32, end: u32) -> Span {
+        let original = |at| self.repaired.original(at);
+        self.lines.span(self.file, original(start), original(end))
+    }
+
     fn stop(&self, offset: u32, message: String) -> Stop {
         Stop {
             offset,
@@ -419,10 +448,11 @@ impl Builder<'_> {
                 }
                 Event::Scalar(value, style, anchor, tag) => {
                     let mut node = scalar(&value, style, tag.as_deref(), self.folded);
-                    if let Some(decoded) = self.quoted.get(&start) {
+                    if let Some(decoded) = self.repaired.quoted.get(&self.repaired.original(start))
+                    {
                         node.value = Value::Str(decoded.clone());
                     }
-                    node.span = self.lines.span(self.file, start, end);
+                    node.span = self.span(start, end);
                     let cost = Cost {
                         nodes: 1,
                         bytes: value.len(),
@@ -473,7 +503,7 @@ impl Builder<'_> {
                             Value::Map(shrunk(entries))
                         }
                     };
-                    let span = self.lines.span(self.file, frame.start, end);
+                    let span = self.span(frame.start, end);
                     (Node::new(value, span), frame.cost.closed(), frame.anchor)
                 }
             };
@@ -500,7 +530,7 @@ impl Builder<'_> {
                             // sigs.k8s.io/yaml (kubectl, Flux) refuses
                             // such keys when it converts to JSON.
                             return Err(self.stop(
-                                node.span.start,
+                                self.repaired.working(node.span.start),
                                 "a mapping or sequence used as a mapping key; Kubernetes \
                                  manifests take only scalar keys"
                                     .into(),
@@ -789,6 +819,71 @@ mod tests {
             docs[0].get("later").unwrap().to_json(),
             serde_json::json!({"z": 9})
         );
+    }
+
+    #[test]
+    fn aliases_end_where_go_yaml_ends_their_names() {
+        // `kubectl kustomize` (v5.5) reads this as asserted here; saphyr
+        // alone reads the aliases `app:`, unknown.
+        let text = "name: &app ipmi\nc:\n  *app:\n    image: x\n  k: *app\n\
+                    f: {*app: v, w: \"a\n b\"}\nlast:\n  *app:\n";
+        let docs = parse(text);
+        assert_eq!(
+            docs[0].to_json(),
+            serde_json::json!({
+                "name": "ipmi", "c": {"ipmi": {"image": "x"}, "k": "ipmi"},
+                "f": {"ipmi": "v", "w": "a b"}, "last": {"ipmi": null},
+            })
+        );
+        // Spans point into the text as written, after the inserted spaces
+        // too (on the same line and on later lines).
+        let at = |n: &Node| {
+            let s = n.span;
+            (&text[s.start as usize..s.end as usize], s.line, s.col)
+        };
+        let c = docs[0].get("c").unwrap();
+        assert_eq!(at(c.path(&["ipmi", "image"]).unwrap()), ("x", 4, 12));
+        let f = docs[0].get("f").unwrap();
+        assert_eq!(at(f.get("ipmi").unwrap()), ("v", 6, 11));
+        assert_eq!(at(f.get_key("w").unwrap()), ("w", 6, 14));
+        assert_eq!(f.get("w").unwrap().span.col, 17);
+        assert_eq!(at(docs[0].get_key("last").unwrap()), ("last", 8, 1));
+        // With the quoted-scalar repair after an inserted space: its value
+        // is found by the offset as written.
+        let docs = parse("a: &app x\nm:\n  *app:\n    q: \"one\ntwo\"\n");
+        assert_eq!(
+            docs[0].to_json(),
+            serde_json::json!({"a": "x", "m": {"x": {"q": "one two"}}})
+        );
+    }
+
+    #[test]
+    fn aliases_go_yaml_refuses_stay_errors() {
+        // kubectl kustomize (v5.5) refuses each with the message asserted
+        // ("yaml: line 2: did not find expected key", ...); for the last,
+        // the anchor is unknown to go-yaml as well.
+        for (text, message, at) in [
+            (
+                "a: &app x\nk: *app:x\n",
+                "did not find expected key",
+                (2, 8),
+            ),
+            (
+                "a: &app x\nk: *app?\n",
+                "mapping keys are not allowed",
+                (2, 8),
+            ),
+            (
+                "a: &app x\nk: *app:\n",
+                "mapping values are not allowed",
+                (2, 8),
+            ),
+            ("a: &app x\nk:\n  *nope:\n", "unknown anchor", (3, 3)),
+        ] {
+            let err = parse_documents(text, FileId(0), &Limits::default()).unwrap_err();
+            assert!(err.message.contains(message), "{text:?}: {err:?}");
+            assert_eq!((err.line, err.col), at, "{text:?}: {err:?}");
+        }
     }
 
     #[test]

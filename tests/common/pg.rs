@@ -7,6 +7,8 @@ use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 pub const BIN: &str = "/usr/lib/postgresql/15/bin";
 /// A login role that must authenticate with a password (scram) over TCP;
@@ -81,6 +83,15 @@ pub fn available() -> bool {
         super::skip_or_fail(&format!("missing {}", missing.join(", ")));
     }
     missing.is_empty()
+}
+
+/// Timing tests run one at a time: two cores, and each starts a server.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// When a throwaway server can be started here (see [`available`]), the
+/// lock that keeps this test from timing beside another one.
+pub fn ready() -> Option<MutexGuard<'static, ()>> {
+    available().then(|| SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 impl PgServer {
@@ -252,6 +263,41 @@ impl PgServer {
 
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// A primary on fast storage whose every commit waits for one
+    /// synchronous standby (`synchronous_standby_names = '*'`), a real
+    /// streaming replica whose fsync and fdatasync sleep
+    /// `standby_fsync_us`. Returns `(primary, standby)` once the primary
+    /// reports the standby as synchronous.
+    pub fn sync_pair(standby_fsync_us: u64) -> (PgServer, PgServer) {
+        let primary = PgServer::start_fast();
+        let standby = PgServer::start_standby_of(&primary, standby_fsync_us);
+        primary.psql("ALTER SYSTEM SET synchronous_standby_names = '*'");
+        primary.psql("SELECT pg_reload_conf()");
+        // Readiness, not timing: the 30 s only bound a hang.
+        let streaming = (0..120).any(|_| {
+            let state = primary.psql("SELECT string_agg(sync_state, ',') FROM pg_stat_replication");
+            state == "sync" || {
+                std::thread::sleep(Duration::from_millis(250));
+                false
+            }
+        });
+        assert!(
+            streaming,
+            "the standby never became synchronous:\n{}\n{}",
+            primary.log(),
+            standby.log()
+        );
+        (primary, standby)
+    }
+
+    /// A `postgres://` URL for the password role ([`PW_USER`]) over TCP.
+    pub fn password_url(&self) -> String {
+        format!(
+            "postgres://{PW_USER}:{PW_PASSWORD}@127.0.0.1:{}/postgres",
+            self.port
+        )
     }
 
     /// A DSN (key=value) for `user` over TCP.

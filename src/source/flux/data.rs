@@ -5,7 +5,7 @@
 //! same way: their keys are known, their values where the repository
 //! holds them.
 
-use crate::source::Object;
+use crate::source::{Concealed, Object};
 use crate::yaml::{Node, Value};
 
 /// One key of a ConfigMap or Secret.
@@ -13,10 +13,20 @@ use crate::yaml::{Node, Value};
 pub enum DataValue<'a> {
     /// Readable text. `node` is where the value is written.
     Text { text: String, node: &'a Node },
+    /// A Go template the cluster renders (external-secrets, SealedSecret
+    /// templates) from data we cannot see; `template` is its text, which
+    /// an operator's naming convention may still resolve.
+    Template { template: String, node: &'a Node },
     /// Encrypted (SOPS, a SealedSecret), fetched from a secret store or
     /// written as a template: the cluster will see a value we cannot know.
     /// `why` says which, for the user.
     Unknown { node: &'a Node, why: &'static str },
+    /// A key of a Secret read from the cluster: known to the rules, never
+    /// shown to the user.
+    Concealed {
+        value: &'a Concealed,
+        node: &'a Node,
+    },
     /// Written, but not something the API server would accept.
     Invalid { node: &'a Node, message: String },
 }
@@ -25,16 +35,24 @@ impl<'a> DataValue<'a> {
     pub fn node(&self) -> &'a Node {
         match self {
             DataValue::Text { node, .. }
+            | DataValue::Template { node, .. }
+            | DataValue::Concealed { node, .. }
             | DataValue::Unknown { node, .. }
             | DataValue::Invalid { node, .. } => node,
         }
     }
 }
 
+/// Finds a ConfigMap or Secret among the rendered objects by kind,
+/// namespace and name: the pool the model, helm-controller's `valuesFrom`
+/// and Flux's `substituteFrom` read.
+pub type Lookup<'l, 'a> = &'l dyn Fn(&str, &str, &str) -> Option<&'a Object>;
+
 /// Every key of a ConfigMap (`data`), a Secret (`data`, then
 /// `stringData`), or the Secret a SealedSecret or ExternalSecret makes, in
-/// the order written. Other kinds have none.
-pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
+/// the order written. Other kinds have none. `lookup` finds the
+/// ConfigMaps and Secrets an ExternalSecret's `templateFrom` reads.
+pub fn entries<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Vec<(String, DataValue<'a>)> {
     let mut out: Vec<(String, DataValue<'_>)> = Vec::new();
     match (obj.group(), obj.kind()) {
         ("", "ConfigMap") => {
@@ -49,7 +67,9 @@ pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
             let encrypted =
                 |field: &str, key: &str| sops.as_ref().is_some_and(|s| s.encrypts(&[field, key]));
             for (key, node) in map_entries(obj.root.get("data")) {
-                let value = if encrypted("data", &key) || is_encrypted_node(node) {
+                let value = if obj.is_live() {
+                    cluster_value(obj, &key, node)
+                } else if encrypted("data", &key) || is_encrypted_node(node) {
                     DataValue::Unknown {
                         node,
                         why: SOPS_ENCRYPTED,
@@ -60,7 +80,10 @@ pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
                 out.push((key, value));
             }
             for (key, node) in map_entries(obj.root.get("stringData")) {
-                let value = text_value(node, encrypted("stringData", &key));
+                let value = match obj.is_live() {
+                    true => cluster_value(obj, &key, node),
+                    false => text_value(node, encrypted("stringData", &key)),
+                };
                 set(&mut out, key, value);
             }
         }
@@ -74,32 +97,31 @@ pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
                 set(&mut out, key, template_value(node));
             }
         }
-        ("external-secrets.io", "ExternalSecret") => {
-            let template = obj.root.path(&["spec", "target", "template"]);
-            let templated = template
-                .is_some_and(|t| t.get("data").is_some() || t.get("templateFrom").is_some());
-            let merge = template.and_then(|t| t.str_at(&["mergePolicy"])) == Some("Merge");
-            if !templated || merge {
-                for item in obj
-                    .root
-                    .path(&["spec", "data"])
-                    .and_then(Node::as_seq)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(key) = item.str_at(&["secretKey"]) {
-                        let why = "fetched from the secret store";
-                        out.push((key.to_string(), DataValue::Unknown { node: item, why }));
-                    }
-                }
-            }
-            for (key, node) in map_entries(template.and_then(|t| t.get("data"))) {
-                set(&mut out, key, template_value(node));
-            }
+        ("external-secrets.io", "ExternalSecret" | "ClusterExternalSecret") => {
+            out = external_secret(obj, lookup).entries;
         }
         _ => {}
     }
     out
+}
+
+/// The ExternalSecret spec a ClusterExternalSecret copies into each
+/// namespace it selects (external-secrets
+/// `pkg/controllers/clusterexternalsecret/clusterexternalsecret_controller.go`
+/// `createOrUpdateExternalSecret`: `externalSecret.Spec =
+/// clusterExternalSecret.Spec.ExternalSecretSpec`).
+fn cluster_es_spec(obj: &Object) -> Option<&Node> {
+    obj.root.path(&["spec", "externalSecretSpec"])
+}
+
+/// The ExternalSecret spec of an ExternalSecret or ClusterExternalSecret:
+/// `Some(None)` for one without a spec.
+fn es_spec(obj: &Object) -> Option<Option<&Node>> {
+    match (obj.group(), obj.kind()) {
+        ("external-secrets.io", "ExternalSecret") => Some(obj.root.get("spec")),
+        ("external-secrets.io", "ClusterExternalSecret") => Some(cluster_es_spec(obj)),
+        _ => None,
+    }
 }
 
 /// Whether [`entries`] lists every key the cluster's Secret (or
@@ -107,16 +129,15 @@ pub fn entries(obj: &Object) -> Vec<(String, DataValue<'_>)> {
 ///
 /// ExternalSecret, after external-secrets'
 /// `pkg/controllers/externalsecret/externalsecret_controller_template.go`
-/// (`applyTemplate`): without a template the Secret holds the provider's
+/// (`ApplyTemplate`): without a template the Secret holds the provider's
 /// data; with `template.data` or `templateFrom` only the rendered keys,
 /// unless `mergePolicy: Merge` adds the provider's data too;
 /// `creationPolicy: Merge` writes into a Secret that exists only in the
 /// cluster.
-pub fn keys_complete(obj: &Object) -> Result<(), String> {
-    if !obj.is("external-secrets.io", "ExternalSecret") {
+pub fn keys_complete<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Result<(), String> {
+    let Some(spec) = es_spec(obj) else {
         return Ok(());
-    }
-    let spec = obj.root.get("spec");
+    };
     let at = |path: &[&str]| spec.and_then(|s| s.path(path));
     if at(&["target", "creationPolicy"]).and_then(Node::as_str) == Some("Merge") {
         return Err(
@@ -124,15 +145,250 @@ pub fn keys_complete(obj: &Object) -> Result<(), String> {
                 .into(),
         );
     }
-    if at(&["target", "template", "templateFrom"]).is_some() {
-        return Err("its keys from target.template.templateFrom are not read here".into());
+    let rendered = external_secret(obj, lookup);
+    if let Some(why) = rendered.unseen {
+        return Err(why);
     }
-    let templated = at(&["target", "template", "data"]).is_some();
-    let merge = at(&["target", "template", "mergePolicy"]).and_then(Node::as_str) == Some("Merge");
-    if (!templated || merge) && at(&["dataFrom"]).is_some() {
+    if rendered.provider_data && at(&["dataFrom"]).is_some() {
         return Err("dataFrom brings every key of the secret store's item".into());
     }
     Ok(())
+}
+
+/// The keys of the Secret an ExternalSecret renders.
+struct Rendered<'a> {
+    entries: Vec<(String, DataValue<'a>)>,
+    /// Whether the provider's data (`data`, `dataFrom`) reaches the Secret.
+    provider_data: bool,
+    /// Why keys may be there that `entries` does not list.
+    unseen: Option<String>,
+}
+
+impl Rendered<'_> {
+    /// Keeps the first reason: the one the user reads.
+    fn unseen(&mut self, why: String) {
+        self.unseen.get_or_insert(why);
+    }
+}
+
+/// After external-secrets' `ApplyTemplate`: the provider's data when
+/// there is no template or `mergePolicy: Merge`, then each
+/// `templateFrom` in order, then `template.data`, each later key
+/// overwriting an earlier one ("explicitly defined template.data
+/// templates take precedence over templateFrom").
+fn external_secret<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Rendered<'a> {
+    let spec = es_spec(obj).flatten();
+    let template = spec.and_then(|s| s.path(&["target", "template"]));
+    let part = |key: &str| template.and_then(|t| t.get(key)).filter(|n| !is_empty(n));
+    let (data, from) = (part("data"), part("templateFrom"));
+    let merge = template.and_then(|t| t.str_at(&["mergePolicy"])) == Some("Merge");
+    let mut out = Rendered {
+        entries: Vec::new(),
+        provider_data: (data.is_none() && from.is_none()) || merge,
+        unseen: None,
+    };
+    if out.provider_data {
+        for item in spec
+            .and_then(|s| s.get("data"))
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(key) = item.str_at(&["secretKey"]) {
+                let why = "fetched from the secret store";
+                out.entries
+                    .push((key.to_string(), DataValue::Unknown { node: item, why }));
+            }
+        }
+    }
+    // A ClusterExternalSecret's copies live in the namespaces it selects,
+    // each reading templateFrom sources there: none is known here.
+    let namespace = match obj.kind() {
+        "ClusterExternalSecret" => "",
+        _ => obj.namespace().unwrap_or("default"),
+    };
+    for source in from.and_then(Node::as_seq).into_iter().flatten() {
+        template_from(source, namespace, lookup, &mut out);
+    }
+    for (key, node) in map_entries(data) {
+        set(&mut out.entries, key, template_value(node));
+    }
+    out
+}
+
+/// One `spec.target.template.templateFrom` entry, after external-secrets'
+/// `pkg/controllers/templating/parser.go` (`MergeConfigMap`,
+/// `MergeSecret`, `MergeLiteral`) and `runtime/template/v2/template.go`
+/// (`Execute`): an item `templateAs: Values` (the default) renders the
+/// source key's value into the Secret key of the same name; with
+/// `KeysAndValues` the value, once rendered, is a YAML map of keys to
+/// values; a `literal` is rendered as `KeysAndValues`. Only `target:
+/// Data` (the default; matched case-insensitively) makes Secret keys.
+/// A source or key that is missing fails the whole render.
+fn template_from<'a>(
+    source: &'a Node,
+    namespace: &str,
+    lookup: Lookup<'_, 'a>,
+    out: &mut Rendered<'a>,
+) {
+    match source
+        .str_at(&["target"])
+        .unwrap_or("Data")
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "data" | "" => {}
+        "annotations" | "labels" => return,
+        other => {
+            return out.unseen(format!(
+                "its target.template.templateFrom target {other:?} is not Data, Annotations or Labels (external-secrets rejects it)"
+            ));
+        }
+    }
+    if let Some(literal) = source.get("literal") {
+        match literal.as_str() {
+            Some(text) => keys_and_values(text, literal, "a templateFrom literal", out),
+            None => out.unseen("its target.template.templateFrom literal is not a string".into()),
+        }
+    }
+    for kind in ["ConfigMap", "Secret"] {
+        let field = if kind == "Secret" {
+            "secret"
+        } else {
+            "configMap"
+        };
+        let Some(reference) = source.get(field) else {
+            continue;
+        };
+        let name = reference.str_at(&["name"]).unwrap_or("");
+        let items: Vec<(&str, bool)> = reference
+            .get("items")
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+            .filter_map(|item| {
+                let key = item.str_at(&["key"])?;
+                Some((key, item.str_at(&["templateAs"]) == Some("KeysAndValues")))
+            })
+            .collect();
+        let keys = || {
+            let names: Vec<&str> = items.iter().map(|(k, _)| *k).collect();
+            match names.len() {
+                1 => format!("key {}", names[0]),
+                _ => format!("keys {}", names.join(", ")),
+            }
+        };
+        let Some(held) = lookup(kind, namespace, name) else {
+            out.unseen(format!(
+                "it renders {} from templateFrom {kind} {namespace}/{name}, which is not in the repository (it may exist only in the cluster)",
+                keys()
+            ));
+            continue;
+        };
+        // A Secret another ExternalSecret renders is read without its own
+        // templateFrom: one level, so no chain of them can loop.
+        let held_entries = entries(held, &nowhere);
+        for (key, keys_and_values_scope) in &items {
+            let Some((_, value)) = held_entries.iter().find(|(k, _)| k == key) else {
+                out.unseen(match keys_complete(held, &nowhere) {
+                    Ok(()) => format!(
+                        "its templateFrom {} has no key {key} (external-secrets fails to render it)",
+                        held.id()
+                    ),
+                    Err(why) => format!(
+                        "it renders key {key} from templateFrom {}, which the repository does not show: {why}",
+                        held.id()
+                    ),
+                });
+                continue;
+            };
+            let what = format!("key {key} of templateFrom {}", held.id());
+            let node = value.node();
+            match (value, keys_and_values_scope) {
+                (DataValue::Text { text, .. }, false) => {
+                    set(&mut out.entries, key.to_string(), template_text(text, node));
+                }
+                (DataValue::Text { text, .. }, true) => keys_and_values(text, node, &what, out),
+                (_, false) => set(
+                    &mut out.entries,
+                    key.to_string(),
+                    DataValue::Unknown {
+                        node,
+                        why: "a template the cluster renders from a value the repository does not hold",
+                    },
+                ),
+                (_, true) => out.unseen(format!(
+                    "the keys it renders from {what} (templateAs: KeysAndValues) are in a value the repository does not hold"
+                )),
+            }
+        }
+    }
+}
+
+/// A `KeysAndValues` template: rendered, then read as a YAML map of
+/// string values (`mapScopeApply`). Its keys are known when every
+/// template action sits inside a value, so rendering cannot add, drop
+/// or rename a key; a value that is not a string fails the render
+/// (k8s.io/apimachinery's YAML into `map[string]string`).
+fn keys_and_values<'a>(text: &str, node: &'a Node, what: &str, out: &mut Rendered<'a>) {
+    let parsed =
+        crate::yaml::parse_documents(text, node.span.file, &crate::yaml::Limits::default());
+    let map = match parsed.as_deref() {
+        Ok([doc]) => doc.as_map().map(Vec::as_slice),
+        Ok([]) => Some(&[][..]),
+        _ => None,
+    };
+    let in_values: usize = map
+        .into_iter()
+        .flatten()
+        .filter_map(|(_, v)| v.as_str())
+        .map(|v| v.matches("{{").count())
+        .sum();
+    let Some(map) = map.filter(|_| in_values == text.matches("{{").count()) else {
+        out.unseen(format!(
+            "the keys of {what} (templateAs: KeysAndValues) are made by template actions"
+        ));
+        return;
+    };
+    for (k, v) in map {
+        let Some(key) = k.scalar_text() else { continue };
+        let value = match v.as_str() {
+            Some(text) => template_text(text, node),
+            None => DataValue::Invalid {
+                node,
+                message: format!(
+                    "{what} renders {key} as a value that is not a string (external-secrets fails to render it)"
+                ),
+            },
+        };
+        set(&mut out.entries, key, value);
+    }
+}
+
+/// A key of a Secret read from the cluster, whose value the tree holds
+/// as null ([`crate::source::live::normalize`]).
+fn cluster_value<'a>(obj: &'a Object, key: &str, node: &'a Node) -> DataValue<'a> {
+    match obj.concealed.iter().find(|(k, _)| k == key) {
+        Some((_, value)) => DataValue::Concealed { value, node },
+        None => DataValue::Unknown {
+            node,
+            why: "held by the cluster in a form that is not read (not base64)",
+        },
+    }
+}
+
+/// A lookup that finds nothing.
+fn nowhere<'a>(_: &str, _: &str, _: &str) -> Option<&'a Object> {
+    None
+}
+
+fn is_empty(node: &Node) -> bool {
+    match &node.value {
+        Value::Null => true,
+        Value::Map(m) => m.is_empty(),
+        Value::Seq(s) => s.is_empty(),
+        _ => false,
+    }
 }
 
 /// The name of the Secret an object makes in the cluster: a Secret's own,
@@ -152,13 +408,99 @@ pub fn secret_name(obj: &Object) -> Option<&str> {
 }
 
 /// The ConfigMap or Secret an object puts into the cluster, as
-/// `(kind, name)`: itself, or the Secret a SealedSecret or ExternalSecret
-/// makes ([`secret_name`]).
+/// `(kind, name)`: itself, the Secret a SealedSecret or ExternalSecret
+/// makes ([`secret_name`]), or the one a ClusterExternalSecret makes in
+/// each namespace it selects.
 pub fn provides(obj: &Object) -> Option<(&'static str, &str)> {
     if obj.is("", "ConfigMap") {
         return Some(("ConfigMap", obj.name()));
     }
+    if obj.is("external-secrets.io", "ClusterExternalSecret") {
+        return Some(("Secret", cluster_secret_name(obj)));
+    }
     secret_name(obj).map(|name| ("Secret", name))
+}
+
+/// The Secret a ClusterExternalSecret makes: its ExternalSecrets are
+/// named `spec.externalSecretName`, else after it (external-secrets
+/// `clusterexternalsecret_controller.go` `reconcile`: `esName`), and each
+/// makes `target.name`, else a Secret named after itself.
+fn cluster_secret_name(obj: &Object) -> &str {
+    let non_empty = |path: &[&str]| obj.root.str_at(path).filter(|n| !n.is_empty());
+    non_empty(&["spec", "externalSecretSpec", "target", "name"])
+        .or_else(|| non_empty(&["spec", "externalSecretName"]))
+        .unwrap_or(obj.name())
+}
+
+/// Which namespaces a ClusterExternalSecret selects, as far as the
+/// repository shows: external-secrets `runtime/esutils` `GetTargetNamespaces`
+/// takes the union of `spec.namespaces` (each a selector on
+/// `kubernetes.io/metadata.name`), the deprecated `spec.namespaceSelector`
+/// and `spec.namespaceSelectors`. An empty selector (`{}`) selects every
+/// namespace (apimachinery `LabelSelectorAsSelector`); any other selector
+/// depends on the labels namespaces carry in the cluster.
+enum Selected {
+    All,
+    /// The namespaces named, and whether some selector picks more that
+    /// only the cluster knows.
+    Named(Vec<String>, bool),
+}
+
+fn selected(obj: &Object) -> Selected {
+    let spec = obj.root.get("spec");
+    let mut named: Vec<String> = spec
+        .and_then(|s| s.get("namespaces"))
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+        .filter_map(Node::scalar_text)
+        .collect();
+    let single = spec.and_then(|s| s.get("namespaceSelector"));
+    let many = spec
+        .and_then(|s| s.get("namespaceSelectors"))
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten();
+    let mut unknown = false;
+    for selector in single.into_iter().chain(many) {
+        let Some(map) = selector.as_map() else {
+            continue;
+        };
+        if map.iter().all(|(_, v)| {
+            v.as_map().is_some_and(|m| m.is_empty()) || v.as_seq().is_some_and(|s| s.is_empty())
+        }) {
+            return Selected::All;
+        }
+        let by_name = selector.path(&["matchLabels", "kubernetes.io/metadata.name"]);
+        let only_name = selector
+            .get("matchExpressions")
+            .is_none_or(|e| e.as_seq().is_some_and(|s| s.is_empty()))
+            && selector
+                .get("matchLabels")
+                .and_then(Node::as_map)
+                .is_some_and(|m| m.len() == 1);
+        match by_name.and_then(Node::scalar_text) {
+            Some(name) if only_name => named.push(name),
+            _ => unknown = true,
+        }
+    }
+    Selected::Named(named, unknown)
+}
+
+/// Why the repository cannot tell whether a ClusterExternalSecret makes
+/// its Secret in `namespace`; `None` when it can (or for other kinds).
+pub fn namespace_unknown(obj: &Object, namespace: &str) -> Option<String> {
+    if !obj.is("external-secrets.io", "ClusterExternalSecret") {
+        return None;
+    }
+    match selected(obj) {
+        Selected::Named(named, true) if !named.iter().any(|n| n == namespace) => Some(format!(
+            "ClusterExternalSecret {} makes it only in the namespaces its namespace selectors \
+             pick by labels, which the repository does not show",
+            obj.name()
+        )),
+        _ => None,
+    }
 }
 
 /// Whether the ConfigMap or Secret that `obj` provides exists in
@@ -169,6 +511,12 @@ pub fn provides(obj: &Object) -> Option<(&'static str, &str)> {
 /// set, `reflection-auto-namespaces`) lists: comma-separated names or
 /// regular expressions, none meaning every namespace.
 pub fn provided_in(obj: &Object, namespace: &str) -> bool {
+    if obj.is("external-secrets.io", "ClusterExternalSecret") {
+        return match selected(obj) {
+            Selected::All => true,
+            Selected::Named(named, _) => named.iter().any(|n| n == namespace),
+        };
+    }
     if obj.namespace() == Some(namespace) {
         return true;
     }
@@ -216,13 +564,31 @@ const SOPS_ENCRYPTED: &str = "SOPS-encrypted";
 /// text without an action is the value itself.
 fn template_value(node: &Node) -> DataValue<'_> {
     match text_value(node, false) {
-        DataValue::Text { text, .. } if text.contains("{{") => DataValue::Unknown {
-            node,
-            why: "a template rendered in the cluster",
-        },
+        DataValue::Text { text, .. } => template_text(&text, node),
         other => other,
     }
 }
+
+/// Template text written at `node` (or, for a template from a
+/// ConfigMap, in it).
+fn template_text<'a>(text: &str, node: &'a Node) -> DataValue<'a> {
+    match text.contains("{{") {
+        true => DataValue::Template {
+            template: text.to_string(),
+            node,
+        },
+        false => DataValue::Text {
+            text: text.to_string(),
+            node,
+        },
+    }
+}
+
+/// Why a cluster Secret's value is not shown, for the user.
+pub const CONCEALED: &str = "held only by the cluster (its value is not shown)";
+
+/// Why a template's value is unknown, for the user.
+pub const TEMPLATE: &str = "a template rendered in the cluster";
 
 /// Which keys SOPS encrypted, from the file's `sops` metadata; after
 /// getsops/sops `sops.go` (`Tree.Encrypt`): a value is encrypted unless a
@@ -285,8 +651,8 @@ impl Sops {
 }
 
 /// The value of one key, as [`entries`] reads it.
-pub fn entry<'a>(obj: &'a Object, key: &str) -> Option<DataValue<'a>> {
-    entries(obj)
+pub fn entry<'a>(obj: &'a Object, key: &str, lookup: Lookup<'_, 'a>) -> Option<DataValue<'a>> {
+    entries(obj, lookup)
         .into_iter()
         .find(|(k, _)| k == key)
         .map(|(_, v)| v)
@@ -381,7 +747,7 @@ mod tests {
         let obj = object(
             "apiVersion: v1\nkind: Secret\ndata:\n  A: YQ==\n  B: Yg==\nstringData:\n  B: plain\n",
         );
-        let e = entries(&obj);
+        let e = entries(&obj, &nowhere);
         assert!(matches!(&e[0].1, DataValue::Text { text, .. } if text == "a"));
         assert!(matches!(&e[1].1, DataValue::Text { text, .. } if text == "plain"));
     }
@@ -391,11 +757,20 @@ mod tests {
         let obj = object(
             "apiVersion: v1\nkind: ConfigMap\ndata:\n  A: ENC[AES256_GCM,data:x,type:str]\n  B: ok\n",
         );
-        assert!(matches!(entry(&obj, "A"), Some(DataValue::Unknown { .. })));
-        assert!(matches!(entry(&obj, "B"), Some(DataValue::Text { .. })));
-        assert!(entry(&obj, "C").is_none());
+        assert!(matches!(
+            entry(&obj, "A", &nowhere),
+            Some(DataValue::Unknown { .. })
+        ));
+        assert!(matches!(
+            entry(&obj, "B", &nowhere),
+            Some(DataValue::Text { .. })
+        ));
+        assert!(entry(&obj, "C", &nowhere).is_none());
         let bad = object("apiVersion: v1\nkind: Secret\ndata:\n  A: not-base64!\n");
-        assert!(matches!(entry(&bad, "A"), Some(DataValue::Invalid { .. })));
+        assert!(matches!(
+            entry(&bad, "A", &nowhere),
+            Some(DataValue::Invalid { .. })
+        ));
     }
 
     #[test]
@@ -404,32 +779,32 @@ mod tests {
             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  HOST: db-rw\n  HOST_unencrypted: db-rw\n  PASSWORD: ENC[AES256_GCM,data:x]\nsops:\n  unencrypted_regex: ^HOST$\n",
         );
         assert!(
-            matches!(entry(&obj, "HOST"), Some(DataValue::Text { text, .. }) if text == "db-rw")
+            matches!(entry(&obj, "HOST", &nowhere), Some(DataValue::Text { text, .. }) if text == "db-rw")
         );
         assert!(matches!(
-            entry(&obj, "PASSWORD"),
+            entry(&obj, "PASSWORD", &nowhere),
             Some(DataValue::Unknown { .. })
         ));
         // The default suffix applies only when the file records it.
         assert!(matches!(
-            entry(&obj, "HOST_unencrypted"),
+            entry(&obj, "HOST_unencrypted", &nowhere),
             Some(DataValue::Unknown { .. })
         ));
         let by_regex = object(
             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  HOST: db-rw\nsops:\n  encrypted_regex: ^(data|stringData)$\n",
         );
         assert!(
-            matches!(entry(&by_regex, "HOST"), Some(DataValue::Unknown { why, .. }) if why == SOPS_ENCRYPTED)
+            matches!(entry(&by_regex, "HOST", &nowhere), Some(DataValue::Unknown { why, .. }) if why == SOPS_ENCRYPTED)
         );
         let suffix = object(
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  HOST_unencrypted: db-rw\n  B: x\nsops:\n  unencrypted_suffix: _unencrypted\n",
         );
         assert!(matches!(
-            entry(&suffix, "HOST_unencrypted"),
+            entry(&suffix, "HOST_unencrypted", &nowhere),
             Some(DataValue::Text { .. })
         ));
         assert!(matches!(
-            entry(&suffix, "B"),
+            entry(&suffix, "B", &nowhere),
             Some(DataValue::Unknown { .. })
         ));
     }
@@ -441,43 +816,143 @@ mod tests {
         );
         assert_eq!(secret_name(&sealed), Some("db"));
         assert!(matches!(
-            entry(&sealed, "PASSWORD"),
+            entry(&sealed, "PASSWORD", &nowhere),
             Some(DataValue::Unknown { .. })
         ));
         assert!(
-            matches!(entry(&sealed, "HOST"), Some(DataValue::Text { text, .. }) if text == "db-rw.dbms.svc")
+            matches!(entry(&sealed, "HOST", &nowhere), Some(DataValue::Text { text, .. }) if text == "db-rw.dbms.svc")
         );
         assert!(matches!(
-            entry(&sealed, "URL"),
-            Some(DataValue::Unknown { .. })
+            entry(&sealed, "URL", &nowhere),
+            Some(DataValue::Template { .. })
         ));
-        assert!(keys_complete(&sealed).is_ok());
+        assert!(keys_complete(&sealed, &nowhere).is_ok());
 
         let templated = object(
             "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: es\nspec:\n  target:\n    name: app-secret\n    template:\n      data:\n        HOST: postgres-rw.dbms.svc.cluster.local\n        PASSWORD: '{{ .password }}'\n  dataFrom:\n    - extract:\n        key: app\n",
         );
         assert_eq!(secret_name(&templated), Some("app-secret"));
-        let keys: Vec<String> = entries(&templated).into_iter().map(|(k, _)| k).collect();
+        let keys: Vec<String> = entries(&templated, &nowhere)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
         assert_eq!(keys, ["HOST", "PASSWORD"]);
         assert!(
-            matches!(entry(&templated, "HOST"), Some(DataValue::Text { text, .. }) if text == "postgres-rw.dbms.svc.cluster.local")
+            matches!(entry(&templated, "HOST", &nowhere), Some(DataValue::Text { text, .. }) if text == "postgres-rw.dbms.svc.cluster.local")
         );
         assert!(matches!(
-            entry(&templated, "PASSWORD"),
-            Some(DataValue::Unknown { .. })
+            entry(&templated, "PASSWORD", &nowhere),
+            Some(DataValue::Template { template, .. }) if template == "{{ .password }}"
         ));
         // With a template, the provider's keys do not reach the Secret.
-        assert!(keys_complete(&templated).is_ok());
+        assert!(keys_complete(&templated, &nowhere).is_ok());
 
         let plain = object(
             "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:\n  name: es\nspec:\n  data:\n    - secretKey: HOST\n      remoteRef: {key: db, property: host}\n  dataFrom:\n    - extract:\n        key: app\n",
         );
         assert_eq!(secret_name(&plain), Some("es"));
         assert!(matches!(
-            entry(&plain, "HOST"),
+            entry(&plain, "HOST", &nowhere),
             Some(DataValue::Unknown { .. })
         ));
-        assert!(keys_complete(&plain).unwrap_err().contains("dataFrom"));
+        assert!(
+            keys_complete(&plain, &nowhere)
+                .unwrap_err()
+                .contains("dataFrom")
+        );
+    }
+
+    #[test]
+    fn template_from_renders_config_map_items_before_template_data() {
+        let cm = object(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tpl\n  namespace: auth\ndata:\n  HOST: postgres-rw.dbms.svc\n  PASSWORD: '{{ .password }}'\n  env.yaml: |\n    PORT: \"5432\"\n    USER: '{{ .user }}'\n  loop.yaml: |\n    {{ range $k, $v := . }}{{ $k }}: {{ $v }}\n    {{ end }}\n",
+        );
+        let es = |template: &str| {
+            object(&format!(
+                "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: es\n  namespace: auth\nspec:\n  target:\n    template:\n{template}  dataFrom:\n    - extract:\n        key: app\n"
+            ))
+        };
+        let pool = |kind: &str, ns: &str, name: &str| {
+            (kind == "ConfigMap" && ns == "auth" && name == "tpl").then_some(&cm)
+        };
+        let values = es(
+            "      templateFrom:\n        - configMap:\n            name: tpl\n            items:\n              - key: HOST\n              - key: PASSWORD\n              - key: env.yaml\n                templateAs: KeysAndValues\n        - target: Annotations\n          literal: 'note: x'\n        - literal: |\n            LITERAL: '{{ .x }}'\n      data:\n        PASSWORD: fixed\n",
+        );
+        let keys: Vec<String> = entries(&values, &pool)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(keys, ["HOST", "PASSWORD", "PORT", "USER", "LITERAL"]);
+        assert!(
+            matches!(entry(&values, "HOST", &pool), Some(DataValue::Text { text, .. }) if text == "postgres-rw.dbms.svc")
+        );
+        // template.data wins over templateFrom.
+        assert!(
+            matches!(entry(&values, "PASSWORD", &pool), Some(DataValue::Text { text, .. }) if text == "fixed")
+        );
+        assert!(
+            matches!(entry(&values, "PORT", &pool), Some(DataValue::Text { text, .. }) if text == "5432")
+        );
+        assert!(
+            matches!(entry(&values, "USER", &pool), Some(DataValue::Template { template, .. }) if template == "{{ .user }}")
+        );
+        assert!(keys_complete(&values, &pool).is_ok());
+        // The ConfigMap is read where the ExternalSecret lives.
+        let missing = keys_complete(&values, &nowhere).unwrap_err();
+        assert!(
+            missing.contains("keys HOST, PASSWORD, env.yaml from templateFrom ConfigMap auth/tpl"),
+            "{missing}"
+        );
+        assert_eq!(entries(&values, &nowhere).len(), 2);
+
+        let looped = es(
+            "      templateFrom:\n        - configMap:\n            name: tpl\n            items:\n              - key: loop.yaml\n                templateAs: KeysAndValues\n",
+        );
+        let why = keys_complete(&looped, &pool).unwrap_err();
+        assert!(why.contains("made by template actions"), "{why}");
+        let no_key = es(
+            "      templateFrom:\n        - configMap:\n            name: tpl\n            items:\n              - key: URL\n",
+        );
+        let why = keys_complete(&no_key, &pool).unwrap_err();
+        assert!(why.contains("ConfigMap/auth/tpl has no key URL"), "{why}");
+    }
+
+    #[test]
+    fn cluster_external_secrets_make_their_secret_in_the_namespaces_they_select() {
+        let every = object(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  externalSecretName: cluster-es\n  namespaceSelectors:\n    - {}\n  externalSecretSpec:\n    target:\n      name: cluster-secrets\n    data:\n      - secretKey: SECRET_DOMAIN\n        remoteRef: {key: secret-domain}\n",
+        );
+        assert_eq!(provides(&every), Some(("Secret", "cluster-secrets")));
+        assert!(provided_in(&every, "flux-system"));
+        assert!(namespace_unknown(&every, "flux-system").is_none());
+        assert!(matches!(
+            entry(&every, "SECRET_DOMAIN", &nowhere),
+            Some(DataValue::Unknown { .. })
+        ));
+        assert!(keys_complete(&every, &nowhere).is_ok());
+        // Without target.name: the ExternalSecret's name, then its own.
+        let named = object(
+            "apiVersion: external-secrets.io/v1beta1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  externalSecretName: cluster-es\n  namespaces: [apps]\n  namespaceSelectors:\n    - matchLabels: {kubernetes.io/metadata.name: media}\n  externalSecretSpec:\n    dataFrom:\n      - extract: {key: all}\n",
+        );
+        assert_eq!(provides(&named), Some(("Secret", "cluster-es")));
+        assert!(provided_in(&named, "apps") && provided_in(&named, "media"));
+        assert!(!provided_in(&named, "flux-system"));
+        assert!(namespace_unknown(&named, "flux-system").is_none());
+        assert!(
+            keys_complete(&named, &nowhere)
+                .unwrap_err()
+                .contains("dataFrom")
+        );
+        let labelled = object(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  namespaceSelectors:\n    - matchLabels: {secrets: cluster}\n  externalSecretSpec: {}\n",
+        );
+        assert_eq!(provides(&labelled), Some(("Secret", "ces")));
+        assert!(!provided_in(&labelled, "flux-system"));
+        assert!(
+            namespace_unknown(&labelled, "flux-system")
+                .unwrap()
+                .contains("ClusterExternalSecret ces")
+        );
     }
 
     #[test]

@@ -118,24 +118,35 @@ pub fn collect_vars<'a>(
             ));
             continue;
         }
-        let Some(source) = lookup(kind, namespace, name) else {
+        let found = lookup(kind, namespace, name);
+        let missing = match found {
+            None => Some(
+                "is not in the repository and not optional: Flux fails this Kustomization \
+                 unless it exists in the cluster"
+                    .to_string(),
+            ),
+            Some(source) => data::namespace_unknown(source, namespace).map(|why| {
+                format!(
+                    "may not exist in namespace {namespace}: {why}; Flux fails this \
+                     Kustomization unless it does"
+                )
+            }),
+        };
+        let (Some(source), None) = (found, &missing) else {
             // Even an optional source may exist in the cluster only.
             vars.incomplete = true;
-            if !optional {
+            if let Some(what) = missing.filter(|_| !optional) {
                 issues.push(issue_at(
                     sources,
                     entry.span,
-                    format!(
-                        "substituteFrom {kind}/{name} is not in the repository and not optional: \
-                         Flux fails this Kustomization unless it exists in the cluster"
-                    ),
+                    format!("substituteFrom {kind}/{name} {what}"),
                 ));
             }
             continue;
         };
         // More keys than the repository names: any variable may be one.
-        vars.incomplete |= data::keys_complete(source).is_err();
-        for (key, value) in data::entries(source) {
+        vars.incomplete |= data::keys_complete(source, lookup).is_err();
+        for (key, value) in data::entries(source, lookup) {
             if !valid_name(&key) {
                 issues.push(issue_at(
                     sources,
@@ -150,7 +161,9 @@ pub fn collect_vars<'a>(
                     defined_at: Some(node.span),
                     unknown: false,
                 },
-                DataValue::Unknown { node, .. } => Var {
+                DataValue::Unknown { node, .. }
+                | DataValue::Template { node, .. }
+                | DataValue::Concealed { node, .. } => Var {
                     value: String::new(),
                     defined_at: Some(node.span),
                     unknown: true,
@@ -228,7 +241,7 @@ pub fn substitute(
         issues: &mut issues,
         changed: 0,
     };
-    cx.node(&mut obj.root);
+    cx.node(obj.root_mut());
     let changed = cx.changed;
     if changed > 0 {
         obj.push_step(
@@ -240,7 +253,8 @@ pub fn substitute(
     issues
 }
 
-fn is_disabled(root: &Node) -> bool {
+/// Whether an object opts out of postBuild substitution.
+pub fn is_disabled(root: &Node) -> bool {
     ["labels", "annotations"]
         .iter()
         .any(|field| root.str_at(&["metadata", field, DISABLE_KEY]) == Some("disabled"))

@@ -339,7 +339,7 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
                     ),
                 ));
             }
-            let root = &mut res.obj.root;
+            let root = res.obj.root_mut();
             for key in ["labels", "annotations"] {
                 merge_string_map(root, old.obj.root.path(&["metadata", key]), key, span);
             }

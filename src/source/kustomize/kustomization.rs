@@ -1,6 +1,7 @@
 //! Reading a kustomization file.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::source::files::{Files, Gap, Input, Issue, Parsed, join_within};
 use crate::yaml::{Node, Span, Value};
@@ -61,7 +62,7 @@ impl Kustomization {
                 "a kustomization file must hold one document",
             ));
         }
-        let root = docs.pop().unwrap_or_else(|| {
+        let root = docs.pop().map(Arc::unwrap_or_clone).unwrap_or_else(|| {
             Node::new(
                 Value::Map(Vec::new()),
                 Span {

@@ -204,7 +204,7 @@ impl Res {
     }
 
     pub fn set_name(&mut self, name: &str, span: Span) {
-        set_meta(&mut self.obj.root, "name", name, span);
+        set_meta(self.obj.root_mut(), "name", name, span);
     }
 }
 

@@ -43,7 +43,7 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
             for fs in nr.specs.iter().filter(|fs| fs.selects(&gvk)) {
                 let span = r.obj.root.span;
                 visit(
-                    &mut r.obj.root,
+                    r.obj.root_mut(),
                     &split_path(&fs.path),
                     false,
                     Leaf::Scalar,

@@ -1,11 +1,12 @@
 //! `patches`, `patchesStrategicMerge` and `patchesJson6902`: loading patch
 //! text, choosing targets, and applying strategic-merge or JSON 6902.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use crate::source::files::{Files, Issue, join_within};
 use crate::source::object::{Object, StepKind};
-use crate::yaml::{Node, Span, Style, Value, parse_documents};
+use crate::yaml::{FileId, Node, Span, Style, Value, parse_documents};
 
 use super::kustomization::Kustomization;
 use super::{Gvk, Res, ResId, issue_at, patch_json6902, patch_smp};
@@ -14,32 +15,96 @@ use super::{Gvk, Res, ResId, issue_at, patch_json6902, patch_smp};
 /// `spec.patches`) to `objects`; patch files are read relative to
 /// `base_dir`. A patch that deletes an object is refused here, since the
 /// slice cannot shrink.
+/// On an error the objects are left as they were.
 pub fn apply_patches(
     objects: &mut [Object],
     patches: &Node,
     files: &mut Files,
     base_dir: &Path,
 ) -> Result<(), Issue> {
-    let mut res: Vec<Res> = objects.iter().cloned().map(Res::new).collect();
-    apply_list(files, &mut res, patches, base_dir, false)?;
-    if res.len() != objects.len() {
-        return Err(issue_at(
-            files,
-            patches.span,
-            "a patch deletes an object; deleting objects is not supported here",
-        ));
+    let placeholder = || Object::new(Node::new(Value::Null, Span::default()), FileId(0), 0);
+    let mut res: Vec<Res> = objects
+        .iter_mut()
+        .map(|o| Res::new(std::mem::replace(o, placeholder())))
+        .collect();
+    let mut undo = Undo {
+        at: Some((0..objects.len()).collect()),
+        saved: HashMap::new(),
+    };
+    let result = apply_entries(files, &mut res, patches, base_dir, false, &mut undo);
+    if result.is_ok() && res.len() == objects.len() {
+        for (slot, r) in objects.iter_mut().zip(res) {
+            *slot = r.obj;
+        }
+        return Ok(());
     }
-    for (slot, r) in objects.iter_mut().zip(res) {
-        *slot = r.obj;
+    let at = undo.at.unwrap_or_default();
+    for (r, orig) in res.into_iter().zip(at) {
+        if !undo.saved.contains_key(&orig) {
+            objects[orig] = r.obj;
+        }
     }
-    Ok(())
+    for (orig, obj) in undo.saved {
+        objects[orig] = obj;
+    }
+    result?;
+    Err(issue_at(
+        files,
+        patches.span,
+        "a patch deletes an object; deleting objects is not supported here",
+    ))
+}
+
+/// What [`apply_patches`] needs to put the objects back after an error:
+/// each changed object as it was, copied just before its first change
+/// (a copy of every object per Flux Kustomization was a tenth of a
+/// joryirving__home-ops run, where each child Kustomization patches its
+/// HelmReleases). A kustomization's own patches record nothing: an
+/// error fails its build.
+#[derive(Default)]
+struct Undo {
+    /// The original index of the object at each position (a deletion
+    /// shifts them); `None` when nothing is recorded.
+    at: Option<Vec<usize>>,
+    saved: HashMap<usize, Object>,
+}
+
+impl Undo {
+    fn before_change(&mut self, pos: usize, r: &Res) {
+        if let Some(at) = &self.at {
+            self.saved.entry(at[pos]).or_insert_with(|| r.obj.clone());
+        }
+    }
+
+    fn removed(&mut self, pos: usize) {
+        if let Some(at) = &mut self.at {
+            at.remove(pos);
+        }
+    }
 }
 
 /// The documents of an inline YAML string written in a kustomization. A
 /// block scalar's lines map back onto the file, so nodes keep real
 /// positions; other styles attribute every node to the string itself.
-pub(crate) fn inline_docs(files: &Files, node: &Node, kfile: &Path) -> Result<Vec<Node>, Issue> {
+/// Parsed once per place and text: a Flux Kustomization's `patches`
+/// that give every child Kustomization the same inline patch (a common
+/// home-ops layout) would otherwise parse it again in every child.
+pub(crate) fn inline_docs(
+    files: &mut Files,
+    node: &Node,
+    kfile: &Path,
+) -> Result<Vec<Node>, Issue> {
     let text = node.as_str().unwrap_or("");
+    let key = (node.span, node.style == Style::Block, text.to_string());
+    if let Some(docs) = files.inline_docs.get(&key) {
+        return Ok(docs.clone());
+    }
+    let docs = parse_inline(files, node, text, kfile)?;
+    files.inline_docs.insert(key, docs.clone());
+    Ok(docs)
+}
+
+fn parse_inline(files: &Files, node: &Node, text: &str, kfile: &Path) -> Result<Vec<Node>, Issue> {
     let file = node.span.file;
     let mut docs = parse_documents(text, file, files.limits()).map_err(|e| Issue {
         gap: None,
@@ -158,7 +223,12 @@ fn patch_docs(
     };
     let rel = p.scalar_text().unwrap_or_default();
     let path = local_path(files, dir, &rel, p.span, restrict)?;
-    let docs = files.documents(&path)?.docs.clone();
+    let docs = files
+        .documents(&path)?
+        .docs
+        .iter()
+        .map(|d| Node::clone(d))
+        .collect();
     Ok((docs, path.display().to_string()))
 }
 
@@ -357,6 +427,17 @@ pub(crate) fn apply_list(
     dir: &Path,
     restrict: bool,
 ) -> Result<(), Issue> {
+    apply_entries(files, res, list, dir, restrict, &mut Undo::default())
+}
+
+fn apply_entries(
+    files: &mut Files,
+    res: &mut Vec<Res>,
+    list: &Node,
+    dir: &Path,
+    restrict: bool,
+    undo: &mut Undo,
+) -> Result<(), Issue> {
     let kfile = if (list.span.file.0 as usize) < files.sources.len() {
         files.sources.path(list.span.file).to_path_buf()
     } else {
@@ -387,6 +468,7 @@ pub(crate) fn apply_list(
                 .find(|d| !d.is_null())
                 .unwrap_or_else(|| Node::new(Value::Seq(Vec::new()), entry.span));
             for i in select(files, res, target)? {
+                undo.before_change(i, &res[i]);
                 apply_json(files, &mut res[i], &ops, entry.span, &detail)?;
             }
             continue;
@@ -405,6 +487,7 @@ pub(crate) fn apply_list(
                 option("allowKindChange"),
                 entry.span,
                 &detail,
+                undo,
             )?;
         }
     }
@@ -452,9 +535,11 @@ fn apply_smp_to(
     allow_kind: bool,
     span: Span,
     detail: &str,
+    undo: &mut Undo,
 ) -> Result<(), Issue> {
     let mut deleted = Vec::new();
     for &i in targets {
+        undo.before_change(i, &res[i]);
         let r = &mut res[i];
         let (name, ns, kind) = (
             r.obj.name().to_string(),
@@ -469,12 +554,12 @@ fn apply_smp_to(
             p.insert("apiVersion", api);
         }
         let keep =
-            patch_smp::merge(&mut r.obj.root, &p).map_err(|m| issue_at(files, patch.span, m))?;
+            patch_smp::merge(r.obj.root_mut(), &p).map_err(|m| issue_at(files, patch.span, m))?;
         if !keep {
             deleted.push(i);
             continue;
         }
-        let root = &mut r.obj.root;
+        let root = r.obj.root_mut();
         if !allow_kind {
             root.insert("kind", Node::synthetic_str(kind, span));
         }
@@ -500,6 +585,7 @@ fn apply_smp_to(
     deleted.sort_unstable();
     for i in deleted.into_iter().rev() {
         res.remove(i);
+        undo.removed(i);
     }
     Ok(())
 }
@@ -512,7 +598,7 @@ fn apply_json(
     detail: &str,
 ) -> Result<(), Issue> {
     r.store_prev();
-    patch_json6902::apply(&mut r.obj.root, ops, files.limits())
+    patch_json6902::apply(r.obj.root_mut(), ops, files.limits())
         .map_err(|(s, m)| issue_at(files, s.unwrap_or(span), format!("{}: {m}", r.obj.id())))?;
     r.obj.push_step(StepKind::Patch, detail, Some(span));
     Ok(())
@@ -538,7 +624,12 @@ pub(crate) fn apply_strategic_merge_list(
         } else {
             let path = local_path(files, &k.dir, text, entry.span, k.restrict)?;
             (
-                files.documents(&path)?.docs.clone(),
+                files
+                    .documents(&path)?
+                    .docs
+                    .iter()
+                    .map(|d| Node::clone(d))
+                    .collect(),
                 path.display().to_string(),
             )
         };
@@ -553,6 +644,7 @@ pub(crate) fn apply_strategic_merge_list(
                 false,
                 entry.span,
                 &detail,
+                &mut Undo::default(),
             )?;
         }
     }
@@ -579,4 +671,57 @@ pub(crate) fn apply_json6902_list(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::Limits;
+
+    fn objects_and_patches(patches: &str) -> (Files, Vec<Object>, Node, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Files::new(dir.path(), Limits::default());
+        let text = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: app\nspec:\n  interval: 1h\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v\n";
+        let id = files.sources.add("objects.yaml".into(), text.into());
+        let objects = crate::yaml::parse_documents(text, id, &Limits::default())
+            .unwrap()
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| Object::new(d, id, i))
+            .collect();
+        let pid = files.sources.add("patches.yaml".into(), patches.into());
+        let list = crate::yaml::parse_documents(patches, pid, &Limits::default())
+            .unwrap()
+            .remove(0);
+        (files, objects, list, dir)
+    }
+
+    const SET_TIMEOUT: &str = "- target: {kind: HelmRelease}\n  patch: |\n    apiVersion: helm.toolkit.fluxcd.io/v2\n    kind: HelmRelease\n    metadata: {name: x}\n    spec: {timeout: 5m}\n";
+
+    #[test]
+    fn flux_patches_change_only_their_targets() {
+        let (mut files, mut objects, list, _dir) = objects_and_patches(SET_TIMEOUT);
+        let before = objects.clone();
+        apply_patches(&mut objects, &list, &mut files, Path::new("")).unwrap();
+        assert_eq!(objects[0].root.str_at(&["spec", "timeout"]), Some("5m"));
+        assert_eq!(objects[0].chain.len(), 1);
+        assert_eq!(objects[1], before[1]);
+    }
+
+    #[test]
+    fn failed_flux_patches_leave_every_object_as_it_was() {
+        let failing_test_op = "- target: {kind: ConfigMap}\n  patch: '[{\"op\": \"test\", \"path\": \"/data/k\", \"value\": \"other\"}]'\n";
+        let deleting = "- target: {kind: ConfigMap}\n  patch: |\n    $patch: delete\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: cm}\n";
+        for second in [failing_test_op, deleting] {
+            let patches = format!("{SET_TIMEOUT}{second}");
+            let (mut files, mut objects, list, _dir) = objects_and_patches(&patches);
+            let before = objects.clone();
+            let err = apply_patches(&mut objects, &list, &mut files, Path::new("")).unwrap_err();
+            assert_eq!(objects, before, "{err}");
+            assert_eq!(
+                objects.iter().map(|o| o.root.to_json()).collect::<Vec<_>>(),
+                before.iter().map(|o| o.root.to_json()).collect::<Vec<_>>()
+            );
+        }
+    }
 }

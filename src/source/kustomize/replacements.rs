@@ -191,7 +191,7 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
                         ),
                     ));
                 }
-                let slot = match lookup_mut(&mut r.obj.root, &segs, create, fp.span) {
+                let slot = match lookup_mut(r.obj.root_mut(), &segs, create, fp.span) {
                     Ok(Some(slot)) => slot,
                     Ok(None) => continue,
                     Err(m) => return Err(issue_at(files, fp.span, m)),

@@ -137,7 +137,7 @@ fn set_map_entries(
         let mut touched = false;
         for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
             visit(
-                &mut r.obj.root,
+                r.obj.root_mut(),
                 &split_path(&fs.path),
                 fs.create,
                 Leaf::Map,
@@ -176,13 +176,13 @@ pub(crate) fn namespace(
         r.store_prev();
         let gvk = r.gvk();
         if !gvk.is_cluster_scoped() {
-            super::set_meta(&mut r.obj.root, "namespace", ns, span);
+            super::set_meta(r.obj.root_mut(), "namespace", ns, span);
         }
         let binding = gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding";
         if binding {
             for subject in r
                 .obj
-                .root
+                .root_mut()
                 .get_mut("subjects")
                 .and_then(Node::as_seq_mut)
                 .into_iter()
@@ -198,7 +198,7 @@ pub(crate) fn namespace(
                 continue;
             }
             let _ = visit(
-                &mut r.obj.root,
+                r.obj.root_mut(),
                 &split_path(&fs.path),
                 fs.create,
                 Leaf::Scalar,
@@ -246,7 +246,7 @@ fn prefix_suffix(res: &mut [Res], prefix: &str, suffix: &str, span: Span, specs:
                 r.store_prev();
             }
             let _ = visit(
-                &mut r.obj.root,
+                r.obj.root_mut(),
                 &split_path(&fs.path),
                 fs.create,
                 Leaf::Scalar,
@@ -278,7 +278,7 @@ fn replicas(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) -> Result<(), St
         let gvk = r.gvk();
         for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
             visit(
-                &mut r.obj.root,
+                r.obj.root_mut(),
                 &split_path(&fs.path),
                 fs.create,
                 Leaf::Scalar,
@@ -373,11 +373,11 @@ fn images(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) {
     };
     for r in res.iter_mut() {
         let before = r.obj.root.clone();
-        legacy_images(&mut r.obj.root, &update);
+        legacy_images(r.obj.root_mut(), &update);
         let gvk = r.gvk();
         for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
             let _ = visit(
-                &mut r.obj.root,
+                r.obj.root_mut(),
                 &split_path(&fs.path),
                 false,
                 Leaf::Scalar,
@@ -437,7 +437,12 @@ fn inline_transformers(
             super::patches::inline_docs(files, entry, &k.file)?
         } else {
             let path = k.local_file(files, text, entry.span, Input::Transformer)?;
-            files.documents(&path)?.docs.clone()
+            files
+                .documents(&path)?
+                .docs
+                .iter()
+                .map(|d| Node::clone(d))
+                .collect()
         };
         for doc in docs.iter().filter(|d| !d.is_null()) {
             let kind = doc.str_at(&["kind"]).unwrap_or("");
