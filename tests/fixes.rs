@@ -327,15 +327,17 @@ fn diff_count(root: &Path, args: &[&str]) -> (usize, String) {
     )
 }
 
-/// Issue 13: the re-render decides a fix's applicability in every run,
-/// not only with --fix/--diff. The example repo with a second cluster
-/// whose Flux tree builds the same apps: each fix's edited text then
-/// renders twice (once per cluster), which only the re-render sees, so
-/// both fixes are display-only, in the human report, JSON and SARIF
-/// alike, no "fixable" count promises them, and --diff applies none. The
-/// example itself, where the re-render passes both, is the control.
+/// Issue 13: every format agrees on a fix's applicability, and the
+/// re-render decides it where a fix is applied or shown. The example repo
+/// with a second cluster whose Flux tree builds the same apps: each fix's
+/// edited text then renders twice (once per cluster), which only the
+/// re-render sees, so --diff applies neither. A plain run (no re-render:
+/// one per fix made it quadratic) offers both, says so in the same words
+/// in JSON, SARIF and the human report, and notes that they are checked
+/// when applied. The example itself, where the re-render passes both, is
+/// the control.
 #[test]
-fn the_re_render_verdict_is_the_same_in_every_format() {
+fn every_format_agrees_and_the_re_render_decides_when_a_fix_is_applied() {
     let tmp = tempfile::tempdir().unwrap();
     let two_clusters = tmp.path().join("two-clusters");
     copy_dir(&testdata("example-repo"), &two_clusters);
@@ -351,29 +353,26 @@ fn the_re_render_verdict_is_the_same_in_every_format() {
     );
     let example = testdata("example-repo");
     for (root, downgraded) in [(&example, false), (&two_clusters, true)] {
+        // A plain run promises each fix as a candidate, the same in every
+        // format, and says it is checked when applied.
         let json = from_json(root);
         assert_eq!(json.len(), 2, "{json:?}");
         let human = String::from_utf8_lossy(&lint_output(root, &[]).stdout).into_owned();
         let sarif = from_sarif(root);
         for ((rule, how), (sarif_rule, sarif_how)) in json.iter().zip(&sarif) {
             assert_eq!(rule, sarif_rule);
-            assert_eq!(downgraded, how == "display-only", "{rule}: {how}");
-            let applicable = (how != "display-only" && how != "none").then(|| how.clone());
+            assert_ne!(how, "display-only", "{rule}");
+            let applicable = (how != "none").then(|| how.clone());
             assert_eq!(&applicable, sarif_how, "{rule}");
         }
-        let display_only = human
-            .matches("fix (display-only, not applied automatically)")
-            .count();
-        let rendered_twice = human.matches("Display-only: rendered again").count();
-        assert_eq!(display_only, if downgraded { 2 } else { 0 }, "{human}");
-        assert_eq!(rendered_twice, display_only, "{human}");
-        // The count line promises what --diff then applies.
+        assert_eq!(human.matches("Checked when applied").count(), 2, "{human}");
         let (safe, more) = fixable_count(&human);
         let count = |how: &str| json.iter().filter(|(_, h)| h == how).count();
         assert_eq!((safe, more), (count("safe"), count("unsafe")), "{human}");
-        assert_eq!(diff_count(root, &[]).0, safe);
+        // --diff renders again: the fixes whose text renders twice are
+        // shown display-only and nothing is applied.
         let (all, diff) = diff_count(root, &["--unsafe-fixes"]);
-        assert_eq!(all, safe + more);
+        assert_eq!(all, if downgraded { 0 } else { safe + more });
         assert_eq!(diff.trim().is_empty(), downgraded, "{diff}");
     }
 }
