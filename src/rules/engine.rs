@@ -441,7 +441,7 @@ impl Ctx<'_, '_> {
                 trees
                     .into_iter()
                     .filter_map(|t| {
-                        let group: Vec<ClassDecl> = defaults
+                        let mut group: Vec<ClassDecl> = defaults
                             .iter()
                             .filter(|c| {
                                 let tree = model.object(c.object).tree;
@@ -449,6 +449,12 @@ impl Ctx<'_, '_> {
                             })
                             .cloned()
                             .collect();
+                        // One name is one cluster object: two releases that
+                        // declare the same class do not make two defaults
+                        // (Helm refuses to adopt an object another release
+                        // owns), so count each name once, first declaration kept.
+                        let mut seen = std::collections::HashSet::new();
+                        group.retain(|c| seen.insert(c.name.clone()));
                         (group.len() >= p.min_defaults.max(1))
                             .then(|| vec![("classes".to_string(), Fact::Classes(group))])
                     })
