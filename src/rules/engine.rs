@@ -983,6 +983,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     } else {
         labels.remove(primary_index).1
     };
+    notes.extend(applied_as_written_note(model, primary.span.file));
     let fields: BTreeMap<String, String> = evidence
         .iter()
         .map(|e| (e.key.clone(), e.value.clone()))
@@ -1004,6 +1005,31 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
             .as_ref()
             .map(|spec| build_fix(model, spec, bindings, &fields)),
     }
+}
+
+/// In a repository that Flux renders, a finding in a file no Flux
+/// Kustomization applies (objects loaded as written: a bootstrap file, or
+/// one nothing applies any more, as an old cluster's directory) says so:
+/// whether it runs depends on something the repository does not show.
+fn applied_as_written_note(model: &Model, file: crate::yaml::FileId) -> Option<String> {
+    if model.flux.is_empty() {
+        return None;
+    }
+    let mut objects = model.with_text_in(file).map(|r| model.object(r)).peekable();
+    objects.peek()?;
+    // A loose Flux Kustomization is linted only when a rendered one waits
+    // for it (dependsOn), which says something applies it.
+    if !objects.all(|o| {
+        o.tree.is_none() && !o.is_live() && !o.is("kustomize.toolkit.fluxcd.io", "Kustomization")
+    }) {
+        return None;
+    }
+    Some(format!(
+        "no Flux Kustomization applies {}: its objects were checked as written, as `kubectl \
+         apply` would send them; if nothing applies this file by hand, none of this reaches \
+         the cluster",
+        model.sources.path(file).display()
+    ))
 }
 
 /// The rule's fix for these bindings. A fix the tool cannot write (a
