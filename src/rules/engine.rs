@@ -112,41 +112,52 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
     };
     let limits = crate::yaml::Limits::default();
     let budget = limits.max_rule_work;
-    let mut fingerprints = std::collections::HashSet::new();
-    let mut first_span = std::collections::HashMap::new();
-    for rule in rules {
-        let mut matches = Vec::new();
-        let mut ctx = Ctx {
-            model,
-            rule,
-            undecided: &mut out.undecided,
-            baseline,
-            work: 0,
-            budget,
-            max_matches: limits.max_rule_matches,
-        };
-        ctx.run(&rule.steps, Vec::new(), &mut matches);
-        if matches.len() >= ctx.max_matches {
-            out.issues.push(crate::source::Issue {
-                gap: None,
-                path: format!("rule {}", rule.id),
-                line: 0,
-                col: 0,
-                message: format!(
+    // Rules are pure over the model: each runs on its own, on both cores,
+    // and their results are merged in rule order, as a serial run would.
+    use rayon::prelude::*;
+    let runs: Vec<_> = rules
+        .par_iter()
+        .map(|rule| {
+            let mut matches = Vec::new();
+            let mut undecided = Vec::new();
+            let mut ctx = Ctx {
+                model,
+                rule,
+                undecided: &mut undecided,
+                baseline,
+                work: 0,
+                budget,
+                max_matches: limits.max_rule_matches,
+            };
+            ctx.run(&rule.steps, Vec::new(), &mut matches);
+            let over_budget = if matches.len() >= ctx.max_matches {
+                Some(format!(
                     "rule match budget exceeded: evaluation stopped at {} matches; others may be missing",
                     matches.len()
-                ),
-            });
-        } else if ctx.work > budget {
+                ))
+            } else if ctx.work > budget {
+                Some(format!(
+                    "rule evaluation budget exceeded: more than {budget} candidates and objects examined (its steps multiply: each step is tried for every match of the steps before it); the {} matches found so far are reported, others may be missing",
+                    matches.len()
+                ))
+            } else {
+                None
+            };
+            let findings: Vec<Finding> = matches.iter().map(|b| finding(model, rule, b)).collect();
+            (findings, undecided, over_budget)
+        })
+        .collect();
+    let mut fingerprints = std::collections::HashSet::new();
+    let mut first_span = std::collections::HashMap::new();
+    for (rule, (findings, mut undecided, over_budget)) in rules.iter().zip(runs) {
+        out.undecided.append(&mut undecided);
+        if let Some(message) = over_budget {
             out.issues.push(crate::source::Issue {
                 gap: None,
                 path: format!("rule {}", rule.id),
                 line: 0,
                 col: 0,
-                message: format!(
-                    "rule evaluation budget exceeded: more than {budget} candidates and objects examined (its steps multiply: each step is tried for every match of the steps before it); the {} matches found so far are reported, others may be missing",
-                    matches.len()
-                ),
+                message,
             });
         }
         // The same facts reached twice (one base app rendered into two
@@ -155,7 +166,7 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
         // its own too (else `--base` and code scanning would take the two
         // for one alert): the first keeps the plain one, so a repository
         // with one cluster sees no change.
-        for mut f in matches.iter().map(|b| finding(model, rule, b)) {
+        for mut f in findings {
             if !fingerprints.insert((f.fingerprint.clone(), f.primary.span)) {
                 continue;
             }
