@@ -231,7 +231,9 @@ pub fn substitute(
     budget: &mut Budget,
 ) -> Vec<Issue> {
     let mut issues = Vec::new();
-    if !vars.is_active() || is_disabled(&obj.root) {
+    // Without a `$` nothing expands: the object stays shared with the
+    // build it came from instead of being copied for a no-op.
+    if !vars.is_active() || is_disabled(&obj.root) || !has_dollar(&obj.root) {
         return issues;
     }
     let mut cx = Cx {
@@ -251,6 +253,17 @@ pub fn substitute(
         );
     }
     issues
+}
+
+/// Whether any string in `node`, key or value, holds a `$`: the only
+/// text [`Cx::scalar`] expands.
+fn has_dollar(node: &Node) -> bool {
+    match &node.value {
+        Value::Str(s) => s.contains('$'),
+        Value::Seq(items) => items.iter().any(has_dollar),
+        Value::Map(entries) => entries.iter().any(|(k, v)| has_dollar(k) || has_dollar(v)),
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => false,
+    }
 }
 
 /// Whether an object opts out of postBuild substitution.
@@ -415,7 +428,7 @@ impl Cx<'_> {
             // and a wrong one that rules would then report on.
             self.changed += 1;
             node.origin = origin.map(Arc::new);
-            node.value = Value::Str(expanded.text);
+            node.value = Value::Str(expanded.text.into());
             return false;
         }
         let typed = match self.round_trip(&text, expanded, key) {
@@ -450,7 +463,7 @@ impl Cx<'_> {
             let r = goyaml_v2::resolve(&out);
             return Ok(Node::new(
                 if key {
-                    Value::Str(goyaml_v2::key_text(r, &out)?)
+                    Value::Str(goyaml_v2::key_text(r, &out)?.into())
                 } else {
                     goyaml_v2::to_value(r, &out)?
                 },
@@ -522,7 +535,7 @@ fn reread(out: &str, key: bool) -> Result<Node, String> {
     };
     let text = node.scalar_text().unwrap_or_default();
     let value = if key {
-        Value::Str(goyaml_v2::key_text(resolved, &text)?)
+        Value::Str(goyaml_v2::key_text(resolved, &text)?.into())
     } else {
         goyaml_v2::to_value(resolved, &text)?
     };
