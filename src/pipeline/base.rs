@@ -30,6 +30,9 @@ pub struct BaseRun {
     pub baseline: Baseline,
     /// Fingerprints of the base commit's findings; `None` without --base.
     fingerprints: Option<HashSet<String>>,
+    /// The base commit's load, when it was loaded: freed with the linted
+    /// one's, or left to the exit with it.
+    _loaded: Option<(Repo, Option<Lent>)>,
 }
 
 impl BaseRun {
@@ -94,7 +97,8 @@ pub fn prepare(
     let root = linted.files.root();
     let (commit, changed) = located?;
     let unchanged = changed.as_ref().is_some_and(HashSet::is_empty);
-    let mut read;
+    let mut read = None;
+    let mut returned = None;
     let mut reused = String::new();
     let base_repo = if unchanged {
         linted
@@ -107,11 +111,12 @@ pub fn prepare(
                 files = files.sharing_unchanged(changed);
             }
         }
-        read = repo::load_files(files);
-        if let Some(lent) = read.files.take_lent() {
+        let loaded = read.insert(repo::load_files(files));
+        returned = loaded.files.take_lent();
+        if let Some(lent) = &returned {
             reused = format!("; {}", lent.summary());
         }
-        &read
+        loaded
     };
     let model = Model::new(base_repo);
     let outcome = rules::lint(&model, rules);
@@ -133,12 +138,15 @@ pub fn prepare(
         base_repo.objects.len(),
         fingerprints.len()
     ));
+    let baseline = Baseline::of(
+        &model,
+        releases::builtin(),
+        format!("the base commit {reference}"),
+    );
+    drop(model);
     Ok(BaseRun {
-        baseline: Baseline::of(
-            &model,
-            releases::builtin(),
-            format!("the base commit {reference}"),
-        ),
+        baseline,
         fingerprints: (!req.all_findings).then_some(fingerprints),
+        _loaded: read.map(|repo| (repo, returned)),
     })
 }
