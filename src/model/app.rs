@@ -76,60 +76,119 @@ fn image_matches(query: &AppQuery, repository: &str) -> bool {
         .any(|want| same_repository(want, repository))
 }
 
-/// Every app in the model that the query names.
-pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
-    let mut apps = Vec::new();
+/// What identifies the app an object runs, whatever the query: taken
+/// once per model ([`Model::app_facts`]), as every app rule asks and
+/// walking each release's values per rule dominated the rules' time.
+pub(crate) enum AppFacts {
+    Release {
+        object: ObjRef,
+        chart: String,
+        /// [`images_in`] of the effective values.
+        images: Vec<(String, Option<Node>)>,
+        /// [`own_image_tag`] of the effective values.
+        own_tag: Option<Node>,
+        /// The chart version that runs: the deployed one for a live
+        /// release, which lags the spec while an upgrade is pending or
+        /// failing.
+        chart_version: Option<Node>,
+    },
+    Workload {
+        object: ObjRef,
+        /// Each container's image node, repository and tag, in order.
+        images: Vec<(Node, String, Option<String>)>,
+    },
+}
+
+/// The [`AppFacts`] of every release and workload, in model order.
+pub(crate) fn facts(model: &Model) -> Vec<AppFacts> {
+    let mut out = Vec::new();
     for (i, obj) in model.objects.iter().enumerate() {
         if let Some(release) = model.release(i) {
-            let chart = release.chart.as_ref().and_then(Node::as_str).unwrap_or("");
-            let image = images_in(&release.values)
-                .into_iter()
-                .find(|(repo, _)| image_matches(query, repo));
-            let chart_matches = query.charts.iter().any(|c| c == chart);
-            if !chart_matches && image.is_none() {
-                continue;
-            }
-            // An image tag set in the values is what runs; otherwise the
-            // chart version (for app charts such as Authentik's, equal to
-            // the app version).
-            let tagged = image.and_then(|(repo, tag)| tag.map(|t| (repo, t)));
-            let own_tag = chart_matches
-                .then(|| own_image_tag(&release.values))
-                .flatten();
-            // A live release runs the chart its status says is deployed,
-            // which lags the spec while an upgrade is pending or failing.
             let chart_version = match obj.is_live() {
                 true => deployed_chart_version(&obj.root).or(release.version.as_ref()),
                 false => release.version.as_ref(),
             };
-            let (identity, version_node) = match (tagged, own_tag) {
-                (Some((repo, tag)), _) => (repo, Some(tag)),
-                (None, Some(tag)) => (chart.to_string(), Some(tag)),
-                // The chart version is the app's only for the charts the
-                // query names: an image matched in another chart's values
-                // (app-template, a vendor chart) without a tag says nothing
-                // about the app's version.
-                (None, None) if chart_matches => (chart.to_string(), chart_version.cloned()),
-                (None, None) => (chart.to_string(), None),
-            };
-            apps.push(App {
+            out.push(AppFacts::Release {
                 object: i,
-                identity,
-                version: version_node.as_ref().and_then(version_of),
-                version_node,
+                chart: release
+                    .chart
+                    .as_ref()
+                    .and_then(Node::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                images: images_in(&release.values),
+                own_tag: own_image_tag(&release.values),
+                chart_version: chart_version.cloned(),
             });
         } else if let Some(containers) = workload_containers(obj) {
-            for image in containers.iter().filter_map(|c| c.get("image")) {
-                let Some(text) = image.as_str() else { continue };
-                let parts = split_image(text);
-                if image_matches(query, parts.repository) {
+            let images = containers
+                .iter()
+                .filter_map(|c| c.get("image"))
+                .filter_map(|image| {
+                    let parts = split_image(image.as_str()?);
+                    Some((
+                        image.clone(),
+                        parts.repository.to_string(),
+                        parts.tag.map(str::to_string),
+                    ))
+                })
+                .collect();
+            out.push(AppFacts::Workload { object: i, images });
+        }
+    }
+    out
+}
+
+/// Every app in the model that the query names.
+pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
+    let mut apps = Vec::new();
+    for facts in model.app_facts() {
+        match facts {
+            AppFacts::Release {
+                object,
+                chart,
+                images,
+                own_tag,
+                chart_version,
+            } => {
+                let image = images.iter().find(|(repo, _)| image_matches(query, repo));
+                let chart_matches = query.charts.iter().any(|c| c == chart);
+                if !chart_matches && image.is_none() {
+                    continue;
+                }
+                // An image tag set in the values is what runs; otherwise the
+                // chart version (for app charts such as Authentik's, equal to
+                // the app version).
+                let tagged = image.and_then(|(repo, tag)| tag.as_ref().map(|t| (repo, t)));
+                let own_tag = own_tag.as_ref().filter(|_| chart_matches);
+                let (identity, version_node) = match (tagged, own_tag) {
+                    (Some((repo, tag)), _) => (repo.clone(), Some(tag.clone())),
+                    (None, Some(tag)) => (chart.clone(), Some(tag.clone())),
+                    // The chart version is the app's only for the charts the
+                    // query names: an image matched in another chart's values
+                    // (app-template, a vendor chart) without a tag says nothing
+                    // about the app's version.
+                    (None, None) if chart_matches => (chart.clone(), chart_version.clone()),
+                    (None, None) => (chart.clone(), None),
+                };
+                apps.push(App {
+                    object: *object,
+                    identity,
+                    version: version_node.as_ref().and_then(version_of),
+                    version_node,
+                });
+            }
+            AppFacts::Workload { object, images } => {
+                if let Some((image, repository, tag)) = images
+                    .iter()
+                    .find(|(_, repository, _)| image_matches(query, repository))
+                {
                     apps.push(App {
-                        object: i,
-                        identity: parts.repository.to_string(),
-                        version: parts.tag.and_then(parse_lenient),
+                        object: *object,
+                        identity: repository.clone(),
+                        version: tag.as_deref().and_then(parse_lenient),
                         version_node: Some(image.clone()),
                     });
-                    break;
                 }
             }
         }
@@ -225,7 +284,16 @@ pub fn workload_containers(obj: &Object) -> Option<Vec<&Node>> {
 
 /// The pod spec of a workload (its pod template's, for controllers).
 pub fn pod_spec(obj: &Object) -> Option<&Node> {
-    match (obj.group(), obj.kind()) {
+    let kind = obj.kind();
+    // Kind first: most objects are no workload, and the group needs
+    // `apiVersion` looked up and split.
+    if !matches!(
+        kind,
+        "Pod" | "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job" | "CronJob"
+    ) {
+        return None;
+    }
+    match (obj.group(), kind) {
         ("", "Pod") => obj.root.get("spec"),
         ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") | ("batch", "Job") => {
             obj.root.path(&["spec", "template", "spec"])

@@ -16,6 +16,7 @@ pub mod version;
 pub mod volume;
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use crate::source::flux::data;
 use crate::source::helm::{self, Release};
@@ -48,7 +49,10 @@ pub struct Model<'r> {
     /// Objects by the file their root node's text is in.
     by_text_file: HashMap<FileId, Vec<ObjRef>>,
     /// Every storage class the repo declares, computed on first use.
-    pub(crate) classes: std::cell::OnceCell<Vec<storage::ClassDecl>>,
+    pub(crate) classes: OnceLock<Vec<storage::ClassDecl>>,
+    /// What identifies each release's and workload's app, computed on
+    /// first use.
+    app_facts: OnceLock<Vec<app::AppFacts>>,
 }
 
 /// A fact that could not be established, and why (shown under
@@ -76,8 +80,11 @@ impl<'r> Model<'r> {
                 secrets.entry(name).or_default().push(i);
             }
         }
+        // Each release resolves on its own (values files, valuesFrom):
+        // on both cores, in object order.
+        use rayon::prelude::*;
         let releases = objects
-            .iter()
+            .par_iter()
             .map(|hr| {
                 let lookup = |kind: &str, ns: &str, name: &str| {
                     let candidates = match kind {
@@ -102,7 +109,8 @@ impl<'r> Model<'r> {
             by_name,
             secrets,
             by_text_file,
-            classes: std::cell::OnceCell::new(),
+            classes: OnceLock::new(),
+            app_facts: OnceLock::new(),
         }
     }
 
@@ -118,6 +126,10 @@ impl<'r> Model<'r> {
 
     pub fn release(&self, r: ObjRef) -> Option<&Release> {
         self.releases.get(r).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn app_facts(&self) -> &[app::AppFacts] {
+        self.app_facts.get_or_init(|| app::facts(self))
     }
 
     /// Objects of a kind in an API group (any version).

@@ -112,41 +112,52 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
     };
     let limits = crate::yaml::Limits::default();
     let budget = limits.max_rule_work;
-    let mut fingerprints = std::collections::HashSet::new();
-    let mut first_span = std::collections::HashMap::new();
-    for rule in rules {
-        let mut matches = Vec::new();
-        let mut ctx = Ctx {
-            model,
-            rule,
-            undecided: &mut out.undecided,
-            baseline,
-            work: 0,
-            budget,
-            max_matches: limits.max_rule_matches,
-        };
-        ctx.run(&rule.steps, Vec::new(), &mut matches);
-        if matches.len() >= ctx.max_matches {
-            out.issues.push(crate::source::Issue {
-                gap: None,
-                path: format!("rule {}", rule.id),
-                line: 0,
-                col: 0,
-                message: format!(
+    // Rules are pure over the model: each runs on its own, on both cores,
+    // and their results are merged in rule order, as a serial run would.
+    use rayon::prelude::*;
+    let runs: Vec<_> = rules
+        .par_iter()
+        .map(|rule| {
+            let mut matches = Vec::new();
+            let mut undecided = Vec::new();
+            let mut ctx = Ctx {
+                model,
+                rule,
+                undecided: &mut undecided,
+                baseline,
+                work: 0,
+                budget,
+                max_matches: limits.max_rule_matches,
+            };
+            ctx.run(&rule.steps, Vec::new(), &mut matches);
+            let over_budget = if matches.len() >= ctx.max_matches {
+                Some(format!(
                     "rule match budget exceeded: evaluation stopped at {} matches; others may be missing",
                     matches.len()
-                ),
-            });
-        } else if ctx.work > budget {
+                ))
+            } else if ctx.work > budget {
+                Some(format!(
+                    "rule evaluation budget exceeded: more than {budget} candidates and objects examined (its steps multiply: each step is tried for every match of the steps before it); the {} matches found so far are reported, others may be missing",
+                    matches.len()
+                ))
+            } else {
+                None
+            };
+            let findings: Vec<Finding> = matches.iter().map(|b| finding(model, rule, b)).collect();
+            (findings, undecided, over_budget)
+        })
+        .collect();
+    let mut fingerprints = std::collections::HashSet::new();
+    let mut first_span = std::collections::HashMap::new();
+    for (rule, (findings, mut undecided, over_budget)) in rules.iter().zip(runs) {
+        out.undecided.append(&mut undecided);
+        if let Some(message) = over_budget {
             out.issues.push(crate::source::Issue {
                 gap: None,
                 path: format!("rule {}", rule.id),
                 line: 0,
                 col: 0,
-                message: format!(
-                    "rule evaluation budget exceeded: more than {budget} candidates and objects examined (its steps multiply: each step is tried for every match of the steps before it); the {} matches found so far are reported, others may be missing",
-                    matches.len()
-                ),
+                message,
             });
         }
         // The same facts reached twice (one base app rendered into two
@@ -155,7 +166,7 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
         // its own too (else `--base` and code scanning would take the two
         // for one alert): the first keeps the plain one, so a repository
         // with one cluster sees no change.
-        for mut f in matches.iter().map(|b| finding(model, rule, b)) {
+        for mut f in findings {
             if !fingerprints.insert((f.fingerprint.clone(), f.primary.span)) {
                 continue;
             }
@@ -441,7 +452,7 @@ impl Ctx<'_, '_> {
                 trees
                     .into_iter()
                     .filter_map(|t| {
-                        let group: Vec<ClassDecl> = defaults
+                        let mut group: Vec<ClassDecl> = defaults
                             .iter()
                             .filter(|c| {
                                 let tree = model.object(c.object).tree;
@@ -449,6 +460,12 @@ impl Ctx<'_, '_> {
                             })
                             .cloned()
                             .collect();
+                        // One name is one cluster object: two releases that
+                        // declare the same class do not make two defaults
+                        // (Helm refuses to adopt an object another release
+                        // owns), so count each name once, first declaration kept.
+                        let mut seen = std::collections::HashSet::new();
+                        group.retain(|c| seen.insert(c.name.clone()));
                         (group.len() >= p.min_defaults.max(1))
                             .then(|| vec![("classes".to_string(), Fact::Classes(group))])
                     })
@@ -977,6 +994,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     } else {
         labels.remove(primary_index).1
     };
+    notes.extend(applied_as_written_note(model, primary.span.file));
     let fields: BTreeMap<String, String> = evidence
         .iter()
         .map(|e| (e.key.clone(), e.value.clone()))
@@ -998,6 +1016,31 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
             .as_ref()
             .map(|spec| build_fix(model, spec, bindings, &fields)),
     }
+}
+
+/// In a repository that Flux renders, a finding in a file no Flux
+/// Kustomization applies (objects loaded as written: a bootstrap file, or
+/// one nothing applies any more, as an old cluster's directory) says so:
+/// whether it runs depends on something the repository does not show.
+fn applied_as_written_note(model: &Model, file: crate::yaml::FileId) -> Option<String> {
+    if model.flux.is_empty() {
+        return None;
+    }
+    let mut objects = model.with_text_in(file).map(|r| model.object(r)).peekable();
+    objects.peek()?;
+    // A loose Flux Kustomization is linted only when a rendered one waits
+    // for it (dependsOn), which says something applies it.
+    if !objects.all(|o| {
+        o.tree.is_none() && !o.is_live() && !o.is("kustomize.toolkit.fluxcd.io", "Kustomization")
+    }) {
+        return None;
+    }
+    Some(format!(
+        "no Flux Kustomization applies {}: its objects were checked as written, as `kubectl \
+         apply` would send them; if nothing applies this file by hand, none of this reaches \
+         the cluster",
+        model.sources.path(file).display()
+    ))
 }
 
 /// The rule's fix for these bindings. A fix the tool cannot write (a

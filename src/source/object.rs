@@ -131,7 +131,9 @@ impl Object {
     }
 
     pub fn is(&self, group: &str, kind: &str) -> bool {
-        self.group() == group && self.kind() == kind
+        // Kind first: it is what differs for almost every object asked,
+        // and the group needs `apiVersion` looked up and split.
+        self.kind() == kind && self.group() == group
     }
 
     /// `Kind/namespace/name`, for messages.

@@ -231,7 +231,9 @@ pub fn substitute(
     budget: &mut Budget,
 ) -> Vec<Issue> {
     let mut issues = Vec::new();
-    if !vars.is_active() || is_disabled(&obj.root) {
+    // Without a `$` nothing expands: the object stays shared with the
+    // build it came from instead of being copied for a no-op.
+    if !vars.is_active() || is_disabled(&obj.root) || !has_dollar(&obj.root) {
         return issues;
     }
     let mut cx = Cx {
@@ -251,6 +253,17 @@ pub fn substitute(
         );
     }
     issues
+}
+
+/// Whether any string in `node`, key or value, holds a `$`: the only
+/// text [`Cx::scalar`] expands.
+fn has_dollar(node: &Node) -> bool {
+    match &node.value {
+        Value::Str(s) => s.contains('$'),
+        Value::Seq(items) => items.iter().any(has_dollar),
+        Value::Map(entries) => entries.iter().any(|(k, v)| has_dollar(k) || has_dollar(v)),
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => false,
+    }
 }
 
 /// Whether an object opts out of postBuild substitution.
