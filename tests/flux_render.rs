@@ -355,3 +355,73 @@ fn a_path_variable_is_unrendered_only_where_no_substitution_reaches_it() {
         );
     }
 }
+
+/// Sweep s5 H1 (monosense-io): two clusters apply one shared directory
+/// of Flux Kustomizations, whose substituteFrom names `cluster-settings`;
+/// each cluster's tree holds its own copy of it, and each cluster's render
+/// of the one shared ks.yaml reads its own.
+#[test]
+fn clusters_sharing_a_kustomization_each_read_their_own_settings() {
+    let root = |cluster: &str| {
+        GIT_ROOT
+            .replace(
+                "name: flux-system, namespace",
+                &format!("name: {cluster}, namespace"),
+            )
+            .replace("./clusters/home", &format!("./clusters/{cluster}"))
+    };
+    let settings = |cluster: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cluster-settings, namespace: flux-system}}\ndata:\n  CLUSTER: {cluster}\n"
+        )
+    };
+    let kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [flux-system.yaml, cluster-settings.yaml, infrastructure.yaml]\n";
+    let shared = ks(
+        "infrastructure",
+        "./infrastructure",
+        "GitRepository/flux-system",
+    );
+    let child = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: external-dns, namespace: flux-system}\nspec:\n  path: ./infrastructure/external-dns/app\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: ConfigMap, name: cluster-settings}\n";
+    let (apps_root, infra_root) = (root("apps"), root("infra"));
+    let (apps_settings, infra_settings) = (settings("apps"), settings("infra"));
+    let (_d, r) = repo(&[
+        ("clusters/apps/flux-system.yaml", &apps_root),
+        ("clusters/apps/cluster-settings.yaml", &apps_settings),
+        ("clusters/apps/infrastructure.yaml", &shared),
+        ("clusters/apps/kustomization.yaml", kustomization),
+        ("clusters/infra/flux-system.yaml", &infra_root),
+        ("clusters/infra/cluster-settings.yaml", &infra_settings),
+        ("clusters/infra/infrastructure.yaml", &shared),
+        ("clusters/infra/kustomization.yaml", kustomization),
+        (
+            "infrastructure/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [external-dns/ks.yaml]\n",
+        ),
+        ("infrastructure/external-dns/ks.yaml", child),
+        (
+            "infrastructure/external-dns/app/config.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: external-dns, namespace: network}\ndata:\n  owner: k8s-${CLUSTER}\n",
+        ),
+    ]);
+    let mut owners: Vec<(Option<u32>, String)> = r
+        .objects
+        .iter()
+        .filter(|o| o.kind() == "ConfigMap" && o.name() == "external-dns")
+        .map(|o| {
+            (
+                o.tree,
+                o.root
+                    .path(&["data", "owner"])
+                    .unwrap()
+                    .scalar_text()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    owners.sort();
+    assert_eq!(owners.len(), 2, "{owners:?}");
+    assert_ne!(owners[0].0, owners[1].0, "{owners:?}");
+    let mut values: Vec<&str> = owners.iter().map(|(_, v)| v.as_str()).collect();
+    values.sort();
+    assert_eq!(values, ["k8s-apps", "k8s-infra"], "{owners:?}");
+}

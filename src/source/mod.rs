@@ -9,6 +9,7 @@ mod disk;
 pub mod files;
 pub mod flux;
 pub mod git;
+pub mod go_regexp;
 pub mod helm;
 pub mod kustomize;
 pub mod link;

@@ -385,6 +385,9 @@ struct FluxTree {
     source_roots: HashMap<String, PathBuf>,
     /// Number of trees rendered so far (one per root).
     trees: u32,
+    /// Files of the objects the tree being rendered has applied so far:
+    /// one root is one cluster, whose substituteFrom sources are its own.
+    tree_files: HashSet<FileId>,
     /// What postBuild substitution may still spend in this run.
     subst_budget: Option<crate::source::flux::Budget>,
     /// What became of each Flux Kustomization met while rendering.
@@ -494,6 +497,7 @@ impl FluxTree {
             local_sources: BTreeMap::new(),
             source_roots: HashMap::new(),
             trees: 0,
+            tree_files: HashSet::new(),
             subst_budget: None,
             renders: Vec::new(),
             artifacts,
@@ -844,6 +848,7 @@ impl FluxTree {
         let mut queue: Vec<(KsId, Option<usize>, Inherited)> =
             vec![(root_id, None, Inherited::default())];
         let mut done: HashSet<KsId> = HashSet::new();
+        self.tree_files.clear();
         while let Some((id, at, inherited)) = queue.pop() {
             if !done.insert(id.clone()) {
                 continue;
@@ -858,6 +863,7 @@ impl FluxTree {
                 }
             }
             let tree = self.trees;
+            self.tree_files.extend(objs.iter().map(|o| o.file));
             self.output.extend(objs.into_iter().map(|mut o| {
                 o.tree = Some(tree);
                 o
@@ -1320,8 +1326,12 @@ impl FluxTree {
         if ks.root.path(&["spec", "postBuild"]).is_some() {
             // Flux reads substituteFrom in the Kustomization's own namespace.
             // A repo of several clusters holds one such object per cluster:
-            // the one nearest to the Kustomization's file is its cluster's.
+            // the one this cluster's tree applies is its cluster's (two
+            // clusters may share a Kustomization, each reading its own
+            // cluster-settings); else the one nearest to the
+            // Kustomization's file.
             let ks_path = files.sources.path(ks.file).to_path_buf();
+            let tree_files = &self.tree_files;
             // One that may make it there (a ClusterExternalSecret whose
             // selectors need the cluster's labels) is named by collect_vars.
             let lookup = |kind: &str, _namespace: &str, name: &str| {
@@ -1330,7 +1340,12 @@ impl FluxTree {
                 candidates
                     .iter()
                     .filter(|o| provided_in(o, &id.0))
-                    .max_by_key(|o| common_prefix(files.sources.path(o.file), &ks_path))
+                    .max_by_key(|o| {
+                        (
+                            tree_files.contains(&o.file),
+                            common_prefix(files.sources.path(o.file), &ks_path),
+                        )
+                    })
                     .or_else(|| {
                         candidates
                             .iter()

@@ -612,7 +612,8 @@ impl Sops {
         let text = |k: &str| meta.str_at(&[k]).filter(|s| !s.is_empty());
         let mut unreadable = false;
         let mut regex = |k: &str| {
-            let compiled = regex::Regex::new(text(k)?);
+            // sops is Go: its regexes are Go's dialect.
+            let compiled = crate::source::go_regexp::compile(text(k)?);
             unreadable |= compiled.is_err();
             compiled.ok()
         };

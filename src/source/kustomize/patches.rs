@@ -278,7 +278,8 @@ fn local_path(
 }
 
 /// A patch target (kustomize's types.Selector). Name and namespace are
-/// anchored regular expressions.
+/// anchored regular expressions, in Go's dialect (kustomize compiles them
+/// with Go's regexp, api/types/selector.go).
 struct Selector {
     gvk: Gvk,
     name: Option<regex::Regex>,
@@ -290,7 +291,7 @@ struct Selector {
 fn anchored(n: Option<&Node>) -> Result<Option<regex::Regex>, String> {
     match n.and_then(Node::scalar_text).filter(|s| !s.is_empty()) {
         None => Ok(None),
-        Some(s) => regex::Regex::new(&format!("^(?:{s})$"))
+        Some(s) => crate::source::go_regexp::compile(&format!("^(?:{s})$"))
             .map(Some)
             .map_err(|e| format!("bad target pattern '{s}': {e}")),
     }
@@ -706,6 +707,21 @@ mod tests {
         assert_eq!(objects[0].root.str_at(&["spec", "timeout"]), Some("5m"));
         assert_eq!(objects[0].chain.len(), 1);
         assert_eq!(objects[1], before[1]);
+    }
+
+    #[test]
+    fn target_names_read_braces_as_go_does() {
+        // vrozaksen/home-ops targets `name: postgres-\${APP}` (the name
+        // before Flux substitutes it); kustomize builds it. Unescaped, the
+        // `$` ends the text: the target matches nothing, still no error.
+        let re = |pattern: &str| {
+            anchored(Some(&Node::synthetic_str(pattern, Default::default())))
+                .unwrap()
+                .unwrap()
+        };
+        let escaped = re("postgres-\\${APP}");
+        assert!(escaped.is_match("postgres-${APP}") && !escaped.is_match("postgres-arr"));
+        assert!(!re("postgres-${APP}").is_match("postgres-${APP}"));
     }
 
     #[test]
