@@ -93,13 +93,13 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
         return Err("--fix writes files: give a repository path, not --example".into());
     }
     // load
-    let mut subject = load_subject(req)?;
+    let (mut subject, located) = load_subject(req)?;
     // config
     let (config, config_path) = load_config(req, &subject)?;
     // rules
     let rules = select_rules(&req.rule_dirs, &config, config_path.as_deref())?;
     // base
-    let mut base = base::prepare(&req.base, subject.repo_mut(), &rules, &config, log)?;
+    let mut base = base::prepare(&req.base, located, subject.repo_mut(), &rules, &config, log)?;
     if let Subject::Repo(l) = &subject {
         log_load(&l.repo, req.verbose, log);
     }
@@ -249,12 +249,16 @@ pub struct Loaded {
 
 /// Reads the repository of `input`: the example, or the path given.
 pub fn load(input: &Input) -> Result<Loaded, String> {
-    load_recording(input, false)
+    load_recording(input, &BaseRequest::default()).map(|(loaded, _)| loaded)
 }
 
-/// [`load`], recording what a load of a base commit can reuse when
-/// `record` (see [`crate::source::reuse`]).
-fn load_recording(input: &Input, record: bool) -> Result<Loaded, String> {
+/// [`load`], and the base commit `base` names, if any: the load records
+/// what a load of that commit can reuse when it differs from the files
+/// (see [`crate::source::reuse`]).
+fn load_recording(
+    input: &Input,
+    base: &BaseRequest,
+) -> Result<(Loaded, Option<base::Located>), String> {
     let (root, example) = if input.example {
         let dir = crate::example::extract()
             .map_err(|e| format!("cannot unpack the bundled example repo: {e}"))?;
@@ -268,6 +272,8 @@ fn load_recording(input: &Input, record: bool) -> Result<Loaded, String> {
     if !root.is_dir() {
         return Err(format!("{} is not a directory", root.display()));
     }
+    let located = base::Located::of(base, &root);
+    let record = located.as_ref().is_some_and(base::Located::wants_reuse);
     let files = Files::new(&root, Limits::default());
     let mut repo = repo::load_files(if record { files.recording() } else { files });
     // The bundled example is in no repository, whatever holds the
@@ -275,14 +281,15 @@ fn load_recording(input: &Input, record: bool) -> Result<Loaded, String> {
     if example.is_none() {
         repo.files.sources.set_shown(git::shown_root(&root));
     }
-    Ok(Loaded {
+    let loaded = Loaded {
         repo,
         _example: example,
-    })
+    };
+    Ok((loaded, located))
 }
 
 /// With cluster state and no repository named, the cluster alone is linted.
-fn load_subject(req: &Request) -> Result<Subject, String> {
+fn load_subject(req: &Request) -> Result<(Subject, Option<base::Located>), String> {
     let repo_given = req.input.path.is_some() || req.input.example;
     if req.cluster.wanted() && !repo_given {
         if req.base.reference.is_some() {
@@ -296,13 +303,14 @@ fn load_subject(req: &Request) -> Result<Subject, String> {
             top,
             prefix: PathBuf::new(),
         });
-        return Ok(Subject::Cluster {
+        let cluster = Subject::Cluster {
             objects: Vec::new(),
             sources,
-        });
+        };
+        return Ok((cluster, None));
     }
-    let record = req.base.reference.is_some();
-    Ok(Subject::Repo(Box::new(load_recording(&req.input, record)?)))
+    let (loaded, located) = load_recording(&req.input, &req.base)?;
+    Ok((Subject::Repo(Box::new(loaded)), located))
 }
 
 /// One warning line per distinct issue, in first-seen order, with a

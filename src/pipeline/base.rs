@@ -4,6 +4,7 @@
 //! that version bumps across a known breaking release are found).
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use super::Log;
 use crate::model::Model;
@@ -43,6 +44,32 @@ impl BaseRun {
     }
 }
 
+/// The base commit, found before the working tree is loaded, and whether
+/// every file of the linted directory is as it has it.
+pub struct Located(Result<(git::Commit, bool), String>);
+
+impl Located {
+    /// Finds the commit `req` names for a lint of `root`; `None` without --base.
+    pub fn of(req: &BaseRequest, root: &Path) -> Option<Located> {
+        let reference = req.reference.as_ref()?;
+        Some(Located(
+            git::resolve(root, reference)
+                .map_err(|e| e.to_string())
+                .map(|commit| {
+                    let unchanged = git::unchanged_since(root, &commit.id);
+                    (commit, unchanged)
+                }),
+        ))
+    }
+
+    /// Whether the working tree's load is to record what a load of the
+    /// base commit can reuse: not when the base load is that load itself
+    /// (recording costs a copy of every document the load changes).
+    pub fn wants_reuse(&self) -> bool {
+        !matches!(self.0, Ok((_, true)))
+    }
+}
+
 /// Lints the base commit with the same rules and configuration. When no
 /// file of the linted directory differs from the commit (a pre-commit hook
 /// on a change elsewhere, a CI run on a merge commit), the repository
@@ -51,25 +78,27 @@ impl BaseRun {
 /// are the same (see [`crate::source::reuse`]).
 pub fn prepare(
     req: &BaseRequest,
+    located: Option<Located>,
     linted: Option<&mut Repo>,
     rules: &[Rule],
     config: &Config,
     log: &mut Log,
 ) -> Result<BaseRun, String> {
-    let (Some(reference), Some(linted)) = (&req.reference, linted) else {
+    let (Some(reference), Some(Located(located)), Some(linted)) = (&req.reference, located, linted)
+    else {
         return Ok(BaseRun::default());
     };
     let lent = Lent::of(&mut linted.files);
     let linted: &Repo = linted;
     let root = linted.files.root();
-    let checkout = git::checkout(root, reference).map_err(|e| e.to_string())?;
+    let (commit, unchanged) = located?;
     let mut read;
     let mut reused = String::new();
-    let unchanged = git::unchanged_since(root, &checkout.commit);
     let base_repo = if unchanged {
         linted
     } else {
-        let files = Files::in_commit(root, checkout.tree, Limits::default());
+        let tree = commit.tree().map_err(|e| e.to_string())?;
+        let files = Files::in_commit(root, tree, Limits::default());
         read = repo::load_files(match lent {
             Some(lent) => files.borrowing(lent),
             None => files,
@@ -90,7 +119,7 @@ pub fn prepare(
         .collect();
     log(&format!(
         "base {reference} ({}{}): {} objects, {} findings{reused}",
-        &checkout.commit[..checkout.commit.len().min(12)],
+        &commit.id[..commit.id.len().min(12)],
         if unchanged {
             ", the files as they are"
         } else {

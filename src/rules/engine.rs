@@ -452,7 +452,7 @@ impl Ctx<'_, '_> {
                 trees
                     .into_iter()
                     .filter_map(|t| {
-                        let group: Vec<ClassDecl> = defaults
+                        let mut group: Vec<ClassDecl> = defaults
                             .iter()
                             .filter(|c| {
                                 let tree = model.object(c.object).tree;
@@ -460,6 +460,12 @@ impl Ctx<'_, '_> {
                             })
                             .cloned()
                             .collect();
+                        // One name is one cluster object: two releases that
+                        // declare the same class do not make two defaults
+                        // (Helm refuses to adopt an object another release
+                        // owns), so count each name once, first declaration kept.
+                        let mut seen = std::collections::HashSet::new();
+                        group.retain(|c| seen.insert(c.name.clone()));
                         (group.len() >= p.min_defaults.max(1))
                             .then(|| vec![("classes".to_string(), Fact::Classes(group))])
                     })
@@ -988,6 +994,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     } else {
         labels.remove(primary_index).1
     };
+    notes.extend(applied_as_written_note(model, primary.span.file));
     let fields: BTreeMap<String, String> = evidence
         .iter()
         .map(|e| (e.key.clone(), e.value.clone()))
@@ -1009,6 +1016,31 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
             .as_ref()
             .map(|spec| build_fix(model, spec, bindings, &fields)),
     }
+}
+
+/// In a repository that Flux renders, a finding in a file no Flux
+/// Kustomization applies (objects loaded as written: a bootstrap file, or
+/// one nothing applies any more, as an old cluster's directory) says so:
+/// whether it runs depends on something the repository does not show.
+fn applied_as_written_note(model: &Model, file: crate::yaml::FileId) -> Option<String> {
+    if model.flux.is_empty() {
+        return None;
+    }
+    let mut objects = model.with_text_in(file).map(|r| model.object(r)).peekable();
+    objects.peek()?;
+    // A loose Flux Kustomization is linted only when a rendered one waits
+    // for it (dependsOn), which says something applies it.
+    if !objects.all(|o| {
+        o.tree.is_none() && !o.is_live() && !o.is("kustomize.toolkit.fluxcd.io", "Kustomization")
+    }) {
+        return None;
+    }
+    Some(format!(
+        "no Flux Kustomization applies {}: its objects were checked as written, as `kubectl \
+         apply` would send them; if nothing applies this file by hand, none of this reaches \
+         the cluster",
+        model.sources.path(file).display()
+    ))
 }
 
 /// The rule's fix for these bindings. A fix the tool cannot write (a

@@ -51,17 +51,39 @@ fn git(dir: &Path, args: &[&str]) -> Result<(bool, String, String), GitError> {
     ))
 }
 
-/// Opens the tree of `reference` (a commit, branch or tag of the
-/// repository that contains `dir`) below `dir`.
-pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
-    let (ok, top, stderr) = git(dir, &["rev-parse", "--show-toplevel"])?;
+/// A commit of the repository that contains a directory, and where that
+/// directory is in it.
+pub struct Commit {
+    /// The full commit id.
+    pub id: String,
+    reference: String,
+    /// The repository's top level, and the directory relative to it.
+    top: PathBuf,
+    prefix: String,
+}
+
+impl Commit {
+    /// Lists the commit's tree below the directory (see [`Tree::open`]).
+    pub fn tree(&self) -> Result<Tree, GitError> {
+        Tree::open(&self.top, &self.id, &self.prefix).map_err(|e| GitError::Extract {
+            reference: self.reference.clone(),
+            detail: e.to_string(),
+        })
+    }
+}
+
+/// Resolves `reference` (a commit, branch or tag of the repository that
+/// contains `dir`) to a commit, without reading its tree.
+pub fn resolve(dir: &Path, reference: &str) -> Result<Commit, GitError> {
+    let (ok, located, stderr) = git(dir, &["rev-parse", "--show-toplevel", "--show-prefix"])?;
     if !ok {
         return Err(GitError::NotARepo {
             path: dir.to_path_buf(),
             stderr,
         });
     }
-    let (_, prefix, _) = git(dir, &["rev-parse", "--show-prefix"])?;
+    // Two lines: the top level, then the prefix (empty at the top level).
+    let (top, prefix) = located.split_once('\n').unwrap_or((&located, ""));
     let bad_ref = |stderr: String| GitError::BadRef {
         path: dir.to_path_buf(),
         reference: reference.to_string(),
@@ -89,11 +111,22 @@ pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
             stderr
         }));
     }
-    let tree = Tree::open(Path::new(&top), &commit, &prefix).map_err(|e| GitError::Extract {
+    Ok(Commit {
+        id: commit,
         reference: reference.to_string(),
-        detail: e.to_string(),
-    })?;
-    Ok(Checkout { tree, commit })
+        top: PathBuf::from(top),
+        prefix: prefix.trim().to_string(),
+    })
+}
+
+/// Opens the tree of `reference` (a commit, branch or tag of the
+/// repository that contains `dir`) below `dir`.
+pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
+    let commit = resolve(dir, reference)?;
+    Ok(Checkout {
+        tree: commit.tree()?,
+        commit: commit.id,
+    })
 }
 
 /// Whether every file below `dir` is as `commit` has it: no tracked file

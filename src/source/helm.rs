@@ -371,7 +371,7 @@ enum MergeKey {
 
 fn merge_key(k: &Node) -> Option<MergeKey> {
     match &k.value {
-        Value::Str(s) => Some(MergeKey::Str(s.clone())),
+        Value::Str(s) => Some(MergeKey::Str(s.to_string())),
         Value::Int(i) => Some(MergeKey::Int(*i)),
         Value::Bool(b) => Some(MergeKey::Bool(*b)),
         _ => None,
@@ -666,7 +666,7 @@ fn split_unescaped<'t>(text: &'t str, seps: &[char], in_list: bool) -> (Vec<Stri
 /// strvals `typedVal`.
 fn typed(s: String, as_string: bool) -> Value {
     if as_string {
-        return Value::Str(s);
+        return Value::Str(s.into());
     }
     if s.eq_ignore_ascii_case("true") {
         return Value::Bool(true);
@@ -685,7 +685,7 @@ fn typed(s: String, as_string: bool) -> Value {
     {
         return Value::Int(i);
     }
-    Value::Str(s)
+    Value::Str(s.into())
 }
 
 /// Sets `value` at a `--set` path, creating maps and lists on the way.

@@ -48,13 +48,13 @@ impl Default for Node {
 
 impl From<&str> for Node {
     fn from(s: &str) -> Self {
-        Node::new(Value::Str(s.to_string()), Span::default())
+        Node::new(Value::Str(s.into()), Span::default())
     }
 }
 
 impl From<String> for Node {
     fn from(s: String) -> Self {
-        Node::new(Value::Str(s), Span::default())
+        Node::new(Value::Str(s.into()), Span::default())
     }
 }
 

@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
 
 use super::compat;
-use super::node::{FileId, Node, Span, Style, Value};
+use super::node::{CompactString, FileId, Node, Span, Style, Value};
 
 /// Every budget the YAML reader enforces, in one place. Defaults are far
 /// above anything seen in real GitOps repos (largest corpus file: about
@@ -328,7 +328,7 @@ enum KeyId {
     Bool(bool),
     Int(i64),
     Float(u64),
-    Str(String),
+    Str(CompactString),
 }
 
 impl KeyId {
@@ -450,7 +450,7 @@ impl Builder<'_> {
                     let mut node = scalar(&value, style, tag.as_deref(), self.folded);
                     if let Some(decoded) = self.repaired.quoted.get(&self.repaired.original(start))
                     {
-                        node.value = Value::Str(decoded.clone());
+                        node.value = Value::Str(decoded.as_str().into());
                     }
                     node.span = self.span(start, end);
                     let cost = Cost {
@@ -635,19 +635,19 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded) -> 
     };
     let value = match tag {
         Some(t) if t.is_yaml_core_schema() => match t.suffix.as_str() {
-            "str" | "binary" | "timestamp" => Value::Str(text.to_string()),
+            "str" | "binary" | "timestamp" => Value::Str(text.into()),
             "null" => Value::Null,
             "bool" | "int" | "float" => {
-                resolve_plain(text).unwrap_or_else(|| Value::Str(text.to_string()))
+                resolve_plain(text).unwrap_or_else(|| Value::Str(text.into()))
             }
-            _ => Value::Str(text.to_string()),
+            _ => Value::Str(text.into()),
         },
         // Application tags (`!env_var`, `!secret`): the content stays text.
-        Some(_) => Value::Str(text.to_string()),
+        Some(_) => Value::Str(text.into()),
         None if node_style == Style::Plain => {
-            resolve_plain(text).unwrap_or_else(|| Value::Str(text.to_string()))
+            resolve_plain(text).unwrap_or_else(|| Value::Str(text.into()))
         }
-        None => Value::Str(text.to_string()),
+        None => Value::Str(text.into()),
     };
     Node {
         value,
@@ -943,7 +943,7 @@ mod tests {
             ("-", Value::Str("-".into())),
         ];
         for (text, want) in cases {
-            let got = resolve_plain(text).unwrap_or_else(|| Value::Str(text.to_string()));
+            let got = resolve_plain(text).unwrap_or_else(|| Value::Str((*text).into()));
             assert_eq!(&got, want, "{text}");
         }
     }

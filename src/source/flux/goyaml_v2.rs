@@ -421,7 +421,7 @@ pub fn to_value(r: Resolved, text: &str) -> Result<Value, String> {
             Value::Int(f as i64)
         }
         Resolved::Float(f) => Value::Float(f),
-        Resolved::Str => Value::Str(text.to_string()),
+        Resolved::Str => Value::Str(text.into()),
     })
 }
 

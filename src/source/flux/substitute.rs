@@ -428,7 +428,7 @@ impl Cx<'_> {
             // and a wrong one that rules would then report on.
             self.changed += 1;
             node.origin = origin.map(Arc::new);
-            node.value = Value::Str(expanded.text);
+            node.value = Value::Str(expanded.text.into());
             return false;
         }
         let typed = match self.round_trip(&text, expanded, key) {
@@ -463,7 +463,7 @@ impl Cx<'_> {
             let r = goyaml_v2::resolve(&out);
             return Ok(Node::new(
                 if key {
-                    Value::Str(goyaml_v2::key_text(r, &out)?)
+                    Value::Str(goyaml_v2::key_text(r, &out)?.into())
                 } else {
                     goyaml_v2::to_value(r, &out)?
                 },
@@ -535,7 +535,7 @@ fn reread(out: &str, key: bool) -> Result<Node, String> {
     };
     let text = node.scalar_text().unwrap_or_default();
     let value = if key {
-        Value::Str(goyaml_v2::key_text(resolved, &text)?)
+        Value::Str(goyaml_v2::key_text(resolved, &text)?.into())
     } else {
         goyaml_v2::to_value(resolved, &text)?
     };

@@ -487,7 +487,7 @@ impl GoJson {
             Value::Bool(b) => GoJson::Bool(*b),
             Value::Int(i) => GoJson::Num(i.to_string()),
             Value::Float(f) => GoJson::Num(f.to_string()),
-            Value::Str(s) => GoJson::Str(s.clone()),
+            Value::Str(s) => GoJson::Str(s.to_string()),
             Value::Seq(items) => GoJson::Arr(items.iter().map(GoJson::from_node).collect()),
             Value::Map(entries) => GoJson::Obj(
                 entries
