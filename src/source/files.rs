@@ -47,6 +47,13 @@ pub enum Gap {
     /// `accumulateDirectory`) and kustomize-controller fails the whole
     /// Flux Kustomization; here the entry loses only itself.
     WrongKind,
+    /// A value postBuild substitution cannot parse (`${__field.labels.job}`
+    /// in a Grafana dashboard: a name stops at the `.`, so envsubst finds no
+    /// closing brace). Not a kustomize entry, but the same end:
+    /// kustomize-controller returns envsubst's error ("variable substitution
+    /// failed", fluxcd/pkg kustomize/kustomize_varsub.go), strict or not,
+    /// and applies nothing of the Flux Kustomization.
+    Substitution,
 }
 
 fn location(line: u32, col: u32) -> String {

@@ -342,13 +342,59 @@ impl KeyId {
             Value::Seq(_) | Value::Map(_) => return None,
         })
     }
+
+    /// Whether `node` is this key: the equality of [`KeyId::of`]'s
+    /// values, without making one.
+    fn is(&self, node: &Node) -> bool {
+        match (self, &node.value) {
+            (KeyId::Null, Value::Null) => true,
+            (KeyId::Bool(a), Value::Bool(b)) => a == b,
+            (KeyId::Int(a), Value::Int(b)) => a == b,
+            (KeyId::Float(a), Value::Float(b)) => *a == b.to_bits(),
+            (KeyId::Str(a), Value::Str(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
+/// Mappings up to this many entries find a duplicate key by looking at
+/// each (nearly every mapping in a manifest); larger ones build a hash
+/// index, so that a mapping stays linear in its size.
+const INDEX_FROM: usize = 16;
+
+/// Position of `key` among a mapping's entries.
+fn position(
+    entries: &[(Node, Node)],
+    index: &Option<HashMap<KeyId, usize>>,
+    key: &KeyId,
+) -> Option<usize> {
+    match index {
+        Some(index) => index.get(key).copied(),
+        None => entries.iter().position(|(k, _)| key.is(k)),
+    }
+}
+
+/// The children of every collection open on the builder's stack, the
+/// innermost one's last. A collection takes its children when it closes,
+/// in a vector of exactly their number: trees live for the whole run, and
+/// growing each vector by doubling (then shrinking it) left the blocks of
+/// every size it went through behind in the allocator.
+#[derive(Default)]
+struct Scratch {
+    items: Vec<Node>,
+    entries: Vec<(Node, Node)>,
+}
+
+/// An open collection; its children so far are in [`Scratch`] from `from`.
 enum Content {
-    Seq(Vec<Node>),
+    Seq {
+        from: usize,
+    },
     Map {
-        entries: Vec<(Node, Node)>,
-        index: HashMap<KeyId, usize>,
+        from: usize,
+        /// Positions of the keys (counted from `from`), once the mapping
+        /// has [`INDEX_FROM`] entries.
+        index: Option<HashMap<KeyId, usize>>,
         /// Maps merged in with `<<`, applied when the mapping closes so
         /// that explicit keys win wherever they are written.
         merges: Vec<Node>,
@@ -400,6 +446,7 @@ impl Builder<'_> {
         let mut parser = Parser::new_from_str(text);
         let mut docs = Vec::new();
         let mut stack: Vec<Frame> = Vec::new();
+        let mut scratch = Scratch::default();
         let mut anchors: HashMap<usize, (Node, Cost)> = HashMap::new();
         let mut budget = Budget {
             nodes: self.limits.max_alias_nodes,
@@ -468,11 +515,13 @@ impl Builder<'_> {
                         ));
                     }
                     let content = if matches!(event, Event::SequenceStart(..)) {
-                        Content::Seq(Vec::new())
+                        Content::Seq {
+                            from: scratch.items.len(),
+                        }
                     } else {
                         Content::Map {
-                            entries: Vec::new(),
-                            index: HashMap::new(),
+                            from: scratch.entries.len(),
+                            index: None,
                             merges: Vec::new(),
                             key: None,
                         }
@@ -492,15 +541,10 @@ impl Builder<'_> {
                         return Err(self.stop(start, "unbalanced collection end".into()));
                     };
                     let value = match frame.content {
-                        Content::Seq(items) => Value::Seq(shrunk(items)),
-                        Content::Map {
-                            mut entries,
-                            index,
-                            merges,
-                            ..
-                        } => {
-                            apply_merges(&mut entries, index, merges);
-                            Value::Map(shrunk(entries))
+                        Content::Seq { from } => Value::Seq(scratch.items.drain(from..).collect()),
+                        Content::Map { from, merges, .. } => {
+                            apply_merges(&mut scratch.entries, from, merges);
+                            Value::Map(scratch.entries.drain(from..).collect())
                         }
                     };
                     let span = self.span(frame.start, end);
@@ -518,9 +562,9 @@ impl Builder<'_> {
             };
             frame.cost.add(cost);
             match &mut frame.content {
-                Content::Seq(items) => items.push(node),
+                Content::Seq { .. } => scratch.items.push(node),
                 Content::Map {
-                    entries,
+                    from,
                     index,
                     merges,
                     key,
@@ -546,12 +590,28 @@ impl Builder<'_> {
                     }
                     Some(k) => {
                         let id = KeyId::of(&k).expect("collection keys are refused above");
+                        let own = &mut scratch.entries[*from..];
                         // Later duplicates win, as in go-yaml's decoding into maps.
-                        match index.get(&id) {
-                            Some(&i) => entries[i] = (k, node),
+                        match position(own, index, &id) {
+                            Some(i) => own[i] = (k, node),
                             None => {
-                                index.insert(id, entries.len());
-                                entries.push((k, node));
+                                let at = own.len();
+                                match index {
+                                    Some(index) => {
+                                        index.insert(id, at);
+                                    }
+                                    None if at + 1 == INDEX_FROM => {
+                                        let keys = own.iter().map(|(k, _)| KeyId::of(k));
+                                        let mut built: HashMap<KeyId, usize> = keys
+                                            .enumerate()
+                                            .filter_map(|(i, id)| Some((id?, i)))
+                                            .collect();
+                                        built.insert(id, at);
+                                        *index = Some(built);
+                                    }
+                                    None => {}
+                                }
+                                scratch.entries.push((k, node));
                             }
                         }
                     }
@@ -591,21 +651,18 @@ impl Builder<'_> {
     }
 }
 
-/// Trees live for the whole run, and growing a Vec by pushing leaves up
-/// to half of it unused.
-fn shrunk<T>(mut v: Vec<T>) -> Vec<T> {
-    v.shrink_to_fit();
-    v
-}
-
 /// Adds the entries of merged maps whose keys the mapping does not have;
 /// of several merged maps the first to name a key wins (YAML merge key
 /// spec, as go-yaml applies it).
-fn apply_merges(entries: &mut Vec<(Node, Node)>, index: HashMap<KeyId, usize>, merges: Vec<Node>) {
+/// The mapping's entries are those of `entries` from `from`.
+fn apply_merges(entries: &mut Vec<(Node, Node)>, from: usize, merges: Vec<Node>) {
     if merges.is_empty() {
         return;
     }
-    let mut seen: HashSet<KeyId> = index.into_keys().collect();
+    let mut seen: HashSet<KeyId> = entries[from..]
+        .iter()
+        .filter_map(|(k, _)| KeyId::of(k))
+        .collect();
     for merged in merges {
         let Value::Map(extra) = merged.value else {
             continue;
@@ -782,6 +839,40 @@ mod tests {
         let docs = parse("---\na: 1\n---\n---\n# only a comment\n---\nb: [x, y]\n");
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[1].to_json(), serde_json::json!({"b": ["x", "y"]}));
+    }
+
+    /// Duplicate keys are found by looking at each entry in a small
+    /// mapping and through the index in a large one (built part way):
+    /// either way the later value wins at the first key's place, nested
+    /// collections keep their own entries, and a merge adds only the keys
+    /// the mapping lacks.
+    #[test]
+    fn duplicate_keys_in_small_and_large_mappings() {
+        for size in [3, INDEX_FROM - 1, INDEX_FROM, INDEX_FROM + 5] {
+            let mut text = String::from("base: &b {k0: merged, extra: merged}\nm:\n  <<: *b\n");
+            for i in 0..size {
+                text.push_str(&format!(
+                    "  k{i}: [{i}, {{inner{i}: {i}, inner{i}: last}}]\n"
+                ));
+            }
+            text.push_str("  k0: again\n");
+            text.push_str(&format!("  k{}: again\n", size - 1));
+            let docs = parse(&text);
+            let m = docs[0].get("m").unwrap().as_map().unwrap();
+            let keys: Vec<_> = m.iter().map(|(k, _)| k.as_str().unwrap()).collect();
+            let mut want: Vec<String> = (0..size).map(|i| format!("k{i}")).collect();
+            want.push("extra".into());
+            assert_eq!(keys, want, "mapping of {size}");
+            let m = docs[0].get("m").unwrap();
+            assert_eq!(m.get("k0").unwrap().as_str(), Some("again"));
+            let last = format!("k{}", size - 1);
+            assert_eq!(m.get(&last).unwrap().as_str(), Some("again"));
+            if size > 2 {
+                let second = m.get("k1").unwrap().to_json();
+                assert_eq!(second, serde_json::json!([1, {"inner1": "last"}]));
+            }
+            assert_eq!(m.get("extra").unwrap().as_str(), Some("merged"));
+        }
     }
 
     #[test]
