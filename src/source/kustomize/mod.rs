@@ -578,10 +578,30 @@ impl<'f> Builder<'f> {
             });
         }
         let Some(kfile) = kustomization::find(self.files, dir)? else {
-            let msg = format!(
-                "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
-                dir.display()
-            );
+            let msg = if self.files.is_dir(dir) {
+                format!(
+                    "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
+                    dir.display()
+                )
+            } else {
+                // kustomize: "must build at directory: not a valid
+                // directory"; a file of the same name beside it is the
+                // usual cause (a component written as one file).
+                let file = ["yaml", "yml"]
+                    .map(|ext| PathBuf::from(format!("{}.{ext}", dir.display())))
+                    .into_iter()
+                    .find(|f| self.files.is_file(f));
+                match file {
+                    Some(f) => format!(
+                        "directory '{}' does not exist; '{}' is a file: a component or a \
+                         kustomization listed as a directory must be a directory with a \
+                         kustomization.yaml",
+                        dir.display(),
+                        f.display()
+                    ),
+                    None => format!("directory '{}' does not exist", dir.display()),
+                }
+            };
             return Err(match from {
                 Some(s) => issue_at(self.files, s, msg).gap(Gap::Missing),
                 None => Issue::file(dir, msg),
