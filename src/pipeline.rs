@@ -179,6 +179,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
     if !free {
         std::mem::forget(findings);
         std::mem::forget(model);
+        std::mem::forget(base);
         subject.leave_to_exit();
     }
     // exit code

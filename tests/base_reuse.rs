@@ -5,7 +5,8 @@
 //! with files added, removed and edited at once (file ids shift, so
 //! reuse must notice and build afresh), the objects with every span,
 //! the problems, fates, renders, the source map and the findings of a
-//! lint are compared.
+//! lint are compared. As `--base` does, the base load reads the working
+//! tree's texts of the files git says are unchanged instead of their blobs.
 
 mod common;
 
@@ -76,14 +77,29 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
 /// working tree lends, and loaded from scratch; with the number of
 /// builds reused.
 fn base_twice(dir: &Path) -> (Repo, Repo, usize) {
-    let mut head = repo::load_files(Files::new(dir, Limits::default()).recording());
+    base_twice_with(dir, Limits::default())
+}
+
+fn base_twice_with(dir: &Path, limits: Limits) -> (Repo, Repo, usize) {
+    let mut head = repo::load_files(Files::new(dir, limits).recording());
     let lent = Lent::of(&mut head.files).expect("the load recorded");
-    let tree = || git::checkout(dir, "HEAD").unwrap().tree;
-    let mut reused =
-        repo::load_files(Files::in_commit(dir, tree(), Limits::default()).borrowing(lent));
+    let mut reused = repo::load_files(borrowing(dir, limits, lent));
     let builds = reused.files.take_lent().unwrap().reused_builds;
-    let fresh = repo::load_files(Files::in_commit(dir, tree(), Limits::default()));
+    let fresh = repo::load_files(Files::in_commit(dir, tree(dir), limits));
     (reused, fresh, builds)
+}
+
+fn tree(dir: &Path) -> homelab_lint::source::commit_tree::Tree {
+    git::checkout(dir, "HEAD").unwrap().tree
+}
+
+/// The files of `dir`'s HEAD as the base load of `--base HEAD` reads them.
+fn borrowing(dir: &Path, limits: Limits, lent: Lent) -> Files {
+    let head = git::checkout(dir, "HEAD").unwrap().commit;
+    let changed = git::changed_since(dir, &head).expect("git lists the changes");
+    Files::in_commit(dir, tree(dir), limits)
+        .borrowing(lent)
+        .sharing_unchanged(&changed)
 }
 
 fn assert_same(name: &str, reused: &Repo, fresh: &Repo) {
@@ -204,5 +220,66 @@ fn files_added_removed_and_edited_load_as_from_scratch() {
         .unwrap();
         let (reused, fresh, _) = base_twice(&dir);
         assert_same(&name, &reused, &fresh);
+    }
+}
+
+/// git names a change by the path it tracks: a file reached through a
+/// symlinked directory is read from the commit when its target changed,
+/// though no change names the path through the link; a blob over the
+/// size limit is refused unread, as on disk, whether or not it changed.
+#[test]
+fn a_path_through_a_symlink_and_blobs_over_the_limit_load_as_from_scratch() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    let write = |rel: &str, text: &str| {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let cm = |value: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: {value}\n")
+    };
+    let padded = format!("{}{}", "# padding\n".repeat(500), cm("big"));
+    write("apps/real/configmap.yaml", &cm("one"));
+    write("apps/big/huge.yaml", &padded);
+    write("apps/big/shrinks.yaml", &padded);
+    std::os::unix::fs::symlink("real", dir.join("apps/link")).unwrap();
+    commit_all(&dir);
+    write("apps/real/configmap.yaml", &cm("two"));
+    write("apps/big/shrinks.yaml", &cm("small"));
+    let limits = Limits {
+        max_bytes: 4096,
+        ..Limits::default()
+    };
+    let (reused, fresh, _) = base_twice_with(&dir, limits);
+    assert_same("symlink and limits", &reused, &fresh);
+    for name in ["huge.yaml", "shrinks.yaml"] {
+        assert!(
+            reused
+                .issues
+                .iter()
+                .any(|i| i.path.ends_with(name) && i.message.contains("over the limit")),
+            "{name} is over the limit in the commit: {:?}",
+            reused.issues
+        );
+    }
+    // The working tree's load has read the file through the link too, as
+    // a kustomization naming it would: its text there is the changed one.
+    let mut head = repo::load_files(Files::new(&dir, limits).recording());
+    let (_, text) = head
+        .files
+        .text(Path::new("apps/link/configmap.yaml"))
+        .unwrap();
+    assert!(text.contains("a: two"));
+    let mut files = borrowing(&dir, limits, Lent::of(&mut head.files).unwrap());
+    for path in ["apps/link/configmap.yaml", "apps/real/configmap.yaml"] {
+        let (_, text) = files.text(Path::new(path)).unwrap();
+        assert!(
+            text.contains("a: one"),
+            "{path} is read as committed: {text}"
+        );
     }
 }

@@ -67,6 +67,7 @@ pub fn failed_builds(model: &Model) -> Vec<(ObjRef, Node, &'static str)> {
             let what = match issue.gap {
                 Some(Gap::Malformed) => "malformed",
                 Some(Gap::WrongKind) => "wrong kind",
+                Some(Gap::Substitution) => "substitution",
                 _ => "missing",
             };
             out.push((object, Node::synthetic_str(&issue.message, span), what));

@@ -4,7 +4,7 @@
 //! that version bumps across a known breaking release are found).
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::Log;
 use crate::model::Model;
@@ -30,6 +30,9 @@ pub struct BaseRun {
     pub baseline: Baseline,
     /// Fingerprints of the base commit's findings; `None` without --base.
     fingerprints: Option<HashSet<String>>,
+    /// The base commit's load, when it was loaded: freed with the linted
+    /// one's, or left to the exit with it.
+    _loaded: Option<(Repo, Option<Lent>)>,
 }
 
 impl BaseRun {
@@ -44,9 +47,10 @@ impl BaseRun {
     }
 }
 
-/// The base commit, found before the working tree is loaded, and whether
-/// every file of the linted directory is as it has it.
-pub struct Located(Result<(git::Commit, bool), String>);
+/// The base commit, found before the working tree is loaded, and the
+/// files of the linted directory that are not as it has them (`None`
+/// when git cannot tell).
+pub struct Located(Result<(git::Commit, Option<HashSet<PathBuf>>), String>);
 
 impl Located {
     /// Finds the commit `req` names for a lint of `root`; `None` without --base.
@@ -56,8 +60,8 @@ impl Located {
             git::resolve(root, reference)
                 .map_err(|e| e.to_string())
                 .map(|commit| {
-                    let unchanged = git::unchanged_since(root, &commit.id);
-                    (commit, unchanged)
+                    let changed = git::changed_since(root, &commit.id);
+                    (commit, changed)
                 }),
         ))
     }
@@ -66,7 +70,7 @@ impl Located {
     /// base commit can reuse: not when the base load is that load itself
     /// (recording costs a copy of every document the load changes).
     pub fn wants_reuse(&self) -> bool {
-        !matches!(self.0, Ok((_, true)))
+        !matches!(&self.0, Ok((_, Some(changed))) if changed.is_empty())
     }
 }
 
@@ -91,22 +95,28 @@ pub fn prepare(
     let lent = Lent::of(&mut linted.files);
     let linted: &Repo = linted;
     let root = linted.files.root();
-    let (commit, unchanged) = located?;
-    let mut read;
+    let (commit, changed) = located?;
+    let unchanged = changed.as_ref().is_some_and(HashSet::is_empty);
+    let mut read = None;
+    let mut returned = None;
     let mut reused = String::new();
     let base_repo = if unchanged {
         linted
     } else {
         let tree = commit.tree().map_err(|e| e.to_string())?;
-        let files = Files::in_commit(root, tree, Limits::default());
-        read = repo::load_files(match lent {
-            Some(lent) => files.borrowing(lent),
-            None => files,
-        });
-        if let Some(lent) = read.files.take_lent() {
+        let mut files = Files::in_commit(root, tree, Limits::default());
+        if let Some(lent) = lent {
+            files = files.borrowing(lent);
+            if let Some(changed) = &changed {
+                files = files.sharing_unchanged(changed);
+            }
+        }
+        let loaded = read.insert(repo::load_files(files));
+        returned = loaded.files.take_lent();
+        if let Some(lent) = &returned {
             reused = format!("; {}", lent.summary());
         }
-        &read
+        loaded
     };
     let model = Model::new(base_repo);
     let outcome = rules::lint(&model, rules);
@@ -128,12 +138,15 @@ pub fn prepare(
         base_repo.objects.len(),
         fingerprints.len()
     ));
+    let baseline = Baseline::of(
+        &model,
+        releases::builtin(),
+        format!("the base commit {reference}"),
+    );
+    drop(model);
     Ok(BaseRun {
-        baseline: Baseline::of(
-            &model,
-            releases::builtin(),
-            format!("the base commit {reference}"),
-        ),
+        baseline,
         fingerprints: (!req.all_findings).then_some(fingerprints),
+        _loaded: read.map(|repo| (repo, returned)),
     })
 }

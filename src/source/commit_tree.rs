@@ -1,12 +1,14 @@
 //! A commit's files read from git's object store, never written to disk:
-//! the tree is listed once (`git ls-tree -r -l -z`) and blobs are read
+//! the tree is listed once (`git ls-tree -r -z`, without `-l`: sizes
+//! would open every blob; a blob over the size limit is refused when its
+//! header says so, and skipped unread) and blobs are read
 //! through one long-running `git cat-file --batch`, only when the loader
 //! asks for them (every YAML file at once, then the few other files a
 //! kustomization names). Paths are resolved as the disk loader resolves
 //! them: symlinks (mode 120000, the blob is the link text) are followed
 //! within the tree and refused when they leave it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -19,16 +21,22 @@ use super::join_within;
 #[derive(Debug, Clone)]
 enum Entry {
     /// A file (mode 100644 or 100755) or a symlink (mode 120000).
-    Blob { oid: String, size: u64, link: bool },
+    Blob { oid: String, link: bool },
     /// A submodule's commit (mode 160000): its files are not in this tree.
     Submodule,
 }
 
 /// The files of one commit below one directory of the repository.
 pub struct Tree {
-    /// Paths relative to the listed directory.
-    entries: BTreeMap<PathBuf, Entry>,
-    dirs: BTreeSet<PathBuf>,
+    /// By path relative to the listed directory, `/`-separated: looked up
+    /// by every question a build asks, so hashed, not ordered.
+    entries: HashMap<String, Entry>,
+    /// Each directory's entries by name, each with whether it is a directory.
+    dirs: HashMap<String, BTreeMap<String, bool>>,
+    /// The YAML files outside hidden directories, in path order.
+    yaml: Vec<PathBuf>,
+    /// Whether any entry is a symlink: without one, a path resolves to itself.
+    links: bool,
     batch: Mutex<Batch>,
 }
 
@@ -61,7 +69,7 @@ impl Tree {
         let mut ls = Command::new("git");
         ls.arg("-C")
             .arg(top)
-            .args(["ls-tree", "-r", "-l", "-z", "--full-tree", commit]);
+            .args(["ls-tree", "-r", "-z", "--full-tree", commit]);
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
         }
@@ -72,8 +80,10 @@ impl Tree {
             ));
         }
         let strip = Path::new(prefix.trim_end_matches('/'));
-        let mut entries = BTreeMap::new();
-        let mut dirs = BTreeSet::from([PathBuf::new()]);
+        let mut entries = HashMap::new();
+        let mut dirs: HashMap<String, BTreeMap<String, bool>> =
+            HashMap::from([(String::new(), BTreeMap::new())]);
+        let mut links = false;
         for record in out.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
             let Some((meta, path)) = parse_record(record) else {
                 continue;
@@ -81,11 +91,33 @@ impl Tree {
             let Ok(rel) = Path::new(&path).strip_prefix(strip) else {
                 continue;
             };
-            for dir in rel.ancestors().skip(1) {
-                dirs.insert(dir.to_path_buf());
+            let Some(rel) = rel.to_str().map(str::to_string) else {
+                continue;
+            };
+            // Each ancestor is listed in its parent, up to the top.
+            let (mut child, mut is_dir) = (rel.as_str(), false);
+            loop {
+                let (parent, name) = child.rsplit_once('/').unwrap_or(("", child));
+                let listing = dirs.entry(parent.to_string()).or_default();
+                let known = listing.insert(name.to_string(), is_dir).is_some();
+                if known || parent.is_empty() {
+                    break;
+                }
+                (child, is_dir) = (parent, true);
             }
-            entries.insert(rel.to_path_buf(), meta);
+            links |= matches!(meta, Entry::Blob { link: true, .. });
+            entries.insert(rel, meta);
         }
+        let mut yaml: Vec<PathBuf> = entries
+            .iter()
+            .filter(|(path, entry)| {
+                matches!(entry, Entry::Blob { .. })
+                    && super::walk::is_yaml(Path::new(path))
+                    && !path.split('/').any(|c| c.starts_with('.'))
+            })
+            .map(|(path, _)| PathBuf::from(path))
+            .collect();
+        yaml.sort();
         let mut child = Command::new("git")
             .arg("-C")
             .arg(top)
@@ -100,6 +132,8 @@ impl Tree {
         Ok(Tree {
             entries,
             dirs,
+            yaml,
+            links,
             batch: Mutex::new(Batch {
                 child,
                 stdin,
@@ -109,57 +143,85 @@ impl Tree {
     }
 
     /// `rel` with every symlink on the way followed, refused when that
-    /// leaves the tree.
-    fn resolve(&self, rel: &Path) -> Result<PathBuf, Refused> {
-        let mut done = PathBuf::new();
-        let mut rest: Vec<PathBuf> = rel
+    /// leaves the tree: the key of its entry.
+    fn resolve(&self, rel: &Path) -> Result<String, Refused> {
+        // Entries are UTF-8 (see `parse_record`): another name is none of them.
+        let parts: Vec<&str> = rel
             .components()
-            .rev()
-            .filter(|c| matches!(c, Component::Normal(_)))
-            .map(|c| PathBuf::from(c.as_os_str()))
-            .collect();
+            .filter_map(|c| match c {
+                Component::Normal(part) => Some(part.to_str()),
+                _ => None,
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(not_found)?;
+        if !self.links {
+            let mut key = String::with_capacity(rel.as_os_str().len());
+            for part in parts {
+                if !key.is_empty() {
+                    key.push('/');
+                }
+                key.push_str(part);
+            }
+            return Ok(key);
+        }
+        let mut rest: Vec<String> = parts.iter().rev().map(|p| p.to_string()).collect();
+        let mut done = String::new();
         let mut hops = 0;
         while let Some(next) = rest.pop() {
-            let here = done.join(&next);
+            if !done.is_empty() {
+                done.push('/');
+            }
+            done.push_str(&next);
             let Some(Entry::Blob {
                 oid, link: true, ..
-            }) = self.entries.get(&here)
+            }) = self.entries.get(&done)
             else {
-                done = here;
                 continue;
             };
             hops += 1;
             if hops > MAX_LINKS {
                 return Err(Refused::Io(std::io::Error::from_raw_os_error(libc::ELOOP)));
             }
-            let target = String::from_utf8_lossy(&self.blob(oid)?).into_owned();
+            let target = String::from_utf8_lossy(&self.blob(oid, usize::MAX)?).into_owned();
             let outside = || Refused::Outside {
                 shown: PathBuf::from(&target),
             };
             if target.starts_with('/') {
                 return Err(outside());
             }
-            let joined = join_within(&done, &target).ok_or_else(outside)?;
+            let dir = Path::new(&done).parent().unwrap_or(Path::new(""));
+            let joined = join_within(dir, &target).ok_or_else(outside)?;
             // The link's target takes its place; resolution starts over
             // from the top, as the kernel does for a relative link.
             rest.extend(
                 joined
                     .components()
                     .rev()
-                    .map(|c| PathBuf::from(c.as_os_str())),
+                    .filter_map(|c| c.as_os_str().to_str().map(str::to_string)),
             );
-            done = PathBuf::new();
+            done = String::new();
         }
         Ok(done)
     }
 
     pub fn is_dir(&self, rel: &Path) -> bool {
-        self.resolve(rel).is_ok_and(|p| self.dirs.contains(&p))
+        self.resolve(rel).is_ok_and(|p| self.dirs.contains_key(&p))
     }
 
     pub fn is_file(&self, rel: &Path) -> bool {
         self.resolve(rel)
             .is_ok_and(|p| matches!(self.entries.get(&p), Some(Entry::Blob { .. })))
+    }
+
+    /// Whether `rel` names a file of the tree itself, no symlink on the
+    /// way: a path git compares with the working tree as it is named.
+    pub fn is_plain_file(&self, rel: &Path) -> bool {
+        rel.to_str()
+            .and_then(|key| self.entries.get(key))
+            .is_some_and(|e| matches!(e, Entry::Blob { link: false, .. }))
+            && self
+                .resolve(rel)
+                .is_ok_and(|p| rel.to_str() == Some(p.as_str()))
     }
 
     /// Why `rel` is not the tree's, when it resolves outside it.
@@ -174,13 +236,9 @@ impl Tree {
     pub fn read(&self, rel: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
         let path = self.resolve(rel)?;
         match self.entries.get(&path) {
-            Some(Entry::Blob { size, .. }) if *size > limit as u64 => Err(Refused::TooBig {
-                len: Some(*size),
-                limit,
-            }),
-            Some(Entry::Blob { oid, .. }) => self.blob(oid),
+            Some(Entry::Blob { oid, .. }) => self.blob(oid, limit),
             Some(Entry::Submodule) => Err(Refused::NotRegular("git submodule")),
-            None if self.dirs.contains(&path) => Err(Refused::NotRegular("directory")),
+            None if self.dirs.contains_key(&path) => Err(Refused::NotRegular("directory")),
             None => Err(not_found()),
         }
     }
@@ -192,7 +250,7 @@ impl Tree {
         let mut results: Vec<Option<Result<Vec<u8>, Refused>>> = Vec::with_capacity(rels.len());
         for rel in rels {
             match self.resolve(rel).map(|p| self.entries.get(&p)) {
-                Ok(Some(Entry::Blob { oid, size, .. })) if *size <= limit as u64 => {
+                Ok(Some(Entry::Blob { oid, .. })) => {
                     wanted.push(oid.clone());
                     results.push(None);
                 }
@@ -210,7 +268,7 @@ impl Tree {
             });
             let read: Vec<_> = wanted
                 .iter()
-                .map(|oid| read_answer(stdout, oid).map_err(Refused::Io))
+                .map(|oid| read_answer(stdout, oid, limit))
                 .collect();
             let _ = writer.join();
             read
@@ -222,68 +280,42 @@ impl Tree {
             .collect()
     }
 
-    fn blob(&self, oid: &str) -> Result<Vec<u8>, Refused> {
+    fn blob(&self, oid: &str, limit: usize) -> Result<Vec<u8>, Refused> {
         let mut batch = self.batch.lock().unwrap_or_else(|p| p.into_inner());
         let Batch { stdin, stdout, .. } = &mut *batch;
         writeln!(stdin, "{oid}")?;
         stdin.flush()?;
-        Ok(read_answer(stdout, oid)?)
+        read_answer(stdout, oid, limit)
     }
 
     /// Every YAML file of the tree outside hidden directories, in path
     /// order, as [`super::walk::yaml_files`] lists them on disk.
     pub fn yaml_files(&self) -> Vec<PathBuf> {
-        self.entries
-            .iter()
-            .filter(|(path, entry)| {
-                matches!(entry, Entry::Blob { .. })
-                    && super::walk::is_yaml(path)
-                    && !path
-                        .components()
-                        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
-            })
-            .map(|(path, _)| path.clone())
-            .collect()
+        self.yaml.clone()
     }
 
     /// The entries directly in directory `rel` (resolved), sorted by name,
     /// each with whether it is a directory (a symlink is not).
     pub fn list_dir(&self, rel: &Path) -> Result<Vec<(PathBuf, bool)>, Refused> {
         let dir = self.resolve(rel)?;
-        if !self.dirs.contains(&dir) {
-            return Err(not_found());
-        }
-        let child = |p: &Path| p.parent() == Some(dir.as_path()) && p != dir;
-        let mut out: Vec<(PathBuf, bool)> = self
-            .dirs
+        let listing = self.dirs.get(&dir).ok_or_else(not_found)?;
+        Ok(listing
             .iter()
-            .filter(|p| child(p))
-            .map(|p| (p.clone(), true))
-            .chain(
-                self.entries
-                    .keys()
-                    .filter(|p| child(p))
-                    .map(|p| (p.clone(), false)),
-            )
-            .map(|(p, is_dir)| (rel.join(p.file_name().unwrap_or_default()), is_dir))
-            .collect();
-        out.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
-        Ok(out)
+            .map(|(name, is_dir)| (rel.join(name), *is_dir))
+            .collect())
     }
 }
 
-/// One `ls-tree -l -z` record: `<mode> SP <type> SP <oid> SP+ <size> TAB <path>`.
+/// One `ls-tree -z` record: `<mode> SP <type> SP <oid> TAB <path>`.
 fn parse_record(record: &[u8]) -> Option<(Entry, String)> {
     let text = std::str::from_utf8(record).ok()?;
     let (meta, path) = text.split_once('\t')?;
     let mut fields = meta.split_whitespace();
     let (mode, kind, oid) = (fields.next()?, fields.next()?, fields.next()?);
-    let size = fields.next()?.parse().unwrap_or(0);
     let entry = match (mode, kind) {
         ("160000", _) => Entry::Submodule,
         (_, "blob") => Entry::Blob {
             oid: oid.to_string(),
-            size,
             link: mode == "120000",
         },
         _ => return None,
@@ -292,8 +324,13 @@ fn parse_record(record: &[u8]) -> Option<(Entry, String)> {
 }
 
 /// One answer of `cat-file --batch`: `<oid> SP <type> SP <size> LF`, the
-/// contents, LF; or `<oid> SP missing LF`.
-fn read_answer(out: &mut BufReader<ChildStdout>, oid: &str) -> std::io::Result<Vec<u8>> {
+/// contents, LF; or `<oid> SP missing LF`. Contents over `limit` bytes
+/// are refused, and skipped without being held.
+fn read_answer(
+    out: &mut BufReader<ChildStdout>,
+    oid: &str,
+    limit: usize,
+) -> Result<Vec<u8>, Refused> {
     let mut header = String::new();
     out.read_line(&mut header)?;
     let size = match header.trim_end().split(' ').collect::<Vec<_>>()[..] {
@@ -301,12 +338,19 @@ fn read_answer(out: &mut BufReader<ChildStdout>, oid: &str) -> std::io::Result<V
             .parse::<usize>()
             .map_err(|_| std::io::Error::other(format!("git cat-file: bad header {header:?}")))?,
         _ => {
-            return Err(std::io::Error::other(format!(
+            return Err(Refused::Io(std::io::Error::other(format!(
                 "git cat-file has no object {oid}: {}",
                 header.trim_end()
-            )));
+            ))));
         }
     };
+    if size > limit {
+        std::io::copy(&mut out.take(size as u64 + 1), &mut std::io::sink())?;
+        return Err(Refused::TooBig {
+            len: Some(size as u64),
+            limit,
+        });
+    }
     let mut bytes = vec![0; size + 1];
     out.read_exact(&mut bytes)?;
     bytes.pop();

@@ -1,7 +1,7 @@
 //! Reading repo files once: text registered in the [`SourceMap`] for spans,
 //! YAML parsed once and shared by every stage that needs it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -47,6 +47,13 @@ pub enum Gap {
     /// `accumulateDirectory`) and kustomize-controller fails the whole
     /// Flux Kustomization; here the entry loses only itself.
     WrongKind,
+    /// A value postBuild substitution cannot parse (`${__field.labels.job}`
+    /// in a Grafana dashboard: a name stops at the `.`, so envsubst finds no
+    /// closing brace). Not a kustomize entry, but the same end:
+    /// kustomize-controller returns envsubst's error ("variable substitution
+    /// failed", fluxcd/pkg kustomize/kustomize_varsub.go), strict or not,
+    /// and applies nothing of the Flux Kustomization.
+    Substitution,
 }
 
 fn location(line: u32, col: u32) -> String {
@@ -126,7 +133,7 @@ pub struct Files {
     /// kustomization file that read them first.
     pub inputs: HashMap<PathBuf, (Input, PathBuf)>,
     /// Directories whose kustomization a build read.
-    pub built_dirs: std::collections::HashSet<PathBuf>,
+    pub built_dirs: HashSet<PathBuf>,
     /// Texts read instead of the files at these paths: a fix's edits,
     /// rendered again before anything is written.
     overlay: HashMap<PathBuf, String>,
@@ -138,6 +145,11 @@ pub struct Files {
     pub(super) recorder: Option<Recorder>,
     /// What the working tree's load lends this one (a base commit's).
     pub(super) lent: Option<Lent>,
+    /// For a base commit's load: the working tree's texts of the files
+    /// git says are as the commit has them, read instead of their blobs
+    /// (the same text, and the same `Arc`, which a reused build's check
+    /// then compares in one step).
+    unchanged: HashMap<PathBuf, Arc<str>>,
 }
 
 /// The disk below the root, or a commit's tree in git's object store.
@@ -168,11 +180,12 @@ impl Files {
             parsed: HashMap::new(),
             kustomize_defaults: None,
             inputs: HashMap::new(),
-            built_dirs: std::collections::HashSet::new(),
+            built_dirs: HashSet::new(),
             overlay: HashMap::new(),
             inline_docs: HashMap::new(),
             recorder: None,
             lent: None,
+            unchanged: HashMap::new(),
         }
     }
 
@@ -191,6 +204,22 @@ impl Files {
             lent: Some(lent),
             ..self
         }
+    }
+
+    /// A commit's files, reading the lent texts of the files not in
+    /// `changed` (the paths git says differ from the working tree, see
+    /// [`super::git::changed_since`]) instead of their blobs. Only a file
+    /// of the tree named as git names it counts: git compares a path
+    /// through a symlink or into a submodule as that symlink or submodule.
+    pub fn sharing_unchanged(mut self, changed: &HashSet<PathBuf>) -> Files {
+        if let (Backing::Commit(tree), Some(lent)) = (&self.backing, &self.lent) {
+            self.unchanged = lent
+                .texts()
+                .filter(|(path, _)| !changed.contains(path) && tree.is_plain_file(path))
+                .map(|(path, text)| (path.clone(), text.clone()))
+                .collect();
+        }
+        self
     }
 
     /// What was lent to this load, with its counts of what was reused.
@@ -350,7 +379,10 @@ impl Files {
     }
 
     fn read(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
-        let text: Arc<str> = text_of(self.raw(rel), rel)?.into();
+        let text: Arc<str> = match self.unchanged.get(rel) {
+            Some(text) => text.clone(),
+            None => text_of(self.raw(rel), rel)?.into(),
+        };
         let id = self.sources.add(rel.to_path_buf(), text.clone());
         Ok((id, text))
     }
@@ -360,26 +392,40 @@ impl Files {
     pub fn preload(&mut self, rels: &[PathBuf]) {
         use rayon::prelude::*;
         let limits = self.limits;
-        let texts: Vec<Result<String, Issue>> = match &self.backing {
+        let texts: Vec<Result<Arc<str>, Issue>> = match &self.backing {
             Backing::Disk(_) => rels
                 .par_iter()
-                .map(|rel| text_of(self.raw(rel), rel))
+                .map(|rel| text_of(self.raw(rel), rel).map(Arc::from))
                 .collect(),
-            Backing::Commit(tree) => tree
-                .read_many(rels, limits.max_bytes)
-                .into_iter()
-                .zip(rels)
-                .map(|(bytes, rel)| match self.overlay.get(rel) {
-                    Some(text) => Ok(text.clone()),
-                    None => text_of(bytes, rel),
-                })
-                .collect(),
+            Backing::Commit(tree) => {
+                let unread: Vec<PathBuf> = rels
+                    .iter()
+                    .filter(|rel| !self.unchanged.contains_key(*rel))
+                    .cloned()
+                    .collect();
+                let mut read = tree.read_many(&unread, limits.max_bytes).into_iter();
+                rels.iter()
+                    .map(|rel| {
+                        if let Some(text) = self.unchanged.get(rel) {
+                            return Ok(text.clone());
+                        }
+                        let bytes = read.next().unwrap_or_else(|| {
+                            Err(Refused::Io(std::io::Error::other(
+                                "git cat-file gave no answer",
+                            )))
+                        });
+                        match self.overlay.get(rel) {
+                            Some(text) => Ok(text.as_str().into()),
+                            None => text_of(bytes, rel).map(Arc::from),
+                        }
+                    })
+                    .collect()
+            }
         };
         let mut to_parse = Vec::new();
         for (rel, text) in rels.iter().zip(texts) {
             match text {
                 Ok(text) => {
-                    let text: Arc<str> = text.into();
                     let id = self.sources.add(rel.clone(), text.clone());
                     to_parse.push((rel.clone(), id, text));
                 }

@@ -2,6 +2,9 @@
 //! read from git's object store by the `git` CLI (see [`Tree`]): nothing
 //! is written, and the working tree, index and worktree list are left alone.
 
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -129,25 +132,54 @@ pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
     })
 }
 
-/// Whether every file below `dir` is as `commit` has it: no tracked file
-/// differs (`git diff` compares the working tree with the commit, after
-/// git's own clean filters and stat cache) and no file is untracked or
-/// ignored (`ls-files --others` without excludes: the loader reads ignored
-/// files too). Then a lint of the commit is the lint of the working tree.
+/// The paths below `dir` (relative to it) that are not as `commit` has
+/// them: tracked files the working tree changes, adds or deletes (`git
+/// diff` compares the working tree with the commit, after git's own clean
+/// filters and stat cache; without rename detection, which would name
+/// only the new path), and every file untracked or ignored (`ls-files
+/// --others` without excludes: the loader reads ignored files too).
+/// `None` when git cannot tell.
+pub fn changed_since(dir: &Path, commit: &str) -> Option<HashSet<PathBuf>> {
+    let listed = |args: &[&str]| -> Option<Vec<PathBuf>> {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        out.status.success().then(|| {
+            out.stdout
+                .split(|b| *b == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| PathBuf::from(OsStr::from_bytes(p)))
+                .collect()
+        })
+    };
+    let mut changed: HashSet<PathBuf> = listed(&[
+        "diff",
+        "--name-only",
+        "-z",
+        "--relative",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        commit,
+        "--",
+        ".",
+    ])?
+    .into_iter()
+    .collect();
+    changed.extend(listed(&["ls-files", "--others", "-z", "--", "."])?);
+    Some(changed)
+}
+
+/// Whether every file below `dir` is as `commit` has it (see
+/// [`changed_since`]). Then a lint of the commit is the lint of the
+/// working tree.
 pub fn unchanged_since(dir: &Path, commit: &str) -> bool {
-    let quiet_diff = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["diff", "--quiet", "--no-ext-diff", "--no-textconv", commit])
-        .args(["--", "."])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    quiet_diff
-        && git(dir, &["ls-files", "--others", "-z", "--", "."])
-            .is_ok_and(|(ok, out, _)| ok && out.is_empty())
+    changed_since(dir, commit).is_some_and(|changed| changed.is_empty())
 }
 
 /// The commit a lint of a git work tree saw, for SARIF's

@@ -1108,6 +1108,21 @@ impl FluxTree {
         }
     }
 
+    /// The Flux Kustomization recorded last fails after all (its postBuild
+    /// substitution cannot parse a value): Flux applies none of it.
+    fn fail_render(&mut self, mut why: Vec<Issue>) {
+        let Some(last) = self.renders.last_mut() else {
+            return;
+        };
+        last.outcome = match std::mem::replace(&mut last.outcome, Outcome::Rendered) {
+            Outcome::Failed(mut missing) => {
+                missing.append(&mut why);
+                Outcome::Failed(missing)
+            }
+            _ => Outcome::Failed(why),
+        };
+    }
+
     fn record(&mut self, ks: &Object, id: &KsId, outcome: Outcome) {
         let path = self.ks_path_text(ks);
         self.renders.push(FluxRender {
@@ -1358,8 +1373,17 @@ impl FluxTree {
             let budget = self
                 .subst_budget
                 .get_or_insert_with(|| crate::source::flux::budget(files.limits()));
+            let mut unparsed = Vec::new();
             for o in &mut objs {
-                issues.extend(substitute(&files.sources, o, &vars, budget));
+                let (failed, other): (Vec<Issue>, Vec<Issue>) =
+                    substitute(&files.sources, o, &vars, budget)
+                        .into_iter()
+                        .partition(|i| i.gap == Some(Gap::Substitution));
+                issues.extend(other);
+                unparsed.extend(failed);
+            }
+            if !unparsed.is_empty() {
+                self.fail_render(unparsed);
             }
             let unknowns = vars.incomplete || vars.map.values().any(|v| v.unknown);
             let substituted = vars.is_active();

@@ -112,6 +112,11 @@ impl Lent {
         })
     }
 
+    /// The lender's files and texts.
+    pub(crate) fn texts(&self) -> impl Iterator<Item = &(PathBuf, Arc<str>)> {
+        self.sources.iter()
+    }
+
     /// Whether `id` is the same file with the same text in the lender
     /// and in `sources`.
     fn is_aligned(&mut self, id: FileId, sources: &SourceMap) -> bool {

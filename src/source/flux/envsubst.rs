@@ -56,6 +56,29 @@ pub struct Expanded {
 
 /// Expands `text`. `Err` is a syntax error (Flux fails the Kustomization)
 /// or a budget hit (message starts with [`BUDGET`]).
+/// Whether `text` parses as Flux's envsubst reads it, whatever the
+/// variables hold: a parse error fails the Flux Kustomization for certain.
+pub fn parses(text: &str) -> bool {
+    Parser::new(text).parse().is_ok()
+}
+
+/// The first `${...}` of `text` that does not parse on its own line, and
+/// its byte offset, for a message that points into a large value (a
+/// dashboard's JSON).
+pub fn first_unparsable(text: &str) -> Option<(usize, &str)> {
+    text.match_indices("${")
+        .filter(|(i, _)| !text[..*i].ends_with('$'))
+        .find_map(|(i, _)| {
+            let line = &text[i..text[i..].find('\n').map_or(text.len(), |e| i + e)];
+            let shown = &line[..line.find('}').map_or(line.len(), |e| e + 1)];
+            let shown = shown
+                .char_indices()
+                .nth(60)
+                .map_or(shown, |(e, _)| &shown[..e]);
+            (!parses(line)).then_some((i, shown))
+        })
+}
+
 pub fn expand<'v>(
     text: &str,
     lookup: &dyn Fn(&str) -> Lookup<'v>,

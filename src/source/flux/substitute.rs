@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use super::envsubst::{self, BUDGET, Budget, Expanded, Lookup};
 use super::goyaml_v2::{self, Emit};
+use crate::source::files::Gap;
 use crate::source::flux::data::{self, DataValue};
 use crate::source::{Issue, Object, StepKind};
 use crate::yaml::{Limits, Node, Origin, SourceMap, Span, Style, Value, parse_documents};
@@ -286,6 +287,39 @@ fn invalid_name_message(name: &str, from: &str) -> String {
     )
 }
 
+/// Where `at`, found at byte `offset` of a scalar's text, is written: for
+/// a literal block (`|`) each line of the text is a line of the file at
+/// the block's indentation. Checked against the file, so another style
+/// (folded, quoted with escapes) gives `None` rather than a wrong place.
+fn span_within(
+    sources: &SourceMap,
+    span: Span,
+    text: &str,
+    offset: usize,
+    at: &str,
+) -> Option<Span> {
+    let before = &text[..offset];
+    let line = span.line + before.matches('\n').count() as u32;
+    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+    // A block's first content line starts at the span's column; every
+    // other line at the same indentation.
+    let col = span.col + before[line_start..].chars().count() as u32;
+    let src = &sources.get(span.file).text;
+    let src_line = src.lines().nth(line.checked_sub(1)? as usize)?;
+    let start_in_line = src_line.char_indices().nth(col.checked_sub(1)? as usize)?.0;
+    if !src_line[start_in_line..].starts_with(at) {
+        return None;
+    }
+    let start = (src_line.as_ptr() as usize - src.as_ptr() as usize + start_in_line) as u32;
+    Some(Span {
+        file: span.file,
+        start,
+        end: start + at.len() as u32,
+        line,
+        col,
+    })
+}
+
 fn issue_at(sources: &SourceMap, span: Span, message: impl Into<String>) -> Issue {
     Issue {
         gap: None,
@@ -374,18 +408,46 @@ impl Cx<'_> {
         }
         let text = text.clone();
         let report = |cx: &mut Self, message: String| {
-            let message = if message.starts_with(BUDGET) {
-                format!("{message} in {}: left as written", shorten(&text))
+            let issue = if message.starts_with(BUDGET) {
+                let message = format!("{message} in {}: left as written", shorten(&text));
+                issue_at(cx.sources, node.span, message)
             } else {
-                format!(
+                let message = format!(
                     "variable substitution failed in {}: {message}",
                     shorten(&text)
-                )
+                );
+                issue_at(cx.sources, node.span, message)
             };
-            cx.issues.push(issue_at(cx.sources, node.span, message));
+            cx.issues.push(issue);
         };
         let expanded = match self.expand(&text) {
             Ok(e) => e,
+            // Text envsubst cannot parse fails the Flux Kustomization
+            // whatever the variables hold; an error that depends on their
+            // values (here maybe a guess: a value from the cluster) stays a
+            // warning.
+            Err(message) if !message.starts_with(BUDGET) && !envsubst::parses(&text) => {
+                let unparsable = envsubst::first_unparsable(&text);
+                let span = unparsable
+                    .and_then(|(offset, at)| {
+                        span_within(self.sources, node.span, &text, offset, at)
+                    })
+                    .unwrap_or(node.span);
+                let message = match unparsable.map(|(_, at)| at) {
+                    Some(at) => format!(
+                        "variable substitution failed at {at:?}: {message} (escape it as \
+                         $${{...}}, or disable substitution for the object with the \
+                         kustomize.toolkit.fluxcd.io/substitute: disabled annotation)"
+                    ),
+                    None => format!(
+                        "variable substitution failed in {}: {message}",
+                        shorten(&text)
+                    ),
+                };
+                self.issues
+                    .push(issue_at(self.sources, span, message).gap(Gap::Substitution));
+                return false;
+            }
             Err(message) => {
                 report(self, message);
                 return false;

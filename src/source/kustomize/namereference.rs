@@ -4,21 +4,25 @@
 
 use crate::yaml::{Node, Span, Value};
 
-use super::Res;
 use super::fieldspecs::{Leaf, NameRef, split_path, visit};
+use super::{Gvk, Res};
 
 type Fail = (Span, String);
 
 pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
+    // Taken once, not per reference kind and object (kustomize's defaults
+    // list dozens of kinds): a name reference rewrites name fields only,
+    // never an object's apiVersion or kind.
+    let gvks: Vec<Gvk> = res.iter().map(Res::gvk).collect();
     for nr in refs {
         let candidates: Vec<Candidate> = res
             .iter()
-            .filter(|r| {
-                let g = r.gvk();
+            .zip(&gvks)
+            .filter(|(_, g)| {
                 g.kind == nr.kind
                     && (nr.group.is_empty() || nr.group.contains('/') || nr.group == g.group)
             })
-            .map(|r| Candidate {
+            .map(|(r, g)| Candidate {
                 names: r.names(),
                 namespaces: {
                     let mut ns = vec![r.cur_id().namespace, r.org.namespace.clone()];
@@ -27,20 +31,19 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
                 },
                 name: r.obj.name().to_string(),
                 namespace: r.obj.namespace().unwrap_or("").to_string(),
-                cluster_scoped: r.gvk().is_cluster_scoped(),
+                cluster_scoped: g.is_cluster_scoped(),
             })
             .collect();
         if candidates.is_empty() {
             continue;
         }
-        for r in res.iter_mut() {
-            let gvk = r.gvk();
+        for (r, gvk) in res.iter_mut().zip(&gvks) {
             let referrer_ns = if gvk.is_cluster_scoped() {
                 None
             } else {
                 Some(r.obj.namespace().unwrap_or("").to_string())
             };
-            for fs in nr.specs.iter().filter(|fs| fs.selects(&gvk)) {
+            for fs in nr.specs.iter().filter(|fs| fs.selects(gvk)) {
                 let span = r.obj.root.span;
                 visit(
                     r.obj.root_mut(),

@@ -6,7 +6,8 @@ use crate::yaml::{Node, Span, Value};
 
 use super::fieldspecs::{Config, FieldSpec, Leaf, parse_specs, split_path, visit};
 use super::kustomization::Kustomization;
-use super::{Acc, Res, issue_at, patches, replacements};
+use super::{Acc, Res, ResId, issue_at, patches, replacements};
+use std::collections::HashMap;
 
 pub(crate) fn run(
     files: &mut Files,
@@ -215,9 +216,23 @@ pub(crate) fn namespace(
             Some(span),
         );
     }
-    for (i, r) in res.iter().enumerate() {
-        let id = r.cur_id();
-        if res.iter().skip(i + 1).any(|o| o.cur_id().matches(&id)) {
+    // Ids that match share group, kind and name: compared within those
+    // buckets, not every pair (quadratic in a build's objects).
+    let ids: Vec<ResId> = res.iter().map(Res::cur_id).collect();
+    let mut by_key: HashMap<(&str, &str, &str), Vec<usize>> = HashMap::new();
+    for (i, id) in ids.iter().enumerate() {
+        by_key
+            .entry((&id.gvk.group, &id.gvk.kind, &id.name))
+            .or_default()
+            .push(i);
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let later = &by_key[&(
+            id.gvk.group.as_str(),
+            id.gvk.kind.as_str(),
+            id.name.as_str(),
+        )];
+        if later.iter().any(|&j| j > i && ids[j].matches(id)) {
             return Err(issue_at(
                 files,
                 span,
