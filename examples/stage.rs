@@ -20,6 +20,7 @@ use homelab_lint::yaml::Limits;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    homelab_lint::alloc::no_transparent_huge_pages();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [stage, root] = args.as_slice() else {
         eprintln!("usage: stage parse|render REPO");

@@ -4,6 +4,7 @@
 //! wrong, `report` renders results. `pipeline` runs a lint's stages in
 //! order for any front door; `cli` is the command line's.
 
+pub mod alloc;
 pub mod cli;
 mod example;
 pub mod fix;
