@@ -4,7 +4,7 @@
 
 use super::database::{Database, Provider, sub_values};
 use super::{Model, ObjRef, Unknown, is_helm_release};
-use crate::yaml::{Node, Origin, Span};
+use crate::yaml::{Node, Origin, PathSeg, Span};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Category {
@@ -587,8 +587,35 @@ fn undeclared_class(model: &Model, near: ObjRef, node: &Node, name: &str) -> Str
                 )
             }
         },
-        _ => format!("storage class {name} is not declared in the repository"),
+        _ => match declared_in_values(model, name) {
+            Some(release) => format!(
+                "storage class {name} is declared only in the values of {release}, a chart \
+                 whose storage classes the tool does not know how to read"
+            ),
+            None => format!("storage class {name} is not declared in the repository"),
+        },
     }
+}
+
+/// A HelmRelease whose values name `class` at a `name` under a key about
+/// storage classes (`storageClasses[].name`, `storageClass.name`): a CSI
+/// or storage chart the tool has no model of declares it there.
+fn declared_in_values(model: &Model, class: &str) -> Option<String> {
+    (0..model.objects.len()).find_map(|i| {
+        let release = model.release(i)?;
+        let mut found = false;
+        release.values.walk(&mut |path, node| {
+            found |= node.as_str() == Some(class)
+                && matches!(path.last(), Some(PathSeg::Key("name")))
+                && path.iter().any(|seg| {
+                    matches!(seg, PathSeg::Key(k) if k.to_ascii_lowercase().contains("storageclass"))
+                });
+        });
+        found.then(|| {
+            let chart = release.chart.as_ref().and_then(Node::as_str).unwrap_or("?");
+            format!("{} (chart {chart})", model.object(i).id())
+        })
+    })
 }
 
 /// The storage a claim made by `near` gets: the class it names, or the
@@ -644,6 +671,21 @@ pub fn of_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_class_only_in_an_unknown_charts_values_is_named_there() {
+        let repo = crate::source::test_repo::TestRepo::new(&[(
+            "csi.yaml",
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: scale-csi, namespace: scale-csi}\nspec:\n  chart: {spec: {chart: scale-csi}}\n  values:\n    storageClasses:\n      - {name: scale-nfs, protocol: nfs}\n    other: {name: scale-nfs}\n",
+        )]);
+        let model = Model::from_parts(&repo.objects, &repo.sources);
+        assert_eq!(
+            declared_in_values(&model, "scale-nfs").as_deref(),
+            Some("HelmRelease/scale-csi/scale-csi (chart scale-csi)")
+        );
+        assert_eq!(declared_in_values(&model, "protocol"), None);
+        assert_eq!(declared_in_values(&model, "nfs"), None);
+    }
 
     #[test]
     fn provisioners_by_category() {
