@@ -95,12 +95,36 @@ fn offset_of(text: &str, line: u32, col: u32) -> u32 {
 /// default: Flux renders it as an empty string. Variables whose source
 /// could not be read (SOPS, a ConfigMap only in the cluster) are not
 /// counted: they may well be defined.
+/// The node, with its span narrowed to where `${name` is written in it
+/// (a variable in a block scalar is on a line of its own, not at the
+/// block's first line); as it is when the text does not show it.
+fn at_variable(model: &Model, node: &Node, name: &str) -> Node {
+    let mut node = node.clone();
+    // `${name` then what may follow a name in Flux's envsubst: the end,
+    // or an operator (`${APP}` must not be found in `${APP_NAME}`).
+    if let Some(span) = "}:-=+?#%/^,".chars().find_map(|next| {
+        model
+            .sources
+            .find_within(node.span, &format!("${{{name}{next}"))
+    }) {
+        node.span = Span {
+            end: span.start + 2 + name.len() as u32,
+            ..span
+        };
+    }
+    node
+}
+
 pub fn undefined_variables(model: &Model) -> Vec<(ObjRef, String, Node)> {
     let mut out = Vec::new();
     for (i, obj) in model.objects.iter().enumerate() {
         obj.root.walk(&mut |_, node| {
             if let Some(Origin::Substituted { undefined, .. }) = node.origin.as_deref() {
-                out.extend(undefined.iter().map(|v| (i, v.clone(), node.clone())));
+                out.extend(
+                    undefined
+                        .iter()
+                        .map(|v| (i, v.clone(), at_variable(model, node, v))),
+                );
             }
         });
     }

@@ -163,6 +163,32 @@ impl SourceMap {
     }
 
     /// `path:line:col`, the form editors and terminals link.
+    /// Where `needle` is first written inside `span`'s text, as a span of
+    /// its own: a variable inside a block scalar, at its line and column
+    /// rather than at the block's start. `None` when the text as written
+    /// does not hold it (an escape sequence in a quoted scalar, say).
+    pub fn find_within(&self, span: Span, needle: &str) -> Option<Span> {
+        let text = &self.get(span.file).text;
+        let written = text.get(span.start as usize..span.end as usize)?;
+        let offset = written.find(needle)?;
+        let before = &written[..offset];
+        let (line, col) = match before.rfind('\n') {
+            None => (span.line, span.col + before.chars().count() as u32),
+            Some(n) => (
+                span.line + before.matches('\n').count() as u32,
+                1 + before[n + 1..].chars().count() as u32,
+            ),
+        };
+        let start = span.start + offset as u32;
+        Some(Span {
+            file: span.file,
+            start,
+            end: start + needle.len() as u32,
+            line,
+            col,
+        })
+    }
+
     pub fn location(&self, span: Span) -> String {
         format!(
             "{}:{}:{}",

@@ -62,10 +62,9 @@ pub fn parses(text: &str) -> bool {
     Parser::new(text).parse().is_ok()
 }
 
-/// The first `${...}` of `text` that does not parse on its own line, and
-/// its byte offset, for a message that points into a large value (a
-/// dashboard's JSON).
-pub fn first_unparsable(text: &str) -> Option<(usize, &str)> {
+/// The first `${...}` of `text` that does not parse on its own line, for
+/// a message that points into a large value (a dashboard's JSON).
+pub fn first_unparsable(text: &str) -> Option<&str> {
     text.match_indices("${")
         .filter(|(i, _)| !text[..*i].ends_with('$'))
         .find_map(|(i, _)| {
@@ -75,7 +74,7 @@ pub fn first_unparsable(text: &str) -> Option<(usize, &str)> {
                 .char_indices()
                 .nth(60)
                 .map_or(shown, |(e, _)| &shown[..e]);
-            (!parses(line)).then_some((i, shown))
+            (!parses(line)).then_some(shown)
         })
 }
 

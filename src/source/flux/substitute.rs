@@ -287,39 +287,6 @@ fn invalid_name_message(name: &str, from: &str) -> String {
     )
 }
 
-/// Where `at`, found at byte `offset` of a scalar's text, is written: for
-/// a literal block (`|`) each line of the text is a line of the file at
-/// the block's indentation. Checked against the file, so another style
-/// (folded, quoted with escapes) gives `None` rather than a wrong place.
-fn span_within(
-    sources: &SourceMap,
-    span: Span,
-    text: &str,
-    offset: usize,
-    at: &str,
-) -> Option<Span> {
-    let before = &text[..offset];
-    let line = span.line + before.matches('\n').count() as u32;
-    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-    // A block's first content line starts at the span's column; every
-    // other line at the same indentation.
-    let col = span.col + before[line_start..].chars().count() as u32;
-    let src = &sources.get(span.file).text;
-    let src_line = src.lines().nth(line.checked_sub(1)? as usize)?;
-    let start_in_line = src_line.char_indices().nth(col.checked_sub(1)? as usize)?.0;
-    if !src_line[start_in_line..].starts_with(at) {
-        return None;
-    }
-    let start = (src_line.as_ptr() as usize - src.as_ptr() as usize + start_in_line) as u32;
-    Some(Span {
-        file: span.file,
-        start,
-        end: start + at.len() as u32,
-        line,
-        col,
-    })
-}
-
 fn issue_at(sources: &SourceMap, span: Span, message: impl Into<String>) -> Issue {
     Issue {
         gap: None,
@@ -429,11 +396,9 @@ impl Cx<'_> {
             Err(message) if !message.starts_with(BUDGET) && !envsubst::parses(&text) => {
                 let unparsable = envsubst::first_unparsable(&text);
                 let span = unparsable
-                    .and_then(|(offset, at)| {
-                        span_within(self.sources, node.span, &text, offset, at)
-                    })
+                    .and_then(|at| self.sources.find_within(node.span, at))
                     .unwrap_or(node.span);
-                let message = match unparsable.map(|(_, at)| at) {
+                let message = match unparsable {
                     Some(at) => format!(
                         "variable substitution failed at {at:?}: {message} (escape it as \
                          $${{...}}, or disable substitution for the object with the \
@@ -995,9 +960,10 @@ data:
         ]);
         let (obj, issues) = repo.render("x");
         assert_eq!(issues.len(), 1);
+        // At the `${` that does not parse, inside the quotes.
         assert_eq!(
             (issues[0].path.as_str(), issues[0].line, issues[0].col),
-            ("app.yaml", 6, 8)
+            ("app.yaml", 6, 9)
         );
         assert_eq!(obj.root.str_at(&["data", "bad"]), Some("${DOMAIN"));
         assert_eq!(obj.root.str_at(&["data", "good"]), Some("example.org"));
