@@ -204,14 +204,19 @@ pub fn postgres_parameter(
             let mut path = vec!["spec", "values"];
             path.extend(db.values_key.split('.').filter(|k| !k.is_empty()));
             path.push("primary");
+            // Helm replaces a string value, it does not add to it: a block
+            // written here drops what the parent chart's own default block
+            // holds, so that goes in too.
+            let mut lines: Vec<String> = chart_extended_configuration(model, db)
+                .iter()
+                .map(|l| l.to_string())
+                .collect();
+            lines.push(line.clone());
             ensure_path(
                 model,
                 provider_root,
                 &path,
-                (
-                    "extendedConfiguration".into(),
-                    NewValue::Block(vec![line.clone()]),
-                ),
+                ("extendedConfiguration".into(), NewValue::Block(lines)),
             )
         }
         (_, Provider::StatefulSet) => {
@@ -225,6 +230,21 @@ pub fn postgres_parameter(
             insert_entries(sources, c, &[("args".into(), NewValue::Scalar(args))])
                 .ok_or_else(|| "the postgres container is not written as a map".into())
         }
+    }
+}
+
+/// The lines a parent chart's own values put in its Bitnami PostgreSQL
+/// subchart's `primary.extendedConfiguration`: goauthentik/helm
+/// charts/authentik/values.yaml sets `max_connections = 500` there, which
+/// a block of the user's own would silently take back to Postgres' 100.
+fn chart_extended_configuration(model: &Model, db: &Database) -> &'static [&'static str] {
+    let chart = model
+        .release(db.object)
+        .and_then(|r| r.chart.as_ref())
+        .and_then(Node::as_str);
+    match (chart, db.values_key.as_str()) {
+        (Some("authentik"), "postgresql") => &["max_connections = 500"],
+        _ => &[],
     }
 }
 

@@ -79,7 +79,8 @@ impl Located {
 /// on a change elsewhere, a CI run on a merge commit), the repository
 /// already loaded is the base commit's and is not read again. Else the
 /// base load reuses what the linted one parsed and built where its inputs
-/// are the same (see [`crate::source::reuse`]).
+/// are the same (see [`crate::source::reuse`]), and its texts of the
+/// files git says are unchanged ([`Files::sharing_unchanged`]).
 pub fn prepare(
     req: &BaseRequest,
     located: Option<Located>,

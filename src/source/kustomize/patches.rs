@@ -547,6 +547,12 @@ fn apply_smp_to(
             r.obj.namespace().map(str::to_string),
             r.obj.kind().to_string(),
         );
+        // kustomize gives the patch the target's name, namespace and kind
+        // before merging (api/internal/builtins/PatchTransformer.go): a
+        // patch's own name is a placeholder, and the target's nodes (with
+        // where they are written) are what the merged object keeps.
+        let meta_node = |k: &str| r.obj.root.path(&["metadata", k]).cloned();
+        let (name_node, ns_node) = (meta_node("name"), meta_node("namespace"));
         if allow_name || allow_kind {
             r.store_prev();
         }
@@ -565,16 +571,20 @@ fn apply_smp_to(
             root.insert("kind", Node::synthetic_str(kind, span));
         }
         if !allow_name {
-            let name_span = root.path(&["metadata", "name"]).map_or(span, |n| n.span);
-            super::set_meta(root, "name", &name, name_span);
+            match name_node {
+                Some(n) => {
+                    root.entry_map("metadata", span).insert("name", n);
+                }
+                None => super::set_meta(root, "name", &name, span),
+            }
         }
         match ns {
-            Some(ns) => {
-                let ns_span = root
-                    .path(&["metadata", "namespace"])
-                    .map_or(span, |n| n.span);
-                super::set_meta(root, "namespace", &ns, ns_span);
-            }
+            Some(ns) => match ns_node {
+                Some(n) => {
+                    root.entry_map("metadata", span).insert("namespace", n);
+                }
+                None => super::set_meta(root, "namespace", &ns, span),
+            },
             None => {
                 if let Some(meta) = root.get_mut("metadata") {
                     meta.remove("namespace");
