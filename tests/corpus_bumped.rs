@@ -131,9 +131,10 @@ fn buroa_bumped_to_2025_10_is_fixed_next_to_the_alias_not_inside_the_anchor() {
     let after = findings(&repo, &[]);
     assert!(!after.iter().any(|(r, _)| r == cache), "{after:#?}");
 
-    // Rendered again: the parameter reaches the bundled Postgres, and the
-    // anchored resources (aliased by redis and the Postgres primary) are
-    // what they were.
+    // Rendered again: the parameter reaches the bundled Postgres (with the
+    // authentik chart's own max_connections line, which a block of ours
+    // would otherwise replace), and the anchored resources (aliased by
+    // redis and the Postgres primary) are what they were.
     let loaded = repo::load(&repo, Limits::default());
     let model = Model::new(&loaded);
     let hr = (0..loaded.objects.len())
@@ -143,7 +144,7 @@ fn buroa_bumped_to_2025_10_is_fixed_next_to_the_alias_not_inside_the_anchor() {
     let text = |n: Option<&Node>| n.map(|n| n.to_json().to_string()).unwrap_or_default();
     assert_eq!(
         values.str_at(&["postgresql", "primary", "extendedConfiguration"]),
-        Some("synchronous_commit = off\n")
+        Some("max_connections = 500\nsynchronous_commit = off\n")
     );
     let resources = text(values.get("resources"));
     assert!(!resources.contains("extendedConfiguration"), "{resources}");
@@ -165,6 +166,7 @@ fn buroa_bumped_to_2025_10_is_fixed_next_to_the_alias_not_inside_the_anchor() {
         added,
         [
             "        extendedConfiguration: |",
+            "          max_connections = 500",
             "          synchronous_commit = off"
         ]
     );
