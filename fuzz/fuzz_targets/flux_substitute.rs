@@ -33,10 +33,10 @@ fuzz_target!(|data: &[u8]| {
         ..Span::default()
     };
     if let Some(d) = root.get_mut("data") {
-        d.insert("k", Node::new(Value::Str(text.to_string()), span));
+        d.insert("k", Node::new(Value::Str(text.into()), span));
         if let Some(entries) = d.as_map_mut() {
             entries.push((
-                Node::new(Value::Str(text.to_string()), span),
+                Node::new(Value::Str(text.into()), span),
                 Node::new(Value::Int(1), span),
             ));
         }
