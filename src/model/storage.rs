@@ -253,7 +253,48 @@ fn all_classes(model: &Model) -> Vec<ClassDecl> {
             chart_classes(model, i, &mut out);
         }
     }
+    static_volume_classes(model, &mut out);
     out
+}
+
+/// Class names that only statically provisioned PersistentVolumes carry:
+/// no StorageClass object is needed for them, as Kubernetes binds a claim
+/// to a PV of the same `storageClassName` (NOTES: the bound volume is the
+/// ground truth). An NFS or CSI volume says what storage it is; the first
+/// PV of a name stands for the class.
+fn static_volume_classes(model: &Model, out: &mut Vec<ClassDecl>) {
+    for (i, obj) in model.objects.iter().enumerate() {
+        if !obj.is("", "PersistentVolume") {
+            continue;
+        }
+        let Some(name) = obj.root.str_at(&["spec", "storageClassName"]) else {
+            continue;
+        };
+        if name.is_empty() || out.iter().any(|c| c.name == name) {
+            continue;
+        }
+        let spec = obj.root.get("spec");
+        let (provisioner, span) = if let Some(nfs) = spec.and_then(|s| s.get("nfs")) {
+            (
+                format!("nfs (static PersistentVolume {})", obj.name()),
+                nfs.span,
+            )
+        } else if let Some(driver) = spec.and_then(|s| s.path(&["csi", "driver"])) {
+            let Some(d) = driver.as_str() else { continue };
+            (d.to_string(), driver.span)
+        } else {
+            continue;
+        };
+        out.push(with_category(ClassDecl {
+            category: Category::Unknown,
+            name: name.to_string(),
+            provisioner,
+            span,
+            is_default: false,
+            object: i,
+            copies: None,
+        }));
+    }
 }
 
 /// Classes created by storage charts from their values.
