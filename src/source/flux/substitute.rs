@@ -375,17 +375,15 @@ impl Cx<'_> {
         }
         let text = text.clone();
         let report = |cx: &mut Self, message: String| {
-            let issue = if message.starts_with(BUDGET) {
-                let message = format!("{message} in {}: left as written", shorten(&text));
-                issue_at(cx.sources, node.span, message)
+            let message = if message.starts_with(BUDGET) {
+                format!("{message} in {}: left as written", shorten(&text))
             } else {
-                let message = format!(
+                format!(
                     "variable substitution failed in {}: {message}",
                     shorten(&text)
-                );
-                issue_at(cx.sources, node.span, message)
+                )
             };
-            cx.issues.push(issue);
+            cx.issues.push(issue_at(cx.sources, node.span, message));
         };
         let expanded = match self.expand(&text) {
             Ok(e) => e,
