@@ -425,3 +425,45 @@ fn clusters_sharing_a_kustomization_each_read_their_own_settings() {
     values.sort();
     assert_eq!(values, ["k8s-apps", "k8s-infra"], "{owners:?}");
 }
+
+/// Sweep s5 M5 (alex-matthews): the cluster-template layout keeps a
+/// substituteFrom Secret in `bootstrap/kustomize/apps/*/secret.yaml`,
+/// which no Flux Kustomization applies but a just recipe pipes through
+/// `op inject` and `kubectl apply`. The warning names that file instead of
+/// calling the Secret absent, its keys are the variables, and a 1Password
+/// reference among them is a value the cluster holds, not the text.
+#[test]
+fn substitute_from_a_secret_only_a_bootstrap_step_applies() {
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: network}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: tunnel-id}\n";
+    let secret = "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: tunnel-id\nstringData:\n  TUNNEL_ID: |-\n    op://kubernetes/cloudflare/TUNNEL_ID\n  ZONE: example.org\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", apps),
+        (
+            "bootstrap/apps/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: network\nresources: [secret.yaml]\n",
+        ),
+        ("bootstrap/apps/secret.yaml", secret),
+        (
+            "apps/app.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: network}\ndata:\n  host: ${TUNNEL_ID}.${ZONE}\n",
+        ),
+    ]);
+    let said: Vec<&str> = r
+        .issues
+        .iter()
+        .filter(|i| i.message.contains("tunnel-id"))
+        .map(|i| i.message.as_str())
+        .collect();
+    assert!(
+        said.len() == 1
+            && said[0].contains("is only in bootstrap/apps/secret.yaml:2")
+            && said[0].contains("no Flux Kustomization applies")
+            && !said[0].contains("not in the repository"),
+        "{said:?}"
+    );
+    assert_eq!(
+        substituted(&r, "app", "host").as_deref(),
+        Some("${TUNNEL_ID}.example.org")
+    );
+}

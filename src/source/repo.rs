@@ -1366,6 +1366,18 @@ impl FluxTree {
                             .iter()
                             .find(|o| namespace_unknown(o, &id.0).is_some())
                     })
+                    .or_else(|| {
+                        // A file as written (no chain) that names no namespace and
+                        // of which no build made a copy: only a bootstrap step
+                        // applies it, which collect_vars says.
+                        candidates.iter().find(|o| {
+                            o.chain.is_empty()
+                                && o.namespace().is_none()
+                                && !candidates
+                                    .iter()
+                                    .any(|c| !std::ptr::eq(c, *o) && doc_id(c) == doc_id(o))
+                        })
+                    })
             };
             let (mut vars, var_issues) = collect_vars(&files.sources, ks, &lookup);
             issues.extend(var_issues);

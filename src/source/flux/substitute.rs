@@ -145,6 +145,21 @@ pub fn collect_vars<'a>(
             }
             continue;
         };
+        let by_hand = applied_by_hand(source, namespace);
+        if by_hand && !optional {
+            issues.push(issue_at(
+                sources,
+                entry.span,
+                format!(
+                    "substituteFrom {kind}/{name} is only in {}:{}, which names no namespace \
+                     and which no Flux Kustomization applies: a bootstrap step (a script or \
+                     task recipe) must apply it in namespace {namespace}, else Flux fails this \
+                     Kustomization; its keys are read from there",
+                    sources.path(source.root.span.file).display(),
+                    source.root.span.line,
+                ),
+            ));
+        }
         // More keys than the repository names: any variable may be one.
         vars.incomplete |= data::keys_complete(source, lookup).is_err();
         for (key, value) in data::entries(source, lookup) {
@@ -157,6 +172,11 @@ pub fn collect_vars<'a>(
                 continue;
             }
             let var = match value {
+                DataValue::Text { text, node } if by_hand && is_secret_reference(&text) => Var {
+                    value: String::new(),
+                    defined_at: Some(node.span),
+                    unknown: true,
+                },
                 DataValue::Text { text, node } => Var {
                     value: text.replace('\n', ""),
                     defined_at: Some(node.span),
@@ -216,6 +236,23 @@ pub fn collect_vars<'a>(
         );
     }
     (vars, issues)
+}
+
+/// Whether the `substituteFrom` source `lookup` found for a Kustomization
+/// in `namespace` is one no Flux Kustomization applies: the lookup offers
+/// a copy that names no namespace only when no Flux build holds it, the
+/// cluster-template layout's `bootstrap/.../secret.yaml` that a just or
+/// Task recipe pipes through `kubectl apply` into its namespace.
+fn applied_by_hand(source: &Object, namespace: &str) -> bool {
+    !namespace.is_empty() && source.namespace().is_none() && !data::provided_in(source, namespace)
+}
+
+/// A 1Password secret reference (`op://vault/item/field`), which the
+/// bootstrap recipes that apply such files replace with `op inject`
+/// (developer.1password.com/docs/cli/secret-references): the cluster holds
+/// the secret, not the reference.
+fn is_secret_reference(text: &str) -> bool {
+    text.trim().starts_with("op://")
 }
 
 /// Applies the variables to every string scalar and mapping key of `obj`,
