@@ -474,6 +474,7 @@ pub fn has_hidden_sources(model: &Model, app: &App) -> Option<String> {
     env_from_sources(&refs, &holder).into_iter().find_map(|source| {
         let kind = if source.secret { "Secret" } else { "ConfigMap" };
         match refs.find(source.secret, &source.name) {
+            None if made_by_bucket_claim(model, app.object, ns, &source.name) => None,
             None => Some(format!(
                 "envFrom {kind} {}, which is not in the repository (it may exist only in the cluster),",
                 source.name
@@ -487,4 +488,23 @@ pub fn has_hidden_sources(model: &Model, app: &App) -> Option<String> {
             }),
         }
     })
+}
+
+/// Whether an ObjectBucketClaim of that name makes the ConfigMap or Secret
+/// in `namespace`: the bucket provisioner (kube-object-storage
+/// lib-bucket-provisioner, which Rook's and NooBaa's use) creates both,
+/// named after the claim in its namespace, holding only the bucket's
+/// `BUCKET_HOST`, `BUCKET_NAME`, `BUCKET_PORT`, `BUCKET_REGION`,
+/// `BUCKET_SUBREGION` and its `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`:
+/// none of an application's own settings.
+fn made_by_bucket_claim(model: &Model, near: ObjRef, namespace: &str, name: &str) -> bool {
+    model
+        .find(
+            near,
+            "objectbucket.io",
+            "ObjectBucketClaim",
+            namespace,
+            name,
+        )
+        .is_some()
 }
