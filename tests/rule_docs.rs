@@ -28,6 +28,28 @@ fn every_rule_file_loads_as_a_builtin() {
     assert_eq!(rules::builtin().len(), count);
 }
 
+/// Sweep s5 L3 (Aviator-Coding): a help is the same for every finding, so
+/// it cannot know the database's name; the fix's notes name it, or write
+/// `<database>`/`<role>` when the repository does not show it. A help that
+/// said `ALTER DATABASE authentik` beside a note saying the name is unknown
+/// contradicted itself.
+#[test]
+fn builtin_help_names_no_database_or_role() {
+    let mut named = Vec::new();
+    for rule in rules::builtin() {
+        let words: Vec<&str> = rule.remediation.split_whitespace().collect();
+        for w in words.windows(3) {
+            if w[0].ends_with("ALTER")
+                && matches!(w[1], "DATABASE" | "ROLE")
+                && !w[2].starts_with('<')
+            {
+                named.push(format!("{}: ALTER {} {}", rule.id, w[1], w[2]));
+            }
+        }
+    }
+    assert!(named.is_empty(), "{named:?}");
+}
+
 #[test]
 fn rule_docs_are_up_to_date() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules");
