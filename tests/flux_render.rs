@@ -467,3 +467,32 @@ fn substitute_from_a_secret_only_a_bootstrap_step_applies() {
         Some("${TUNNEL_ID}.example.org")
     );
 }
+
+/// Sweep s5 M8 (gavinmcfall): a self-applying root `cluster` applies
+/// `cluster-apps`, whose apps hold a FluxInstance that syncs the same
+/// `flux/cluster` directory again. That is one cluster: every object is
+/// rendered once, and the double applier of `cluster-apps` is reported.
+#[test]
+fn a_flux_instance_a_root_applies_joins_that_roots_cluster() {
+    let cluster = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {url: https://github.com/example/home-ops, ref: {branch: main}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster, namespace: flux-system}\nspec:\n  path: ./flux\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster-apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let instance = "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux, namespace: flux-system}\nspec:\n  distribution: {version: 2.x}\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/home-ops\n    ref: refs/heads/main\n    path: flux/cluster\n";
+    let (_d, r) = repo(&[
+        ("flux/config/cluster.yaml", cluster),
+        ("flux/cluster/ks.yaml", apps),
+        ("apps/flux-instance.yaml", instance),
+        ("apps/app.yaml", &cm("app")),
+    ]);
+    assert_eq!(names(&r, "ConfigMap"), ["app"]);
+    let twice: Vec<&str> = r
+        .issues
+        .iter()
+        .filter(|i| i.message.contains("again by"))
+        .map(|i| i.message.as_str())
+        .collect();
+    assert!(
+        twice.len() == 1
+            && twice[0].contains("Kustomization/flux-system/cluster-apps is applied by Flux Kustomization flux-system/cluster and again by flux-system/flux"),
+        "{twice:?}"
+    );
+}

@@ -847,29 +847,110 @@ impl FluxTree {
         // anyway: a copy each would hold every Flux Kustomization twice.
         let mut queue: Vec<(KsId, Option<usize>, Inherited)> =
             vec![(root_id, None, Inherited::default())];
+        let joined = self.joined_tree(&root);
+        let tree = joined.unwrap_or(self.trees);
         let mut done: HashSet<KsId> = HashSet::new();
         self.tree_files.clear();
+        if joined.is_some() {
+            for o in self.output.iter().filter(|o| o.tree == Some(tree)) {
+                self.tree_files.insert(o.file);
+                if is_flux_ks(o) {
+                    done.insert(ks_id(o));
+                }
+            }
+        }
         while let Some((id, at, inherited)) = queue.pop() {
             if !done.insert(id.clone()) {
                 continue;
             }
             let ks = at.map_or_else(|| root.clone(), |i| self.output[i].clone());
             rendered.insert(doc_id(&ks));
-            let (objs, passed) = self.render(files, &id, &ks, inherited, lookup_pool, issues);
+            let (mut objs, passed) = self.render(files, &id, &ks, inherited, lookup_pool, issues);
+            if joined.is_some() {
+                self.drop_applied(files, tree, &mut objs, issues);
+            }
             let first = self.output.len();
             for (i, child) in objs.iter().enumerate().filter(|(_, o)| is_flux_ks(o)) {
                 if !done.contains(&child_id(&ks, child)) {
                     queue.push((child_id(&ks, child), Some(first + i), passed));
                 }
             }
-            let tree = self.trees;
             self.tree_files.extend(objs.iter().map(|o| o.file));
             self.output.extend(objs.into_iter().map(|mut o| {
                 o.tree = Some(tree);
                 o
             }));
         }
-        self.trees += 1;
+        if joined.is_none() {
+            self.trees += 1;
+        }
+    }
+
+    /// The tree of an earlier root that applied `root`'s own document: a
+    /// FluxInstance (or flux-instance HelmRelease) that a self-applying
+    /// root's tree applies syncs the same cluster again (gavinmcfall's
+    /// `flux-system/cluster` applies `cluster-apps`, whose flux-instance
+    /// release syncs `kubernetes/flux/cluster`, which applies
+    /// `cluster-apps`): one cluster, not two.
+    fn joined_tree(&self, root: &Object) -> Option<u32> {
+        self.output
+            .iter()
+            .find(|o| doc_id(o) == doc_id(root) && o.tree.is_some())
+            .and_then(|o| o.tree)
+    }
+
+    /// Drops from a joining root's objects those the tree already holds:
+    /// the cluster holds one object of a kind, namespace and name, and
+    /// kustomize-controller applies it from each Kustomization that has it
+    /// as that one reconciles, so the two take turns (the last apply wins).
+    /// Rendered once, as the first applier has it, and the double applier
+    /// is reported.
+    fn drop_applied(
+        &self,
+        files: &Files,
+        tree: u32,
+        objs: &mut Vec<Object>,
+        issues: &mut Vec<Issue>,
+    ) {
+        let applier = |o: &Object| {
+            o.chain
+                .iter()
+                .find(|s| s.kind == StepKind::FluxKustomization)
+                .map(|s| s.detail.clone())
+                .unwrap_or_default()
+        };
+        let key = |o: &Object| {
+            (
+                o.group().to_string(),
+                o.kind().to_string(),
+                o.namespace().map(str::to_string),
+                o.name().to_string(),
+            )
+        };
+        let held: HashMap<_, &Object> = self
+            .output
+            .iter()
+            .filter(|o| o.tree == Some(tree))
+            .map(|o| (key(o), o))
+            .collect();
+        objs.retain(|o| {
+            let Some(first) = held.get(&key(o)) else {
+                return true;
+            };
+            issues.push(Issue::file(
+                files.sources.path(o.file),
+                format!(
+                    "{} is applied by Flux Kustomization {} and again by {}: the cluster \
+                     holds one object, which each re-applies as it reconciles (the last apply \
+                     wins); rendered once, as {} has it",
+                    o.id(),
+                    applier(first),
+                    applier(o),
+                    applier(first),
+                ),
+            ));
+            false
+        });
     }
 
     /// `spec.path` of a Flux Kustomization, relative to the repo root.
