@@ -143,7 +143,9 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
             } else {
                 None
             };
-            let findings: Vec<Finding> = matches.iter().map(|b| finding(model, rule, b)).collect();
+            let findings = super::subsume::merge_same_place(
+                matches.iter().map(|b| finding(model, rule, b)).collect(),
+            );
             (findings, undecided, over_budget)
         })
         .collect();

@@ -72,6 +72,40 @@ pub fn drop_subsumed(findings: Vec<Finding>, rules: &[Rule]) -> Vec<Finding> {
     findings.into_iter().flatten().collect()
 }
 
+/// Merges one rule's findings that say the same thing at the same place
+/// with the same fix: several branches of an `anyOf` holding for one app
+/// (tvories' Authentik enables the chart's Redis and sets
+/// `AUTHENTIK_REDIS__HOST`) are one problem, shown with every place that
+/// shows it. The first keeps its fingerprint.
+pub fn merge_same_place(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    for f in findings {
+        let same = out.iter_mut().find(|k| {
+            k.rule == f.rule && k.primary == f.primary && k.message == f.message && k.fix == f.fix
+        });
+        let Some(keeper) = same else {
+            out.push(f);
+            continue;
+        };
+        for label in f.related {
+            if label != keeper.primary && !keeper.related.contains(&label) {
+                keeper.related.push(label);
+            }
+        }
+        for e in f.evidence {
+            if !keeper.evidence.contains(&e) {
+                keeper.evidence.push(e);
+            }
+        }
+        for note in f.notes {
+            if !keeper.notes.contains(&note) {
+                keeper.notes.push(note);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
