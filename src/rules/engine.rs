@@ -997,10 +997,17 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         labels.remove(primary_index).1
     };
     notes.extend(applied_as_written_note(model, primary.span.file));
-    let fields: BTreeMap<String, String> = evidence
+    let mut fields: BTreeMap<String, String> = evidence
         .iter()
         .map(|e| (e.key.clone(), e.value.clone()))
         .collect();
+    // Wording for messages only, not evidence: the facts behind it (the
+    // copies label) are shown already.
+    for (name, fact) in bindings {
+        if let Fact::Storage(st) = fact {
+            fields.insert(format!("{name}.replication"), replication(st).into());
+        }
+    }
     let fingerprint = rehash("", &identity.join("\u{1f}"));
     Finding {
         rule: rule.id.clone(),
@@ -1155,6 +1162,20 @@ fn build_fix(
 }
 
 /// Fills `{binding.field}` placeholders; unknown ones stay visible.
+/// `{storage.replication}`: how sure the repository lets a message be
+/// that a class copies every write to other nodes. A class of an external
+/// Ceph cluster (ceph-csi's `rbd.csi.ceph.com` with a `clusterID`) names
+/// a pool whose size only that cluster knows; Chrtol's could be size 1.
+fn replication(st: &crate::model::storage::Storage) -> &'static str {
+    match &st.decl.copies {
+        Some(_) => "already replicates every write over the network",
+        None => {
+            "usually replicates every write over the network (how many copies it keeps is \
+             not in the repository)"
+        }
+    }
+}
+
 fn fill(template: &str, fields: &BTreeMap<String, String>) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
