@@ -496,3 +496,39 @@ fn a_flux_instance_a_root_applies_joins_that_roots_cluster() {
         "{twice:?}"
     );
 }
+
+/// Sweep s5 L5 (soulwhisper): a configMapGenerator's file that is not
+/// valid YAML (a tag on an alias, in an Authentik blueprint) fails no
+/// build, as kustomize copies it as text; the warning says it is data.
+#[test]
+fn a_generator_input_that_does_not_parse_is_said_to_be_data() {
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/apps.yaml",
+            &ks("apps", "./apps", "GitRepository/flux-system"),
+        ),
+        (
+            "apps/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: security\nconfigMapGenerator:\n  - name: blueprints\n    files: [blueprint.yaml]\n",
+        ),
+        (
+            "apps/blueprint.yaml",
+            "entries:\n  - model: authentik_core.application\n    attrs:\n      provider: !KeyOf *provider\n      name: x\n",
+        ),
+    ]);
+    let said: Vec<&str> = r
+        .issues
+        .iter()
+        .filter(|i| i.path == "apps/blueprint.yaml")
+        .map(|i| i.message.as_str())
+        .collect();
+    assert!(
+        said.len() == 1
+            && said[0].contains(
+                "only data that apps/kustomization.yaml generates a ConfigMap or Secret from"
+            ),
+        "{said:?}"
+    );
+    assert_eq!(names(&r, "ConfigMap").len(), 1);
+}

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::coverage::{Coverage, Fate, FileFate, FluxRender, Outcome, lost_under};
-use super::files::Gap;
+use super::files::{Gap, Input};
 use super::flux::artifact::Artifacts;
 use super::flux::substitute::{collect_vars, is_disabled, substitute};
 use super::{Files, Issue, Object, StepKind, join_within, kustomize};
@@ -123,6 +123,9 @@ pub fn load_files(mut files: Files) -> Repo {
     // made of the rest at the end, for the files no Flux Kustomization
     // reaches, so that a large repo is not held twice while it renders.
     let mut looked_up: Vec<Object> = Vec::new();
+    // Files that do not parse, and their issue: said again once the builds
+    // know which are only a generator's data.
+    let mut unparsed: Vec<(PathBuf, usize)> = Vec::new();
     let mut object_docs: Vec<(&PathBuf, FileId, Vec<usize>)> = Vec::new();
     for path in &paths {
         let parsed = match files.documents(path) {
@@ -133,6 +136,7 @@ pub fn load_files(mut files: Files) -> Repo {
                     reason: skip_reason(&files, path, &issue),
                 });
                 if !looks_like_template(&files, path) {
+                    unparsed.push((path.clone(), issues.len()));
                     issues.push(issue);
                 }
                 continue;
@@ -185,6 +189,16 @@ pub fn load_files(mut files: Files) -> Repo {
         .partition(|o| is_bootstrap_input(o.group(), o.kind()));
     let mut flux = FluxTree::new(written_ks, Artifacts::from_generators(&generators));
     flux.render_all(&mut files, &config_sources, bootstrap, &mut issues);
+    for (path, at) in unparsed {
+        if let Some((Input::GeneratorInput, by)) = files.inputs.get(path.as_path()) {
+            issues[at].message.push_str(&format!(
+                " (only data that {} generates a ConfigMap or Secret from: kustomize and Flux \
+                 copy it as text, so their build does not fail, but a program that reads it as \
+                 YAML does)",
+                by.display()
+            ));
+        }
+    }
     drop(config_sources);
 
     // Plain objects: what no Flux Kustomization reached.
