@@ -75,6 +75,13 @@ impl Recorder {
         }
     }
 
+    /// Takes the builds another recorder (a fork's) recorded.
+    pub(crate) fn adopt(&mut self, other: Recorder) {
+        for (key, recorded) in other.builds {
+            self.builds.entry(key).or_insert(recorded);
+        }
+    }
+
     /// Keeps a file's parsed documents: the load moves them into its
     /// objects, which then copies them instead.
     pub(crate) fn keep_parsed(&mut self, path: PathBuf, parsed: Arc<Parsed>) {
