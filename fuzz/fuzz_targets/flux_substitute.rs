@@ -34,12 +34,12 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Some(d) = root.get_mut("data") {
         d.insert("k", Node::new(Value::Str(text.into()), span));
-        if let Some(entries) = d.as_map_mut() {
+        d.edit_map(|entries| {
             entries.push((
                 Node::new(Value::Str(text.into()), span),
                 Node::new(Value::Int(1), span),
-            ));
-        }
+            ))
+        });
     }
     let mut obj = Object::new(root, FileId(0), 0);
     let var = |value: &str, unknown: bool| Var {

@@ -174,7 +174,7 @@ fn collect_env_lists(refs: &Refs, values: &Node, vars: &mut Vec<EnvVar>) {
 fn push_env_entries(refs: &Refs, env: &Node, vars: &mut Vec<EnvVar>) {
     match &env.value {
         Value::Seq(items) => {
-            for item in items {
+            for item in items.iter() {
                 let Some(name) = item.get("name").and_then(Node::as_str) else {
                     continue;
                 };

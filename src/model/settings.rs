@@ -238,13 +238,13 @@ mod tests {
         );
         assert_eq!(lookup(&conf, "fsync").unwrap().0, "off");
         let args = crate::yaml::Node::new(
-            Value::Seq(vec![
+            Value::Seq(Box::new(vec![
                 crate::yaml::Node::new(Value::Str("-c".into()), Default::default()),
                 crate::yaml::Node::new(
                     Value::Str("synchronous_commit=off".into()),
                     Default::default(),
                 ),
-            ]),
+            ])),
             Default::default(),
         );
         assert_eq!(lookup(&args, "synchronous_commit").unwrap().0, "off");

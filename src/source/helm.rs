@@ -94,7 +94,7 @@ pub fn resolve<'a>(
         chart: None,
         version: None,
         source: None,
-        values: Node::new(Value::Map(Vec::new()), hr.root.span),
+        values: Node::new(Value::Map(Box::default()), hr.root.span),
         values_incomplete: false,
         deferred: Vec::new(),
         issues: Vec::new(),
@@ -339,8 +339,15 @@ fn placeholder_at(values: &Node, path: &str, at: Span) -> bool {
 fn remove_placeholders(node: &mut Node, spans: &[Span]) {
     match &mut node.value {
         Value::Map(entries) => {
-            entries.retain(|(_, v)| !(v.is_null() && spans.contains(&v.span)));
-            for (_, v) in entries {
+            if entries
+                .iter()
+                .any(|(_, v)| v.is_null() && spans.contains(&v.span))
+            {
+                crate::yaml::edit_vec(entries, |e| {
+                    e.retain(|(_, v)| !(v.is_null() && spans.contains(&v.span)))
+                });
+            }
+            for (_, v) in entries.iter_mut() {
                 remove_placeholders(v, spans);
             }
         }
@@ -387,7 +394,7 @@ fn merge(dst: &mut Node, src: Node) {
         origin,
     } = src;
     match (&mut dst.value, value) {
-        (Value::Map(d), Value::Map(s)) => {
+        (Value::Map(d), Value::Map(s)) => crate::yaml::edit_vec(d, |d| {
             // Keys indexed, so that merging many values files over a large
             // one is linear in their sizes (a search per key made 200
             // `valuesFrom` over 5,000 keys take 89 s).
@@ -411,7 +418,7 @@ fn merge(dst: &mut Node, src: Node) {
                     }
                 }
             }
-        }
+        }),
         (_, value) => {
             *dst = Node {
                 value,
@@ -624,7 +631,7 @@ fn target_value(raw: &str, span: Span) -> Result<Node, String> {
             return Err("list must terminate with '}'".into());
         }
         let items = items.into_iter().map(scalar).collect();
-        return Ok(Node::new(Value::Seq(items), span));
+        return Ok(Node::new(Value::Seq(Box::new(items)), span));
     }
     let (mut items, rest) = split_unescaped(text, &[','], false);
     if !rest.is_empty() {
@@ -697,8 +704,8 @@ fn set_path(root: &mut Node, path: &str, value: Node) -> Result<(), String> {
     for (i, seg) in segs.iter().enumerate() {
         let next = segs.get(i + 1);
         let fresh = || match next {
-            Some(Seg::Index(_)) => Node::new(Value::Seq(Vec::new()), span),
-            _ => Node::new(Value::Map(Vec::new()), span),
+            Some(Seg::Index(_)) => Node::new(Value::Seq(Box::default()), span),
+            _ => Node::new(Value::Map(Box::default()), span),
         };
         let slot: &mut Node = match seg {
             Seg::Key(k) => {
@@ -707,10 +714,10 @@ fn set_path(root: &mut Node, path: &str, value: Node) -> Result<(), String> {
                 };
                 let pos = match entries.iter().position(|(ek, _)| ek.as_str() == Some(k)) {
                     Some(p) => p,
-                    None => {
-                        entries.push((Node::synthetic_str(k.clone(), span), fresh()));
-                        entries.len() - 1
-                    }
+                    None => crate::yaml::edit_vec(entries, |e| {
+                        e.push((Node::synthetic_str(k.clone(), span), fresh()));
+                        e.len() - 1
+                    }),
                 };
                 &mut entries[pos].1
             }
@@ -1082,7 +1089,7 @@ spec:
     #[test]
     fn target_path_forms() {
         let span = Span::default();
-        let mut root = Node::new(Value::Map(Vec::new()), span);
+        let mut root = Node::new(Value::Map(Box::default()), span);
         let set = |root: &mut Node, path: &str, raw: &str| {
             target_value(raw, span).and_then(|v| set_path(root, path, v))
         };

@@ -78,7 +78,7 @@ impl From<f64> for Node {
 
 impl From<Vec<Node>> for Node {
     fn from(items: Vec<Node>) -> Self {
-        Node::new(Value::Seq(items), Span::default())
+        Node::new(Value::Seq(Box::new(items)), Span::default())
     }
 }
 

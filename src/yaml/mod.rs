@@ -7,7 +7,7 @@ mod node;
 mod parse;
 mod size;
 
-pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, path_to_string};
+pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path_to_string};
 pub mod jsonpath;
 pub use parse::{Limits, OffsetMap, YamlError, parse_documents, parse_values, resolve_plain};
 pub use size::Size;

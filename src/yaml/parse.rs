@@ -541,7 +541,9 @@ impl Builder<'_> {
                         return Err(self.stop(start, "unbalanced collection end".into()));
                     };
                     let value = match frame.content {
-                        Content::Seq { from } => Value::Seq(scratch.items.drain(from..).collect()),
+                        Content::Seq { from } => {
+                            Value::Seq(Box::new(scratch.items.drain(from..).collect()))
+                        }
                         Content::Map { from, merges, .. } => {
                             apply_merges(&mut scratch.entries, from, merges);
                             Value::Map(scratch.entries.drain(from..).collect())
@@ -584,7 +586,7 @@ impl Builder<'_> {
                     }
                     Some(k) if k.style == Style::Plain && k.as_str() == Some("<<") => {
                         match node.value {
-                            Value::Seq(items) => merges.extend(items),
+                            Value::Seq(items) => merges.extend(*items),
                             _ => merges.push(node),
                         }
                     }

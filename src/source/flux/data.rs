@@ -334,7 +334,7 @@ fn keys_and_values<'a>(text: &str, node: &'a Node, what: &str, out: &mut Rendere
     let parsed =
         crate::yaml::parse_documents(text, node.span.file, &crate::yaml::Limits::default());
     let map = match parsed.as_deref() {
-        Ok([doc]) => doc.as_map().map(Vec::as_slice),
+        Ok([doc]) => doc.as_map(),
         Ok([]) => Some(&[][..]),
         _ => None,
     };

@@ -313,7 +313,7 @@ impl Cx<'_> {
                 self.scalar(node, false);
             }
             Value::Seq(items) => {
-                for item in items {
+                for item in items.iter_mut() {
                     self.node(item);
                 }
             }
@@ -326,7 +326,7 @@ impl Cx<'_> {
                     self.node(v);
                 }
                 if renamed {
-                    self.drop_duplicate_keys(entries);
+                    crate::yaml::edit_vec(entries, |e| self.drop_duplicate_keys(e));
                 }
             }
             Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {}

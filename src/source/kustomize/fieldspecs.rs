@@ -223,7 +223,7 @@ pub(crate) fn visit(
     };
     match &mut node.value {
         Value::Seq(items) => {
-            for item in items {
+            for item in items.iter_mut() {
                 visit(item, path, create, leaf, span, f)?;
             }
             Ok(())
@@ -240,7 +240,7 @@ pub(crate) fn visit(
                 let value = if rest.is_empty() && leaf == Leaf::Scalar {
                     Value::Null
                 } else {
-                    Value::Map(Vec::new())
+                    Value::Map(Box::default())
                 };
                 node.insert(name, Node::new(value, span));
             }
@@ -249,9 +249,9 @@ pub(crate) fn visit(
             };
             if child.is_null() {
                 if is_seq {
-                    child.value = Value::Seq(Vec::new());
+                    child.value = Value::Seq(Box::default());
                 } else if create && (!rest.is_empty() || leaf == Leaf::Map) {
-                    child.value = Value::Map(Vec::new());
+                    child.value = Value::Map(Box::default());
                 }
             }
             visit(child, rest, create, leaf, span, f)

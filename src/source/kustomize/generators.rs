@@ -356,7 +356,7 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
                         for (k2, v) in root
                             .get(key)
                             .and_then(Node::as_map)
-                            .cloned()
+                            .map(<[_]>::to_vec)
                             .unwrap_or_default()
                         {
                             if let Some(key_text) = k2.as_str() {
@@ -394,7 +394,7 @@ fn merge_string_map(root: &mut Node, old: Option<&Node>, key: &str, span: Span) 
     };
     let mut merged = old.clone();
     if let Some(new) = root.path(&["metadata", key]).and_then(Node::as_map) {
-        for (k2, v) in new.clone() {
+        for (k2, v) in new.iter().cloned() {
             if let Some(t) = k2.as_str() {
                 merged.insert(t, v);
             }

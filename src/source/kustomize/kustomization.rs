@@ -64,7 +64,7 @@ impl Kustomization {
         }
         let root = docs.pop().map(Arc::unwrap_or_clone).unwrap_or_else(|| {
             Node::new(
-                Value::Map(Vec::new()),
+                Value::Map(Box::default()),
                 Span {
                     file: id,
                     line: 1,

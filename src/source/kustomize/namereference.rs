@@ -126,7 +126,7 @@ fn update(
             Ok(())
         }
         Value::Seq(items) => {
-            for item in items {
+            for item in items.iter_mut() {
                 update(item, candidates, ns, kind)?;
             }
             Ok(())

@@ -158,7 +158,9 @@ fn add(root: &mut Node, path: &[String], value: Node) -> Result<(), String> {
                 .find(|(k, _)| k.scalar_text().as_deref() == Some(last.as_str()))
             {
                 Some(slot) => slot.1 = value,
-                None => entries.push((Node::synthetic_str(last.clone(), span), value)),
+                None => crate::yaml::edit_vec(entries, |e| {
+                    e.push((Node::synthetic_str(last.clone(), span), value))
+                }),
             }
             Ok(())
         }
@@ -196,7 +198,7 @@ fn remove(root: &mut Node, path: &[String]) -> Result<Node, String> {
                 .iter()
                 .position(|(k, _)| k.scalar_text().as_deref() == Some(last.as_str()))
                 .ok_or_else(missing)?;
-            Ok(entries.remove(i).1)
+            Ok(crate::yaml::edit_vec(entries, |e| e.remove(i).1))
         }
         Value::Seq(items) => {
             let i = index(last, items.len(), false).ok_or_else(missing)?;

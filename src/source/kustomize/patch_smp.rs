@@ -53,13 +53,13 @@ fn clean(n: &Node) -> Option<Node> {
         }
         Value::Seq(items) => {
             let mut out = n.clone();
-            out.value = Value::Seq(
+            out.value = Value::Seq(Box::new(
                 items
                     .iter()
                     .filter(|i| !is_marker(i))
                     .filter_map(clean)
                     .collect(),
-            );
+            ));
             Some(out)
         }
         _ => Some(n.clone()),
@@ -99,10 +99,11 @@ fn merge_value(dest: Option<Node>, patch: &Node) -> Result<Option<Node>, String>
                 let old = dest.get(key).cloned();
                 match merge_value(old, v)? {
                     Some(merged) => {
-                        if let Some(map) = dest.as_map_mut() {
-                            match map.iter_mut().find(|(k2, _)| k2.as_str() == Some(key)) {
-                                Some(slot) => slot.1 = merged,
-                                None => map.push((k.clone(), merged)),
+                        let slot = dest.get_mut(key);
+                        match slot {
+                            Some(slot) => *slot = merged,
+                            None => {
+                                dest.edit_map(|map| map.push((k.clone(), merged)));
                             }
                         }
                     }
@@ -111,8 +112,10 @@ fn merge_value(dest: Option<Node>, patch: &Node) -> Result<Option<Node>, String>
                     }
                 }
             }
-            if let (Some(keep), Some(map)) = (retain, dest.as_map_mut()) {
-                map.retain(|(k, _)| k.as_str().is_some_and(|s| keep.iter().any(|r| r == s)));
+            if let Some(keep) = retain {
+                dest.edit_map(|map| {
+                    map.retain(|(k, _)| k.as_str().is_some_and(|s| keep.iter().any(|r| r == s)))
+                });
             }
             Ok(Some(dest))
         }

@@ -21,7 +21,7 @@ pub(crate) fn apply_list(
             for doc in docs {
                 match &doc.value {
                     Value::Seq(items) => {
-                        for r in items {
+                        for r in items.iter() {
                             apply_one(files, res, r)?;
                         }
                     }
@@ -294,7 +294,7 @@ fn lookup_mut<'a>(
                     return Ok(None);
                 }
                 if node.is_null() {
-                    node.value = Value::Map(Vec::new());
+                    node.value = Value::Map(Box::default());
                 }
                 if node.as_map().is_none() {
                     return Err(format!("cannot create field {k} in a non-mapping"));

@@ -428,7 +428,7 @@ fn legacy_images(node: &mut Node, update: &dyn Fn(&mut Node)) {
             }
         }
         Value::Seq(items) => {
-            for item in items {
+            for item in items.iter_mut() {
                 legacy_images(item, update);
             }
         }
@@ -501,7 +501,7 @@ fn inline_transformers(
                     prefix_suffix(acc.res_mut(), &p, &s, doc.span, &specs);
                 }
                 "PatchTransformer" => {
-                    let as_list = Node::new(Value::Seq(vec![doc.clone()]), doc.span);
+                    let as_list = Node::new(Value::Seq(Box::new(vec![doc.clone()])), doc.span);
                     patches::apply_list(files, acc.res_mut(), &as_list, &k.dir, k.restrict)?;
                 }
                 _ => {
