@@ -119,8 +119,8 @@ impl Input {
 /// relative to the repository root.
 pub struct Files {
     root: PathBuf,
-    /// Where files are read from.
-    backing: Backing,
+    /// Where files are read from; shared with forks ([`Files::fork`]).
+    backing: Arc<Backing>,
     pub sources: SourceMap,
     limits: Limits,
     /// Files that could not be read; the texts of the others are in
@@ -150,7 +150,28 @@ pub struct Files {
     /// (the same text, and the same `Arc`, which a reused build's check
     /// then compares in one step).
     unchanged: HashMap<PathBuf, Arc<str>>,
+    /// Set in a fork: what its build leaves behind, for the files it was
+    /// forked from to take in order ([`Files::each_in_order`]).
+    journal: Option<Journal>,
 }
+
+/// What a build on a fork leaves behind.
+#[derive(Default)]
+struct Journal {
+    /// It read a file not yet registered: registered here, the file's
+    /// [`FileId`] would depend on which thread read it first, so the
+    /// build is done again in order on the files themselves.
+    spoiled: bool,
+    /// [`Files::note_input`]'s notes, in the order they were made (the
+    /// first reader of a file is kept).
+    inputs: Vec<(PathBuf, Input, PathBuf)>,
+    /// Files whose parsed documents it moved out of the cache.
+    taken: Vec<PathBuf>,
+}
+
+/// A job's result from a fork, with what it left behind; `None` when the
+/// fork could not do it (see [`Journal::spoiled`]).
+type Forked<R> = Option<(R, Journal, HashSet<PathBuf>, Option<Recorder>)>;
 
 /// The disk below the root, or a commit's tree in git's object store.
 enum Backing {
@@ -162,15 +183,19 @@ enum Backing {
 impl Files {
     pub fn new(root: impl Into<PathBuf>, limits: Limits) -> Files {
         let root = root.into();
-        Files::with(root.clone(), Backing::Disk(Disk::new(&root)), limits)
+        Files::with(
+            root.clone(),
+            Arc::new(Backing::Disk(Disk::new(&root))),
+            limits,
+        )
     }
 
     /// The files of a commit; `root` names the directory they are of.
     pub fn in_commit(root: impl Into<PathBuf>, tree: Tree, limits: Limits) -> Files {
-        Files::with(root.into(), Backing::Commit(tree), limits)
+        Files::with(root.into(), Arc::new(Backing::Commit(tree)), limits)
     }
 
-    fn with(root: PathBuf, backing: Backing, limits: Limits) -> Files {
+    fn with(root: PathBuf, backing: Arc<Backing>, limits: Limits) -> Files {
         Files {
             backing,
             root,
@@ -186,6 +211,7 @@ impl Files {
             recorder: None,
             lent: None,
             unchanged: HashMap::new(),
+            journal: None,
         }
     }
 
@@ -212,7 +238,7 @@ impl Files {
     /// of the tree named as git names it counts: git compares a path
     /// through a symlink or into a submodule as that symlink or submodule.
     pub fn sharing_unchanged(mut self, changed: &HashSet<PathBuf>) -> Files {
-        if let (Backing::Commit(tree), Some(lent)) = (&self.backing, &self.lent) {
+        if let (Backing::Commit(tree), Some(lent)) = (&*self.backing, &self.lent) {
             self.unchanged = lent
                 .texts()
                 .filter(|(path, _)| !changed.contains(path) && tree.is_plain_file(path))
@@ -220,6 +246,113 @@ impl Files {
                 .collect();
         }
         self
+    }
+
+    /// Does `job` for each of `jobs`, leaving these files as doing them
+    /// one after another here would, and on every core where it can:
+    /// each worker does jobs on its own fork of these files, and what a
+    /// job left on its fork (notes, the questions a recorded build asked)
+    /// is taken here in the order of `jobs`. A job that would register a
+    /// new file is done again here, in its turn. Before kustomize's
+    /// built-in field specs are registered (by the first build that needs
+    /// them, after any file a build before it registered), and for a load
+    /// that borrows builds (whose reuse registers files as it checks),
+    /// jobs are done here.
+    pub(crate) fn each_in_order<J: Sync, R: Send>(
+        &mut self,
+        jobs: &[J],
+        job: impl Fn(&mut Files, &J) -> R + Sync,
+    ) -> Vec<R> {
+        let mut out = Vec::with_capacity(jobs.len());
+        let forkable = |files: &Files| {
+            files.kustomize_defaults.is_some() && files.lent.is_none() && files.journal.is_none()
+        };
+        while out.len() < jobs.len() && !forkable(self) {
+            out.push(job(self, &jobs[out.len()]));
+        }
+        let start = out.len();
+        let workers = rayon::current_num_threads().min(jobs.len() - start);
+        if workers < 2 {
+            out.extend(jobs[start..].iter().map(|j| job(self, j)));
+            return out;
+        }
+        let next = std::sync::atomic::AtomicUsize::new(start);
+        let done: std::sync::Mutex<Vec<(usize, Forked<R>)>> = Default::default();
+        let (me, job) = (&*self, &job);
+        rayon::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|_| {
+                    let mut fork = me.fork();
+                    let mine: Vec<_> = std::iter::from_fn(|| {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let j = jobs.get(k)?;
+                        let result = job(&mut fork, j);
+                        let journal = fork.journal.replace(Journal::default()).unwrap_or_default();
+                        let dirs = std::mem::take(&mut fork.built_dirs);
+                        let recorder = fork.recorder.as_mut().map(std::mem::take);
+                        Some((
+                            k,
+                            (!journal.spoiled).then_some((result, journal, dirs, recorder)),
+                        ))
+                    })
+                    .collect();
+                    done.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
+                });
+            }
+        });
+        let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
+        done.sort_unstable_by_key(|(k, _)| *k);
+        for (k, forked) in done {
+            out.push(match forked {
+                Some((result, journal, dirs, recorder)) => {
+                    self.take_journal(journal, dirs, recorder);
+                    result
+                }
+                None => job(self, &jobs[k]),
+            });
+        }
+        out
+    }
+
+    /// A copy of these files for a job on another thread: the texts and
+    /// parses so far are shared, what the job leaves is journaled.
+    fn fork(&self) -> Files {
+        Files {
+            root: self.root.clone(),
+            backing: self.backing.clone(),
+            sources: self.sources.clone(),
+            limits: self.limits,
+            unreadable: self.unreadable.clone(),
+            parsed: self.parsed.clone(),
+            kustomize_defaults: self.kustomize_defaults.clone(),
+            inputs: HashMap::new(),
+            built_dirs: HashSet::new(),
+            overlay: self.overlay.clone(),
+            inline_docs: HashMap::new(),
+            recorder: self.recorder.as_ref().map(|_| Recorder::default()),
+            lent: None,
+            unchanged: self.unchanged.clone(),
+            journal: Some(Journal::default()),
+        }
+    }
+
+    /// What a job left on a fork, as it would have left it here.
+    fn take_journal(
+        &mut self,
+        journal: Journal,
+        dirs: HashSet<PathBuf>,
+        recorder: Option<Recorder>,
+    ) {
+        for (path, role, by) in journal.inputs {
+            self.inputs.entry(path).or_insert((role, by));
+        }
+        self.built_dirs.extend(dirs);
+        for rel in &journal.taken {
+            self.parsed.remove(rel);
+        }
+        if let (Some(mine), Some(theirs)) = (self.recorder.as_mut(), recorder) {
+            mine.adopt(theirs);
+        }
     }
 
     /// What was lent to this load, with its counts of what was reused.
@@ -238,7 +371,12 @@ impl Files {
     /// first kustomization file `by` that did).
     pub fn note_input(&mut self, path: PathBuf, role: Input, by: PathBuf) {
         self.note(|| Event::Input(path.clone(), role, by.clone()));
-        self.inputs.entry(path).or_insert((role, by));
+        match &mut self.journal {
+            Some(journal) => journal.inputs.push((path, role, by)),
+            None => {
+                self.inputs.entry(path).or_insert((role, by));
+            }
+        }
     }
 
     /// Notes that a build read the kustomization of `dir`.
@@ -278,7 +416,7 @@ impl Files {
 
     /// A directory of the repository: not one a symlink leads to outside it.
     pub fn is_dir(&self, rel: &Path) -> bool {
-        let answer = match &self.backing {
+        let answer = match &*self.backing {
             Backing::Disk(disk) => disk.is_dir(rel),
             Backing::Commit(tree) => tree.is_dir(rel),
         };
@@ -288,7 +426,7 @@ impl Files {
 
     /// A file of the repository: not one a symlink leads to outside it.
     pub fn is_file(&self, rel: &Path) -> bool {
-        let answer = match &self.backing {
+        let answer = match &*self.backing {
             Backing::Disk(disk) => disk.is_file(rel),
             Backing::Commit(tree) => tree.is_file(rel),
         };
@@ -299,7 +437,7 @@ impl Files {
     /// Why `rel` is not the repository's, when it resolves outside the
     /// root: for the entry that names it to report.
     pub fn outside(&self, rel: &Path) -> Option<String> {
-        let refused = match &self.backing {
+        let refused = match &*self.backing {
             Backing::Disk(disk) => disk.outside(rel),
             Backing::Commit(tree) => tree.outside(rel),
         };
@@ -323,7 +461,7 @@ impl Files {
         if let Some(text) = self.overlay.get(rel) {
             return Ok(text.clone().into_bytes());
         }
-        match &self.backing {
+        match &*self.backing {
             Backing::Disk(disk) => disk.read(rel, self.limits.max_bytes),
             Backing::Commit(tree) => tree.read(rel, self.limits.max_bytes),
         }
@@ -332,7 +470,7 @@ impl Files {
     /// Every YAML file of the repository, and the entries that could not
     /// be listed (see [`super::walk::yaml_files`]).
     pub fn yaml_files(&self) -> (Vec<PathBuf>, Vec<Issue>) {
-        match &self.backing {
+        match &*self.backing {
             Backing::Disk(_) => super::walk::yaml_files(&self.root),
             Backing::Commit(tree) => (tree.yaml_files(), Vec::new()),
         }
@@ -341,7 +479,7 @@ impl Files {
     /// The entries directly in directory `rel`, sorted by name, each with
     /// whether it is a directory (a symlink is not: it is not entered).
     pub fn list_dir(&self, rel: &Path) -> Result<Vec<(PathBuf, bool)>, String> {
-        let listed = match &self.backing {
+        let listed = match &*self.backing {
             Backing::Disk(_) => list_disk_dir(&self.abs(rel))
                 .map(|names| {
                     names
@@ -371,6 +509,10 @@ impl Files {
         if let Some(issue) = self.unreadable.get(rel) {
             return Err(issue.clone());
         }
+        if let Some(journal) = &mut self.journal {
+            journal.spoiled = true;
+            return Err(Issue::file(rel, "not read on a fork"));
+        }
         let result = self.read(rel);
         if let Err(issue) = &result {
             self.unreadable.insert(rel.to_path_buf(), issue.clone());
@@ -392,7 +534,7 @@ impl Files {
     pub fn preload(&mut self, rels: &[PathBuf]) {
         use rayon::prelude::*;
         let limits = self.limits;
-        let texts: Vec<Result<Arc<str>, Issue>> = match &self.backing {
+        let texts: Vec<Result<Arc<str>, Issue>> = match &*self.backing {
             Backing::Disk(_) => rels
                 .par_iter()
                 .map(|rel| text_of(self.raw(rel), rel).map(Arc::from))
@@ -488,6 +630,9 @@ impl Files {
     /// parses the text again.
     pub fn take_documents(&mut self, rel: &Path) -> Result<Parsed, Issue> {
         self.note_text(rel);
+        if let Some(journal) = &mut self.journal {
+            journal.taken.push(rel.to_path_buf());
+        }
         let parsed = match self.parsed.remove(rel) {
             Some(cached) => cached?,
             None => {
@@ -577,6 +722,34 @@ pub fn join_within(base: &Path, rel: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jobs_on_forks_leave_what_jobs_in_order_leave() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [("a.yaml", "a: 1\n"), ("b.env", "B=1\n"), ("c.env", "C=1\n")] {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let mut files = Files::new(dir.path(), Limits::default());
+        files.preload(&[PathBuf::from("a.yaml")]);
+        // As after the first build that needed them: jobs may fork.
+        files.kustomize_defaults = Some(Default::default());
+        let jobs = ["a.yaml", "c.env", "a.yaml", "b.env", "c.env", "a.yaml"];
+        let ids = files.each_in_order(&jobs, |files, path| {
+            let by = PathBuf::from(format!("by-{path}-{}", files.sources.len()));
+            files.note_input(PathBuf::from("shared"), Input::Patch, by);
+            files.text(Path::new(path)).map(|(id, _)| id.0)
+        });
+        // Files read late are registered in the order of the jobs, not
+        // of the threads: c.env by the second job, b.env by the fourth.
+        let ids: Vec<u32> = ids.into_iter().map(Result::unwrap).collect();
+        assert_eq!(ids, [0, 1, 0, 2, 1, 0]);
+        assert_eq!(files.sources.len(), 3);
+        // The first job's note is kept.
+        assert_eq!(
+            files.inputs[Path::new("shared")].1,
+            Path::new("by-a.yaml-1")
+        );
+    }
 
     #[test]
     fn join_within_folds_dots_and_refuses_escape() {

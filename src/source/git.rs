@@ -56,6 +56,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<(bool, String, String), GitError> {
 
 /// A commit of the repository that contains a directory, and where that
 /// directory is in it.
+#[derive(Clone)]
 pub struct Commit {
     /// The full commit id.
     pub id: String,

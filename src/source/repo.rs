@@ -821,10 +821,28 @@ impl FluxTree {
     }
 
     /// Builds each of `kss`, noting the Flux Kustomizations each produces.
+    /// Their builds are independent: done on every core, each build's
+    /// notes taken in the order of `kss` ([`Files::each_in_order`]).
     fn build_each(&mut self, files: &mut Files, kss: &[Object], seen: &mut Produced) {
-        for ks in kss {
-            match self.build(files, ks) {
-                Some(Ok(built)) => {
+        let keys: Vec<_> = kss.iter().map(|ks| self.build_key(files, ks)).collect();
+        let mut queued: HashSet<&BuildKey> = HashSet::new();
+        let todo: Vec<&(BuildKey, Vec<(String, Span)>)> = keys
+            .iter()
+            .flatten()
+            .filter(|key| !self.builds.contains_key(&key.0) && queued.insert(&key.0))
+            .collect();
+        let built = files.each_in_order(&todo, |files, (key, components)| {
+            build_noting_dirs(files, &key.0, components)
+        });
+        for ((key, _), (result, dirs)) in todo.into_iter().zip(built) {
+            self.build_dirs.insert(key.clone(), dirs);
+            self.builds.insert(key.clone(), result);
+        }
+        for (ks, key) in kss.iter().zip(keys) {
+            let Some((key, _)) = key else { continue };
+            *self.uses.entry(key.clone()).or_default() += 1;
+            match &self.builds[&key] {
+                Ok(built) => {
                     for o in built.objects.iter().filter(|o| is_flux_ks(o)) {
                         seen.produced.insert(doc_id(o));
                         if doc_id(o) != doc_id(ks) {
@@ -832,8 +850,7 @@ impl FluxTree {
                         }
                     }
                 }
-                Some(Err(issue)) => seen.failed.push((doc_id(ks), issue.clone())),
-                None => {}
+                Err(issue) => seen.failed.push((doc_id(ks), issue.clone())),
             }
         }
     }
@@ -1041,25 +1058,6 @@ impl FluxTree {
         Some(at_root)
     }
 
-    /// kustomize output for a Flux Kustomization's path and components,
-    /// cached: several Flux Kustomizations may build the same.
-    /// `None` when the path is not a directory of the repo (the rule
-    /// flux-kustomization-path-missing reports that) or depends on a
-    /// variable whose value the repo does not hold.
-    fn build(
-        &mut self,
-        files: &mut Files,
-        ks: &Object,
-    ) -> Option<&Result<kustomize::Built, Issue>> {
-        let (key, components) = self.build_key(files, ks)?;
-        if !self.builds.contains_key(&key) {
-            let result = self.build_noting_dirs(files, &key, &components);
-            self.builds.insert(key.clone(), result);
-        }
-        *self.uses.entry(key.clone()).or_default() += 1;
-        self.builds.get(&key)
-    }
-
     /// The build for a render, moved out of the cache by its last user:
     /// a large repo would otherwise hold every object twice.
     fn take_build(
@@ -1077,29 +1075,17 @@ impl FluxTree {
         } else {
             match self.builds.remove(&key) {
                 Some(result) => result,
-                None => self.build_noting_dirs(files, &key, &components),
+                None => {
+                    let (result, dirs) = build_noting_dirs(files, &key.0, &components);
+                    self.build_dirs.insert(key.clone(), dirs);
+                    result
+                }
             }
         };
         if let Some(dirs) = self.build_dirs.get(&key) {
             self.rendered_dirs.extend(dirs.iter().cloned());
         }
         Some(result)
-    }
-
-    /// [`kustomize::build_flux_path`], noting the directories it builds
-    /// in `build_dirs` besides `files.built_dirs`.
-    fn build_noting_dirs(
-        &mut self,
-        files: &mut Files,
-        key: &BuildKey,
-        components: &[(String, Span)],
-    ) -> Result<kustomize::Built, Issue> {
-        let before = std::mem::take(&mut files.built_dirs);
-        let result = kustomize::build_flux_path(files, &key.0, components);
-        let dirs = std::mem::replace(&mut files.built_dirs, before);
-        files.built_dirs.extend(dirs.iter().cloned());
-        self.build_dirs.insert(key.clone(), dirs);
-        result
     }
 
     /// The sync Kustomizations flux-operator creates for the FluxInstances
@@ -1504,6 +1490,20 @@ impl FluxTree {
         }
         (objs, passed_on)
     }
+}
+
+/// [`kustomize::build_flux_path`], with the directories it builds (noted
+/// in `files.built_dirs` too).
+fn build_noting_dirs(
+    files: &mut Files,
+    dir: &Path,
+    components: &[(String, Span)],
+) -> (Result<kustomize::Built, Issue>, HashSet<PathBuf>) {
+    let before = std::mem::take(&mut files.built_dirs);
+    let result = kustomize::build_flux_path(files, dir, components);
+    let dirs = std::mem::replace(&mut files.built_dirs, before);
+    files.built_dirs.extend(dirs.iter().cloned());
+    (result, dirs)
 }
 
 /// Flux Kustomizations applied by hand (`kubectl apply -k D`, the way

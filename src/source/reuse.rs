@@ -75,6 +75,13 @@ impl Recorder {
         }
     }
 
+    /// Takes the builds another recorder (a fork's) recorded.
+    pub(crate) fn adopt(&mut self, other: Recorder) {
+        for (key, recorded) in other.builds {
+            self.builds.entry(key).or_insert(recorded);
+        }
+    }
+
     /// Keeps a file's parsed documents: the load moves them into its
     /// objects, which then copies them instead.
     pub(crate) fn keep_parsed(&mut self, path: PathBuf, parsed: Arc<Parsed>) {
@@ -271,27 +278,54 @@ fn points_into_aligned(
     let Ok(built) = result else {
         return true;
     };
-    let mut ids = HashSet::new();
+    let mut ids = FileIds::default();
     for o in &built.objects {
         object_files(o, &mut ids);
     }
-    ids.into_iter().all(|id| lent.is_aligned(id, sources))
+    ids.iter().all(|id| lent.is_aligned(id, sources))
 }
 
-fn object_files(o: &Object, ids: &mut HashSet<FileId>) {
+/// A set of file ids, one flag per id: every node of a build is looked
+/// up, and hashing each was a third of what checking a build cost.
+#[derive(Default)]
+struct FileIds(Vec<bool>);
+
+impl FileIds {
+    fn insert(&mut self, id: FileId) {
+        let i = id.0 as usize;
+        if i >= self.0.len() {
+            self.0.resize(i + 1, false);
+        }
+        self.0[i] = true;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = FileId> + '_ {
+        (0..self.0.len())
+            .filter(|&i| self.0[i])
+            .map(|i| FileId(i as u32))
+    }
+}
+
+fn object_files(o: &Object, ids: &mut FileIds) {
     ids.insert(o.file);
     node_files(&o.root, ids);
     if let Some(live) = &o.live {
         node_files(live, ids);
     }
-    ids.extend(o.chain.iter().filter_map(|s| s.at).map(|s| s.file));
+    for step in &o.chain {
+        if let Some(at) = step.at {
+            ids.insert(at.file);
+        }
+    }
 }
 
-fn node_files(node: &Node, ids: &mut HashSet<FileId>) {
+fn node_files(node: &Node, ids: &mut FileIds) {
     ids.insert(node.span.file);
     if let Some(origin) = &node.origin {
         let Origin::Substituted { defined_at, .. } = &**origin;
-        ids.extend(defined_at.map(|s| s.file));
+        if let Some(at) = defined_at {
+            ids.insert(at.file);
+        }
     }
     match &node.value {
         Value::Seq(items) => items.iter().for_each(|n| node_files(n, ids)),

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// A file as read, with its path relative to the linted directory (or,
 /// for cluster state, see [`SourceMap::add_external`]).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct SourceFile {
     pub path: PathBuf,
     pub text: Arc<str>,
@@ -41,7 +41,7 @@ impl SourceFile {
 
 /// Every file the run has read. Spans hold a [`FileId`] into this table so
 /// that nodes stay small.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SourceMap {
     files: Vec<SourceFile>,
     by_path: std::collections::HashMap<PathBuf, FileId>,
