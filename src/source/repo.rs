@@ -163,9 +163,15 @@ pub fn load_files(mut files: Files) -> Repo {
             if (group == FLUX_KS_GROUP && kind == "Kustomization")
                 || (group.is_empty() && matches!(kind, "ConfigMap" | "Secret"))
                 || (group == ARTIFACT_GROUP && kind == "ArtifactGenerator")
-                || is_bootstrap_input(group, kind)
             {
                 looked_up.push(Object::new(doc.clone(), parsed.file, i));
+            } else if is_bootstrap_input(group, kind) {
+                // Held apart from the render, an object is copied whole when
+                // the render changes it: keep only what bootstrap reads.
+                let o = Object::new(doc.clone(), parsed.file, i);
+                if kind != "HelmRelease" || crate::source::flux::bootstrap::may_sync(&o) {
+                    looked_up.push(o);
+                }
             }
         }
         if !docs.is_empty() {
@@ -551,7 +557,22 @@ impl FluxTree {
         self.find_local_sources(files, &written, issues);
         written.retain(|ks| !synced.contains(ks));
         self.build_each(files, &written, &mut seen);
-        let mut built = self.built_bootstrap_inputs(files, &written, config_sources);
+        // Without a candidate anywhere, the built inputs would only be
+        // sources and ConfigMaps nothing looks up: copying them (namespaced,
+        // substituted) cost a large repo a copy of every HelmRelease and
+        // values ConfigMap.
+        let may_sync = crate::source::flux::bootstrap::may_sync;
+        let any_candidate = bootstrap.iter().any(may_sync)
+            || self
+                .builds
+                .values()
+                .flatten()
+                .any(|b| b.objects.iter().any(may_sync));
+        let mut built = if any_candidate {
+            self.built_bootstrap_inputs(files, &written, config_sources)
+        } else {
+            Vec::new()
+        };
         // Moved, not copied: rendering changes these objects (a target
         // namespace, substitution), and a second holder of one would make
         // each such change copy it whole.
@@ -788,7 +809,9 @@ impl FluxTree {
                 .objects
                 .iter()
                 .filter(|o| {
-                    is_bootstrap_input(o.group(), o.kind())
+                    (is_bootstrap_input(o.group(), o.kind())
+                        && (o.kind() != "HelmRelease"
+                            || crate::source::flux::bootstrap::may_sync(o)))
                         || crate::source::flux::data::provides(o).is_some()
                 })
                 .cloned()

@@ -99,6 +99,24 @@ pub fn sync_kustomization<'a>(
     })
 }
 
+/// Whether `o` may be what [`sync_kustomization`] (or a ResourceSet's
+/// members) makes a sync Kustomization of: a FluxInstance, a
+/// ResourceSet, or a HelmRelease whose chart is `flux-instance`, is
+/// named through a `chartRef`, or is still a `${...}` a substitution may
+/// make it. Every other HelmRelease is never a candidate and is looked
+/// up by nothing, so it need not be held (or copied) for bootstrap.
+pub fn may_sync(o: &Object) -> bool {
+    if o.is("fluxcd.controlplane.io", "FluxInstance")
+        || o.is("fluxcd.controlplane.io", "ResourceSet")
+    {
+        return true;
+    }
+    o.is("helm.toolkit.fluxcd.io", "HelmRelease")
+        && o.root
+            .str_at(&["spec", "chart", "spec", "chart"])
+            .is_none_or(|c| c == "flux-instance" || c.contains('$'))
+}
+
 /// Whether a HelmRelease installs the flux-instance chart: looked at
 /// before its values are resolved, which costs more.
 fn installs_flux_instance<'a>(
