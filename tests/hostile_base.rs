@@ -57,6 +57,24 @@ fn stage_link(dir: &Path, at: &str, target: &[u8]) {
     );
 }
 
+/// Lints `dir` with `--base HEAD~1` under the limits: it must end
+/// cleanly, having linted the base.
+fn lint_against_parent(dir: &Path) {
+    let run = support::limited::run_linter(&[
+        dir.to_str().unwrap(),
+        "--no-probe",
+        "--base",
+        "HEAD~1",
+        "-v",
+    ]);
+    assert!(run.code() == Some(0), "{:?}\n{}", run.status, run.stderr);
+    assert!(
+        run.stderr.contains("base HEAD~1 ("),
+        "the base was not linted:\n{}",
+        run.stderr
+    );
+}
+
 fn from_commit(dir: &Path, reference: &str) -> Repo {
     let checkout = git::checkout(dir, reference).unwrap();
     repo::load_files(Files::in_commit(dir, checkout.tree, Limits::default()))
@@ -82,19 +100,7 @@ fn a_base_commit_with_a_huge_symlink_is_refused_within_bounds() {
     common::git(dir, &["rm", "-q", "--cached", "apps/huge.yaml"]);
     common::git(dir, &["commit", "-q", "-m", "head"]);
 
-    let run = support::limited::run_linter(&[
-        dir.to_str().unwrap(),
-        "--no-probe",
-        "--base",
-        "HEAD~1",
-        "-v",
-    ]);
-    assert!(run.code() == Some(0), "{:?}\n{}", run.status, run.stderr);
-    assert!(
-        run.stderr.contains("base HEAD~1 ("),
-        "the base was not linted:\n{}",
-        run.stderr
-    );
+    lint_against_parent(dir);
 
     let base = from_commit(dir, "HEAD~1");
     let issues: Vec<String> = base.issues.iter().map(|i| i.to_string()).collect();
@@ -144,15 +150,7 @@ fn a_base_commit_listing_a_huge_path_beside_a_symlink_is_linted_within_bounds() 
     );
     common::git(dir, &["commit", "-q", "-a", "-m", "head"]);
 
-    let run = support::limited::run_linter(&[
-        dir.to_str().unwrap(),
-        "--no-probe",
-        "--base",
-        "HEAD~1",
-        "-v",
-    ]);
-    assert!(run.code() == Some(0), "{:?}\n{}", run.status, run.stderr);
-    assert!(run.stderr.contains("base HEAD~1 ("), "{}", run.stderr);
+    lint_against_parent(dir);
     let base = from_commit(dir, "HEAD~1");
     assert!(base.objects.iter().any(|o| o.name() == "survivor"));
 }
