@@ -567,3 +567,29 @@ fn flux_components_of_a_generated_kustomization_are_added_once_at_the_path() {
     assert!(r.issues.is_empty(), "{:?}", r.issues);
     assert_eq!(names(&r, "ConfigMap"), ["from-component", "sub", "x"]);
 }
+
+/// Sweep 7 (d4rkfella/home-ops): a Flux Kustomization builds `./kubernetes`
+/// of a GitRepository whose URL is another repository's; this one has a
+/// `kubernetes` directory too, which is not what it applies.
+#[test]
+fn a_git_repository_of_another_url_is_not_this_repository() {
+    let other = format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: vendor, namespace: flux-system}}\nspec: {{url: 'https://github.com/vendor/operator', ref: {{tag: v1}}}}\n---\n{}",
+        ks("operator", "./kubernetes", "GitRepository/vendor")
+    );
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/apps.yaml",
+            &ks("apps", "./kubernetes", "GitRepository/flux-system"),
+        ),
+        (
+            "kubernetes/kustomization.yaml",
+            "resources: [cm.yaml, operator.yaml]\n",
+        ),
+        ("kubernetes/cm.yaml", &cm("a")),
+        ("kubernetes/operator.yaml", &other),
+    ]);
+    assert!(r.issues.is_empty(), "{:?}", r.issues);
+    assert_eq!(names(&r, "ConfigMap"), ["a"]);
+}
