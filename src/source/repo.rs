@@ -124,6 +124,7 @@ pub fn load_files(mut files: Files) -> Repo {
     // made of the rest at the end, for the files no Flux Kustomization
     // reaches, so that a large repo is not held twice while it renders.
     let mut looked_up: Vec<Object> = Vec::new();
+    let mut git_repos: Vec<Object> = Vec::new();
     // Files that do not parse, and their issue: said again once the builds
     // know which are only a generator's data.
     let mut unparsed: Vec<(PathBuf, usize)> = Vec::new();
@@ -166,6 +167,8 @@ pub fn load_files(mut files: Files) -> Repo {
                 || (group == ARTIFACT_GROUP && kind == "ArtifactGenerator")
             {
                 looked_up.push(Object::new(doc.clone(), parsed.file, i));
+            } else if group == "source.toolkit.fluxcd.io" && kind == "GitRepository" {
+                git_repos.push(Object::new(doc.clone(), parsed.file, i));
             } else if is_bootstrap_input(group, kind) {
                 // Held apart from the render, an object is copied whole when
                 // the render changes it: keep only what bootstrap reads.
@@ -195,6 +198,8 @@ pub fn load_files(mut files: Files) -> Repo {
         .into_iter()
         .partition(|o| is_bootstrap_input(o.group(), o.kind()));
     let mut flux = FluxTree::new(written_ks, Artifacts::from_generators(&generators));
+    flux.foreign = crate::source::flux::foreign::foreign_git_sources(&git_repos, &bootstrap);
+    drop(git_repos);
     flux.render_all(&mut files, &config_sources, bootstrap, &mut issues);
     for (path, at) in unparsed {
         if let Some((Input::GeneratorInput, by)) = files.inputs.get(path.as_path()) {
@@ -418,6 +423,9 @@ struct FluxTree {
     /// `kind/name` of the sources that are this repository (or artifacts
     /// made from it): only their Flux Kustomizations are built from here.
     local: HashSet<String>,
+    /// GitRepositories whose URL is not the one the bootstrap syncs: never
+    /// this repository, whatever their paths ([`crate::source::flux::foreign`]).
+    foreign: HashSet<String>,
     /// Files of the top-level kustomizations applied by hand that list a
     /// root, with that kustomization's directory.
     by_hand_files: HashMap<FileId, PathBuf>,
@@ -523,6 +531,7 @@ impl FluxTree {
             renders: Vec::new(),
             artifacts,
             local: HashSet::new(),
+            foreign: HashSet::new(),
             by_hand_files: HashMap::new(),
             stray: HashSet::new(),
             guessed_roots: Vec::new(),
@@ -1181,7 +1190,7 @@ impl FluxTree {
     fn find_local_sources(&mut self, files: &Files, written: &[Object], issues: &mut Vec<Issue>) {
         for ks in written {
             let source = source_of(ks);
-            if self.artifacts.knows(&source) {
+            if self.artifacts.knows(&source) || self.foreign.contains(&source) {
                 continue;
             }
             let raw = ks.root.str_at(&["spec", "path"]).unwrap_or("./");
