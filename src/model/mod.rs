@@ -39,7 +39,10 @@ pub struct Model<'r> {
     /// a repository.
     pub flux: &'r [crate::source::coverage::FluxRender],
     /// Effective chart and values of each HelmRelease, by object index.
-    releases: Vec<Option<Release>>,
+    /// Boxed: a `Release` is ~370 bytes and most objects are no
+    /// HelmRelease, so unboxed slots were 38 MB of the 100k-object
+    /// synthetic repo's peak (BENCHMARKS.md, "Session 7: memory").
+    releases: Vec<Option<Box<Release>>>,
     /// Objects by (kind, name): lookups by reference are the model's
     /// inner loop, and a scan per lookup made large repos quadratic.
     by_name: HashMap<(&'r str, &'r str), Vec<ObjRef>>,
@@ -96,7 +99,7 @@ impl<'r> Model<'r> {
                         .map(|&i| &objects[i])
                         .find(|o| data::made_in(o, ns) && o.same_tree(hr))
                 };
-                is_helm_release(hr).then(|| helm::resolve(sources, hr, &lookup))
+                is_helm_release(hr).then(|| Box::new(helm::resolve(sources, hr, &lookup)))
             })
             .collect();
         Model {
@@ -125,7 +128,7 @@ impl<'r> Model<'r> {
     }
 
     pub fn release(&self, r: ObjRef) -> Option<&Release> {
-        self.releases.get(r).and_then(Option::as_ref)
+        self.releases.get(r).and_then(Option::as_deref)
     }
 
     pub(crate) fn app_facts(&self) -> &[app::AppFacts] {
