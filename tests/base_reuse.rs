@@ -556,3 +556,44 @@ fn the_substitution_budget_left_is_compared() {
         1,
     );
 }
+
+#[test]
+fn a_bootstrap_input_substituted_from_a_changed_source_is_made_afresh() {
+    if !common::git_available() {
+        return;
+    }
+    // flux-instance's sync path is `clusters/${CLUSTER}`, CLUSTER read
+    // from a ConfigMap: the base commit syncs another directory than the
+    // working tree, though the HelmRelease and its Kustomization are alike.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/substituted-sync");
+    common::copy_dir(&src, &dir);
+    let apps = dir.join("kubernetes/clusters/home/apps");
+    let ks = apps.join("flux-instance.yaml");
+    let text = std::fs::read_to_string(&ks).unwrap();
+    let from = "    substitute:\n      CLUSTER: home\n";
+    assert!(text.contains(from));
+    let to = "    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-vars\n";
+    std::fs::write(&ks, text.replace(from, to)).unwrap();
+    let vars = |cluster: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-vars\n  \
+             namespace: flux-system\ndata:\n  CLUSTER: {cluster}\n"
+        )
+    };
+    std::fs::write(apps.join("vars.yaml"), vars("home")).unwrap();
+    commit_all(&dir);
+    std::fs::write(apps.join("vars.yaml"), vars("away")).unwrap();
+    let (reused, fresh, lent) = base_twice(&dir);
+    assert!(
+        fresh
+            .flux
+            .iter()
+            .any(|r| r.path == Some(PathBuf::from("kubernetes/clusters/home/bootstrap"))),
+        "the base commit syncs clusters/home: {:?}",
+        fresh.flux
+    );
+    assert_same("bootstrap input", &reused, &fresh);
+    assert!(lent.reused_builds > 0, "the flux-instance build is reused");
+}

@@ -13,7 +13,7 @@ use super::coverage::{Coverage, Fate, FileFate, FluxRender, Outcome, lost_under}
 use super::files::{Gap, Input};
 use super::flux::artifact::Artifacts;
 use super::flux::substitute::{collect_vars, is_disabled, substitute};
-use super::reuse::{self, LookedUp, RenderInputs, RenderKey, RenderOutputs, RenderRecord};
+use super::reuse::{self, Lookup, RenderInputs, RenderKey, RenderOutputs, Steps};
 use super::{Files, Issue, Object, StepKind, join_within, kustomize};
 use crate::yaml::{FileId, Limits, Node, SourceMap, Span};
 
@@ -478,6 +478,30 @@ type LookupPool = HashMap<(String, String), Vec<Object>>;
 /// clusters of one repo, which reuse names such as `flux-system`.
 type DocId = (FileId, usize);
 
+/// Objects by kind and name, in their order: the bootstrap steps look
+/// ConfigMaps, Secrets and sources up once per candidate and per Flux
+/// Kustomization, and a scan of every object each time was most of them.
+struct ByName<'a>(HashMap<(&'a str, &'a str), Vec<&'a Object>>);
+
+impl<'a> ByName<'a> {
+    fn of(objects: impl Iterator<Item = &'a Object>) -> ByName<'a> {
+        let mut by_name: HashMap<(&str, &str), Vec<&Object>> = HashMap::new();
+        for o in objects {
+            by_name.entry((o.kind(), o.name())).or_default().push(o);
+        }
+        ByName(by_name)
+    }
+
+    /// The first object of `kind` and `name` in `namespace`, or in none.
+    fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Object> {
+        self.0
+            .get(&(kind, name))?
+            .iter()
+            .copied()
+            .find(|o| o.namespace().unwrap_or(namespace) == namespace)
+    }
+}
+
 /// A Flux Kustomization's identity: namespace and name.
 fn ks_id(ks: &Object) -> KsId {
     (
@@ -801,21 +825,18 @@ impl FluxTree {
         // Builds are a map: sorted, the roots (and so the tree numbers)
         // are the same in every run.
         keyed.sort_by(|a, b| (&a.0, doc_id(a.1)).cmp(&(&b.0, doc_id(b.1))));
-        let lookup = |kind: &str, namespace: &str, name: &str| {
-            config_sources.iter().find(|o| {
-                o.kind() == kind
-                    && o.name() == name
-                    && o.namespace().unwrap_or(namespace) == namespace
-            })
+        let by_name = ByName::of(config_sources.iter());
+        let lookup = |_: &SourceMap, kind: &str, namespace: &str, name: &str| {
+            by_name.find(kind, namespace, name)
         };
         // Its own budget: the run's is for the renders.
-        let mut budget = crate::source::flux::budget(files.limits());
+        let mut budget = Some(crate::source::flux::budget(files.limits()));
         let mut out: Vec<(Object, bool)> = Vec::new();
         for (key, ks) in keyed {
             let Some(Ok(built)) = self.builds.get(&key) else {
                 continue;
             };
-            let mut objs: Vec<Object> = built
+            let objs: Vec<Object> = built
                 .objects
                 .iter()
                 .filter(|o| {
@@ -826,21 +847,28 @@ impl FluxTree {
                 })
                 .cloned()
                 .collect();
-            let mut changed = false;
-            if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
-                && let Some(ns_text) = ns.as_str()
-            {
-                changed |= kustomize::set_namespace(files, &mut objs, ns_text, ns.span).is_ok();
-            }
-            if ks.root.path(&["spec", "postBuild"]).is_some() {
-                // What goes wrong here is reported when the tree renders.
-                let (vars, _) = collect_vars(&files.sources, ks, &lookup);
-                for o in &mut objs {
-                    let _ = substitute(&files.sources, o, &vars, &mut budget);
-                }
-                changed = true;
-            }
-            out.extend(objs.into_iter().map(|o| (o, changed)));
+            let given = RenderInputs {
+                ks: ks.clone(),
+                inherited: [false, false],
+                objects: objs,
+                patch_dir: None,
+                budget: budget.take(),
+            };
+            let key = RenderKey {
+                steps: Steps::Bootstrap,
+                path: files.sources.path(ks.file).to_path_buf(),
+                doc_index: ks.doc_index,
+                id: ks_id(ks),
+            };
+            let gave = reuse::steps(files, key, given, &lookup, |files, objs, given, lookup| {
+                bootstrap_steps(files, ks, objs, given, lookup)
+            });
+            budget = gave.budget;
+            // `issues` holds targetNamespace's failure only.
+            let placed = ks.root.str_at(&["spec", "targetNamespace"]).is_some();
+            let changed = (placed && gave.issues.is_empty())
+                || ks.root.path(&["spec", "postBuild"]).is_some();
+            out.extend(gave.objects.into_iter().map(|o| (o, changed)));
         }
         out.sort_by(|(a, a_changed), (b, b_changed)| {
             (doc_id(a), a.namespace(), a.name(), !a_changed).cmp(&(
@@ -1137,13 +1165,11 @@ impl FluxTree {
             .flat_map(crate::source::flux::bootstrap::resource_set_members)
             .collect();
         let candidates: Vec<&Object> = candidates.iter().chain(&members).collect();
-        let lookup = |kind: &str, namespace: &str, name: &str| {
-            candidates.iter().copied().chain(config_sources).find(|o| {
-                o.kind() == kind
-                    && o.name() == name
-                    && o.namespace().unwrap_or(namespace) == namespace
-            })
-        };
+        // Every HelmRelease with a chartRef looks its source up; a search
+        // through all candidates each time was quadratic (1.7 ms of
+        // joryirving__home-ops, serial).
+        let by_name = ByName::of(candidates.iter().copied().chain(config_sources));
+        let lookup = |kind: &str, namespace: &str, name: &str| by_name.find(kind, namespace, name);
         let mut seen: HashSet<DocId> = HashSet::new();
         let mut out = Vec::new();
         for &o in &candidates {
@@ -1429,7 +1455,7 @@ impl FluxTree {
             }
         };
         self.record(ks, id, outcome);
-        let mut given = RenderInputs {
+        let given = RenderInputs {
             ks: ks.clone(),
             inherited: [inherited.unknowns, inherited.substituted],
             objects: objs,
@@ -1440,6 +1466,7 @@ impl FluxTree {
             budget: self.subst_budget.clone(),
         };
         let key = RenderKey {
+            steps: Steps::Render,
             path: files.sources.path(ks.file).to_path_buf(),
             doc_index: ks.doc_index,
             id: id.clone(),
@@ -1448,31 +1475,13 @@ impl FluxTree {
         let lookup = |sources: &SourceMap, kind: &str, _namespace: &str, name: &str| {
             substitute_from(lookup_pool, tree_files, sources, ks, &id.0, kind, name)
         };
-        let gave = match reuse::lent_render(files, &key, &given, &lookup) {
-            Some(gave) => gave,
-            None => {
-                let recording = files.records();
-                let objects = if recording {
-                    given.objects.clone()
-                } else {
-                    std::mem::take(&mut given.objects)
-                };
-                let (done, events) = reuse::traced(files, |files| {
-                    flux_steps(files, id, ks, objects, &given, &lookup)
-                });
-                let (gave, looked_up) = done;
-                if recording {
-                    files.keep_render(RenderRecord {
-                        key,
-                        given,
-                        looked_up,
-                        events,
-                        gave: gave.clone(),
-                    });
-                }
-                gave
-            }
-        };
+        let gave = reuse::steps(
+            files,
+            key,
+            given,
+            &lookup,
+            |files, objects, given, lookup| flux_steps(files, id, ks, objects, given, lookup),
+        );
         issues.extend(gave.issues);
         if !gave.unparsed.is_empty() {
             self.fail_render(gave.unparsed);
@@ -1498,8 +1507,8 @@ fn flux_steps<'p>(
     ks: &Object,
     mut objs: Vec<Object>,
     given: &RenderInputs,
-    lookup: &dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>,
-) -> (RenderOutputs, Vec<LookedUp>) {
+    lookup: Lookup<'_, 'p>,
+) -> RenderOutputs {
     let mut issues = Vec::new();
     let ks_span = ks.root.get("metadata").map(|m| m.span);
     let detail = format!("{}/{}", id.0, id.1);
@@ -1525,24 +1534,12 @@ fn flux_steps<'p>(
         issues.push(issue);
     }
     let mut budget = given.budget.clone();
-    let mut looked_up = Vec::new();
     let mut unparsed = Vec::new();
     let mut passed = [given.inherited[0], false];
     if ks.root.path(&["spec", "postBuild"]).is_some() {
-        // Every look-up and its answer, for a base load to ask again.
-        let asked = std::cell::RefCell::new(Vec::new());
-        let noted = |kind: &str, namespace: &str, name: &str| {
-            let found = lookup(&files.sources, kind, namespace, name);
-            asked.borrow_mut().push(LookedUp {
-                kind: kind.to_string(),
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-                found: found.cloned(),
-            });
-            found
-        };
-        let (mut vars, var_issues) = collect_vars(&files.sources, ks, &noted);
-        looked_up = asked.into_inner();
+        let here =
+            |kind: &str, namespace: &str, name: &str| lookup(&files.sources, kind, namespace, name);
+        let (mut vars, var_issues) = collect_vars(&files.sources, ks, &here);
         issues.extend(var_issues);
         vars.incomplete |= given.inherited[0];
         let budget = budget.get_or_insert_with(|| crate::source::flux::budget(files.limits()));
@@ -1557,14 +1554,51 @@ fn flux_steps<'p>(
         let unknowns = vars.incomplete || vars.map.values().any(|v| v.unknown);
         passed = [unknowns, vars.is_active()];
     }
-    let gave = RenderOutputs {
+    RenderOutputs {
         objects: objs,
         issues,
         unparsed,
         passed,
         budget,
-    };
-    (gave, looked_up)
+    }
+}
+
+/// The bootstrap inputs of a build as the Flux Kustomization `ks` applies
+/// them: its targetNamespace set (its failure is the only issue given)
+/// and its postBuild variables substituted. What goes wrong in the
+/// substitution is reported when the tree renders.
+fn bootstrap_steps<'p>(
+    files: &mut Files,
+    ks: &Object,
+    mut objs: Vec<Object>,
+    given: &RenderInputs,
+    lookup: Lookup<'_, 'p>,
+) -> RenderOutputs {
+    let mut issues = Vec::new();
+    if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
+        && let Some(ns_text) = ns.as_str()
+        && let Err(issue) = kustomize::set_namespace(files, &mut objs, ns_text, ns.span)
+    {
+        issues.push(issue);
+    }
+    let mut budget = given.budget.clone();
+    if ks.root.path(&["spec", "postBuild"]).is_some()
+        && let Some(budget) = budget.as_mut()
+    {
+        let here =
+            |kind: &str, namespace: &str, name: &str| lookup(&files.sources, kind, namespace, name);
+        let (vars, _) = collect_vars(&files.sources, ks, &here);
+        for o in &mut objs {
+            let _ = substitute(&files.sources, o, &vars, budget);
+        }
+    }
+    RenderOutputs {
+        objects: objs,
+        issues,
+        unparsed: Vec::new(),
+        passed: [false, false],
+        budget,
+    }
 }
 
 /// The ConfigMap or Secret `kind/name` that postBuild's substituteFrom of

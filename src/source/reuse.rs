@@ -24,7 +24,10 @@
 //! ([`RenderRecord`]): their output is a function of the build's objects,
 //! the Flux Kustomization, what they ask of the files, the ConfigMaps and
 //! Secrets substitution looks up, what the parent passed on and the
-//! substitution budget left, each compared exactly (spans included).
+//! substitution budget left, each compared exactly (spans included). So
+//! are the steps that make each build's bootstrap inputs (a flux-instance
+//! HelmRelease, the ConfigMaps it reads) as its Flux Kustomization
+//! applies them, before the renders.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -122,6 +125,7 @@ pub struct Lent {
     /// How many builds and files were reused, for the log.
     pub reused_builds: usize,
     pub reused_parses: usize,
+    /// Renders and bootstrap inputs whose Flux-level steps were reused.
     pub reused_renders: usize,
 }
 
@@ -186,8 +190,8 @@ impl Lent {
     /// What was reused, for the log.
     pub fn summary(&self) -> String {
         format!(
-            "{} builds, {} Flux Kustomization renders and {} parsed files reused from the \
-             working tree",
+            "{} builds, the Flux-level steps of {} Flux Kustomization renders and bootstrap \
+             inputs, and {} parsed files reused from the working tree",
             self.reused_builds, self.reused_renders, self.reused_parses
         )
     }
@@ -373,10 +377,22 @@ fn node_files(node: &Node, ids: &mut FileIds) {
     }
 }
 
-/// Which render a [`RenderRecord`] is of: the Flux Kustomization's file
-/// and document, and its identity in the tree (namespace, name).
+/// Which steps of a Flux Kustomization a [`RenderRecord`] is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Steps {
+    /// Those of its render.
+    Render,
+    /// Those that make the bootstrap inputs of its build as it applies
+    /// them (targetNamespace, postBuild substitution), before the renders.
+    Bootstrap,
+}
+
+/// Which render a [`RenderRecord`] is of: the steps, the Flux
+/// Kustomization's file and document, and its identity in the tree
+/// (namespace, name).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct RenderKey {
+    pub steps: Steps,
     pub path: PathBuf,
     pub doc_index: usize,
     pub id: (String, String),
@@ -434,15 +450,61 @@ pub(crate) struct RenderRecord {
     pub gave: RenderOutputs,
 }
 
+/// A Flux Kustomization's steps `run` on what `given` holds: the
+/// lender's outputs when it recorded the same inputs (see
+/// [`lent_render`]), else run here, and recorded when this load records.
+/// `lookup` finds the ConfigMaps and Secrets substitution reads (kind,
+/// namespace, name); `run` is to look them up through the one it is given.
+pub(crate) fn steps<'p>(
+    files: &mut Files,
+    key: RenderKey,
+    mut given: RenderInputs,
+    lookup: &dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>,
+    run: impl FnOnce(&mut Files, Vec<Object>, &RenderInputs, Lookup<'_, 'p>) -> RenderOutputs,
+) -> RenderOutputs {
+    if let Some(gave) = lent_render(files, &key, &given, lookup) {
+        return gave;
+    }
+    if !files.records() {
+        let objects = std::mem::take(&mut given.objects);
+        return run(files, objects, &given, lookup);
+    }
+    let asked = std::cell::RefCell::new(Vec::new());
+    let noted = |sources: &SourceMap, kind: &str, namespace: &str, name: &str| {
+        let found = lookup(sources, kind, namespace, name);
+        asked.borrow_mut().push(LookedUp {
+            kind: kind.to_string(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            found: found.cloned(),
+        });
+        found
+    };
+    let objects = given.objects.clone();
+    let (gave, events) = traced(files, |files| run(files, objects, &given, &noted));
+    files.keep_render(RenderRecord {
+        key,
+        given,
+        looked_up: asked.into_inner(),
+        events,
+        gave: gave.clone(),
+    });
+    gave
+}
+
+/// A look-up of the ConfigMaps and Secrets substitution reads, in the
+/// files' source map: kind, namespace, name.
+pub(crate) type Lookup<'l, 'p> = &'l dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>;
+
 /// The lender's outputs of the render `key`, when one of its records was
 /// given what `given` is here, each look-up finds the same object here
 /// (`lookup`: kind, namespace, name), and the steps' questions get the
 /// same answers.
-pub(crate) fn lent_render<'p>(
+fn lent_render<'p>(
     files: &mut Files,
     key: &RenderKey,
     given: &RenderInputs,
-    lookup: &dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>,
+    lookup: Lookup<'_, 'p>,
 ) -> Option<RenderOutputs> {
     let mut lent = files.lent.take()?;
     let found = lent.render(files, key, given, lookup);
@@ -456,7 +518,7 @@ impl Lent {
         files: &mut Files,
         key: &RenderKey,
         given: &RenderInputs,
-        lookup: &dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>,
+        lookup: Lookup<'_, 'p>,
     ) -> Option<RenderOutputs> {
         if self.limits != *files.limits() {
             return None;
@@ -525,19 +587,22 @@ impl Lent {
         if !same {
             return false;
         }
-        let mut ids = FileIds::default();
-        ids.insert(now.file);
-        for at in now.chain.iter().filter_map(|s| s.at) {
-            ids.insert(at.file);
+        let outer =
+            std::iter::once(now.file).chain(now.chain.iter().filter_map(|s| Some(s.at?.file)));
+        if Arc::ptr_eq(&was.root, &now.root) {
+            // Looked up one by one: a set of every id would be scanned per
+            // object, for the few ids an object's steps point into.
+            let mut outer = outer;
+            return outer.all(|id| self.is_aligned(id, sources));
         }
-        if !Arc::ptr_eq(&was.root, &now.root) {
-            if !same_node(&was.root, &now.root) {
-                return false;
-            }
-            node_files(&now.root, &mut ids);
-            if let Some(live) = &now.live {
-                node_files(live, &mut ids);
-            }
+        if !same_node(&was.root, &now.root) {
+            return false;
+        }
+        let mut ids = FileIds::default();
+        outer.for_each(|id| ids.insert(id));
+        node_files(&now.root, &mut ids);
+        if let Some(live) = &now.live {
+            node_files(live, &mut ids);
         }
         ids.iter().all(|id| self.is_aligned(id, sources))
     }
