@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
+use homelab_lint::alloc::ALLOCATOR;
 use homelab_lint::model::Model;
 use homelab_lint::source::{Files, repo, walk};
 use homelab_lint::yaml::Limits;
@@ -29,24 +30,24 @@ fn grew(bytes: usize, blocks: usize) {
     PEAK_BLOCKS.fetch_max(b, Relaxed);
 }
 
-// SAFETY: every call is passed to mimalloc unchanged; the counters only
+// SAFETY: every call is passed to the linter's allocator unchanged; the counters only
 // observe sizes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
         grew(layout.size(), 1);
-        unsafe { mimalloc::MiMalloc.alloc(layout) }
+        unsafe { ALLOCATOR.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         LIVE.fetch_sub(layout.size(), Relaxed);
         BLOCKS.fetch_sub(1, Relaxed);
-        unsafe { mimalloc::MiMalloc.dealloc(ptr, layout) }
+        unsafe { ALLOCATOR.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
         LIVE.fetch_sub(layout.size(), Relaxed);
         grew(new_size, 0);
-        unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
+        unsafe { ALLOCATOR.realloc(ptr, layout, new_size) }
     }
 }
 

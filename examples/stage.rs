@@ -17,7 +17,7 @@ use homelab_lint::source::{Files, repo, walk};
 use homelab_lint::yaml::Limits;
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: homelab_lint::alloc::Allocator = homelab_lint::alloc::ALLOCATOR;
 
 fn main() -> ExitCode {
     homelab_lint::alloc::no_transparent_huge_pages();

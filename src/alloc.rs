@@ -1,17 +1,38 @@
 //! Process-wide memory settings, shared by the binary and the
 //! benchmark's floor examples so that both measure the same allocator
-//! (each chooses mimalloc itself, with `#[global_allocator]`).
+//! (each declares [`ALLOCATOR`] its `#[global_allocator]`).
 
-/// mimalloc asks for transparent huge pages on its arenas (MADV_HUGEPAGE,
+/// The linter allocates many small nodes (every YAML value, every copy a
+/// kustomize or Flux step makes); mimalloc halved the time glibc's
+/// allocator took on a 1,100-file repo (BENCHMARKS.md). On Linux
+/// jemalloc (tikv-jemallocator, what ruff links there) does better
+/// again, measured interleaved against mimalloc on a loaded machine
+/// (BENCHMARKS.md, "Session 7: memory"): joryirving__home-ops CPU
+/// 133 / 116 / 134 ms against 150 / 148 / 129 ms (perf stat -r 20), the
+/// 100k-object synthetic repo user+sys 7.1 s against 7.2 s median and
+/// peak RSS 613 MB against 629 MB (median of 5).
+#[cfg(target_os = "linux")]
+pub type Allocator = tikv_jemallocator::Jemalloc;
+#[cfg(target_os = "linux")]
+pub const ALLOCATOR: Allocator = tikv_jemallocator::Jemalloc;
+#[cfg(not(target_os = "linux"))]
+pub type Allocator = mimalloc::MiMalloc;
+#[cfg(not(target_os = "linux"))]
+pub const ALLOCATOR: Allocator = mimalloc::MiMalloc;
+
+/// mimalloc (the allocator here before jemalloc, and still off Linux)
+/// asks for transparent huge pages on its arenas (MADV_HUGEPAGE,
 /// mimalloc src/prim/unix/prim.c), so every first touch zeroes 2 MiB and
 /// every purge of a part splits one: on the 100k-object synthetic repo
 /// that was a fifth of all CPU samples (`clear_page_erms`). Turning THP
 /// off for the process, as MIMALLOC_ALLOW_THP=0 does (prctl(2),
 /// PR_SET_THP_DISABLE), took user+sys 6.7-7.7 -> 6.7-6.8 s (sys 1.9-2.9
 /// -> 1.4-1.6 s, user a little up) and peak RSS 631-645 -> 613-620 MB
-/// there. The kernel checks the setting when it faults a page in, so
-/// calling this first thing in `main` covers the arenas mimalloc reserved
-/// before it; child processes inherit it.
+/// there. jemalloc asks for none by default (`thp:default`), but a kernel
+/// with THP `always` would give them to it too. The kernel checks the
+/// setting when it faults a page in, so calling this first thing in
+/// `main` covers the memory the allocator reserved before it; child
+/// processes inherit it.
 pub fn no_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes

@@ -1,8 +1,6 @@
-// The linter allocates many small nodes (every YAML value, every copy a
-// kustomize or Flux step makes); mimalloc halves the time glibc's
-// allocator took on a 1,100-file repo (BENCHMARKS.md).
+// jemalloc on Linux, mimalloc elsewhere: src/alloc.rs says why.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: homelab_lint::alloc::Allocator = homelab_lint::alloc::ALLOCATOR;
 
 fn main() -> std::process::ExitCode {
     homelab_lint::alloc::no_transparent_huge_pages();

@@ -76,17 +76,18 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
 /// The base commit of `dir` loaded with what a recorded load of the
 /// working tree lends, and loaded from scratch; with the number of
 /// builds reused.
-fn base_twice(dir: &Path) -> (Repo, Repo, usize) {
+fn base_twice(dir: &Path) -> (Repo, Repo, Lent) {
     base_twice_with(dir, Limits::default())
 }
 
-fn base_twice_with(dir: &Path, limits: Limits) -> (Repo, Repo, usize) {
+/// [`base_twice`], with what was reused (its counts).
+fn base_twice_with(dir: &Path, limits: Limits) -> (Repo, Repo, Lent) {
     let mut head = repo::load_files(Files::new(dir, limits).recording());
     let lent = Lent::of(&mut head.files).expect("the load recorded");
     let mut reused = repo::load_files(borrowing(dir, limits, lent));
-    let builds = reused.files.take_lent().unwrap().reused_builds;
+    let lent = reused.files.take_lent().unwrap();
     let fresh = repo::load_files(Files::in_commit(dir, tree(dir), limits));
-    (reused, fresh, builds)
+    (reused, fresh, lent)
 }
 
 fn tree(dir: &Path) -> homelab_lint::source::commit_tree::Tree {
@@ -149,7 +150,7 @@ fn one_helmrelease_edited_reuses_the_other_builds_and_loads_as_from_scratch() {
     if !common::git_available() {
         return;
     }
-    let mut reused_somewhere = false;
+    let (mut builds_reused, mut renders_reused) = (false, false);
     for (name, src) in cases() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("repo");
@@ -167,13 +168,14 @@ fn one_helmrelease_edited_reuses_the_other_builds_and_loads_as_from_scratch() {
         let text = std::fs::read_to_string(edited).unwrap();
         let changed = text.replacen("interval: ", "interval: 7", 1);
         std::fs::write(edited, format!("{changed}\n# edited\n")).unwrap();
-        let (reused, fresh, builds) = base_twice(&dir);
+        let (reused, fresh, lent) = base_twice(&dir);
         assert_same(&name, &reused, &fresh);
-        reused_somewhere |= builds > 0;
+        builds_reused |= lent.reused_builds > 0;
+        renders_reused |= lent.reused_renders > 0;
     }
     assert!(
-        reused_somewhere,
-        "no build was reused anywhere: the test compares nothing incremental"
+        builds_reused && renders_reused,
+        "no build or no render was reused anywhere: the test compares nothing incremental"
     );
 }
 
@@ -282,4 +284,316 @@ fn a_path_through_a_symlink_and_blobs_over_the_limit_load_as_from_scratch() {
             "{path} is read as committed: {text}"
         );
     }
+}
+
+/// A gotk-sync cluster of four Flux Kustomizations: `flux-system`
+/// (./clusters/main, with the cluster-settings ConfigMap), `apps`
+/// (./apps, substituteFrom cluster-settings and cluster-secrets) and the
+/// two it applies:
+/// `one` (targetNamespace, an inline patch, a patch file, substituteFrom
+/// cluster-settings) and `two` (inline substitute, a variable nothing
+/// defines). `edits` replace texts in the files as written.
+fn renders_fixture(dir: &Path, edits: &[(&str, &str, &str)]) {
+    let ks = |name: &str, path: &str, spec: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  \
+             name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: {path}\n  \
+             prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n{spec}"
+        )
+    };
+    let cm = |name: &str, data: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n{data}")
+    };
+    let settings = "  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        \
+                    name: cluster-settings\n";
+    let files: Vec<(&str, String)> = vec![
+        (
+            "clusters/main/flux-system/gotk-sync.yaml",
+            format!(
+                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  \
+                 name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m\n  \
+                 url: https://example.com/home-ops\n---\n{}",
+                ks("flux-system", "./clusters/main", "")
+            ),
+        ),
+        (
+            "clusters/main/flux-system/kustomization.yaml",
+            "resources:\n  - gotk-sync.yaml\n".into(),
+        ),
+        (
+            "clusters/main/settings.yaml",
+            cm("cluster-settings", "  DOMAIN: example.com\n").replace(
+                "name: cluster-settings",
+                "name: cluster-settings\n  namespace: flux-system",
+            ),
+        ),
+        (
+            "clusters/main/secret.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-secrets\n  \
+             namespace: flux-system\nstringData:\n  TOKEN: plain\n"
+                .into(),
+        ),
+        (
+            "clusters/main/apps.yaml",
+            ks(
+                "apps",
+                "./apps",
+                &format!("{settings}      - kind: Secret\n        name: cluster-secrets\n"),
+            ),
+        ),
+        (
+            "apps/kustomization.yaml",
+            "resources:\n  - one/ks.yaml\n  - two/ks.yaml\n".into(),
+        ),
+        (
+            "apps/one/ks.yaml",
+            ks(
+                "one",
+                "./apps/one/app",
+                &format!(
+                    "  targetNamespace: one\n  patches:\n    - patch: |-\n        \
+                     - op: add\n          path: /data/inline\n          value: first\n      \
+                     target:\n        kind: ConfigMap\n    - path: patch.yaml\n{settings}"
+                ),
+            ),
+        ),
+        (
+            "apps/one/app/kustomization.yaml",
+            "resources:\n  - cm.yaml\n".into(),
+        ),
+        ("apps/one/app/cm.yaml", cm("one", "  host: app.${DOMAIN}\n")),
+        ("apps/one/app/patch.yaml", cm("one", "  from-file: first\n")),
+        (
+            "apps/one/near.yaml",
+            cm("near", "  DOMAIN: near.example.com\n")
+                .replace("name: near", "name: near\n  namespace: elsewhere"),
+        ),
+        (
+            "apps/two/ks.yaml",
+            ks(
+                "two",
+                "./apps/two/app",
+                "  postBuild:\n    substitute:\n      NAME: two\n",
+            ),
+        ),
+        (
+            "apps/two/app/kustomization.yaml",
+            "resources:\n  - cm.yaml\n".into(),
+        ),
+        (
+            "apps/two/app/cm.yaml",
+            cm("two", "  name: ${NAME}\n  unset: ${UNSET}\n"),
+        ),
+    ];
+    for (path, mut text) in files {
+        for (at, from, to) in edits.iter().filter(|(at, _, _)| *at == path) {
+            assert!(text.contains(from), "{at}: no {from:?} in {text}");
+            text = text.replace(from, to);
+        }
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+/// The fixture committed with `base` edits and in the working tree with
+/// `head` edits, its base loaded with and without reuse: the two loads
+/// must be the same, and `renders` of the four renders reused.
+fn renders_reused(
+    name: &str,
+    base: &[(&str, &str, &str)],
+    head: &[(&str, &str, &str)],
+    limits: Limits,
+    renders: usize,
+) {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    renders_fixture(&dir, base);
+    commit_all(&dir);
+    renders_fixture(&dir, head);
+    let (reused, fresh, lent) = base_twice_with(&dir, limits);
+    assert_eq!(fresh.flux.len(), 4, "{name}: {:?}", fresh.flux);
+    assert!(
+        fresh.flux.iter().all(|r| r.outcome.is_complete()),
+        "{name}: {:?}",
+        fresh.flux
+    );
+    assert_same(name, &reused, &fresh);
+    assert_eq!(lent.reused_renders, renders, "{name}: renders reused");
+}
+
+#[test]
+fn renders_are_reused_where_nothing_they_read_changed() {
+    // `two`'s build changes; the other three render from what they did.
+    renders_reused(
+        "two's ConfigMap",
+        &[],
+        &[("apps/two/app/cm.yaml", "name: ${NAME}", "name: x${NAME}")],
+        Limits::default(),
+        3,
+    );
+}
+
+#[test]
+fn a_changed_flux_kustomization_is_rendered_afresh() {
+    // `one` changed: `apps` (whose build holds it) and `one` render again.
+    for (what, from, to) in [
+        (
+            "targetNamespace",
+            "targetNamespace: one",
+            "targetNamespace: uno",
+        ),
+        ("inline patch", "value: first", "value: second"),
+    ] {
+        renders_reused(
+            what,
+            &[],
+            &[("apps/one/ks.yaml", from, to)],
+            Limits::default(),
+            2,
+        );
+    }
+}
+
+#[test]
+fn a_changed_patch_file_is_read_afresh() {
+    // Only `one`'s steps read patch.yaml; its build and the rest are alike.
+    renders_reused(
+        "patch file",
+        &[],
+        &[(
+            "apps/one/app/patch.yaml",
+            "from-file: first",
+            "from-file: second",
+        )],
+        Limits::default(),
+        3,
+    );
+}
+
+#[test]
+fn a_changed_substitution_source_is_looked_up_afresh() {
+    // `apps` and `one` are given the same objects, but look up another
+    // cluster-settings; `flux-system`'s build holds it.
+    renders_reused(
+        "substituteFrom",
+        &[],
+        &[("clusters/main/settings.yaml", "example.com", "example.org")],
+        Limits::default(),
+        1,
+    );
+}
+
+#[test]
+fn another_copy_of_a_substitution_source_is_looked_up_afresh() {
+    // `apps` also applies a ConfigMap nearer to `one` than cluster-settings
+    // is: in the working tree it is cluster-settings in `one`'s namespace,
+    // so `one` reads it; in the base commit it is in another namespace, and
+    // `one`, given the same objects, reads the other copy.
+    let near = |ns: &'static str| {
+        [
+            (
+                "apps/kustomization.yaml",
+                "  - two/ks.yaml\n",
+                "  - two/ks.yaml\n  - one/near.yaml\n",
+            ),
+            ("apps/one/near.yaml", "name: near", "name: cluster-settings"),
+            ("apps/one/near.yaml", "namespace: elsewhere", ns),
+        ]
+    };
+    renders_reused(
+        "which copy",
+        &near("namespace: elsewhere"),
+        &near("namespace: flux-system"),
+        Limits::default(),
+        2,
+    );
+}
+
+#[test]
+fn what_the_parent_passes_on_is_compared() {
+    // In the working tree `apps` reads a SOPS-encrypted Secret: the
+    // variables of what it applies may be defined in the cluster, so
+    // `${UNSET}` in `two` is not known to be undefined; in the base commit
+    // the Secret is plain. `two` is given the same otherwise.
+    renders_reused(
+        "inherited",
+        &[],
+        &[(
+            "clusters/main/secret.yaml",
+            "  TOKEN: plain\n",
+            "  TOKEN: plain\nsops:\n  version: 3.8.1\n",
+        )],
+        Limits::default(),
+        0,
+    );
+}
+
+#[test]
+fn the_substitution_budget_left_is_compared() {
+    // `two` renders before `one` and, in the working tree, spends most of
+    // the run's growth budget: `one`'s substitution then exceeds it there
+    // and not in the base commit.
+    let domain = format!("{}.com", "a".repeat(40));
+    let both = (
+        "clusters/main/settings.yaml",
+        "example.com",
+        domain.as_str(),
+    );
+    let name = format!("NAME: {}", "x".repeat(190));
+    let limits = Limits {
+        max_subst_growth_bytes: 200,
+        ..Limits::default()
+    };
+    renders_reused(
+        "budget",
+        &[both],
+        &[both, ("apps/two/ks.yaml", "NAME: two", &name)],
+        limits,
+        1,
+    );
+}
+
+#[test]
+fn a_bootstrap_input_substituted_from_a_changed_source_is_made_afresh() {
+    if !common::git_available() {
+        return;
+    }
+    // flux-instance's sync path is `clusters/${CLUSTER}`, CLUSTER read
+    // from a ConfigMap: the base commit syncs another directory than the
+    // working tree, though the HelmRelease and its Kustomization are alike.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/substituted-sync");
+    common::copy_dir(&src, &dir);
+    let apps = dir.join("kubernetes/clusters/home/apps");
+    let ks = apps.join("flux-instance.yaml");
+    let text = std::fs::read_to_string(&ks).unwrap();
+    let from = "    substitute:\n      CLUSTER: home\n";
+    assert!(text.contains(from));
+    let to = "    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-vars\n";
+    std::fs::write(&ks, text.replace(from, to)).unwrap();
+    let vars = |cluster: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-vars\n  \
+             namespace: flux-system\ndata:\n  CLUSTER: {cluster}\n"
+        )
+    };
+    std::fs::write(apps.join("vars.yaml"), vars("home")).unwrap();
+    commit_all(&dir);
+    std::fs::write(apps.join("vars.yaml"), vars("away")).unwrap();
+    let (reused, fresh, lent) = base_twice(&dir);
+    assert!(
+        fresh
+            .flux
+            .iter()
+            .any(|r| r.path == Some(PathBuf::from("kubernetes/clusters/home/bootstrap"))),
+        "the base commit syncs clusters/home: {:?}",
+        fresh.flux
+    );
+    assert_same("bootstrap input", &reused, &fresh);
+    assert!(lent.reused_builds > 0, "the flux-instance build is reused");
 }

@@ -532,3 +532,64 @@ fn a_generator_input_that_does_not_parse_is_said_to_be_data() {
     );
     assert_eq!(names(&r, "ConfigMap").len(), 1);
 }
+
+/// Sweep 7 (angelnu/k8s-gitops, 46 Flux Kustomizations lost): a Flux
+/// Kustomization whose `spec.path` has no kustomization.yaml gets a
+/// generated one, and its `spec.components` are relative to that path
+/// (fluxcd/pkg kustomize_generator.go `GenerateManifest`). They belong to
+/// the generated kustomization only: not again inside the component (where
+/// `../../../components/c` would leave the repository), and not inside a
+/// kustomization directory found below the path.
+#[test]
+fn flux_components_of_a_generated_kustomization_are_added_once_at_the_path() {
+    let mut child = ks("x", "./apps/x/app", "GitRepository/flux-system");
+    child.push_str("  components:\n    - ../../../components/c\n");
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/apps.yaml",
+            &ks("apps", "./apps", "GitRepository/flux-system"),
+        ),
+        ("apps/kustomization.yaml", "resources: [x/ks.yaml]\n"),
+        ("apps/x/ks.yaml", &child),
+        ("apps/x/app/cm.yaml", &cm("x")),
+        (
+            "apps/x/app/sub/kustomization.yaml",
+            "resources: [cm.yaml]\n",
+        ),
+        ("apps/x/app/sub/cm.yaml", &cm("sub")),
+        (
+            "components/c/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [cm.yaml]\n",
+        ),
+        ("components/c/cm.yaml", &cm("from-component")),
+    ]);
+    assert!(r.issues.is_empty(), "{:?}", r.issues);
+    assert_eq!(names(&r, "ConfigMap"), ["from-component", "sub", "x"]);
+}
+
+/// Sweep 7 (d4rkfella/home-ops): a Flux Kustomization builds `./kubernetes`
+/// of a GitRepository whose URL is another repository's; this one has a
+/// `kubernetes` directory too, which is not what it applies.
+#[test]
+fn a_git_repository_of_another_url_is_not_this_repository() {
+    let other = format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: vendor, namespace: flux-system}}\nspec: {{url: 'https://github.com/vendor/operator', ref: {{tag: v1}}}}\n---\n{}",
+        ks("operator", "./kubernetes", "GitRepository/vendor")
+    );
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/apps.yaml",
+            &ks("apps", "./kubernetes", "GitRepository/flux-system"),
+        ),
+        (
+            "kubernetes/kustomization.yaml",
+            "resources: [cm.yaml, operator.yaml]\n",
+        ),
+        ("kubernetes/cm.yaml", &cm("a")),
+        ("kubernetes/operator.yaml", &other),
+    ]);
+    assert!(r.issues.is_empty(), "{:?}", r.issues);
+    assert_eq!(names(&r, "ConfigMap"), ["a"]);
+}

@@ -384,3 +384,34 @@ fn secret_values_next_to_a_finding_appear_in_no_output_format() {
         }
     }
 }
+
+/// A resource path of 600 KB (`a/a/a/…`): the disk's directory cache
+/// noted every prefix of it, a copy of the path per component (2.5 GB,
+/// killed after minutes). The build fails at the entry, the rest is linted.
+#[test]
+fn a_resource_path_of_many_components_fails_its_build_alone() {
+    let dir = repo();
+    write(
+        dir.path(),
+        "long/kustomization.yaml",
+        &format!(
+            "resources:\n  - cm.yaml\n  - {}x.yaml\n",
+            "a/".repeat(300_000)
+        ),
+    );
+    write(
+        dir.path(),
+        "long/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: long-cm, namespace: default}\n",
+    );
+    flux_ks(dir.path(), "long", "./long");
+    assert_small(dir.path());
+    let inv = limited::inventory(dir.path());
+    inv.assert_loaded(&["survivor"]);
+    let why = why_incomplete(&inv);
+    assert!(
+        why.starts_with("long/kustomization.yaml:3:5: 'long/a/a/a/"),
+        "{}",
+        &why[..200]
+    );
+}

@@ -58,8 +58,18 @@ impl Drop for Batch {
 /// Symlink hops before a path is refused, as Linux's MAXSYMLINKS.
 const MAX_LINKS: usize = 40;
 
+/// Bytes of a path, and of a symlink's target, past which a path is
+/// refused, as Linux's PATH_MAX (the terminating NUL included): a commit
+/// may hold a link blob of any size, which no checkout could create, and
+/// each step of a resolution hashes the path so far.
+const PATH_MAX: usize = 4096;
+
 fn not_found() -> Refused {
     Refused::Io(std::io::Error::from_raw_os_error(libc::ENOENT))
+}
+
+fn name_too_long() -> Refused {
+    Refused::Io(std::io::Error::from_raw_os_error(libc::ENAMETOOLONG))
 }
 
 impl Tree {
@@ -172,6 +182,9 @@ impl Tree {
                 done.push('/');
             }
             done.push_str(&next);
+            if done.len() >= PATH_MAX {
+                return Err(name_too_long());
+            }
             let Some(Entry::Blob {
                 oid, link: true, ..
             }) = self.entries.get(&done)
@@ -182,7 +195,10 @@ impl Tree {
             if hops > MAX_LINKS {
                 return Err(Refused::Io(std::io::Error::from_raw_os_error(libc::ELOOP)));
             }
-            let target = String::from_utf8_lossy(&self.blob(oid, usize::MAX)?).into_owned();
+            let target = match self.blob(oid, PATH_MAX - 1) {
+                Err(Refused::TooBig { .. }) => return Err(name_too_long()),
+                read => String::from_utf8_lossy(&read?).into_owned(),
+            };
             let outside = || Refused::Outside {
                 shown: PathBuf::from(&target),
             };

@@ -355,6 +355,18 @@ impl Files {
         }
     }
 
+    /// Whether this load records what a base load may reuse.
+    pub(crate) fn records(&self) -> bool {
+        self.recorder.is_some()
+    }
+
+    /// Keeps a render's Flux-level steps when this load records.
+    pub(crate) fn keep_render(&mut self, record: super::reuse::RenderRecord) {
+        if let Some(recorder) = self.recorder.as_mut() {
+            recorder.keep_render(record);
+        }
+    }
+
     /// What was lent to this load, with its counts of what was reused.
     pub fn take_lent(&mut self) -> Option<Lent> {
         self.lent.take()

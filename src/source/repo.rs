@@ -13,8 +13,9 @@ use super::coverage::{Coverage, Fate, FileFate, FluxRender, Outcome, lost_under}
 use super::files::{Gap, Input};
 use super::flux::artifact::Artifacts;
 use super::flux::substitute::{collect_vars, is_disabled, substitute};
+use super::reuse::{self, Lookup, RenderInputs, RenderKey, RenderOutputs, Steps};
 use super::{Files, Issue, Object, StepKind, join_within, kustomize};
-use crate::yaml::{FileId, Limits, Node, Span};
+use crate::yaml::{FileId, Limits, Node, SourceMap, Span};
 
 /// A file that holds nothing to lint, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,6 +124,7 @@ pub fn load_files(mut files: Files) -> Repo {
     // made of the rest at the end, for the files no Flux Kustomization
     // reaches, so that a large repo is not held twice while it renders.
     let mut looked_up: Vec<Object> = Vec::new();
+    let mut git_repos: Vec<Object> = Vec::new();
     // Files that do not parse, and their issue: said again once the builds
     // know which are only a generator's data.
     let mut unparsed: Vec<(PathBuf, usize)> = Vec::new();
@@ -165,6 +167,8 @@ pub fn load_files(mut files: Files) -> Repo {
                 || (group == ARTIFACT_GROUP && kind == "ArtifactGenerator")
             {
                 looked_up.push(Object::new(doc.clone(), parsed.file, i));
+            } else if group == "source.toolkit.fluxcd.io" && kind == "GitRepository" {
+                git_repos.push(Object::new(doc.clone(), parsed.file, i));
             } else if is_bootstrap_input(group, kind) {
                 // Held apart from the render, an object is copied whole when
                 // the render changes it: keep only what bootstrap reads.
@@ -194,6 +198,8 @@ pub fn load_files(mut files: Files) -> Repo {
         .into_iter()
         .partition(|o| is_bootstrap_input(o.group(), o.kind()));
     let mut flux = FluxTree::new(written_ks, Artifacts::from_generators(&generators));
+    flux.foreign = crate::source::flux::foreign::foreign_git_sources(&git_repos, &bootstrap);
+    drop(git_repos);
     flux.render_all(&mut files, &config_sources, bootstrap, &mut issues);
     for (path, at) in unparsed {
         if let Some((Input::GeneratorInput, by)) = files.inputs.get(path.as_path()) {
@@ -417,6 +423,9 @@ struct FluxTree {
     /// `kind/name` of the sources that are this repository (or artifacts
     /// made from it): only their Flux Kustomizations are built from here.
     local: HashSet<String>,
+    /// GitRepositories whose URL is not the one the bootstrap syncs: never
+    /// this repository, whatever their paths ([`crate::source::flux::foreign`]).
+    foreign: HashSet<String>,
     /// Files of the top-level kustomizations applied by hand that list a
     /// root, with that kustomization's directory.
     by_hand_files: HashMap<FileId, PathBuf>,
@@ -468,6 +477,30 @@ type LookupPool = HashMap<(String, String), Vec<Object>>;
 /// Where a document is written: identifies a Flux Kustomization across
 /// clusters of one repo, which reuse names such as `flux-system`.
 type DocId = (FileId, usize);
+
+/// Objects by kind and name, in their order: the bootstrap steps look
+/// ConfigMaps, Secrets and sources up once per candidate and per Flux
+/// Kustomization, and a scan of every object each time was most of them.
+struct ByName<'a>(HashMap<(&'a str, &'a str), Vec<&'a Object>>);
+
+impl<'a> ByName<'a> {
+    fn of(objects: impl Iterator<Item = &'a Object>) -> ByName<'a> {
+        let mut by_name: HashMap<(&str, &str), Vec<&Object>> = HashMap::new();
+        for o in objects {
+            by_name.entry((o.kind(), o.name())).or_default().push(o);
+        }
+        ByName(by_name)
+    }
+
+    /// The first object of `kind` and `name` in `namespace`, or in none.
+    fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Object> {
+        self.0
+            .get(&(kind, name))?
+            .iter()
+            .copied()
+            .find(|o| o.namespace().unwrap_or(namespace) == namespace)
+    }
+}
 
 /// A Flux Kustomization's identity: namespace and name.
 fn ks_id(ks: &Object) -> KsId {
@@ -522,6 +555,7 @@ impl FluxTree {
             renders: Vec::new(),
             artifacts,
             local: HashSet::new(),
+            foreign: HashSet::new(),
             by_hand_files: HashMap::new(),
             stray: HashSet::new(),
             guessed_roots: Vec::new(),
@@ -791,21 +825,18 @@ impl FluxTree {
         // Builds are a map: sorted, the roots (and so the tree numbers)
         // are the same in every run.
         keyed.sort_by(|a, b| (&a.0, doc_id(a.1)).cmp(&(&b.0, doc_id(b.1))));
-        let lookup = |kind: &str, namespace: &str, name: &str| {
-            config_sources.iter().find(|o| {
-                o.kind() == kind
-                    && o.name() == name
-                    && o.namespace().unwrap_or(namespace) == namespace
-            })
+        let by_name = ByName::of(config_sources.iter());
+        let lookup = |_: &SourceMap, kind: &str, namespace: &str, name: &str| {
+            by_name.find(kind, namespace, name)
         };
         // Its own budget: the run's is for the renders.
-        let mut budget = crate::source::flux::budget(files.limits());
+        let mut budget = Some(crate::source::flux::budget(files.limits()));
         let mut out: Vec<(Object, bool)> = Vec::new();
         for (key, ks) in keyed {
             let Some(Ok(built)) = self.builds.get(&key) else {
                 continue;
             };
-            let mut objs: Vec<Object> = built
+            let objs: Vec<Object> = built
                 .objects
                 .iter()
                 .filter(|o| {
@@ -816,21 +847,28 @@ impl FluxTree {
                 })
                 .cloned()
                 .collect();
-            let mut changed = false;
-            if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
-                && let Some(ns_text) = ns.as_str()
-            {
-                changed |= kustomize::set_namespace(files, &mut objs, ns_text, ns.span).is_ok();
-            }
-            if ks.root.path(&["spec", "postBuild"]).is_some() {
-                // What goes wrong here is reported when the tree renders.
-                let (vars, _) = collect_vars(&files.sources, ks, &lookup);
-                for o in &mut objs {
-                    let _ = substitute(&files.sources, o, &vars, &mut budget);
-                }
-                changed = true;
-            }
-            out.extend(objs.into_iter().map(|o| (o, changed)));
+            let given = RenderInputs {
+                ks: ks.clone(),
+                inherited: [false, false],
+                objects: objs,
+                patch_dir: None,
+                budget: budget.take(),
+            };
+            let key = RenderKey {
+                steps: Steps::Bootstrap,
+                path: files.sources.path(ks.file).to_path_buf(),
+                doc_index: ks.doc_index,
+                id: ks_id(ks),
+            };
+            let gave = reuse::steps(files, key, given, &lookup, |files, objs, given, lookup| {
+                bootstrap_steps(files, ks, objs, given, lookup)
+            });
+            budget = gave.budget;
+            // `issues` holds targetNamespace's failure only.
+            let placed = ks.root.str_at(&["spec", "targetNamespace"]).is_some();
+            let changed = (placed && gave.issues.is_empty())
+                || ks.root.path(&["spec", "postBuild"]).is_some();
+            out.extend(gave.objects.into_iter().map(|o| (o, changed)));
         }
         out.sort_by(|(a, a_changed), (b, b_changed)| {
             (doc_id(a), a.namespace(), a.name(), !a_changed).cmp(&(
@@ -1127,21 +1165,8 @@ impl FluxTree {
             .flat_map(crate::source::flux::bootstrap::resource_set_members)
             .collect();
         let candidates: Vec<&Object> = candidates.iter().chain(&members).collect();
-        // By kind and name, each list in the order of a search through
-        // the candidates, then the sources: every HelmRelease with a
-        // chartRef looks its source up, and a search through all of them
-        // each time was quadratic (1.7 ms of joryirving__home-ops, serial).
-        let mut by_name: HashMap<(&str, &str), Vec<&Object>> = HashMap::new();
-        for o in candidates.iter().copied().chain(config_sources) {
-            by_name.entry((o.kind(), o.name())).or_default().push(o);
-        }
-        let lookup = |kind: &str, namespace: &str, name: &str| {
-            by_name
-                .get(&(kind, name))?
-                .iter()
-                .copied()
-                .find(|o| o.namespace().unwrap_or(namespace) == namespace)
-        };
+        let by_name = ByName::of(candidates.iter().copied().chain(config_sources));
+        let lookup = |kind: &str, namespace: &str, name: &str| by_name.find(kind, namespace, name);
         let mut seen: HashSet<DocId> = HashSet::new();
         let mut out = Vec::new();
         for &o in &candidates {
@@ -1188,7 +1213,7 @@ impl FluxTree {
     fn find_local_sources(&mut self, files: &Files, written: &[Object], issues: &mut Vec<Issue>) {
         for ks in written {
             let source = source_of(ks);
-            if self.artifacts.knows(&source) {
+            if self.artifacts.knows(&source) || self.foreign.contains(&source) {
                 continue;
             }
             let raw = ks.root.str_at(&["spec", "path"]).unwrap_or("./");
@@ -1395,7 +1420,7 @@ impl FluxTree {
             substituted: false,
         };
         let name = format!("{}/{}", id.0, id.1);
-        let (mut objs, outcome) = match self.take_build(files, ks) {
+        let (objs, outcome) = match self.take_build(files, ks) {
             Some(Ok(built)) => {
                 let (remote, missing): (Vec<Issue>, Vec<Issue>) = built
                     .gaps
@@ -1427,100 +1452,198 @@ impl FluxTree {
             }
         };
         self.record(ks, id, outcome);
-        let ks_span = ks.root.get("metadata").map(|m| m.span);
-        for o in &mut objs {
-            o.chain.insert(
-                0,
-                super::Step {
-                    kind: StepKind::FluxKustomization,
-                    detail: format!("{}/{}", id.0, id.1),
-                    at: ks_span,
-                },
-            );
+        let given = RenderInputs {
+            ks: ks.clone(),
+            inherited: [inherited.unknowns, inherited.substituted],
+            objects: objs,
+            patch_dir: ks
+                .root
+                .path(&["spec", "patches"])
+                .and_then(|_| self.ks_path(files, ks)),
+            budget: self.subst_budget.clone(),
+        };
+        let key = RenderKey {
+            steps: Steps::Render,
+            path: files.sources.path(ks.file).to_path_buf(),
+            doc_index: ks.doc_index,
+            id: id.clone(),
+        };
+        let tree_files = &self.tree_files;
+        let lookup = |sources: &SourceMap, kind: &str, _namespace: &str, name: &str| {
+            substitute_from(lookup_pool, tree_files, sources, ks, &id.0, kind, name)
+        };
+        let gave = reuse::steps(
+            files,
+            key,
+            given,
+            &lookup,
+            |files, objects, given, lookup| flux_steps(files, id, ks, objects, given, lookup),
+        );
+        issues.extend(gave.issues);
+        if !gave.unparsed.is_empty() {
+            self.fail_render(gave.unparsed);
         }
-        if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
-            && let Some(ns_text) = ns.as_str()
-            && let Err(issue) = kustomize::set_namespace(files, &mut objs, ns_text, ns.span)
-        {
-            issues.push(issue);
-        }
-        if let (Some(patches), Some(path)) =
-            (ks.root.path(&["spec", "patches"]), self.ks_path(files, ks))
-            && let Err(issue) = kustomize::apply_patches(&mut objs, patches, files, &path)
-        {
-            issues.push(issue);
-        }
-        if ks.root.path(&["spec", "postBuild"]).is_some() {
-            // Flux reads substituteFrom in the Kustomization's own namespace.
-            // A repo of several clusters holds one such object per cluster:
-            // the one this cluster's tree applies is its cluster's (two
-            // clusters may share a Kustomization, each reading its own
-            // cluster-settings); else the one nearest to the
-            // Kustomization's file.
-            let ks_path = files.sources.path(ks.file).to_path_buf();
-            let tree_files = &self.tree_files;
-            // One that may make it there (a ClusterExternalSecret whose
-            // selectors need the cluster's labels) is named by collect_vars.
-            let lookup = |kind: &str, _namespace: &str, name: &str| {
-                use crate::source::flux::data::{namespace_unknown, provided_in};
-                let candidates = lookup_pool.get(&(kind.to_string(), name.to_string()))?;
-                candidates
-                    .iter()
-                    .filter(|o| provided_in(o, &id.0))
-                    .max_by_key(|o| {
-                        (
-                            tree_files.contains(&o.file),
-                            common_prefix(files.sources.path(o.file), &ks_path),
-                        )
-                    })
-                    .or_else(|| {
-                        candidates
-                            .iter()
-                            .find(|o| namespace_unknown(o, &id.0).is_some())
-                    })
-                    .or_else(|| {
-                        // A file as written (no chain) that names no namespace and
-                        // of which no build made a copy: only a bootstrap step
-                        // applies it, which collect_vars says.
-                        candidates.iter().find(|o| {
-                            o.chain.is_empty()
-                                && o.namespace().is_none()
-                                && !candidates
-                                    .iter()
-                                    .any(|c| !std::ptr::eq(c, *o) && doc_id(c) == doc_id(o))
-                        })
-                    })
-            };
-            let (mut vars, var_issues) = collect_vars(&files.sources, ks, &lookup);
-            issues.extend(var_issues);
-            vars.incomplete |= inherited_unknowns;
-            let budget = self
-                .subst_budget
-                .get_or_insert_with(|| crate::source::flux::budget(files.limits()));
-            let mut unparsed = Vec::new();
-            for o in &mut objs {
-                let (failed, other): (Vec<Issue>, Vec<Issue>) =
-                    substitute(&files.sources, o, &vars, budget)
-                        .into_iter()
-                        .partition(|i| i.gap == Some(Gap::Substitution));
-                issues.extend(other);
-                unparsed.extend(failed);
-            }
-            if !unparsed.is_empty() {
-                self.fail_render(unparsed);
-            }
-            let unknowns = vars.incomplete || vars.map.values().any(|v| v.unknown);
-            let substituted = vars.is_active();
-            return (
-                objs,
-                Inherited {
-                    unknowns,
-                    substituted,
-                },
-            );
-        }
-        (objs, passed_on)
+        self.subst_budget = gave.budget;
+        let [unknowns, substituted] = gave.passed;
+        (
+            gave.objects,
+            Inherited {
+                unknowns,
+                substituted,
+            },
+        )
     }
+}
+
+/// A Flux Kustomization's steps after its build, in Flux's order:
+/// targetNamespace, patches, postBuild substitution. Returns what they
+/// give and the `substituteFrom` look-ups they made.
+fn flux_steps<'p>(
+    files: &mut Files,
+    id: &KsId,
+    ks: &Object,
+    mut objs: Vec<Object>,
+    given: &RenderInputs,
+    lookup: Lookup<'_, 'p>,
+) -> RenderOutputs {
+    let mut issues = Vec::new();
+    let ks_span = ks.root.get("metadata").map(|m| m.span);
+    let detail = format!("{}/{}", id.0, id.1);
+    for o in &mut objs {
+        o.chain.insert(
+            0,
+            super::Step {
+                kind: StepKind::FluxKustomization,
+                detail: detail.clone(),
+                at: ks_span,
+            },
+        );
+    }
+    if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
+        && let Some(ns_text) = ns.as_str()
+        && let Err(issue) = kustomize::set_namespace(files, &mut objs, ns_text, ns.span)
+    {
+        issues.push(issue);
+    }
+    if let (Some(patches), Some(path)) = (ks.root.path(&["spec", "patches"]), &given.patch_dir)
+        && let Err(issue) = kustomize::apply_patches(&mut objs, patches, files, path)
+    {
+        issues.push(issue);
+    }
+    let mut budget = given.budget.clone();
+    let mut unparsed = Vec::new();
+    let mut passed = [given.inherited[0], false];
+    if ks.root.path(&["spec", "postBuild"]).is_some() {
+        let here =
+            |kind: &str, namespace: &str, name: &str| lookup(&files.sources, kind, namespace, name);
+        let (mut vars, var_issues) = collect_vars(&files.sources, ks, &here);
+        issues.extend(var_issues);
+        vars.incomplete |= given.inherited[0];
+        let budget = budget.get_or_insert_with(|| crate::source::flux::budget(files.limits()));
+        for o in &mut objs {
+            let (failed, other): (Vec<Issue>, Vec<Issue>) =
+                substitute(&files.sources, o, &vars, budget)
+                    .into_iter()
+                    .partition(|i| i.gap == Some(Gap::Substitution));
+            issues.extend(other);
+            unparsed.extend(failed);
+        }
+        let unknowns = vars.incomplete || vars.map.values().any(|v| v.unknown);
+        passed = [unknowns, vars.is_active()];
+    }
+    RenderOutputs {
+        objects: objs,
+        issues,
+        unparsed,
+        passed,
+        budget,
+    }
+}
+
+/// The bootstrap inputs of a build as the Flux Kustomization `ks` applies
+/// them: its targetNamespace set (its failure is the only issue given)
+/// and its postBuild variables substituted. What goes wrong in the
+/// substitution is reported when the tree renders.
+fn bootstrap_steps<'p>(
+    files: &mut Files,
+    ks: &Object,
+    mut objs: Vec<Object>,
+    given: &RenderInputs,
+    lookup: Lookup<'_, 'p>,
+) -> RenderOutputs {
+    let mut issues = Vec::new();
+    if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
+        && let Some(ns_text) = ns.as_str()
+        && let Err(issue) = kustomize::set_namespace(files, &mut objs, ns_text, ns.span)
+    {
+        issues.push(issue);
+    }
+    let mut budget = given.budget.clone();
+    if ks.root.path(&["spec", "postBuild"]).is_some()
+        && let Some(budget) = budget.as_mut()
+    {
+        let here =
+            |kind: &str, namespace: &str, name: &str| lookup(&files.sources, kind, namespace, name);
+        let (vars, _) = collect_vars(&files.sources, ks, &here);
+        for o in &mut objs {
+            let _ = substitute(&files.sources, o, &vars, budget);
+        }
+    }
+    RenderOutputs {
+        objects: objs,
+        issues,
+        unparsed: Vec::new(),
+        passed: [false, false],
+        budget,
+    }
+}
+
+/// The ConfigMap or Secret `kind/name` that postBuild's substituteFrom of
+/// `ks` reads. Flux reads substituteFrom in the Kustomization's own
+/// namespace `namespace`. A repo of several clusters holds one such
+/// object per cluster: the one this cluster's tree applies (`tree_files`)
+/// is its cluster's (two clusters may share a Kustomization, each reading
+/// its own cluster-settings); else the one nearest to the Kustomization's
+/// file. One that may make it there (a ClusterExternalSecret whose
+/// selectors need the cluster's labels) is named by collect_vars.
+fn substitute_from<'p>(
+    lookup_pool: &'p LookupPool,
+    tree_files: &HashSet<FileId>,
+    sources: &SourceMap,
+    ks: &Object,
+    namespace: &str,
+    kind: &str,
+    name: &str,
+) -> Option<&'p Object> {
+    use crate::source::flux::data::{namespace_unknown, provided_in};
+    let ks_path = sources.path(ks.file);
+    let candidates = lookup_pool.get(&(kind.to_string(), name.to_string()))?;
+    candidates
+        .iter()
+        .filter(|o| provided_in(o, namespace))
+        .max_by_key(|o| {
+            (
+                tree_files.contains(&o.file),
+                common_prefix(sources.path(o.file), ks_path),
+            )
+        })
+        .or_else(|| {
+            candidates
+                .iter()
+                .find(|o| namespace_unknown(o, namespace).is_some())
+        })
+        .or_else(|| {
+            // A file as written (no chain) that names no namespace and
+            // of which no build made a copy: only a bootstrap step
+            // applies it, which collect_vars says.
+            candidates.iter().find(|o| {
+                o.chain.is_empty()
+                    && o.namespace().is_none()
+                    && !candidates
+                        .iter()
+                        .any(|c| !std::ptr::eq(c, *o) && doc_id(c) == doc_id(o))
+            })
+        })
 }
 
 /// [`kustomize::build_flux_path`], with the directories it builds (noted

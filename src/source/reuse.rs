@@ -18,6 +18,16 @@
 //! Objects hold [`FileId`]s: a build's objects are reused only when every
 //! file they point into has the same id, path and text in both loads
 //! (the usual case: the same files are listed in the same order).
+//!
+//! The Flux-level steps of a Flux Kustomization's render (targetNamespace,
+//! `spec.patches`, postBuild substitution) are reused the same way
+//! ([`RenderRecord`]): their output is a function of the build's objects,
+//! the Flux Kustomization, what they ask of the files, the ConfigMaps and
+//! Secrets substitution looks up, what the parent passed on and the
+//! substitution budget left, each compared exactly (spans included). So
+//! are the steps that make each build's bootstrap inputs (a flux-instance
+//! HelmRelease, the ConfigMaps it reads) as its Flux Kustomization
+//! applies them, before the renders.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -25,6 +35,7 @@ use std::sync::{Arc, Mutex};
 
 use super::Object;
 use super::files::{Files, Input, Issue, Parsed};
+use super::flux::Budget;
 use super::kustomize::Built;
 use crate::yaml::{FileId, Limits, Node, Origin, SourceMap, Span, Value};
 
@@ -64,6 +75,7 @@ pub(crate) struct Recorder {
     trace: Mutex<Option<Vec<Event>>>,
     builds: HashMap<BuildKey, Recorded>,
     parsed: HashMap<PathBuf, Arc<Parsed>>,
+    renders: HashMap<RenderKey, Vec<RenderRecord>>,
 }
 
 impl Recorder {
@@ -80,6 +92,17 @@ impl Recorder {
         for (key, recorded) in other.builds {
             self.builds.entry(key).or_insert(recorded);
         }
+        for (key, records) in other.renders {
+            self.renders.entry(key).or_default().extend(records);
+        }
+    }
+
+    /// Keeps a render's Flux-level steps, for a base load to reuse.
+    pub(crate) fn keep_render(&mut self, record: RenderRecord) {
+        self.renders
+            .entry(record.key.clone())
+            .or_default()
+            .push(record);
     }
 
     /// Keeps a file's parsed documents: the load moves them into its
@@ -96,11 +119,14 @@ pub struct Lent {
     limits: Limits,
     builds: HashMap<BuildKey, Recorded>,
     parsed: HashMap<PathBuf, Arc<Parsed>>,
+    renders: HashMap<RenderKey, Vec<RenderRecord>>,
     /// Ids known to mean the same file with the same text in both loads.
     aligned: HashSet<FileId>,
     /// How many builds and files were reused, for the log.
     pub reused_builds: usize,
     pub reused_parses: usize,
+    /// Renders and bootstrap inputs whose Flux-level steps were reused.
+    pub reused_renders: usize,
 }
 
 impl Lent {
@@ -113,9 +139,11 @@ impl Lent {
             limits: *files.limits(),
             builds: recorder.builds,
             parsed: recorder.parsed,
+            renders: recorder.renders,
             aligned: HashSet::new(),
             reused_builds: 0,
             reused_parses: 0,
+            reused_renders: 0,
         })
     }
 
@@ -162,8 +190,9 @@ impl Lent {
     /// What was reused, for the log.
     pub fn summary(&self) -> String {
         format!(
-            "{} builds and {} parsed files reused from the working tree",
-            self.reused_builds, self.reused_parses
+            "{} builds, the Flux-level steps of {} Flux Kustomization renders and bootstrap \
+             inputs, and {} parsed files reused from the working tree",
+            self.reused_builds, self.reused_renders, self.reused_parses
         )
     }
 }
@@ -189,29 +218,40 @@ pub(crate) fn build(
     if let Some(built) = borrowed(files, dir, components) {
         return built;
     }
+    let (result, events) = traced(files, build);
+    if let (Some(recorder), Some(events)) = (files.recorder.as_mut(), events) {
+        recorder
+            .builds
+            .entry((dir.to_path_buf(), components.to_vec()))
+            .or_insert_with(|| Recorded {
+                events,
+                result: result.clone(),
+            });
+    }
+    result
+}
+
+/// Runs `job` on `files`, with the questions it asks when this load
+/// records; `None` when it does not, or when a job under way (a build
+/// within a build, a build within a render's steps) records them.
+pub(crate) fn traced<R>(
+    files: &mut Files,
+    job: impl FnOnce(&mut Files) -> R,
+) -> (R, Option<Vec<Event>>) {
     let Some(recorder) = files.recorder.as_mut() else {
-        return build(files);
+        return (job(files), None);
     };
     let slot = recorder.trace.get_mut().unwrap_or_else(|p| p.into_inner());
     if slot.is_some() {
-        // A build within a build: the outer one records every question.
-        return build(files);
+        return (job(files), None);
     }
     *slot = Some(Vec::new());
-    let result = build(files);
-    let Some(recorder) = files.recorder.as_mut() else {
-        return result;
-    };
-    let slot = recorder.trace.get_mut().unwrap_or_else(|p| p.into_inner());
-    let events = slot.take().unwrap_or_default();
-    recorder
-        .builds
-        .entry((dir.to_path_buf(), components.to_vec()))
-        .or_insert_with(|| Recorded {
-            events,
-            result: result.clone(),
-        });
-    result
+    let result = job(files);
+    let events = files.recorder.as_mut().and_then(|recorder| {
+        let slot = recorder.trace.get_mut().unwrap_or_else(|p| p.into_inner());
+        slot.take()
+    });
+    (result, events)
 }
 
 /// The lender's build, when its questions are answered alike here and
@@ -334,5 +374,257 @@ fn node_files(node: &Node, ids: &mut FileIds) {
             node_files(v, ids);
         }),
         _ => {}
+    }
+}
+
+/// Which steps of a Flux Kustomization a [`RenderRecord`] is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Steps {
+    /// Those of its render.
+    Render,
+    /// Those that make the bootstrap inputs of its build as it applies
+    /// them (targetNamespace, postBuild substitution), before the renders.
+    Bootstrap,
+}
+
+/// Which render a [`RenderRecord`] is of: the steps, the Flux
+/// Kustomization's file and document, and its identity in the tree
+/// (namespace, name).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct RenderKey {
+    pub steps: Steps,
+    pub path: PathBuf,
+    pub doc_index: usize,
+    pub id: (String, String),
+}
+
+/// What a Flux Kustomization's Flux-level steps (targetNamespace,
+/// `spec.patches`, postBuild substitution) are given.
+#[derive(Clone, Debug)]
+pub(crate) struct RenderInputs {
+    /// The Flux Kustomization as rendered.
+    pub ks: Object,
+    /// What its parent passed on: unknown variables, substitution ran.
+    pub inherited: [bool; 2],
+    /// Its build's objects, before the steps.
+    pub objects: Vec<Object>,
+    /// The directory its `spec.patches` are read from, when it has any.
+    pub patch_dir: Option<PathBuf>,
+    /// The substitution budget left before it.
+    pub budget: Option<Budget>,
+}
+
+/// A `substituteFrom` look-up (kind, namespace, name) and what it found.
+#[derive(Clone, Debug)]
+pub(crate) struct LookedUp {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub found: Option<Object>,
+}
+
+/// What the steps give.
+#[derive(Clone, Debug)]
+pub(crate) struct RenderOutputs {
+    pub objects: Vec<Object>,
+    /// Problems they found, in order.
+    pub issues: Vec<Issue>,
+    /// Substitutions that left a value unparsable: the render fails.
+    pub unparsed: Vec<Issue>,
+    /// What it passes on to the Flux Kustomizations it applies.
+    pub passed: [bool; 2],
+    /// The substitution budget left after it.
+    pub budget: Option<Budget>,
+}
+
+/// One render's Flux-level steps: a plain value (inputs and outputs), so
+/// that renders done apart (on other threads) can each keep theirs.
+#[derive(Debug)]
+pub(crate) struct RenderRecord {
+    pub key: RenderKey,
+    pub given: RenderInputs,
+    /// The look-ups the steps made, in order.
+    pub looked_up: Vec<LookedUp>,
+    /// The questions they asked of the files; `None`: not known.
+    pub events: Option<Vec<Event>>,
+    pub gave: RenderOutputs,
+}
+
+/// A Flux Kustomization's steps `run` on what `given` holds: the
+/// lender's outputs when it recorded the same inputs (see
+/// [`lent_render`]), else run here, and recorded when this load records.
+/// `lookup` finds the ConfigMaps and Secrets substitution reads (kind,
+/// namespace, name); `run` is to look them up through the one it is given.
+pub(crate) fn steps<'p>(
+    files: &mut Files,
+    key: RenderKey,
+    mut given: RenderInputs,
+    lookup: &dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>,
+    run: impl FnOnce(&mut Files, Vec<Object>, &RenderInputs, Lookup<'_, 'p>) -> RenderOutputs,
+) -> RenderOutputs {
+    if let Some(gave) = lent_render(files, &key, &given, lookup) {
+        return gave;
+    }
+    if !files.records() {
+        let objects = std::mem::take(&mut given.objects);
+        return run(files, objects, &given, lookup);
+    }
+    let asked = std::cell::RefCell::new(Vec::new());
+    let noted = |sources: &SourceMap, kind: &str, namespace: &str, name: &str| {
+        let found = lookup(sources, kind, namespace, name);
+        asked.borrow_mut().push(LookedUp {
+            kind: kind.to_string(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            found: found.cloned(),
+        });
+        found
+    };
+    let objects = given.objects.clone();
+    let (gave, events) = traced(files, |files| run(files, objects, &given, &noted));
+    files.keep_render(RenderRecord {
+        key,
+        given,
+        looked_up: asked.into_inner(),
+        events,
+        gave: gave.clone(),
+    });
+    gave
+}
+
+/// A look-up of the ConfigMaps and Secrets substitution reads, in the
+/// files' source map: kind, namespace, name.
+pub(crate) type Lookup<'l, 'p> = &'l dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>;
+
+/// The lender's outputs of the render `key`, when one of its records was
+/// given what `given` is here, each look-up finds the same object here
+/// (`lookup`: kind, namespace, name), and the steps' questions get the
+/// same answers.
+fn lent_render<'p>(
+    files: &mut Files,
+    key: &RenderKey,
+    given: &RenderInputs,
+    lookup: Lookup<'_, 'p>,
+) -> Option<RenderOutputs> {
+    let mut lent = files.lent.take()?;
+    let found = lent.render(files, key, given, lookup);
+    files.lent = Some(lent);
+    found
+}
+
+impl Lent {
+    fn render<'p>(
+        &mut self,
+        files: &mut Files,
+        key: &RenderKey,
+        given: &RenderInputs,
+        lookup: Lookup<'_, 'p>,
+    ) -> Option<RenderOutputs> {
+        if self.limits != *files.limits() {
+            return None;
+        }
+        let mut records = self.renders.remove(key)?;
+        let at = records.iter().position(|r| {
+            self.given_alike(&r.given, given, &files.sources)
+                && r.looked_up.iter().all(|l| {
+                    let here = lookup(&files.sources, &l.kind, &l.namespace, &l.name);
+                    match (&l.found, here) {
+                        (None, None) => true,
+                        (Some(was), Some(now)) => self.same_object(was, now, &files.sources),
+                        _ => false,
+                    }
+                })
+        });
+        // The first record given the same asks the same questions; when
+        // an answer differs, the steps run afresh and ask the same up to
+        // that one, so what asking again left is what they leave.
+        let found = at
+            .filter(|&i| {
+                records[i]
+                    .events
+                    .as_ref()
+                    .is_some_and(|events| events.iter().all(|e| answers_alike(files, e)))
+            })
+            .map(|i| records.remove(i));
+        if !records.is_empty() {
+            self.renders.insert(key.clone(), records);
+        }
+        found.map(|r| {
+            self.reused_renders += 1;
+            r.gave
+        })
+    }
+
+    fn given_alike(&mut self, was: &RenderInputs, now: &RenderInputs, sources: &SourceMap) -> bool {
+        was.inherited == now.inherited
+            && was.patch_dir == now.patch_dir
+            && was.budget == now.budget
+            && was.objects.len() == now.objects.len()
+            && self.same_object(&was.ks, &now.ks, sources)
+            && was
+                .objects
+                .iter()
+                .zip(&now.objects)
+                .all(|(a, b)| self.same_object(a, b, sources))
+    }
+
+    /// Whether `now` (here) is `was` (the lender's), spans included, in
+    /// files with the same id, path and text. A tree behind the same
+    /// `Arc` came here from the lender (a reused build, parse or render,
+    /// each checked to point into such files) and is what was recorded:
+    /// a recorded tree is shared, so a step changes a copy of it.
+    fn same_object(&mut self, was: &Object, now: &Object, sources: &SourceMap) -> bool {
+        let same = was.file == now.file
+            && was.doc_index == now.doc_index
+            && was.tree == now.tree
+            && was.chain == now.chain
+            && was.concealed == now.concealed
+            && match (&was.live, &now.live) {
+                (None, None) => true,
+                (Some(a), Some(b)) => same_node(a, b),
+                _ => false,
+            };
+        if !same {
+            return false;
+        }
+        let outer =
+            std::iter::once(now.file).chain(now.chain.iter().filter_map(|s| Some(s.at?.file)));
+        if Arc::ptr_eq(&was.root, &now.root) {
+            // Looked up one by one: a set of every id would be scanned per
+            // object, for the few ids an object's steps point into.
+            let mut outer = outer;
+            return outer.all(|id| self.is_aligned(id, sources));
+        }
+        if !same_node(&was.root, &now.root) {
+            return false;
+        }
+        let mut ids = FileIds::default();
+        outer.for_each(|id| ids.insert(id));
+        node_files(&now.root, &mut ids);
+        if let Some(live) = &now.live {
+            node_files(live, &mut ids);
+        }
+        ids.iter().all(|id| self.is_aligned(id, sources))
+    }
+}
+
+/// Whether two trees are the same, spans, styles and origins included
+/// (`Node`'s `==` compares values only).
+fn same_node(a: &Node, b: &Node) -> bool {
+    if a.span != b.span || a.style != b.style || a.origin != b.origin {
+        return false;
+    }
+    match (&a.value, &b.value) {
+        (Value::Seq(x), Value::Seq(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| same_node(a, b))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|((ka, va), (kb, vb))| same_node(ka, kb) && same_node(va, vb))
+        }
+        (Value::Seq(_) | Value::Map(_), _) | (_, Value::Seq(_) | Value::Map(_)) => false,
+        (x, y) => x == y,
     }
 }

@@ -432,59 +432,97 @@ fn cluster_secret_name(obj: &Object) -> &str {
         .unwrap_or(obj.name())
 }
 
-/// Which namespaces a ClusterExternalSecret selects, as far as the
-/// repository shows: external-secrets `runtime/esutils` `GetTargetNamespaces`
-/// takes the union of `spec.namespaces` (each a selector on
-/// `kubernetes.io/metadata.name`), the deprecated `spec.namespaceSelector`
-/// and `spec.namespaceSelectors`. An empty selector (`{}`) selects every
-/// namespace (apimachinery `LabelSelectorAsSelector`); any other selector
-/// depends on the labels namespaces carry in the cluster.
-enum Selected {
-    All,
-    /// The namespaces named, and whether some selector picks more that
-    /// only the cluster knows.
-    Named(Vec<String>, bool),
+/// Whether a ClusterExternalSecret selects a namespace, as far as the
+/// repository shows.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Pick {
+    No,
+    /// Only the labels the namespace carries in the cluster can tell.
+    Unknown,
+    Yes,
 }
 
-fn selected(obj: &Object) -> Selected {
+/// Whether a ClusterExternalSecret selects `namespace`: external-secrets
+/// `runtime/esutils` `GetTargetNamespaces` takes the union of
+/// `spec.namespaces` (each a selector on `kubernetes.io/metadata.name`),
+/// the deprecated `spec.namespaceSelector` and `spec.namespaceSelectors`.
+fn picks(obj: &Object, namespace: &str) -> Pick {
     let spec = obj.root.get("spec");
-    let mut named: Vec<String> = spec
+    let named = spec
         .and_then(|s| s.get("namespaces"))
         .and_then(Node::as_seq)
         .into_iter()
         .flatten()
         .filter_map(Node::scalar_text)
-        .collect();
+        .any(|n| n == namespace);
+    if named {
+        return Pick::Yes;
+    }
     let single = spec.and_then(|s| s.get("namespaceSelector"));
     let many = spec
         .and_then(|s| s.get("namespaceSelectors"))
         .and_then(Node::as_seq)
         .into_iter()
         .flatten();
-    let mut unknown = false;
-    for selector in single.into_iter().chain(many) {
-        let Some(map) = selector.as_map() else {
-            continue;
+    single
+        .into_iter()
+        .chain(many)
+        .filter(|s| s.as_map().is_some())
+        .map(|s| selector_picks(s, namespace))
+        .max()
+        .unwrap_or(Pick::No)
+}
+
+/// One label selector against a namespace whose only label the repository
+/// knows is `kubernetes.io/metadata.name` (set by the API server). Its
+/// requirements are ANDed (apimachinery `LabelSelectorAsSelector`; an empty
+/// selector selects everything). `NotIn` and `DoesNotExist` hold for a
+/// label a namespace does not carry (apimachinery `labels.Requirement.
+/// Matches`), so `NotIn [true]` on an opt-out label, the usual "every
+/// namespace but those labelled out", picks a namespace unless it is
+/// labelled in the cluster; `In`, `Exists` and `matchLabels` on other
+/// labels need labels the repository does not show.
+fn selector_picks(selector: &Node, namespace: &str) -> Pick {
+    const NAME: &str = "kubernetes.io/metadata.name";
+    let yes_if = |b: bool| if b { Pick::Yes } else { Pick::No };
+    let mut pick = Pick::Yes;
+    let labels = selector
+        .get("matchLabels")
+        .and_then(Node::as_map)
+        .into_iter()
+        .flatten();
+    for (key, value) in labels {
+        let holds = match key.as_str() {
+            Some(NAME) => yes_if(value.scalar_text().as_deref() == Some(namespace)),
+            _ => Pick::Unknown,
         };
-        if map.iter().all(|(_, v)| {
-            v.as_map().is_some_and(|m| m.is_empty()) || v.as_seq().is_some_and(|s| s.is_empty())
-        }) {
-            return Selected::All;
-        }
-        let by_name = selector.path(&["matchLabels", "kubernetes.io/metadata.name"]);
-        let only_name = selector
-            .get("matchExpressions")
-            .is_none_or(|e| e.as_seq().is_some_and(|s| s.is_empty()))
-            && selector
-                .get("matchLabels")
-                .and_then(Node::as_map)
-                .is_some_and(|m| m.len() == 1);
-        match by_name.and_then(Node::scalar_text) {
-            Some(name) if only_name => named.push(name),
-            _ => unknown = true,
-        }
+        pick = pick.min(holds);
     }
-    Selected::Named(named, unknown)
+    let expressions = selector
+        .get("matchExpressions")
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten();
+    for expr in expressions {
+        let values: Vec<String> = expr
+            .get("values")
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+            .filter_map(Node::scalar_text)
+            .collect();
+        let has_name = values.iter().any(|v| v == namespace);
+        let by_name = expr.str_at(&["key"]) == Some(NAME);
+        let holds = match (expr.str_at(&["operator"]).unwrap_or(""), by_name) {
+            ("In", true) => yes_if(has_name),
+            ("NotIn", true) => yes_if(!has_name),
+            ("Exists", true) | ("NotIn" | "DoesNotExist", false) => Pick::Yes,
+            ("DoesNotExist", true) => Pick::No,
+            _ => Pick::Unknown,
+        };
+        pick = pick.min(holds);
+    }
+    pick
 }
 
 /// Why the repository cannot tell whether a ClusterExternalSecret makes
@@ -493,14 +531,13 @@ pub fn namespace_unknown(obj: &Object, namespace: &str) -> Option<String> {
     if !obj.is("external-secrets.io", "ClusterExternalSecret") {
         return None;
     }
-    match selected(obj) {
-        Selected::Named(named, true) if !named.iter().any(|n| n == namespace) => Some(format!(
+    (picks(obj, namespace) == Pick::Unknown).then(|| {
+        format!(
             "ClusterExternalSecret {} makes it only in the namespaces its namespace selectors \
              pick by labels, which the repository does not show",
             obj.name()
-        )),
-        _ => None,
-    }
+        )
+    })
 }
 
 /// Whether the ConfigMap or Secret that `obj` provides exists in
@@ -512,10 +549,7 @@ pub fn namespace_unknown(obj: &Object, namespace: &str) -> Option<String> {
 /// regular expressions, none meaning every namespace.
 pub fn provided_in(obj: &Object, namespace: &str) -> bool {
     if obj.is("external-secrets.io", "ClusterExternalSecret") {
-        return match selected(obj) {
-            Selected::All => true,
-            Selected::Named(named, _) => named.iter().any(|n| n == namespace),
-        };
+        return picks(obj, namespace) == Pick::Yes;
     }
     if obj.namespace() == Some(namespace) {
         return true;
@@ -954,6 +988,25 @@ mod tests {
                 .unwrap()
                 .contains("ClusterExternalSecret ces")
         );
+        // Sweep 7 (ahgraber/homelab-gitops-k3s, 96 warnings): "every
+        // namespace not labelled out" needs no label the repository hides.
+        let opt_out = object(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata:\n  name: cluster-secrets\nspec:\n  namespaceSelectors:\n    - matchExpressions:\n        - {key: clustersecret.external-secrets.io/disable, operator: NotIn, values: [\"true\"]}\n  externalSecretSpec: {}\n",
+        );
+        assert!(provided_in(&opt_out, "default"));
+        assert!(namespace_unknown(&opt_out, "default").is_none());
+        // By name: In, NotIn; ANDed with a label the cluster holds.
+        let by_name = object(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  namespaceSelectors:\n    - matchExpressions:\n        - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system]}\n    - matchExpressions:\n        - {key: kubernetes.io/metadata.name, operator: In, values: [kube-system]}\n        - {key: tier, operator: Exists}\n  externalSecretSpec: {}\n",
+        );
+        assert!(provided_in(&by_name, "apps"));
+        assert!(!provided_in(&by_name, "kube-system"));
+        assert!(namespace_unknown(&by_name, "kube-system").is_some());
+        let none_by_name = object(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata:\n  name: ces\nspec:\n  namespaceSelectors:\n    - matchExpressions:\n        - {key: kubernetes.io/metadata.name, operator: In, values: [media]}\n        - {key: tier, operator: Exists}\n  externalSecretSpec: {}\n",
+        );
+        assert!(!provided_in(&none_by_name, "apps"));
+        assert!(namespace_unknown(&none_by_name, "apps").is_none());
     }
 
     #[test]

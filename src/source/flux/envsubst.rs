@@ -21,7 +21,7 @@ pub enum Lookup<'a> {
 }
 
 /// The budgets of one run's substitution, from [`crate::yaml::Limits`].
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Budget {
     /// Bytes one expanded string may have.
     pub max_value_bytes: usize,

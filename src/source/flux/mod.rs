@@ -6,6 +6,7 @@ pub mod artifact;
 pub mod bootstrap;
 pub mod data;
 mod envsubst;
+pub mod foreign;
 mod goyaml_v2;
 pub mod substitute;
 

@@ -271,9 +271,16 @@ impl Acc {
             .get(&Acc::key(&id))
             .is_some_and(|positions| positions.iter().any(|&i| res[i].cur_id().matches(&id)));
         if same {
+            // An entry of a kustomization Flux generates has no line: the
+            // object's own document is what to change.
+            let at = if span == Span::default() {
+                r.obj.root.span
+            } else {
+                span
+            };
             return Err(issue_at(
                 files,
-                span,
+                at,
                 format!(
                     "may not add resource with an already registered id: {}",
                     id.display()
@@ -364,12 +371,17 @@ fn build_flux_path_here(
     components: &[(String, Span)],
 ) -> Result<Built, Issue> {
     let mut b = Builder::new(files, false);
-    b.flux_components = components.to_vec();
     let mut acc = Acc::default();
     if kustomization::find(b.files, dir)?.is_some() {
+        b.flux_components = components.to_vec();
         b.build_dir(dir, &mut acc, false, None)?;
         return b.finish(acc);
     }
+    // Flux generates the kustomization here (fluxcd/pkg kustomize_generator.go
+    // `GenerateManifest`): its resources are the manifests and kustomization
+    // directories below `dir`, and `spec.components` become its own
+    // components, relative to `dir`. They are not those of any directory
+    // built below, so `flux_components` stays empty for them.
     let entries = resources::flux_generated_resources(b.files, dir)?;
     for path in entries {
         let r = b.load_resource_path(&path, dir, &mut acc, Span::default());
@@ -691,7 +703,8 @@ impl<'f> Builder<'f> {
         }
         self.add_components(&k.dir, &components, acc)?;
         let config = self.config_with(&acc.config)?;
-        let result = transformers::run(self.files, k, acc, &config);
+        let built = self.transformer_dirs(k)?;
+        let result = transformers::run(self.files, k, acc, &config, &built);
         // A patch or replacement whose target is missing after a remote
         // entry was left out may well be for an object of that entry.
         let remote_left_out = self.gaps[gaps_before..]
@@ -707,6 +720,40 @@ impl<'f> Builder<'f> {
             }
             other => self.tolerate(other),
         }
+    }
+
+    /// The `transformers:` entries that name a directory, built: kustomize
+    /// accumulates the entries like resources, so a kustomization there is
+    /// built (its namespace, patches and all) and each object it yields is
+    /// a transformer configuration (api/internal/target/kusttarget.go
+    /// `configureExternalTransformers`). Seen in real repositories: one
+    /// shared NamespaceTransformer that each namespace's overlay gives its
+    /// namespace.
+    fn transformer_dirs(
+        &mut self,
+        k: &kustomization::Kustomization,
+    ) -> Result<HashMap<String, Vec<Node>>, Issue> {
+        let mut out = HashMap::new();
+        for (entry, span) in k.strings("transformers").unwrap_or_default() {
+            let dir = crate::source::join_within(&k.dir, &entry);
+            let Some(dir) = dir.filter(|d| !entry.contains(':') && self.files.is_dir(d)) else {
+                continue;
+            };
+            let mut sub = Acc::default();
+            self.build_dir(&dir, &mut sub, false, Some(span))?;
+            let docs = sub
+                .into_res()
+                .into_iter()
+                .map(|r| {
+                    let path = self.files.sources.path(r.obj.file).to_path_buf();
+                    self.files
+                        .note_input(path, Input::Transformer, k.file.clone());
+                    Node::clone(&r.obj.root)
+                })
+                .collect();
+            out.insert(entry, docs);
+        }
+        Ok(out)
     }
 
     fn add_components(
@@ -844,6 +891,84 @@ mod tests {
                 "missing or different: {t}\nours: {ours:#?}"
             );
         }
+    }
+
+    /// Sweep 7 (d4rkfella/home-ops, 314 files lost): a `transformers:`
+    /// entry naming a kustomization directory is built, and its objects
+    /// configure transformers; here one shared NamespaceTransformer given
+    /// each namespace by a small overlay (`kubectl kustomize media`).
+    #[test]
+    fn transformer_directories_are_built_then_run() {
+        let dir = repo(&[
+            (
+                "transformers/kustomization.yaml",
+                "resources: [transformer.yaml]\n",
+            ),
+            (
+                "transformers/transformer.yaml",
+                "apiVersion: builtin\nkind: NamespaceTransformer\nmetadata: {name: apply-ns, namespace: .invalid}\nfieldSpecs:\n- {path: metadata/name, kind: Namespace, create: true}\n- {path: spec/targetNamespace, group: kustomize.toolkit.fluxcd.io, kind: Kustomization, create: true}\n",
+            ),
+            (
+                "media/kustomization.yaml",
+                "resources: [namespace.yaml, ks.yaml]\ntransformers: [./transformers]\n",
+            ),
+            (
+                "media/namespace.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata: {name: .invalid}\n",
+            ),
+            (
+                "media/ks.yaml",
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: app}\nspec: {path: ./media/app}\n",
+            ),
+            (
+                "media/transformers/kustomization.yaml",
+                "namespace: media\nresources: [../../transformers]\n",
+            ),
+            (
+                "books/kustomization.yaml",
+                "resources: [namespace.yaml]\ntransformers: [./transformers]\n",
+            ),
+            (
+                "books/namespace.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata: {name: .invalid}\n",
+            ),
+            (
+                "books/transformers/kustomization.yaml",
+                "namespace: books\nresources: [../../transformers]\n",
+            ),
+            (
+                "all/kustomization.yaml",
+                "resources: [../media, ../books]\n",
+            ),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let media = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: media\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: app\n  namespace: media\nspec:\n  path: ./media/app\n  targetNamespace: media\n";
+        same_as_kubectl(&mut files, "media", media);
+        // The shared transformer is built once per overlay, each with its
+        // own namespace.
+        let both =
+            format!("{media}---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: books\n");
+        same_as_kubectl(&mut files, "all", &both);
+    }
+
+    /// Two objects with one id in a kustomization Flux generates: the
+    /// error is at the second object, not at no line of no file.
+    #[test]
+    fn a_duplicate_in_a_generated_kustomization_is_reported_at_the_object() {
+        let dir = repo(&[
+            (
+                "apps/a/ns.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n",
+            ),
+            (
+                "apps/b/ns.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n",
+            ),
+        ]);
+        let mut files = Files::new(dir.path(), Limits::default());
+        let err = build_flux_path(&mut files, Path::new("apps"), &[]).unwrap_err();
+        assert!(err.message.contains("already registered id"), "{err}");
+        assert_eq!((err.path.as_str(), err.line), ("apps/b/ns.yaml", 1));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub(crate) fn run(
     k: &Kustomization,
     acc: &mut Acc,
     config: &Config,
+    built: &HashMap<String, Vec<Node>>,
 ) -> Result<(), Issue> {
     if let Some(list) = k.get("patchesStrategicMerge") {
         patches::apply_strategic_merge_list(files, acc.res_mut(), list, k)?;
@@ -96,7 +97,7 @@ pub(crate) fn run(
         replacements::apply_list(files, acc.res_mut(), list, k)?;
     }
     if let Some(list) = k.get("transformers") {
-        inline_transformers(files, acc, list, k)?;
+        inline_transformers(files, acc, list, k, built)?;
     }
     Ok(())
 }
@@ -436,19 +437,23 @@ fn legacy_images(node: &mut Node, update: &dyn Fn(&mut Node)) {
     }
 }
 
-/// `transformers:` entries that configure a built-in transformer, inline or
-/// in a file. Plugins are not run.
+/// `transformers:` entries that configure a built-in transformer, inline,
+/// in a file or built from a directory (`built`, by entry). Plugins are not
+/// run.
 fn inline_transformers(
     files: &mut Files,
     acc: &mut Acc,
     list: &Node,
     k: &Kustomization,
+    built: &HashMap<String, Vec<Node>>,
 ) -> Result<(), Issue> {
     for entry in list.as_seq().into_iter().flatten() {
         let Some(text) = entry.as_str() else {
             return Err(k.err(entry.span, "transformers entries must be strings"));
         };
-        let docs: Vec<Node> = if text.contains('\n') || text.contains(':') {
+        let docs: Vec<Node> = if let Some(docs) = built.get(text) {
+            docs.clone()
+        } else if text.contains('\n') || text.contains(':') {
             super::patches::inline_docs(files, entry, &k.file)?
         } else {
             let path = k.local_file(files, text, entry.span, Input::Transformer)?;
