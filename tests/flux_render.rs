@@ -593,3 +593,37 @@ fn a_git_repository_of_another_url_is_not_this_repository() {
     assert!(r.issues.is_empty(), "{:?}", r.issues);
     assert_eq!(names(&r, "ConfigMap"), ["a"]);
 }
+
+/// A HelmRelease's `valuesFrom` Secret made by a ClusterExternalSecret
+/// that selects its namespace is in the repository (session 6 leftover);
+/// one it does not select is not.
+#[test]
+fn values_from_a_cluster_external_secret_of_the_namespace() {
+    let ces = |name: &str, ns: &str| {
+        format!(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata: {{name: {name}}}\nspec:\n  namespaceSelectors:\n    - matchLabels: {{kubernetes.io/metadata.name: {ns}}}\n  externalSecretSpec:\n    target: {{name: {name}}}\n    dataFrom:\n      - extract: {{key: {name}}}\n"
+        )
+    };
+    let hr = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: app, namespace: media}\nspec:\n  chart: {spec: {chart: app, sourceRef: {kind: HelmRepository, name: r}}}\n  valuesFrom:\n    - {kind: Secret, name: here}\n    - {kind: Secret, name: elsewhere}\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/ces.yaml",
+            &format!("{}---\n{}", ces("here", "media"), ces("elsewhere", "apps")),
+        ),
+        ("clusters/home/hr.yaml", hr),
+    ]);
+    let model = homelab_lint::model::Model::new(&r);
+    let at = r
+        .objects
+        .iter()
+        .position(|o| o.kind() == "HelmRelease")
+        .unwrap();
+    let release = model.release(at).unwrap();
+    let missing: Vec<&str> = release.issues.iter().map(|i| i.message.as_str()).collect();
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert!(
+        missing[0].contains("Secret/elsewhere is not in the repository"),
+        "{missing:?}"
+    );
+}

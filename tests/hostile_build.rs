@@ -361,6 +361,14 @@ fn secret_values_next_to_a_finding_appear_in_no_output_format() {
             "apiVersion: v1\nkind: Secret\nmetadata: {{name: db-app, namespace: db}}\nstringData: {{password: {SECRET}, uri: \"postgres://app:{SECRET}@db-rw\"}}\ndata:\n  token: {SECRET}\n"
         ),
     );
+    // The kind spelled with an escape: the text never says "Secret".
+    write(
+        dir.path(),
+        "good/escaped.yaml",
+        &format!(
+            "apiVersion: v1\nkind: \"\\x53ecret\"\nmetadata: {{name: escaped, namespace: db}}\nstringData: {{password: {SECRET}}}\n"
+        ),
+    );
     let rules = rule_dir(
         "  - object:\n      group: \"\"\n      kind: Secret\n      where: [{path: \"$.metadata.name\", is: set}]\n",
     );

@@ -76,7 +76,7 @@ impl<'r> Model<'r> {
         for (i, o) in objects.iter().enumerate() {
             by_name.entry((o.kind(), o.name())).or_default().push(i);
             by_text_file.entry(o.root.span.file).or_default().push(i);
-            if let Some(name) = data::secret_name(o) {
+            if let Some(("Secret", name)) = data::provides(o) {
                 secrets.entry(name).or_default().push(i);
             }
         }
@@ -94,7 +94,7 @@ impl<'r> Model<'r> {
                     candidates
                         .iter()
                         .map(|&i| &objects[i])
-                        .find(|o| o.namespace().unwrap_or(ns) == ns && o.same_tree(hr))
+                        .find(|o| data::made_in(o, ns) && o.same_tree(hr))
                 };
                 is_helm_release(hr).then(|| helm::resolve(sources, hr, &lookup))
             })
@@ -191,7 +191,7 @@ impl<'r> Model<'r> {
         let near = &self.objects[near];
         self.secrets.get(name)?.iter().copied().find(|&i| {
             let o = &self.objects[i];
-            o.namespace().is_none_or(|ns| ns == namespace) && o.same_tree(near)
+            data::made_in(o, namespace) && o.same_tree(near)
         })
     }
 

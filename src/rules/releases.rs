@@ -139,13 +139,24 @@ pub fn parse(path: &str, text: &str) -> Result<ReleaseFile, Issue> {
 
 /// The built-in release files, sorted by app.
 pub fn builtin() -> Vec<ReleaseFile> {
-    let mut files: Vec<ReleaseFile> = BUILTIN
-        .files()
-        .filter(|f| f.path().extension().is_some_and(|e| e == "yaml"))
-        .filter_map(|f| parse(&f.path().display().to_string(), f.contents_utf8()?).ok())
-        .collect();
-    files.sort_by(|a, b| a.app.cmp(&b.app));
-    files
+    parsed_builtin().to_vec()
+}
+
+/// [`builtin`], parsed once per process: every run needs them (a run
+/// without `--base` too, for `releaseReached`), and parsing them was 2 %
+/// of a joryirving__home-ops lint, serial. The pipeline parses them
+/// beside the repository's load.
+pub fn parsed_builtin() -> &'static [ReleaseFile] {
+    static PARSED: std::sync::OnceLock<Vec<ReleaseFile>> = std::sync::OnceLock::new();
+    PARSED.get_or_init(|| {
+        let mut files: Vec<ReleaseFile> = BUILTIN
+            .files()
+            .filter(|f| f.path().extension().is_some_and(|e| e == "yaml"))
+            .filter_map(|f| parse(&f.path().display().to_string(), f.contents_utf8()?).ok())
+            .collect();
+        files.sort_by(|a, b| a.app.cmp(&b.app));
+        files
+    })
 }
 
 /// What the base commit of a `--base` run ran: per app and object, the

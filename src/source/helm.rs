@@ -243,6 +243,13 @@ fn resolve_values<'a>(
             continue;
         };
         let (text, node) = match data::entry(obj, key, lookup) {
+            None if let Err(why) = data::keys_complete(obj, lookup) => {
+                // The key may be one the repository does not show (an
+                // ExternalSecret's dataFrom, a Secret of unknown keys).
+                release.values_incomplete = true;
+                defer(release, format!("key {key} of {} may exist: {why}", obj.id()));
+                continue;
+            }
             None => {
                 if !optional {
                     report(format!(

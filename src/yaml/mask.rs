@@ -11,11 +11,14 @@ use super::parse::{Limits, parse_documents};
 /// Secret and does not parse is masked whole: what is a value cannot be
 /// told.
 pub fn secrets(text: &str) -> Option<String> {
-    if !text.contains("Secret") {
+    // Only a double-quoted scalar's escapes (`"\x53ecret"`, or `"Sec\`
+    // folded onto the next line) spell the kind without the word.
+    let mentioned = text.contains("Secret");
+    if !mentioned && !text.contains('\\') {
         return None;
     }
     let Ok(docs) = parse_documents(text, FileId(0), &Limits::default()) else {
-        return Some(mask(text, &[(0, text.len())]));
+        return mentioned.then(|| mask(text, &[(0, text.len())]));
     };
     let mut ranges = Vec::new();
     for doc in docs
@@ -72,5 +75,11 @@ mod tests {
             "{masked}"
         );
         assert_eq!(secrets("kind: ConfigMap\ndata: {a: b}\n"), None);
+        // The kind spelled with escapes is still a Secret's.
+        for kind in ["\"\\x53ecret\"", "\"Sec\\\n  ret\""] {
+            let text = format!("kind: {kind}\nstringData: {{password: hunter2}}\n");
+            let masked = secrets(&text).unwrap_or_default();
+            assert!(masked.contains("password: *******"), "{kind}: {masked}");
+        }
     }
 }

@@ -540,6 +540,18 @@ pub fn namespace_unknown(obj: &Object, namespace: &str) -> Option<String> {
     })
 }
 
+/// Whether `obj` makes its ConfigMap or Secret in `namespace`, for a
+/// reference from an object there (`valuesFrom`, `secretKeyRef`): a
+/// ClusterExternalSecret where it selects the namespace, any other object
+/// in its own namespace (one written without one gets the namespace of
+/// what applies it).
+pub fn made_in(obj: &Object, namespace: &str) -> bool {
+    if obj.is("external-secrets.io", "ClusterExternalSecret") {
+        return picks(obj, namespace) == Pick::Yes;
+    }
+    obj.namespace().is_none_or(|ns| ns == namespace)
+}
+
 /// Whether the ConfigMap or Secret that `obj` provides exists in
 /// `namespace`: its own, or one that emberstack's kubernetes-reflector
 /// mirrors it into. Reflector copies a source annotated
@@ -549,7 +561,7 @@ pub fn namespace_unknown(obj: &Object, namespace: &str) -> Option<String> {
 /// regular expressions, none meaning every namespace.
 pub fn provided_in(obj: &Object, namespace: &str) -> bool {
     if obj.is("external-secrets.io", "ClusterExternalSecret") {
-        return picks(obj, namespace) == Pick::Yes;
+        return made_in(obj, namespace);
     }
     if obj.namespace() == Some(namespace) {
         return true;
