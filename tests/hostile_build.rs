@@ -423,3 +423,31 @@ fn a_resource_path_of_many_components_fails_its_build_alone() {
         &why[..200]
     );
 }
+
+/// One 400 KB file listed under 2,000 keys of a configMapGenerator: 800
+/// MB of generated data (30,000 keys made 12 GB and aborted), and a key
+/// check per key over all the keys before it. The build stops at its
+/// generator byte budget, at the entry that crosses it.
+#[test]
+fn a_generator_listing_one_file_many_times_stops_at_its_byte_budget() {
+    let dir = repo();
+    write(dir.path(), "gen/big.txt", &"x".repeat(400_000));
+    let entries: String = (0..2_000)
+        .map(|i| format!("      - k{i}=big.txt\n"))
+        .collect();
+    write(
+        dir.path(),
+        "gen/kustomization.yaml",
+        &format!("configMapGenerator:\n  - name: bomb\n    files:\n{entries}"),
+    );
+    flux_ks(dir.path(), "gen", "./gen");
+    assert_small(dir.path());
+    let inv = limited::inventory(dir.path());
+    inv.assert_loaded(&["survivor"]);
+    let why = why_incomplete(&inv);
+    // 32 MiB / 400,000 bytes: the 84th entry (line 4 + 83) crosses it.
+    assert_eq!(
+        why,
+        "gen/kustomization.yaml:87:9: kustomize build budget exceeded: generators of this build read more than 33554432 bytes"
+    );
+}

@@ -9,6 +9,10 @@ use common::pg::{self, PgServer};
 const EMIT_SCRIPT: &str =
     "BEGIN;\nSELECT pg_logical_emit_message(true, 'homelab-lint', 'bench');\nCOMMIT;\n";
 
+/// The slowness the tests inject into one flush (`PgServer::start(8_000)`,
+/// a standby's in the replication tests).
+const INJECTED_MS: f64 = 8.0;
+
 #[test]
 fn harness_slow_fsync_makes_commits_slow() {
     let Some(_serial) = pg::ready() else {
@@ -20,7 +24,13 @@ fn harness_slow_fsync_makes_commits_slow() {
         let off = server.pgbench(EMIT_SCRIPT, 40, Some("-c synchronous_commit=off"));
         eprintln!("pgbench emit-message commit latency: on {on:.2} ms, off {off:.2} ms");
         assert!(on >= 8.0, "commits should wait for the 8 ms fsync: {on} ms");
-        assert!(off <= on / 4.0, "commits without flush wait: {off} ms");
+        // Additive, not a ratio: load slows both series alike, so a ratio
+        // margin fails on a loaded machine while half the injected flush
+        // still separates them.
+        assert!(
+            off + INJECTED_MS / 2.0 <= on,
+            "commits without flush wait: {off} ms"
+        );
     });
 }
 
@@ -135,7 +145,11 @@ fn check_against_pgbench(report: &probe::Report, bench: f64, wall: Duration) {
     );
     assert_eq!(report.effective.samples_ms.len(), 20, "{:?}", report.notes);
     assert!(report.effective.p50_ms >= 8.0, "{report:?}");
-    assert!(report.ratio.unwrap_or(0.0) >= 4.0, "{report:?}");
+    assert!(
+        report.off.p50_ms + INJECTED_MS / 2.0 <= report.effective.p50_ms,
+        "{report:?}"
+    );
+    assert!(report.ratio.unwrap_or(0.0) > 1.0, "{report:?}");
     let diff = (report.effective.p50_ms - bench).abs() / bench;
     assert!(
         diff <= 0.4,
@@ -198,7 +212,7 @@ fn revoked_emit_function_falls_back_to_a_temp_table() {
         }
         assert!(report.effective.p50_ms >= 8.0, "{report:?}");
         assert!(
-            report.off.p50_ms <= report.effective.p50_ms / 4.0,
+            report.off.p50_ms + INJECTED_MS / 2.0 <= report.effective.p50_ms,
             "{report:?}"
         );
     });
@@ -698,10 +712,6 @@ fn attributed(dsn: &str, dominant: &str) -> ((&'static str, f64), (&'static str,
         (local, standby)
     }
 }
-
-/// The slowness injected into one flush: the standby's in one test, the
-/// primary's own in the other.
-const INJECTED_MS: f64 = 8.0;
 
 /// Issue 13: with a synchronous standby whose flush takes 8 ms and a
 /// primary on tmpfs, the probe puts the wait on the standby (the

@@ -247,7 +247,10 @@ fn resolve_values<'a>(
                 // The key may be one the repository does not show (an
                 // ExternalSecret's dataFrom, a Secret of unknown keys).
                 release.values_incomplete = true;
-                defer(release, format!("key {key} of {} may exist: {why}", obj.id()));
+                defer(
+                    release,
+                    format!("key {key} of {} may exist: {why}", obj.id()),
+                );
                 continue;
             }
             None => {

@@ -469,10 +469,14 @@ pub(crate) struct Builder<'f> {
     memo: HashMap<PathBuf, Memo>,
     /// Directories built so far, against `Limits::max_kustomize_builds`.
     builds: usize,
+    /// Bytes the generators of this build may still read, from
+    /// `Limits::max_object_bytes` (each listing of a file is read again).
+    generator_bytes_left: usize,
 }
 
 impl<'f> Builder<'f> {
     fn new(files: &'f mut Files, restrict: bool) -> Builder<'f> {
+        let generator_bytes_left = files.limits().max_object_bytes;
         Builder {
             files,
             stack: Vec::new(),
@@ -482,6 +486,7 @@ impl<'f> Builder<'f> {
             requested: HashSet::new(),
             memo: HashMap::new(),
             builds: 0,
+            generator_bytes_left,
         }
     }
 
@@ -696,7 +701,13 @@ impl<'f> Builder<'f> {
                 acc.config.merge(&c);
             }
         }
-        generators::run(self.files, k, acc, &mut self.gaps)?;
+        generators::run(
+            self.files,
+            k,
+            acc,
+            &mut self.gaps,
+            &mut self.generator_bytes_left,
+        )?;
         let mut components = k.strings("components")?;
         if self.stack.len() == 1 {
             components.extend(self.flux_components.iter().cloned());
