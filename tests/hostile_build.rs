@@ -123,23 +123,7 @@ fn kustomizations_nested_past_the_depth_budget_stop_with_an_issue() {
 fn a_chain_of_components_each_applied_twice_stops_at_the_build_budget() {
     let dir = repo();
     let root = dir.path();
-    // A component is applied each time it is listed (it changes what the
-    // listing kustomization has so far), so nothing can be reused.
-    for i in 0..40 {
-        write(
-            root,
-            &format!("chain/c{i}/kustomization.yaml"),
-            &format!(
-                "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncomponents:\n  - ../c{n}\n  - ../c{n}\n",
-                n = i + 1
-            ),
-        );
-    }
-    write(
-        root,
-        "chain/c40/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
-    );
+    component_chain(root);
     write(
         root,
         "chain/top/kustomization.yaml",
@@ -161,6 +145,68 @@ fn a_chain_of_components_each_applied_twice_stops_at_the_build_budget() {
         "{incomplete:#}"
     );
     assert!(why.starts_with("chain/c"), "{why}");
+}
+
+/// Components `chain/c0` .. `chain/c40`, each listing the next twice: a
+/// component is applied each time it is listed (it changes what the
+/// listing kustomization has so far), so nothing can be reused and c0
+/// costs 2^41 directories.
+fn component_chain(root: &Path) {
+    for i in 0..40 {
+        write(
+            root,
+            &format!("chain/c{i}/kustomization.yaml"),
+            &format!(
+                "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncomponents:\n  - ../c{n}\n  - ../c{n}\n",
+                n = i + 1
+            ),
+        );
+    }
+    write(
+        root,
+        "chain/c40/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
+    );
+}
+
+/// Builds are keyed by path, so each Flux Kustomization over its own small
+/// directory that lists one costly component chain spends the whole
+/// per-build budget: 300 of them (under 100 KB) took minutes of CPU
+/// before the load's builds shared one budget.
+#[test]
+fn many_builds_listing_one_costly_chain_share_one_budget() {
+    let dir = repo();
+    let root = dir.path();
+    component_chain(root);
+    for i in 0..300 {
+        write(
+            root,
+            &format!("many/z{i:03}/kustomization.yaml"),
+            "components:\n  - ../../chain/c0\n",
+        );
+        flux_ks(root, &format!("z{i:03}"), &format!("./many/z{i:03}"));
+    }
+    assert_small(root);
+    let inv = limited::inventory(root);
+    inv.assert_loaded(&["survivor"]);
+    let incomplete = inv.json["coverage"]["fluxKustomizationsIncomplete"]
+        .as_array()
+        .unwrap();
+    let spent = incomplete
+        .iter()
+        .filter(|i| {
+            i["why"].as_str().unwrap().contains(
+                "went through more than 100000 kustomization and component directories in all",
+            )
+        })
+        .count();
+    // Each build stops at its own budget (10,000) until the shared one
+    // (100,000) is spent: the first ten or so, then all the rest.
+    assert!(
+        spent >= 280,
+        "{spent} of {} incomplete: {incomplete:#?}",
+        incomplete.len()
+    );
 }
 
 /// An app `app/` whose kustomization holds `extra`, over a ConfigMap

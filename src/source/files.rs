@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 
 use super::commit_tree::Tree;
 use super::confine::Refused;
@@ -154,6 +155,11 @@ pub struct Files {
     /// Set in a fork: what its build leaves behind, for the files it was
     /// forked from to take in order ([`Files::each_in_order`]).
     journal: Option<Journal>,
+    /// Directories the builds of this load may still go through, from
+    /// `Limits::max_kustomize_run_builds`.
+    builds_left: usize,
+    /// A build found `builds_left` spent.
+    builds_spent: bool,
 }
 
 /// What a build on a fork leaves behind.
@@ -229,7 +235,8 @@ impl ParseCache {
 
 /// A job's result from a fork, with what it left behind; `None` when the
 /// fork could not do it (see [`Journal::spoiled`]).
-type Forked<R> = Option<(R, Journal, HashSet<PathBuf>, Option<Recorder>)>;
+/// A fork's result, what it left, and the build budget it used.
+type Forked<R> = Option<(R, Journal, HashSet<PathBuf>, Option<Recorder>, usize)>;
 
 /// The disk below the root, or a commit's tree in git's object store.
 enum Backing {
@@ -270,6 +277,8 @@ impl Files {
             lent: None,
             unchanged: HashMap::new(),
             journal: None,
+            builds_left: limits.max_kustomize_run_builds,
+            builds_spent: false,
         }
     }
 
@@ -335,6 +344,10 @@ impl Files {
             return out;
         }
         let next = std::sync::atomic::AtomicUsize::new(start);
+        // The run's build budget, spent by every worker: a job starts
+        // with what is left then, so the workers together spend at most
+        // the budget plus what the jobs in flight spend.
+        let spent = std::sync::atomic::AtomicUsize::new(0);
         let done: std::sync::Mutex<Vec<(usize, Forked<R>)>> = Default::default();
         let (me, job) = (&*self, &job);
         rayon::scope(|s| {
@@ -342,16 +355,18 @@ impl Files {
                 s.spawn(|_| {
                     let mut fork = me.fork();
                     let mine: Vec<_> = std::iter::from_fn(|| {
-                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let k = next.fetch_add(1, Relaxed);
                         let j = jobs.get(k)?;
+                        let left = me.builds_left.saturating_sub(spent.load(Relaxed));
+                        (fork.builds_left, fork.builds_spent) = (left, false);
                         let result = job(&mut fork, j);
+                        let used = left - fork.builds_left;
+                        spent.fetch_add(used, Relaxed);
                         let journal = fork.journal.replace(Journal::default()).unwrap_or_default();
                         let dirs = std::mem::take(&mut fork.built_dirs);
                         let recorder = fork.recorder.as_mut().map(std::mem::take);
-                        Some((
-                            k,
-                            (!journal.spoiled).then_some((result, journal, dirs, recorder)),
-                        ))
+                        let kept = !journal.spoiled && !fork.builds_spent;
+                        Some((k, kept.then_some((result, journal, dirs, recorder, used))))
                     })
                     .collect();
                     done.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
@@ -362,14 +377,30 @@ impl Files {
         done.sort_unstable_by_key(|(k, _)| *k);
         for (k, forked) in done {
             out.push(match forked {
-                Some((result, journal, dirs, recorder)) => {
+                // A job that did not run out of budget gives what it would
+                // give here, in its turn, if it fits in what is left after
+                // the jobs before it; otherwise it runs again here, so
+                // which build the budget stops never depends on timing.
+                Some((result, journal, dirs, recorder, used)) if used <= self.builds_left => {
+                    self.builds_left -= used;
                     self.take_journal(journal, dirs, recorder);
                     result
                 }
-                None => job(self, &jobs[k]),
+                _ => job(self, &jobs[k]),
             });
         }
         out
+    }
+
+    /// Counts one directory built against the load's build budget; false
+    /// once it is spent.
+    pub(crate) fn spend_build(&mut self) -> bool {
+        if self.builds_left == 0 {
+            self.builds_spent = true;
+            return false;
+        }
+        self.builds_left -= 1;
+        true
     }
 
     /// A copy of these files for a job on another thread: the texts and
@@ -391,6 +422,8 @@ impl Files {
             lent: None,
             unchanged: self.unchanged.clone(),
             journal: Some(Journal::default()),
+            builds_left: self.builds_left,
+            builds_spent: false,
         }
     }
 

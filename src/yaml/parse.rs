@@ -48,6 +48,11 @@ pub struct Limits {
     /// a component is applied every time it is listed, so a chain of
     /// components each listing the next twice doubles per level.
     pub max_kustomize_builds: usize,
+    /// Kustomization and component directories all the builds of one
+    /// load may go through. Builds are keyed by path, so many Flux
+    /// Kustomizations over small directories that each list one costly
+    /// component chain would each spend `max_kustomize_builds`.
+    pub max_kustomize_run_builds: usize,
     /// Kustomizations and components nested in one another (each level
     /// is a frame of the recursive build; real repositories nest a few).
     pub max_kustomize_depth: usize,
@@ -78,6 +83,7 @@ impl Default for Limits {
             max_alias_bytes: 32 * 1024 * 1024,
             max_repairs: 64,
             max_kustomize_builds: 10_000,
+            max_kustomize_run_builds: 100_000,
             max_kustomize_depth: 100,
             max_object_nodes: 1_000_000,
             max_object_bytes: 32 * 1024 * 1024,

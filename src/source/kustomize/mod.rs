@@ -573,22 +573,28 @@ impl<'f> Builder<'f> {
             self.gaps.extend(memo.gaps.iter().cloned());
             return merge_into(self.files, sub, acc, from.unwrap_or(root));
         }
-        let max_depth = self.files.limits().max_kustomize_depth;
-        if self.stack.len() >= max_depth {
-            let msg = format!(
-                "kustomize build budget exceeded: kustomizations and components nested more than {max_depth} deep"
-            );
-            return Err(match from {
-                Some(s) => issue_at(self.files, s, msg),
-                None => Issue::file(dir, msg),
-            });
-        }
+        let limits = *self.files.limits();
         self.builds += 1;
-        if self.builds > self.files.limits().max_kustomize_builds {
-            let msg = format!(
-                "kustomize build budget exceeded: more than {} kustomization and component directories built (a component listed twice is applied twice)",
-                self.files.limits().max_kustomize_builds
-            );
+        let over = if self.stack.len() >= limits.max_kustomize_depth {
+            Some(format!(
+                "kustomizations and components nested more than {} deep",
+                limits.max_kustomize_depth
+            ))
+        } else if self.builds > limits.max_kustomize_builds {
+            Some(format!(
+                "more than {} kustomization and component directories built (a component listed twice is applied twice)",
+                limits.max_kustomize_builds
+            ))
+        } else if !self.files.spend_build() {
+            Some(format!(
+                "the builds of this repository went through more than {} kustomization and component directories in all",
+                limits.max_kustomize_run_builds
+            ))
+        } else {
+            None
+        };
+        if let Some(what) = over {
+            let msg = format!("kustomize build budget exceeded: {what}");
             return Err(match from {
                 Some(s) => issue_at(self.files, s, msg),
                 None => Issue::file(dir, msg),
