@@ -437,6 +437,14 @@ fn secret_values_next_to_a_finding_appear_in_no_output_format() {
             );
         }
     }
+    // The inventory shows each Secret's keys, not its values.
+    let inv = limited::run_linter(&["inventory", dir.path().to_str().unwrap(), "-o", "json"]);
+    let out = format!("{}{}", inv.stdout_text(), inv.stderr);
+    assert!(!out.contains(SECRET), "inventory shows the secret:\n{out}");
+    assert!(
+        out.contains("\"password\": \"<redacted: 19 bytes>\""),
+        "{out}"
+    );
 }
 
 /// A resource path of 600 KB (`a/a/a/…`): the disk's directory cache

@@ -47,7 +47,11 @@ pub fn to_json(repo: &Repo, opts: Options) -> J {
                         .collect(),
                 ),
             );
-            entry.insert("object".into(), o.root.to_json());
+            let mut object = o.root.to_json();
+            if o.kind() == "Secret" && o.api_version() == "v1" {
+                redact_secret(&mut object);
+            }
+            entry.insert("object".into(), object);
             if opts.provenance {
                 entry.insert("provenance".into(), provenance(&o.root, src));
             }
@@ -79,6 +83,31 @@ pub fn to_json(repo: &Repo, opts: Options) -> J {
             "message": i.message,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// A Secret's values replaced by how long they are, its keys kept: the
+/// inventory is for debugging where values come from, and no secret is
+/// ever printed (snippets mask the same keys, `yaml::mask`). Where each
+/// value was written is still in the provenance.
+fn redact_secret(object: &mut J) {
+    for key in ["data", "stringData"] {
+        match object.get_mut(key) {
+            Some(J::Object(entries)) => {
+                for value in entries.values_mut() {
+                    *value = redacted(value);
+                }
+            }
+            Some(value) => *value = redacted(value),
+            None => {}
+        }
+    }
+}
+
+fn redacted(value: &J) -> J {
+    match value {
+        J::String(text) => json!(format!("<redacted: {} bytes>", text.len())),
+        _ => json!("<redacted>"),
+    }
 }
 
 /// Coverage figures and the Flux Kustomizations that did not render
