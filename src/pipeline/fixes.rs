@@ -374,16 +374,8 @@ mod rerender {
     #[cfg(test)]
     mod tests {
         use super::*;
-        use crate::yaml::{FileId, Limits, parse_documents};
 
-        fn objects(text: &str) -> Vec<Object> {
-            parse_documents(text, FileId(0), &Limits::default())
-                .unwrap()
-                .into_iter()
-                .enumerate()
-                .map(|(i, d)| Object::new(d, FileId(0), i))
-                .collect()
-        }
+        use crate::source::object::objects_of as objects;
 
         const HEAD: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
 

@@ -177,3 +177,14 @@ impl Object {
         node.str_at(&["apiVersion"]).is_some() && node.str_at(&["kind"]).is_some()
     }
 }
+
+/// The objects of one YAML text, as file 0: for unit tests.
+#[cfg(test)]
+pub(crate) fn objects_of(text: &str) -> Vec<Object> {
+    crate::yaml::parse_documents(text, FileId(0), &crate::yaml::Limits::default())
+        .unwrap()
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| Object::new(d, FileId(0), i))
+        .collect()
+}
