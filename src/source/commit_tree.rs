@@ -89,7 +89,7 @@ impl Tree {
                 String::from_utf8_lossy(&out.stderr).trim().to_string(),
             ));
         }
-        let strip = Path::new(prefix.trim_end_matches('/'));
+        let strip = prefix.trim_end_matches('/');
         let mut entries = HashMap::new();
         let mut dirs: HashMap<String, BTreeMap<String, bool>> =
             HashMap::from([(String::new(), BTreeMap::new())]);
@@ -98,25 +98,32 @@ impl Tree {
             let Some((meta, path)) = parse_record(record) else {
                 continue;
             };
-            let Ok(rel) = Path::new(&path).strip_prefix(strip) else {
+            let Some(rel) = below(path, strip) else {
                 continue;
             };
-            let Some(rel) = rel.to_str().map(str::to_string) else {
-                continue;
-            };
-            // Each ancestor is listed in its parent, up to the top.
-            let (mut child, mut is_dir) = (rel.as_str(), false);
+            // Each ancestor is listed in its parent, up to the top; the
+            // first one already listed has its own ancestors listed. The
+            // latest entry of a name says whether it is a directory (a
+            // hostile tree may hold a file and a directory of one name).
+            let (mut child, mut is_dir) = (rel, false);
             loop {
                 let (parent, name) = child.rsplit_once('/').unwrap_or(("", child));
-                let listing = dirs.entry(parent.to_string()).or_default();
-                let known = listing.insert(name.to_string(), is_dir).is_some();
-                if known || parent.is_empty() {
+                let listing = match dirs.get_mut(parent) {
+                    Some(listing) => listing,
+                    None => dirs.entry(parent.to_string()).or_default(),
+                };
+                if let Some(known) = listing.get_mut(name) {
+                    *known = is_dir;
+                    break;
+                }
+                listing.insert(name.to_string(), is_dir);
+                if parent.is_empty() {
                     break;
                 }
                 (child, is_dir) = (parent, true);
             }
             links |= matches!(meta, Entry::Blob { link: true, .. });
-            entries.insert(rel, meta);
+            entries.insert(rel.to_string(), meta);
         }
         let mut yaml: Vec<PathBuf> = entries
             .iter()
@@ -155,6 +162,12 @@ impl Tree {
     /// `rel` with every symlink on the way followed, refused when that
     /// leaves the tree: the key of its entry.
     fn resolve(&self, rel: &Path) -> Result<String, Refused> {
+        // Every build's question comes here: the usual path is its own key.
+        if !self.links
+            && let Some(key) = rel.to_str().filter(|p| plain_key(p))
+        {
+            return Ok(key.to_string());
+        }
         // Entries are UTF-8 (see `parse_record`): another name is none of them.
         let parts: Vec<&str> = rel
             .components()
@@ -323,7 +336,7 @@ impl Tree {
 }
 
 /// One `ls-tree -z` record: `<mode> SP <type> SP <oid> TAB <path>`.
-fn parse_record(record: &[u8]) -> Option<(Entry, String)> {
+fn parse_record(record: &[u8]) -> Option<(Entry, &str)> {
     let text = std::str::from_utf8(record).ok()?;
     let (meta, path) = text.split_once('\t')?;
     let mut fields = meta.split_whitespace();
@@ -336,7 +349,35 @@ fn parse_record(record: &[u8]) -> Option<(Entry, String)> {
         },
         _ => return None,
     };
-    Some((entry, path.to_string()))
+    Some((entry, path))
+}
+
+/// `path` relative to the directory `strip` (`""`: the top), as
+/// [`Path::strip_prefix`] takes it off, component by component: `None`
+/// when it is not below. Git writes paths `/`-separated, with no empty,
+/// `.` or `..` component (see [`plain_key`]); others are compared as
+/// paths.
+fn below<'p>(path: &'p str, strip: &str) -> Option<&'p str> {
+    if !plain_key(path) || !(strip.is_empty() || plain_key(strip)) {
+        return Path::new(path).strip_prefix(strip).ok()?.to_str();
+    }
+    if strip.is_empty() {
+        return Some(path);
+    }
+    match path.strip_prefix(strip)? {
+        "" => Some(""),
+        rest => rest.strip_prefix('/'),
+    }
+}
+
+/// Whether `path` is its own key: `/`-separated names, none empty, `.`
+/// or `..` (what [`Tree::resolve`] makes of it when no symlink is on the
+/// way).
+fn plain_key(path: &str) -> bool {
+    !path.is_empty()
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
 /// One answer of `cat-file --batch`: `<oid> SP <type> SP <size> LF`, the
