@@ -597,3 +597,50 @@ fn a_bootstrap_input_substituted_from_a_changed_source_is_made_afresh() {
     assert_same("bootstrap input", &reused, &fresh);
     assert!(lent.reused_builds > 0, "the flux-instance build is reused");
 }
+
+/// A generator's input is read whole, not as a text of the source map:
+/// when git says it is unchanged, a recorded build's read of it is taken
+/// as the working tree's (its blob is not read); when it changed, the
+/// build that reads it runs afresh and generates the commit's data.
+#[test]
+fn a_changed_generator_input_is_read_afresh() {
+    if !common::git_available() {
+        return;
+    }
+    let generator = [(
+        "apps/two/app/kustomization.yaml",
+        "resources:\n  - cm.yaml\n",
+        "resources:\n  - cm.yaml\nconfigMapGenerator:\n  - name: gen\n    files:\n      - \
+         config.txt\n",
+    )];
+    // patch.yaml changes in both, so that the base is loaded: only `one`'s
+    // Flux-level steps read it, every build is the same.
+    let patch = (
+        "apps/one/app/patch.yaml",
+        "from-file: first",
+        "from-file: second",
+    );
+    for (name, head_input, builds) in [("unchanged", "a: 1\n", 4), ("changed", "a: 2\n", 3)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("repo");
+        let input = dir.join("apps/two/app/config.txt");
+        renders_fixture(&dir, &generator);
+        std::fs::write(&input, "a: 1\n").unwrap();
+        commit_all(&dir);
+        renders_fixture(&dir, &[generator[0], patch]);
+        std::fs::write(&input, head_input).unwrap();
+        let (reused, fresh, lent) = base_twice(&dir);
+        assert_same(name, &reused, &fresh);
+        let generated = reused
+            .objects
+            .iter()
+            .find(|o| o.kind() == "ConfigMap" && o.name().starts_with("gen-"))
+            .expect("the generated ConfigMap");
+        assert_eq!(
+            generated.root.str_at(&["data", "config.txt"]),
+            Some("a: 1\n"),
+            "{name}: the commit's input"
+        );
+        assert_eq!(lent.reused_builds, builds, "{name}: builds reused");
+    }
+}

@@ -173,3 +173,26 @@ fn the_base_is_the_working_tree_only_when_no_file_below_differs() {
     std::fs::remove_file(dir.join("a.yaml")).unwrap();
     assert!(!git::unchanged_since(&dir, &head), "a deleted file");
 }
+
+/// `changed_since` leaves untracked files out once a tracked file
+/// differs; what it lists must still hold every path of the commit whose
+/// working-tree file is not the commit's (the base load shares the
+/// working tree's text of the others), an untracked one included.
+#[test]
+fn a_file_of_the_commit_that_is_untracked_is_changed() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("a.yaml"), "a: 1\n").unwrap();
+    std::fs::write(dir.join("b.yaml"), "b: 1\n").unwrap();
+    commit_all(dir);
+    let head = git::checkout(dir, "HEAD").unwrap().commit;
+    common::git(dir, &["rm", "-q", "--cached", "b.yaml"]);
+    std::fs::write(dir.join("b.yaml"), "b: 2\n").unwrap();
+    std::fs::write(dir.join("a.yaml"), "a: 2\n").unwrap();
+    let changed = git::changed_since(dir, &head).unwrap();
+    assert!(changed.contains(Path::new("a.yaml")), "{changed:?}");
+    assert!(changed.contains(Path::new("b.yaml")), "{changed:?}");
+}

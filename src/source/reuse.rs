@@ -105,6 +105,11 @@ impl Recorder {
             .push(record);
     }
 
+    /// Room for `more` parses (see [`SourceMap::reserve`]).
+    pub(crate) fn reserve_parsed(&mut self, more: usize) {
+        self.parsed.reserve(more);
+    }
+
     /// Keeps a file's parsed documents: the load moves them into its
     /// objects, which then copies them instead.
     pub(crate) fn keep_parsed(&mut self, path: PathBuf, parsed: Arc<Parsed>) {
@@ -148,8 +153,23 @@ impl Lent {
     }
 
     /// The lender's files and texts.
-    pub(crate) fn texts(&self) -> impl Iterator<Item = &(PathBuf, Arc<str>)> {
+    pub(crate) fn texts(&self) -> std::slice::Iter<'_, (PathBuf, Arc<str>)> {
         self.sources.iter()
+    }
+
+    /// The files the lender's builds and renders read whole, within the
+    /// size limit.
+    pub(crate) fn bytes_read(&self) -> impl Iterator<Item = &Path> {
+        let builds = self.builds.values().map(|r| &r.events);
+        let renders = self
+            .renders
+            .values()
+            .flatten()
+            .filter_map(|r| r.events.as_ref());
+        builds.chain(renders).flatten().filter_map(|e| match e {
+            Event::Bytes(path, Ok(_)) => Some(path.as_path()),
+            _ => None,
+        })
     }
 
     /// Whether `id` is the same file with the same text in the lender
@@ -291,7 +311,10 @@ fn answers_alike(files: &mut Files, event: &Event) -> bool {
             (Err(issue), Err(was)) => issue == *was,
             _ => false,
         },
-        Event::Bytes(path, answer) => files.bytes(path) == *answer,
+        // A file git says is unchanged reads as the lender read it.
+        Event::Bytes(path, answer) => {
+            (answer.is_ok() && files.bytes_unchanged(path)) || files.bytes(path) == *answer
+        }
         Event::IsDir(path, answer) => files.is_dir(path) == *answer,
         Event::IsFile(path, answer) => files.is_file(path) == *answer,
         Event::Outside(path, answer) => files.outside(path) == *answer,

@@ -78,6 +78,14 @@ impl SourceMap {
         self.insert(path, text, true)
     }
 
+    /// Room for `more` files: a load registers every YAML file at once,
+    /// and growing the map one doubling at a time hashed each path (a
+    /// slow hash: component by component) again at each.
+    pub fn reserve(&mut self, more: usize) {
+        Arc::make_mut(&mut self.by_path).reserve(more);
+        Arc::make_mut(&mut self.files).reserve(more);
+    }
+
     fn insert(&mut self, path: PathBuf, text: Arc<str>, external: bool) -> FileId {
         let id = FileId(self.files.len() as u32);
         Arc::make_mut(&mut self.by_path).insert(path.clone(), id);
