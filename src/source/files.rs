@@ -219,6 +219,14 @@ impl ParseCache {
         };
     }
 
+    /// Room for `n` more entries in the shared map (see
+    /// [`SourceMap::reserve`]); a fork keeps its few in `own`.
+    fn reserve(&mut self, n: usize) {
+        if !self.forked {
+            Arc::make_mut(&mut self.shared).reserve(n);
+        }
+    }
+
     fn remove(&mut self, rel: &Path) -> Option<Cached> {
         if !self.forked {
             return Arc::make_mut(&mut self.shared).remove(rel);
@@ -667,6 +675,8 @@ impl Files {
                     .collect()
             }
         };
+        self.sources.reserve(rels.len());
+        self.parsed.reserve(rels.len());
         let mut to_parse = Vec::new();
         for (rel, text) in rels.iter().zip(texts) {
             match text {
