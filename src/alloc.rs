@@ -15,6 +15,23 @@
 pub type Allocator = tikv_jemallocator::Jemalloc;
 #[cfg(target_os = "linux")]
 pub const ALLOCATOR: Allocator = tikv_jemallocator::Jemalloc;
+/// jemalloc's options, read once at its start (tikv-jemalloc-sys names
+/// the `malloc_conf` symbol `_rjem_malloc_conf`; a C string). One arena
+/// instead of one per thread slot (`narenas` 4 per core): the parse on
+/// the rayon workers frees its trees into the workers' arenas, where the
+/// main thread's render could not reuse them, so the process held both.
+/// Freed pages back to the kernel after 0.3 s instead of 10 s (longer
+/// than a run, so nothing was given back): what a phase of a large run
+/// frees no longer stays resident through the next, while a small run
+/// (joryirving__home-ops, 0.1 s) gives back almost nothing and pays no
+/// `madvise` for it (0 ms decay made it 486 calls). On the 100k-object
+/// synthetic repo peak RSS 585 -> 528 MB (narenas 1 alone: 551 MB);
+/// BENCHMARKS.md, "Session 8: 100k".
+#[cfg(target_os = "linux")]
+#[used]
+#[allow(non_upper_case_globals)]
+#[unsafe(export_name = "_rjem_malloc_conf")]
+pub static malloc_conf: &[u8; 29] = b"narenas:1,dirty_decay_ms:300\0";
 #[cfg(not(target_os = "linux"))]
 pub type Allocator = mimalloc::MiMalloc;
 #[cfg(not(target_os = "linux"))]

@@ -627,3 +627,56 @@ fn values_from_a_cluster_external_secret_of_the_namespace() {
         "{missing:?}"
     );
 }
+
+/// The renders look up only the substituteFrom names Kustomizations give
+/// (the lookup pool keeps no other ConfigMap): a name a parent's
+/// substitution fills in (`${CLUSTER}-settings`) and one a parent's
+/// `spec.patches` sets on its child are found all the same.
+#[test]
+fn substitute_from_names_a_parent_substitutes_or_patches_are_looked_up() {
+    let settings = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: settings, namespace: flux-system}\nspec:\n  path: ./settings\n  targetNamespace: flux-system\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let settings_cm = |name: &str, domain: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\ndata:\n  DOMAIN: {domain}\n"
+        )
+    };
+    let app_cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  host: app.${DOMAIN}\n";
+    let child = |from: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: app, namespace: flux-system}}\nspec:\n  path: ./app\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n  postBuild:\n    substituteFrom:\n      - {{kind: ConfigMap, name: \"{from}\"}}\n"
+        )
+    };
+    let parent = |extra: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: apps, namespace: flux-system}}\nspec:\n  path: ./apps\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n{extra}"
+        )
+    };
+    let substituted_parent = parent("  postBuild:\n    substitute: {CLUSTER: home}\n");
+    let patched_parent = parent(
+        "  patches:\n    - patch: |\n        - op: replace\n          path: /spec/postBuild/substituteFrom/0/name\n          value: patched-settings\n      target: {kind: Kustomization, name: app}\n",
+    );
+    let by_variable = child("${CLUSTER}-settings");
+    let by_patch = child("written-settings");
+    let home = settings_cm("home-settings", "home.example.org");
+    let patched = settings_cm("patched-settings", "patched.example.org");
+    for (parent, child, want) in [
+        (&substituted_parent, &by_variable, "app.home.example.org"),
+        (&patched_parent, &by_patch, "app.patched.example.org"),
+    ] {
+        let (_d, r) = repo(&[
+            ("clusters/home/flux-system.yaml", GIT_ROOT),
+            ("clusters/home/settings.yaml", settings),
+            ("clusters/home/apps.yaml", parent),
+            ("settings/home.yaml", &home),
+            ("settings/patched.yaml", &patched),
+            ("apps/app.yaml", child),
+            ("app/app.yaml", app_cm),
+        ]);
+        assert_eq!(
+            substituted(&r, "app", "host").as_deref(),
+            Some(want),
+            "{:?}",
+            r.issues
+        );
+    }
+}
