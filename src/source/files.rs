@@ -233,14 +233,6 @@ impl ParseCache {
         };
     }
 
-    /// Room for `n` more entries in the shared map (see
-    /// [`SourceMap::reserve`]); a fork keeps its few in `own`.
-    fn reserve(&mut self, n: usize) {
-        if !self.forked {
-            Arc::make_mut(&mut self.shared).reserve(n);
-        }
-    }
-
     fn remove(&mut self, rel: &Path) -> Option<Cached> {
         if !self.forked {
             return Arc::make_mut(&mut self.shared).remove(rel);
@@ -704,8 +696,6 @@ impl Files {
                     .collect()
             }
         };
-        self.sources.reserve(rels.len());
-        self.parsed.reserve(rels.len());
         let mut to_parse = Vec::new();
         self.sources.reserve(rels.len());
         self.parsed.reserve(rels.len());

@@ -71,14 +71,6 @@ impl SourceMap {
         self.insert(path, text, false)
     }
 
-    /// Room for `n` more files, made once before a load adds them one
-    /// by one: grown by doubling, the path index hashed every path again
-    /// at each step (122,000 files at 100k objects).
-    pub fn reserve(&mut self, n: usize) {
-        Arc::make_mut(&mut self.by_path).reserve(n);
-        Arc::make_mut(&mut self.files).reserve(n);
-    }
-
     /// A file that is not in the linted directory: a snapshot file by
     /// its absolute path, or a page of the live cluster by a name that is
     /// no path (`cluster://…`).
