@@ -142,8 +142,10 @@ impl<'a> OffsetMap<'a> {
 pub(crate) struct Lines<'a> {
     text: &'a str,
     starts: Vec<u32>,
-    /// Last answer, so that columns on one long line are counted once.
-    cursor: std::cell::Cell<(u32, u32)>,
+    /// Last answer (offset, column, line), so that columns on one long
+    /// line are counted once, and the next offset on the same line, as
+    /// the builder's nearly always is, needs no search for its line.
+    cursor: std::cell::Cell<(u32, u32, u32)>,
 }
 
 impl<'a> Lines<'a> {
@@ -159,23 +161,38 @@ impl<'a> Lines<'a> {
         Lines {
             text,
             starts,
-            cursor: std::cell::Cell::new((0, 1)),
+            cursor: std::cell::Cell::new((0, 1, 1)),
         }
     }
 
     /// 1-based line and column of `offset`.
     pub(crate) fn at(&self, offset: u32) -> (u32, u32) {
-        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let (at, col, at_line) = self.cursor.get();
+        // `starts[at_line]` is where the line after the cursor's starts.
+        let on_cursor_line = at <= offset
+            && self
+                .starts
+                .get(at_line as usize)
+                .is_none_or(|&next| offset < next);
+        let line = if on_cursor_line {
+            at_line as usize
+        } else {
+            self.starts.partition_point(|&s| s <= offset).max(1)
+        };
         let start = self.starts[line - 1];
-        let (at, col) = self.cursor.get();
         let (from, base) = if at >= start && at <= offset {
             (at, col)
         } else {
             (start, 1)
         };
         let piece = self.text.get(from as usize..offset as usize).unwrap_or("");
-        let col = base + piece.chars().filter(|&c| c != '\r').count() as u32;
-        self.cursor.set((offset, col));
+        // Characters are the bytes that do not continue one.
+        let chars = piece
+            .bytes()
+            .filter(|&b| b & 0xC0 != 0x80 && b != b'\r')
+            .count();
+        let col = base + chars as u32;
+        self.cursor.set((offset, col, line as u32));
         (line as u32, col)
     }
 
