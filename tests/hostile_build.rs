@@ -363,6 +363,32 @@ fn an_invalid_or_exploding_jsonpath_in_a_rule_is_an_error_at_its_line() {
     }
 }
 
+/// A `matches` pattern that does not compile, or compiles past the
+/// `regex` crate's size limit, is an error at its line and column in the
+/// rule file (it was at 1:1), in one line however long the pattern.
+#[test]
+fn a_rule_regex_over_the_size_limit_or_invalid_is_an_error_at_its_line() {
+    let dir = repo();
+    for (pattern, why) in [
+        ("\\\\w{1000}{1000}".to_string(), "exceeds size limit"),
+        (format!("({}", "a".repeat(100_000)), "unclosed group"),
+    ] {
+        let rules = rule_dir(&format!(
+            "  - object:\n      group: \"\"\n      kind: ConfigMap\n      where:\n        - path: $.data.a\n          is: {{matches: \"{pattern}\"}}\n"
+        ));
+        let run = lint_with_rules(dir.path(), rules.path());
+        assert_eq!(run.code(), Some(2), "{why}: {}", run.stderr);
+        // Line 25 is the `is:` line.
+        let at = format!("{}:25:", rules.path().join("hostile.yaml").display());
+        let line = run.stderr.lines().find(|l| l.contains(&at));
+        assert!(
+            line.is_some_and(|l| l.contains(why) && l.len() < 400),
+            "{why}: {}",
+            &run.stderr[..run.stderr.len().min(2000)]
+        );
+    }
+}
+
 #[test]
 fn a_rule_whose_object_steps_multiply_stops_at_the_work_budget() {
     let dir = repo();

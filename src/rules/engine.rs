@@ -844,11 +844,7 @@ fn passes(test: &ValueTest, seen: &Seen) -> bool {
             ValueTest::Enabled => is_true(text),
             ValueTest::NotEnabled => !is_true(text),
             ValueTest::LacksJsonKeys(keys) => lacks_json_keys(text, keys),
-            // An invalid pattern matches nothing; rule files are checked
-            // for it when they are loaded.
-            ValueTest::Matches(pattern) => {
-                regex::Regex::new(pattern).is_ok_and(|re| re.is_match(text))
-            }
+            ValueTest::Matches(pattern) => pattern.is_match(text),
             ValueTest::NotString => {
                 node.is_some_and(|n| !matches!(n.value, crate::yaml::Value::Str(_)))
             }
