@@ -340,6 +340,16 @@ fn special_files_are_refused_by_type_without_hanging() {
         "{}",
         out.stderr
     );
+
+    // A snapshot that is a device or a FIFO: refused by type, not said
+    // to be missing (it was "no such file or directory").
+    for (snapshot, why) in [
+        ("/dev/zero", "/dev/zero: is a character device"),
+        (ca.to_str().unwrap(), "ca.pem: is a named pipe (FIFO)"),
+    ] {
+        let out = lint(&["--snapshot", snapshot]);
+        assert!(out.stderr.contains(why), "{snapshot}: {}", out.stderr);
+    }
 }
 
 /// Every file below `dir` with its bytes, to compare before and after.

@@ -154,3 +154,90 @@ fn a_base_commit_listing_a_huge_path_beside_a_symlink_is_linted_within_bounds() 
     let base = from_commit(dir, "HEAD~1");
     assert!(base.objects.iter().any(|o| o.name() == "survivor"));
 }
+
+/// The base commit of `dir` (HEAD) loaded borrowing what a recorded load
+/// of the working tree lends, as `--base HEAD` loads it, and from scratch.
+fn base_reused_and_fresh(dir: &Path, limits: Limits) -> (Repo, Repo) {
+    use homelab_lint::source::reuse::Lent;
+    let mut head = repo::load_files(Files::new(dir, limits).recording());
+    let lent = Lent::of(&mut head.files).expect("the load recorded");
+    let checkout = git::checkout(dir, "HEAD").unwrap();
+    let changed = git::changed_since(dir, &checkout.commit).unwrap();
+    let borrowing = Files::in_commit(dir, checkout.tree, limits)
+        .borrowing(lent)
+        .sharing_unchanged(&changed);
+    let reused = repo::load_files(borrowing);
+    let fresh = repo::load_files(Files::in_commit(
+        dir,
+        git::checkout(dir, "HEAD").unwrap().tree,
+        limits,
+    ));
+    (reused, fresh)
+}
+
+/// A base commit whose first build spends the load's build budget
+/// (`max_kustomize_run_builds`) on a chain of components: a build after
+/// it that the working tree lends was reused without spending any, so
+/// the base got past the budget and loaded what a fresh load stops.
+#[test]
+fn a_base_commit_cannot_spend_past_the_run_build_budget_through_reused_builds() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (name, path) in [("a", "./a"), ("b", "./b")] {
+        write(
+            dir,
+            &format!("flux/{name}.yaml"),
+            &format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"
+            ),
+        );
+    }
+    write(dir, "b/kustomization.yaml", "resources: [cm.yaml]\n");
+    write(dir, "b/cm.yaml", &cm("b-cm"));
+    write(dir, "a/cm.yaml", &cm("a-cm"));
+    // In the base, `a` goes through six directories.
+    write(
+        dir,
+        "a/kustomization.yaml",
+        "resources: [cm.yaml]\ncomponents: [c1]\n",
+    );
+    for i in 1..=5 {
+        let next = match i {
+            5 => String::new(),
+            _ => format!("components: [../c{}]\n", i + 1),
+        };
+        write(
+            dir,
+            &format!("a/c{i}/kustomization.yaml"),
+            &format!("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n{next}"),
+        );
+    }
+    common::git(dir, &["init", "-q"]);
+    common::git(dir, &["add", "-A"]);
+    common::git(dir, &["commit", "-q", "-m", "base"]);
+    // The working tree's `a` goes through one: both builds fit there.
+    write(dir, "a/kustomization.yaml", "resources: [cm.yaml]\n");
+    let limits = Limits {
+        max_kustomize_run_builds: 4,
+        ..Limits::default()
+    };
+    let (reused, fresh) = base_reused_and_fresh(dir, limits);
+    let shown = |r: &Repo| {
+        let mut names: Vec<String> = r.objects.iter().map(|o| o.id()).collect();
+        names.sort();
+        let issues: Vec<String> = r.issues.iter().map(|i| i.to_string()).collect();
+        (names, issues)
+    };
+    let (reused, fresh) = (shown(&reused), shown(&fresh));
+    assert!(
+        fresh
+            .1
+            .iter()
+            .any(|i| i.contains("kustomize build budget exceeded")),
+        "the base spends the budget: {fresh:#?}"
+    );
+    assert_eq!(reused, fresh, "reuse loaded past the budget");
+}

@@ -363,6 +363,32 @@ fn an_invalid_or_exploding_jsonpath_in_a_rule_is_an_error_at_its_line() {
     }
 }
 
+/// A `matches` pattern that does not compile, or compiles past the
+/// `regex` crate's size limit, is an error at its line and column in the
+/// rule file (it was at 1:1), in one line however long the pattern.
+#[test]
+fn a_rule_regex_over_the_size_limit_or_invalid_is_an_error_at_its_line() {
+    let dir = repo();
+    for (pattern, why) in [
+        ("\\\\w{1000}{1000}".to_string(), "exceeds size limit"),
+        (format!("({}", "a".repeat(100_000)), "unclosed group"),
+    ] {
+        let rules = rule_dir(&format!(
+            "  - object:\n      group: \"\"\n      kind: ConfigMap\n      where:\n        - path: $.data.a\n          is: {{matches: \"{pattern}\"}}\n"
+        ));
+        let run = lint_with_rules(dir.path(), rules.path());
+        assert_eq!(run.code(), Some(2), "{why}: {}", run.stderr);
+        // Line 25 is the `is:` line.
+        let at = format!("{}:25:", rules.path().join("hostile.yaml").display());
+        let line = run.stderr.lines().find(|l| l.contains(&at));
+        assert!(
+            line.is_some_and(|l| l.contains(why) && l.len() < 400),
+            "{why}: {}",
+            &run.stderr[..run.stderr.len().min(2000)]
+        );
+    }
+}
+
 #[test]
 fn a_rule_whose_object_steps_multiply_stops_at_the_work_budget() {
     let dir = repo();
@@ -504,4 +530,70 @@ fn a_generator_listing_one_file_many_times_stops_at_its_byte_budget() {
         why,
         "gen/kustomization.yaml:87:9: kustomize build budget exceeded: generators of this build read more than 33554432 bytes"
     );
+}
+
+/// Objects multiplied from a small repository: a directory of 30
+/// ConfigMaps listed by overlays that each rename them (one build
+/// copies them into each: two levels of 100 overlays over 5,000 made 50
+/// million objects from 1 MB), and Flux Kustomizations that each render
+/// a copy (50 over 5,000: 250,000 objects, 14 s, 640 MB). Each stops at
+/// its budget with an issue at the entry or Flux Kustomization that
+/// crosses it; here with small budgets, to see them hold.
+#[test]
+fn objects_multiplied_by_overlays_or_flux_kustomizations_stop_at_their_budgets() {
+    use homelab_lint::source::Files;
+    use homelab_lint::source::repo;
+    use homelab_lint::yaml::Limits;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let cms: String = (0..30)
+        .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{i}}}\n"))
+        .collect();
+    write(root, "shared/cms.yaml", &cms);
+    write(root, "shared/kustomization.yaml", "resources: [cms.yaml]\n");
+    for i in 0..4 {
+        write(
+            root,
+            &format!("overlays/o{i}/kustomization.yaml"),
+            &format!("resources: [../../shared]\nnamePrefix: p{i}-\n"),
+        );
+    }
+    write(
+        root,
+        "top/kustomization.yaml",
+        "resources: [../overlays/o0, ../overlays/o1, ../overlays/o2, ../overlays/o3]\n",
+    );
+    flux_ks(root, "top", "./top");
+    for i in 0..4 {
+        write(
+            root,
+            &format!("flux/copy{i}.yaml"),
+            &format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: copy{i}, namespace: flux-system}}\nspec:\n  path: ./shared\n  targetNamespace: ns{i}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"
+            ),
+        );
+    }
+    let limits = Limits {
+        max_kustomize_objects: 100,
+        max_rendered_objects: 100,
+        ..Limits::default()
+    };
+    let loaded = repo::load_files(Files::new(root, limits));
+    let issues: Vec<String> = loaded.issues.iter().map(|i| i.to_string()).collect();
+    assert!(
+        issues
+            .iter()
+            .any(|i| i.starts_with("top/kustomization.yaml:1:")
+                && i.contains("more than 100 objects gathered")),
+        "{issues:#?}"
+    );
+    let over: Vec<&String> = issues
+        .iter()
+        .filter(|i| i.contains("render more than 100 objects in all"))
+        .collect();
+    assert_eq!(over.len(), 1, "{issues:#?}");
+    assert!(over[0].starts_with("flux/copy3.yaml:1:"), "{over:?}");
+    // The three copies before it are rendered.
+    let copies = loaded.objects.iter().filter(|o| o.name() == "cm0").count();
+    assert!(copies >= 3, "{copies}");
 }

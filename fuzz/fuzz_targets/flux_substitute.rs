@@ -46,6 +46,7 @@ fuzz_target!(|data: &[u8]| {
         value: value.to_string(),
         defined_at: None,
         unknown,
+        secret: false,
     };
     let mut map = BTreeMap::new();
     map.insert("V".to_string(), var("a/b.c-aaaa", false));

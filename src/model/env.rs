@@ -23,6 +23,10 @@ pub struct EnvVar {
     pub node: Option<Node>,
     /// For a value from a ConfigMap or Secret: which object and key.
     pub from: Option<String>,
+    /// The value is a Secret's (or a SealedSecret's, an
+    /// ExternalSecret's), held in the repository: rules read it,
+    /// reports never show it.
+    pub secret: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -221,6 +225,7 @@ fn entry(
             span: value.map_or(fallback, |v| v.span),
             node: value.cloned(),
             from: None,
+            secret: false,
         },
         (None, Some(from)) => value_from_ref(refs, name, from),
         (None, None) => EnvVar {
@@ -229,6 +234,7 @@ fn entry(
             span: fallback,
             node: value.cloned(),
             from: None,
+            secret: false,
         },
     }
 }
@@ -241,6 +247,7 @@ fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
         span: from.span,
         node: None,
         from: None,
+        secret: false,
     };
     let (secret, selector) = match (from.get("secretKeyRef"), from.get("configMapKeyRef")) {
         (Some(s), _) => (true, s),
@@ -270,6 +277,7 @@ fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
                 from: Some(format!(
                     "key {key} of Secret {source}, which an operator makes"
                 )),
+                secret: false,
             },
             Some(Err(why)) => hidden(format!("from key {key} of Secret {source}: {why}")),
             None => hidden(format!(
@@ -318,6 +326,7 @@ fn keyed(model: &Model, name: &str, key: &str, holder: ObjRef, value: DataValue)
         span: node.span,
         node: None,
         from: Some(from),
+        secret: model.object(holder).kind() != "ConfigMap",
     }
 }
 
@@ -358,6 +367,7 @@ fn deferred_var(
         span: d.at,
         node: None,
         from,
+        secret: false,
     })
 }
 
@@ -400,6 +410,7 @@ fn flatten_prefixed<'a>(
                 span: node.span,
                 node: Some(node.clone()),
                 from: None,
+                secret: false,
             });
         }
     }

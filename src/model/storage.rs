@@ -611,6 +611,7 @@ fn declared_storage(model: &Model, db: &Database) -> Result<Storage, Unknown> {
 /// it is a Flux variable whose value the repository does not show (the
 /// name is then still as written, `${VAR:=default}`).
 fn undeclared_class(model: &Model, near: ObjRef, node: &Node, name: &str) -> String {
+    let (class, name) = (name, &model.sources.shown_value(node, name.to_string()));
     match node.origin.as_deref() {
         Some(Origin::Substituted {
             variable,
@@ -628,7 +629,7 @@ fn undeclared_class(model: &Model, near: ObjRef, node: &Node, name: &str) -> Str
                 )
             }
         },
-        _ => match declared_in_values(model, name) {
+        _ => match declared_in_values(model, class) {
             Some(release) => format!(
                 "storage class {name} is declared only in the values of {release}, a chart \
                  whose storage classes the tool does not know how to read"

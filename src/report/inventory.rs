@@ -47,10 +47,13 @@ pub fn to_json(repo: &Repo, opts: Options) -> J {
                         .collect(),
                 ),
             );
-            let mut object = o.root.to_json();
-            if o.kind() == "Secret" && o.api_version() == "v1" {
+            let object = if o.kind() == "Secret" && o.api_version() == "v1" {
+                let mut object = o.root.to_json();
                 redact_secret(&mut object);
-            }
+                object
+            } else {
+                src.shown_json(&o.root)
+            };
             entry.insert("object".into(), object);
             if opts.provenance {
                 entry.insert("provenance".into(), provenance(&o.root, src));
@@ -105,7 +108,7 @@ fn redact_secret(object: &mut J) {
 
 fn redacted(value: &J) -> J {
     match value {
-        J::String(text) => json!(format!("<redacted: {} bytes>", text.len())),
+        J::String(text) => json!(crate::yaml::redacted(text)),
         _ => json!("<redacted>"),
     }
 }
@@ -135,7 +138,7 @@ fn helm_json(release: &helm::Release, src: &SourceMap, opts: Options) -> J {
     let spanned = |n: &Option<Node>| {
         n.as_ref().map(|n| {
             json!({
-                "value": n.scalar_text(),
+                "value": n.scalar_text().map(|text| src.shown_value(n, text)),
                 "at": src.location(n.span),
             })
         })
@@ -143,7 +146,7 @@ fn helm_json(release: &helm::Release, src: &SourceMap, opts: Options) -> J {
     let mut out = Map::new();
     out.insert("chart".into(), spanned(&release.chart).into());
     out.insert("version".into(), spanned(&release.version).into());
-    out.insert("values".into(), release.values.to_json());
+    out.insert("values".into(), src.shown_json(&release.values));
     if opts.provenance {
         out.insert("valuesProvenance".into(), provenance(&release.values, src));
     }
@@ -167,6 +170,7 @@ fn provenance(root: &Node, src: &SourceMap) -> J {
                     defined_at,
                     unknown,
                     undefined,
+                    ..
                 } => {
                     if !undefined.is_empty() {
                         entry.insert("undefined".into(), json!(undefined));
@@ -180,6 +184,7 @@ fn provenance(root: &Node, src: &SourceMap) -> J {
                         entry.insert("unknown".into(), json!(true));
                     }
                 }
+                Origin::Secret => {}
             }
         }
         out.insert(path_to_string(path), J::Object(entry));

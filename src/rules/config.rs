@@ -7,6 +7,7 @@ use std::path::Path;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_saphyr::Spanned;
 
 use super::{Finding, Rule, Severity};
 use crate::source::Issue;
@@ -25,7 +26,8 @@ pub struct ConfigFile {
     /// Globs (relative to the repository root) of files whose findings are
     /// not reported, e.g. `kubernetes/apps/test/**`.
     #[serde(default)]
-    pub ignore_paths: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub ignore_paths: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -33,10 +35,12 @@ pub struct ConfigFile {
 pub struct RuleSettings {
     /// Rule ids that do not run.
     #[serde(default)]
-    pub disable: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub disable: Vec<Spanned<String>>,
     /// Severity per rule id, replacing the rule's own.
     #[serde(default)]
-    pub severity: BTreeMap<String, Severity>,
+    #[schemars(with = "BTreeMap<String, Severity>")]
+    pub severity: BTreeMap<String, Spanned<Severity>>,
 }
 
 /// The configuration in force.
@@ -67,20 +71,34 @@ impl Config {
     pub fn parse(path: &Path, text: &str) -> Result<Config, Issue> {
         let file: ConfigFile =
             super::from_yaml(&path.display().to_string(), text, "invalid configuration")?;
-        let ignore = if file.ignore_paths.is_empty() {
-            None
-        } else {
-            let mut builder = GlobSetBuilder::new();
-            for pattern in &file.ignore_paths {
-                let glob = Glob::new(pattern)
-                    .map_err(|e| Issue::file(path, format!("ignorePaths: {e}")))?;
-                builder.add(glob);
+        let at = |s: &serde_saphyr::Location, message: String| Issue {
+            gap: None,
+            path: path.display().to_string(),
+            line: s.line() as u32,
+            col: s.column() as u32,
+            message,
+        };
+        let ignore = match file.ignore_paths.first() {
+            None => None,
+            Some(first) => {
+                let mut builder = GlobSetBuilder::new();
+                for pattern in &file.ignore_paths {
+                    let glob = Glob::new(&pattern.value)
+                        .map_err(|e| at(&pattern.referenced, format!("ignorePaths: {e}")))?;
+                    builder.add(glob);
+                }
+                // Each glob is valid; together they may pass the size of
+                // the regular expression set they are matched with.
+                Some(builder.build().map_err(|e| {
+                    at(
+                        &first.referenced,
+                        format!(
+                            "ignorePaths: the {} globs together: {e}",
+                            file.ignore_paths.len()
+                        ),
+                    )
+                })?)
             }
-            Some(
-                builder
-                    .build()
-                    .map_err(|e| Issue::file(path, format!("ignorePaths: {e}")))?,
-            )
         };
         Ok(Config { file, ignore })
     }
@@ -89,13 +107,22 @@ impl Config {
     /// would silently do nothing.
     pub fn check(&self, rules: &[Rule], path: &Path) -> Vec<Issue> {
         let known = |id: &String| rules.iter().any(|r| &r.id == id);
-        self.file
-            .rules
+        let settings = &self.file.rules;
+        // A severity is written on its rule id's line.
+        let severities = settings.severity.iter().map(|(id, s)| (id, &s.referenced));
+        settings
             .disable
             .iter()
-            .chain(self.file.rules.severity.keys())
-            .filter(|id| !known(id))
-            .map(|id| Issue::file(path, format!("unknown rule id {id:?}")))
+            .map(|id| (&id.value, &id.referenced))
+            .chain(severities)
+            .filter(|(id, _)| !known(id))
+            .map(|(id, at)| Issue {
+                gap: None,
+                path: path.display().to_string(),
+                line: at.line() as u32,
+                col: at.column() as u32,
+                message: format!("unknown rule id {id:?}"),
+            })
             .collect()
     }
 
@@ -103,10 +130,10 @@ impl Config {
     pub fn apply_to_rules(&self, rules: Vec<Rule>) -> Vec<Rule> {
         rules
             .into_iter()
-            .filter(|r| !self.file.rules.disable.contains(&r.id))
+            .filter(|r| !self.file.rules.disable.iter().any(|d| d.value == r.id))
             .map(|mut r| {
                 if let Some(s) = self.file.rules.severity.get(&r.id) {
-                    r.severity = *s;
+                    r.severity = s.value;
                 }
                 r
             })
@@ -152,6 +179,14 @@ mod tests {
         let rules = cfg.apply_to_rules(vec![rule("a"), rule("b")]);
         assert_eq!(rules.len(), 1);
         assert_eq!(rules[0].severity, Severity::Error);
-        assert_eq!(cfg.check(&[rule("b")], Path::new("c")).len(), 1);
+        // The unknown id `a`, at its line and column.
+        let issues = cfg.check(&[rule("b")], Path::new("c"));
+        assert_eq!(
+            issues.iter().map(|i| i.to_string()).collect::<Vec<_>>(),
+            ["c:2:13: unknown rule id \"a\""]
+        );
+        let err =
+            Config::parse(Path::new("c"), "ignorePaths:\n  - ok/**\n  - 'a[b'\n").unwrap_err();
+        assert_eq!((err.line, err.col), (3, 5), "{err}");
     }
 }

@@ -844,11 +844,7 @@ fn passes(test: &ValueTest, seen: &Seen) -> bool {
             ValueTest::Enabled => is_true(text),
             ValueTest::NotEnabled => !is_true(text),
             ValueTest::LacksJsonKeys(keys) => lacks_json_keys(text, keys),
-            // An invalid pattern matches nothing; rule files are checked
-            // for it when they are loaded.
-            ValueTest::Matches(pattern) => {
-                regex::Regex::new(pattern).is_ok_and(|re| re.is_match(text))
-            }
+            ValueTest::Matches(pattern) => pattern.is_match(text),
             ValueTest::NotString => {
                 node.is_some_and(|n| !matches!(n.value, crate::yaml::Value::Str(_)))
             }
@@ -1213,7 +1209,7 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
             let version = app
                 .version
                 .as_ref()
-                .map(|v| v.to_string())
+                .map(|v| shown(model, app.version_node.as_ref(), v.to_string()))
                 .unwrap_or_else(|| "?".into());
             let span = app
                 .version_node
@@ -1266,10 +1262,11 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
             )
         }
         Fact::Setting(s) => {
+            let value = shown(model, s.node.as_ref(), s.value.clone());
             let label = match (&s.node, &s.container) {
                 (Some(n), _) => Label {
                     span: n.span,
-                    text: format!("{} = {}", s.name, s.value),
+                    text: format!("{} = {value}", s.name),
                 },
                 (None, Some(c)) => Label {
                     span: first_line(model, c.span),
@@ -1297,18 +1294,19 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 labels,
                 vec![
                     ("name".into(), s.name.clone()),
-                    ("value".into(), s.value.clone()),
+                    ("value".into(), value),
                     ("source".into(), source.into()),
                 ],
                 s.name.clone(),
             )
         }
         Fact::Storage(st) => {
+            let class = shown(model, st.requested_at.as_ref(), st.class.clone());
             let mut labels = Vec::new();
             if let Some(req) = &st.requested_at {
                 labels.push(Label {
                     span: req.span,
-                    text: format!("storage class {}", st.class),
+                    text: format!("storage class {class}"),
                 });
                 labels.extend(variable_label(req));
             }
@@ -1334,11 +1332,11 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
             (
                 labels,
                 vec![
-                    ("class".into(), st.class.clone()),
+                    ("class".into(), class.clone()),
                     ("provisioner".into(), st.decl.provisioner.clone()),
                     ("category".into(), st.category.as_str().into()),
                 ],
-                st.class.clone(),
+                class,
             )
         }
         Fact::Volume(m, app) => (
@@ -1377,27 +1375,36 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
             vec![("setting".into(), r.setting.clone())],
             r.setting.clone(),
         ),
-        Fact::Env(v) => (
-            vec![Label {
-                span: v.span,
-                text: format!("{}={}", v.name, v.known().unwrap_or("?")),
-            }],
-            vec![
-                ("name".into(), v.name.clone()),
-                ("value".into(), v.known().unwrap_or("").to_string()),
-            ],
-            v.name.clone(),
-        ),
+        Fact::Env(v) => {
+            let secret = v.secret
+                || model.sources.is_secret_span(v.span)
+                || v.node.as_ref().is_some_and(|n| model.sources.is_secret(n));
+            let value = |unknown: &str| match v.known() {
+                Some(text) if secret => crate::yaml::redacted(text),
+                known => known.unwrap_or(unknown).to_string(),
+            };
+            (
+                vec![Label {
+                    span: v.span,
+                    text: format!("{}={}", v.name, value("?")),
+                }],
+                vec![("name".into(), v.name.clone()), ("value".into(), value(""))],
+                v.name.clone(),
+            )
+        }
         Fact::Value { object, node, path } => {
             let id = model.object(*object).id();
+            let value = |n: &Node| match secret_field(model.object(*object), path) {
+                true => n
+                    .scalar_text()
+                    .map_or_else(|| "<redacted>".into(), |text| crate::yaml::redacted(&text)),
+                false => n
+                    .scalar_text()
+                    .map(|text| model.sources.shown_value(n, text))
+                    .unwrap_or_else(|| model.sources.shown_json(n).to_string()),
+            };
             let (span, text) = match node {
-                Some(n) => (
-                    n.span,
-                    format!(
-                        "{path}: {}",
-                        n.scalar_text().unwrap_or_else(|| n.to_json().to_string())
-                    ),
-                ),
+                Some(n) => (n.span, format!("{path}: {}", value(n))),
                 None => (obj_span(*object), format!("{path} is not set")),
             };
             let mut labels = vec![Label { span, text }];
@@ -1412,7 +1419,8 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                     (
                         "value".into(),
                         node.as_ref()
-                            .and_then(Node::scalar_text)
+                            .filter(|n| n.scalar_text().is_some())
+                            .map(value)
                             .unwrap_or_default(),
                     ),
                 ],
@@ -1548,6 +1556,28 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
             ],
             format!("!{name}"),
         ),
+    }
+}
+
+/// Whether `path` in `object` may reach a Secret's values: anything but
+/// its metadata, kind, apiVersion and type named without wildcards. A
+/// Secret a generator made is written in a plain file (an env file, a
+/// literal), where no mask of the text finds its values.
+fn secret_field(object: &crate::source::Object, path: &str) -> bool {
+    let plain = ["$.metadata.", "$.kind", "$.apiVersion", "$.type"]
+        .iter()
+        .any(|p| path.starts_with(p))
+        && !path.contains('*')
+        && !path.contains("..");
+    object.kind() == "Secret" && object.group().is_empty() && !plain
+}
+
+/// `text`, the value `node` holds, as a finding shows it: its length
+/// only when it came from a Secret.
+fn shown(model: &Model, node: Option<&Node>, text: String) -> String {
+    match node {
+        Some(n) => model.sources.shown_value(n, text),
+        None => text,
     }
 }
 

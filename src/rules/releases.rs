@@ -112,7 +112,6 @@ pub fn parse(path: &str, text: &str) -> Result<ReleaseFile, Issue> {
             problems.push(format!("release {} has no references", r.version));
         }
         for c in &r.changes {
-            problems.extend(super::schema::invalid_patterns(&c.when));
             if c.text.trim_end().ends_with('.') || c.text.trim().is_empty() {
                 problems.push(format!(
                     "change {}: text must not be empty or end with a period",

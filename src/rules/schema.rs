@@ -576,7 +576,7 @@ pub enum ValueTest {
     LacksJsonKeys(Vec<String>),
     /// Set, to a value this regular expression finds a match in
     /// (`pgvecto[.-]rs`: an image of that name, any registry and tag).
-    Matches(String),
+    Matches(#[schemars(with = "String")] Pattern),
     /// Set to something other than a string (a number, boolean or null
     /// where the API expects a string).
     NotString,
@@ -585,27 +585,43 @@ pub enum ValueTest {
     KeysOtherThan(Vec<String>),
 }
 
-/// The `matches` patterns of these steps (nested `anyOf` included) that
-/// are not valid regular expressions, with the reason.
-pub fn invalid_patterns(steps: &[Step]) -> Vec<String> {
-    let mut tests: Vec<&ValueTest> = Vec::new();
-    let mut stack: Vec<&Step> = steps.iter().collect();
-    while let Some(step) = stack.pop() {
-        match step {
-            Step::Env(e) => tests.push(&e.is),
-            Step::Values(v) => tests.push(&v.is),
-            Step::Object(o) => tests.extend(o.tests.iter().map(|t| &t.is)),
-            Step::AnyOf(branches) => stack.extend(branches.iter().flatten()),
-            _ => {}
-        }
+/// A `matches` regular expression, compiled once, when the rule file
+/// is read: one that does not compile, or compiles past the `regex`
+/// crate's size limit, is an error at its line and column in the file,
+/// and a rule's evaluation never compiles it again per value.
+#[derive(Clone, Debug)]
+pub struct Pattern(regex::Regex);
+
+impl Pattern {
+    pub fn is_match(&self, text: &str) -> bool {
+        self.0.is_match(text)
     }
-    tests
-        .into_iter()
-        .filter_map(|t| match t {
-            ValueTest::Matches(p) => regex::Regex::new(p)
-                .err()
-                .map(|e| format!("pattern {p:?} is not a regular expression: {e}")),
-            _ => None,
+}
+
+impl Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Pattern, D::Error> {
+        let text = String::deserialize(d)?;
+        regex::Regex::new(&text).map(Pattern).map_err(|e| {
+            // A syntax error quotes the whole pattern over several lines,
+            // its last line says what is wrong; the issue is one line.
+            let why = match &e {
+                regex::Error::Syntax(text) => text.lines().last().unwrap_or("").to_string(),
+                other => other.to_string(),
+            };
+            let shown: String = text.chars().take(80).collect();
+            let more = match shown.len() < text.len() {
+                true => format!("… ({} bytes)", text.len()),
+                false => String::new(),
+            };
+            serde::de::Error::custom(format!(
+                "pattern {shown:?}{more} is not a regular expression: {why}"
+            ))
         })
-        .collect()
+    }
 }

@@ -420,6 +420,17 @@ impl Files {
         out
     }
 
+    /// Directories the builds of this load may still go through.
+    pub(crate) fn builds_left(&self) -> usize {
+        self.builds_left
+    }
+
+    /// Spends `n` directories of the load's build budget at once, for a
+    /// build reused from another load (which checked that they fit).
+    pub(crate) fn spend_builds(&mut self, n: usize) {
+        self.builds_left = self.builds_left.saturating_sub(n);
+    }
+
     /// Counts one directory built against the load's build budget; false
     /// once it is spent.
     pub(crate) fn spend_build(&mut self) -> bool {

@@ -281,8 +281,15 @@ fn resolve_values<'a>(
             }
             Some(DataValue::Text { text, node }) => (text, node),
         };
+        let secret = kind == "Secret";
         if let Some(path) = target_path {
             let set = target_value(&text, node.span)
+                .map(|mut value| {
+                    if secret {
+                        mark_secret(&mut value);
+                    }
+                    value
+                })
                 .and_then(|value| set_path(&mut release.values, path, value));
             if let Err(message) = set {
                 release.issues.push(issue_at(
@@ -307,7 +314,10 @@ fn resolve_values<'a>(
                 }
             },
         };
-        if let Some(values) = values {
+        if let Some(mut values) = values {
+            if secret {
+                mark_secret(&mut values);
+            }
             merge(&mut release.values, values);
         }
     }
@@ -322,6 +332,17 @@ fn resolve_values<'a>(
         .retain(|d| placeholder_at(values, &d.path, d.at));
     let spans: Vec<Span> = release.deferred.iter().map(|d| d.at).collect();
     remove_placeholders(values, &spans);
+}
+
+/// Marks the values (not the keys) of a values document read from a
+/// Secret, so that reports never show them (a generated Secret's values
+/// are written in plain files, where no mask of the text finds them).
+fn mark_secret(node: &mut Node) {
+    match &mut node.value {
+        Value::Seq(items) => items.iter_mut().for_each(mark_secret),
+        Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| mark_secret(v)),
+        _ => node.origin = Some(std::sync::Arc::new(crate::yaml::Origin::Secret)),
+    }
 }
 
 /// Whether the placeholder for the entry at `at` is still at `path`.

@@ -1514,6 +1514,20 @@ impl FluxTree {
             self.fail_render(gave.unparsed);
         }
         self.subst_budget = gave.budget;
+        let max = files.limits().max_rendered_objects;
+        if self.output.len() + gave.objects.len() > max {
+            let issue = kustomize::issue_at(
+                files,
+                ks.root.span,
+                format!(
+                    "render budget exceeded: the Flux Kustomizations of this repository render \
+                     more than {max} objects in all; Flux Kustomization {name} is not rendered"
+                ),
+            );
+            issues.push(issue.clone());
+            self.fail_render(vec![issue]);
+            return (Vec::new(), passed_on);
+        }
         let [unknowns, substituted] = gave.passed;
         (
             gave.objects,

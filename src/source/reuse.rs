@@ -65,6 +65,10 @@ type BuildKey = (PathBuf, Vec<(String, Span)>);
 struct Recorded {
     events: Vec<Event>,
     result: Result<Built, Issue>,
+    /// Directories it spent of the load's build budget
+    /// (`Limits::max_kustomize_run_builds`): the base load spends them
+    /// too, so that reuse gives what a fresh build there would.
+    spent: usize,
 }
 
 /// Kept by a load of the working tree when a base load is to follow.
@@ -238,14 +242,19 @@ pub(crate) fn build(
     if let Some(built) = borrowed(files, dir, components) {
         return built;
     }
+    let left = files.builds_left();
     let (result, events) = traced(files, build);
-    if let (Some(recorder), Some(events)) = (files.recorder.as_mut(), events) {
+    // A build the load's budget stopped depends on the builds before it,
+    // not only on what it asked: it is not kept.
+    let (stopped, spent) = (files.builds_left() == 0, left - files.builds_left());
+    if let (Some(recorder), Some(events), false) = (files.recorder.as_mut(), events, stopped) {
         recorder
             .builds
             .entry((dir.to_path_buf(), components.to_vec()))
             .or_insert_with(|| Recorded {
                 events,
                 result: result.clone(),
+                spent,
             });
     }
     result
@@ -287,13 +296,15 @@ fn borrowed(
         .then(|| lent.builds.remove(&key))
         .flatten()
         .filter(|recorded| {
-            recorded.events.iter().all(|e| answers_alike(files, e))
+            recorded.spent <= files.builds_left()
+                && recorded.events.iter().all(|e| answers_alike(files, e))
                 && components
                     .iter()
                     .all(|(_, span)| lent.is_aligned(span.file, &files.sources))
                 && points_into_aligned(&recorded.result, &mut lent, &files.sources)
         });
-    if found.is_some() {
+    if let Some(recorded) = &found {
+        files.spend_builds(recorded.spent);
         lent.reused_builds += 1;
     }
     files.lent = Some(lent);
@@ -384,11 +395,12 @@ fn object_files(o: &Object, ids: &mut FileIds) {
 
 fn node_files(node: &Node, ids: &mut FileIds) {
     ids.insert(node.span.file);
-    if let Some(origin) = &node.origin {
-        let Origin::Substituted { defined_at, .. } = &**origin;
-        if let Some(at) = defined_at {
-            ids.insert(at.file);
-        }
+    if let Some(Origin::Substituted {
+        defined_at: Some(at),
+        ..
+    }) = node.origin.as_deref()
+    {
+        ids.insert(at.file);
     }
     match &node.value {
         Value::Seq(items) => items.iter().for_each(|n| node_files(n, ids)),

@@ -60,9 +60,7 @@ pub fn load(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Sna
     if path == Path::new(STDIN) {
         return from_stdin(sources, limits);
     }
-    let paths: Vec<PathBuf> = if path.is_file() {
-        vec![path.to_path_buf()]
-    } else if path.is_dir() {
+    let paths: Vec<PathBuf> = if path.is_dir() {
         walkdir::WalkDir::new(path)
             .follow_links(true)
             .sort_by_file_name()
@@ -71,6 +69,10 @@ pub fn load(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Sna
             .filter(|e| !e.file_type().is_dir() && is_snapshot_file(e.path()))
             .map(|e| e.into_path())
             .collect()
+    } else if path.symlink_metadata().is_ok() {
+        // A device, FIFO or socket is refused by type when read, a link
+        // to nothing as missing: each with its own reason.
+        vec![path.to_path_buf()]
     } else {
         return Err(format!(
             "snapshot {}: no such file or directory",

@@ -13,7 +13,7 @@ use super::parse::{Limits, parse_documents};
 pub fn secrets(text: &str) -> Option<String> {
     // Only a double-quoted scalar's escapes (`"\x53ecret"`, or `"Sec\`
     // folded onto the next line) spell the kind without the word.
-    let mentioned = text.contains("Secret");
+    let mentioned = text.contains("Secret") || text.contains("secretGenerator");
     if !mentioned && !text.contains('\\') {
         return None;
     }
@@ -33,7 +33,30 @@ pub fn secrets(text: &str) -> Option<String> {
             }
         }
     }
+    // A kustomize secretGenerator's `literals` (`KEY=value`): the value.
+    for entry in docs
+        .iter()
+        .filter_map(|d| d.get("secretGenerator")?.as_seq())
+        .flatten()
+    {
+        for literal in entry
+            .get("literals")
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+        {
+            let (start, end) = range(literal);
+            if let Some(eq) = text.get(start..end).and_then(|t| t.find('=')) {
+                ranges.push((start + eq + 1, end));
+            }
+        }
+    }
     (!ranges.is_empty()).then(|| mask(text, &ranges))
+}
+
+/// What a report shows instead of a secret value: its length.
+pub fn redacted(text: &str) -> String {
+    format!("<redacted: {} bytes>", text.len())
 }
 
 fn range(n: &Node) -> (usize, usize) {
@@ -75,6 +98,12 @@ mod tests {
             "{masked}"
         );
         assert_eq!(secrets("kind: ConfigMap\ndata: {a: b}\n"), None);
+        // A secretGenerator's literal values, not its keys.
+        let text = "secretGenerator:\n  - name: s\n    literals: [A=hunter2, \"B=x=y\"]\n";
+        assert_eq!(
+            secrets(text).unwrap(),
+            "secretGenerator:\n  - name: s\n    literals: [A=*******, \"B=****]\n"
+        );
         // The kind spelled with escapes is still a Secret's.
         for kind in ["\"\\x53ecret\"", "\"Sec\\\n  ret\""] {
             let text = format!("kind: {kind}\nstringData: {{password: hunter2}}\n");

@@ -9,6 +9,7 @@ mod size;
 
 pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path_to_string};
 pub mod jsonpath;
+pub use mask::{redacted, secrets as mask_secrets};
 pub use parse::{Limits, OffsetMap, YamlError, parse_documents, parse_values, resolve_plain};
 pub use size::Size;
 
@@ -199,6 +200,56 @@ impl SourceMap {
             end: start + needle.len() as u32,
             line,
             col,
+        })
+    }
+
+    /// Whether the text at `span` is, in part, a Secret's value, which
+    /// reports never show ([`SourceFile::text_to_show`]): a Helm value
+    /// from a Secret, a variable defined in one, a Secret's own field.
+    pub fn is_secret_span(&self, span: Span) -> bool {
+        let Some(file) = self.files.get(span.file.0 as usize) else {
+            return false;
+        };
+        let range = span.start as usize..span.end as usize;
+        file.text.get(range.clone()) != file.text_to_show().get(range)
+    }
+
+    /// Whether what `node` holds came from a Secret: written in one, or
+    /// substituted from one (in part: `${HOST}:${PASSWORD}`).
+    pub fn is_secret(&self, node: &Node) -> bool {
+        node.origin.as_deref().is_some_and(Origin::is_secret) || self.is_secret_span(node.span)
+    }
+
+    /// `text`, the value of `node`, as reports show it: its length
+    /// only when it came from a Secret.
+    pub fn shown_value(&self, node: &Node, text: String) -> String {
+        match self.is_secret(node) {
+            true => mask::redacted(&text),
+            false => text,
+        }
+    }
+
+    /// `node` as JSON, each value that came from a Secret replaced by
+    /// its length. Keys are kept, as a Secret's own are, unless a
+    /// Secret's variable was substituted into one; a map or list that
+    /// substitution made from one is replaced whole.
+    pub fn shown_json(&self, node: &Node) -> serde_json::Value {
+        node.to_json_with(&|n, key| {
+            let scalar = !matches!(n.value, Value::Seq(_) | Value::Map(_));
+            let substituted = matches!(
+                n.origin.as_deref(),
+                Some(Origin::Substituted { secret: true, .. })
+            );
+            let hidden = match key {
+                true => substituted,
+                false => substituted || scalar && self.is_secret(n),
+            };
+            hidden.then(|| {
+                serde_json::Value::String(match n.scalar_text() {
+                    Some(text) if scalar => mask::redacted(&text),
+                    _ => "<redacted>".into(),
+                })
+            })
         })
     }
 

@@ -48,7 +48,22 @@ pub enum Origin {
         /// Variables used without a default that nothing defines: Flux
         /// renders each as an empty string.
         undefined: Vec<String>,
+        /// Some variable it used is a Secret's: the value is never shown.
+        secret: bool,
     },
+    /// Read from a Secret's key (HelmRelease `valuesFrom` a Secret): the
+    /// value is never shown.
+    Secret,
+}
+
+impl Origin {
+    /// Whether the value came, in whole or in part, from a Secret.
+    pub fn is_secret(&self) -> bool {
+        matches!(
+            self,
+            Origin::Substituted { secret: true, .. } | Origin::Secret
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -271,7 +286,20 @@ impl Node {
 
     /// Plain JSON, for output and for comparing content.
     pub fn to_json(&self) -> serde_json::Value {
+        self.to_json_with(&|_, _| None)
+    }
+
+    /// [`Node::to_json`], with `leaf` giving what a node (a map key when
+    /// its flag is set) becomes instead where it returns `Some`: a
+    /// Secret's value, redacted.
+    pub fn to_json_with(
+        &self,
+        leaf: &dyn Fn(&Node, bool) -> Option<serde_json::Value>,
+    ) -> serde_json::Value {
         use serde_json::Value as J;
+        if let Some(shown) = leaf(self, false) {
+            return shown;
+        }
         match &self.value {
             Value::Null => J::Null,
             Value::Bool(b) => J::Bool(*b),
@@ -280,11 +308,17 @@ impl Node {
                 .map(J::Number)
                 .unwrap_or_else(|| J::String(f.to_string())),
             Value::Str(s) => J::String(s.to_string()),
-            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Seq(items) => J::Array(items.iter().map(|i| i.to_json_with(leaf)).collect()),
             Value::Map(entries) => J::Object(
                 entries
                     .iter()
-                    .map(|(k, v)| (k.scalar_text().unwrap_or_default(), v.to_json()))
+                    .map(|(k, v)| {
+                        let key = match leaf(k, true) {
+                            Some(J::String(shown)) => shown,
+                            _ => k.scalar_text().unwrap_or_default(),
+                        };
+                        (key, v.to_json_with(leaf))
+                    })
                     .collect(),
             ),
         }

@@ -56,6 +56,14 @@ pub struct Limits {
     /// Kustomizations and components nested in one another (each level
     /// is a frame of the recursive build; real repositories nest a few).
     pub max_kustomize_depth: usize,
+    /// Objects one kustomize build may gather, counted each time a
+    /// kustomization's objects are merged into one that lists it: a
+    /// directory listed by many overlays is built once, but its objects
+    /// are copied into each, so levels of overlays multiply them.
+    pub max_kustomize_objects: usize,
+    /// Objects the Flux Kustomizations of one load may render in all:
+    /// many Flux Kustomizations over one directory each render a copy.
+    pub max_rendered_objects: usize,
     /// Nodes one object may reach through JSON 6902 `copy` operations and
     /// `replacements` (each can copy an object into itself); depth is
     /// held to `max_depth` there too.
@@ -85,6 +93,8 @@ impl Default for Limits {
             max_kustomize_builds: 10_000,
             max_kustomize_run_builds: 100_000,
             max_kustomize_depth: 100,
+            max_kustomize_objects: 500_000,
+            max_rendered_objects: 500_000,
             max_object_nodes: 1_000_000,
             max_object_bytes: 32 * 1024 * 1024,
             max_rule_work: 2_000_000,

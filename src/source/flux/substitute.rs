@@ -31,6 +31,9 @@ pub struct Var {
     pub defined_at: Option<Span>,
     /// Encrypted: the cluster sees a value we cannot read. `value` is empty.
     pub unknown: bool,
+    /// From a Secret (`substituteFrom` kind Secret): what it gives is
+    /// never shown.
+    pub secret: bool,
 }
 
 /// The variables of one Flux Kustomization.
@@ -162,6 +165,7 @@ pub fn collect_vars<'a>(
         }
         // More keys than the repository names: any variable may be one.
         vars.incomplete |= data::keys_complete(source, lookup).is_err();
+        let secret = kind == "Secret";
         for (key, value) in data::entries(source, lookup) {
             if !valid_name(&key) {
                 issues.push(issue_at(
@@ -176,11 +180,13 @@ pub fn collect_vars<'a>(
                     value: String::new(),
                     defined_at: Some(node.span),
                     unknown: true,
+                    secret,
                 },
                 DataValue::Text { text, node } => Var {
                     value: text.replace('\n', ""),
                     defined_at: Some(node.span),
                     unknown: false,
+                    secret,
                 },
                 DataValue::Unknown { node, .. }
                 | DataValue::Template { node, .. }
@@ -188,6 +194,7 @@ pub fn collect_vars<'a>(
                     value: String::new(),
                     defined_at: Some(node.span),
                     unknown: true,
+                    secret,
                 },
                 DataValue::Invalid { node, message } => {
                     issues.push(issue_at(sources, node.span, message));
@@ -195,6 +202,7 @@ pub fn collect_vars<'a>(
                         value: String::new(),
                         defined_at: Some(node.span),
                         unknown: true,
+                        secret,
                     }
                 }
             };
@@ -232,6 +240,7 @@ pub fn collect_vars<'a>(
                 value: value.scalar_text().unwrap_or_default().replace('\n', ""),
                 defined_at: Some(value.span),
                 unknown: false,
+                secret: false,
             },
         );
     }
@@ -493,8 +502,20 @@ impl Cx<'_> {
             node.value = Value::Str(expanded.text.into());
             return false;
         }
+        let secret = matches!(origin, Some(Origin::Substituted { secret: true, .. }));
         let typed = match self.round_trip(&text, expanded, key) {
             Ok(v) => v,
+            // Why it does not read back quotes the text, which here holds
+            // a Secret's value.
+            Err(message) if secret && !message.starts_with(BUDGET) => {
+                report(
+                    self,
+                    "with a value from a Secret (not shown), the text no longer reads as one \
+                     YAML value or key: Flux fails to decode the object"
+                        .into(),
+                );
+                return false;
+            }
             Err(message) => {
                 report(self, message);
                 return false;
@@ -671,6 +692,7 @@ fn origin_of(e: &Expanded, vars: &Vars) -> Option<Origin> {
         defined_at,
         unknown: e.unresolved,
         undefined: e.undefined.clone(),
+        secret: e.uses.iter().any(|u| vars.get(u).is_some_and(|v| v.secret)),
     })
 }
 
@@ -941,6 +963,7 @@ spec:
                 defined_at: None,
                 unknown: true,
                 undefined: Vec::new(),
+                secret: false,
             })
         );
         assert_eq!(image.style, Style::Quoted);

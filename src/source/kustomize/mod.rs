@@ -292,16 +292,6 @@ impl Acc {
     }
 }
 
-/// Adds a built kustomization's objects and configuration to the
-/// accumulator of the kustomization that lists it (at `span`).
-fn merge_into(files: &Files, sub: Acc, acc: &mut Acc, span: Span) -> Result<(), Issue> {
-    acc.config.merge(&sub.config);
-    for res in sub.into_res() {
-        acc.append(res, files, span)?;
-    }
-    Ok(())
-}
-
 /// Each gap once, in the order first recorded: an entry reached through
 /// several kustomizations is one gap.
 fn unique(gaps: Vec<Issue>) -> Vec<Issue> {
@@ -469,6 +459,8 @@ pub(crate) struct Builder<'f> {
     memo: HashMap<PathBuf, Memo>,
     /// Directories built so far, against `Limits::max_kustomize_builds`.
     builds: usize,
+    /// Objects merged so far, against `Limits::max_kustomize_objects`.
+    merged: usize,
     /// Bytes the generators of this build may still read, from
     /// `Limits::max_object_bytes` (each listing of a file is read again).
     generator_bytes_left: usize,
@@ -486,8 +478,31 @@ impl<'f> Builder<'f> {
             requested: HashSet::new(),
             memo: HashMap::new(),
             builds: 0,
+            merged: 0,
             generator_bytes_left,
         }
+    }
+
+    /// Adds a kustomization's objects to those of the one that lists it
+    /// (at `span`), counted against `Limits::max_kustomize_objects`.
+    fn merge_into(&mut self, sub: Acc, acc: &mut Acc, span: Span) -> Result<(), Issue> {
+        let max = self.files.limits().max_kustomize_objects;
+        self.merged += sub.res.len();
+        if self.merged > max {
+            return Err(issue_at(
+                self.files,
+                span,
+                format!(
+                    "kustomize build budget exceeded: more than {max} objects gathered (a \
+                     directory listed by several overlays is copied into each)"
+                ),
+            ));
+        }
+        acc.config.merge(&sub.config);
+        for res in sub.into_res() {
+            acc.append(res, self.files, span)?;
+        }
+        Ok(())
     }
 
     /// Records a gap and goes on; any other error stops the build.
@@ -571,7 +586,7 @@ impl<'f> Builder<'f> {
         if !component && let Some(memo) = self.memo.get(dir) {
             let (sub, root) = (memo.acc.clone(), memo.root);
             self.gaps.extend(memo.gaps.iter().cloned());
-            return merge_into(self.files, sub, acc, from.unwrap_or(root));
+            return self.merge_into(sub, acc, from.unwrap_or(root));
         }
         let limits = *self.files.limits();
         self.builds += 1;
@@ -680,7 +695,7 @@ impl<'f> Builder<'f> {
                     };
                     self.memo.insert(dir.to_path_buf(), memo);
                 }
-                merge_into(self.files, sub, acc, from.unwrap_or(k.root.span))
+                self.merge_into(sub, acc, from.unwrap_or(k.root.span))
             })
         };
         self.stack.pop();
