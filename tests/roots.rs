@@ -114,6 +114,22 @@ case!(
     a_source_root_guessed_away_from_the_repository_root_is_said,
     "guessed-root"
 );
+// The same archive/ beside the live cluster, whose paths are from the
+// repository root: the guess made for the archive (read first) leaves them
+// there, so the live tree renders and no path is called missing (sweep8,
+// bykaj/home-ops: 34 of 504 files rendered, then 109 false errors).
+case!(
+    a_guessed_root_does_not_move_paths_from_the_repository_root,
+    "guessed-root-beside-live"
+);
+// A root that builds from another repository (upstream's CRDs, from a
+// GitRepository whose URL is not the synced one) is another source: its
+// path is that repository's, so it is not a missing directory of this one
+// (sweep8, aclerici38/home-ops: 2 false errors).
+case!(
+    a_root_from_another_repository_has_no_missing_path,
+    "foreign-loose-root"
+);
 // Item 9: the same-named database in a second cluster is its own finding.
 case!(
     same_named_database_in_two_clusters_is_found_in_each,

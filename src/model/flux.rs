@@ -4,8 +4,7 @@
 use super::{Model, ObjRef};
 use crate::source::coverage::Outcome;
 use crate::source::files::Gap;
-use crate::source::join_within;
-use crate::source::repo::source_of;
+use crate::source::repo::{path_in_source, source_of};
 use crate::yaml::{Node, Origin, Span};
 
 /// Flux Kustomizations whose `spec.path` names no directory of the repo,
@@ -23,11 +22,12 @@ pub fn missing_paths(model: &Model) -> Vec<(ObjRef, Node)> {
             if obj.is_live() {
                 return None;
             }
-            let base = local.get(&source_of(obj))?;
+            let source = source_of(obj);
+            let base = local.get(&source)?;
             let node = obj.root.path(&["spec", "path"])?;
             let text = node.as_str().filter(|t| !t.contains("${"))?;
-            let exists =
-                join_within(base, text.trim_start_matches('/')).is_some_and(|p| files.is_dir(&p));
+            let exists = path_in_source(files, &source, base, text.trim_start_matches('/'))
+                .is_some_and(|p| files.is_dir(&p));
             (!exists).then(|| (r, node.clone()))
         })
         .collect()

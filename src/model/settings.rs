@@ -20,7 +20,9 @@ pub struct Setting {
     pub container_path: String,
 }
 
-/// PostgreSQL defaults for the settings rules look at (postgresql.conf.sample, PG 15).
+/// PostgreSQL defaults for the settings rules look at (postgresql.conf.sample;
+/// the same in PostgreSQL 15, 16 and 17: docs/<v>/runtime-config-wal.html,
+/// runtime-config-connection.html, runtime-config-client.html).
 const DEFAULTS: &[(&str, &str)] = &[
     ("synchronous_commit", "on"),
     ("fsync", "on"),

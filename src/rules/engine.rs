@@ -51,6 +51,10 @@ enum Fact {
         object: ObjRef,
         node: Option<Node>,
         path: String,
+        /// Postgres parameters the match holds, each at PostgreSQL's
+        /// default (`name=value`); empty unless the step asked
+        /// (`postgresParameters`) and every one is.
+        at_default: Vec<String>,
     },
     Classes(Vec<ClassDecl>),
     /// An app version moved across known releases since the base commit
@@ -384,6 +388,7 @@ impl Ctx<'_, '_> {
                                 .as_ref()
                                 .map_or(p.path.clone(), |(_, shown)| shown.clone()),
                             node: hit.map(|(n, _)| n),
+                            at_default: Vec::new(),
                         },
                     )]],
                     None => Vec::new(),
@@ -423,10 +428,15 @@ impl Ctx<'_, '_> {
                             last = Some(path_test(&t.path, &t.is, &o.root, &mut self.work)?);
                         }
                         let hit = last.flatten();
+                        let at_default = match (p.postgres_parameters, p.tests.last()) {
+                            (true, Some(t)) => parameters_at_default(t, &o.root, hit.as_ref()),
+                            _ => Vec::new(),
+                        };
                         Some(vec![(
                             "object".to_string(),
                             Fact::Value {
                                 object: i,
+                                at_default,
                                 path: match &hit {
                                     Some((_, shown)) => shown.clone(),
                                     None => {
@@ -482,6 +492,7 @@ impl Ctx<'_, '_> {
                             object,
                             node: Some(node),
                             path: "$.spec.path".into(),
+                            at_default: Vec::new(),
                         },
                     )]
                 })
@@ -495,6 +506,7 @@ impl Ctx<'_, '_> {
                             object,
                             node: Some(node),
                             path: what.into(),
+                            at_default: Vec::new(),
                         },
                     )]
                 })
@@ -912,6 +924,53 @@ fn path_test(
         .map(|n| Some((n.clone(), path.to_string())))
 }
 
+/// The Postgres parameters a matched test found (the keys a
+/// `keysOtherThan` map should not have, or every entry of a matched
+/// parameters map) as `name=value`, when each is at PostgreSQL's default;
+/// empty when one is not, or its default is not known here.
+fn parameters_at_default(
+    test: &super::schema::PathTest,
+    root: &Node,
+    hit: Option<&(Node, String)>,
+) -> Vec<String> {
+    let entries: Vec<(&Node, &Node)> = match &test.is {
+        // The same map `path_test` named its first stray key from.
+        ValueTest::KeysOtherThan(allowed) => {
+            let stray = |k: &Node| k.as_str().is_some_and(|k| !allowed.iter().any(|a| a == k));
+            select(&test.path, root)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(Node::as_map)
+                .find(|m| m.iter().any(|(k, _)| stray(k)))
+                .map(|m| {
+                    m.iter()
+                        .filter(|(k, _)| stray(k))
+                        .map(|(k, v)| (k, v))
+                        .collect()
+                })
+                .unwrap_or_default()
+        }
+        _ => hit
+            .and_then(|(n, _)| n.as_map())
+            .map(|m| m.iter().map(|(k, v)| (k, v)).collect())
+            .unwrap_or_default(),
+    };
+    let at_default: Vec<String> = entries
+        .iter()
+        .filter_map(|(k, v)| {
+            let name = k.as_str()?;
+            let value = settings::normalize(name, &v.scalar_text()?);
+            (value == settings::normalize(name, settings::default_of(name)?))
+                .then(|| format!("{name}={value}"))
+        })
+        .collect();
+    if at_default.len() == entries.len() {
+        at_default
+    } else {
+        Vec::new()
+    }
+}
+
 /// The first 8 bytes of sha256(`prefix` `text`), in hex: a finding's
 /// fingerprint, and a fingerprint told apart from a same-named twin's.
 fn rehash(prefix: &str, text: &str) -> String {
@@ -932,6 +991,8 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     let mut evidence = Vec::new();
     let mut notes = Vec::new();
     let mut severity = rule.severity;
+    // Said after the message when what is ignored changes nothing.
+    let mut harmless: Option<String> = None;
     let mut identity = vec![rule.id.clone()];
     for (name, fact) in bindings {
         let (ls, ev, id) = describe(model, fact);
@@ -956,6 +1017,21 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
             }
             Fact::SessionNotes(caveats) => notes.extend(caveats.iter().cloned()),
             _ => {}
+        }
+        if let Fact::Value { at_default, .. } = fact
+            && !at_default.is_empty()
+        {
+            severity = Severity::Info;
+            harmless = Some(format!(
+                ", but {} {} PostgreSQL's default, so the server runs as written",
+                at_default.join(", "),
+                if at_default.len() == 1 { "is" } else { "are" }
+            ));
+            notes.push(
+                "harmless today; a value changed there later will not take effect either: \
+                 move it where the operator reads it, or delete it"
+                    .into(),
+            );
         }
         if let Fact::EnvAbsent {
             name: var,
@@ -1008,7 +1084,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     Finding {
         rule: rule.id.clone(),
         severity,
-        message: fill(&rule.message, &fields),
+        message: fill(&rule.message, &fields) + harmless.as_deref().unwrap_or(""),
         primary,
         related: labels.into_iter().map(|(_, l)| l).collect(),
         evidence,
@@ -1392,7 +1468,9 @@ fn describe(model: &Model, fact: &Fact) -> (Vec<Label>, Vec<(String, String)>, S
                 v.name.clone(),
             )
         }
-        Fact::Value { object, node, path } => {
+        Fact::Value {
+            object, node, path, ..
+        } => {
             let id = model.object(*object).id();
             let value = |n: &Node| match secret_field(model.object(*object), path) {
                 true => n

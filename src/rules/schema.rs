@@ -521,6 +521,11 @@ pub struct ObjectStep {
     /// finding points.
     #[serde(rename = "where")]
     pub tests: Vec<PathTest>,
+    /// The last test's match holds Postgres parameters (a parameters map,
+    /// or the keys a `keysOtherThan` map should not have): when every one
+    /// is at PostgreSQL's default, the finding is info and says so.
+    #[serde(default)]
+    pub postgres_parameters: bool,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]

@@ -961,7 +961,12 @@ impl FluxTree {
         // describe another repository's layout: not ours to render.
         let source = source_of(&root);
         let base = self.source_roots.get(&source).cloned().unwrap_or_default();
-        self.local_sources.insert(source.clone(), base);
+        // A root that builds from another repository (a GitRepository of
+        // upstream CRDs) makes its source no more local: its paths are
+        // that repository's, not this one's to find missing.
+        if self.local.contains(&source) {
+            self.local_sources.insert(source.clone(), base);
+        }
         // Children wait as their index in the output, which holds them
         // anyway: a copy each would hold every Flux Kustomization twice.
         let mut queue: Vec<(KsId, Option<usize>, Inherited)> =
@@ -1105,7 +1110,7 @@ impl FluxTree {
     ) -> Option<PathBuf> {
         let source = source.to_string();
         if let Some(base) = self.source_roots.get(&source) {
-            return join_within(base, raw);
+            return path_in_source(files, &source, base, raw);
         }
         let at_root = join_within(Path::new(""), raw)?;
         if files.is_dir(&at_root) {
@@ -1290,8 +1295,8 @@ impl FluxTree {
         };
     }
 
-    fn record(&mut self, ks: &Object, id: &KsId, outcome: Outcome) {
-        let path = self.ks_path_text(ks);
+    fn record(&mut self, files: &Files, ks: &Object, id: &KsId, outcome: Outcome) {
+        let path = self.ks_path_text(files, ks);
         self.renders.push(FluxRender {
             tree: self.trees,
             namespace: id.0.clone(),
@@ -1302,10 +1307,11 @@ impl FluxTree {
         });
     }
 
-    fn ks_path_text(&self, ks: &Object) -> Option<PathBuf> {
+    fn ks_path_text(&self, files: &Files, ks: &Object) -> Option<PathBuf> {
         let raw = ks.root.str_at(&["spec", "path"]).unwrap_or("./");
-        let base = self.source_roots.get(&source_of(ks))?;
-        join_within(base, raw.trim_start_matches('/'))
+        let source = source_of(ks);
+        let base = self.source_roots.get(&source)?;
+        path_in_source(files, &source, base, raw.trim_start_matches('/'))
     }
 
     /// Why a Flux Kustomization has no build, and the issue to show when
@@ -1471,17 +1477,17 @@ impl FluxTree {
             }
             Some(Err(issue)) => {
                 issues.push(issue.clone());
-                self.record(ks, id, Outcome::BuildFailed(issue));
+                self.record(files, ks, id, Outcome::BuildFailed(issue));
                 return (Vec::new(), passed_on);
             }
             None => {
                 let (outcome, issue) = self.unbuilt(files, ks, inherited.substituted);
                 issues.extend(issue);
-                self.record(ks, id, outcome);
+                self.record(files, ks, id, outcome);
                 return (Vec::new(), passed_on);
             }
         };
-        self.record(ks, id, outcome);
+        self.record(files, ks, id, outcome);
         let given = RenderInputs {
             ks: ks.clone(),
             inherited: [inherited.unknowns, inherited.substituted],
@@ -1776,6 +1782,22 @@ fn child_id(parent: &Object, child: &Object) -> KsId {
 /// `spec.path` of a Flux Kustomization, relative to the repo root. Flux
 /// reads it relative to the source root whether or not it starts with `./`.
 /// `kind/name` of the source a Flux Kustomization builds from.
+/// `raw`, a Flux Kustomization's `spec.path` (no leading `/`), in the
+/// source `source` whose root was found at `base`. A GitRepository is the
+/// whole repository: a root guessed for one Kustomization (an old copy of
+/// the cluster under `archive/`, whose paths are from there) does not move
+/// a path that is a directory from the repository's root, as the live
+/// cluster's are.
+pub fn path_in_source(files: &Files, source: &str, base: &Path, raw: &str) -> Option<PathBuf> {
+    if source.starts_with("GitRepository/")
+        && !base.as_os_str().is_empty()
+        && let Some(at_root) = join_within(Path::new(""), raw).filter(|p| files.is_dir(p))
+    {
+        return Some(at_root);
+    }
+    join_within(base, raw)
+}
+
 pub fn source_of(ks: &Object) -> String {
     format!(
         "{}/{}",

@@ -654,7 +654,13 @@ impl<'f> Builder<'f> {
             } else {
                 format!("expected kind != 'Component' for path '{}'", dir.display())
             };
-            return Err(issue_at(self.files, from.unwrap_or(k.root.span), msg).gap(Gap::WrongKind));
+            // An entry of a kustomization Flux generates has no line
+            // (`Span::default()`): the directory's own `kind` is what to
+            // change.
+            let at = from
+                .filter(|s| *s != Span::default())
+                .unwrap_or_else(|| k.root.get("kind").map_or(k.root.span, |n| n.span));
+            return Err(issue_at(self.files, at, msg).gap(Gap::WrongKind));
         }
         self.files.note_built_dir(dir.to_path_buf());
         self.stack.push(dir.to_path_buf());
