@@ -23,9 +23,8 @@ pub struct EnvVar {
     pub node: Option<Node>,
     /// For a value from a ConfigMap or Secret: which object and key.
     pub from: Option<String>,
-    /// The value is a Secret's (or a SealedSecret's, an
-    /// ExternalSecret's), held in the repository: rules read it,
-    /// reports never show it.
+    /// The value is a Secret's or a SealedSecret's (or came from one),
+    /// held in the repository: rules read it, reports never show it.
     pub secret: bool,
 }
 
@@ -326,7 +325,17 @@ fn keyed(model: &Model, name: &str, key: &str, holder: ObjRef, value: DataValue)
         span: node.span,
         node: None,
         from: Some(from),
-        secret: model.object(holder).kind() != "ConfigMap",
+        // What the snippets show is shown here too: a Secret's or
+        // SealedSecret's data is masked, while an ExternalSecret's
+        // template literal (`USE_PGBOUNCER: "true"`) is plain text of the
+        // repository that its snippet prints anyway; only what was
+        // substituted into it from a Secret is hidden.
+        secret: match model.object(holder).kind() {
+            "ConfigMap" | "ExternalSecret" | "ClusterExternalSecret" => {
+                model.sources.is_secret(node)
+            }
+            _ => true,
+        },
     }
 }
 
