@@ -81,7 +81,7 @@ enum Fact {
     /// A Postgres parameter the repository and the cluster disagree on.
     Drift {
         object: ObjRef,
-        drift: crate::source::link::Drift,
+        drift: crate::model::postgres::drift::Drift,
     },
 }
 
@@ -528,7 +528,7 @@ impl Ctx<'_, '_> {
                 .enumerate()
                 .filter_map(|(i, o)| Some((i, o, o.live.as_deref()?)))
                 .flat_map(|(i, o, live)| {
-                    crate::source::link::parameter_drift(&o.root, live)
+                    crate::model::postgres::drift::parameter_drift(&o.root, live)
                         .into_iter()
                         .map(move |drift| (i, drift))
                 })
