@@ -8,6 +8,8 @@ pub mod alloc;
 pub mod cli;
 mod example;
 pub mod fix;
+#[cfg(test)]
+mod layering;
 pub mod model;
 pub mod pipeline;
 pub mod probe;
