@@ -127,7 +127,7 @@ fn line_span(model: &Model, node: &Node, name: &str) -> Option<Span> {
 
 /// A setting in a parameters map, a postgresql.conf text block, or a
 /// container's `-c name=value` arguments.
-fn lookup(container: &Node, name: &str) -> Option<(String, Node)> {
+pub(crate) fn lookup(container: &Node, name: &str) -> Option<(String, Node)> {
     match &container.value {
         Value::Map(_) => {
             let node = container.get(name)?;
