@@ -196,7 +196,7 @@ operators![
     cnpg::Cnpg,
     crunchy::Crunchy,
     bitnami::Bitnami,
-    statefulset::StatefulSet,
+    plain::Plain,
     ext_postgres::ExtPostgres,
 ];
 
