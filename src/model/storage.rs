@@ -182,7 +182,7 @@ pub fn mount_options(model: &Model, decl: &ClassDecl) -> Vec<String> {
 /// Fills a declaration's category from its provisioner and the copies it
 /// keeps: a replicated provisioner told to keep one copy replicates
 /// nothing.
-fn with_category(mut decl: ClassDecl) -> ClassDecl {
+pub(crate) fn with_category(mut decl: ClassDecl) -> ClassDecl {
     decl.category = categorize(&decl.provisioner);
     if decl.category == Category::NetworkReplicatedBlock
         && decl.copies.as_ref().is_some_and(|c| c.count == 1)
@@ -217,6 +217,30 @@ fn class_copies(model: &Model, class: ObjRef, provisioner: &str) -> Option<Copie
         );
     }
     None
+}
+
+/// The copies the volume of a static PersistentVolume keeps, where the
+/// repository declares that volume: Longhorn binds a PV to the Longhorn
+/// `Volume` (`longhorn.io`) named by its `csi.volumeHandle`, which keeps
+/// `spec.numberOfReplicas` replicas (Longhorn docs, "Use an existing
+/// Longhorn volume" and the Volume CRD).
+pub(crate) fn csi_volume_copies(model: &Model, pv: ObjRef) -> Option<Copies> {
+    let csi = model.object(pv).root.path(&["spec", "csi"])?;
+    if csi.str_at(&["driver"]) != Some("driver.longhorn.io") {
+        return None;
+    }
+    let handle = csi.str_at(&["volumeHandle"])?;
+    let volume = model.of_kind("longhorn.io", "Volume").find(|&r| {
+        let o = model.object(r);
+        o.name() == handle && o.same_tree(model.object(pv))
+    })?;
+    Copies::of(
+        model
+            .object(volume)
+            .root
+            .path(&["spec", "numberOfReplicas"]),
+        "numberOfReplicas",
+    )
 }
 
 /// Every storage class the repo declares (in `near`'s cluster, if given).
