@@ -9,6 +9,8 @@ pub mod alloc;
 pub mod cli;
 mod example;
 pub mod fix;
+#[cfg(test)]
+mod layering;
 mod lint;
 pub mod model;
 pub mod pipeline;
