@@ -5,8 +5,10 @@ pub mod config;
 pub mod docs;
 pub mod engine;
 pub mod finding;
+mod fix_hook;
 pub mod releases;
 pub mod schema;
+pub mod steps;
 pub mod subsume;
 pub mod suppress;
 
