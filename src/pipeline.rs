@@ -574,7 +574,7 @@ fn exit_code(fail_on: Option<Severity>, findings: &[Finding]) -> u8 {
 mod tests {
     use super::*;
 
-    /// #12 item 9: an identical warning is printed once, with its count.
+    /// An identical warning is printed once, with its count.
     #[test]
     fn identical_issues_are_logged_once_with_a_count() {
         let same = Issue::file(Path::new("apps/base/kustomization.yaml"), "a problem");

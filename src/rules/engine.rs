@@ -39,8 +39,7 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
         undecided: Vec::new(),
         issues: Vec::new(),
     };
-    let limits = crate::yaml::Limits::default();
-    let budget = limits.max_rule_work;
+    let budget = super::MAX_RULE_WORK;
     // Rules are pure over the model: each runs on its own, on both cores,
     // and their results are merged in rule order, as a serial run would.
     use rayon::prelude::*;
@@ -56,7 +55,7 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
                 baseline,
                 work: 0,
                 budget,
-                max_matches: limits.max_rule_matches,
+                max_matches: super::MAX_RULE_MATCHES,
             };
             ctx.run(&rule.steps, Vec::new(), &mut matches);
             let over_budget = if matches.len() >= ctx.max_matches {
@@ -83,13 +82,12 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
     for (rule, (findings, mut undecided, over_budget)) in rules.iter().zip(runs) {
         out.undecided.append(&mut undecided);
         if let Some(message) = over_budget {
-            out.issues.push(crate::source::Issue {
-                gap: None,
-                path: format!("rule {}", rule.id),
-                line: 0,
-                col: 0,
+            out.issues.push(crate::source::Issue::located(
+                format!("rule {}", rule.id),
+                0,
+                0,
                 message,
-            });
+            ));
         }
         // The same facts reached twice (one base app rendered into two
         // clusters' trees) are one finding; a same-named object written
@@ -123,7 +121,7 @@ pub(crate) struct Ctx<'a, 'm> {
     undecided: &'a mut Vec<Undecided>,
     pub(crate) baseline: &'a Baseline,
     /// Candidates, objects and JSONPath matches examined so far, against
-    /// `Limits::max_rule_work`: a rule of several `object` steps is a
+    /// [`super::MAX_RULE_WORK`]: a rule of several `object` steps is a
     /// cartesian product of the repository's objects.
     pub(crate) work: usize,
     budget: usize,

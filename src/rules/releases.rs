@@ -126,13 +126,7 @@ pub fn parse(path: &str, text: &str) -> Result<ReleaseFile, Issue> {
     if problems.is_empty() {
         Ok(file)
     } else {
-        Err(Issue {
-            gap: None,
-            path: path.to_string(),
-            line: 1,
-            col: 1,
-            message: problems.join("; "),
-        })
+        Err(Issue::located(path, 1, 1, problems.join("; ")))
     }
 }
 

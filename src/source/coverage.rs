@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::files::{Input, Issue};
+use super::Issue;
+use super::files::Input;
 use crate::yaml::FileId;
 
 /// The fate of one file.

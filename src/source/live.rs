@@ -190,7 +190,7 @@ pub fn drop_rendered_workloads(objects: &mut Vec<Object>) {
         })
         .collect();
     objects.retain(|o| {
-        let workload = crate::model::app::workload_containers(o).is_some();
+        let workload = super::object::workload_containers(o).is_some();
         let rendered = o.is_live()
             && matches!(flux_owner(o), Some(("HelmRelease", ns, name))
                 if releases.contains(&(ns.to_string(), name.to_string())));

@@ -176,7 +176,6 @@ impl SourceMap {
         Some((line, col))
     }
 
-    /// `path:line:col`, the form editors and terminals link.
     /// Where `needle` is first written inside `span`'s text, as a span of
     /// its own: a variable inside a block scalar, at its line and column
     /// rather than at the block's start. `None` when the text as written
@@ -253,6 +252,7 @@ impl SourceMap {
         })
     }
 
+    /// `path:line:col`, the form editors and terminals link.
     pub fn location(&self, span: Span) -> String {
         format!(
             "{}:{}:{}",
