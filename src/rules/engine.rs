@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use super::finding::{Evidence, Finding, Label};
+use super::finding::{Evidence, Finding, Label, Subjects};
 use super::releases::Baseline;
 use super::schema::Rule;
-use super::steps::{Bindings, Shape, Spec};
+use super::steps::{AppFact, Bindings, DatabaseFact, Shape, Spec, first};
 use crate::model::{Model, Unknown};
 
 /// What evaluation could not decide, per rule (shown with `--verbose`).
@@ -248,6 +248,10 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
             .fix
             .as_ref()
             .map(|spec| super::fix_hook::build(model, spec, bindings, &fields)),
+        subjects: Subjects {
+            app: first::<AppFact>(bindings).map(|a| a.app.object),
+            database: first::<DatabaseFact>(bindings).map(|d| d.0.object),
+        },
     }
 }
 
