@@ -247,7 +247,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         fix: rule
             .fix
             .as_ref()
-            .map(|spec| super::fix_hook::build(model, spec, bindings, &fields)),
+            .map(|spec| super::fixes::build(model, spec, bindings, &fields)),
         subjects: Subjects {
             app: first::<AppFact>(bindings).map(|a| a.app.object),
             database: first::<DatabaseFact>(bindings).map(|d| d.0.object),

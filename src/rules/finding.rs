@@ -42,7 +42,7 @@ pub struct Finding {
     /// the objects involved, not their line numbers.
     pub fingerprint: String,
     /// How to fix it, when the rule declares a fix.
-    pub fix: Option<crate::fix::Fix>,
+    pub fix: Option<super::fixes::Fix>,
     /// The objects the finding is about, for the stages after the rules.
     pub subjects: Subjects,
 }

@@ -5,7 +5,7 @@ pub mod config;
 pub mod docs;
 pub mod engine;
 pub mod finding;
-mod fix_hook;
+pub mod fixes;
 pub mod releases;
 pub mod schema;
 pub mod steps;

@@ -168,7 +168,7 @@ fn default_max_idle_seconds() -> u64 {
 pub struct FixSpec {
     /// `safe` (applied by `--fix`), `unsafe` (needs `--unsafe-fixes`) or
     /// `display-only` (shown as advice).
-    pub applicability: crate::fix::Applicability,
+    pub applicability: super::fixes::Applicability,
     /// What the fix does, lower-case, with the message's `{binding.field}`
     /// placeholders.
     pub title: String,

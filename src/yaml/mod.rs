@@ -8,6 +8,7 @@ mod parse;
 mod size;
 
 pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path_to_string};
+pub mod edit;
 pub mod jsonpath;
 pub use mask::{redacted, secrets as mask_secrets};
 pub use parse::{Limits, OffsetMap, YamlError, parse_documents, parse_values, resolve_plain};

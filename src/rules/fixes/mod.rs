@@ -1,14 +1,64 @@
-//! A rule's fix for one finding: the typed facts its steps bound (the
-//! database and setting, or the app and the variable that triggered it)
-//! handed to the fix template the rule names.
+//! Fixes as rules propose them: byte-range edits at the place a value is
+//! written, with ruff's applicability levels. A rule names a built-in
+//! template (`templates`) and its steps hand it the typed facts they
+//! bound (the database and setting, or the app and the variable that
+//! triggered the finding); the edits travel with the finding to the `fix`
+//! stage, which shows them as a diff or writes them.
+
+pub mod shared;
+pub mod templates;
 
 use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::engine::fill;
 use super::schema::FixSpec;
 use super::steps::{AppFact, Bindings, DatabaseFact, EnvFact, SettingFact, find, first};
-use crate::fix::{Applicability, Edit, Fix, templates};
 use crate::model::{Model, env};
+// The templates write through the YAML editing primitives.
+use crate::yaml::edit as edits;
+pub use crate::yaml::edit::Edit;
+
+/// How sure a fix is to keep the configuration's meaning, as in ruff.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Applicability {
+    /// Shown as advice only: the tool cannot write it (a value it cannot
+    /// see, a choice only the user can make).
+    DisplayOnly,
+    /// Changes behaviour in a way the user must accept: applied only
+    /// with `--unsafe-fixes`.
+    Unsafe,
+    /// Keeps the intent of the configuration: applied by `--fix`.
+    Safe,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::DisplayOnly => "display-only",
+            Applicability::Unsafe => "unsafe",
+            Applicability::Safe => "safe",
+        }
+    }
+}
+
+/// A finding's fix: edits to source files, or (display-only) advice.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fix {
+    pub applicability: Applicability,
+    /// What the fix does, one line.
+    pub title: String,
+    /// Empty for a display-only fix.
+    pub edits: Vec<Edit>,
+    /// What applying it can change or lose, why it is display-only, and
+    /// narrower alternatives the user may prefer.
+    pub notes: Vec<String>,
+}
 
 /// The rule's fix for these bindings. A fix the tool cannot write (a
 /// value it cannot see, a form it cannot edit) becomes display-only and
@@ -79,11 +129,8 @@ pub(super) fn build(
         _ => None,
     };
     let edits = edits.and_then(|edits| {
-        let shared = target.and_then(|t| {
-            edits
-                .iter()
-                .find_map(|e| crate::fix::shared::why_shared(model, t, e))
-        });
+        let shared =
+            target.and_then(|t| edits.iter().find_map(|e| shared::why_shared(model, t, e)));
         match shared {
             Some(why) => Err(why),
             None => Ok(edits),
