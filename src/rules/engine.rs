@@ -304,3 +304,27 @@ pub(crate) fn fill(template: &str, fields: &BTreeMap<String, String>) -> String 
     out.push_str(rest);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_filled_and_unknown_ones_stay_visible() {
+        let fields: BTreeMap<String, String> = [("app.name".to_string(), "authentik".to_string())]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            fill("{app.name} uses {database.name} {", &fields),
+            "authentik uses {database.name} {"
+        );
+    }
+
+    #[test]
+    fn a_fingerprint_is_eight_bytes_of_hex_and_told_apart_by_its_suffix() {
+        let plain = rehash("", "r\u{1f}x");
+        assert_eq!(plain.len(), 16);
+        assert!(plain.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(rehash(&plain, "clusters/a/db.yaml"), plain);
+    }
+}

@@ -292,3 +292,97 @@ fn variable_label(node: &Node) -> Option<Label> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rule whose `match` list is `steps`, every other field valid.
+    fn rule_with(steps: &str) -> String {
+        format!(
+            "id: r\ntitle: T\nseverity: info\ncategory: performance\nmessage: m\n\
+             what: W.\nwhy: W.\nexample: e\nuseInstead: u\nremediation: R.\n\
+             references: [https://example.com]\nmatch:\n{steps}"
+        )
+    }
+
+    #[test]
+    fn a_broken_step_parameter_is_an_error_at_its_line_and_column() {
+        // The steps start on line 13 of the rule.
+        for (steps, what, line) in [
+            (
+                "  - app: {images: [x]}\n  - postgres: {}\n  - storage: {category: [network-replicated-blok]}\n",
+                "network-replicated-blok",
+                15,
+            ),
+            (
+                "  - postgres: {}\n  - app:\n      images: [x]\n      version: \">=2025.10 or so\"\n",
+                "is not a semver constraint",
+                16,
+            ),
+        ] {
+            let issue = crate::rules::parse("r.yaml", &rule_with(steps))
+                .expect_err("the rule must not load");
+            assert!(issue.message.contains(what), "{}", issue.message);
+            assert_eq!(issue.line, line, "{}", issue.message);
+            assert!(issue.col > 0);
+        }
+    }
+
+    #[test]
+    fn every_step_of_the_schema_round_trips() {
+        let text = rule_with(
+            "  - app: {charts: [authentik], version: \">=2025.10\"}\n\
+             \x20 - database: {hostEnv: [AUTHENTIK_POSTGRESQL__HOST]}\n\
+             \x20 - setting: {name: synchronous_commit, in: [on]}\n\
+             \x20 - synchronousReplication\n\
+             \x20 - storage: {category: [network-replicated-block]}\n\
+             \x20 - anyOf: [[fluxPathMissing], [releaseReached: {app: authentik}]]\n",
+        );
+        let rule = crate::rules::parse("r.yaml", &text).expect("the rule loads");
+        let back = serde_json::to_value(&rule.steps).unwrap();
+        assert_eq!(
+            back,
+            serde_json::json!([
+                {"app": {"charts": ["authentik"], "images": [], "version": ">=2025.10", "valuesEnvPrefixes": {}}},
+                {"database": {"hostEnv": ["AUTHENTIK_POSTGRESQL__HOST"], "bundled": null}},
+                {"setting": {"name": "synchronous_commit", "in": ["on"], "session": null}},
+                "synchronousReplication",
+                {"storage": {"category": ["network-replicated-block"], "classAt": null, "mountOptions": []}},
+                {"anyOf": [["fluxPathMissing"], [{"releaseReached": {"app": "authentik", "changes": []}}]]},
+            ])
+        );
+    }
+
+    #[derive(Debug)]
+    struct Named(&'static str);
+
+    impl Fact for Named {
+        fn describe(&self, _model: &Model) -> Described {
+            Described::default()
+        }
+    }
+
+    #[derive(Debug)]
+    struct Other;
+
+    impl Fact for Other {
+        fn describe(&self, _model: &Model) -> Described {
+            Described::default()
+        }
+    }
+
+    #[test]
+    fn a_binding_is_found_by_its_last_name_and_its_type() {
+        let bound: Bindings = vec![
+            bind("app", Named("first")),
+            bind("env", Other),
+            bind("app", Named("second")),
+        ];
+        assert_eq!(find::<Named>(&bound, "app").map(|n| n.0), Some("second"));
+        assert!(find::<Other>(&bound, "app").is_none());
+        assert!(find::<Named>(&bound, "env").is_none());
+        assert_eq!(first::<Named>(&bound).map(|n| n.0), Some("first"));
+        assert!(first::<Other>(&bound).is_some());
+    }
+}
