@@ -10,6 +10,7 @@ mod position;
 mod size;
 
 pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path_to_string};
+pub mod edit;
 pub mod jsonpath;
 pub use limits::Limits;
 pub use mask::{redacted, secrets as mask_secrets};
