@@ -4,6 +4,8 @@
 //! fix (the fix is then display-only, with that reason).
 
 use base64::Engine;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::Edit;
 use super::edits::{
@@ -16,8 +18,27 @@ use crate::model::database::Database;
 use crate::model::env::{self, EnvVar, ValuesPrefix};
 use crate::model::postgres::ParameterHome;
 use crate::model::settings::Setting;
-use crate::rules::schema::PerDatabase;
 use crate::yaml::{Node, Origin, Span, Style, Value};
+
+// The variables of an app that name its database and role, for the
+// per-database and per-role alternative of a parameter fix (rule files
+// give them in `setPostgresParameter.perDatabase`). No doc comment: it
+// would become the type's description in the rule schema.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PerDatabase {
+    /// Variable with the app's database name, and the app's default when
+    /// the variable is not set at all.
+    #[serde(default)]
+    pub database_env: Option<String>,
+    #[serde(default)]
+    pub default_database: Option<String>,
+    /// Variable with the app's role (user) name, and the app's default.
+    #[serde(default)]
+    pub user_env: Option<String>,
+    #[serde(default)]
+    pub default_user: Option<String>,
+}
 
 /// Why a fix cannot be written; shown as the display-only fix's note.
 pub type Reason = String;
