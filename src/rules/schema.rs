@@ -5,6 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use super::fixes::templates::PerDatabase;
+
 /// One rule: metadata that doubles as its documentation, and the steps
 /// that find risky combinations across objects.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -196,22 +198,6 @@ pub struct SetParameterFix {
     /// as a narrower, display-only alternative.
     #[serde(default)]
     pub per_database: Option<PerDatabase>,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PerDatabase {
-    /// Variable with the app's database name, and the app's default when
-    /// the variable is not set at all.
-    #[serde(default)]
-    pub database_env: Option<String>,
-    #[serde(default)]
-    pub default_database: Option<String>,
-    /// Variable with the app's role (user) name, and the app's default.
-    #[serde(default)]
-    pub user_env: Option<String>,
-    #[serde(default)]
-    pub default_user: Option<String>,
 }
 
 /// One variable to set: `value`, or `base64Json` keys merged into the
