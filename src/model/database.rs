@@ -164,27 +164,30 @@ fn is_bitnami_postgres(model: &Model, r: ObjRef) -> bool {
         .is_some_and(|c| c == "postgresql" || c == "postgresql-ha")
 }
 
-/// The database `app` uses, or why it cannot be told.
+/// The database `app` uses, or why it cannot be told. The host the app
+/// reads wins ([`env::of_app`] orders its sources as the container sees
+/// them); a chart-bundled Postgres still `enabled: true` is the database
+/// only when nothing overrides the host, or the host names its Service:
+/// a subchart kept running as a rollback copy is not the one in use.
 pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, Unknown> {
-    if let (Some(key), Some(release)) = (query.bundled, model.release(app.object))
-        && release
-            .values
-            .path(&[key, "enabled"])
-            .and_then(Node::as_bool_lenient)
-            .unwrap_or(false)
-    {
-        let mut db = declared(model, Provider::Bitnami, app.object, key.to_string());
-        db.host = release.values.path(&[key, "enabled"]).cloned();
-        return Ok(db);
-    }
     let vars = env::of_app(model, app, query.prefixes);
     let host_var = query.env.iter().find_map(|name| env::lookup(&vars, name));
+    let bundled = bundled(model, app, query);
     let Some(var) = host_var else {
         let names = query.env.join(", ");
-        return Err(Unknown(match env::has_hidden_sources(model, app) {
-            Some(src) => format!("none of {names} is set in the repository; {src} could set it"),
-            None => format!("none of {names} is set"),
-        }));
+        let hidden = env::has_hidden_sources(model, app);
+        return match (bundled, hidden) {
+            (Some(db), None) => Ok(db),
+            (Some(db), Some(src)) => Err(Unknown(format!(
+                "{names} is not set in the repository, so {} of {} would be the database, but {src} could set it",
+                db.values_key,
+                model.object(db.object).id()
+            ))),
+            (None, Some(src)) => Err(Unknown(format!(
+                "none of {names} is set in the repository; {src} could set it"
+            ))),
+            (None, None) => Err(Unknown(format!("none of {names} is set"))),
+        };
     };
     let host = match &var.value {
         EnvValue::Known(h) if !h.is_empty() => h.clone(),
@@ -197,7 +200,15 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
         Some(from) => format!("{host} ({} from {from})", var.name),
         None => host.clone(),
     };
-    let (service, namespace) = split_host(&host, model.namespace_of(app.object));
+    let ns = model.namespace_of(app.object);
+    let (service, namespace) = split_host(&host, ns);
+    if let Some(db) = bundled
+        && namespace == ns
+        && env::with_release_name(service, &env::release_name(model, app.object))
+            .is_some_and(|s| s == bundled_service(model, app.object, &db.values_key))
+    {
+        return Ok(db);
+    }
     let mut db = by_service(model, app.object, service, namespace).ok_or_else(|| {
         Unknown(format!(
             "host {shown} matches no Postgres cluster in the repository"
@@ -209,6 +220,19 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
         .clone()
         .or_else(|| Some(Node::synthetic_str(host, var.span)));
     Ok(db)
+}
+
+/// The chart-bundled Postgres of `app`'s release, when its subchart is
+/// enabled; labelled at `<key>.enabled`.
+fn bundled(model: &Model, app: &App, query: &HostQuery) -> Option<Database> {
+    let key = query.bundled?;
+    let enabled = model.release(app.object)?.values.path(&[key, "enabled"])?;
+    if !enabled.as_bool_lenient().unwrap_or(false) {
+        return None;
+    }
+    let mut db = declared(model, Provider::Bitnami, app.object, key.to_string());
+    db.host = Some(enabled.clone());
+    Some(db)
 }
 
 /// `svc`, `svc.ns`, `svc.ns.svc`, `svc.ns.svc.cluster.local`, each maybe
@@ -292,7 +316,18 @@ fn bitnami_fullname(model: &Model, r: ObjRef) -> String {
         .root
         .str_at(&["spec", "releaseName"])
         .unwrap_or(obj.name());
-    let values = model.release(r).map(|rel| &rel.values);
+    postgresql_fullname(release_name, model.release(r).map(|rel| &rel.values))
+}
+
+/// The Service of a bundled Bitnami subchart under values key `key`: the
+/// same fullname template, over the parent's release name and the
+/// subchart's values.
+fn bundled_service(model: &Model, app: ObjRef, key: &str) -> String {
+    let values = model.release(app).and_then(|r| r.values.get(key));
+    postgresql_fullname(&env::release_name(model, app), values)
+}
+
+fn postgresql_fullname(release_name: &str, values: Option<&Node>) -> String {
     if let Some(o) = values.and_then(|v| v.str_at(&["fullnameOverride"])) {
         return o.to_string();
     }

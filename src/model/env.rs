@@ -66,9 +66,14 @@ pub struct ValuesPrefix {
     pub prefix: String,
 }
 
-/// All variables of an app. Later entries win (explicit `env` over chart
-/// values over `envFrom`, as Kubernetes and the charts resolve them);
-/// [`lookup`] honours that.
+/// All variables of an app. Later entries win, as the container sees
+/// them; [`lookup`] honours that. Kubernetes gives `env` precedence over
+/// `envFrom`, and among `envFrom` sources the last listed wins (core/v1
+/// `Container.envFrom`). A chart that turns values into variables puts
+/// them in a Secret listed first in `envFrom` (goauthentik/helm
+/// charts/authentik/templates/server/deployment.yaml: `secretRef`
+/// `authentik.fullname`, then `global.envFrom`, `server.envFrom`), so chart
+/// values come lowest: `env` > `envFrom` in listed order > chart values.
 pub fn of_app(model: &Model, app: &App, prefixes: &[ValuesPrefix]) -> Vec<EnvVar> {
     let mut vars = Vec::new();
     let ns = model.namespace_of(app.object);
@@ -81,7 +86,6 @@ pub fn of_app(model: &Model, app: &App, prefixes: &[ValuesPrefix]) -> Vec<EnvVar
             .map(|_| release_name(model, app.object)),
     };
     if let Some(release) = model.release(app.object) {
-        collect_env_from(&refs, &release.values, &mut vars);
         for p in prefixes {
             if let Some(tree) = release.values.get(&p.key) {
                 flatten_prefixed(tree, &p.prefix, &mut Vec::new(), &mut vars);
@@ -92,6 +96,7 @@ pub fn of_app(model: &Model, app: &App, prefixes: &[ValuesPrefix]) -> Vec<EnvVar
                 }
             }
         }
+        collect_env_from(&refs, &release.values, &mut vars);
         collect_env_lists(&refs, &release.values, &mut vars);
     } else if let Some(containers) = workload_containers(model.object(app.object)) {
         for c in containers {
