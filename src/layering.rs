@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The top-level modules in the order data flows through them: each may
-/// use only those before it.
+/// use only those before it. A rule's fix is computed with its finding
+/// (`rules::fixes`); `fix` only shows and writes it.
 const FLOW: &[&str] = &[
     "yaml", "source", "model", "rules", "probe", "fix", "report", "pipeline", "cli",
 ];
