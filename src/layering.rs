@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The top-level modules in the order data flows through them: each may
 /// use only those before it.
 const FLOW: &[&str] = &[
-    "yaml", "source", "model", "rules", "probe", "fix", "report", "pipeline", "lint", "cli",
+    "yaml", "source", "model", "rules", "probe", "fix", "report", "pipeline", "cli",
 ];
 
 /// Top-level modules outside the flow: each uses no other module of the

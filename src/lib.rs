@@ -11,7 +11,6 @@ mod example;
 pub mod fix;
 #[cfg(test)]
 mod layering;
-mod lint;
 pub mod model;
 pub mod pipeline;
 pub mod probe;
@@ -20,4 +19,4 @@ pub mod rules;
 pub mod source;
 pub mod yaml;
 
-pub use lint::{Linted, Options, lint_repo};
+pub use pipeline::{Linted, Options, lint_repo};

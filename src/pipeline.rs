@@ -9,6 +9,7 @@
 mod base;
 mod cluster;
 mod fixes;
+mod lint;
 mod verdicts;
 
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 pub use base::BaseRequest;
 pub use cluster::ClusterRequest;
 pub use fixes::FixRequest;
+pub use lint::{Linted, Options, lint_repo};
 pub use verdicts::ProbeRequest;
 
 use crate::model::Model;

@@ -8,6 +8,7 @@ pub mod conventions;
 pub mod database;
 pub mod env;
 pub mod flux;
+pub mod postgres;
 pub mod replication;
 pub mod session;
 pub mod settings;

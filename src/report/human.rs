@@ -404,6 +404,7 @@ mod tests {
             help: "h".into(),
             fingerprint: String::new(),
             fix: None,
+            subjects: Default::default(),
             unconfirmed_severity: None,
         };
         let far = render(&[finding([2, 250])], &sources, false);

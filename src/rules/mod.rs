@@ -5,8 +5,10 @@ pub mod config;
 pub mod docs;
 pub mod engine;
 pub mod finding;
+pub mod fixes;
 pub mod releases;
 pub mod schema;
+pub mod steps;
 pub mod subsume;
 pub mod suppress;
 
@@ -14,7 +16,7 @@ use std::path::Path;
 
 use include_dir::{Dir, include_dir};
 
-pub use finding::{Evidence, Finding, Label};
+pub use finding::{Evidence, Finding, Label, Subjects};
 pub use schema::{ProbeSpec, Rule, Severity};
 
 use crate::source::Issue;

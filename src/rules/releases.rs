@@ -64,7 +64,7 @@ pub struct Change {
     /// objects they match are shown with the finding; without it the
     /// change concerns every install of the app.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub when: Vec<super::schema::Step>,
+    pub when: Vec<super::steps::Spec>,
 }
 
 impl Release {

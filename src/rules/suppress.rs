@@ -93,6 +93,7 @@ pub fn apply(model: &Model, rules: &[Rule], findings: Vec<Finding>) -> Outcome {
                     s.rule
                 ),
                 fix: None,
+                subjects: Default::default(),
             });
         }
     }

@@ -99,11 +99,6 @@ impl Fate {
             Fate::Unloadable(why) => why.clone(),
         }
     }
-
-    /// Whether Flux applies the file's objects.
-    pub fn flux_applies(&self) -> bool {
-        matches!(self, Fate::Rendered { .. } | Fate::Lost { .. })
-    }
 }
 
 /// A file and its fate.

@@ -1,4 +1,4 @@
-//! Issue #12: on every corpus repository, what Flux applies is rendered
+//! On every corpus repository, what Flux applies is rendered
 //! through a Flux Kustomization (at least 99 % of those manifest files),
 //! every other file has the fate checked in at
 //! `testdata/corpus-fates.yaml` (the test fails when one changes), no

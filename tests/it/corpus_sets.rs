@@ -1,4 +1,4 @@
-//! Issue #19: repositories whose renders already matched flux-local keep
+//! Repositories whose renders already matched flux-local keep
 //! their Flux Kustomization and HelmRelease sets (checked in under
 //! `testdata/corpus-sets.txt`, one `tree namespace/name` a line;
 //! `UPDATE_SETS=1 cargo test --test it corpus_sets::` rewrites them), and

@@ -1,5 +1,5 @@
 //! Fixes, end to end, for every provider and form the founding rules
-//! cover (issue #6). Each case copies a fixture repo into a temporary
+//! cover. Each case copies a fixture repo into a temporary
 //! directory, applies the rule's fix (unsafe included) as `--fix` does,
 //! and checks: the diff matches its snapshot; every changed file still
 //! parses; only the edited lines differ (comments included); the rule no
@@ -327,7 +327,7 @@ fn diff_count(root: &Path, args: &[&str]) -> (usize, String) {
     )
 }
 
-/// Issue 13: every format agrees on a fix's applicability, and the
+/// Every format agrees on a fix's applicability, and the
 /// re-render decides it where a fix is applied or shown. The example repo
 /// with a second cluster whose Flux tree builds the same apps: each fix's
 /// edited text then renders twice (once per cluster), which only the

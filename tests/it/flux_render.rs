@@ -1,4 +1,4 @@
-//! Issues #12 and #19: small repositories, one per case, rendered the way
+//! Small repositories, one per case, rendered the way
 //! Flux applies them (roots, sources, remote and missing entries), each
 //! pinned with its objects, issues and the fate of its files.
 
@@ -43,7 +43,7 @@ fn cm(name: &str) -> String {
     format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\n")
 }
 
-/// #19 item 1: flux's own manifests from an OCIRepository with `path: ./`
+/// Flux's own manifests from an OCIRepository with `path: ./`
 /// are not this repository, which therefore renders once.
 #[test]
 fn oci_repository_with_root_path_beside_the_git_repository_renders_the_repo_once() {
@@ -71,7 +71,7 @@ fn oci_repository_with_root_path_beside_the_git_repository_renders_the_repo_once
 
 const GENERATOR: &str = "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  sources:\n  - {alias: repo, kind: GitRepository, name: flux-system}\n  artifacts:\n  - name: web\n    copy:\n    - {from: \"@repo/apps/web/\", to: \"@artifact/apps/web/\"}\n  - name: globbed\n    copy:\n    - {from: \"@repo/apps/other/*.yaml\", to: \"@artifact/\"}\n";
 
-/// #12 item 3: a Flux Kustomization that builds from an ExternalArtifact
+/// A Flux Kustomization that builds from an ExternalArtifact
 /// renders the repository directory the generator's copy rule names; one
 /// whose artifact cannot be mapped is an issue naming it.
 #[test]
@@ -105,7 +105,7 @@ fn external_artifacts_map_back_to_the_directories_their_generator_copies() {
     );
 }
 
-/// #12 item 1: a remote CRD URL and a remote generator file are issues at
+/// A remote CRD URL and a remote generator file are issues at
 /// their lines naming the Flux Kustomization; the local objects render.
 #[test]
 fn remote_crd_and_remote_generator_file_beside_local_resources() {
@@ -144,7 +144,7 @@ fn remote_crd_and_remote_generator_file_beside_local_resources() {
     );
 }
 
-/// #12 item 4: a child whose spec.path needs a variable only the cluster
+/// A child whose spec.path needs a variable only the cluster
 /// holds is an issue naming the variable; the files under it are not
 /// silently unreachable.
 #[test]
@@ -170,7 +170,7 @@ fn unresolvable_path_names_the_variable() {
     );
 }
 
-/// #12 item 6: a patch file applied as a patch is not "not applied".
+/// A patch file applied as a patch is not "not applied".
 #[test]
 fn patch_files_have_their_own_fate() {
     let apps = ks("apps", "./apps", "GitRepository/flux-system");
@@ -219,7 +219,7 @@ fn substituted(r: &Repo, name: &str, key: &str) -> Option<String> {
         .scalar_text()
 }
 
-/// Sweep s4 M3: a substituteFrom ConfigMap written without a namespace
+/// A substituteFrom ConfigMap written without a namespace
 /// is in the namespace its Flux Kustomization's `targetNamespace` places
 /// it in (rwlove's cluster-config), so Flux finds it there.
 #[test]
@@ -252,7 +252,7 @@ fn substitute_from_sees_the_namespace_target_namespace_gives() {
     );
 }
 
-/// Sweep s4 M3 (rcdailey): a ClusterExternalSecret selecting every
+/// As in rcdailey's repository, a ClusterExternalSecret selecting every
 /// namespace (`namespaceSelectors: [{}]`) makes the substituteFrom Secret
 /// in the Kustomization's namespace; one selecting by labels leaves that
 /// unknown, and the warning says so.
@@ -301,7 +301,7 @@ fn substitute_from_a_cluster_external_secret() {
     }
 }
 
-/// Sweep s4 M6 (sulibot): a child whose path holds `${VAR:=default}` is
+/// As in sulibot's repository, a child whose path holds `${VAR:=default}` is
 /// rendered with the default where its parent substitutes; applied by a
 /// parent without postBuild, the path reaches Flux as written, and the
 /// reason says that rather than that a value is missing.
@@ -356,7 +356,7 @@ fn a_path_variable_is_unrendered_only_where_no_substitution_reaches_it() {
     }
 }
 
-/// Sweep s5 H1 (monosense-io): two clusters apply one shared directory
+/// As in monosense-io's repository, two clusters apply one shared directory
 /// of Flux Kustomizations, whose substituteFrom names `cluster-settings`;
 /// each cluster's tree holds its own copy of it, and each cluster's render
 /// of the one shared ks.yaml reads its own.
@@ -426,7 +426,7 @@ fn clusters_sharing_a_kustomization_each_read_their_own_settings() {
     assert_eq!(values, ["k8s-apps", "k8s-infra"], "{owners:?}");
 }
 
-/// Sweep s5 M5 (alex-matthews): the cluster-template layout keeps a
+/// The cluster-template layout (alex-matthews) keeps a
 /// substituteFrom Secret in `bootstrap/kustomize/apps/*/secret.yaml`,
 /// which no Flux Kustomization applies but a just recipe pipes through
 /// `op inject` and `kubectl apply`. The warning names that file instead of
@@ -468,7 +468,7 @@ fn substitute_from_a_secret_only_a_bootstrap_step_applies() {
     );
 }
 
-/// Sweep s5 M8 (gavinmcfall): a self-applying root `cluster` applies
+/// As in gavinmcfall's repository, a self-applying root `cluster` applies
 /// `cluster-apps`, whose apps hold a FluxInstance that syncs the same
 /// `flux/cluster` directory again. That is one cluster: every object is
 /// rendered once, and the double applier of `cluster-apps` is reported.
@@ -497,7 +497,7 @@ fn a_flux_instance_a_root_applies_joins_that_roots_cluster() {
     );
 }
 
-/// Sweep s5 L5 (soulwhisper): a configMapGenerator's file that is not
+/// As in soulwhisper's repository, a configMapGenerator's file that is not
 /// valid YAML (a tag on an alias, in an Authentik blueprint) fails no
 /// build, as kustomize copies it as text; the warning says it is data.
 #[test]
@@ -533,7 +533,7 @@ fn a_generator_input_that_does_not_parse_is_said_to_be_data() {
     assert_eq!(names(&r, "ConfigMap").len(), 1);
 }
 
-/// Sweep 7 (angelnu/k8s-gitops, 46 Flux Kustomizations lost): a Flux
+/// As in angelnu/k8s-gitops, a Flux
 /// Kustomization whose `spec.path` has no kustomization.yaml gets a
 /// generated one, and its `spec.components` are relative to that path
 /// (fluxcd/pkg kustomize_generator.go `GenerateManifest`). They belong to
@@ -568,7 +568,7 @@ fn flux_components_of_a_generated_kustomization_are_added_once_at_the_path() {
     assert_eq!(names(&r, "ConfigMap"), ["from-component", "sub", "x"]);
 }
 
-/// Sweep 7 (d4rkfella/home-ops): a Flux Kustomization builds `./kubernetes`
+/// As in d4rkfella/home-ops, a Flux Kustomization builds `./kubernetes`
 /// of a GitRepository whose URL is another repository's; this one has a
 /// `kubernetes` directory too, which is not what it applies.
 #[test]
@@ -595,7 +595,7 @@ fn a_git_repository_of_another_url_is_not_this_repository() {
 }
 
 /// A HelmRelease's `valuesFrom` Secret made by a ClusterExternalSecret
-/// that selects its namespace is in the repository (session 6 leftover);
+/// that selects its namespace is in the repository;
 /// one it does not select is not.
 #[test]
 fn values_from_a_cluster_external_secret_of_the_namespace() {

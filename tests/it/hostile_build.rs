@@ -1,4 +1,4 @@
-//! Hostile kustomize builds, Helm merges and rules (issue 14): each case
+//! Hostile kustomize builds, Helm merges and rules: each case
 //! runs the real binary as a subprocess under the memory, CPU and
 //! wall-clock limits of tests/support/limited.rs, on a repository of at
 //! most 1 MB, and must end with a clear issue while the rest of the

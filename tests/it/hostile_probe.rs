@@ -1,4 +1,4 @@
-//! Hostile probe targets (issue 14), each probed by the real binary as a
+//! Hostile probe targets, each probed by the real binary as a
 //! subprocess under the memory, CPU and wall-clock limits of
 //! tests/support/limited.rs: a clear error, no unbounded growth, and no
 //! part of a secret in any message.

@@ -1,4 +1,4 @@
-//! Hostile postBuild substitution (issue 14): each case runs the real
+//! Hostile postBuild substitution: each case runs the real
 //! binary as a subprocess under the memory, CPU and wall-clock limits of
 //! tests/support/limited.rs, on a repository of at most 1 MB, and must end
 //! with a clear issue at the file:line:column of the expression while the

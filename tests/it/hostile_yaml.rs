@@ -1,4 +1,4 @@
-//! Hostile YAML (issue #14): each case is a repository with one bad file
+//! Hostile YAML: each case is a repository with one bad file
 //! beside a good one, linted by the binary as a subprocess under a memory
 //! and CPU-time limit. Each must end with a clear issue at the bad file
 //! (what was exceeded, where) or, for valid but large input, load in

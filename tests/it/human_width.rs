@@ -124,6 +124,7 @@ fn bench_human_render_many_findings_in_one_file() {
                 help: "h".into(),
                 fingerprint: String::new(),
                 fix: None,
+                subjects: Default::default(),
                 unconfirmed_severity: None,
             })
             .collect();

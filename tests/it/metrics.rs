@@ -13,7 +13,7 @@ fn metrics_file_counts_findings_per_rule_in_exposition_format() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = std::fs::read_to_string(&path).unwrap();
-    // Readable by node_exporter running as another user (issue #14).
+    // Readable by node_exporter running as another user.
     use std::os::unix::fs::PermissionsExt;
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&path), 0o644);

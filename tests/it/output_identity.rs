@@ -1,5 +1,5 @@
-//! The output stays byte-identical while the code under it changes (the
-//! speed work of issue #17 must not move a single byte): every corpus
+//! The output stays byte-identical while the code under it changes (work
+//! on speed or structure must not move a single byte): every corpus
 //! folder, the example repo and every fixture repo is run through the
 //! binary (`-o json -v`: exit status, report and the skipped-file list;
 //! `inventory --provenance`: every rendered object with where each value

@@ -555,7 +555,7 @@ fn very_slow_storage_cuts_the_series_instead_of_failing() {
 
 const SYNC_RULE: &str = "authentik-cache-on-synchronously-replicated-postgres";
 
-/// Item 3 of issue 13: joryirving's Authentik runs on CNPG with a
+/// joryirving's Authentik runs on CNPG with a
 /// synchronous standby. A real primary on fast storage with a real
 /// streaming standby whose flush takes 8 ms: every commit on the primary
 /// waits for the standby, and the probe confirms the finding. Authentik's
@@ -619,7 +619,7 @@ fn synchronous_standby_confirms_the_synchronous_replication_finding() {
     primary.assert_no_probe_session();
 }
 
-/// Issue 13 item 4: a remedy in bootstrap SQL (CNPG postInitApplicationSQL)
+/// A remedy in bootstrap SQL (CNPG postInitApplicationSQL)
 /// makes the finding info, since the repository cannot show whether it
 /// ran; the probe, which reads the session's value (pg_db_role_setting
 /// applies at connect), decides: a server without it confirms and the
@@ -713,7 +713,7 @@ fn attributed(dsn: &str, dominant: &str) -> ((&'static str, f64), (&'static str,
     }
 }
 
-/// Issue 13: with a synchronous standby whose flush takes 8 ms and a
+/// With a synchronous standby whose flush takes 8 ms and a
 /// primary on tmpfs, the probe puts the wait on the standby (the
 /// effective series against `SET LOCAL synchronous_commit = local`), by
 /// more than half the injected delay; the synchronous-replication finding
@@ -750,7 +750,7 @@ fn a_slow_synchronous_standby_is_attributed_the_wait() {
     assert_eq!(settings_state(&primary), before);
 }
 
-/// Issue 13: no standby and a local flush of 8 ms (the fsync shim): the
+/// No standby and a local flush of 8 ms (the fsync shim): the
 /// probe puts the wait on the local flush, by more than half the injected
 /// delay. The synchronous-replication finding, whose cause is the
 /// standby, is then not confirmed (and reported as info), while the

@@ -1,4 +1,4 @@
-//! Issue #12 items 2 and 9: how a cluster is bootstrapped decides the root
+//! How a cluster is bootstrapped decides the root
 //! of its Flux tree. One small repository per case under
 //! `tests/fixtures/roots/`, each pinned (insta) with what Flux renders,
 //! the objects with their tree and Flux Kustomization, the fate of every
@@ -97,27 +97,26 @@ case!(no_root_is_said_and_each_top_level_one_renders, "no-root");
 // The flux-instance HelmRelease's sync.path holds ${CLUSTER}, which the
 // Flux Kustomization applying it substitutes (CLUSTER=home): the sync
 // builds clusters/home/bootstrap, whose cluster-apps is a child with its
-// postBuild and patches reaching web (sweep s4 H1, deedee-ops).
+// postBuild and patches reaching web (deedee-ops).
 case!(sync_path_is_read_after_substitution, "substituted-sync");
 // A directory only a Flux Kustomization nothing applies would build
 // (radarr, commented out of apps/kustomization.yaml): its files are
 // unreachable, not left out of the kustomization that lists them; a file
-// the built sonarr/app leaves out is not-listed (sweep s4 M5).
+// the built sonarr/app leaves out is not-listed.
 case!(
     files_under_an_unbuilt_kustomization_are_unreachable,
     "unbuilt-listed"
 );
 // A retired tree moved under archive/ keeps paths from the repository
 // root: its GitRepository's root is guessed to be archive/, and that is
-// said (sweep s4 M7).
+// said.
 case!(
     a_source_root_guessed_away_from_the_repository_root_is_said,
     "guessed-root"
 );
 // The same archive/ beside the live cluster, whose paths are from the
 // repository root: the guess made for the archive (read first) leaves them
-// there, so the live tree renders and no path is called missing (sweep8,
-// bykaj/home-ops: 34 of 504 files rendered, then 109 false errors).
+// there, so the live tree renders and no path is called missing (bykaj/home-ops).
 case!(
     a_guessed_root_does_not_move_paths_from_the_repository_root,
     "guessed-root-beside-live"
@@ -125,18 +124,18 @@ case!(
 // A root that builds from another repository (upstream's CRDs, from a
 // GitRepository whose URL is not the synced one) is another source: its
 // path is that repository's, so it is not a missing directory of this one
-// (sweep8, aclerici38/home-ops: 2 false errors).
+// (aclerici38/home-ops).
 case!(
     a_root_from_another_repository_has_no_missing_path,
     "foreign-loose-root"
 );
-// Item 9: the same-named database in a second cluster is its own finding.
+// The same-named database in a second cluster is its own finding.
 case!(
     same_named_database_in_two_clusters_is_found_in_each,
     "two-clusters"
 );
 
-// Item 9: the two same-named databases are two alerts to code scanning and
+// The two same-named databases are two alerts to code scanning and
 // to `--base`, so their fingerprints differ too.
 #[test]
 fn same_named_databases_in_two_clusters_have_their_own_fingerprints() {
@@ -160,7 +159,7 @@ fn same_named_databases_in_two_clusters_have_their_own_fingerprints() {
     );
 }
 
-// Sweep s4 H1: under the substituted sync, cluster-apps applies web with
+// Under the substituted sync, cluster-apps applies web with
 // its postBuild variables and its patches, as Flux does.
 #[test]
 fn substituted_sync_path_brings_the_parents_variables_and_patches() {

@@ -28,7 +28,7 @@ fn every_rule_file_loads_as_a_builtin() {
     assert_eq!(rules::builtin().len(), count);
 }
 
-/// Sweep s5 L3 (Aviator-Coding): a help is the same for every finding, so
+/// A help is the same for every finding, so
 /// it cannot know the database's name; the fix's notes name it, or write
 /// `<database>`/`<role>` when the repository does not show it. A help that
 /// said `ALTER DATABASE authentik` beside a note saying the name is unknown

@@ -427,8 +427,7 @@ fn live_only_log_is_valid_and_says_each_finding() {
 
 /// A Renovate bump that changes only the chart version moves no alert:
 /// every result keeps its rule, primary location and fingerprint, so code
-/// scanning sees the same alerts, not closed ones and new ones (issues
-/// #13 and #16).
+/// scanning sees the same alerts, not closed ones and new ones.
 #[test]
 fn a_chart_version_bump_keeps_locations_and_fingerprints() {
     let dir = tempfile::tempdir().unwrap();

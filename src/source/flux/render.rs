@@ -469,15 +469,27 @@ impl FluxTree {
     }
 }
 
-/// [`kustomize::build_flux_path`], with the directories it builds (noted
-/// in `files.built_dirs` too).
+/// [`kustomize::build_flux_path`]; a base load (`--base`) reuses the
+/// working tree's build when every input is alike ([`reuse::build`]).
+pub(super) fn build(
+    files: &mut Files,
+    dir: &Path,
+    components: &[(String, Span)],
+) -> Result<kustomize::Built, Issue> {
+    reuse::build(files, dir, components, |files| {
+        kustomize::build_flux_path(files, dir, components)
+    })
+}
+
+/// [`build`], with the directories it builds (noted in `files.built_dirs`
+/// too).
 pub(super) fn build_noting_dirs(
     files: &mut Files,
     dir: &Path,
     components: &[(String, Span)],
 ) -> (Result<kustomize::Built, Issue>, HashSet<PathBuf>) {
     let before = std::mem::take(&mut files.built_dirs);
-    let result = kustomize::build_flux_path(files, dir, components);
+    let result = build(files, dir, components);
     let dirs = std::mem::replace(&mut files.built_dirs, before);
     files.built_dirs.extend(dirs.iter().cloned());
     (result, dirs)

@@ -565,7 +565,7 @@ pub(super) fn applied_by_hand(
     let (built_dirs, inputs) = (files.built_dirs.clone(), files.inputs.clone());
     let mut out = HashSet::new();
     for top in tops {
-        if let Ok(built) = kustomize::build_flux_path(files, &top, &[]) {
+        if let Ok(built) = super::render::build(files, &top, &[]) {
             let roots: Vec<DocId> = built
                 .objects
                 .iter()
