@@ -11,7 +11,7 @@ use miette::{
     MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
-use super::control::{self, escape};
+use super::control::{self, Breaks, escape};
 use crate::rules::{Finding, Label, Severity};
 use crate::yaml::{FileId, SourceMap};
 
@@ -117,10 +117,10 @@ fn snippet(f: &Finding, sources: &SourceMap, files: &mut Files) -> Snippet {
         }
         let (source, labels) = named(files.get(sources, file), &in_primary, true);
         Snippet {
-            message: escape(&f.message).into_owned(),
+            message: escape(&f.message, Breaks::Keep).into_owned(),
             severity: severity(f.severity),
-            code: Some(f.rule.clone()),
-            help: Some(escape(&help).into_owned()),
+            code: Some(escape(&f.rule, Breaks::Escape).into_owned()),
+            help: Some(escape(&help, Breaks::Keep).into_owned()),
             source,
             labels,
             related: others
@@ -130,7 +130,7 @@ fn snippet(f: &Finding, sources: &SourceMap, files: &mut Files) -> Snippet {
                     Snippet {
                         message: format!(
                             "related: {}",
-                            escape(&sources.shown(id).to_string_lossy())
+                            escape(&sources.shown(id).to_string_lossy(), Breaks::Escape)
                         ),
                         severity: miette::Severity::Advice,
                         code: None,
@@ -189,7 +189,7 @@ impl Prepared {
             .chain(text.text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         Prepared {
-            name: escape(&sources.shown(id).to_string_lossy()).into_owned(),
+            name: escape(&sources.shown(id).to_string_lossy(), Breaks::Escape).into_owned(),
             text,
             starts,
         }
@@ -255,7 +255,7 @@ fn named(
         .map(|(i, l)| {
             let start = file.text.offset(l.span.start as usize);
             let span = SourceSpan::new(start.into(), file.text.offset(l.span.end as usize) - start);
-            let label = Some(escape(&l.text).into_owned());
+            let label = Some(escape(&l.text, Breaks::Escape).into_owned());
             if first_is_primary && i == 0 {
                 LabeledSpan::new_primary_with_span(label, span)
             } else {
