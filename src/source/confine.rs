@@ -26,6 +26,10 @@ pub enum Refused {
         len: Option<u64>,
         limit: usize,
     },
+    /// The run has read its budget of bytes (see [`super::disk::RUN_BYTES`]).
+    OverBudget {
+        budget: usize,
+    },
 }
 
 impl fmt::Display for Refused {
@@ -47,6 +51,10 @@ impl fmt::Display for Refused {
             Refused::TooBig { len: None, limit } => {
                 write!(f, "file holds over the limit of {limit} bytes")
             }
+            Refused::OverBudget { budget } => write!(
+                f,
+                "not read: the files read before it reached the run's budget of {budget} bytes"
+            ),
         }
     }
 }
