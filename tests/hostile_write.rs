@@ -1,6 +1,6 @@
-//! What the linter writes keeps the shape of what is there:
-//! `--metrics-file` never puts a regular file in the place of a FIFO, a
-//! device or a symlink.
+//! What the linter writes keeps the shape of what is there: `--fix` keeps
+//! a file's line endings, and `--metrics-file` never puts a regular file
+//! in the place of a FIFO, a device or a symlink.
 
 mod common;
 mod support;
@@ -9,6 +9,43 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use support::limited::{Limits, linter, run_limited};
+
+/// Offsets of line feeds not preceded by a carriage return.
+fn lone_lf(text: &str) -> Vec<usize> {
+    text.match_indices('\n')
+        .map(|(i, _)| i)
+        .filter(|i| !text[..*i].ends_with('\r'))
+        .collect()
+}
+
+#[test]
+fn fix_keeps_crlf_line_endings() {
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(&common::example_repo(), tmp.path());
+    let files = [
+        "apps/authentik/database.yaml",
+        "apps/authentik/helmrelease.yaml",
+    ];
+    let mut before = Vec::new();
+    for rel in files {
+        let path = tmp.path().join(rel);
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace('\n', "\r\n");
+        std::fs::write(&path, &text).unwrap();
+        before.push(text);
+    }
+    let mut cmd = linter();
+    cmd.args(["--fix", "--unsafe-fixes", "-o", "json"])
+        .arg(tmp.path());
+    let run = run_limited(cmd, Limits::default());
+    assert_eq!(run.code(), Some(0), "{}", run.stderr);
+    for (rel, old) in files.iter().zip(before) {
+        let new = std::fs::read_to_string(tmp.path().join(rel)).unwrap();
+        assert_ne!(new, old, "{rel} was not fixed");
+        assert_eq!(lone_lf(&new), Vec::<usize>::new(), "{rel}:\n{new:?}");
+    }
+}
 
 /// The example repository's run with `--metrics-file PATH`.
 fn metrics_run(path: &Path) -> support::limited::Run {
