@@ -131,6 +131,26 @@ fn an_endless_http_body_is_read_up_to_the_cap_not_buffered() {
     );
 }
 
+/// A key=value DSN whose password lacks its `=`: the parser's reason
+/// quoted the character where `=` was expected, the password's first.
+#[test]
+fn a_dsn_missing_an_equals_sign_shows_no_character_of_the_password() {
+    let mut cmd = limited::linter();
+    cmd.args([
+        "probe",
+        "postgres",
+        "--budget",
+        "5s",
+        "--dsn",
+        "host=127.0.0.1 port=1 user=app password Qs3cret",
+    ]);
+    let run = limited::run_limited(cmd, limited::Limits::default());
+    let out = format!("{}{}", run.stdout_text(), run.stderr);
+    assert_eq!(run.code(), Some(2), "{out}");
+    assert!(out.contains("expected `=`"), "{out}");
+    assert!(!out.contains('Q'), "{out}");
+}
+
 #[test]
 fn a_dsn_whose_password_holds_an_unescaped_at_is_never_echoed() {
     const PASSWORD_PARTS: [&str; 5] = ["s3cr", "cr@t", "@t/p", "t/pw", "tpw"];
