@@ -166,3 +166,31 @@ fn every_output_format_is_inert_to_terminal_controls_and_workflow_commands() {
     let inventory = run_linter(&["inventory", root]);
     assert_inert("inventory json", &inventory.stdout_text(), false);
 }
+
+/// A manifest on one line of a megabyte (minified, or a large value
+/// written flow-style): its finding's snippet shows a window around the
+/// span, not the line (100 findings on such a line printed 100 MB; 1,000
+/// aborted), and the header still says the true column.
+#[test]
+fn a_snippet_on_a_long_line_is_a_window_around_its_span() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pad = "x".repeat(512 * 1024);
+    let line = format!(
+        "{{apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, metadata: {{name: wide, namespace: flux-system, annotations: {{before: \"{pad}\"}}}}, spec: {{path: ./missing, sourceRef: {{kind: GitRepository, name: flux-system}}, after: \"{pad}\"}}}}\n"
+    );
+    write(tmp.path(), "flux/wide.yaml", &line);
+    let column = line.find("./missing").unwrap() + 1;
+    let run = run_linter(&["--color", "never", tmp.path().to_str().unwrap()]);
+    let out = run.stdout_text();
+    assert!(
+        out.contains("flux-kustomization-path-missing"),
+        "{}",
+        run.stderr
+    );
+    assert!(out.len() < 16 * 1024, "{} bytes of output", out.len());
+    assert!(
+        out.contains(&format!("[flux/wide.yaml:1:{column}]")),
+        "{out}"
+    );
+    assert!(out.contains("./missing"), "{out}");
+}
