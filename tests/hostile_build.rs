@@ -601,3 +601,30 @@ fn objects_multiplied_by_overlays_or_flux_kustomizations_stop_at_their_budgets()
     let copies = loaded.objects.iter().filter(|o| o.name() == "cm0").count();
     assert!(copies >= 3, "{copies}");
 }
+
+/// A HelmRelease whose `valuesFrom` entries each set `kN[65536]`: every
+/// one made a list of 65,537 items (1,000 entries, 74 KB, aborted at
+/// 2.4 GB). The items the targetPaths of one release may create are
+/// bounded, within the harness's memory limit.
+#[test]
+fn target_path_list_indexes_are_bounded_per_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let entries: String = (0..1000)
+        .map(|i| {
+            format!(
+                "    - {{kind: ConfigMap, name: vals, valuesKey: v, targetPath: \"k{i}[65536]\"}}\n"
+            )
+        })
+        .collect();
+    write(
+        root,
+        "apps/app.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: vals, namespace: default}}\ndata:\n  v: x\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: app, namespace: default}}\nspec:\n  chart:\n    spec: {{chart: authentik, version: 2025.10.0, sourceRef: {{kind: HelmRepository, name: authentik}}}}\n  valuesFrom:\n{entries}"
+        ),
+    );
+    // The inventory resolves every HelmRelease's values.
+    let inv = limited::inventory(root);
+    inv.assert_loaded(&["vals", "app"]);
+}
