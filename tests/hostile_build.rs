@@ -628,3 +628,32 @@ fn target_path_list_indexes_are_bounded_per_release() {
     let inv = limited::inventory(root);
     inv.assert_loaded(&["vals", "app"]);
 }
+
+/// A 1 MB `commonAnnotations` value over 3,000 ConfigMaps (1.2 MB of
+/// input before it): each object got a copy (2,000 reached 2.1 GB, 3,000
+/// aborted). The bytes one transformer entry may add are bounded; past
+/// them the build fails with the reason, and the run goes on.
+#[test]
+fn a_common_annotation_copied_into_every_object_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let cms: String = (0..3000)
+        .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{i}, namespace: default}}\n"))
+        .collect();
+    write(root, "apps/cms.yaml", &cms);
+    write(
+        root,
+        "apps/kustomization.yaml",
+        &format!(
+            "resources: [cms.yaml]\ncommonAnnotations:\n  big: \"{}\"\n",
+            "x".repeat(1 << 20)
+        ),
+    );
+    write(
+        root,
+        "flux/apps.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    );
+    let inv = limited::inventory(root);
+    inv.issue("apps/kustomization.yaml", "would add over 67108864 bytes");
+}
