@@ -11,6 +11,7 @@ pub mod flux;
 pub mod git;
 pub mod go_regexp;
 pub mod helm;
+pub mod issue;
 pub mod kustomize;
 pub mod link;
 pub mod live;
@@ -22,5 +23,6 @@ pub mod snapshot;
 pub(crate) mod test_repo;
 pub mod walk;
 
-pub use files::{Files, Issue, join_within};
+pub use files::{Files, join_within};
+pub use issue::{Gap, Issue};
 pub use object::{Concealed, Object, Step, StepKind};

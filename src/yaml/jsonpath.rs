@@ -9,10 +9,51 @@ use jsonpath_rust::query::queryable::Queryable;
 
 use super::node::{Node, Span, Value};
 
+/// A JSONPath that cannot be used; the message names the path.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonPathError {
+    /// Not a JSONPath query (RFC 9535) as jsonpath-rust reads it.
+    #[error("JSONPath {path}: {source}")]
+    Invalid {
+        path: String,
+        #[source]
+        source: jsonpath_rust::parser::errors::JsonPathError,
+    },
+    /// More than one descendant segment (`..`).
+    #[error(
+        "JSONPath {path}: {count} descendant segments (`..`); at most one is allowed, as each multiplies the work by the size of the object"
+    )]
+    TooManyDescendants { path: String, count: usize },
+    /// An absolute query inside the filter of another one in a filter.
+    #[error(
+        "JSONPath {path}: an absolute query (`$`) inside the filter of another one in a filter; each runs once per node its filter tests, so nesting them multiplies the work by the size of the object (one level is allowed)"
+    )]
+    NestedRootQueries { path: String },
+    /// A `search()` or `match()` pattern that does not compile.
+    #[error(
+        "JSONPath {path}: the pattern {pattern:?} is not a valid regular expression: {}",
+        one_line(source)
+    )]
+    BadPattern {
+        path: String,
+        pattern: String,
+        #[source]
+        source: regex::Error,
+    },
+}
+
+/// The regex crate's message, which draws the pattern over several lines.
+fn one_line(e: &regex::Error) -> String {
+    e.to_string().replace('\n', " ")
+}
+
 /// Nodes `path` selects under `root`. An invalid path is an error that
-/// names the path; rule files are checked with this at load time.
-pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, String> {
-    jsonpath_rust::query::js_path_vals(path, root).map_err(|e| format!("JSONPath {path}: {e}"))
+/// names the path; rule files are checked with [`validate`] at load time.
+pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, JsonPathError> {
+    jsonpath_rust::query::js_path_vals(path, root).map_err(|source| JsonPathError::Invalid {
+        path: path.to_string(),
+        source,
+    })
 }
 
 /// Whether `path` is a valid JSONPath query that evaluates in time
@@ -28,27 +69,30 @@ pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, String> {
 /// - the pattern of every `search()` and `match()` compiles (the regex
 ///   crate's syntax, as jsonpath-rust evaluates it): an invalid one never
 ///   matches, so `is: unset` would hold on every object.
-pub fn validate(path: &str) -> Result<(), String> {
-    let query = jsonpath_rust::parser::parse_json_path(path)
-        .map_err(|e| format!("JSONPath {path}: {e}"))?;
+pub fn validate(path: &str) -> Result<(), JsonPathError> {
+    let query =
+        jsonpath_rust::parser::parse_json_path(path).map_err(|source| JsonPathError::Invalid {
+            path: path.to_string(),
+            source,
+        })?;
     let mut walk = Walk::default();
     walk.segments(&query.segments, 0);
+    let path = path.to_string();
     if walk.descendants > 1 {
-        return Err(format!(
-            "JSONPath {path}: {} descendant segments (`..`); at most one is allowed, as each multiplies the work by the size of the object",
-            walk.descendants
-        ));
+        return Err(JsonPathError::TooManyDescendants {
+            path,
+            count: walk.descendants,
+        });
     }
     if walk.nesting > 1 {
-        return Err(format!(
-            "JSONPath {path}: an absolute query (`$`) inside the filter of another one in a filter; each runs once per node its filter tests, so nesting them multiplies the work by the size of the object (one level is allowed)"
-        ));
+        return Err(JsonPathError::NestedRootQueries { path });
     }
     match walk.bad_pattern {
-        Some((pattern, e)) => Err(format!(
-            "JSONPath {path}: the pattern {pattern:?} is not a valid regular expression: {}",
-            e.to_string().replace('\n', " ")
-        )),
+        Some((pattern, source)) => Err(JsonPathError::BadPattern {
+            path,
+            pattern,
+            source,
+        }),
         None => Ok(()),
     }
 }
@@ -272,9 +316,9 @@ mod tests {
             "$.data[?search(@, '^a+$')]",
             "$[?@..a]",
         ] {
-            assert_eq!(validate(ok), Ok(()), "{ok}");
+            assert!(validate(ok).is_ok(), "{ok}");
         }
-        let err = |p: &str| validate(p).unwrap_err();
+        let err = |p: &str| validate(p).unwrap_err().to_string();
         assert!(err("$.data[?$.data[?$.data[*]]]").contains("absolute query"));
         assert!(err("$.data[?count($.data[?$.a]) > 1]").contains("absolute query"));
         assert!(err("$.data[?search(@, '[')]").contains("not a valid regular expression"));
