@@ -59,18 +59,9 @@ pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
             return write_in_place(path, text);
         }
         Ok(meta) => {
-            let kind = meta.file_type();
-            let what = if kind.is_dir() {
-                "a directory"
-            } else if kind.is_socket() {
-                "a socket"
-            } else if kind.is_block_device() {
-                "a block device"
-            } else {
-                "a special file"
-            };
+            let what = crate::source::confine::kind_name(meta.file_type());
             return refuse(format!(
-                "it is {what}, not a regular file; it is left alone"
+                "it is a {what}, not a regular file; it is left alone"
             ));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
