@@ -57,22 +57,32 @@ pub fn all(model: &Model) -> Vec<Database> {
         .collect()
 }
 
-/// The database `app` uses, or why it cannot be told.
+/// The database `app` uses, or why it cannot be told. The host the app
+/// reads wins ([`env::of_app`] orders its sources as the container sees
+/// them); a chart-bundled Postgres still `enabled: true` is the database
+/// only when nothing overrides the host, or the host names its Service:
+/// a subchart kept running as a rollback copy is not the one in use.
 pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, Unknown> {
-    if let Some(db) = query
-        .bundled
-        .and_then(|key| bitnami::bundled(model, app.object, key))
-    {
-        return Ok(db);
-    }
     let vars = env::of_app(model, app, query.prefixes);
     let host_var = query.env.iter().find_map(|name| env::lookup(&vars, name));
+    let bundled = query
+        .bundled
+        .and_then(|key| bitnami::bundled(model, app.object, key));
     let Some(var) = host_var else {
         let names = query.env.join(", ");
-        return Err(Unknown(match env::has_hidden_sources(model, app) {
-            Some(src) => format!("none of {names} is set in the repository; {src} could set it"),
-            None => format!("none of {names} is set"),
-        }));
+        let hidden = env::has_hidden_sources(model, app);
+        return match (bundled, hidden) {
+            (Some(db), None) => Ok(db),
+            (Some(db), Some(src)) => Err(Unknown(format!(
+                "{names} is not set in the repository, so {} of {} would be the database, but {src} could set it",
+                db.values_key,
+                model.object(db.object).id()
+            ))),
+            (None, Some(src)) => Err(Unknown(format!(
+                "none of {names} is set in the repository; {src} could set it"
+            ))),
+            (None, None) => Err(Unknown(format!("none of {names} is set"))),
+        };
     };
     let host = match &var.value {
         EnvValue::Known(h) if !h.is_empty() => h.clone(),
@@ -85,7 +95,15 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
         Some(from) => format!("{host} ({} from {from})", var.name),
         None => host.clone(),
     };
-    let (service, namespace) = split_host(&host, model.namespace_of(app.object));
+    let ns = model.namespace_of(app.object);
+    let (service, namespace) = split_host(&host, ns);
+    if let Some(db) = bundled
+        && namespace == ns
+        && env::with_release_name(service, &env::release_name(model, app.object))
+            .is_some_and(|s| s == bitnami::bundled_service(model, app.object, &db.values_key))
+    {
+        return Ok(db);
+    }
     let mut db = by_service(model, app.object, service, namespace).ok_or_else(|| {
         Unknown(format!(
             "host {shown} matches no Postgres cluster in the repository"

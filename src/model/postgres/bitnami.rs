@@ -189,7 +189,18 @@ fn fullname(model: &Model, r: ObjRef) -> String {
         .root
         .str_at(&["spec", "releaseName"])
         .unwrap_or(obj.name());
-    let values = model.release(r).map(|rel| &rel.values);
+    postgresql_fullname(release_name, model.release(r).map(|rel| &rel.values))
+}
+
+/// The Service of the subchart an app's chart bundles under values key
+/// `key`: the same fullname template, over the parent's release name and
+/// the subchart's values.
+pub fn bundled_service(model: &Model, app: ObjRef, key: &str) -> String {
+    let values = model.release(app).and_then(|r| r.values.get(key));
+    postgresql_fullname(&crate::model::env::release_name(model, app), values)
+}
+
+fn postgresql_fullname(release_name: &str, values: Option<&Node>) -> String {
     if let Some(o) = values.and_then(|v| v.str_at(&["fullnameOverride"])) {
         return o.to_string();
     }
