@@ -22,7 +22,11 @@ pub use lint::{Linted, Options, lint_repo};
 pub use verdicts::ProbeRequest;
 
 use crate::model::Model;
-use crate::report::{Format, concise, github, human, inventory, json, metrics, pushgateway, sarif};
+use crate::report::{
+    Format, concise,
+    control::{self, Breaks},
+    github, human, inventory, json, metrics, pushgateway, sarif,
+};
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::confine::{Refused, Root};
 use crate::source::repo::{self, Repo};
@@ -338,7 +342,12 @@ fn log_issues(issues: &[Issue], log: &mut Log) {
     let mut counted: Vec<(String, usize)> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
     for issue in issues {
-        let text = issue.to_string();
+        // A path is shown on one line, whatever its name holds.
+        let text = Issue {
+            path: control::escape(&issue.path, Breaks::Escape).into_owned(),
+            ..issue.clone()
+        }
+        .to_string();
         match at.get(&text) {
             Some(&i) => counted[i].1 += 1,
             None => {
@@ -362,7 +371,11 @@ pub fn log_load(repo: &Repo, verbose: u8, log: &mut Log) {
     log_issues(&repo.issues, log);
     if verbose > 0 {
         for s in &repo.skipped {
-            log(&format!("skipped: {}: {}", s.path.display(), s.reason));
+            log(&format!(
+                "skipped: {}: {}",
+                control::escape(&s.path.to_string_lossy(), Breaks::Escape),
+                s.reason
+            ));
         }
     }
     log(&format!(
@@ -483,7 +496,9 @@ fn render(
     log: &mut Log,
 ) -> Result<String, String> {
     Ok(match req.format {
-        _ if req.fixes.diff => fixes::diffs(&req.fixes, findings, sources, log),
+        _ if req.fixes.diff => {
+            control::escape_line(&fixes::diffs(&req.fixes, findings, sources, log)).into_owned()
+        }
         Format::Human => {
             let mut text = human::render(findings, sources, req.color.enabled());
             text.push_str(&summary_line(findings));
@@ -494,21 +509,21 @@ fn render(
                 text.push('\n');
                 text.push_str(&line);
             }
-            text
+            control::defuse_commands(&text).into_owned()
         }
         Format::Json => {
             let mut out = json::render(findings, sources);
             if let Some(repo) = repo {
                 out["coverage"] = inventory::coverage_json(repo);
             }
-            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+            control::to_json(&out)?
         }
         Format::Yaml => {
             let mut out = json::render(findings, sources);
             if let Some(repo) = repo {
                 out["coverage"] = inventory::coverage_json(repo);
             }
-            serde_saphyr::to_string(&out).map_err(|e| e.to_string())?
+            control::to_yaml(&out)?
         }
         Format::Concise => {
             let mut text = concise::render(findings, sources);
@@ -519,7 +534,7 @@ fn render(
             if let Some(repo) = repo {
                 text.push_str(&format!("; {}", repo.coverage.summary()));
             }
-            text
+            control::defuse_commands(&text).into_owned()
         }
         Format::Sarif => {
             let mut out = sarif::render(findings, rules, sources);
@@ -535,7 +550,7 @@ fn render(
             {
                 sarif::add_provenance(&mut out, &p);
             }
-            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+            control::to_json(&out)?
         }
         // Each command already ends its line.
         Format::Github => github::render(findings, problems, sources)

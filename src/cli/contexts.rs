@@ -65,8 +65,7 @@ pub fn run(contexts: &[String], format: ReportFormat) -> Result<u8, String> {
                     })
                 })
                 .collect();
-            serde_json::to_string_pretty(&serde_json::json!({ "contexts": items }))
-                .map_err(|e| e.to_string())?
+            crate::report::control::to_json(&serde_json::json!({ "contexts": items }))?
         }
         _ => reports
             .iter()

@@ -21,7 +21,7 @@ use crate::pipeline::{
     self, BaseRequest, ClusterRequest, EXIT_CLEAN, EXIT_ERROR, FixRequest, Input, ProbeRequest,
     Request, load_rules,
 };
-use crate::report::inventory;
+use crate::report::{control, inventory};
 use crate::rules::{self, Severity};
 
 pub fn main() -> ExitCode {
@@ -29,7 +29,7 @@ pub fn main() -> ExitCode {
     match run(args) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("error: {}", crate::report::control::escape(&err));
+            eprintln!("{}", control::escape_line(&format!("error: {err}")));
             ExitCode::from(EXIT_ERROR)
         }
     }
@@ -159,7 +159,7 @@ fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::Opti
 /// The pipeline's progress lines go to stderr, control characters from
 /// the repository made visible.
 fn stderr_line(line: &str) {
-    let line = crate::report::control::escape(line);
+    let line = control::escape_line(line);
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
@@ -177,8 +177,8 @@ fn render_data<T: serde::Serialize>(
 ) -> Result<String, String> {
     match format {
         DataFormat::Text => Ok(text(data)),
-        DataFormat::Json => serde_json::to_string_pretty(data).map_err(|e| e.to_string()),
-        DataFormat::Yaml => serde_saphyr::to_string(data).map_err(|e| e.to_string()),
+        DataFormat::Json => control::to_json(data),
+        DataFormat::Yaml => control::to_yaml(data),
     }
 }
 
@@ -286,8 +286,8 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
         });
     }
     let text = match inv.format {
-        OutputFormat::Json => serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?,
-        OutputFormat::Yaml => serde_saphyr::to_string(&json).map_err(|e| e.to_string())?,
+        OutputFormat::Json => control::to_json(&json)?,
+        OutputFormat::Yaml => control::to_yaml(&json)?,
     };
     write_stdout(&text)?;
     Ok(EXIT_CLEAN)

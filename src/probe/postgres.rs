@@ -280,6 +280,16 @@ fn unescaped_credentials(dsn: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// tokio-postgres's reason for refusing a DSN, without the character it
+/// quotes: in `password s3cret` (no `=`), "expected `=` but got `s`" is
+/// the password's first character.
+fn unquoted(reason: &str) -> String {
+    match reason.split_once(" but got `") {
+        Some((head, _)) => format!("{head} (what is there is not shown: it may be a password)"),
+        None => reason.to_string(),
+    }
+}
+
 /// Where a DSN points, without its password.
 pub fn describe_target(config: &Config) -> String {
     let host = config
@@ -341,11 +351,10 @@ pub async fn run(options: &Options) -> Result<Report, ProbeError> {
             unescaped_credentials(dsn).map_err(ProbeError::Dsn)?;
             let config: Config = dsn.parse().map_err(|e: tokio_postgres::Error| {
                 let text = describe_error(&e, None);
-                ProbeError::Dsn(
+                ProbeError::Dsn(unquoted(
                     text.strip_prefix("invalid connection string: ")
-                        .unwrap_or(&text)
-                        .to_string(),
-                )
+                        .unwrap_or(&text),
+                ))
             })?;
             let target = describe_target(&config);
             let tls = super::pg_tls::client_config(options.ca_file.as_deref(), options.insecure)

@@ -1,7 +1,9 @@
 //! `--output concise`: one line per finding, `path:line:col: severity
 //! rule: message`, the form compilers print and editors, terminals and
-//! pre-commit's output link.
+//! pre-commit's output link. Each field is escaped to one line; the
+//! report's line starts are defused as a whole (`control::defuse_commands`).
 
+use super::control::{Breaks, escape};
 use crate::rules::Finding;
 use crate::yaml::SourceMap;
 
@@ -12,10 +14,11 @@ pub fn render(findings: &[Finding], sources: &SourceMap) -> String {
             // A message is one line; a stray break would start a false one.
             let message = f.message.replace(['\n', '\r'], " ");
             format!(
-                "{}: {} {}: {message}",
-                sources.location(f.primary.span),
+                "{}: {} {}: {}",
+                escape(&sources.location(f.primary.span), Breaks::Escape),
                 f.severity.as_str(),
-                f.rule
+                escape(&f.rule, Breaks::Escape),
+                escape(&message, Breaks::Escape)
             )
         })
         .collect::<Vec<_>>()

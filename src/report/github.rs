@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use super::control::{Breaks, escape, escape_line};
 use crate::rules::{Finding, Severity};
 use crate::source::Issue;
 use crate::yaml::SourceMap;
@@ -104,14 +105,15 @@ pub fn render(findings: &[Finding], problems: &[Issue], sources: &SourceMap) -> 
     if !rest.is_empty() {
         for a in &rest {
             let first = a.message.lines().next().unwrap_or("");
-            let _ = writeln!(
-                out,
+            // A plain line of the log: its start must not read as a command.
+            let line = format!(
                 "{}: {} {}: {}",
-                a.location,
+                escape(&a.location, Breaks::Escape),
                 a.severity.as_str(),
-                a.title,
-                super::control::escape(first)
+                escape(&a.title, Breaks::Escape),
+                escape(first, Breaks::Escape)
             );
+            let _ = writeln!(out, "{}", escape_line(&line));
         }
         let count = |s: Severity| rest.iter().filter(|a| a.severity == s).count();
         let _ = writeln!(
@@ -205,7 +207,7 @@ fn slashes(path: &std::path::Path) -> String {
 /// `escapeData`): without it a newline would end the command early.
 /// Control characters are made visible first (`control`).
 pub fn escape_data(s: &str) -> String {
-    super::control::escape(s)
+    escape(s, Breaks::Keep)
         .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")

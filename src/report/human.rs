@@ -11,7 +11,7 @@ use miette::{
     MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
-use super::control::{self, escape};
+use super::control::{self, Breaks, escape};
 use crate::rules::{Finding, Label, Severity};
 use crate::yaml::{FileId, SourceMap};
 
@@ -38,6 +38,10 @@ impl Color {
         }
     }
 }
+
+/// Bytes of a long line a snippet shows each side of what it labels, and
+/// the most of a label it underlines.
+const SNIPPET_CONTEXT: usize = 160;
 
 /// Text is wrapped to this width when neither the terminal nor COLUMNS
 /// says one.
@@ -117,10 +121,10 @@ fn snippet(f: &Finding, sources: &SourceMap, files: &mut Files) -> Snippet {
         }
         let (source, labels) = named(files.get(sources, file), &in_primary, true);
         Snippet {
-            message: escape(&f.message).into_owned(),
+            message: escape(&f.message, Breaks::Keep).into_owned(),
             severity: severity(f.severity),
-            code: Some(f.rule.clone()),
-            help: Some(escape(&help).into_owned()),
+            code: Some(escape(&f.rule, Breaks::Escape).into_owned()),
+            help: Some(escape(&help, Breaks::Keep).into_owned()),
             source,
             labels,
             related: others
@@ -130,7 +134,7 @@ fn snippet(f: &Finding, sources: &SourceMap, files: &mut Files) -> Snippet {
                     Snippet {
                         message: format!(
                             "related: {}",
-                            escape(&sources.shown(id).to_string_lossy())
+                            escape(&sources.shown(id).to_string_lossy(), Breaks::Escape)
                         ),
                         severity: miette::Severity::Advice,
                         code: None,
@@ -189,7 +193,7 @@ impl Prepared {
             .chain(text.text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         Prepared {
-            name: escape(&sources.shown(id).to_string_lossy()).into_owned(),
+            name: escape(&sources.shown(id).to_string_lossy(), Breaks::Escape).into_owned(),
             text,
             starts,
         }
@@ -220,21 +224,36 @@ impl SourceCode for Prepared {
         let end = (span.offset() + span.len()).min(text.len());
         let first = self.line_of(span.offset()).saturating_sub(before + 1);
         let last = self.line_of(end.saturating_sub(1).max(span.offset()));
-        let lo = self.starts[first];
-        let hi = self
+        let mut lo = self.starts[first];
+        let mut hi = self
             .starts
             .get(last + after + 2)
             .copied()
             .unwrap_or(text.len());
+        // Long lines (a minified manifest, a value of a megabyte on one
+        // line) are cut to a window around the span: a snippet holds at
+        // most about SNIPPET_CONTEXT bytes each side of what it labels,
+        // not the whole line once per finding.
+        if hi - lo > span.len() + 4 * SNIPPET_CONTEXT {
+            lo = lo.max(floor_char(
+                text,
+                span.offset().saturating_sub(SNIPPET_CONTEXT),
+            ));
+            hi = hi.min(ceil_char(text, end + SNIPPET_CONTEXT));
+        }
+        let first = self.line_of(lo);
+        let cut = lo - self.starts[first];
         let window = &text[lo..hi];
         let local = SourceSpan::new((span.offset() - lo).into(), span.len());
         let read = window.read_span(&local, before, after)?;
+        // A column on the window's first line counts from the line's start.
+        let column = read.column() + if read.line() == 0 { cut } else { 0 };
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.clone(),
             read.data(),
             SourceSpan::new((read.span().offset() + lo).into(), read.span().len()),
             read.line() + first,
-            read.column(),
+            column,
             read.line_count() + first,
         )))
     }
@@ -254,8 +273,12 @@ fn named(
         .enumerate()
         .map(|(i, l)| {
             let start = file.text.offset(l.span.start as usize);
-            let span = SourceSpan::new(start.into(), file.text.offset(l.span.end as usize) - start);
-            let label = Some(escape(&l.text).into_owned());
+            // A label underlines at most SNIPPET_CONTEXT bytes: a value of
+            // a megabyte is shown by its start.
+            let end = file.text.offset(l.span.end as usize);
+            let end = floor_char(&file.text.text, end.min(start + SNIPPET_CONTEXT));
+            let span = SourceSpan::new(start.into(), end - start);
+            let label = Some(escape(&l.text, Breaks::Escape).into_owned());
             if first_is_primary && i == 0 {
                 LabeledSpan::new_primary_with_span(label, span)
             } else {
@@ -264,6 +287,25 @@ fn named(
         })
         .collect();
     (file, labels)
+}
+
+/// The char boundary at or before `at` (`str::floor_char_boundary`,
+/// newer than this crate's MSRV).
+fn floor_char(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The char boundary at or after `at`.
+fn ceil_char(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
 }
 
 fn severity(s: Severity) -> miette::Severity {

@@ -17,6 +17,10 @@ pub const JOB: &str = "homelab-lint";
 /// How long a push may take before the run gives up on it.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Bytes of an error answer's body read: enough for the Pushgateway's
+/// own messages, of which the first 300 characters are shown.
+const ERROR_BODY_BYTES: usize = 4096;
+
 /// Why the metrics were not pushed; the message names the URL without
 /// its credentials.
 #[derive(Debug, thiserror::Error)]
@@ -103,12 +107,27 @@ pub fn push(base: &str, text: &str, timeout: Duration) -> Result<(), PushError> 
         if status.is_success() {
             return Ok(());
         }
-        let body = response.text().await.unwrap_or_default();
-        let body: String = body.trim().chars().take(300).collect();
+        // What an error page says, read up to a cap as it arrives: an
+        // endless body would otherwise be buffered until memory runs out.
+        let mut response = response;
+        let mut read = Vec::new();
+        while read.len() < ERROR_BODY_BYTES {
+            match response.chunk().await {
+                Ok(Some(chunk)) => read.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+        read.truncate(ERROR_BODY_BYTES);
+        let body: String = String::from_utf8_lossy(&read)
+            .trim()
+            .chars()
+            .take(300)
+            .collect();
         Err(PushError::Status {
             target: shown.clone(),
             status,
-            body,
+            // The server's words on one line of the log.
+            body: super::control::escape(&body, super::control::Breaks::Escape).into_owned(),
         })
     })
 }

@@ -143,7 +143,7 @@ impl Ctx {
             .header(http::header::ACCEPT, accept)
             .body(Vec::new())
             .map_err(kube::Error::HttpError)?;
-        let result = self.client.request_text(request).await;
+        let result = self.request_text(request).await;
         if self.verbose >= 2 {
             let outcome = match &result {
                 Ok(text) => format!("ok, {} bytes", text.len()),
@@ -156,6 +156,52 @@ impl Ctx {
             );
         }
         result
+    }
+}
+
+/// Bytes one API response may hold. A list page of `--chunk-size`
+/// objects is far below it; an endless or huge answer fails its request
+/// once past it, rather than being buffered until memory runs out.
+pub const API_BODY_BYTES: usize = 256 << 20;
+
+impl Ctx {
+    /// kube's `Client::request_text`, with the body read under
+    /// [`API_BODY_BYTES`] as it arrives (an error status's body too).
+    async fn request_text(&self, request: http::Request<Vec<u8>>) -> Result<String, kube::Error> {
+        use http_body_util::{BodyExt, Limited};
+        let res = self
+            .client
+            .send(request.map(kube::client::Body::from))
+            .await?;
+        let status = res.status();
+        let body = Limited::new(res.into_body(), API_BODY_BYTES)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    kube::Error::Service(
+                        format!(
+                            "the response is over {API_BODY_BYTES} bytes (read so far, not kept); \
+                             a smaller --chunk-size makes pages smaller"
+                        )
+                        .into(),
+                    )
+                } else {
+                    kube::Error::Service(e)
+                }
+            })?
+            .to_bytes();
+        let text = String::from_utf8(body.to_vec()).map_err(kube::Error::FromUtf8)?;
+        if status.is_client_error() || status.is_server_error() {
+            // As kube words it: the Status the server sent, or one made of
+            // the text (a proxy's HTML, a missing path's plain text).
+            let answer = serde_json::from_str::<kube::core::Status>(&text).unwrap_or_else(|_| {
+                kube::core::Status::failure(text.trim(), "Failed to parse error data")
+                    .with_code(status.as_u16())
+            });
+            return Err(kube::Error::Api(answer.boxed()));
+        }
+        Ok(text)
     }
 }
 

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Component, Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::Mutex;
 
 use super::confine::Refused;
@@ -76,10 +76,8 @@ impl Tree {
     /// Lists `commit`'s tree below `prefix` (relative to `top`, the
     /// repository's top level; `""` for all of it) and starts the blob reader.
     pub fn open(top: &Path, commit: &str, prefix: &str) -> std::io::Result<Tree> {
-        let mut ls = Command::new("git");
-        ls.arg("-C")
-            .arg(top)
-            .args(["ls-tree", "-r", "-z", "--full-tree", commit]);
+        let mut ls = super::git::command(top);
+        ls.args(["ls-tree", "-r", "-z", "--full-tree", commit]);
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
         }
@@ -135,9 +133,7 @@ impl Tree {
             .map(|(path, _)| PathBuf::from(path))
             .collect();
         yaml.sort();
-        let mut child = Command::new("git")
-            .arg("-C")
-            .arg(top)
+        let mut child = super::git::command(top)
             .args(["cat-file", "--batch"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -26,6 +26,10 @@ pub enum Refused {
         len: Option<u64>,
         limit: usize,
     },
+    /// The run has read its budget of bytes (see [`super::disk::RUN_BYTES`]).
+    OverBudget {
+        budget: usize,
+    },
 }
 
 impl fmt::Display for Refused {
@@ -47,6 +51,10 @@ impl fmt::Display for Refused {
             Refused::TooBig { len: None, limit } => {
                 write!(f, "file holds over the limit of {limit} bytes")
             }
+            Refused::OverBudget { budget } => write!(
+                f,
+                "not read: the files read before it reached the run's budget of {budget} bytes"
+            ),
         }
     }
 }
@@ -93,6 +101,23 @@ impl Root {
     }
 }
 
+/// What a file that is not a regular file is, in words.
+pub fn kind_name(kind: std::fs::FileType) -> &'static str {
+    if kind.is_dir() {
+        "directory"
+    } else if kind.is_fifo() {
+        "named pipe (FIFO)"
+    } else if kind.is_char_device() {
+        "character device"
+    } else if kind.is_block_device() {
+        "block device"
+    } else if kind.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
 /// The bytes of a regular file, at most `limit` of them. The type is
 /// checked on the opened descriptor, not the name (nothing can swap the
 /// file in between), and the open does not block on a FIFO.
@@ -104,19 +129,7 @@ pub fn read_regular(path: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
     let meta = file.metadata()?;
     let kind = meta.file_type();
     if !kind.is_file() {
-        return Err(Refused::NotRegular(if kind.is_dir() {
-            "directory"
-        } else if kind.is_fifo() {
-            "named pipe (FIFO)"
-        } else if kind.is_char_device() {
-            "character device"
-        } else if kind.is_block_device() {
-            "block device"
-        } else if kind.is_socket() {
-            "socket"
-        } else {
-            "special file"
-        }));
+        return Err(Refused::NotRegular(kind_name(kind)));
     }
     if meta.len() > limit as u64 {
         return Err(Refused::TooBig {

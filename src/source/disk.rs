@@ -12,9 +12,18 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::confine::{Refused, Root, read_regular};
+
+/// Bytes all the reads of one repository may take. Each file is held to
+/// `Limits::max_bytes`, and the walk reads a file once however many links
+/// reach it; this bounds the sum, so that many large files cannot take the
+/// memory their parse needs (the run holds about ten times the text).
+/// Real repositories read a few megabytes (the largest of the corpus,
+/// 5.4 MB).
+pub const RUN_BYTES: usize = 256 << 20;
 
 pub struct Disk {
     /// The root as given, which paths are joined onto.
@@ -22,6 +31,8 @@ pub struct Disk {
     root: Root,
     /// Directories by repo-relative path, listed on first use.
     listings: Mutex<HashMap<PathBuf, Listing>>,
+    /// Bytes read so far, against [`RUN_BYTES`].
+    spent: AtomicUsize,
 }
 
 /// An entry's own type, as the directory listing gives it (a symlink is
@@ -53,6 +64,7 @@ impl Disk {
             top: top.to_path_buf(),
             root: Root::new(top),
             listings: Mutex::new(HashMap::new()),
+            spent: AtomicUsize::new(0),
         }
     }
 
@@ -87,11 +99,27 @@ impl Disk {
     }
 
     /// The bytes of a regular file that stays in the root.
+    /// Within the run's budget: reads in parallel may pass it by one file
+    /// each.
     pub fn read(&self, rel: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
         let abs = self.top.join(rel);
-        match self.find(rel) {
-            Some(Some(Kind::File)) => read_regular(&abs, limit),
-            _ => self.root.read(&abs, limit),
+        let left = RUN_BYTES.saturating_sub(self.spent.load(Ordering::Relaxed));
+        let read = match self.find(rel) {
+            Some(Some(Kind::File)) => read_regular(&abs, limit.min(left)),
+            _ => self.root.read(&abs, limit.min(left)),
+        };
+        match read {
+            // Over the budget, and not over the file limit itself.
+            Err(Refused::TooBig { len, .. })
+                if left < limit && len.is_none_or(|l| l <= limit as u64) =>
+            {
+                Err(Refused::OverBudget { budget: RUN_BYTES })
+            }
+            Ok(bytes) => {
+                self.spent.fetch_add(bytes.len(), Ordering::Relaxed);
+                Ok(bytes)
+            }
+            other => other,
         }
     }
 

@@ -39,14 +39,61 @@ pub struct Checkout {
     pub commit: String,
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<(bool, String, String), GitError> {
-    let out = Command::new("git")
-        .arg("-C")
+/// `git -C dir`, running none of the commands a repository's
+/// configuration may name for a read-only question (its `.git/config` is
+/// as untrusted as its files): `core.fsmonitor` off, and every configured
+/// clean, smudge or process filter emptied, which git reads as no filter
+/// (a `required` one then fails the command, and the caller goes on
+/// without git's answer). `diff` also gets `--no-ext-diff --no-textconv`
+/// where it is run. Given on the command line and in GIT_CONFIG_*, the
+/// settings hold for the git processes git starts (submodules) too; see
+/// SECURITY.md.
+pub(crate) fn command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.args(["-c", "core.fsmonitor=false"]);
+    let keys: Vec<String> = filter_drivers(dir)
+        .iter()
+        .flat_map(|d| ["clean", "smudge", "process"].map(|k| format!("filter.{d}.{k}")))
+        .collect();
+    // Environment pairs, not `-c`: a driver's name may hold `=`.
+    cmd.env("GIT_CONFIG_COUNT", keys.len().to_string());
+    for (i, key) in keys.iter().enumerate() {
+        cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), "");
+    }
+    cmd.arg("-C").arg(dir).stdin(Stdio::null());
+    cmd
+}
+
+/// The filter drivers `dir`'s configuration defines a command for.
+fn filter_drivers(dir: &Path) -> Vec<String> {
+    let Ok(out) = Command::new("git")
+        .args(["-c", "core.fsmonitor=false", "-C"])
         .arg(dir)
-        .args(args)
+        .args(["config", "--null", "--name-only", "--get-regexp"])
+        .arg(r"^filter\..*\.(clean|smudge|process)$")
         .stdin(Stdio::null())
+        .stderr(Stdio::null())
         .output()
-        .map_err(GitError::Spawn)?;
+    else {
+        return Vec::new();
+    };
+    let mut drivers: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|key| {
+            let key = std::str::from_utf8(key).ok()?;
+            let (name, _) = key.strip_prefix("filter.")?.rsplit_once('.')?;
+            Some(name.to_string())
+        })
+        .collect();
+    drivers.sort();
+    drivers.dedup();
+    drivers
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<(bool, String, String), GitError> {
+    let out = command(dir).args(args).output().map_err(GitError::Spawn)?;
     Ok((
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
@@ -152,11 +199,8 @@ pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
 /// could share. `None` when git cannot tell.
 pub fn changed_since(dir: &Path, commit: &str) -> Option<HashSet<PathBuf>> {
     let listed = |args: &[&str]| -> Option<Vec<PathBuf>> {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(dir)
+        let out = command(dir)
             .args(args)
-            .stdin(Stdio::null())
             .stderr(Stdio::null())
             .output()
             .ok()?;

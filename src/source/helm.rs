@@ -183,6 +183,7 @@ fn resolve_values<'a>(
     // Values documents by where their text is: a key listed again is
     // parsed once.
     let mut parsed: HashMap<(u32, u32, u32), Option<Node>> = HashMap::new();
+    let list_items = std::cell::Cell::new(RELEASE_LIST_ITEMS);
     for entry in hr
         .root
         .path(&["spec", "valuesFrom"])
@@ -212,7 +213,7 @@ fn resolve_values<'a>(
                 // A placeholder, so that a later source that sets the
                 // path is seen to override it.
                 let placeholder = Node::new(Value::Null, entry.span);
-                if set_path(&mut release.values, path, placeholder).is_ok() {
+                if set_path(&mut release.values, path, placeholder, &list_items).is_ok() {
                     release.deferred.push(Deferred {
                         path: path.to_string(),
                         kind: kind.to_string(),
@@ -290,7 +291,7 @@ fn resolve_values<'a>(
                     }
                     value
                 })
-                .and_then(|value| set_path(&mut release.values, path, value));
+                .and_then(|value| set_path(&mut release.values, path, value, &list_items));
             if let Err(message) = set {
                 release.issues.push(Issue::at(
                     sources,
@@ -716,8 +717,21 @@ fn typed(s: String, as_string: bool) -> Value {
     Value::Str(s.into())
 }
 
-/// Sets `value` at a `--set` path, creating maps and lists on the way.
-fn set_path(root: &mut Node, path: &str, value: Node) -> Result<(), String> {
+/// List items the `targetPath`s of one HelmRelease may create. Each
+/// index may be up to Helm's [`MAX_INDEX`], and a list grows to hold it:
+/// a thousand `kN[65536]` entries (74 KB) made 65 million nodes (2.4 GB,
+/// then an abort). Helm itself would build them; no real release comes
+/// near.
+const RELEASE_LIST_ITEMS: usize = 4 * MAX_INDEX;
+
+/// Sets `value` at a `--set` path, creating maps and lists on the way;
+/// the items lists grow by are taken from `list_items`.
+fn set_path(
+    root: &mut Node,
+    path: &str,
+    value: Node,
+    list_items: &std::cell::Cell<usize>,
+) -> Result<(), String> {
     let segs = parse_path(path)?;
     let span = value.span;
     let mut cur = root;
@@ -747,6 +761,13 @@ fn set_path(root: &mut Node, path: &str, value: Node) -> Result<(), String> {
                     return Err(format!("index {n} is under a value that is not a list"));
                 };
                 if items.len() <= *n {
+                    let grow = n + 1 - items.len();
+                    let Some(left) = list_items.get().checked_sub(grow) else {
+                        return Err(format!(
+                            "the list indexes of this HelmRelease's targetPaths would make over {RELEASE_LIST_ITEMS} list items; this one is not set"
+                        ));
+                    };
+                    list_items.set(left);
                     items.resize(n + 1, Node::new(Value::Null, span));
                 }
                 let item = &mut items[*n];

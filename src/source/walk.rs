@@ -1,5 +1,7 @@
 //! Finding the YAML files of a repository.
 
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::Issue;
@@ -10,9 +12,17 @@ use super::confine::{Refused, Root};
 /// without permission, a symlink that leaves the repository: reported
 /// where it is and not entered). Hidden directories (`.git`, `.github`)
 /// hold no manifests Flux applies, so they are not entered.
+///
+/// Each directory and file is visited once, by its identity (device and
+/// inode): a second path to it through a symlink is an issue naming the
+/// first, and is not entered or listed. Symlinks that stay in the
+/// repository can otherwise form a DAG whose paths double per level (two
+/// links in each of 20 directories: a million paths to one file) or make
+/// one large file count a hundred times.
 pub fn yaml_files(root: &Path) -> (Vec<PathBuf>, Vec<Issue>) {
     let mut files = Vec::new();
     let mut issues = Vec::new();
+    let mut seen: HashMap<(u64, u64), PathBuf> = HashMap::new();
     let confined = Root::new(root);
     let mut walker = walkdir::WalkDir::new(root)
         .follow_links(true)
@@ -30,6 +40,29 @@ pub fn yaml_files(root: &Path) -> (Vec<PathBuf>, Vec<Issue>) {
                 walker.skip_current_dir();
             }
             continue;
+        }
+        if let Ok(e) = &entry
+            && (e.file_type().is_dir() || is_yaml(e.path()))
+            && let Ok(meta) = e.metadata()
+        {
+            let rel = e.path().strip_prefix(root).unwrap_or(e.path());
+            if let Some(first) = seen.get(&(meta.dev(), meta.ino())) {
+                let what = if e.file_type().is_dir() {
+                    walker.skip_current_dir();
+                    "directory"
+                } else {
+                    "file"
+                };
+                issues.push(Issue::file(
+                    rel,
+                    format!(
+                        "the same {what} as {} (through a symlink): read once, there",
+                        first.display()
+                    ),
+                ));
+                continue;
+            }
+            seen.insert((meta.dev(), meta.ino()), rel.to_path_buf());
         }
         match entry {
             // Not only regular files: a FIFO or device named `*.yaml` is

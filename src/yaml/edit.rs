@@ -431,8 +431,10 @@ pub fn append_block_line(sources: &SourceMap, block: &Node, line: &str) -> Optio
 }
 
 /// Applies edits to one file's text. Overlapping edits are refused, since
-/// their result would depend on order.
+/// their result would depend on order. The new lines of an edit take the file's line break: CRLF when its
+/// first line ends so, which a file written on Windows has throughout.
 pub fn apply(text: &str, edits: &[&Edit]) -> Option<String> {
+    let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
     let mut sorted: Vec<&&Edit> = edits.iter().collect();
     sorted.sort_by_key(|e| (e.start, e.end));
     let mut out = String::with_capacity(text.len());
@@ -443,7 +445,20 @@ pub fn apply(text: &str, edits: &[&Edit]) -> Option<String> {
             return None;
         }
         out.push_str(text.get(pos..s)?);
-        out.push_str(&e.replacement);
+        if crlf {
+            let mut lines = e.replacement.split('\n').peekable();
+            while let Some(line) = lines.next() {
+                match lines.peek() {
+                    Some(_) => {
+                        out.push_str(line.strip_suffix('\r').unwrap_or(line));
+                        out.push_str("\r\n");
+                    }
+                    None => out.push_str(line),
+                }
+            }
+        } else {
+            out.push_str(&e.replacement);
+        }
         pos = t;
     }
     out.push_str(text.get(pos..)?);

@@ -2,6 +2,9 @@
 //! that matches keep their spans: a rule's predicate points at the exact
 //! value it matched.
 
+use jsonpath_rust::parser::model::{
+    Comparable, Filter, FilterAtom, FnArg, Literal, Segment, Selector, Test, TestFunction,
+};
 use jsonpath_rust::query::queryable::Queryable;
 
 use super::node::{Node, Span, Value};
@@ -21,6 +24,27 @@ pub enum JsonPathError {
         "JSONPath {path}: {count} descendant segments (`..`); at most one is allowed, as each multiplies the work by the size of the object"
     )]
     TooManyDescendants { path: String, count: usize },
+    /// An absolute query inside the filter of another one in a filter.
+    #[error(
+        "JSONPath {path}: an absolute query (`$`) inside the filter of another one in a filter; each runs once per node its filter tests, so nesting them multiplies the work by the size of the object (one level is allowed)"
+    )]
+    NestedRootQueries { path: String },
+    /// A `search()` or `match()` pattern that does not compile.
+    #[error(
+        "JSONPath {path}: the pattern {pattern:?} is not a valid regular expression: {}",
+        one_line(source)
+    )]
+    BadPattern {
+        path: String,
+        pattern: String,
+        #[source]
+        source: regex::Error,
+    },
+}
+
+/// The regex crate's message, which draws the pattern over several lines.
+fn one_line(e: &regex::Error) -> String {
+    e.to_string().replace('\n', " ")
 }
 
 /// Nodes `path` selects under `root`. An invalid path is an error that
@@ -33,26 +57,135 @@ pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, JsonPathE
 }
 
 /// Whether `path` is a valid JSONPath query that evaluates in time
-/// linear in the object: at most one descendant segment (`..`), filters
-/// included. Each one visits every node below every node the path has
-/// reached so far, so `$..*..*..*` on a deep object is the object's size
-/// cubed.
+/// bounded by the object's size:
+/// - at most one descendant segment (`..`), filters included. Each one
+///   visits every node below every node the path has reached so far, so
+///   `$..*..*..*` on a deep object is the object's size cubed;
+/// - no absolute query (`$...`) inside the filter of another absolute
+///   query inside a filter. An absolute query in a filter runs once per
+///   node the filter tests, so each level of nesting multiplies the work
+///   by the object's size (`$.data[?$.data[?$.data[?$.data[*]]]]` over
+///   300 keys took hours);
+/// - the pattern of every `search()` and `match()` compiles (the regex
+///   crate's syntax, as jsonpath-rust evaluates it): an invalid one never
+///   matches, so `is: unset` would hold on every object.
 pub fn validate(path: &str) -> Result<(), JsonPathError> {
     let query =
         jsonpath_rust::parser::parse_json_path(path).map_err(|source| JsonPathError::Invalid {
             path: path.to_string(),
             source,
         })?;
-    // The parsed query's Debug form names every segment, those of filter
-    // subqueries too; jsonpath-rust has no visitor to count them with.
-    let count = format!("{query:?}").matches("Descendant(").count();
-    if count > 1 {
+    let mut walk = Walk::default();
+    walk.segments(&query.segments, 0);
+    let path = path.to_string();
+    if walk.descendants > 1 {
         return Err(JsonPathError::TooManyDescendants {
-            path: path.to_string(),
-            count,
+            path,
+            count: walk.descendants,
         });
     }
-    Ok(())
+    if walk.nesting > 1 {
+        return Err(JsonPathError::NestedRootQueries { path });
+    }
+    match walk.bad_pattern {
+        Some((pattern, source)) => Err(JsonPathError::BadPattern {
+            path,
+            pattern,
+            source,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// What [`validate`] counts on its way through a parsed query.
+#[derive(Default)]
+struct Walk {
+    descendants: usize,
+    /// The deepest nesting of absolute queries inside filters.
+    nesting: usize,
+    bad_pattern: Option<(String, regex::Error)>,
+}
+
+impl Walk {
+    fn segments(&mut self, segments: &[Segment], depth: usize) {
+        for s in segments {
+            self.segment(s, depth);
+        }
+    }
+
+    fn segment(&mut self, segment: &Segment, depth: usize) {
+        match segment {
+            Segment::Descendant(inner) => {
+                self.descendants += 1;
+                self.segment(inner, depth);
+            }
+            Segment::Selector(s) => self.selector(s, depth),
+            Segment::Selectors(ss) => ss.iter().for_each(|s| self.selector(s, depth)),
+        }
+    }
+
+    fn selector(&mut self, selector: &Selector, depth: usize) {
+        if let Selector::Filter(f) = selector {
+            self.filter(f, depth);
+        }
+    }
+
+    fn filter(&mut self, filter: &Filter, depth: usize) {
+        match filter {
+            Filter::Or(fs) | Filter::And(fs) => fs.iter().for_each(|f| self.filter(f, depth)),
+            Filter::Atom(FilterAtom::Filter { expr, .. }) => self.filter(expr, depth),
+            Filter::Atom(FilterAtom::Test { expr, .. }) => self.test(expr, depth),
+            Filter::Atom(FilterAtom::Comparison(c)) => {
+                let (left, right) = c.vals();
+                self.comparable(left, depth);
+                self.comparable(right, depth);
+            }
+        }
+    }
+
+    fn test(&mut self, test: &Test, depth: usize) {
+        match test {
+            Test::RelQuery(segments) => self.segments(segments, depth),
+            Test::AbsQuery(query) => {
+                self.nesting = self.nesting.max(depth + 1);
+                self.segments(&query.segments, depth + 1);
+            }
+            Test::Function(f) => self.function(f, depth),
+        }
+    }
+
+    /// A singular query (`$.a.b`, `@.a`) reaches one node: no work to count.
+    fn comparable(&mut self, comparable: &Comparable, depth: usize) {
+        if let Comparable::Function(f) = comparable {
+            self.function(f, depth);
+        }
+    }
+
+    fn function(&mut self, function: &TestFunction, depth: usize) {
+        match function {
+            TestFunction::Search(value, pattern) | TestFunction::Match(value, pattern) => {
+                self.arg(value, depth);
+                self.arg(pattern, depth);
+                if let FnArg::Literal(Literal::String(p)) = pattern
+                    && let Err(e) = regex::Regex::new(p)
+                    && self.bad_pattern.is_none()
+                {
+                    self.bad_pattern = Some((p.clone(), e));
+                }
+            }
+            TestFunction::Custom(_, args) => args.iter().for_each(|a| self.arg(a, depth)),
+            TestFunction::Length(a) => self.arg(a, depth),
+            TestFunction::Value(a) | TestFunction::Count(a) => self.arg(a, depth),
+        }
+    }
+
+    fn arg(&mut self, arg: &FnArg, depth: usize) {
+        match arg {
+            FnArg::Literal(_) => {}
+            FnArg::Test(t) => self.test(t, depth),
+            FnArg::Filter(f) => self.filter(f, depth),
+        }
+    }
 }
 
 /// For rule schemas: a JSONPath field checked as the rule file is read,
@@ -173,5 +306,23 @@ mod tests {
         let ints = select("$.spec.parameters.max_connections", doc).unwrap();
         assert_eq!(ints[0].value, Value::Int(200));
         assert!(validate("$.spec[").is_err());
+    }
+
+    #[test]
+    fn nested_absolute_filters_and_invalid_patterns_are_refused() {
+        for ok in [
+            "$.data[?$.data[*]]",
+            "$.data[?@.a[?@.b]]",
+            "$.data[?search(@, '^a+$')]",
+            "$[?@..a]",
+        ] {
+            assert!(validate(ok).is_ok(), "{ok}");
+        }
+        let err = |p: &str| validate(p).unwrap_err().to_string();
+        assert!(err("$.data[?$.data[?$.data[*]]]").contains("absolute query"));
+        assert!(err("$.data[?count($.data[?$.a]) > 1]").contains("absolute query"));
+        assert!(err("$.data[?search(@, '[')]").contains("not a valid regular expression"));
+        assert!(err("$.data[?!match(@.x, 'a(')]").contains("\"a(\""));
+        assert!(err("$..a[?@..b]").contains("2 descendant segments"));
     }
 }

@@ -241,3 +241,54 @@ fn a_base_commit_cannot_spend_past_the_run_build_budget_through_reused_builds() 
     );
     assert_eq!(reused, fresh, "reuse loaded past the budget");
 }
+
+/// The repository's own `.git/config` names commands: an fsmonitor hook,
+/// and a clean and a smudge filter that `.gitattributes` puts every file
+/// through. `--base` asks git what changed since the base and reads the
+/// base's tree; none of them runs (they did, through `git diff`).
+#[test]
+fn base_runs_no_command_the_repository_configures() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    write(&dir, "apps/a.yaml", &cm("a"));
+    common::git(&dir, &["init", "-q"]);
+    common::git(&dir, &["add", "-A"]);
+    common::git(&dir, &["commit", "-q", "-m", "base"]);
+    write(&dir, "apps/b.yaml", &cm("b"));
+    common::git(&dir, &["add", "-A"]);
+    common::git(&dir, &["commit", "-q", "-m", "head"]);
+    let ran = tmp.path().join("ran");
+    let hook = tmp.path().join("hook.sh");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", ran.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hook = hook.display().to_string();
+    for (key, value) in [
+        ("core.fsmonitor", hook.as_str()),
+        ("filter.evil=x.clean", hook.as_str()),
+        ("filter.evil=x.smudge", hook.as_str()),
+        ("filter.plain.process", hook.as_str()),
+    ] {
+        common::git(&dir, &["config", key, value]);
+    }
+    write(
+        &dir,
+        ".gitattributes",
+        "* filter=evil=x\n*.yaml filter=plain\n",
+    );
+    // A working-tree change git must compare through the filters.
+    write(&dir, "apps/a.yaml", &format!("{}  # edited\n", cm("a")));
+    lint_against_parent(&dir);
+    assert!(
+        !ran.exists(),
+        "a configured command ran:\n{}",
+        std::fs::read_to_string(&ran).unwrap_or_default()
+    );
+}

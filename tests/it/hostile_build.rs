@@ -346,6 +346,10 @@ fn an_invalid_or_exploding_jsonpath_in_a_rule_is_an_error_at_its_line() {
         ("$.data[?", "JSONPath $.data[?"),
         ("$..*..*..*", "3 descendant segments"),
         ("$[?@..a][?@..b]", "2 descendant segments"),
+        // keys^3.7 on main: 300 keys took hours.
+        ("$.data[?$.data[?$.data[?$.data[*]]]]", "absolute query"),
+        // Never matched, so `is: unset` held on every object.
+        ("$.data[?search(@, '[')]", "not a valid regular expression"),
     ] {
         let rules = rule_dir(&format!(
             "  - object:\n      group: \"\"\n      kind: ConfigMap\n      where: [{{path: \"{path}\", is: unset}}]\n"
@@ -596,4 +600,60 @@ fn objects_multiplied_by_overlays_or_flux_kustomizations_stop_at_their_budgets()
     // The three copies before it are rendered.
     let copies = loaded.objects.iter().filter(|o| o.name() == "cm0").count();
     assert!(copies >= 3, "{copies}");
+}
+
+/// A HelmRelease whose `valuesFrom` entries each set `kN[65536]`: every
+/// one made a list of 65,537 items (1,000 entries, 74 KB, aborted at
+/// 2.4 GB). The items the targetPaths of one release may create are
+/// bounded, within the harness's memory limit.
+#[test]
+fn target_path_list_indexes_are_bounded_per_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let entries: String = (0..1000)
+        .map(|i| {
+            format!(
+                "    - {{kind: ConfigMap, name: vals, valuesKey: v, targetPath: \"k{i}[65536]\"}}\n"
+            )
+        })
+        .collect();
+    write(
+        root,
+        "apps/app.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: vals, namespace: default}}\ndata:\n  v: x\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: app, namespace: default}}\nspec:\n  chart:\n    spec: {{chart: authentik, version: 2025.10.0, sourceRef: {{kind: HelmRepository, name: authentik}}}}\n  valuesFrom:\n{entries}"
+        ),
+    );
+    // The inventory resolves every HelmRelease's values.
+    let inv = limited::inventory(root);
+    inv.assert_loaded(&["vals", "app"]);
+}
+
+/// A 1 MB `commonAnnotations` value over 3,000 ConfigMaps (1.2 MB of
+/// input before it): each object got a copy (2,000 reached 2.1 GB, 3,000
+/// aborted). The bytes one transformer entry may add are bounded; past
+/// them the build fails with the reason, and the run goes on.
+#[test]
+fn a_common_annotation_copied_into_every_object_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let cms: String = (0..3000)
+        .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{i}, namespace: default}}\n"))
+        .collect();
+    write(root, "apps/cms.yaml", &cms);
+    write(
+        root,
+        "apps/kustomization.yaml",
+        &format!(
+            "resources: [cms.yaml]\ncommonAnnotations:\n  big: \"{}\"\n",
+            "x".repeat(1 << 20)
+        ),
+    );
+    write(
+        root,
+        "flux/apps.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    );
+    let inv = limited::inventory(root);
+    inv.issue("apps/kustomization.yaml", "would add over 67108864 bytes");
 }

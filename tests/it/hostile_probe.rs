@@ -14,6 +14,12 @@ use support::limited;
 /// An HTTP server on 127.0.0.1 that answers every request with 200 and a
 /// chunked body that never ends (until the client goes away).
 fn endless_body_server() -> std::net::SocketAddr {
+    endless_answer("200 OK", "")
+}
+
+/// An HTTP server on 127.0.0.1 that answers every request with `status`
+/// and a chunked body, `first` and then `x` without end.
+fn endless_answer(status: &'static str, first: &'static str) -> std::net::SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -28,8 +34,13 @@ fn endless_body_server() -> std::net::SocketAddr {
                         _ => return,
                     }
                 }
-                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n";
-                if stream.write_all(head.as_bytes()).is_err() {
+                let head = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+                );
+                let chunk0 = format!("{:x}\r\n{first}\r\n", first.len());
+                if stream.write_all(head.as_bytes()).is_err()
+                    || (!first.is_empty() && stream.write_all(chunk0.as_bytes()).is_err())
+                {
                     return;
                 }
                 let data = vec![b'x'; 64 * 1024];
@@ -41,6 +52,59 @@ fn endless_body_server() -> std::net::SocketAddr {
         }
     });
     addr
+}
+
+/// A Pushgateway that answers 500 with an endless body: the error says
+/// what it began with, on one line, and the run ends (it took 2.6 GB and
+/// aborted, and the body's newline put a `::error::` line on stderr).
+#[test]
+fn an_endless_pushgateway_error_body_is_capped_and_kept_on_one_line() {
+    let addr = endless_answer("500 Internal Server Error", "bad push\n::error::forged\n");
+    let mut cmd = limited::linter();
+    cmd.arg("--pushgateway")
+        .arg(format!("http://{addr}"))
+        .arg(common::example_repo());
+    let run = limited::run_limited(cmd, limited::Limits::default());
+    assert_eq!(run.code(), Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("answered 500 Internal Server Error: bad push\\x0a"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.lines().any(|l| l.trim_start().starts_with("::")),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A Kubernetes API server whose answer never ends: the request fails
+/// past the cap, read as it streams (it took 2.6 GB and aborted within
+/// 5 s, before the request timeout).
+#[test]
+fn an_endless_kubernetes_api_response_is_capped() {
+    let addr = endless_answer("200 OK", "");
+    let tmp = tempfile::tempdir().unwrap();
+    let kubeconfig = tmp.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n  - name: fake\n    cluster:\n      server: http://{addr}\ncontexts:\n  - name: fake\n    context:\n      cluster: fake\n      user: fake\ncurrent-context: fake\nusers:\n  - name: fake\n    user:\n      token: fake-token\n"
+        ),
+    )
+    .unwrap();
+    let mut cmd = limited::linter();
+    cmd.arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg(common::example_repo());
+    let run = limited::run_limited(cmd, limited::Limits::default());
+    assert!(
+        run.stderr.contains("is over 268435456 bytes"),
+        "{:?}\n{}",
+        run.code(),
+        run.stderr
+    );
 }
 
 #[test]
@@ -65,6 +129,26 @@ fn an_endless_http_body_is_read_up_to_the_cap_not_buffered() {
         "{}",
         run.stderr
     );
+}
+
+/// A key=value DSN whose password lacks its `=`: the parser's reason
+/// quoted the character where `=` was expected, the password's first.
+#[test]
+fn a_dsn_missing_an_equals_sign_shows_no_character_of_the_password() {
+    let mut cmd = limited::linter();
+    cmd.args([
+        "probe",
+        "postgres",
+        "--budget",
+        "5s",
+        "--dsn",
+        "host=127.0.0.1 port=1 user=app password Qs3cret",
+    ]);
+    let run = limited::run_limited(cmd, limited::Limits::default());
+    let out = format!("{}{}", run.stdout_text(), run.stderr);
+    assert_eq!(run.code(), Some(2), "{out}");
+    assert!(out.contains("expected `=`"), "{out}");
+    assert!(!out.contains('Q'), "{out}");
 }
 
 #[test]

@@ -329,7 +329,8 @@ fn target_path_forms() {
     let span = Span::default();
     let mut root = Node::new(Value::Map(Box::default()), span);
     let set = |root: &mut Node, path: &str, raw: &str| {
-        target_value(raw, span).and_then(|v| set_path(root, path, v))
+        target_value(raw, span)
+            .and_then(|v| set_path(root, path, v, &std::cell::Cell::new(RELEASE_LIST_ITEMS)))
     };
     set(&mut root, "a.b", "true").unwrap();
     set(&mut root, "a.c", "'123'").unwrap();

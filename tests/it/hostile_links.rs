@@ -1,0 +1,55 @@
+//! Symlinks that stay inside the repository: each directory and file is
+//! read once, by its identity, however many paths lead to it.
+
+use crate::support;
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use support::limited::inventory;
+
+fn write(root: &Path, rel: &str, bytes: impl AsRef<[u8]>) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+const CONFIGMAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: once\n  namespace: default\ndata:\n  a: b\n";
+
+/// `d{i}/l` and `d{i}/r` both link to `d{i+1}`: 2^depth paths to the one
+/// file in the last directory. 20 levels did not end in 120 s when each
+/// path was walked and loaded; one object, and an issue per second path.
+#[test]
+fn a_dag_of_directory_symlinks_is_walked_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let depth = 20;
+    for i in 0..depth {
+        std::fs::create_dir_all(root.join(format!("d{i}"))).unwrap();
+        for side in ["l", "r"] {
+            symlink(format!("../d{}", i + 1), root.join(format!("d{i}/{side}"))).unwrap();
+        }
+    }
+    write(root, &format!("d{depth}/cm.yaml"), CONFIGMAP);
+    let inv = inventory(root);
+    assert_eq!(inv.names(), ["once"], "{:#?}", inv.issues());
+    inv.issue("d0/r", "same directory as d0/l");
+    assert!(inv.issues().len() <= 2 * depth + 1, "{:#?}", inv.issues());
+}
+
+/// A hundred links to one 10 MB manifest read it once (they took 2.35 GB,
+/// each parsed as a file of its own).
+#[test]
+fn links_to_one_large_file_read_it_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let value = "x".repeat(10 << 20);
+    write(root, "big/cm.yaml", format!("{CONFIGMAP}  big: {value}\n"));
+    std::fs::create_dir_all(root.join("links")).unwrap();
+    for i in 0..100 {
+        symlink("../big/cm.yaml", root.join(format!("links/{i:03}.yaml"))).unwrap();
+    }
+    let inv = inventory(root);
+    assert_eq!(inv.names(), ["once"], "{:#?}", inv.issues());
+    inv.issue("links/000.yaml", "same file as big/cm.yaml");
+}

@@ -1,0 +1,196 @@
+//! Text from a hostile repository reaches people and CI logs inert: file
+//! and directory names, object names and values holding terminal
+//! controls, C1 controls, bidirectional overrides, line breaks and GitHub
+//! workflow commands come out of every output format and stderr with no
+//! raw control character and no line the Actions runner would read as a
+//! command, except the annotations `-o github` means to write.
+
+use crate::support;
+
+use std::path::Path;
+
+use support::limited::run_linter;
+
+/// A piece of each class: C0 (ESC, BEL, a lone CR, vertical tab), DEL,
+/// C1 (CSI, NEL), bidi (override, isolate, mark), the line separator, a
+/// newline that starts a command, and the runner's older `##[` form.
+const HOSTILE: &str = "\u{1b}[2J\u{7}\r\u{b}\u{7f}\u{9b}31m\u{85}\u{202e}\u{2067}\u{200f}\u{2028}\n::add-mask::leak\n  ::stop-commands::tok ##[add-mask]x";
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// `s` as a YAML double-quoted scalar.
+fn quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() || (c as u32) > 0x7e => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Flux Kustomizations whose names and paths hold [`HOSTILE`], in files
+/// and directories whose names hold it too, each giving a finding
+/// (`flux-kustomization-path-missing`); more than `-o github` annotates,
+/// so the overflow is listed as plain lines. A file that does not parse
+/// gives an input problem under a hostile name.
+fn hostile_repo() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let name_part =
+        "\u{1b}[2J\u{9b}\u{202e}\r\n::add-mask::leak\n::error file=x,line=1::forged ##[add-mask]y";
+    let dirs = [
+        format!("apps/{name_part}"),
+        "::warning file=.github%2Fworkflows%2Fci.yml,line=1::X".to_string(),
+        "\u{a0}::notice::lead".to_string(),
+    ];
+    for (d, dir) in dirs.iter().enumerate() {
+        for i in 0..5 {
+            let name = format!("ks{d}{i}-{HOSTILE}");
+            write(
+                root,
+                &format!("{dir}/{i}-{name_part}.yaml"),
+                &format!(
+                    "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {}\n  namespace: flux-system\nspec:\n  path: {}\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+                    quoted(&name),
+                    quoted(&format!("./missing/{HOSTILE}")),
+                ),
+            );
+        }
+        write(root, &format!("{dir}/bad-{name_part}.yaml"), "a: [\n");
+    }
+    tmp
+}
+
+/// Characters no output may hold raw.
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t' && c != '\r')
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}'
+        )
+}
+
+/// The runner's lines: it splits at CR, LF and CRLF.
+fn log_lines(text: &str) -> Vec<&str> {
+    text.split(['\n', '\r']).collect()
+}
+
+/// Panics unless `text` is inert. With `annotations`, lines starting
+/// with `::` must be the annotations `-o github` writes: one of its
+/// three commands, properties without a raw `:` or `,` inside a value.
+fn assert_inert(what: &str, text: &str, annotations: bool) {
+    if let Some(c) = text.chars().find(|c| hidden(*c)) {
+        panic!("{what}: raw {c:?} in:\n{text}");
+    }
+    for (i, c) in text.char_indices() {
+        // A CR only ends a CRLF line.
+        assert!(
+            c != '\r' || text[i + 1..].starts_with('\n'),
+            "{what}: lone CR in:\n{text}"
+        );
+    }
+    for line in log_lines(text) {
+        assert!(!line.contains("##["), "{what}: `##[` command in {line:?}");
+        let trimmed = line.trim_start();
+        if !trimmed.starts_with("::") {
+            continue;
+        }
+        assert!(
+            annotations && line == trimmed,
+            "{what}: a line the runner reads as a command: {line:?}"
+        );
+        let rest = &trimmed[2..];
+        let end = rest
+            .find("::")
+            .unwrap_or_else(|| panic!("{what}: {line:?}"));
+        let (command, props) = rest[..end].split_once(' ').unwrap_or((&rest[..end], ""));
+        assert!(
+            ["error", "warning", "notice"].contains(&command),
+            "{what}: command {command:?} in {line:?}"
+        );
+        for prop in props.split(',').filter(|p| !p.is_empty()) {
+            let (key, value) = prop
+                .split_once('=')
+                .unwrap_or_else(|| panic!("{what}: {line:?}"));
+            assert!(
+                ["file", "line", "col", "endLine", "endColumn", "title"].contains(&key),
+                "{what}: property {key:?} in {line:?}"
+            );
+            assert!(!value.contains(':'), "{what}: {line:?}");
+        }
+    }
+}
+
+#[test]
+fn every_output_format_is_inert_to_terminal_controls_and_workflow_commands() {
+    let tmp = hostile_repo();
+    let root = tmp.path().to_str().unwrap();
+    let mut seen_overflow = false;
+    for format in ["human", "concise", "json", "yaml", "sarif", "github"] {
+        let run = run_linter(&["-o", format, "--color", "never", "-v", root]);
+        assert_eq!(run.code(), Some(1), "{format}: {}", run.stderr);
+        let out = String::from_utf8(run.stdout.clone()).expect("output is UTF-8");
+        assert!(
+            out.contains("flux-kustomization-path-missing"),
+            "{format}:\n{out}"
+        );
+        assert_inert(&format!("{format} stdout"), &out, format == "github");
+        assert_inert(&format!("{format} stderr"), &run.stderr, false);
+        seen_overflow |= format == "github" && out.contains("more not annotated");
+        // The machine formats keep every value as it was written.
+        match format {
+            "json" => assert!(run.json().to_string().contains("::add-mask::leak")),
+            "yaml" => {
+                let back: serde_json::Value = serde_saphyr::from_str(&out).unwrap();
+                assert!(back.to_string().contains("\\u001b[2J"), "{out}");
+            }
+            _ => {}
+        }
+    }
+    assert!(seen_overflow, "-o github listed no finding as a plain line");
+    let inventory = run_linter(&["inventory", "-o", "yaml", root]);
+    assert_inert("inventory yaml", &inventory.stdout_text(), false);
+    let inventory = run_linter(&["inventory", root]);
+    assert_inert("inventory json", &inventory.stdout_text(), false);
+}
+
+/// A manifest on one line of a megabyte (minified, or a large value
+/// written flow-style): its finding's snippet shows a window around the
+/// span, not the line (100 findings on such a line printed 100 MB; 1,000
+/// aborted), and the header still says the true column.
+#[test]
+fn a_snippet_on_a_long_line_is_a_window_around_its_span() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pad = "x".repeat(512 * 1024);
+    let line = format!(
+        "{{apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, metadata: {{name: wide, namespace: flux-system, annotations: {{before: \"{pad}\"}}}}, spec: {{path: ./missing, sourceRef: {{kind: GitRepository, name: flux-system}}, after: \"{pad}\"}}}}\n"
+    );
+    write(tmp.path(), "flux/wide.yaml", &line);
+    let column = line.find("./missing").unwrap() + 1;
+    let run = run_linter(&["--color", "never", tmp.path().to_str().unwrap()]);
+    let out = run.stdout_text();
+    assert!(
+        out.contains("flux-kustomization-path-missing"),
+        "{}",
+        run.stderr
+    );
+    assert!(out.len() < 16 * 1024, "{} bytes of output", out.len());
+    assert!(
+        out.contains(&format!("[flux/wide.yaml:1:{column}]")),
+        "{out}"
+    );
+    assert!(out.contains("./missing"), "{out}");
+}
