@@ -2,7 +2,7 @@
 //! severity, and which paths are left out.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use schemars::JsonSchema;
@@ -48,6 +48,9 @@ pub struct RuleSettings {
 pub struct Config {
     file: ConfigFile,
     ignore: Option<GlobSet>,
+    /// The folder of the file, relative to the repository root: its
+    /// `ignorePaths` may name files from there too.
+    folder: PathBuf,
 }
 
 impl Config {
@@ -100,7 +103,17 @@ impl Config {
                 })?)
             }
         };
-        Ok(Config { file, ignore })
+        Ok(Config {
+            file,
+            ignore,
+            folder: PathBuf::new(),
+        })
+    }
+
+    /// The same configuration, read from a file in `folder` (relative
+    /// to the repository root).
+    pub fn in_folder(self, folder: PathBuf) -> Config {
+        Config { folder, ..self }
     }
 
     /// Problems that make the config wrong for these rules: unknown ids
@@ -141,13 +154,16 @@ impl Config {
     }
 
     /// Whether a finding's file is ignored. A pattern may name the file
-    /// from the linted directory or from the repository's top level
-    /// (where the configuration of a subdirectory lint is found).
+    /// from the repository root or from the configuration file's folder
+    /// (a snapshot file outside the repository as its path is shown).
     pub fn ignores(&self, finding: &Finding, sources: &SourceMap) -> bool {
         let file = finding.primary.span.file;
-        self.ignore
-            .as_ref()
-            .is_some_and(|g| g.is_match(sources.path(file)) || g.is_match(sources.shown(file)))
+        let path = sources.path(file);
+        self.ignore.as_ref().is_some_and(|g| {
+            g.is_match(path)
+                || path.strip_prefix(&self.folder).is_ok_and(|p| g.is_match(p))
+                || g.is_match(sources.shown(file))
+        })
     }
 }
 

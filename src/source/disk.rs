@@ -15,6 +15,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::confine::{Refused, Root, read_regular};
+use super::ignored::Ignored;
 
 pub struct Disk {
     /// The root as given, which paths are joined onto.
@@ -22,6 +23,8 @@ pub struct Disk {
     root: Root,
     /// Directories by repo-relative path, listed on first use.
     listings: Mutex<HashMap<PathBuf, Listing>>,
+    /// What git ignores: not there, as Flux never gets it.
+    ignored: Ignored,
 }
 
 /// An entry's own type, as the directory listing gives it (a symlink is
@@ -53,11 +56,24 @@ impl Disk {
             top: top.to_path_buf(),
             root: Root::new(top),
             listings: Mutex::new(HashMap::new()),
+            ignored: Ignored::default(),
         }
+    }
+
+    /// The same disk with what git ignores left out.
+    pub fn ignoring(self, ignored: Ignored) -> Disk {
+        Disk { ignored, ..self }
+    }
+
+    pub fn ignored(&self) -> &Ignored {
+        &self.ignored
     }
 
     /// A directory of the repository: not one a symlink leads to outside it.
     pub fn is_dir(&self, rel: &Path) -> bool {
+        if self.ignored.covers(rel) {
+            return false;
+        }
         match self.find(rel) {
             Some(kind) => kind == Some(Kind::Dir),
             None => {
@@ -69,6 +85,9 @@ impl Disk {
 
     /// A regular file of the repository: not one a symlink leads to outside it.
     pub fn is_file(&self, rel: &Path) -> bool {
+        if self.ignored.covers(rel) {
+            return false;
+        }
         match self.find(rel) {
             Some(kind) => kind == Some(Kind::File),
             None => {
@@ -80,6 +99,9 @@ impl Disk {
 
     /// Why `rel` is refused when it resolves outside the root.
     pub fn outside(&self, rel: &Path) -> Option<Refused> {
+        if self.ignored.covers(rel) {
+            return None;
+        }
         match self.find(rel) {
             Some(_) => None,
             None => self.root.resolve(&self.top.join(rel)).err(),
@@ -88,6 +110,12 @@ impl Disk {
 
     /// The bytes of a regular file that stays in the root.
     pub fn read(&self, rel: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
+        if self.ignored.covers(rel) {
+            return Err(Refused::Io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "ignored by git: Flux never gets it",
+            )));
+        }
         let abs = self.top.join(rel);
         match self.find(rel) {
             Some(Some(Kind::File)) => read_regular(&abs, limit),

@@ -11,12 +11,14 @@ pub mod flux;
 pub mod git;
 pub mod go_regexp;
 pub mod helm;
+pub mod ignored;
 pub mod kustomize;
 pub mod link;
 pub mod live;
 pub mod object;
 pub mod repo;
 pub mod reuse;
+pub mod root;
 pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod test_repo;

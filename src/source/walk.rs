@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::Issue;
 use super::confine::{Refused, Root};
+use super::ignored::Ignored;
 
 /// Every `.yaml`/`.yml` file below `root`, repo-relative and sorted, plus
 /// an issue per entry that could not be read (a symlink loop, a directory
@@ -11,6 +12,11 @@ use super::confine::{Refused, Root};
 /// where it is and not entered). Hidden directories (`.git`, `.github`)
 /// hold no manifests Flux applies, so they are not entered.
 pub fn yaml_files(root: &Path) -> (Vec<PathBuf>, Vec<Issue>) {
+    yaml_files_except(root, &Ignored::default())
+}
+
+/// [`yaml_files`] without what git ignores (not entered either).
+pub fn yaml_files_except(root: &Path, ignored: &Ignored) -> (Vec<PathBuf>, Vec<Issue>) {
     let mut files = Vec::new();
     let mut issues = Vec::new();
     let confined = Root::new(root);
@@ -18,7 +24,11 @@ pub fn yaml_files(root: &Path) -> (Vec<PathBuf>, Vec<Issue>) {
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !(e.file_name().to_string_lossy().starts_with('.')
+                    || ignored.covers(e.path().strip_prefix(root).unwrap_or(e.path())))
+        });
     while let Some(entry) = walker.next() {
         if let Ok(e) = &entry
             && e.path_is_symlink()
