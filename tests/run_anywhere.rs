@@ -79,7 +79,12 @@ fn levels_down(root: &Path, all: &[Value]) -> Vec<PathBuf> {
         subs.sort();
         let Some(next) = subs
             .iter()
-            .max_by_key(|s| (all.iter().filter(|f| under(f, s)).count(), std::cmp::Reverse(*s)))
+            .max_by_key(|s| {
+                (
+                    all.iter().filter(|f| under(f, s)).count(),
+                    std::cmp::Reverse(*s),
+                )
+            })
             .cloned()
         else {
             break;
@@ -230,7 +235,10 @@ fn staged_reads_the_index_not_a_dirty_working_tree() {
     let new = run(&repo, &["--staged", "--base", "HEAD", "-o", "json"]);
     assert_eq!(rules(&new), [KEEPALIVE]);
     // --ref reads a commit: the committed tree, whatever the index holds.
-    assert_eq!(rules(&run(&repo, &["--ref", "HEAD", "-o", "json"])), committed);
+    assert_eq!(
+        rules(&run(&repo, &["--ref", "HEAD", "-o", "json"])),
+        committed
+    );
 }
 
 /// `--base main` on a branch made before main fixed something compares
@@ -315,9 +323,10 @@ fn the_closest_configuration_from_the_folder_up_applies() {
     .unwrap();
     let from_apps = run(&apps, &["-o", "json"]);
     assert!(
-        findings(&from_apps)
-            .iter()
-            .all(|f| !f["location"]["path"].as_str().unwrap().starts_with("kubernetes/apps/")),
+        findings(&from_apps).iter().all(|f| !f["location"]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("kubernetes/apps/")),
         "{}",
         String::from_utf8_lossy(&from_apps.stdout)
     );

@@ -120,13 +120,26 @@ fn locate(reference: &str, root: &Path, held: Option<&Held>) -> Result<Base, Str
         }
         _ => "HEAD".to_string(),
     };
-    let Some(id) = git::merge_base(root, &tip.id, &under).map_err(|e| e.to_string())? else {
-        return Ok(Base::Nothing(format!(
-            "{reference} shares no history with {}",
-            short(&under)
-        )));
+    let (id, shallow) = match git::merge_base(root, &tip.id, &under).map_err(|e| e.to_string())? {
+        Some(id) => (id, false),
+        // A shallow clone (a CI checkout) may hold too little history to
+        // find the merge-base: the commit named is the best base it has.
+        None if git::is_shallow(root) => (tip.id.clone(), true),
+        None => {
+            return Ok(Base::Nothing(format!(
+                "{reference} shares no history with {}",
+                short(&under)
+            )));
+        }
     };
-    let found = if id == tip.id {
+    let found = if shallow {
+        format!(
+            "{}: the clone is shallow and holds no merge-base of {reference} and {}, so {reference} \
+             itself",
+            short(&id),
+            short(&under)
+        )
+    } else if id == tip.id {
         short(&id).to_string()
     } else {
         format!(

@@ -276,6 +276,12 @@ pub fn merge_base(top: &Path, a: &str, b: &str) -> Result<Option<String>, GitErr
     }
 }
 
+/// Whether the clone is shallow: its history stops short, so two
+/// commits may share history it does not hold.
+pub fn is_shallow(top: &Path) -> bool {
+    matches!(git(top, &["rev-parse", "--is-shallow-repository"]), Ok((true, out, _)) if out == "true")
+}
+
 /// Whether the repository has a commit checked out (not before the first
 /// commit, or on an orphan branch).
 pub fn has_head(top: &Path) -> bool {
