@@ -302,13 +302,7 @@ fn load_recording(
     let (found, example) = if input.example {
         let dir = crate::example::extract()
             .map_err(|e| format!("cannot unpack the bundled example repo: {e}"))?;
-        let found = Found {
-            root: dir.path().to_path_buf(),
-            in_git: false,
-            scope: Vec::new(),
-            start: PathBuf::new(),
-        };
-        (found, Some(dir))
+        (Found::alone(dir.path().to_path_buf()), Some(dir))
     } else {
         (found::find(&input.paths)?, None)
     };
@@ -316,26 +310,23 @@ fn load_recording(
     if !root.is_dir() {
         return Err(format!("{} is not a directory", root.display()));
     }
-    if input.held.is_some() && !found.in_git {
-        return Err(format!(
-            "--staged and --ref read what git holds: {} is not in a git repository",
-            root.display()
-        ));
-    }
     let located = base::Located::of(base, &found, input.held.as_ref());
     let record = located.as_ref().is_some_and(base::Located::wants_reuse);
     let limits = Limits::default();
     let files = match &input.held {
-        None if found.in_git => Files::new(root, limits).ignoring(Ignored::new(git::ignored(root))),
+        None if found.in_git() => {
+            Files::new(root, limits).ignoring(Ignored::new(git::ignored(root)))
+        }
         None => Files::new(root, limits),
-        Some(held) => Files::in_commit(root, held_tree(root, held)?, limits),
+        Some(held) => Files::in_commit(root, held_tree(&found, held)?, limits),
     };
     let mut repo = repo::load_files(if record { files.recording() } else { files });
     // The bundled example is in no repository, whatever holds the
     // temporary directory.
-    if found.in_git {
+    if found.in_git() {
         repo.files.sources.set_shown(Shown {
-            top: Some(root.clone()),
+            top: found.top.clone(),
+            prefix: found.prefix.clone(),
         });
     }
     let loaded = Loaded {
@@ -346,14 +337,25 @@ fn load_recording(
     Ok((loaded, located))
 }
 
-/// The tree of the index or of a commit, from git's object store.
-fn held_tree(top: &Path, held: &git::Held) -> Result<Tree, String> {
-    match held {
-        git::Held::Index => Tree::open_index(top)
-            .map_err(|e| format!("cannot read the index of {}: {e}", top.display())),
-        git::Held::Commit(reference) => git::resolve(top, reference)
+/// The tree of the index or of a commit below the root, from git's
+/// object store.
+fn held_tree(found: &Found, held: &git::Held) -> Result<Tree, String> {
+    match (held, &found.top) {
+        (git::Held::Index, Some(top)) => {
+            let prefix = found
+                .prefix
+                .to_str()
+                .ok_or("the root's path is not UTF-8")?;
+            Tree::open_index(top, prefix)
+                .map_err(|e| format!("cannot read the index of {}: {e}", top.display()))
+        }
+        (git::Held::Commit(reference), Some(_)) => git::resolve(&found.root, reference)
             .and_then(|c| c.tree())
             .map_err(|e| e.to_string()),
+        (_, None) => Err(format!(
+            "--staged and --ref read what git holds: {} is not in a git repository",
+            found.root.display()
+        )),
     }
 }
 
@@ -369,6 +371,7 @@ fn load_subject(req: &Request) -> Result<(Subject, Option<base::Located>), Strin
         let mut sources = SourceMap::default();
         sources.set_shown(Shown {
             top: git::top_level(Path::new(".")),
+            prefix: PathBuf::new(),
         });
         let cluster = Subject::Cluster {
             objects: Vec::new(),
@@ -473,34 +476,57 @@ fn load_config(
         return Ok((given(p)?, Some(p.clone())));
     }
     let Loaded { repo, found, .. } = &**loaded;
-    let in_repo = found::closest_config(&found.start, config::FILE_NAME, |rel| {
-        match req.input.held {
-            None => found.root.join(rel).is_file(),
-            Some(_) => repo.files.is_file(rel),
-        }
-    });
-    let Some(rel) = in_repo else {
+    // The folders searched, closest first: from the folder reported up to
+    // the root, then (on disk) up to the git top level.
+    let abs_root = found
+        .root
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", found.root.display()))?;
+    let highest = found.top.clone().unwrap_or_else(|| abs_root.clone());
+    let held = req.input.held.is_some();
+    let in_repo = found
+        .start
+        .ancestors()
+        .take_while(|d| d.starts_with(&highest))
+        .map(|d| d.join(config::FILE_NAME))
+        .find(|candidate| match candidate.strip_prefix(&abs_root) {
+            Ok(rel) if held => repo.files.is_file(rel),
+            // What git holds has no file above the root to read.
+            Err(_) if held => false,
+            _ => candidate.is_file(),
+        });
+    let Some(path) = in_repo else {
         return Ok((config::Config::default(), None));
     };
-    let config = match req.input.held {
-        Some(_) => {
-            let bytes = repo.files.bytes(&rel)?;
+    let config = match path.strip_prefix(&abs_root) {
+        Ok(rel) if held => {
+            let bytes = repo.files.bytes(rel)?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| format!("{}: file is not valid UTF-8", rel.display()))?;
-            config::Config::parse(&rel, &text).map_err(|e| e.to_string())?
+            config::Config::parse(rel, &text).map_err(|e| e.to_string())?
         }
-        None => {
-            let path = found.root.join(&rel);
+        _ => {
             // The repository's own config file is the repository's:
             // confined to it like every file it holds.
-            if let Err(e @ Refused::Outside { .. }) = Root::new(&found.root).resolve(&path) {
+            if let Err(e @ Refused::Outside { .. }) = Root::new(&highest).resolve(&path) {
                 return Err(format!("{}: {e}", path.display()));
             }
             config::Config::load(&path, false).map_err(|e| e.to_string())?
         }
     };
-    let folder = rel.parent().unwrap_or(Path::new("")).to_path_buf();
-    Ok((config.in_folder(folder), Some(found.root.join(rel))))
+    // Its globs may name files from its folder, as reports name them
+    // (from the git top level, or the root).
+    let folder = path
+        .parent()
+        .and_then(|d| d.strip_prefix(&highest).ok())
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    // Named as the user named the root, when it is under it.
+    let shown = match path.strip_prefix(&abs_root) {
+        Ok(rel) => found.root.join(rel),
+        Err(_) => path,
+    };
+    Ok((config.in_folder(folder), Some(shown)))
 }
 
 /// The built-in and user rules, as the configuration sets them.
@@ -624,7 +650,7 @@ fn render(
             if let Some(repo) = repo {
                 sarif::add_coverage(&mut out, repo);
             }
-            sarif::add_problems(&mut out, problems);
+            sarif::add_problems(&mut out, problems, sources);
             if let Some(p) = sources
                 .shown_root()
                 .top

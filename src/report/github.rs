@@ -61,7 +61,7 @@ pub fn render(findings: &[Finding], problems: &[Issue], sources: &SourceMap) -> 
     let mut all: Vec<Annotation> = findings
         .iter()
         .map(|f| finding(f, sources))
-        .chain(problems.iter().map(problem))
+        .chain(problems.iter().map(|p| problem(p, sources)))
         .collect();
     all.sort_by_key(Annotation::sort_key);
     let over = |cap: usize| {
@@ -170,10 +170,10 @@ fn finding(f: &Finding, sources: &SourceMap) -> Annotation {
 
 /// An input the run could not use, as a warning at its file and line
 /// (paths from the repository's top, like the findings').
-fn problem(p: &Issue) -> Annotation {
+fn problem(p: &Issue, sources: &SourceMap) -> Annotation {
     let mut place = Vec::new();
     let path = std::path::Path::new(&p.path);
-    let shown = path.to_path_buf();
+    let shown = sources.shown_root().prefix.join(path);
     if !p.path.is_empty() && !path.is_absolute() {
         place.push(("file", slashes(&shown)));
         if p.line > 0 {

@@ -166,13 +166,13 @@ pub fn add_provenance(log: &mut J, p: &crate::source::git::Provenance) {
 /// link out of the repository, a suppression without a reason) to the
 /// invocation's notifications, at their file and line: code scanning
 /// shows them with the run, so a result set that lost a file says so.
-pub fn add_problems(log: &mut J, problems: &[crate::source::Issue]) {
+pub fn add_problems(log: &mut J, problems: &[crate::source::Issue], sources: &SourceMap) {
     let notes = problems.iter().map(|p| {
         let mut n = json!({
             "level": "warning",
             "message": { "text": sentence(&format!("{}: {}", p.path, p.message)) },
         });
-        if let Some(artifact) = issue_artifact(&p.path) {
+        if let Some(artifact) = issue_artifact(sources, &p.path) {
             let mut loc = json!({ "artifactLocation": artifact });
             if p.line > 0 {
                 loc["region"] = json!({ "startLine": p.line, "startColumn": p.col.max(1) });
@@ -188,10 +188,10 @@ pub fn add_problems(log: &mut J, problems: &[crate::source::Issue]) {
     }
 }
 
-/// The artifact of a problem's path: from the repository root like
-/// every file; absolute for a file
+/// The artifact of a problem's path: relative to the linted directory,
+/// named from the repository's top like every file; absolute for a file
 /// outside it (a rules directory given by its path).
-fn issue_artifact(path: &str) -> Option<J> {
+fn issue_artifact(sources: &SourceMap, path: &str) -> Option<J> {
     if path.is_empty() {
         return None;
     }
@@ -200,7 +200,7 @@ fn issue_artifact(path: &str) -> Option<J> {
         json!({ "uri": format!("file:///{}", relative_uri(path)) })
     } else {
         json!({
-            "uri": relative_uri(path),
+            "uri": relative_uri(&sources.shown_root().prefix.join(path)),
             "uriBaseId": SRCROOT,
         })
     })

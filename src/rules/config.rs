@@ -48,8 +48,8 @@ pub struct RuleSettings {
 pub struct Config {
     file: ConfigFile,
     ignore: Option<GlobSet>,
-    /// The folder of the file, relative to the repository root: its
-    /// `ignorePaths` may name files from there too.
+    /// The folder of the file, as reports name folders (from the git top
+    /// level, or the root): its `ignorePaths` may name files from there too.
     folder: PathBuf,
 }
 
@@ -110,8 +110,8 @@ impl Config {
         })
     }
 
-    /// The same configuration, read from a file in `folder` (relative
-    /// to the repository root).
+    /// The same configuration, read from a file in `folder` (named as
+    /// reports name folders).
     pub fn in_folder(self, folder: PathBuf) -> Config {
         Config { folder, ..self }
     }
@@ -154,15 +154,17 @@ impl Config {
     }
 
     /// Whether a finding's file is ignored. A pattern may name the file
-    /// from the repository root or from the configuration file's folder
-    /// (a snapshot file outside the repository as its path is shown).
+    /// from the linted root, from the repository's top level (as reports
+    /// name it) or from the configuration file's folder.
     pub fn ignores(&self, finding: &Finding, sources: &SourceMap) -> bool {
         let file = finding.primary.span.file;
-        let path = sources.path(file);
+        let shown = sources.shown(file);
         self.ignore.as_ref().is_some_and(|g| {
-            g.is_match(path)
-                || path.strip_prefix(&self.folder).is_ok_and(|p| g.is_match(p))
-                || g.is_match(sources.shown(file))
+            g.is_match(sources.path(file))
+                || g.is_match(&shown)
+                || shown
+                    .strip_prefix(&self.folder)
+                    .is_ok_and(|p| g.is_match(p))
         })
     }
 }

@@ -86,14 +86,17 @@ impl Tree {
         Tree::of_listing(top, &mut ls, parse_record, prefix)
     }
 
-    /// The files of the index (`--staged`, a pre-commit hook): what the
+    /// The files of the index below `prefix` (`--staged`, a pre-commit hook): what the
     /// next commit holds, whatever the working tree holds beside it. Git
     /// reads the index `GIT_INDEX_FILE` names, as it does for a hook that
     /// `git commit -a` or `git commit <paths>` runs on a temporary index.
-    pub fn open_index(top: &Path) -> std::io::Result<Tree> {
+    pub fn open_index(top: &Path, prefix: &str) -> std::io::Result<Tree> {
         let mut ls = Command::new("git");
         ls.arg("-C").arg(top).args(["ls-files", "--stage", "-z"]);
-        Tree::of_listing(top, &mut ls, parse_index_record, "")
+        if !prefix.is_empty() {
+            ls.arg("--").arg(prefix);
+        }
+        Tree::of_listing(top, &mut ls, parse_index_record, prefix)
     }
 
     /// The tree `ls` lists, one record per path as `parse` reads it, below `prefix`.

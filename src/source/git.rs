@@ -291,14 +291,14 @@ pub fn has_head(top: &Path) -> bool {
     )
 }
 
-/// The paths of the work tree that git ignores (`.gitignore`,
-/// `.git/info/exclude`, `core.excludesFile`) and does not track, relative
-/// to the top level; a wholly ignored directory is one entry. Flux gets
+/// The paths below `dir` (relative to it) that git ignores (`.gitignore`,
+/// `.git/info/exclude`, `core.excludesFile`) and does not track; a wholly
+/// ignored directory is one entry. Flux gets
 /// the repository from git, so it never sees them. Empty when git cannot
 /// tell.
-pub fn ignored(top: &Path) -> Vec<PathBuf> {
+pub fn ignored(dir: &Path) -> Vec<PathBuf> {
     listed(
-        top,
+        dir,
         &[
             "ls-files",
             "--others",
@@ -326,9 +326,10 @@ pub enum Held {
     Commit(String),
 }
 
-/// The paths that differ between `base` and what `held` holds, without
-/// rename detection (see [`changed_since`]); `None` when git cannot tell.
-pub fn changed_between(top: &Path, base: &str, held: &Held) -> Option<HashSet<PathBuf>> {
+/// The paths below `dir` (relative to it) that differ between `base` and
+/// what `held` holds, without rename detection (see [`changed_since`]);
+/// `None` when git cannot tell.
+pub fn changed_between(dir: &Path, base: &str, held: &Held) -> Option<HashSet<PathBuf>> {
     let mut args = vec![
         "diff",
         "--name-only",
@@ -342,7 +343,7 @@ pub fn changed_between(top: &Path, base: &str, held: &Held) -> Option<HashSet<Pa
         Held::Commit(c) => args.extend([base, c.as_str()]),
     }
     args.push("--");
-    Some(listed(top, &args)?.into_iter().collect())
+    Some(listed(dir, &args)?.into_iter().collect())
 }
 
 /// The paths git prints NUL-separated; `None` when it fails.

@@ -4,6 +4,13 @@
 //! `spec.path` is resolved from the source's root (fluxcd
 //! kustomize-controller `SecureJoin(dir, path)`), never from the folder
 //! the command runs in.
+//!
+//! The root is the git top level when the Flux Kustomizations' paths
+//! resolve from it (or no Flux Kustomization is near the paths given but
+//! the repository holds some that do). Otherwise it is the nearest folder
+//! from which they resolve: a GitOps tree pushed as an OCI artifact from
+//! a subfolder (`flux push artifact --path`), whose paths start there, or
+//! a repository kept inside another one. Without any, the path given.
 
 use std::path::{Path, PathBuf};
 
@@ -13,23 +20,41 @@ use super::git;
 /// The repository found for the paths a lint names.
 #[derive(Debug, Clone)]
 pub struct Found {
-    /// The repository root: the git top level, or without git the nearest
-    /// ancestor holding a Flux root (else the path itself, as given).
+    /// The repository root, as the user gave it when it is the folder
+    /// given, else absolute.
     pub root: PathBuf,
-    /// Whether `root` is a git work tree's top level.
-    pub in_git: bool,
+    /// The git top level, absolute; `None` outside git.
+    pub top: Option<PathBuf>,
+    /// `root` relative to `top` (empty at the top or outside git): reports
+    /// name files from the top, as GitHub and editors resolve them.
+    pub prefix: PathBuf,
     /// The paths named, relative to `root`; empty when one of them is the
     /// root itself (nothing is left out).
     pub scope: Vec<PathBuf>,
-    /// The directory, relative to `root`, where the search for the
-    /// configuration file starts: the deepest folder holding every path.
+    /// The folder where the search for the configuration file starts,
+    /// absolute: the deepest one holding every path.
     pub start: PathBuf,
 }
 
 impl Found {
+    /// The bundled example, or any folder read as it is: nothing above it.
+    pub fn alone(root: PathBuf) -> Found {
+        Found {
+            start: root.clone(),
+            root,
+            top: None,
+            prefix: PathBuf::new(),
+            scope: Vec::new(),
+        }
+    }
+
     /// Whether a repository path (relative to the root) is reported.
     pub fn in_scope(&self, rel: &Path) -> bool {
         self.scope.is_empty() || self.scope.iter().any(|s| rel.starts_with(s))
+    }
+
+    pub fn in_git(&self) -> bool {
+        self.top.is_some()
     }
 }
 
@@ -49,24 +74,10 @@ pub fn find(paths: &[PathBuf]) -> Result<Found, String> {
         canonical.push(c);
     }
     let first_dir = dir_of(&canonical[0]);
-    let (root, shown_root, in_git) = match git::top_level(&first_dir) {
-        Some(top) => (top.clone(), top, true),
-        None => {
-            let given = if canonical[0].is_dir() {
-                paths[0].clone()
-            } else {
-                paths[0]
-                    .parent()
-                    .map_or(PathBuf::from("."), Path::to_path_buf)
-            };
-            match flux_root_above(&first_dir) {
-                // The path as given when it is the root, so that reports
-                // name it as the user did.
-                Some(r) if r != first_dir => (r.clone(), r, false),
-                _ => (first_dir.clone(), given, false),
-            }
-        }
-    };
+    let top = git::top_level(&first_dir);
+    let root = flux_root(&first_dir, top.as_deref())
+        .or_else(|| top.clone())
+        .unwrap_or_else(|| first_dir.clone());
     let mut scope = Vec::new();
     for (given, c) in paths.iter().zip(&canonical) {
         let rel = c.strip_prefix(&root).map_err(|_| {
@@ -78,13 +89,32 @@ pub fn find(paths: &[PathBuf]) -> Result<Found, String> {
         })?;
         scope.push(rel.to_path_buf());
     }
-    let start = common_dir(&scope, &root);
+    let start = root.join(common_dir(&scope, &root));
     if scope.iter().any(|s| s.as_os_str().is_empty()) {
         scope.clear();
     }
+    let prefix = top
+        .as_deref()
+        .and_then(|t| root.strip_prefix(t).ok())
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    // The folder as given when it is the root, so that reports name it
+    // as the user did.
+    let shown = if root == first_dir {
+        match canonical[0].is_dir() {
+            true => paths[0].clone(),
+            false => paths[0]
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or(PathBuf::from("."), Path::to_path_buf),
+        }
+    } else {
+        root
+    };
     Ok(Found {
-        root: shown_root,
-        in_git,
+        root: shown,
+        top,
+        prefix,
         scope,
         start,
     })
@@ -126,29 +156,41 @@ fn common_dir(scope: &[PathBuf], root: &Path) -> PathBuf {
 /// repository's.
 const FOLDERS_READ_ABOVE: usize = 3;
 
-/// Without git: the nearest ancestor of `dir` (itself included) from
-/// which a `spec.path` of a Flux Kustomization written in the files of
-/// `dir` (or, failing those, directly in the few folders above) is a
-/// directory, as Flux resolves it from the source's root. Only the
-/// existence of those directories is asked of the folders above; `None`
-/// when no path resolves anywhere.
-fn flux_root_above(dir: &Path) -> Option<PathBuf> {
-    let mut paths: Vec<String> = Vec::new();
-    let mut found_here = false;
-    let (files, _) = super::walk::yaml_files(dir);
-    for_each_flux_path(dir, files, &mut |p| {
-        paths.push(p.to_string());
-        // Nothing is nearer than the folder itself.
-        found_here = resolves(dir, p);
-        !found_here
-    });
-    if found_here {
-        return Some(dir.to_path_buf());
+/// The root the Flux Kustomizations' paths resolve from, for a lint of
+/// `dir` in the git work tree `top` (see the module's header); `None`
+/// when no Flux path near `dir` resolves. Only the existence of those
+/// directories is asked of the folders above.
+fn flux_root(dir: &Path, top: Option<&Path>) -> Option<PathBuf> {
+    if top == Some(dir) {
+        return top.map(Path::to_path_buf);
     }
-    for above in dir.ancestors().skip(1).take(FOLDERS_READ_ABOVE) {
-        if !paths.is_empty() {
-            break;
+    // The folders a root may be: `dir` and those above it, up to the top.
+    let candidates: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|a| top.is_none_or(|t| a.starts_with(t)))
+        .collect();
+    // With git the top level is preferred, else the nearest folder.
+    let preferred = top.unwrap_or(dir);
+    let decide = |paths: &[String]| {
+        if paths.iter().any(|p| resolves(preferred, p)) {
+            return Some(preferred.to_path_buf());
         }
+        candidates
+            .iter()
+            .find(|a| paths.iter().any(|p| resolves(a, p)))
+            .map(|a| a.to_path_buf())
+    };
+    let mut paths: Vec<String> = Vec::new();
+    let collect = |paths: &mut Vec<String>, p: &str| {
+        paths.push(p.to_string());
+        !resolves(preferred, p)
+    };
+    let (files, _) = super::walk::yaml_files(dir);
+    for_each_flux_path(dir, files, &mut |p| collect(&mut paths, p));
+    if let Some(root) = decide(&paths) {
+        return Some(root);
+    }
+    for above in candidates.iter().skip(1).take(FOLDERS_READ_ABOVE) {
         let own = std::fs::read_dir(above)
             .into_iter()
             .flatten()
@@ -157,14 +199,22 @@ fn flux_root_above(dir: &Path) -> Option<PathBuf> {
             .map(|e| PathBuf::from(e.file_name()))
             .filter(|p| super::walk::is_yaml(p))
             .collect();
-        for_each_flux_path(above, own, &mut |p| {
-            paths.push(p.to_string());
-            true
-        });
+        for_each_flux_path(above, own, &mut |p| collect(&mut paths, p));
+        if let Some(root) = decide(&paths) {
+            return Some(root);
+        }
     }
-    dir.ancestors()
-        .find(|a| paths.iter().any(|p| resolves(a, p)))
-        .map(Path::to_path_buf)
+    // A folder with no Flux Kustomization near it (a component, plain
+    // manifests): the top level, if the repository holds a Flux tree
+    // rooted there.
+    let top = top?;
+    let (files, _) = super::walk::yaml_files(top);
+    let mut from_top = false;
+    for_each_flux_path(top, files, &mut |p| {
+        from_top = resolves(top, p);
+        !from_top
+    });
+    from_top.then(|| top.to_path_buf())
 }
 
 fn resolves(root: &Path, raw: &str) -> bool {
@@ -199,15 +249,6 @@ fn for_each_flux_path(dir: &Path, files: Vec<PathBuf>, each: &mut dyn FnMut(&str
     }
 }
 
-/// The configuration file that applies: the closest `name` from `start`
-/// (relative to the root) up to the root, as `exists` finds them.
-pub fn closest_config(start: &Path, name: &str, exists: impl Fn(&Path) -> bool) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .map(|d| d.join(name))
-        .find(|candidate| exists(candidate))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,6 +268,11 @@ mod tests {
         let repo = dir.path().join("repo");
         write(&repo, "kubernetes/apps/a/ks.yaml", KS);
         write(&repo, "kubernetes/apps/a/app/hr.yaml", "kind: ConfigMap\n");
+        write(
+            &repo,
+            "kubernetes/components/c/cm.yaml",
+            "kind: ConfigMap\n",
+        );
         let repo = repo.canonicalize().unwrap();
         for below in [
             "",
@@ -235,29 +281,47 @@ mod tests {
             "kubernetes/apps/a/app",
         ] {
             let found = find(&[repo.join(below)]).unwrap();
-            assert!(!found.in_git);
+            assert!(!found.in_git());
             assert_eq!(found.root, repo, "{below}");
-            assert_eq!(found.start, Path::new(below));
+            assert_eq!(found.start, repo.join(below));
             assert_eq!(found.scope.is_empty(), below.is_empty());
             assert!(found.in_scope(&Path::new(below).join("x.yaml")));
         }
-        // A folder with no Flux path anywhere near is its own root.
-        write(dir.path(), "plain/cm.yaml", "kind: ConfigMap\n");
-        let plain = dir.path().join("plain");
-        assert_eq!(find(std::slice::from_ref(&plain)).unwrap().root, plain);
+        // Without git, a folder with no Flux path near it is its own root.
+        let c = repo.join("kubernetes/components/c");
+        assert_eq!(find(std::slice::from_ref(&c)).unwrap().root, c);
     }
 
     #[test]
-    fn the_closest_configuration_wins() {
-        let have = ["kubernetes/.c", ".c"];
-        let exists = |p: &Path| have.iter().any(|h| Path::new(h) == p);
-        assert_eq!(
-            closest_config(Path::new("kubernetes/main"), ".c", exists),
-            Some(PathBuf::from("kubernetes/.c"))
+    fn in_git_the_top_level_unless_the_flux_paths_start_below_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(top.join(".git")).unwrap();
+        write(&top, "kubernetes/apps/a/ks.yaml", KS);
+        write(&top, "kubernetes/apps/a/app/hr.yaml", "kind: ConfigMap\n");
+        write(&top, "kubernetes/components/c/cm.yaml", "kind: ConfigMap\n");
+        for below in [
+            "kubernetes",
+            "kubernetes/apps/a/app",
+            "kubernetes/components/c",
+        ] {
+            let found = find(&[top.join(below)]).unwrap();
+            assert_eq!(found.root, top, "{below}");
+            assert_eq!(found.prefix, Path::new(""));
+            assert_eq!(found.scope, [PathBuf::from(below)]);
+        }
+        // A tree whose paths start in its own folder (pushed as an OCI
+        // artifact from there, or a repository inside this one).
+        let nested = "fixtures/cluster";
+        write(
+            &top,
+            &format!("{nested}/flux/apps.yaml"),
+            &KS.replace("./kubernetes/apps/a/app", "./apps"),
         );
-        assert_eq!(
-            closest_config(Path::new("other"), ".c", exists),
-            Some(PathBuf::from(".c"))
-        );
+        write(&top, &format!("{nested}/apps/cm.yaml"), "kind: ConfigMap\n");
+        let found = find(&[top.join(nested)]).unwrap();
+        assert_eq!(found.root, top.join(nested));
+        assert_eq!(found.prefix, Path::new(nested));
+        assert!(found.scope.is_empty());
     }
 }

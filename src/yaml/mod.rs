@@ -54,14 +54,17 @@ pub struct SourceMap {
     shown: Shown,
 }
 
-/// Where reports root the paths they show: the repository root, which
-/// is the top of the git repository when there is one, since GitHub
-/// (annotations, SARIF), SARIF viewers and editors resolve paths from
-/// there. Files of the repository are named from it already.
+/// Where reports root the paths they show: the top of the git repository
+/// that holds the linted directory, since GitHub (annotations, SARIF),
+/// SARIF viewers and editors resolve paths from there. Without git, the
+/// linted directory.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Shown {
-    /// The repository's git top level, absolute; `None` outside git.
+    /// The repository's top level, absolute; `None` outside git.
     pub top: Option<PathBuf>,
+    /// The linted directory relative to `top` (`kubernetes` for a lint of
+    /// `repo/kubernetes`); empty at the top or outside git.
+    pub prefix: PathBuf,
 }
 
 impl SourceMap {
@@ -109,7 +112,7 @@ impl SourceMap {
     pub fn shown(&self, id: FileId) -> PathBuf {
         let file = self.get(id);
         if !file.external {
-            return file.path.clone();
+            return self.shown.prefix.join(&file.path);
         }
         match &self.shown.top {
             Some(top) => file
