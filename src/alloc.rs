@@ -7,7 +7,7 @@
 /// allocator took on a 1,100-file repo (BENCHMARKS.md). On Linux
 /// jemalloc (tikv-jemallocator, what ruff links there) does better
 /// again, measured interleaved against mimalloc on a loaded machine
-/// (BENCHMARKS.md, "Session 7: memory"): joryirving__home-ops CPU
+/// (BENCHMARKS.md, memory): joryirving__home-ops CPU
 /// 133 / 116 / 134 ms against 150 / 148 / 129 ms (perf stat -r 20), the
 /// 100k-object synthetic repo user+sys 7.1 s against 7.2 s median and
 /// peak RSS 613 MB against 629 MB (median of 5).
@@ -26,7 +26,7 @@ pub const ALLOCATOR: Allocator = tikv_jemallocator::Jemalloc;
 /// (joryirving__home-ops, 0.1 s) gives back almost nothing and pays no
 /// `madvise` for it (0 ms decay made it 486 calls). On the 100k-object
 /// synthetic repo peak RSS 585 -> 528 MB (narenas 1 alone: 551 MB);
-/// BENCHMARKS.md, "Session 8: 100k".
+/// BENCHMARKS.md.
 #[cfg(target_os = "linux")]
 #[used]
 #[allow(non_upper_case_globals)]

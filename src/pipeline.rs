@@ -9,6 +9,7 @@
 mod base;
 mod cluster;
 mod fixes;
+mod lint;
 pub mod pre_commit;
 mod verdicts;
 
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 pub use base::BaseRequest;
 pub use cluster::ClusterRequest;
 pub use fixes::FixRequest;
+pub use lint::{Linted, Options, lint_repo};
 pub use verdicts::ProbeRequest;
 
 use crate::model::Model;
@@ -700,7 +702,7 @@ fn exit_code(fail_on: Option<Severity>, findings: &[Finding]) -> u8 {
 mod tests {
     use super::*;
 
-    /// #12 item 9: an identical warning is printed once, with its count.
+    /// An identical warning is printed once, with its count.
     #[test]
     fn identical_issues_are_logged_once_with_a_count() {
         let same = Issue::file(Path::new("apps/base/kustomization.yaml"), "a problem");

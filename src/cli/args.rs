@@ -39,7 +39,7 @@ pub struct Args {
         global = true,
         env = "HOMELAB_LINT_COLOR"
     )]
-    pub color: crate::report::human::Color,
+    pub color: ColorChoice,
 
     /// Show more: skipped files and why (-v); -vv or -v=2 and more: each
     /// API call (kubectl's -v=N is read as N times -v).
@@ -251,7 +251,59 @@ pub struct FixArgs {
     pub diff: bool,
 }
 
-pub use crate::report::Format as ReportFormat;
+/// `--output` of a lint report ([`crate::report::Format`]).
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// Source snippets with labels, for people.
+    #[default]
+    Human,
+    /// One JSON document (see docs/output.md).
+    Json,
+    /// The JSON document as YAML.
+    Yaml,
+    /// One line per finding: `path:line:col: severity rule: message`.
+    Concise,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitHub Actions workflow commands: annotations on the changed files.
+    Github,
+}
+
+impl From<ReportFormat> for crate::report::Format {
+    fn from(format: ReportFormat) -> Self {
+        use crate::report::Format;
+        match format {
+            ReportFormat::Human => Format::Human,
+            ReportFormat::Json => Format::Json,
+            ReportFormat::Yaml => Format::Yaml,
+            ReportFormat::Concise => Format::Concise,
+            ReportFormat::Sarif => Format::Sarif,
+            ReportFormat::Github => Format::Github,
+        }
+    }
+}
+
+/// `--color`: when human output is coloured ([`crate::report::human::Color`]).
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set; FORCE_COLOR turns it on
+    /// anywhere (https://no-color.org, https://force-color.org).
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorChoice> for crate::report::human::Color {
+    fn from(choice: ColorChoice) -> Self {
+        use crate::report::human::Color;
+        match choice {
+            ColorChoice::Auto => Color::Auto,
+            ColorChoice::Always => Color::Always,
+            ColorChoice::Never => Color::Never,
+        }
+    }
+}
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailOn {

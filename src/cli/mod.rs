@@ -136,7 +136,7 @@ fn lint_request(args: &Args) -> Request {
             unsafe_fixes: args.fixes.unsafe_fixes,
             diff: args.fixes.diff,
         },
-        format: lint.format,
+        format: lint.format.into(),
         fail_on: match lint.fail_on {
             FailOn::Info => Some(Severity::Info),
             FailOn::Warning => Some(Severity::Warning),
@@ -144,7 +144,7 @@ fn lint_request(args: &Args) -> Request {
             FailOn::Never => None,
         },
         metrics_file: lint.metrics_file.clone(),
-        color: args.color,
+        color: args.color.into(),
         pushgateway: lint.pushgateway.clone(),
         verbose: args.verbose,
     }

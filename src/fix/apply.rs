@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{Edit, Fix};
+use crate::yaml::edit;
 use crate::yaml::{FileId, SourceMap};
 
 /// One file's new text and the fixes that made it.
@@ -56,7 +57,7 @@ pub fn plan(sources: &SourceMap, fixes: &[&Fix]) -> Plan {
         by_file.entry(e.file).or_default().push(e);
     }
     for (file, edits) in by_file {
-        if let Some(new_text) = super::edits::apply(&sources.get(file).text, &edits) {
+        if let Some(new_text) = edit::apply(&sources.get(file).text, &edits) {
             out.changes.push(FileChange { file, new_text });
         }
     }

@@ -6,7 +6,7 @@ use semver::Version;
 
 use super::version::parse_lenient;
 use super::{Model, ObjRef};
-use crate::source::Object;
+pub use crate::source::object::{pod_spec, workload_containers};
 use crate::yaml::{Node, Value};
 
 /// How a rule names an app.
@@ -268,41 +268,6 @@ fn images_in(values: &Node) -> Vec<(String, Option<Node>)> {
         }
     });
     found
-}
-
-/// Containers (and init containers) of a workload's pod template.
-pub fn workload_containers(obj: &Object) -> Option<Vec<&Node>> {
-    let pod_spec = pod_spec(obj)?;
-    Some(
-        ["initContainers", "containers"]
-            .iter()
-            .filter_map(|k| pod_spec.get(k).and_then(Node::as_seq))
-            .flatten()
-            .collect(),
-    )
-}
-
-/// The pod spec of a workload (its pod template's, for controllers).
-pub fn pod_spec(obj: &Object) -> Option<&Node> {
-    let kind = obj.kind();
-    // Kind first: most objects are no workload, and the group needs
-    // `apiVersion` looked up and split.
-    if !matches!(
-        kind,
-        "Pod" | "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job" | "CronJob"
-    ) {
-        return None;
-    }
-    match (obj.group(), kind) {
-        ("", "Pod") => obj.root.get("spec"),
-        ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") | ("batch", "Job") => {
-            obj.root.path(&["spec", "template", "spec"])
-        }
-        ("batch", "CronJob") => obj
-            .root
-            .path(&["spec", "jobTemplate", "spec", "template", "spec"]),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -2,9 +2,9 @@
 //! variables, as rendered.
 
 use super::{Model, ObjRef};
+use crate::source::Gap;
 use crate::source::coverage::Outcome;
-use crate::source::files::Gap;
-use crate::source::repo::{path_in_source, source_of};
+use crate::source::flux::{path_in_source, source_of};
 use crate::yaml::{Node, Origin, Span};
 
 /// Flux Kustomizations whose `spec.path` names no directory of the repo,

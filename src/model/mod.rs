@@ -41,7 +41,7 @@ pub struct Model<'r> {
     /// Effective chart and values of each HelmRelease, by object index.
     /// Boxed: a `Release` is ~370 bytes and most objects are no
     /// HelmRelease, so unboxed slots were 38 MB of the 100k-object
-    /// synthetic repo's peak (BENCHMARKS.md, "Session 7: memory").
+    /// synthetic repo's peak (BENCHMARKS.md).
     releases: Vec<Option<Box<Release>>>,
     /// Objects by (kind, name): lookups by reference are the model's
     /// inner loop, and a scan per lookup made large repos quadratic.

@@ -9,12 +9,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::model::Model;
+use crate::model::{Model, ObjRef};
 use crate::probe::postgres::{self, Target};
 use crate::probe::tunnel::{self, Cluster};
 use crate::probe::verdict::{self, Outcome};
 use crate::rules::{Finding, ProbeSpec, Rule};
-use crate::source::cluster;
+use crate::source::{Object, cluster};
 
 use super::{Log, Request};
 
@@ -75,17 +75,20 @@ pub(super) fn attach(
     } else if let Some(live) = &req.cluster.live {
         // A finding that binds no database (the keepalive rule binds only
         // the app) is measured on the database another finding of the
-        // same app names.
-        let app_databases: BTreeMap<String, String> = findings
+        // same app names. Objects are told apart by id: an app rendered
+        // into two clusters' trees is one app, its database one target.
+        let id = |r: ObjRef| model.object(r).id();
+        let app_databases: BTreeMap<String, ObjRef> = findings
             .iter()
-            .filter_map(|f| Some((evidence(f, "app.object")?, evidence(f, "database.object")?)))
+            .filter_map(|f| Some((id(f.subjects.app?), f.subjects.database?)))
             .collect();
-        let databases: Vec<Option<String>> = probed
+        let databases: Vec<Option<ObjRef>> = probed
             .iter()
             .map(|(i, _)| {
                 let f = &findings[*i];
-                evidence(f, "database.object").or_else(|| {
-                    evidence(f, "app.object").and_then(|app| app_databases.get(&app).cloned())
+                f.subjects.database.or_else(|| {
+                    let app = id(f.subjects.app?);
+                    app_databases.get(&app).copied()
                 })
             })
             .collect();
@@ -97,7 +100,7 @@ pub(super) fn attach(
                 None => Outcome::skipped(
                     "no database of this app is known to probe in the cluster; give --probe-dsn",
                 ),
-                Some(db) => match &by_database[db] {
+                Some(db) => match &by_database[&id(*db)] {
                     Ok(result) => judged(spec, result),
                     Err(outcome) => outcome.clone(),
                 },
@@ -127,13 +130,6 @@ pub(super) fn attach(
     }
 }
 
-fn evidence(f: &Finding, key: &str) -> Option<String> {
-    f.evidence
-        .iter()
-        .find(|e| e.key == key)
-        .map(|e| e.value.clone())
-}
-
 type Probed = Result<postgres::Report, postgres::ProbeError>;
 
 /// A failed probe says why; it neither confirms nor refutes.
@@ -147,16 +143,20 @@ fn judged(spec: &ProbeSpec, result: &Probed) -> Outcome {
 /// Probes each database (by object id) once through the live cluster:
 /// its report, or the outcome to record when it could not be probed.
 fn through_cluster(
-    databases: &[Option<String>],
+    databases: &[Option<ObjRef>],
     model: &Model,
     cluster_options: &cluster::Options,
     log: &mut Log,
     options: impl Fn(Target) -> postgres::Options,
 ) -> BTreeMap<String, Result<Probed, Outcome>> {
-    let wanted: Vec<&String> = {
-        let mut ids: Vec<&String> = databases.iter().flatten().collect();
-        ids.sort();
-        ids.dedup();
+    let wanted: Vec<(String, ObjRef)> = {
+        let mut ids: Vec<(String, ObjRef)> = databases
+            .iter()
+            .flatten()
+            .map(|r| (model.object(*r).id(), *r))
+            .collect();
+        ids.sort_by(|a, b| a.0.cmp(&b.0));
+        ids.dedup_by(|a, b| a.0 == b.0);
         ids
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -168,39 +168,35 @@ fn through_cluster(
             let why = Outcome::inconclusive(format!("cannot start the async runtime: {e}"));
             return wanted
                 .into_iter()
-                .map(|id| (id.clone(), Err(why.clone())))
+                .map(|(id, _)| (id, Err(why.clone())))
                 .collect();
         }
     };
     runtime.block_on(async {
         let client = cluster::client(cluster_options).await;
         let mut out = BTreeMap::new();
-        for id in wanted {
+        for (id, object) in wanted {
             let result = match &client {
                 Err(e) => Err(Outcome::skipped(format!("cannot reach the cluster: {e}"))),
                 Ok((client, _, _)) => {
-                    probe_database(id, model, client, cluster_options, &options, log).await
+                    let object = model.object(object);
+                    probe_database(object, client, cluster_options, &options, log).await
                 }
             };
-            out.insert(id.clone(), result);
+            out.insert(id, result);
         }
         out
     })
 }
 
 async fn probe_database(
-    id: &str,
-    model: &Model<'_>,
+    object: &Object,
     client: &kube::Client,
     cluster_options: &cluster::Options,
     options: &impl Fn(Target) -> postgres::Options,
     log: &mut Log<'_>,
 ) -> Result<Probed, Outcome> {
-    let object = model
-        .objects
-        .iter()
-        .find(|o| o.id() == id)
-        .ok_or_else(|| Outcome::skipped(format!("{id} is not among the objects read")))?;
+    let id = object.id();
     let cluster = Cluster::of(object).map_err(Outcome::skipped)?;
     let route = tokio::time::timeout(cluster_options.timeout, tunnel::resolve(client, &cluster))
         .await

@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 
 use super::{Stats, describe_error};
 
+/// Bytes of one response body the probe reads (and drops, counted).
+const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
 #[derive(Debug, Clone)]
 pub struct Options {
     pub url: String,
@@ -129,7 +132,7 @@ async fn one(
     // The whole body is part of the latency a browser sees; it is read
     // chunk by chunk and counted, never held, up to a cap (an endless
     // body would otherwise be buffered until memory runs out).
-    let body = read_body(resp, crate::yaml::Limits::default().max_http_body_bytes).await;
+    let body = read_body(resp, MAX_BODY_BYTES).await;
     if !status.is_success() {
         let hint = match status.as_u16() {
             401 | 403 => " (check the token)",

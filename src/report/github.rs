@@ -251,6 +251,7 @@ mod tests {
             help: "fix it".into(),
             fingerprint: String::new(),
             fix: None,
+            subjects: Default::default(),
         };
         assert_eq!(
             render(&[finding], &[], &sources),
@@ -285,6 +286,7 @@ mod tests {
             help: "h".into(),
             fingerprint: String::new(),
             fix: None,
+            subjects: Default::default(),
             unconfirmed_severity: None,
         };
         let mut findings = vec![at(b, 3, Severity::Info), at(b, 2, Severity::Error)];

@@ -15,11 +15,11 @@ use super::control::{self, escape};
 use crate::rules::{Finding, Label, Severity};
 use crate::yaml::{FileId, SourceMap};
 
-/// `--color`: when human output is coloured.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// When human output is coloured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Color {
     /// On a terminal, unless NO_COLOR is set; FORCE_COLOR turns it on
-    /// anywhere (https://no-color.org, https://force-color.org).
+    /// anywhere.
     #[default]
     Auto,
     Always,
@@ -404,6 +404,7 @@ mod tests {
             help: "h".into(),
             fingerprint: String::new(),
             fix: None,
+            subjects: Default::default(),
             unconfirmed_severity: None,
         };
         let far = render(&[finding([2, 250])], &sources, false);

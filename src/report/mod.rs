@@ -7,11 +7,12 @@ pub mod human;
 pub mod inventory;
 pub mod json;
 pub mod metrics;
+pub mod probe;
 pub mod pushgateway;
 pub mod sarif;
 
 /// The formats a lint report is rendered in.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
     /// Source snippets with labels, for people.
     #[default]

@@ -17,43 +17,74 @@ pub const JOB: &str = "homelab-lint";
 /// How long a push may take before the run gives up on it.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Why the metrics were not pushed; the message names the URL without
+/// its credentials.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// `--pushgateway` is not a URL.
+    #[error("--pushgateway {base:?} is not a URL: {reason}")]
+    NotAUrl { base: String, reason: String },
+    /// The URL is not http or https.
+    #[error("--pushgateway: {scheme} is not http or https")]
+    Scheme { scheme: String },
+    /// The URL has a query or a fragment, which the group's path cannot keep.
+    #[error("--pushgateway: give the base URL, without ?query or #fragment")]
+    QueryOrFragment,
+    /// The URL cannot have a path (`mailto:`, say).
+    #[error("--pushgateway {base:?} cannot have a path")]
+    NoPath { base: String },
+    /// The async runtime for the request did not start.
+    #[error("cannot push metrics: cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The request failed (connection, TLS, timeout).
+    #[error("cannot push metrics to {target}: {reason}")]
+    Request { target: String, reason: String },
+    /// The Pushgateway answered with an error status.
+    #[error("cannot push metrics to {target}: the Pushgateway answered {status}: {body}")]
+    Status {
+        target: String,
+        status: reqwest::StatusCode,
+        body: String,
+    },
+}
+
 /// Where the group lives under the Pushgateway's base URL `base` (a path
 /// prefix such as `http://host/pushgateway/` is kept).
-pub fn group_url(base: &str) -> Result<reqwest::Url, String> {
-    let mut url = reqwest::Url::parse(base)
-        .map_err(|e| format!("--pushgateway {base:?} is not a URL: {e}"))?;
+pub fn group_url(base: &str) -> Result<reqwest::Url, PushError> {
+    let mut url = reqwest::Url::parse(base).map_err(|e| PushError::NotAUrl {
+        base: base.to_string(),
+        reason: e.to_string(),
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "--pushgateway: {} is not http or https",
-            url.scheme()
-        ));
+        return Err(PushError::Scheme {
+            scheme: url.scheme().to_string(),
+        });
     }
     if url.query().is_some() || url.fragment().is_some() {
-        return Err("--pushgateway: give the base URL, without ?query or #fragment".into());
+        return Err(PushError::QueryOrFragment);
     }
     url.path_segments_mut()
-        .map_err(|()| format!("--pushgateway {base:?} cannot have a path"))?
+        .map_err(|()| PushError::NoPath {
+            base: base.to_string(),
+        })?
         .pop_if_empty()
         .extend(["metrics", "job", JOB]);
     Ok(url)
 }
 
-/// Replaces the group's metrics with `text`; the error names the URL
-/// without its credentials.
-pub fn push(base: &str, text: &str, timeout: Duration) -> Result<(), String> {
+/// Replaces the group's metrics with `text`.
+pub fn push(base: &str, text: &str, timeout: Duration) -> Result<(), PushError> {
     let url = group_url(base)?;
     let shown = describe_target(&url);
     let secret = url.password().map(str::to_string);
-    let fail = |e: &reqwest::Error| {
-        format!(
-            "cannot push metrics to {shown}: {}",
-            describe_error(e, secret.as_deref())
-        )
+    let fail = |e: &reqwest::Error| PushError::Request {
+        target: shown.clone(),
+        reason: describe_error(e, secret.as_deref()),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot push metrics: cannot start the async runtime: {e}"))?;
+        .map_err(PushError::Runtime)?;
     runtime.block_on(async {
         let client = reqwest::Client::builder()
             .use_rustls_tls()
@@ -74,9 +105,11 @@ pub fn push(base: &str, text: &str, timeout: Duration) -> Result<(), String> {
         }
         let body = response.text().await.unwrap_or_default();
         let body: String = body.trim().chars().take(300).collect();
-        Err(format!(
-            "cannot push metrics to {shown}: the Pushgateway answered {status}: {body}"
-        ))
+        Err(PushError::Status {
+            target: shown.clone(),
+            status,
+            body,
+        })
     })
 }
 

@@ -440,6 +440,7 @@ mod tests {
             help: String::new(),
             fingerprint: "f".into(),
             fix: None,
+            subjects: Default::default(),
         }
     }
 

@@ -74,12 +74,13 @@ impl Config {
     pub fn parse(path: &Path, text: &str) -> Result<Config, Issue> {
         let file: ConfigFile =
             super::from_yaml(&path.display().to_string(), text, "invalid configuration")?;
-        let at = |s: &serde_saphyr::Location, message: String| Issue {
-            gap: None,
-            path: path.display().to_string(),
-            line: s.line() as u32,
-            col: s.column() as u32,
-            message,
+        let at = |s: &serde_saphyr::Location, message: String| {
+            Issue::located(
+                path.display().to_string(),
+                s.line() as u32,
+                s.column() as u32,
+                message,
+            )
         };
         let ignore = match file.ignore_paths.first() {
             None => None,
@@ -129,12 +130,13 @@ impl Config {
             .map(|id| (&id.value, &id.referenced))
             .chain(severities)
             .filter(|(id, _)| !known(id))
-            .map(|(id, at)| Issue {
-                gap: None,
-                path: path.display().to_string(),
-                line: at.line() as u32,
-                col: at.column() as u32,
-                message: format!("unknown rule id {id:?}"),
+            .map(|(id, at)| {
+                Issue::located(
+                    path.display().to_string(),
+                    at.line() as u32,
+                    at.column() as u32,
+                    format!("unknown rule id {id:?}"),
+                )
             })
             .collect()
     }

@@ -127,7 +127,7 @@ pub fn markdown(rule: &Rule) -> String {
 /// The index page listing every rule.
 pub fn index(rules: &[Rule]) -> String {
     let mut out = String::from(
-        "# Rules\n\nGenerated from `rules/*.yaml` by `cargo test` (see `tests/rule_docs.rs`); do not edit.\n\n| id | severity | category | title |\n|---|---|---|---|\n",
+        "# Rules\n\nGenerated from `rules/*.yaml` by `cargo test` (see `tests/it/rule_docs.rs`); do not edit.\n\n| id | severity | category | title |\n|---|---|---|---|\n",
     );
     for r in rules {
         out.push_str(&format!(

@@ -1,6 +1,7 @@
 //! What a rule reports: a message at one place, labels at every other
 //! object involved, the facts it rests on, and what to do.
 
+use crate::model::ObjRef;
 use crate::yaml::Span;
 
 use super::schema::Severity;
@@ -41,5 +42,18 @@ pub struct Finding {
     /// the objects involved, not their line numbers.
     pub fingerprint: String,
     /// How to fix it, when the rule declares a fix.
-    pub fix: Option<crate::fix::Fix>,
+    pub fix: Option<super::fixes::Fix>,
+    /// The objects the finding is about, for the stages after the rules.
+    pub subjects: Subjects,
+}
+
+/// The objects a finding is about, as the model holds them: the probe
+/// stage measures the database they name, or the one another finding
+/// names for the same app.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Subjects {
+    /// The app (HelmRelease or workload) a step bound.
+    pub app: Option<ObjRef>,
+    /// The Postgres cluster a step bound.
+    pub database: Option<ObjRef>,
 }

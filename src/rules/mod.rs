@@ -5,8 +5,10 @@ pub mod config;
 pub mod docs;
 pub mod engine;
 pub mod finding;
+pub mod fixes;
 pub mod releases;
 pub mod schema;
+pub mod steps;
 pub mod subsume;
 pub mod suppress;
 
@@ -14,10 +16,17 @@ use std::path::Path;
 
 use include_dir::{Dir, include_dir};
 
-pub use finding::{Evidence, Finding, Label};
+pub use finding::{Evidence, Finding, Label, Subjects};
 pub use schema::{ProbeSpec, Rule, Severity};
 
 use crate::source::Issue;
+
+/// Candidates, objects and JSONPath matches one rule's evaluation may
+/// examine (a user rule's steps multiply).
+pub const MAX_RULE_WORK: usize = 2_000_000;
+
+/// Matches (findings before deduplication) one rule may have.
+pub const MAX_RULE_MATCHES: usize = 10_000;
 
 static BUILTIN: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/rules");
 
@@ -62,13 +71,12 @@ pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(
         let (line, col) = e
             .location()
             .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
-        Issue {
-            gap: None,
-            path: path.to_string(),
+        Issue::located(
+            path,
             line,
             col,
-            message: format!("{what}: {}", e.to_string().lines().next().unwrap_or("")),
-        }
+            format!("{what}: {}", e.to_string().lines().next().unwrap_or("")),
+        )
     })
 }
 
@@ -79,13 +87,12 @@ pub fn parse(path: &str, text: &str) -> Result<Rule, Issue> {
     if problems.is_empty() {
         Ok(rule)
     } else {
-        Err(Issue {
-            gap: None,
-            path: path.to_string(),
-            line: 1,
-            col: 1,
-            message: format!("rule {}: {}", rule.id, problems.join("; ")),
-        })
+        Err(Issue::located(
+            path,
+            1,
+            1,
+            format!("rule {}: {}", rule.id, problems.join("; ")),
+        ))
     }
 }
 

@@ -64,7 +64,7 @@ pub struct Change {
     /// objects they match are shown with the finding; without it the
     /// change concerns every install of the app.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub when: Vec<super::schema::Step>,
+    pub when: Vec<super::steps::Spec>,
 }
 
 impl Release {
@@ -126,13 +126,7 @@ pub fn parse(path: &str, text: &str) -> Result<ReleaseFile, Issue> {
     if problems.is_empty() {
         Ok(file)
     } else {
-        Err(Issue {
-            gap: None,
-            path: path.to_string(),
-            line: 1,
-            col: 1,
-            message: problems.join("; "),
-        })
+        Err(Issue::located(path, 1, 1, problems.join("; ")))
     }
 }
 

@@ -141,6 +141,7 @@ mod tests {
             help: String::new(),
             fingerprint: format!("{rule}{primary}"),
             fix: None,
+            subjects: Default::default(),
         }
     }
 

@@ -93,6 +93,7 @@ pub fn apply(model: &Model, rules: &[Rule], findings: Vec<Finding>) -> Outcome {
                     s.rule
                 ),
                 fix: None,
+                subjects: Default::default(),
             });
         }
     }
@@ -194,11 +195,9 @@ fn annotations(model: &Model, issues: &mut Vec<Issue>) -> Vec<Suppression> {
 }
 
 fn no_reason(model: &Model, span: Span, rule: &str) -> Issue {
-    Issue {
-        gap: None,
-        path: model.sources.path(span.file).display().to_string(),
-        line: span.line,
-        col: span.col,
-        message: format!("suppression of {rule} has no reason (write `-- why`); it is not applied"),
-    }
+    Issue::at(
+        model.sources,
+        span,
+        format!("suppression of {rule} has no reason (write `-- why`); it is not applied"),
+    )
 }

@@ -132,13 +132,6 @@ pub fn read_regular(path: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
     Ok(bytes)
 }
 
-/// [`read_regular`] as UTF-8 text, for files the user named (config,
-/// rules, CA): errors name the path.
-pub fn read_text_file(path: &Path, limit: usize) -> Result<String, String> {
-    let bytes = read_regular(path, limit).map_err(|e| format!("{}: {e}", path.display()))?;
-    String::from_utf8(bytes).map_err(|_| format!("{}: file is not valid UTF-8", path.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

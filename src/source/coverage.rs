@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::files::{Input, Issue};
+use super::Issue;
+use super::files::Input;
 use crate::yaml::FileId;
 
 /// The fate of one file.
@@ -97,11 +98,6 @@ impl Fate {
             Fate::NoObject => "no Kubernetes object in it (no apiVersion and kind)".into(),
             Fate::Unloadable(why) => why.clone(),
         }
-    }
-
-    /// Whether Flux applies the file's objects.
-    pub fn flux_applies(&self) -> bool {
-        matches!(self, Fate::Rendered { .. } | Fate::Lost { .. })
     }
 }
 

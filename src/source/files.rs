@@ -9,81 +9,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use super::commit_tree::Tree;
 use super::confine::Refused;
 use super::disk::Disk;
+use super::issue::Issue;
 use super::reuse::{Event, Lent, Recorder};
 use crate::yaml::{FileId, Limits, Node, SourceMap, Span, parse_documents};
-
-/// Something wrong with one input. The run goes on with the rest.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
-#[error("{path}{}: {message}", location(*line, *col))]
-pub struct Issue {
-    /// Repo-relative path.
-    pub path: String,
-    /// 1-based; 0 when the whole file is meant.
-    pub line: u32,
-    pub col: u32,
-    pub message: String,
-    /// Set when the input is one a build can go on without (see [`Gap`]).
-    pub gap: Option<Gap>,
-}
-
-/// An entry of a kustomization that is not in the repository. A Flux
-/// build goes on without it, so one entry never takes its siblings down.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Gap {
-    /// A remote base, component or file (`https://...`, `github.com/...?ref=`):
-    /// kustomize-controller fetches it (remote bases are allowed unless the
-    /// controller runs with `--no-remote-bases`); we have no network.
-    Remote,
-    /// A local file or directory that does not exist: kustomize-controller
-    /// fails the whole Flux Kustomization with kustomize's error.
-    Missing,
-    /// A resource file that is not valid YAML (as go-yaml reads it) or not
-    /// Kubernetes objects: kustomize-controller fails the whole Flux
-    /// Kustomization with kustomize's `MalformedYAMLError`; here the file
-    /// loses only itself.
-    Malformed,
-    /// An entry of the wrong kind: a Component listed as a resource, or a
-    /// kustomization as a component. kustomize refuses it ("expected kind
-    /// != 'Component' for path ...", api/internal/target/kusttarget.go
-    /// `accumulateDirectory`) and kustomize-controller fails the whole
-    /// Flux Kustomization; here the entry loses only itself.
-    WrongKind,
-    /// A value postBuild substitution cannot parse (`${__field.labels.job}`
-    /// in a Grafana dashboard: a name stops at the `.`, so envsubst finds no
-    /// closing brace). Not a kustomize entry, but the same end:
-    /// kustomize-controller returns envsubst's error ("variable substitution
-    /// failed", fluxcd/pkg kustomize/kustomize_varsub.go), strict or not,
-    /// and applies nothing of the Flux Kustomization.
-    Substitution,
-}
-
-fn location(line: u32, col: u32) -> String {
-    if line == 0 {
-        String::new()
-    } else {
-        format!(":{line}:{col}")
-    }
-}
-
-impl Issue {
-    pub fn file(path: &Path, message: impl Into<String>) -> Issue {
-        Issue {
-            path: path.display().to_string(),
-            line: 0,
-            col: 0,
-            message: message.into(),
-            gap: None,
-        }
-    }
-
-    /// The same issue, marked as a gap a build can go on without.
-    pub fn gap(self, gap: Gap) -> Issue {
-        Issue {
-            gap: Some(gap),
-            ..self
-        }
-    }
-}
 
 /// Parsed documents of one file.
 #[derive(Clone, Debug)]
@@ -839,13 +767,7 @@ fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Pa
                 docs: docs.into_iter().map(Arc::new).collect(),
             })
         })
-        .map_err(|e| Issue {
-            gap: None,
-            path: rel.display().to_string(),
-            line: e.line,
-            col: e.col,
-            message: e.message,
-        })
+        .map_err(|e| Issue::yaml(rel, e))
 }
 
 /// A file's text, refused when it leaves the repository, is not a
@@ -857,13 +779,12 @@ fn text_of(bytes: Result<Vec<u8>, Refused>, rel: &Path) -> Result<String, Issue>
         let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
         let col = upto.iter().rev().take_while(|b| **b != b'\n').count() as u32 + 1;
-        Issue {
-            gap: None,
-            path: rel.display().to_string(),
+        Issue::located(
+            rel.display().to_string(),
             line,
             col,
-            message: "file is not valid UTF-8".into(),
-        }
+            "file is not valid UTF-8",
+        )
     })
 }
 
@@ -898,80 +819,4 @@ pub fn join_within(base: &Path, rel: &str) -> Option<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jobs_on_forks_leave_what_jobs_in_order_leave() {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in [("a.yaml", "a: 1\n"), ("b.env", "B=1\n"), ("c.env", "C=1\n")] {
-            std::fs::write(dir.path().join(name), text).unwrap();
-        }
-        let mut files = Files::new(dir.path(), Limits::default());
-        files.preload(&[PathBuf::from("a.yaml")]);
-        // As after the first build that needed them: jobs may fork.
-        files.kustomize_defaults = Some(Default::default());
-        let jobs = ["a.yaml", "c.env", "a.yaml", "b.env", "c.env", "a.yaml"];
-        let ids = files.each_in_order(&jobs, |files, path| {
-            let by = PathBuf::from(format!("by-{path}-{}", files.sources.len()));
-            files.note_input(PathBuf::from("shared"), Input::Patch, by);
-            files.text(Path::new(path)).map(|(id, _)| id.0)
-        });
-        // Files read late are registered in the order of the jobs, not
-        // of the threads: c.env by the second job, b.env by the fourth.
-        let ids: Vec<u32> = ids.into_iter().map(Result::unwrap).collect();
-        assert_eq!(ids, [0, 1, 0, 2, 1, 0]);
-        assert_eq!(files.sources.len(), 3);
-        // The first job's note is kept.
-        assert_eq!(
-            files.inputs[Path::new("shared")].1,
-            Path::new("by-a.yaml-1")
-        );
-    }
-
-    #[test]
-    fn forks_take_the_shared_parse_and_the_files_drop_it_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        for name in ["a.yaml", "b.yaml"] {
-            std::fs::write(dir.path().join(name), "k: v\n").unwrap();
-        }
-        let mut files = Files::new(dir.path(), Limits::default());
-        let rels = [PathBuf::from("a.yaml"), PathBuf::from("b.yaml")];
-        files.preload(&rels);
-        files.kustomize_defaults = Some(Default::default());
-        let cached: Vec<Arc<Node>> = rels
-            .iter()
-            .map(|rel| files.documents(rel).unwrap().docs[0].clone())
-            .collect();
-        // Each file is taken twice, by jobs on whichever fork (or here).
-        let jobs = [0, 1, 0, 1];
-        let taken = files.each_in_order(&jobs, |files, &i| {
-            files.take_documents(&rels[i]).unwrap().docs[0].clone()
-        });
-        let shared: Vec<bool> = taken
-            .iter()
-            .zip(jobs)
-            .map(|(node, i)| Arc::ptr_eq(node, &cached[i]))
-            .collect();
-        // The first take of each is the parse the files hold, not a copy,
-        // and the files drop it once the forks are done (and gone).
-        assert!(shared[0] && shared[1], "{shared:?}");
-        assert!(files.parsed.get(&rels[0]).is_none());
-        assert!(files.parsed.get(&rels[1]).is_none());
-        assert!(Arc::get_mut(&mut files.parsed.shared).is_some());
-    }
-
-    #[test]
-    fn join_within_folds_dots_and_refuses_escape() {
-        assert_eq!(
-            join_within(Path::new("apps/auth"), "../../components/db").unwrap(),
-            PathBuf::from("components/db")
-        );
-        assert_eq!(
-            join_within(Path::new("a"), "./b/./c").unwrap(),
-            PathBuf::from("a/b/c")
-        );
-        assert!(join_within(Path::new("a"), "../../x").is_none());
-        assert!(join_within(Path::new("a"), "/etc/passwd").is_none());
-    }
-}
+mod tests;

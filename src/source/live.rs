@@ -4,7 +4,7 @@
 //! every text a report could quote.
 
 use super::{Concealed, Object, StepKind};
-use crate::yaml::{FileId, Node, Span, Value};
+use crate::yaml::{FileId, Node, Value};
 
 /// Annotation `kubectl apply` writes: the whole object as last applied,
 /// Secret data included.
@@ -190,23 +190,12 @@ pub fn drop_rendered_workloads(objects: &mut Vec<Object>) {
         })
         .collect();
     objects.retain(|o| {
-        let workload = crate::model::app::workload_containers(o).is_some();
+        let workload = super::object::workload_containers(o).is_some();
         let rendered = o.is_live()
             && matches!(flux_owner(o), Some(("HelmRelease", ns, name))
                 if releases.contains(&(ns.to_string(), name.to_string())));
         !(workload && rendered)
     });
-}
-
-/// A span for values the tool makes up for a live object.
-pub fn span_at(file: FileId) -> Span {
-    Span {
-        file,
-        start: 0,
-        end: 0,
-        line: 1,
-        col: 1,
-    }
 }
 
 #[cfg(test)]

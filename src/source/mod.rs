@@ -12,6 +12,7 @@ pub mod git;
 pub mod go_regexp;
 pub mod helm;
 pub mod ignored;
+pub mod issue;
 pub mod kustomize;
 pub mod link;
 pub mod live;
@@ -24,5 +25,6 @@ pub mod snapshot;
 pub(crate) mod test_repo;
 pub mod walk;
 
-pub use files::{Files, Issue, join_within};
+pub use files::{Files, join_within};
+pub use issue::{Gap, Issue};
 pub use object::{Concealed, Object, Step, StepKind};

@@ -178,6 +178,41 @@ impl Object {
     }
 }
 
+/// Containers (and init containers) of a workload's pod template.
+pub fn workload_containers(obj: &Object) -> Option<Vec<&Node>> {
+    let pod_spec = pod_spec(obj)?;
+    Some(
+        ["initContainers", "containers"]
+            .iter()
+            .filter_map(|k| pod_spec.get(k).and_then(Node::as_seq))
+            .flatten()
+            .collect(),
+    )
+}
+
+/// The pod spec of a workload (its pod template's, for controllers).
+pub fn pod_spec(obj: &Object) -> Option<&Node> {
+    let kind = obj.kind();
+    // Kind first: most objects are no workload, and the group needs
+    // `apiVersion` looked up and split.
+    if !matches!(
+        kind,
+        "Pod" | "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job" | "CronJob"
+    ) {
+        return None;
+    }
+    match (obj.group(), kind) {
+        ("", "Pod") => obj.root.get("spec"),
+        ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") | ("batch", "Job") => {
+            obj.root.path(&["spec", "template", "spec"])
+        }
+        ("batch", "CronJob") => obj
+            .root
+            .path(&["spec", "jobTemplate", "spec", "template", "spec"]),
+        _ => None,
+    }
+}
+
 /// The objects of one YAML text, as file 0: for unit tests.
 #[cfg(test)]
 pub(crate) fn objects_of(text: &str) -> Vec<Object> {

@@ -33,9 +33,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::Issue;
 use super::Object;
-use super::files::{Files, Input, Issue, Parsed};
+use super::files::{Files, Input, Parsed};
 use super::flux::Budget;
+use super::flux::tree::Inherited;
 use super::kustomize::Built;
 use crate::yaml::{FileId, Limits, Node, Origin, SourceMap, Span, Value};
 
@@ -439,8 +441,8 @@ pub(crate) struct RenderKey {
 pub(crate) struct RenderInputs {
     /// The Flux Kustomization as rendered.
     pub ks: Object,
-    /// What its parent passed on: unknown variables, substitution ran.
-    pub inherited: [bool; 2],
+    /// What its parent passed on.
+    pub inherited: Inherited,
     /// Its build's objects, before the steps.
     pub objects: Vec<Object>,
     /// The directory its `spec.patches` are read from, when it has any.
@@ -467,7 +469,7 @@ pub(crate) struct RenderOutputs {
     /// Substitutions that left a value unparsable: the render fails.
     pub unparsed: Vec<Issue>,
     /// What it passes on to the Flux Kustomizations it applies.
-    pub passed: [bool; 2],
+    pub passed: Inherited,
     /// The substitution budget left after it.
     pub budget: Option<Budget>,
 }

@@ -120,13 +120,7 @@ pub fn register(
     limits: &Limits,
 ) -> Result<Unwrapped, Issue> {
     let file = FileId(sources.len() as u32);
-    let docs = parse_documents(text, file, limits).map_err(|e| Issue {
-        gap: None,
-        path: path.display().to_string(),
-        line: e.line,
-        col: e.col,
-        message: e.message,
-    })?;
+    let docs = parse_documents(text, file, limits).map_err(|e| Issue::yaml(&path, e))?;
     let mut out = Unwrapped::default();
     for doc in &docs {
         live::unwrap_document(doc, file, detail, &mut out);

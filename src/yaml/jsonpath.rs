@@ -6,10 +6,30 @@ use jsonpath_rust::query::queryable::Queryable;
 
 use super::node::{Node, Span, Value};
 
+/// A JSONPath that cannot be used; the message names the path.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonPathError {
+    /// Not a JSONPath query (RFC 9535) as jsonpath-rust reads it.
+    #[error("JSONPath {path}: {source}")]
+    Invalid {
+        path: String,
+        #[source]
+        source: jsonpath_rust::parser::errors::JsonPathError,
+    },
+    /// More than one descendant segment (`..`).
+    #[error(
+        "JSONPath {path}: {count} descendant segments (`..`); at most one is allowed, as each multiplies the work by the size of the object"
+    )]
+    TooManyDescendants { path: String, count: usize },
+}
+
 /// Nodes `path` selects under `root`. An invalid path is an error that
-/// names the path; rule files are checked with this at load time.
-pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, String> {
-    jsonpath_rust::query::js_path_vals(path, root).map_err(|e| format!("JSONPath {path}: {e}"))
+/// names the path; rule files are checked with [`validate`] at load time.
+pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, JsonPathError> {
+    jsonpath_rust::query::js_path_vals(path, root).map_err(|source| JsonPathError::Invalid {
+        path: path.to_string(),
+        source,
+    })
 }
 
 /// Whether `path` is a valid JSONPath query that evaluates in time
@@ -17,16 +37,20 @@ pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, String> {
 /// included. Each one visits every node below every node the path has
 /// reached so far, so `$..*..*..*` on a deep object is the object's size
 /// cubed.
-pub fn validate(path: &str) -> Result<(), String> {
-    let query = jsonpath_rust::parser::parse_json_path(path)
-        .map_err(|e| format!("JSONPath {path}: {e}"))?;
+pub fn validate(path: &str) -> Result<(), JsonPathError> {
+    let query =
+        jsonpath_rust::parser::parse_json_path(path).map_err(|source| JsonPathError::Invalid {
+            path: path.to_string(),
+            source,
+        })?;
     // The parsed query's Debug form names every segment, those of filter
     // subqueries too; jsonpath-rust has no visitor to count them with.
-    let descendants = format!("{query:?}").matches("Descendant(").count();
-    if descendants > 1 {
-        return Err(format!(
-            "JSONPath {path}: {descendants} descendant segments (`..`); at most one is allowed, as each multiplies the work by the size of the object"
-        ));
+    let count = format!("{query:?}").matches("Descendant(").count();
+    if count > 1 {
+        return Err(JsonPathError::TooManyDescendants {
+            path: path.to_string(),
+            count,
+        });
     }
     Ok(())
 }

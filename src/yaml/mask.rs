@@ -3,8 +3,9 @@
 //! Secret's `data`/`stringData`. Each hidden character becomes `*` byte
 //! for byte (whitespace kept), so spans into the file stay valid.
 
+use super::limits::Limits;
 use super::node::{FileId, Node, Value};
-use super::parse::{Limits, parse_documents};
+use super::parse::parse_documents;
 
 /// `text` with the values of every Secret's `data` and `stringData`
 /// masked; `None` when there is nothing to mask. A file that mentions a

@@ -2,15 +2,20 @@
 //! spans point into.
 
 mod compat;
+mod limits;
 mod mask;
 mod node;
 mod parse;
+mod position;
 mod size;
 
 pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path_to_string};
+pub mod edit;
 pub mod jsonpath;
+pub use limits::Limits;
 pub use mask::{redacted, secrets as mask_secrets};
-pub use parse::{Limits, OffsetMap, YamlError, parse_documents, parse_values, resolve_plain};
+pub use parse::{YamlError, parse_documents, parse_values, resolve_plain};
+pub use position::OffsetMap;
 pub use size::Size;
 
 use std::path::{Path, PathBuf};
@@ -176,7 +181,6 @@ impl SourceMap {
         Some((line, col))
     }
 
-    /// `path:line:col`, the form editors and terminals link.
     /// Where `needle` is first written inside `span`'s text, as a span of
     /// its own: a variable inside a block scalar, at its line and column
     /// rather than at the block's start. `None` when the text as written
@@ -253,6 +257,7 @@ impl SourceMap {
         })
     }
 
+    /// `path:line:col`, the form editors and terminals link.
     pub fn location(&self, span: Span) -> String {
         format!(
             "{}:{}:{}",

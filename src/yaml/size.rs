@@ -3,8 +3,8 @@
 //! into itself, doubling it per operation, so a few hundred bytes of
 //! patch would otherwise ask for terabytes.
 
+use super::limits::Limits;
 use super::node::{Node, Value};
-use super::parse::Limits;
 
 /// Nodes, scalar bytes (keys included) and nesting depth of a tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

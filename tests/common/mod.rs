@@ -1,10 +1,15 @@
 //! Shared test helpers.
-#![allow(dead_code)] // each test binary uses a different subset
 
 pub mod pg;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use homelab_lint::report::json::Report;
+
+/// The linter binary cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
 
 /// Whether we run under CI, where a missing tool or corpus is a failure.
 pub fn in_ci() -> bool {
@@ -230,42 +235,25 @@ pub fn bump_fixture(
     (dir, repo)
 }
 
-/// `(rule, path)` of every finding of a JSON report, sorted.
-pub fn rules_and_paths(out: &std::process::Output) -> Vec<(String, String)> {
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+/// The JSON report (`-o json`) on a run's stdout, typed; panics with the
+/// run's stdout and stderr when it is not one.
+pub fn report(out: &Output) -> Report {
+    Report::from_json(&out.stdout).unwrap_or_else(|e| {
         panic!(
-            "not JSON ({e}): {}\n{}",
+            "not a JSON report ({e}): {}\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
-    });
-    let mut found: Vec<(String, String)> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap().to_string(),
-                f["location"]["path"].as_str().unwrap().to_string(),
-            )
-        })
+    })
+}
+
+/// `(rule, path)` of every finding of a JSON report, sorted.
+pub fn rules_and_paths(out: &Output) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = report(out)
+        .findings
+        .into_iter()
+        .map(|f| (f.rule, f.location.path))
         .collect();
     found.sort();
     found
-}
-
-/// `(rule, path:line:column)` of each finding in the linter's JSON output.
-pub fn rule_locations(json: &serde_json::Value) -> impl Iterator<Item = (String, String)> + '_ {
-    json["findings"].as_array().unwrap().iter().map(|f| {
-        let l = &f["location"];
-        (
-            f["rule"].as_str().unwrap().to_string(),
-            format!(
-                "{}:{}:{}",
-                l["path"].as_str().unwrap(),
-                l["line"],
-                l["column"]
-            ),
-        )
-    })
 }

@@ -19,7 +19,6 @@ pub const PW_PASSWORD: &str = "s3cret-pw";
 pub struct PgServer {
     dir: tempfile::TempDir,
     pub port: u16,
-    pub slow_fsync_us: u64,
     stopped: bool,
 }
 
@@ -244,7 +243,6 @@ impl PgServer {
         let server = PgServer {
             dir,
             port,
-            slow_fsync_us,
             stopped: false,
         };
         // A standby is read-only and has the role from its primary.

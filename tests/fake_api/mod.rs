@@ -3,9 +3,8 @@
 //! `limit`/`continue` pagination, pod port-forward), answers 403 or other
 //! errors for chosen resources, adds latency to every call and records
 //! every request. It speaks enough of the real protocol for `kubectl`
-//! and kube-rs themselves to use it. A test binary that uses it also
-//! declares `mod support;` (its accept loop).
-#![allow(dead_code)] // each test binary uses a different subset
+//! and kube-rs themselves to use it. Its accept loop is
+//! `support::serve`.
 
 mod discovery;
 mod portforward;

@@ -2,7 +2,7 @@
 //! upserts a row into `django_postgres_cache_cacheentry` on every
 //! `GET /api/v3/core/applications/` with the right bearer token, then
 //! answers JSON. So its latency is the latency of one commit, which is
-//! what `synchronous_commit` decides. Used by tests/probe_http.rs and, as
+//! what `synchronous_commit` decides. Used by tests/it/probe_http.rs and, as
 //! `stand-in/src/main.rs`, by `scripts/demo`.
 
 use std::net::SocketAddr;

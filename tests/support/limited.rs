@@ -1,9 +1,7 @@
 //! The linter as a subprocess under a memory limit (RLIMIT_AS), a CPU
 //! limit (RLIMIT_CPU) and a wall-clock limit, for the hostile-input suites
-//! (tests/hostile*.rs). A run that aborts, is killed by a signal or
+//! (tests/it/hostile*.rs). A run that aborts, is killed by a signal or
 //! overruns is a test failure that says which, never a hung test binary.
-//! Self-contained: include alone with `#[path = "support/limited.rs"] mod
-//! limited;`, or through `mod support;` as `support::limited`.
 
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -46,7 +44,7 @@ pub struct Run {
 
 /// The linter binary of this package, as a command to add arguments to.
 pub fn linter() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kubectl-homelab_lint"))
+    Command::new(crate::common::BIN)
 }
 
 /// Runs `cmd` under `limits`, stdin closed. Panics (the test fails) when

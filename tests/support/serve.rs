@@ -1,6 +1,4 @@
-//! The hyper accept loop of the tests' HTTP servers. Self-contained (no
-//! `super::`), so a test module can also include this file alone with
-//! `#[path = "../support/serve.rs"] mod serve;`.
+//! The hyper accept loop of the tests' HTTP servers.
 
 use std::convert::Infallible;
 use std::future::Future;

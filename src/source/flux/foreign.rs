@@ -89,7 +89,7 @@ mod tests {
         assert!(normalized("${REPO_URL}").is_none());
     }
 
-    /// Sweep 7 (d4rkfella/home-ops): keycloak-operator builds `./kubernetes`
+    /// keycloak-operator (as d4rkfella/home-ops deploys it) builds `./kubernetes`
     /// of keycloak/keycloak-k8s-resources, which this repository also has.
     #[test]
     fn a_git_repository_of_another_url_than_the_synced_one_is_foreign() {

@@ -1,6 +1,8 @@
-//! Flux semantics that change what the cluster receives: postBuild
-//! variable substitution, and reading ConfigMap/Secret keys as the API
-//! server would store them (shared with HelmRelease `valuesFrom`).
+//! Flux's renderer: the tree of Flux Kustomizations ([`tree`]), each one's
+//! render ([`render`]) and Flux-level steps ([`steps`]), and the Flux
+//! semantics that change what the cluster receives: postBuild variable
+//! substitution, and reading ConfigMap/Secret keys as the API server would
+//! store them (shared with HelmRelease `valuesFrom`).
 
 pub mod artifact;
 pub mod bootstrap;
@@ -8,8 +10,13 @@ pub mod data;
 mod envsubst;
 pub mod foreign;
 mod goyaml_v2;
+mod render;
+mod sources;
+mod steps;
 pub mod substitute;
+pub(crate) mod tree;
 
 pub use data::DataValue;
 pub use envsubst::Budget;
+pub use sources::{path_in_source, source_of};
 pub use substitute::{Var, Vars, budget, collect_vars, substitute};

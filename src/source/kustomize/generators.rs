@@ -6,12 +6,13 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::source::files::{Files, Input, Issue};
+use crate::source::Issue;
+use crate::source::files::{Files, Input};
 use crate::source::object::{Object, StepKind};
 use crate::yaml::{Node, Span, Value};
 
 use super::kustomization::Kustomization;
-use super::{Acc, Res, issue_at};
+use super::{Acc, Res};
 
 /// Runs both generators; a generator whose input is remote or missing is
 /// left out (into `gaps`) and the others still run. `bytes_left` is what
@@ -343,8 +344,8 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
             acc.push(res);
             Ok(())
         }
-        [] => Err(issue_at(
-            files,
+        [] => Err(Issue::at(
+            &files.sources,
             span,
             format!(
                 "id {} does not exist; cannot merge or replace",
@@ -354,8 +355,8 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
         [i] => {
             let old = &acc.res()[*i];
             if behavior == "create" {
-                return Err(issue_at(
-                    files,
+                return Err(Issue::at(
+                    &files.sources,
                     span,
                     format!(
                         "id {} exists; behavior must be merge or replace",
@@ -400,8 +401,8 @@ fn absorb(files: &Files, acc: &mut Acc, mut res: Res, span: Span) -> Result<(), 
             acc.res_mut()[*i] = res;
             Ok(())
         }
-        _ => Err(issue_at(
-            files,
+        _ => Err(Issue::at(
+            &files.sources,
             span,
             format!(
                 "found multiple objects that could accept merge of {}",

@@ -3,10 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::source::files::{Files, Gap, Input, Issue, Parsed, join_within};
+use crate::source::files::{Files, Input, Parsed, join_within};
+use crate::source::{Gap, Issue};
 use crate::yaml::{Node, Span, Value};
-
-use super::issue_at;
 
 pub(crate) const FILE_NAMES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -56,8 +55,8 @@ impl Kustomization {
     pub fn load(files: &mut Files, file: &Path, dir: &Path) -> Result<Kustomization, Issue> {
         let Parsed { file: id, mut docs } = files.take_documents(file)?;
         if let Some(second) = docs.get(1) {
-            return Err(issue_at(
-                files,
+            return Err(Issue::at(
+                &files.sources,
                 second.span,
                 "a kustomization file must hold one document",
             ));
@@ -74,8 +73,8 @@ impl Kustomization {
             )
         });
         if root.as_map().is_none() {
-            return Err(issue_at(
-                files,
+            return Err(Issue::at(
+                &files.sources,
                 root.span,
                 "a kustomization must be a mapping",
             ));
@@ -83,8 +82,8 @@ impl Kustomization {
         let kind = root.str_at(&["kind"]).unwrap_or("Kustomization");
         if kind != "Kustomization" && kind != "Component" {
             let span = root.get("kind").map_or(root.span, |n| n.span);
-            return Err(issue_at(
-                files,
+            return Err(Issue::at(
+                &files.sources,
                 span,
                 format!("kind '{kind}' is not a kustomize Kustomization or Component"),
             ));
@@ -98,7 +97,7 @@ impl Kustomization {
                     _ => false,
                 };
                 if !empty {
-                    return Err(issue_at(files, v.span, format!("{key}: {why}")));
+                    return Err(Issue::at(&files.sources, v.span, format!("{key}: {why}")));
                 }
             }
         }
@@ -112,13 +111,12 @@ impl Kustomization {
 
     /// An issue at a span inside this kustomization file.
     pub fn err(&self, span: Span, message: impl Into<String>) -> Issue {
-        Issue {
-            gap: None,
-            path: self.file.display().to_string(),
-            line: span.line,
-            col: span.col,
-            message: message.into(),
-        }
+        Issue::located(
+            self.file.display().to_string(),
+            span.line,
+            span.col,
+            message,
+        )
     }
 
     pub fn is_component(&self) -> bool {
@@ -163,18 +161,18 @@ impl Kustomization {
     ) -> Result<PathBuf, Issue> {
         if super::resources::is_remote(entry) {
             let message = format!("remote file '{entry}' is not fetched (it needs the network)");
-            return Err(issue_at(files, span, message).gap(Gap::Remote));
+            return Err(Issue::at(&files.sources, span, message).gap(Gap::Remote));
         }
         let Some(path) = join_within(&self.dir, entry) else {
-            return Err(issue_at(
-                files,
+            return Err(Issue::at(
+                &files.sources,
                 span,
                 format!("'{entry}' leaves the repository"),
             ));
         };
         if self.restrict && !path.starts_with(&self.dir) {
-            return Err(issue_at(
-                files,
+            return Err(Issue::at(
+                &files.sources,
                 span,
                 format!(
                     "security; file '{}' is not in or below '{}'",
@@ -184,11 +182,11 @@ impl Kustomization {
             ));
         }
         if let Some(reason) = files.outside(&path) {
-            return Err(issue_at(files, span, reason));
+            return Err(Issue::at(&files.sources, span, reason));
         }
         if !files.is_file(&path) {
-            return Err(issue_at(
-                files,
+            return Err(Issue::at(
+                &files.sources,
                 span,
                 format!("file '{}' does not exist", path.display()),
             )

@@ -4,12 +4,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::source::files::{Files, Issue, join_within};
+use crate::source::Issue;
+use crate::source::files::{Files, join_within};
 use crate::source::object::{Object, StepKind};
 use crate::yaml::{FileId, Node, Span, Style, Value, parse_documents};
 
 use super::kustomization::Kustomization;
-use super::{Gvk, Res, ResId, issue_at, patch_json6902, patch_smp};
+use super::{Gvk, Res, ResId, patch_json6902, patch_smp};
 
 /// Applies a `patches:` list (kustomization or Flux Kustomization
 /// `spec.patches`) to `objects`; patch files are read relative to
@@ -48,8 +49,8 @@ pub fn apply_patches(
         objects[orig] = obj;
     }
     result?;
-    Err(issue_at(
-        files,
+    Err(Issue::at(
+        &files.sources,
         patches.span,
         "a patch deletes an object; deleting objects is not supported here",
     ))
@@ -106,17 +107,21 @@ pub(crate) fn inline_docs(
 
 fn parse_inline(files: &Files, node: &Node, text: &str, kfile: &Path) -> Result<Vec<Node>, Issue> {
     let file = node.span.file;
-    let mut docs = parse_documents(text, file, files.limits()).map_err(|e| Issue {
-        gap: None,
-        path: kfile.display().to_string(),
-        line: node.span.line
+    let mut docs = parse_documents(text, file, files.limits()).map_err(|e| {
+        // A block scalar's lines are the file's, from the line after its
+        // indicator; a flow scalar's error is placed at the scalar.
+        let line = node.span.line
             + if node.style == Style::Block {
                 e.line
             } else {
                 0
-            },
-        col: node.span.col,
-        message: format!("inline patch: {}", e.message),
+            };
+        Issue::located(
+            kfile.display().to_string(),
+            line,
+            node.span.col,
+            format!("inline patch: {}", e.message),
+        )
     })?;
     let source = (file.0 as usize) < files.sources.len();
     let block = match (node.style, source) {
@@ -233,8 +238,8 @@ fn patch_docs(
         ));
     }
     let Some(p) = entry.get("path").filter(|n| !n.is_null()) else {
-        return Err(issue_at(
-            files,
+        return Err(Issue::at(
+            &files.sources,
             entry.span,
             "a patch needs `patch` or `path`",
         ));
@@ -258,15 +263,15 @@ fn local_path(
     restrict: bool,
 ) -> Result<std::path::PathBuf, Issue> {
     let Some(path) = join_within(dir, rel) else {
-        return Err(issue_at(
-            files,
+        return Err(Issue::at(
+            &files.sources,
             span,
             format!("'{rel}' leaves the repository"),
         ));
     };
     if restrict && !path.starts_with(dir) {
-        return Err(issue_at(
-            files,
+        return Err(Issue::at(
+            &files.sources,
             span,
             format!(
                 "security; file '{}' is not in or below '{}'",
@@ -276,15 +281,15 @@ fn local_path(
         ));
     }
     if let Some(reason) = files.outside(&path) {
-        return Err(issue_at(files, span, reason));
+        return Err(Issue::at(&files.sources, span, reason));
     }
     if !files.is_file(&path) {
-        return Err(issue_at(
-            files,
+        return Err(Issue::at(
+            &files.sources,
             span,
             format!("file '{}' does not exist", path.display()),
         )
-        .gap(crate::source::files::Gap::Missing));
+        .gap(crate::source::Gap::Missing));
     }
     let kfile = if (span.file.0 as usize) < files.sources.len() {
         files.sources.path(span.file).to_path_buf()
@@ -447,12 +452,12 @@ fn label_selector_matches(sel: &str, map: Option<&Node>) -> Result<bool, String>
 }
 
 fn select(files: &Files, res: &[Res], target: &Node) -> Result<Vec<usize>, Issue> {
-    let sel = Selector::parse(target).map_err(|m| issue_at(files, target.span, m))?;
+    let sel = Selector::parse(target).map_err(|m| Issue::at(&files.sources, target.span, m))?;
     let mut out = Vec::new();
     for (i, r) in res.iter().enumerate() {
         if sel
             .matches(r)
-            .map_err(|m| issue_at(files, target.span, m))?
+            .map_err(|m| Issue::at(&files.sources, target.span, m))?
         {
             out.push(i);
         }
@@ -489,7 +494,11 @@ fn apply_entries(
         dir.to_path_buf()
     };
     let Some(entries) = list.as_seq() else {
-        return Err(issue_at(files, list.span, "patches must be a list"));
+        return Err(Issue::at(
+            &files.sources,
+            list.span,
+            "patches must be a list",
+        ));
     };
     for entry in entries {
         let (docs, detail) = patch_docs(files, entry, dir, restrict, &kfile)?;
@@ -502,8 +511,8 @@ fn apply_entries(
         let target = entry.get("target").filter(|n| !n.is_null());
         if is_json6902(&docs) {
             let Some(target) = target else {
-                return Err(issue_at(
-                    files,
+                return Err(Issue::at(
+                    &files.sources,
                     entry.span,
                     "must specify a target for JSON patch",
                 ));
@@ -551,16 +560,16 @@ fn unique_by_id(files: &Files, res: &[Res], patch: &Node) -> Result<usize, Issue
         .collect();
     match found.as_slice() {
         [one] => Ok(*one),
-        [] => Err(issue_at(
-            files,
+        [] => Err(Issue::at(
+            &files.sources,
             patch.span,
             format!(
                 "no matches for Id {}; failed to find unique target for patch",
                 id.display()
             ),
         )),
-        _ => Err(issue_at(
-            files,
+        _ => Err(Issue::at(
+            &files.sources,
             patch.span,
             format!(
                 "multiple matches for Id {}; failed to find unique target for patch",
@@ -604,8 +613,8 @@ fn apply_smp_to(
         if let (Some(api), Some(_)) = (r.obj.root.get("apiVersion").cloned(), p.get("apiVersion")) {
             p.insert("apiVersion", api);
         }
-        let keep =
-            patch_smp::merge(r.obj.root_mut(), &p).map_err(|m| issue_at(files, patch.span, m))?;
+        let keep = patch_smp::merge(r.obj.root_mut(), &p)
+            .map_err(|m| Issue::at(&files.sources, patch.span, m))?;
         if !keep {
             deleted.push(i);
             continue;
@@ -653,8 +662,13 @@ fn apply_json(
     detail: &str,
 ) -> Result<(), Issue> {
     r.store_prev();
-    patch_json6902::apply(r.obj.root_mut(), ops, files.limits())
-        .map_err(|(s, m)| issue_at(files, s.unwrap_or(span), format!("{}: {m}", r.obj.id())))?;
+    patch_json6902::apply(r.obj.root_mut(), ops, files.limits()).map_err(|(s, m)| {
+        Issue::at(
+            &files.sources,
+            s.unwrap_or(span),
+            format!("{}: {m}", r.obj.id()),
+        )
+    })?;
     r.obj.push_step(StepKind::Patch, detail, Some(span));
     Ok(())
 }

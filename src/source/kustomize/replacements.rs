@@ -1,12 +1,13 @@
 //! `replacements:` (kustomize's ReplacementTransformer): copy a field of one
 //! object into fields of others.
 
-use crate::source::files::{Files, Input, Issue};
+use crate::source::Issue;
+use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
 use crate::yaml::{Node, Size, Span, Value};
 
 use super::kustomization::Kustomization;
-use super::{Res, ResId, issue_at, patches::inline_docs};
+use super::{Res, ResId, patches::inline_docs};
 
 pub(crate) fn apply_list(
     files: &mut Files,
@@ -86,7 +87,7 @@ fn selector_subset(sel: &str, map: Option<&Node>) -> bool {
 }
 
 fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
-    let fail = |m: String| issue_at(files, repl.span, m);
+    let fail = |m: String| Issue::at(&files.sources, repl.span, m);
     let Some(source) = repl.get("source") else {
         return Err(fail("replacement needs a source".into()));
     };
@@ -139,8 +140,8 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
         .flatten()
     {
         let Some(select) = target.get("select") else {
-            return Err(issue_at(
-                files,
+            return Err(Issue::at(
+                &files.sources,
                 target.span,
                 "replacement target needs select",
             ));
@@ -182,8 +183,8 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
                 let segs = split_field_path(fp_text);
                 size.grow(value_size, segs.len());
                 if let Some(why) = size.over(files.limits()) {
-                    return Err(issue_at(
-                        files,
+                    return Err(Issue::at(
+                        &files.sources,
                         fp.span,
                         format!(
                             "replacement output budget exceeded: {} would have {why}",
@@ -194,7 +195,7 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
                 let slot = match lookup_mut(r.obj.root_mut(), &segs, create, fp.span) {
                     Ok(Some(slot)) => slot,
                     Ok(None) => continue,
-                    Err(m) => return Err(issue_at(files, fp.span, m)),
+                    Err(m) => return Err(Issue::at(&files.sources, fp.span, m)),
                 };
                 let new = match &delimiter {
                     Some(d) => {

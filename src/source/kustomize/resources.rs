@@ -3,11 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::source::files::{Files, Issue, Parsed};
+use crate::source::Issue;
+use crate::source::files::{Files, Parsed};
 use crate::source::object::Object;
 use crate::yaml::Value;
 
-use super::{Res, issue_at, kustomization};
+use super::{Res, kustomization};
 
 /// Remote bases and files need the network; they are refused rather than
 /// silently skipped.
@@ -29,8 +30,8 @@ pub(crate) fn load_file(files: &mut Files, path: &Path) -> Result<Vec<Res>, Issu
             continue;
         }
         if !Object::looks_like_object(&doc) {
-            return Err(issue_at(
-                files,
+            return Err(Issue::at(
+                &files.sources,
                 doc.span,
                 "not a Kubernetes object: apiVersion and kind are required",
             ));
@@ -47,8 +48,8 @@ pub(crate) fn load_file(files: &mut Files, path: &Path) -> Result<Vec<Res>, Issu
                 .flatten()
             {
                 if !Object::looks_like_object(item) {
-                    return Err(issue_at(
-                        files,
+                    return Err(Issue::at(
+                        &files.sources,
                         item.span,
                         "list item is not a Kubernetes object",
                     ));
@@ -105,8 +106,8 @@ fn generated_below(
             .iter()
             .find(|d| !d.is_null() && !Object::looks_like_object(d))
         {
-            return Err(issue_at(
-                files,
+            return Err(Issue::at(
+                &files.sources,
                 bad.span,
                 format!("failed to decode Kubernetes YAML from {}", rel.display()),
             ));

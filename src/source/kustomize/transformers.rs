@@ -1,12 +1,13 @@
 //! The built-in transformers, run in kustomize's fixed order.
 
-use crate::source::files::{Files, Input, Issue};
+use crate::source::Issue;
+use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
 use crate::yaml::{Node, Span, Value};
 
 use super::fieldspecs::{Config, FieldSpec, Leaf, parse_specs, split_path, visit};
 use super::kustomization::Kustomization;
-use super::{Acc, Res, ResId, issue_at, patches, replacements};
+use super::{Acc, Res, ResId, patches, replacements};
 use std::collections::HashMap;
 
 pub(crate) fn run(
@@ -155,7 +156,7 @@ fn set_map_entries(
                     Ok(())
                 },
             )
-            .map_err(|m| issue_at(files, span, format!("{what}: {}: {m}", r.obj.id())))?;
+            .map_err(|m| Issue::at(&files.sources, span, format!("{what}: {}: {m}", r.obj.id())))?;
         }
         if touched {
             r.obj.push_step(StepKind::Transformer, what, Some(span));
@@ -234,8 +235,8 @@ pub(crate) fn namespace(
             id.name.as_str(),
         )];
         if later.iter().any(|&j| j > i && ids[j].matches(id)) {
-            return Err(issue_at(
-                files,
+            return Err(Issue::at(
+                &files.sources,
                 span,
                 format!(
                     "namespace transformation produces ID conflict: {}",
@@ -466,8 +467,8 @@ fn inline_transformers(
         };
         for doc in docs.iter().filter(|d| !d.is_null()) {
             let kind = doc.str_at(&["kind"]).unwrap_or("");
-            let specs =
-                parse_specs(doc.get("fieldSpecs")).map_err(|(s, m)| issue_at(files, s, m))?;
+            let specs = parse_specs(doc.get("fieldSpecs"))
+                .map_err(|(s, m)| Issue::at(&files.sources, s, m))?;
             match kind {
                 "LabelTransformer" => {
                     let pairs = string_pairs(doc.get("labels"));
@@ -510,8 +511,8 @@ fn inline_transformers(
                     patches::apply_list(files, acc.res_mut(), &as_list, &k.dir, k.restrict)?;
                 }
                 _ => {
-                    return Err(issue_at(
-                        files,
+                    return Err(Issue::at(
+                        &files.sources,
                         doc.span,
                         format!("transformer kind '{kind}' is not supported"),
                     ));

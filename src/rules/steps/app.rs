@@ -1,0 +1,172 @@
+//! `app`: apps identified by Helm chart or container image, optionally
+//! with a version constraint.
+
+use semver::VersionReq;
+use serde::{Deserialize, Serialize};
+
+use super::{Bindings, Described, Fact, Step, bind, object_span, shown, variable_label};
+use crate::model::app::{self, App, AppQuery};
+use crate::model::env::ValuesPrefix;
+use crate::model::{Model, ObjRef};
+use crate::rules::engine::Ctx;
+use crate::rules::finding::Label;
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AppStep {
+    /// Helm chart names.
+    #[serde(default)]
+    pub charts: Vec<String>,
+    /// Image repositories (registry optional for Docker Hub).
+    #[serde(default)]
+    pub images: Vec<String>,
+    /// Semver constraint on the app version (`>=2025.10`). An app whose
+    /// version cannot be read does not match a constrained step.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub version: Option<VersionConstraint>,
+    /// Chart values subtrees the chart turns into environment variables:
+    /// `{authentik: AUTHENTIK}` makes `authentik.postgresql.host`
+    /// `AUTHENTIK_POSTGRESQL__HOST`.
+    #[serde(default)]
+    pub values_env_prefixes: std::collections::BTreeMap<String, String>,
+}
+
+/// A semver constraint, parsed when the rule file is read: one that does
+/// not parse is an error at its line and column, never a constraint that
+/// every version meets.
+#[derive(Clone, Debug)]
+pub struct VersionConstraint {
+    text: String,
+    req: VersionReq,
+}
+
+impl Serialize for VersionConstraint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for VersionConstraint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        match VersionReq::parse(&text) {
+            Ok(req) => Ok(VersionConstraint { text, req }),
+            Err(e) => Err(serde::de::Error::custom(format!(
+                "version {text:?} is not a semver constraint: {e}"
+            ))),
+        }
+    }
+}
+
+/// An app, with the chart conventions its step named.
+#[derive(Clone, Debug)]
+pub(crate) struct AppFact {
+    pub app: App,
+    pub prefixes: Vec<ValuesPrefix>,
+}
+
+impl AppFact {
+    pub fn new(app: App) -> AppFact {
+        AppFact {
+            app,
+            prefixes: Vec::new(),
+        }
+    }
+}
+
+impl Step for AppStep {
+    fn eval(&self, cx: &mut Ctx, _bound: &Bindings) -> Vec<Bindings> {
+        let prefixes: Vec<ValuesPrefix> = self
+            .values_env_prefixes
+            .iter()
+            .map(|(k, v)| ValuesPrefix {
+                key: k.clone(),
+                prefix: v.clone(),
+            })
+            .collect();
+        let query = AppQuery {
+            charts: &self.charts,
+            images: &self.images,
+        };
+        app::find(cx.model, &query)
+            .into_iter()
+            .filter(|a| match (&self.version, &a.version) {
+                (None, _) => true,
+                (Some(r), Some(v)) => crate::model::version::satisfies(&r.req, v),
+                (Some(_), None) => false,
+            })
+            .map(|app| {
+                vec![bind(
+                    "app",
+                    AppFact {
+                        app,
+                        prefixes: prefixes.clone(),
+                    },
+                )]
+            })
+            .collect()
+    }
+}
+
+impl Fact for AppFact {
+    fn describe(&self, model: &Model) -> Described {
+        let app = &self.app;
+        let version = app
+            .version
+            .as_ref()
+            .map(|v| shown(model, app.version_node.as_ref(), v.to_string()))
+            .unwrap_or_else(|| "?".into());
+        let span = app
+            .version_node
+            .as_ref()
+            .map_or_else(|| object_span(model, app.object), |n| n.span);
+        let mut labels = vec![Label {
+            span,
+            text: format!("{} {version}", app.identity),
+        }];
+        labels.extend(app.version_node.as_ref().and_then(variable_label));
+        Described {
+            labels,
+            evidence: vec![
+                ("name".into(), app.identity.clone()),
+                ("version".into(), version),
+                ("object".into(), model.object(app.object).id()),
+            ],
+            identity: model.object(app.object).id(),
+        }
+    }
+
+    fn object(&self) -> Option<ObjRef> {
+        Some(self.app.object)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_constraint_that_does_not_parse_is_an_error_not_a_match_all() {
+        let parsed: Result<AppStep, _> = serde_saphyr::from_str("version: \">=2025.10 junk\"\n");
+        let err = parsed.expect_err("a broken constraint must not load");
+        assert!(
+            err.to_string().contains("is not a semver constraint"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_constraint_keeps_its_meaning() {
+        let step: AppStep = serde_saphyr::from_str("version: \">=2025.10\"\n").unwrap();
+        let req = step.version.unwrap().req;
+        assert!(crate::model::version::satisfies(
+            &req,
+            &semver::Version::new(2025, 10, 1)
+        ));
+        assert!(!crate::model::version::satisfies(
+            &req,
+            &semver::Version::new(2025, 8, 3)
+        ));
+    }
+}

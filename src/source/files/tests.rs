@@ -1,0 +1,75 @@
+use super::*;
+
+#[test]
+fn jobs_on_forks_leave_what_jobs_in_order_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [("a.yaml", "a: 1\n"), ("b.env", "B=1\n"), ("c.env", "C=1\n")] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let mut files = Files::new(dir.path(), Limits::default());
+    files.preload(&[PathBuf::from("a.yaml")]);
+    // As after the first build that needed them: jobs may fork.
+    files.kustomize_defaults = Some(Default::default());
+    let jobs = ["a.yaml", "c.env", "a.yaml", "b.env", "c.env", "a.yaml"];
+    let ids = files.each_in_order(&jobs, |files, path| {
+        let by = PathBuf::from(format!("by-{path}-{}", files.sources.len()));
+        files.note_input(PathBuf::from("shared"), Input::Patch, by);
+        files.text(Path::new(path)).map(|(id, _)| id.0)
+    });
+    // Files read late are registered in the order of the jobs, not
+    // of the threads: c.env by the second job, b.env by the fourth.
+    let ids: Vec<u32> = ids.into_iter().map(Result::unwrap).collect();
+    assert_eq!(ids, [0, 1, 0, 2, 1, 0]);
+    assert_eq!(files.sources.len(), 3);
+    // The first job's note is kept.
+    assert_eq!(
+        files.inputs[Path::new("shared")].1,
+        Path::new("by-a.yaml-1")
+    );
+}
+
+#[test]
+fn forks_take_the_shared_parse_and_the_files_drop_it_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.yaml", "b.yaml"] {
+        std::fs::write(dir.path().join(name), "k: v\n").unwrap();
+    }
+    let mut files = Files::new(dir.path(), Limits::default());
+    let rels = [PathBuf::from("a.yaml"), PathBuf::from("b.yaml")];
+    files.preload(&rels);
+    files.kustomize_defaults = Some(Default::default());
+    let cached: Vec<Arc<Node>> = rels
+        .iter()
+        .map(|rel| files.documents(rel).unwrap().docs[0].clone())
+        .collect();
+    // Each file is taken twice, by jobs on whichever fork (or here).
+    let jobs = [0, 1, 0, 1];
+    let taken = files.each_in_order(&jobs, |files, &i| {
+        files.take_documents(&rels[i]).unwrap().docs[0].clone()
+    });
+    let shared: Vec<bool> = taken
+        .iter()
+        .zip(jobs)
+        .map(|(node, i)| Arc::ptr_eq(node, &cached[i]))
+        .collect();
+    // The first take of each is the parse the files hold, not a copy,
+    // and the files drop it once the forks are done (and gone).
+    assert!(shared[0] && shared[1], "{shared:?}");
+    assert!(files.parsed.get(&rels[0]).is_none());
+    assert!(files.parsed.get(&rels[1]).is_none());
+    assert!(Arc::get_mut(&mut files.parsed.shared).is_some());
+}
+
+#[test]
+fn join_within_folds_dots_and_refuses_escape() {
+    assert_eq!(
+        join_within(Path::new("apps/auth"), "../../components/db").unwrap(),
+        PathBuf::from("components/db")
+    );
+    assert_eq!(
+        join_within(Path::new("a"), "./b/./c").unwrap(),
+        PathBuf::from("a/b/c")
+    );
+    assert!(join_within(Path::new("a"), "../../x").is_none());
+    assert!(join_within(Path::new("a"), "/etc/passwd").is_none());
+}

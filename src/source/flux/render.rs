@@ -1,0 +1,505 @@
+//! One root's tree: each Flux Kustomization built (kustomize), then its
+//! Flux-level steps ([`super::steps`]), and the Flux Kustomizations in its
+//! output rendered in turn; what became of each is recorded.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::sources::source_of;
+use super::steps::{flux_steps, substitute_from};
+use super::substitute::is_disabled;
+use super::tree::{
+    BuildKey, DocId, FluxTree, Inherited, KsId, LookupPool, Produced, child_id, doc_id, is_flux_ks,
+    ks_id,
+};
+use crate::source::Gap;
+use crate::source::coverage::{FluxRender, Outcome};
+use crate::source::reuse::{self, RenderInputs, RenderKey, Steps};
+use crate::source::{Files, Issue, Object, StepKind, join_within, kustomize};
+use crate::yaml::{Node, SourceMap, Span};
+
+impl FluxTree {
+    /// Builds each of `kss`, noting the Flux Kustomizations each produces.
+    /// Their builds are independent: done on every core, each build's
+    /// notes taken in the order of `kss` ([`Files::each_in_order`]).
+    pub(super) fn build_each(&mut self, files: &mut Files, kss: &[Object], seen: &mut Produced) {
+        let keys: Vec<_> = kss.iter().map(|ks| self.build_key(files, ks)).collect();
+        let mut queued: HashSet<&BuildKey> = HashSet::new();
+        let todo: Vec<&(BuildKey, Vec<(String, Span)>)> = keys
+            .iter()
+            .flatten()
+            .filter(|key| !self.builds.contains_key(&key.0) && queued.insert(&key.0))
+            .collect();
+        let built = files.each_in_order(&todo, |files, (key, components)| {
+            build_noting_dirs(files, &key.0, components)
+        });
+        for ((key, _), (result, dirs)) in todo.into_iter().zip(built) {
+            self.build_dirs.insert(key.clone(), dirs);
+            self.builds.insert(key.clone(), result);
+        }
+        for (ks, key) in kss.iter().zip(keys) {
+            let Some((key, _)) = key else { continue };
+            *self.uses.entry(key.clone()).or_default() += 1;
+            match &self.builds[&key] {
+                Ok(built) => {
+                    for o in built.objects.iter().filter(|o| is_flux_ks(o)) {
+                        seen.produced.insert(doc_id(o));
+                        if doc_id(o) != doc_id(ks) {
+                            seen.produced_by_other.insert(doc_id(o));
+                        }
+                    }
+                }
+                Err(issue) => seen.failed.push((doc_id(ks), issue.clone())),
+            }
+        }
+    }
+
+    /// Renders `root` and every Flux Kustomization it produces, depth
+    /// first. Identities are unique within one cluster's tree only.
+    pub(super) fn render_tree(
+        &mut self,
+        files: &mut Files,
+        root: Object,
+        lookup_pool: &LookupPool,
+        rendered: &mut HashSet<DocId>,
+        issues: &mut Vec<Issue>,
+    ) {
+        let root_id = (
+            root.namespace().unwrap_or("").to_string(),
+            root.name().to_string(),
+        );
+        // Children that build from another source (a second GitRepository)
+        // describe another repository's layout: not ours to render.
+        let source = source_of(&root);
+        let base = self.source_roots.get(&source).cloned().unwrap_or_default();
+        // A root that builds from another repository (a GitRepository of
+        // upstream CRDs) makes its source no more local: its paths are
+        // that repository's, not this one's to find missing.
+        if self.local.contains(&source) {
+            self.local_sources.insert(source.clone(), base);
+        }
+        // Children wait as their index in the output, which holds them
+        // anyway: a copy each would hold every Flux Kustomization twice.
+        let mut queue: Vec<(KsId, Option<usize>, Inherited)> =
+            vec![(root_id, None, Inherited::default())];
+        let joined = self.joined_tree(&root);
+        let tree = joined.unwrap_or(self.trees);
+        let mut done: HashSet<KsId> = HashSet::new();
+        self.tree_files.clear();
+        if joined.is_some() {
+            for o in self.output.iter().filter(|o| o.tree == Some(tree)) {
+                self.tree_files.insert(o.file);
+                if is_flux_ks(o) {
+                    done.insert(ks_id(o));
+                }
+            }
+        }
+        while let Some((id, at, inherited)) = queue.pop() {
+            if !done.insert(id.clone()) {
+                continue;
+            }
+            let ks = at.map_or_else(|| root.clone(), |i| self.output[i].clone());
+            rendered.insert(doc_id(&ks));
+            let (mut objs, passed) = self.render(files, &id, &ks, inherited, lookup_pool, issues);
+            if joined.is_some() {
+                self.drop_applied(files, tree, &mut objs, issues);
+            }
+            let first = self.output.len();
+            for (i, child) in objs.iter().enumerate().filter(|(_, o)| is_flux_ks(o)) {
+                if !done.contains(&child_id(&ks, child)) {
+                    queue.push((child_id(&ks, child), Some(first + i), passed));
+                }
+            }
+            self.tree_files.extend(objs.iter().map(|o| o.file));
+            self.output.extend(objs.into_iter().map(|mut o| {
+                o.tree = Some(tree);
+                o
+            }));
+        }
+        if joined.is_none() {
+            self.trees += 1;
+        }
+    }
+
+    /// The tree of an earlier root that applied `root`'s own document: a
+    /// FluxInstance (or flux-instance HelmRelease) that a self-applying
+    /// root's tree applies syncs the same cluster again (gavinmcfall's
+    /// `flux-system/cluster` applies `cluster-apps`, whose flux-instance
+    /// release syncs `kubernetes/flux/cluster`, which applies
+    /// `cluster-apps`): one cluster, not two.
+    pub(super) fn joined_tree(&self, root: &Object) -> Option<u32> {
+        self.output
+            .iter()
+            .find(|o| doc_id(o) == doc_id(root) && o.tree.is_some())
+            .and_then(|o| o.tree)
+    }
+
+    /// Drops from a joining root's objects those the tree already holds:
+    /// the cluster holds one object of a kind, namespace and name, and
+    /// kustomize-controller applies it from each Kustomization that has it
+    /// as that one reconciles, so the two take turns (the last apply wins).
+    /// Rendered once, as the first applier has it, and the double applier
+    /// is reported.
+    pub(super) fn drop_applied(
+        &self,
+        files: &Files,
+        tree: u32,
+        objs: &mut Vec<Object>,
+        issues: &mut Vec<Issue>,
+    ) {
+        let applier = |o: &Object| {
+            o.chain
+                .iter()
+                .find(|s| s.kind == StepKind::FluxKustomization)
+                .map(|s| s.detail.clone())
+                .unwrap_or_default()
+        };
+        let key = |o: &Object| {
+            (
+                o.group().to_string(),
+                o.kind().to_string(),
+                o.namespace().map(str::to_string),
+                o.name().to_string(),
+            )
+        };
+        let held: HashMap<_, &Object> = self
+            .output
+            .iter()
+            .filter(|o| o.tree == Some(tree))
+            .map(|o| (key(o), o))
+            .collect();
+        objs.retain(|o| {
+            let Some(first) = held.get(&key(o)) else {
+                return true;
+            };
+            issues.push(Issue::file(
+                files.sources.path(o.file),
+                format!(
+                    "{} is applied by Flux Kustomization {} and again by {}: the cluster \
+                     holds one object, which each re-applies as it reconciles (the last apply \
+                     wins); rendered once, as {} has it",
+                    o.id(),
+                    applier(first),
+                    applier(o),
+                    applier(first),
+                ),
+            ));
+            false
+        });
+    }
+
+    /// The build for a render, moved out of the cache by its last user:
+    /// a large repo would otherwise hold every object twice.
+    pub(super) fn take_build(
+        &mut self,
+        files: &mut Files,
+        ks: &Object,
+    ) -> Option<Result<kustomize::Built, Issue>> {
+        let (key, components) = self.build_key(files, ks)?;
+        let uses = self.uses.entry(key.clone()).or_default();
+        *uses = uses.saturating_sub(1);
+        let result = if *uses > 0
+            && let Some(cached) = self.builds.get(&key)
+        {
+            cached.clone()
+        } else {
+            match self.builds.remove(&key) {
+                Some(result) => result,
+                None => {
+                    let (result, dirs) = build_noting_dirs(files, &key.0, &components);
+                    self.build_dirs.insert(key.clone(), dirs);
+                    result
+                }
+            }
+        };
+        if let Some(dirs) = self.build_dirs.get(&key) {
+            self.rendered_dirs.extend(dirs.iter().cloned());
+        }
+        Some(result)
+    }
+
+    /// What identifies a build: the path and the Flux components.
+    pub(super) fn build_key(
+        &mut self,
+        files: &mut Files,
+        ks: &Object,
+    ) -> Option<(BuildKey, Vec<(String, Span)>)> {
+        if !self.local.contains(&source_of(ks)) {
+            return None;
+        }
+        let path = self.ks_path(files, ks).filter(|p| files.is_dir(p))?;
+        let components: Vec<(String, Span)> = ks
+            .root
+            .path(&["spec", "components"])
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| Some((c.scalar_text()?, c.span)))
+            .collect();
+        let names = components.iter().map(|(c, _)| c.clone()).collect();
+        Some(((path, names), components))
+    }
+
+    /// One Flux Kustomization: build, then targetNamespace, patches and
+    /// postBuild substitution, in Flux's order. Returns the objects and
+    /// what they inherit from this render ([`Inherited`]); `inherited`
+    /// is what the parent passed to this Kustomization.
+    pub(super) fn render(
+        &mut self,
+        files: &mut Files,
+        id: &KsId,
+        ks: &Object,
+        inherited: Inherited,
+        lookup_pool: &LookupPool,
+        issues: &mut Vec<Issue>,
+    ) -> (Vec<Object>, Inherited) {
+        let inherited_unknowns = inherited.unknowns;
+        let passed_on = Inherited {
+            unknowns: inherited_unknowns,
+            substituted: false,
+        };
+        let name = format!("{}/{}", id.0, id.1);
+        let (objs, outcome) = match self.take_build(files, ks) {
+            Some(Ok(built)) => {
+                let (remote, missing): (Vec<Issue>, Vec<Issue>) = built
+                    .gaps
+                    .into_iter()
+                    .partition(|g| g.gap == Some(Gap::Remote));
+                issues.extend(remote.iter().map(|g| Issue {
+                    message: format!("{} (Flux Kustomization {name})", g.message),
+                    ..g.clone()
+                }));
+                let outcome = if !missing.is_empty() {
+                    Outcome::Failed(missing)
+                } else if !remote.is_empty() {
+                    Outcome::Partial(remote.len())
+                } else {
+                    Outcome::Rendered
+                };
+                (built.objects, outcome)
+            }
+            Some(Err(issue)) => {
+                issues.push(issue.clone());
+                self.record(files, ks, id, Outcome::BuildFailed(issue));
+                return (Vec::new(), passed_on);
+            }
+            None => {
+                let (outcome, issue) = self.unbuilt(files, ks, inherited.substituted);
+                issues.extend(issue);
+                self.record(files, ks, id, outcome);
+                return (Vec::new(), passed_on);
+            }
+        };
+        self.record(files, ks, id, outcome);
+        let given = RenderInputs {
+            ks: ks.clone(),
+            inherited,
+            objects: objs,
+            patch_dir: ks
+                .root
+                .path(&["spec", "patches"])
+                .and_then(|_| self.ks_path(files, ks)),
+            budget: self.subst_budget.clone(),
+        };
+        let key = RenderKey {
+            steps: Steps::Render,
+            path: files.sources.path(ks.file).to_path_buf(),
+            doc_index: ks.doc_index,
+            id: id.clone(),
+        };
+        let tree_files = &self.tree_files;
+        let lookup = |sources: &SourceMap, kind: &str, _namespace: &str, name: &str| {
+            substitute_from(lookup_pool, tree_files, sources, ks, &id.0, kind, name)
+        };
+        let gave = reuse::steps(
+            files,
+            key,
+            given,
+            &lookup,
+            |files, objects, given, lookup| flux_steps(files, id, ks, objects, given, lookup),
+        );
+        issues.extend(gave.issues);
+        if !gave.unparsed.is_empty() {
+            self.fail_render(gave.unparsed);
+        }
+        self.subst_budget = gave.budget;
+        let max = files.limits().max_rendered_objects;
+        if self.output.len() + gave.objects.len() > max {
+            let issue = Issue::at(
+                &files.sources,
+                ks.root.span,
+                format!(
+                    "render budget exceeded: the Flux Kustomizations of this repository render \
+                     more than {max} objects in all; Flux Kustomization {name} is not rendered"
+                ),
+            );
+            issues.push(issue.clone());
+            self.fail_render(vec![issue]);
+            return (Vec::new(), passed_on);
+        }
+        (gave.objects, gave.passed)
+    }
+
+    /// The Flux Kustomization recorded last fails after all (its postBuild
+    /// substitution cannot parse a value): Flux applies none of it.
+    pub(super) fn fail_render(&mut self, mut why: Vec<Issue>) {
+        let Some(last) = self.renders.last_mut() else {
+            return;
+        };
+        last.outcome = match std::mem::replace(&mut last.outcome, Outcome::Rendered) {
+            Outcome::Failed(mut missing) => {
+                missing.append(&mut why);
+                Outcome::Failed(missing)
+            }
+            _ => Outcome::Failed(why),
+        };
+    }
+
+    pub(super) fn record(&mut self, files: &Files, ks: &Object, id: &KsId, outcome: Outcome) {
+        let path = self.ks_path_text(files, ks);
+        self.renders.push(FluxRender {
+            tree: self.trees,
+            namespace: id.0.clone(),
+            name: id.1.clone(),
+            file: ks.file,
+            path,
+            outcome,
+        });
+    }
+
+    /// Why the Flux Kustomization `ks` has no build, and the issue to show
+    /// when no rule reports it (a missing path has its own rule);
+    /// `substituted` says the Flux Kustomization that applies it ran
+    /// postBuild substitution over it.
+    pub(super) fn unbuilt(
+        &mut self,
+        files: &Files,
+        ks: &Object,
+        substituted: bool,
+    ) -> (Outcome, Option<Issue>) {
+        let (why, issue) = self.unbuilt_reason(files, ks, substituted);
+        let source = source_of(ks);
+        if self.local.contains(&source) {
+            (Outcome::NotBuilt(why), issue)
+        } else if source.starts_with("ExternalArtifact/") {
+            // Made from somewhere: likely from this repository, by means
+            // not mapped here.
+            (Outcome::OtherSource(why), issue)
+        } else {
+            // Another repository's tree: named in the coverage figures of
+            // every run, not a problem of this one.
+            (Outcome::OtherSource(why), None)
+        }
+    }
+
+    pub(super) fn unbuilt_reason(
+        &mut self,
+        files: &Files,
+        ks: &Object,
+        substituted: bool,
+    ) -> (String, Option<Issue>) {
+        let Some(node) = ks.root.path(&["spec", "path"]) else {
+            return ("its path is not a directory".into(), None);
+        };
+        let raw = node.as_str().unwrap_or("");
+        let source = source_of(ks);
+        if !self.local.contains(&source) {
+            let why = match join_within(Path::new(""), raw.trim_start_matches('/'))
+                .and_then(|p| self.artifacts.resolve(&source, &p))
+            {
+                Some(Err(why)) => why,
+                _ if source.starts_with("ExternalArtifact/") => format!(
+                    "{source} is made by no ArtifactGenerator of the repository from its sources"
+                ),
+                _ => format!("it builds from {source}, which is not this repository"),
+            };
+            let issue = Issue::at(&files.sources, node.span, format!("not rendered: {why}"));
+            return (why, Some(issue));
+        }
+        if let Some(Some(Err(why))) = join_within(Path::new(""), raw.trim_start_matches('/'))
+            .map(|p| self.artifacts.resolve(&source, &p))
+        {
+            let issue = Issue::at(&files.sources, node.span, format!("not rendered: {why}"));
+            return (why, Some(issue));
+        }
+        if let Some(var) = unresolved_variable(raw) {
+            let reason = if substituted && !is_disabled(&ks.root) {
+                // Flux substitutes a child's spec.path with the variables of
+                // the Flux Kustomization that applies it; the value is not in
+                // the repository, so only the cluster knows it.
+                format!(
+                    "its path '{raw}' uses ${{{var}}}, whose value is not in the repository \
+                     (Flux takes it from the postBuild variables of the Flux Kustomization \
+                     that applies this one, read in the cluster)"
+                )
+            } else {
+                // No substitution reaches it: Flux reads the path as
+                // written, `${...}` and all.
+                let by = ks
+                    .chain
+                    .iter()
+                    .find(|s| s.kind == StepKind::FluxKustomization)
+                    .map_or("nothing".to_string(), |s| match s.at {
+                        Some(at) => format!(
+                            "Flux Kustomization {} ({})",
+                            s.detail,
+                            files.sources.path(at.file).display()
+                        ),
+                        None => format!("Flux Kustomization {}", s.detail),
+                    });
+                format!(
+                    "its path '{raw}' reaches Flux as written: {by} applies it without \
+                     postBuild substitution, so ${{{var}}} is not replaced and the path is \
+                     no directory"
+                )
+            };
+            let issue = Issue::at(&files.sources, node.span, format!("not rendered: {reason}"));
+            return (reason, Some(issue));
+        }
+        match self.ks_path(files, ks) {
+            Some(p) => (
+                format!(
+                    "its path {} is not a directory of the repository",
+                    p.display()
+                ),
+                None,
+            ),
+            None => (format!("its path '{raw}' leaves the repository"), None),
+        }
+    }
+}
+
+/// [`kustomize::build_flux_path`]; a base load (`--base`) reuses the
+/// working tree's build when every input is alike ([`reuse::build`]).
+pub(super) fn build(
+    files: &mut Files,
+    dir: &Path,
+    components: &[(String, Span)],
+) -> Result<kustomize::Built, Issue> {
+    reuse::build(files, dir, components, |files| {
+        kustomize::build_flux_path(files, dir, components)
+    })
+}
+
+/// [`build`], with the directories it builds (noted in `files.built_dirs`
+/// too).
+pub(super) fn build_noting_dirs(
+    files: &mut Files,
+    dir: &Path,
+    components: &[(String, Span)],
+) -> (Result<kustomize::Built, Issue>, HashSet<PathBuf>) {
+    let before = std::mem::take(&mut files.built_dirs);
+    let result = build(files, dir, components);
+    let dirs = std::mem::replace(&mut files.built_dirs, before);
+    files.built_dirs.extend(dirs.iter().cloned());
+    (result, dirs)
+}
+
+/// The first variable of a `${...}` expression in `text`.
+pub(super) fn unresolved_variable(text: &str) -> Option<&str> {
+    let rest = &text[text.find("${")? + 2..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}

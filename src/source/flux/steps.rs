@@ -1,0 +1,321 @@
+//! The Flux-level steps of a Flux Kustomization after its build, in
+//! Flux's order (targetNamespace, `spec.patches`, postBuild substitution),
+//! and the same steps applied to the bootstrap inputs of each build before
+//! the tree renders.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::substitute::{collect_vars, substitute};
+use super::tree::{
+    BuildKey, ByName, DocId, FluxTree, Inherited, KsId, LookupPool, doc_id, is_bootstrap_input,
+    ks_id,
+};
+use crate::source::Gap;
+use crate::source::reuse::{self, Lookup, RenderInputs, RenderKey, RenderOutputs, Steps};
+use crate::source::{Files, Issue, Object, StepKind, kustomize};
+use crate::yaml::{FileId, SourceMap};
+
+impl FluxTree {
+    /// The bootstrap inputs (and substitution sources) the builds of
+    /// `written` hold, each as the Flux Kustomization that builds it
+    /// applies it: its targetNamespace set and its postBuild variables
+    /// substituted. A flux-instance HelmRelease applied by a Kustomization
+    /// with `postBuild.substitute: {CLUSTER: home}` syncs
+    /// `clusters/${CLUSTER}` as `clusters/home` (Flux substitutes the
+    /// HelmRelease before helm-controller reads its values). Where several
+    /// Flux Kustomizations build one document, a copy they changed comes
+    /// before the one as written, which `synced` then skips.
+    pub(super) fn built_bootstrap_inputs(
+        &mut self,
+        files: &mut Files,
+        written: &[Object],
+        config_sources: &[Object],
+    ) -> Vec<Object> {
+        let mut keyed: Vec<(BuildKey, &Object)> = written
+            .iter()
+            .filter_map(|ks| Some((self.build_key(files, ks)?.0, ks)))
+            .collect();
+        // Builds are a map: sorted, the roots (and so the tree numbers)
+        // are the same in every run.
+        keyed.sort_by(|a, b| (&a.0, doc_id(a.1)).cmp(&(&b.0, doc_id(b.1))));
+        let by_name = ByName::of(config_sources.iter());
+        let lookup = |_: &SourceMap, kind: &str, namespace: &str, name: &str| {
+            by_name.find(kind, namespace, name)
+        };
+        // Its own budget: the run's is for the renders.
+        let mut budget = Some(crate::source::flux::budget(files.limits()));
+        let mut out: Vec<(Object, bool)> = Vec::new();
+        for (key, ks) in keyed {
+            let Some(Ok(built)) = self.builds.get(&key) else {
+                continue;
+            };
+            let objs: Vec<Object> = built
+                .objects
+                .iter()
+                .filter(|o| {
+                    (is_bootstrap_input(o.group(), o.kind())
+                        && (o.kind() != "HelmRelease"
+                            || crate::source::flux::bootstrap::may_sync(o)))
+                        || crate::source::flux::data::provides(o).is_some()
+                })
+                .cloned()
+                .collect();
+            let given = RenderInputs {
+                ks: ks.clone(),
+                inherited: Inherited::default(),
+                objects: objs,
+                patch_dir: None,
+                budget: budget.take(),
+            };
+            let key = RenderKey {
+                steps: Steps::Bootstrap,
+                path: files.sources.path(ks.file).to_path_buf(),
+                doc_index: ks.doc_index,
+                id: ks_id(ks),
+            };
+            let gave = reuse::steps(files, key, given, &lookup, |files, objs, given, lookup| {
+                bootstrap_steps(files, ks, objs, given, lookup)
+            });
+            budget = gave.budget;
+            // `issues` holds targetNamespace's failure only.
+            let placed = ks.root.str_at(&["spec", "targetNamespace"]).is_some();
+            let changed = (placed && gave.issues.is_empty())
+                || ks.root.path(&["spec", "postBuild"]).is_some();
+            out.extend(gave.objects.into_iter().map(|o| (o, changed)));
+        }
+        out.sort_by(|(a, a_changed), (b, b_changed)| {
+            (doc_id(a), a.namespace(), a.name(), !a_changed).cmp(&(
+                doc_id(b),
+                b.namespace(),
+                b.name(),
+                !b_changed,
+            ))
+        });
+        out.into_iter().map(|(o, _)| o).collect()
+    }
+
+    /// The sync Kustomizations flux-operator creates for the FluxInstances
+    /// (or flux-instance chart releases) among `candidates`, one per
+    /// document; none where `written` already holds that Kustomization
+    /// (a repository moving from `flux bootstrap` keeps its gotk-sync.yaml).
+    pub(super) fn synced(
+        files: &mut Files,
+        written: &[Object],
+        candidates: &[Object],
+        config_sources: &[Object],
+        issues: &mut Vec<Issue>,
+    ) -> Vec<Object> {
+        let members: Vec<Object> = candidates
+            .iter()
+            .flat_map(crate::source::flux::bootstrap::resource_set_members)
+            .collect();
+        let candidates: Vec<&Object> = candidates.iter().chain(&members).collect();
+        // Every HelmRelease with a chartRef looks its source up; a search
+        // through all candidates each time was quadratic (1.7 ms of
+        // joryirving__home-ops, serial).
+        let by_name = ByName::of(candidates.iter().copied().chain(config_sources));
+        let lookup = |kind: &str, namespace: &str, name: &str| by_name.find(kind, namespace, name);
+        let mut seen: HashSet<DocId> = HashSet::new();
+        let mut out = Vec::new();
+        for &o in &candidates {
+            if seen.contains(&doc_id(o)) {
+                continue;
+            }
+            let Some(synced) =
+                crate::source::flux::bootstrap::sync_kustomization(&files.sources, o, &lookup)
+            else {
+                continue;
+            };
+            seen.insert(doc_id(o));
+            let mut ks = [synced.kustomization];
+            if let Some(patches) = synced.patches
+                && let Err(issue) =
+                    kustomize::apply_patches(&mut ks, &patches, files, Path::new(""))
+            {
+                issues.push(issue);
+            }
+            let [ks] = ks;
+            let same = |w: &&Object| {
+                w.name() == ks.name()
+                    && w.namespace() == ks.namespace()
+                    && w.root
+                        .str_at(&["spec", "path"])
+                        .map(|p| p.trim_start_matches("./"))
+                        == ks
+                            .root
+                            .str_at(&["spec", "path"])
+                            .map(|p| p.trim_start_matches("./"))
+            };
+            if !written.iter().any(|w| same(&w)) {
+                out.push(ks);
+            }
+        }
+        out
+    }
+}
+
+/// A Flux Kustomization's steps after its build, in Flux's order:
+/// targetNamespace, patches, postBuild substitution. Returns what they
+/// give and the `substituteFrom` look-ups they made.
+pub(super) fn flux_steps<'p>(
+    files: &mut Files,
+    id: &KsId,
+    ks: &Object,
+    mut objs: Vec<Object>,
+    given: &RenderInputs,
+    lookup: Lookup<'_, 'p>,
+) -> RenderOutputs {
+    let mut issues = Vec::new();
+    let ks_span = ks.root.get("metadata").map(|m| m.span);
+    let detail = format!("{}/{}", id.0, id.1);
+    for o in &mut objs {
+        o.chain.insert(
+            0,
+            crate::source::Step {
+                kind: StepKind::FluxKustomization,
+                detail: detail.clone(),
+                at: ks_span,
+            },
+        );
+    }
+    if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
+        && let Some(ns_text) = ns.as_str()
+        && let Err(issue) = kustomize::set_namespace(files, &mut objs, ns_text, ns.span)
+    {
+        issues.push(issue);
+    }
+    if let (Some(patches), Some(path)) = (ks.root.path(&["spec", "patches"]), &given.patch_dir)
+        && let Err(issue) = kustomize::apply_patches(&mut objs, patches, files, path)
+    {
+        issues.push(issue);
+    }
+    let mut budget = given.budget.clone();
+    let mut unparsed = Vec::new();
+    let mut passed = Inherited {
+        unknowns: given.inherited.unknowns,
+        substituted: false,
+    };
+    if ks.root.path(&["spec", "postBuild"]).is_some() {
+        let here =
+            |kind: &str, namespace: &str, name: &str| lookup(&files.sources, kind, namespace, name);
+        let (mut vars, var_issues) = collect_vars(&files.sources, ks, &here);
+        issues.extend(var_issues);
+        vars.incomplete |= given.inherited.unknowns;
+        let budget = budget.get_or_insert_with(|| crate::source::flux::budget(files.limits()));
+        for o in &mut objs {
+            let (failed, other): (Vec<Issue>, Vec<Issue>) =
+                substitute(&files.sources, o, &vars, budget)
+                    .into_iter()
+                    .partition(|i| i.gap == Some(Gap::Substitution));
+            issues.extend(other);
+            unparsed.extend(failed);
+        }
+        let unknowns = vars.incomplete || vars.map.values().any(|v| v.unknown);
+        passed = Inherited {
+            unknowns,
+            substituted: vars.is_active(),
+        };
+    }
+    RenderOutputs {
+        objects: objs,
+        issues,
+        unparsed,
+        passed,
+        budget,
+    }
+}
+
+/// The bootstrap inputs of a build as the Flux Kustomization `ks` applies
+/// them: its targetNamespace set (its failure is the only issue given)
+/// and its postBuild variables substituted. What goes wrong in the
+/// substitution is reported when the tree renders.
+pub(super) fn bootstrap_steps<'p>(
+    files: &mut Files,
+    ks: &Object,
+    mut objs: Vec<Object>,
+    given: &RenderInputs,
+    lookup: Lookup<'_, 'p>,
+) -> RenderOutputs {
+    let mut issues = Vec::new();
+    if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
+        && let Some(ns_text) = ns.as_str()
+        && let Err(issue) = kustomize::set_namespace(files, &mut objs, ns_text, ns.span)
+    {
+        issues.push(issue);
+    }
+    let mut budget = given.budget.clone();
+    if ks.root.path(&["spec", "postBuild"]).is_some()
+        && let Some(budget) = budget.as_mut()
+    {
+        let here =
+            |kind: &str, namespace: &str, name: &str| lookup(&files.sources, kind, namespace, name);
+        let (vars, _) = collect_vars(&files.sources, ks, &here);
+        for o in &mut objs {
+            let _ = substitute(&files.sources, o, &vars, budget);
+        }
+    }
+    RenderOutputs {
+        objects: objs,
+        issues,
+        unparsed: Vec::new(),
+        passed: Inherited::default(),
+        budget,
+    }
+}
+
+/// The ConfigMap or Secret `kind/name` that postBuild's substituteFrom of
+/// `ks` reads. Flux reads substituteFrom in the Kustomization's own
+/// namespace `namespace`. A repo of several clusters holds one such
+/// object per cluster: the one this cluster's tree applies (`tree_files`)
+/// is its cluster's (two clusters may share a Kustomization, each reading
+/// its own cluster-settings); else the one nearest to the Kustomization's
+/// file. One that may make it there (a ClusterExternalSecret whose
+/// selectors need the cluster's labels) is named by collect_vars.
+pub(super) fn substitute_from<'p>(
+    lookup_pool: &'p LookupPool,
+    tree_files: &HashSet<FileId>,
+    sources: &SourceMap,
+    ks: &Object,
+    namespace: &str,
+    kind: &str,
+    name: &str,
+) -> Option<&'p Object> {
+    use crate::source::flux::data::{namespace_unknown, provided_in};
+    let ks_path = sources.path(ks.file);
+    let candidates = lookup_pool.get(&(kind.to_string(), name.to_string()))?;
+    candidates
+        .iter()
+        .filter(|o| provided_in(o, namespace))
+        .max_by_key(|o| {
+            (
+                tree_files.contains(&o.file),
+                common_prefix(sources.path(o.file), ks_path),
+            )
+        })
+        .or_else(|| {
+            candidates
+                .iter()
+                .find(|o| namespace_unknown(o, namespace).is_some())
+        })
+        .or_else(|| {
+            // A file as written (no chain) that names no namespace and
+            // of which no build made a copy: only a bootstrap step
+            // applies it, which collect_vars says.
+            candidates.iter().find(|o| {
+                o.chain.is_empty()
+                    && o.namespace().is_none()
+                    && !candidates
+                        .iter()
+                        .any(|c| !std::ptr::eq(c, *o) && doc_id(c) == doc_id(o))
+            })
+        })
+}
+
+/// Number of leading path components two paths share.
+pub(super) fn common_prefix(a: &Path, b: &Path) -> usize {
+    a.components()
+        .zip(b.components())
+        .take_while(|(x, y)| x == y)
+        .count()
+}

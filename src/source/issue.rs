@@ -1,0 +1,113 @@
+//! A problem with one input (a file, an entry of a kustomization, a rule
+//! file), at its file, line and column: reported, and the run goes on
+//! with the rest.
+
+use std::path::Path;
+
+use crate::yaml::{SourceMap, Span, YamlError};
+
+/// Something wrong with one input. The run goes on with the rest.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[error("{path}{}: {message}", location(*line, *col))]
+pub struct Issue {
+    /// Repo-relative path.
+    pub path: String,
+    /// 1-based; 0 when the whole file is meant.
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+    /// Set when the input is one a build can go on without (see [`Gap`]).
+    pub gap: Option<Gap>,
+}
+
+/// An entry of a kustomization that is not in the repository. A Flux
+/// build goes on without it, so one entry never takes its siblings down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Gap {
+    /// A remote base, component or file (`https://...`, `github.com/...?ref=`):
+    /// kustomize-controller fetches it (remote bases are allowed unless the
+    /// controller runs with `--no-remote-bases`); we have no network.
+    Remote,
+    /// A local file or directory that does not exist: kustomize-controller
+    /// fails the whole Flux Kustomization with kustomize's error.
+    Missing,
+    /// A resource file that is not valid YAML (as go-yaml reads it) or not
+    /// Kubernetes objects: kustomize-controller fails the whole Flux
+    /// Kustomization with kustomize's `MalformedYAMLError`; here the file
+    /// loses only itself.
+    Malformed,
+    /// An entry of the wrong kind: a Component listed as a resource, or a
+    /// kustomization as a component. kustomize refuses it ("expected kind
+    /// != 'Component' for path ...", api/internal/target/kusttarget.go
+    /// `accumulateDirectory`) and kustomize-controller fails the whole
+    /// Flux Kustomization; here the entry loses only itself.
+    WrongKind,
+    /// A value postBuild substitution cannot parse (`${__field.labels.job}`
+    /// in a Grafana dashboard: a name stops at the `.`, so envsubst finds no
+    /// closing brace). Not a kustomize entry, but the same end:
+    /// kustomize-controller returns envsubst's error ("variable substitution
+    /// failed", fluxcd/pkg kustomize/kustomize_varsub.go), strict or not,
+    /// and applies nothing of the Flux Kustomization.
+    Substitution,
+}
+
+fn location(line: u32, col: u32) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(":{line}:{col}")
+    }
+}
+
+impl Issue {
+    /// An issue about the whole file at `path`.
+    pub fn file(path: &Path, message: impl Into<String>) -> Issue {
+        Issue::located(path.display().to_string(), 0, 0, message)
+    }
+
+    /// An issue at `span`, in the file of `sources` it points into (no
+    /// path when `sources` does not hold that file).
+    pub fn at(sources: &SourceMap, span: Span, message: impl Into<String>) -> Issue {
+        let path = if (span.file.0 as usize) < sources.len() {
+            sources.path(span.file).display().to_string()
+        } else {
+            String::new()
+        };
+        Issue::located(path, span.line, span.col, message)
+    }
+
+    /// An issue at a 1-based line and column of `path` (0 and 0: the
+    /// whole file), or of what `path` names (a rule, say).
+    pub fn located(
+        path: impl Into<String>,
+        line: u32,
+        col: u32,
+        message: impl Into<String>,
+    ) -> Issue {
+        Issue {
+            path: path.into(),
+            line,
+            col,
+            message: message.into(),
+            gap: None,
+        }
+    }
+
+    /// A YAML error in the file at `path`, at the error's position.
+    pub fn yaml(path: &Path, error: YamlError) -> Issue {
+        Issue::located(
+            path.display().to_string(),
+            error.line,
+            error.col,
+            error.message,
+        )
+    }
+
+    /// The same issue, marked as a gap a build can go on without.
+    pub fn gap(self, gap: Gap) -> Issue {
+        Issue {
+            gap: Some(gap),
+            ..self
+        }
+    }
+}

@@ -1,0 +1,682 @@
+//! Small repositories, one per case, rendered the way
+//! Flux applies them (roots, sources, remote and missing entries), each
+//! pinned with its objects, issues and the fate of its files.
+
+use std::path::Path;
+
+use homelab_lint::source::coverage::Outcome;
+use homelab_lint::source::repo::{self, Repo};
+use homelab_lint::yaml::Limits;
+
+fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, Repo) {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let r = repo::load(dir.path(), Limits::default());
+    (dir, r)
+}
+
+fn names(r: &Repo, kind: &str) -> Vec<String> {
+    let mut out: Vec<String> = r
+        .objects
+        .iter()
+        .filter(|o| o.kind() == kind)
+        .map(|o| o.name().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+const GIT_ROOT: &str = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {url: ssh://git@github.com/example/home-ops, ref: {branch: main}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  path: ./clusters/home\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+
+fn ks(name: &str, path: &str, source: &str) -> String {
+    let (kind, src) = source.split_once('/').unwrap();
+    format!(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: {kind}, name: {src}}}\n"
+    )
+}
+
+fn cm(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\n")
+}
+
+/// Flux's own manifests from an OCIRepository with `path: ./`
+/// are not this repository, which therefore renders once.
+#[test]
+fn oci_repository_with_root_path_beside_the_git_repository_renders_the_repo_once() {
+    let flux = ks("flux", "./", "OCIRepository/flux-manifests");
+    let apps = ks("apps", "./apps", "GitRepository/flux-system");
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/flux.yaml", &flux),
+        ("clusters/home/apps.yaml", &apps),
+        ("apps/a.yaml", &cm("a")),
+    ]);
+    assert_eq!(names(&r, "ConfigMap"), ["a"]);
+    // flux-system is the root, applied by `flux bootstrap`: loaded as written.
+    assert_eq!(names(&r, "Kustomization"), ["apps", "flux", "flux-system"]);
+    let flux = r.flux.iter().find(|f| f.name == "flux").unwrap();
+    assert!(
+        matches!(&flux.outcome, Outcome::OtherSource(why) if why.contains("OCIRepository/flux-manifests")),
+        "{:?}",
+        flux.outcome
+    );
+    assert!(r.issues.is_empty(), "{:?}", r.issues);
+    // The three files of clusters/home (the root builds itself) and apps/a.yaml.
+    assert_eq!((r.coverage.rendered, r.coverage.lost), (4, 0));
+}
+
+const GENERATOR: &str = "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  sources:\n  - {alias: repo, kind: GitRepository, name: flux-system}\n  artifacts:\n  - name: web\n    copy:\n    - {from: \"@repo/apps/web/\", to: \"@artifact/apps/web/\"}\n  - name: globbed\n    copy:\n    - {from: \"@repo/apps/other/*.yaml\", to: \"@artifact/\"}\n";
+
+/// A Flux Kustomization that builds from an ExternalArtifact
+/// renders the repository directory the generator's copy rule names; one
+/// whose artifact cannot be mapped is an issue naming it.
+#[test]
+fn external_artifacts_map_back_to_the_directories_their_generator_copies() {
+    let web = ks("web", "./apps/web", "ExternalArtifact/web");
+    let globbed = ks("globbed", "./", "ExternalArtifact/globbed");
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/generator.yaml", GENERATOR),
+        ("clusters/home/web.yaml", &web),
+        ("clusters/home/globbed.yaml", &globbed),
+        ("apps/web/kustomization.yaml", "resources: [cm.yaml]\n"),
+        ("apps/web/cm.yaml", &cm("web")),
+        ("apps/other/x.yaml", &cm("x")),
+    ]);
+    // x is in no kustomization: loaded as written, not through Flux.
+    assert_eq!(names(&r, "ConfigMap"), ["web", "x"]);
+    let x = r.objects.iter().find(|o| o.name() == "x").unwrap();
+    assert!(x.chain.is_empty(), "{:?}", x.chain);
+    let web = r
+        .objects
+        .iter()
+        .find(|o| o.name() == "web" && o.kind() == "ConfigMap");
+    assert_eq!(web.unwrap().chain[0].detail, "flux-system/web");
+    assert_eq!(r.issues.len(), 1, "{:?}", r.issues);
+    assert_eq!(r.issues[0].path, "clusters/home/globbed.yaml");
+    assert!(
+        r.issues[0].message.contains("apps/other/*.yaml"),
+        "{}",
+        r.issues[0]
+    );
+}
+
+/// A remote CRD URL and a remote generator file are issues at
+/// their lines naming the Flux Kustomization; the local objects render.
+#[test]
+fn remote_crd_and_remote_generator_file_beside_local_resources() {
+    let apps = ks("apps", "./apps", "GitRepository/flux-system");
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", &apps),
+        (
+            "apps/kustomization.yaml",
+            "resources:\n- https://github.com/x/y/releases/download/v1/crds.yaml\n- cm.yaml\nconfigMapGenerator:\n- name: dashboards\n  files:\n  - https://raw.githubusercontent.com/x/y/main/d.json\n",
+        ),
+        ("apps/cm.yaml", &cm("local")),
+    ]);
+    assert_eq!(names(&r, "ConfigMap"), ["local"]);
+    let lines: Vec<(u32, bool)> = r
+        .issues
+        .iter()
+        .map(|i| {
+            (
+                i.line,
+                i.message.contains("(Flux Kustomization flux-system/apps)"),
+            )
+        })
+        .collect();
+    assert_eq!(lines, [(2, true), (7, true)], "{:?}", r.issues);
+    let apps = r.flux.iter().find(|f| f.name == "apps").unwrap();
+    assert!(
+        matches!(apps.outcome, Outcome::Partial(2)),
+        "{:?}",
+        apps.outcome
+    );
+    assert!(
+        r.coverage.summary().contains("1 partly rendered"),
+        "{}",
+        r.coverage.summary()
+    );
+}
+
+/// A child whose spec.path needs a variable only the cluster
+/// holds is an issue naming the variable; the files under it are not
+/// silently unreachable.
+#[test]
+fn unresolvable_path_names_the_variable() {
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./clusters/${CLUSTER}/apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", apps),
+    ]);
+    let issue = r
+        .issues
+        .iter()
+        .find(|i| i.message.contains("${CLUSTER}"))
+        .unwrap_or_else(|| panic!("{:?}", r.issues));
+    assert_eq!(
+        (issue.path.as_str(), issue.line),
+        ("clusters/home/apps.yaml", 5)
+    );
+    assert!(
+        r.flux
+            .iter()
+            .any(|f| f.name == "apps" && matches!(f.outcome, Outcome::NotBuilt(_)))
+    );
+}
+
+/// A patch file applied as a patch is not "not applied".
+#[test]
+fn patch_files_have_their_own_fate() {
+    let apps = ks("apps", "./apps", "GitRepository/flux-system");
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", &apps),
+        (
+            "apps/kustomization.yaml",
+            "resources: [cm.yaml]\npatches:\n- path: patch.yaml\n",
+        ),
+        ("apps/cm.yaml", &cm("a")),
+        (
+            "apps/patch.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\ndata: {k: v}\n",
+        ),
+        ("apps/unused.yaml", &cm("unused")),
+    ]);
+    let fate = |p: &str| {
+        r.fates
+            .iter()
+            .find(|f| f.path == Path::new(p))
+            .map(|f| f.fate.reason())
+            .unwrap()
+    };
+    assert_eq!(
+        fate("apps/patch.yaml"),
+        "applied as a patch by apps/kustomization.yaml"
+    );
+    assert_eq!(
+        fate("apps/unused.yaml"),
+        "not applied: apps/kustomization.yaml does not list it"
+    );
+    assert_eq!(
+        fate("apps/cm.yaml"),
+        "rendered through Flux Kustomization flux-system/apps"
+    );
+}
+
+/// The ConfigMap a postBuild data item reads, after substitution.
+fn substituted(r: &Repo, name: &str, key: &str) -> Option<String> {
+    r.objects
+        .iter()
+        .find(|o| o.kind() == "ConfigMap" && o.name() == name)?
+        .root
+        .path(&["data", key])?
+        .scalar_text()
+}
+
+/// A substituteFrom ConfigMap written without a namespace
+/// is in the namespace its Flux Kustomization's `targetNamespace` places
+/// it in (rwlove's cluster-config), so Flux finds it there.
+#[test]
+fn substitute_from_sees_the_namespace_target_namespace_gives() {
+    let settings = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: settings, namespace: flux-system}\nspec:\n  path: ./settings\n  targetNamespace: flux-system\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: ConfigMap, name: cluster-config}\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/settings.yaml", settings),
+        ("clusters/home/apps.yaml", apps),
+        (
+            "settings/cluster-config.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-config}\ndata:\n  DOMAIN: home.example.org\n",
+        ),
+        (
+            "apps/app.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  host: app.${DOMAIN}\n",
+        ),
+    ]);
+    assert!(
+        !r.issues
+            .iter()
+            .any(|i| i.message.contains("cluster-config")),
+        "{:?}",
+        r.issues
+    );
+    assert_eq!(
+        substituted(&r, "app", "host").as_deref(),
+        Some("app.home.example.org")
+    );
+}
+
+/// As in rcdailey's repository, a ClusterExternalSecret selecting every
+/// namespace (`namespaceSelectors: [{}]`) makes the substituteFrom Secret
+/// in the Kustomization's namespace; one selecting by labels leaves that
+/// unknown, and the warning says so.
+#[test]
+fn substitute_from_a_cluster_external_secret() {
+    let ces = |selector: &str| {
+        format!(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata: {{name: cluster-secrets}}\nspec:\n  namespaceSelectors:\n    - {selector}\n  externalSecretSpec:\n    target: {{name: cluster-secrets}}\n    data:\n      - secretKey: SECRET_DOMAIN\n        remoteRef: {{key: secret-domain}}\n"
+        )
+    };
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: cluster-secrets}\n";
+    let secrets = ks("secrets", "./secrets", "GitRepository/flux-system");
+    let app = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  host: app.${SECRET_DOMAIN}\n";
+    for (selector, warning) in [
+        ("{}", None),
+        (
+            "{matchLabels: {secrets: cluster}}",
+            Some(
+                "may not exist in namespace flux-system: ClusterExternalSecret cluster-secrets makes it only in the namespaces its namespace selectors pick by labels",
+            ),
+        ),
+    ] {
+        let ces = ces(selector);
+        let (_d, r) = repo(&[
+            ("clusters/home/flux-system.yaml", GIT_ROOT),
+            ("clusters/home/secrets.yaml", &secrets),
+            ("clusters/home/apps.yaml", apps),
+            ("secrets/ces.yaml", &ces),
+            ("apps/app.yaml", app),
+        ]);
+        let said: Vec<&str> = r
+            .issues
+            .iter()
+            .filter(|i| i.message.contains("cluster-secrets"))
+            .map(|i| i.message.as_str())
+            .collect();
+        match warning {
+            None => assert!(said.is_empty(), "{said:?}"),
+            Some(w) => assert!(said.len() == 1 && said[0].contains(w), "{said:?}"),
+        }
+        // The value is fetched in the cluster: the variable stays unknown.
+        assert_eq!(
+            substituted(&r, "app", "host").as_deref(),
+            Some("app.${SECRET_DOMAIN}")
+        );
+    }
+}
+
+/// As in sulibot's repository, a child whose path holds `${VAR:=default}` is
+/// rendered with the default where its parent substitutes; applied by a
+/// parent without postBuild, the path reaches Flux as written, and the
+/// reason says that rather than that a value is missing.
+#[test]
+fn a_path_variable_is_unrendered_only_where_no_substitution_reaches_it() {
+    let parent = |name: &str, post: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: ./apps\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n{post}"
+        )
+    };
+    let child = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: db, namespace: flux-system}\nspec:\n  path: ./db/app-${MODE:=false}\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    for (post, rendered) in [
+        (
+            "  postBuild:\n    substitute: {DOMAIN: example.org}\n",
+            true,
+        ),
+        ("", false),
+    ] {
+        let apps = parent("apps", post);
+        let (_d, r) = repo(&[
+            ("clusters/home/flux-system.yaml", GIT_ROOT),
+            ("clusters/home/apps.yaml", &apps),
+            ("apps/db.yaml", child),
+            ("db/app-false/cm.yaml", &cm("db-false")),
+        ]);
+        let said: Vec<&str> = r
+            .issues
+            .iter()
+            .filter(|i| i.message.contains("${MODE}"))
+            .map(|i| i.message.as_str())
+            .collect();
+        if rendered {
+            assert!(said.is_empty(), "{said:?}");
+            assert_eq!(names(&r, "ConfigMap"), ["db-false"]);
+        } else {
+            assert!(
+                said.len() == 1
+                    && said[0].contains(
+                        "reaches Flux as written: Flux Kustomization flux-system/apps \
+                         (clusters/home/apps.yaml) applies it without postBuild substitution"
+                    ),
+                "{said:?}"
+            );
+        }
+        let db = r.flux.iter().find(|f| f.name == "db").unwrap();
+        assert_eq!(
+            matches!(db.outcome, Outcome::NotBuilt(_)),
+            !rendered,
+            "{:?}",
+            db.outcome
+        );
+    }
+}
+
+/// As in monosense-io's repository, two clusters apply one shared directory
+/// of Flux Kustomizations, whose substituteFrom names `cluster-settings`;
+/// each cluster's tree holds its own copy of it, and each cluster's render
+/// of the one shared ks.yaml reads its own.
+#[test]
+fn clusters_sharing_a_kustomization_each_read_their_own_settings() {
+    let root = |cluster: &str| {
+        GIT_ROOT
+            .replace(
+                "name: flux-system, namespace",
+                &format!("name: {cluster}, namespace"),
+            )
+            .replace("./clusters/home", &format!("./clusters/{cluster}"))
+    };
+    let settings = |cluster: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cluster-settings, namespace: flux-system}}\ndata:\n  CLUSTER: {cluster}\n"
+        )
+    };
+    let kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [flux-system.yaml, cluster-settings.yaml, infrastructure.yaml]\n";
+    let shared = ks(
+        "infrastructure",
+        "./infrastructure",
+        "GitRepository/flux-system",
+    );
+    let child = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: external-dns, namespace: flux-system}\nspec:\n  path: ./infrastructure/external-dns/app\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: ConfigMap, name: cluster-settings}\n";
+    let (apps_root, infra_root) = (root("apps"), root("infra"));
+    let (apps_settings, infra_settings) = (settings("apps"), settings("infra"));
+    let (_d, r) = repo(&[
+        ("clusters/apps/flux-system.yaml", &apps_root),
+        ("clusters/apps/cluster-settings.yaml", &apps_settings),
+        ("clusters/apps/infrastructure.yaml", &shared),
+        ("clusters/apps/kustomization.yaml", kustomization),
+        ("clusters/infra/flux-system.yaml", &infra_root),
+        ("clusters/infra/cluster-settings.yaml", &infra_settings),
+        ("clusters/infra/infrastructure.yaml", &shared),
+        ("clusters/infra/kustomization.yaml", kustomization),
+        (
+            "infrastructure/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [external-dns/ks.yaml]\n",
+        ),
+        ("infrastructure/external-dns/ks.yaml", child),
+        (
+            "infrastructure/external-dns/app/config.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: external-dns, namespace: network}\ndata:\n  owner: k8s-${CLUSTER}\n",
+        ),
+    ]);
+    let mut owners: Vec<(Option<u32>, String)> = r
+        .objects
+        .iter()
+        .filter(|o| o.kind() == "ConfigMap" && o.name() == "external-dns")
+        .map(|o| {
+            (
+                o.tree,
+                o.root
+                    .path(&["data", "owner"])
+                    .unwrap()
+                    .scalar_text()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    owners.sort();
+    assert_eq!(owners.len(), 2, "{owners:?}");
+    assert_ne!(owners[0].0, owners[1].0, "{owners:?}");
+    let mut values: Vec<&str> = owners.iter().map(|(_, v)| v.as_str()).collect();
+    values.sort();
+    assert_eq!(values, ["k8s-apps", "k8s-infra"], "{owners:?}");
+}
+
+/// The cluster-template layout (alex-matthews) keeps a
+/// substituteFrom Secret in `bootstrap/kustomize/apps/*/secret.yaml`,
+/// which no Flux Kustomization applies but a just recipe pipes through
+/// `op inject` and `kubectl apply`. The warning names that file instead of
+/// calling the Secret absent, its keys are the variables, and a 1Password
+/// reference among them is a value the cluster holds, not the text.
+#[test]
+fn substitute_from_a_secret_only_a_bootstrap_step_applies() {
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: network}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: tunnel-id}\n";
+    let secret = "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: tunnel-id\nstringData:\n  TUNNEL_ID: |-\n    op://kubernetes/cloudflare/TUNNEL_ID\n  ZONE: example.org\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", apps),
+        (
+            "bootstrap/apps/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: network\nresources: [secret.yaml]\n",
+        ),
+        ("bootstrap/apps/secret.yaml", secret),
+        (
+            "apps/app.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: network}\ndata:\n  host: ${TUNNEL_ID}.${ZONE}\n",
+        ),
+    ]);
+    let said: Vec<&str> = r
+        .issues
+        .iter()
+        .filter(|i| i.message.contains("tunnel-id"))
+        .map(|i| i.message.as_str())
+        .collect();
+    assert!(
+        said.len() == 1
+            && said[0].contains("is only in bootstrap/apps/secret.yaml:2")
+            && said[0].contains("no Flux Kustomization applies")
+            && !said[0].contains("not in the repository"),
+        "{said:?}"
+    );
+    assert_eq!(
+        substituted(&r, "app", "host").as_deref(),
+        Some("${TUNNEL_ID}.example.org")
+    );
+}
+
+/// As in gavinmcfall's repository, a self-applying root `cluster` applies
+/// `cluster-apps`, whose apps hold a FluxInstance that syncs the same
+/// `flux/cluster` directory again. That is one cluster: every object is
+/// rendered once, and the double applier of `cluster-apps` is reported.
+#[test]
+fn a_flux_instance_a_root_applies_joins_that_roots_cluster() {
+    let cluster = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {url: https://github.com/example/home-ops, ref: {branch: main}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster, namespace: flux-system}\nspec:\n  path: ./flux\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster-apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let instance = "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux, namespace: flux-system}\nspec:\n  distribution: {version: 2.x}\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/home-ops\n    ref: refs/heads/main\n    path: flux/cluster\n";
+    let (_d, r) = repo(&[
+        ("flux/config/cluster.yaml", cluster),
+        ("flux/cluster/ks.yaml", apps),
+        ("apps/flux-instance.yaml", instance),
+        ("apps/app.yaml", &cm("app")),
+    ]);
+    assert_eq!(names(&r, "ConfigMap"), ["app"]);
+    let twice: Vec<&str> = r
+        .issues
+        .iter()
+        .filter(|i| i.message.contains("again by"))
+        .map(|i| i.message.as_str())
+        .collect();
+    assert!(
+        twice.len() == 1
+            && twice[0].contains("Kustomization/flux-system/cluster-apps is applied by Flux Kustomization flux-system/cluster and again by flux-system/flux"),
+        "{twice:?}"
+    );
+}
+
+/// As in soulwhisper's repository, a configMapGenerator's file that is not
+/// valid YAML (a tag on an alias, in an Authentik blueprint) fails no
+/// build, as kustomize copies it as text; the warning says it is data.
+#[test]
+fn a_generator_input_that_does_not_parse_is_said_to_be_data() {
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/apps.yaml",
+            &ks("apps", "./apps", "GitRepository/flux-system"),
+        ),
+        (
+            "apps/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: security\nconfigMapGenerator:\n  - name: blueprints\n    files: [blueprint.yaml]\n",
+        ),
+        (
+            "apps/blueprint.yaml",
+            "entries:\n  - model: authentik_core.application\n    attrs:\n      provider: !KeyOf *provider\n      name: x\n",
+        ),
+    ]);
+    let said: Vec<&str> = r
+        .issues
+        .iter()
+        .filter(|i| i.path == "apps/blueprint.yaml")
+        .map(|i| i.message.as_str())
+        .collect();
+    assert!(
+        said.len() == 1
+            && said[0].contains(
+                "only data that apps/kustomization.yaml generates a ConfigMap or Secret from"
+            ),
+        "{said:?}"
+    );
+    assert_eq!(names(&r, "ConfigMap").len(), 1);
+}
+
+/// As in angelnu/k8s-gitops, a Flux
+/// Kustomization whose `spec.path` has no kustomization.yaml gets a
+/// generated one, and its `spec.components` are relative to that path
+/// (fluxcd/pkg kustomize_generator.go `GenerateManifest`). They belong to
+/// the generated kustomization only: not again inside the component (where
+/// `../../../components/c` would leave the repository), and not inside a
+/// kustomization directory found below the path.
+#[test]
+fn flux_components_of_a_generated_kustomization_are_added_once_at_the_path() {
+    let mut child = ks("x", "./apps/x/app", "GitRepository/flux-system");
+    child.push_str("  components:\n    - ../../../components/c\n");
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/apps.yaml",
+            &ks("apps", "./apps", "GitRepository/flux-system"),
+        ),
+        ("apps/kustomization.yaml", "resources: [x/ks.yaml]\n"),
+        ("apps/x/ks.yaml", &child),
+        ("apps/x/app/cm.yaml", &cm("x")),
+        (
+            "apps/x/app/sub/kustomization.yaml",
+            "resources: [cm.yaml]\n",
+        ),
+        ("apps/x/app/sub/cm.yaml", &cm("sub")),
+        (
+            "components/c/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [cm.yaml]\n",
+        ),
+        ("components/c/cm.yaml", &cm("from-component")),
+    ]);
+    assert!(r.issues.is_empty(), "{:?}", r.issues);
+    assert_eq!(names(&r, "ConfigMap"), ["from-component", "sub", "x"]);
+}
+
+/// As in d4rkfella/home-ops, a Flux Kustomization builds `./kubernetes`
+/// of a GitRepository whose URL is another repository's; this one has a
+/// `kubernetes` directory too, which is not what it applies.
+#[test]
+fn a_git_repository_of_another_url_is_not_this_repository() {
+    let other = format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: vendor, namespace: flux-system}}\nspec: {{url: 'https://github.com/vendor/operator', ref: {{tag: v1}}}}\n---\n{}",
+        ks("operator", "./kubernetes", "GitRepository/vendor")
+    );
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/apps.yaml",
+            &ks("apps", "./kubernetes", "GitRepository/flux-system"),
+        ),
+        (
+            "kubernetes/kustomization.yaml",
+            "resources: [cm.yaml, operator.yaml]\n",
+        ),
+        ("kubernetes/cm.yaml", &cm("a")),
+        ("kubernetes/operator.yaml", &other),
+    ]);
+    assert!(r.issues.is_empty(), "{:?}", r.issues);
+    assert_eq!(names(&r, "ConfigMap"), ["a"]);
+}
+
+/// A HelmRelease's `valuesFrom` Secret made by a ClusterExternalSecret
+/// that selects its namespace is in the repository;
+/// one it does not select is not.
+#[test]
+fn values_from_a_cluster_external_secret_of_the_namespace() {
+    let ces = |name: &str, ns: &str| {
+        format!(
+            "apiVersion: external-secrets.io/v1\nkind: ClusterExternalSecret\nmetadata: {{name: {name}}}\nspec:\n  namespaceSelectors:\n    - matchLabels: {{kubernetes.io/metadata.name: {ns}}}\n  externalSecretSpec:\n    target: {{name: {name}}}\n    dataFrom:\n      - extract: {{key: {name}}}\n"
+        )
+    };
+    let hr = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: app, namespace: media}\nspec:\n  chart: {spec: {chart: app, sourceRef: {kind: HelmRepository, name: r}}}\n  valuesFrom:\n    - {kind: Secret, name: here}\n    - {kind: Secret, name: elsewhere}\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/ces.yaml",
+            &format!("{}---\n{}", ces("here", "media"), ces("elsewhere", "apps")),
+        ),
+        ("clusters/home/hr.yaml", hr),
+    ]);
+    let model = homelab_lint::model::Model::new(&r);
+    let at = r
+        .objects
+        .iter()
+        .position(|o| o.kind() == "HelmRelease")
+        .unwrap();
+    let release = model.release(at).unwrap();
+    let missing: Vec<&str> = release.issues.iter().map(|i| i.message.as_str()).collect();
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert!(
+        missing[0].contains("Secret/elsewhere is not in the repository"),
+        "{missing:?}"
+    );
+}
+
+/// The renders look up only the substituteFrom names Kustomizations give
+/// (the lookup pool keeps no other ConfigMap): a name a parent's
+/// substitution fills in (`${CLUSTER}-settings`) and one a parent's
+/// `spec.patches` sets on its child are found all the same.
+#[test]
+fn substitute_from_names_a_parent_substitutes_or_patches_are_looked_up() {
+    let settings = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: settings, namespace: flux-system}\nspec:\n  path: ./settings\n  targetNamespace: flux-system\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let settings_cm = |name: &str, domain: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\ndata:\n  DOMAIN: {domain}\n"
+        )
+    };
+    let app_cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  host: app.${DOMAIN}\n";
+    let child = |from: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: app, namespace: flux-system}}\nspec:\n  path: ./app\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n  postBuild:\n    substituteFrom:\n      - {{kind: ConfigMap, name: \"{from}\"}}\n"
+        )
+    };
+    let parent = |extra: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: apps, namespace: flux-system}}\nspec:\n  path: ./apps\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n{extra}"
+        )
+    };
+    let substituted_parent = parent("  postBuild:\n    substitute: {CLUSTER: home}\n");
+    let patched_parent = parent(
+        "  patches:\n    - patch: |\n        - op: replace\n          path: /spec/postBuild/substituteFrom/0/name\n          value: patched-settings\n      target: {kind: Kustomization, name: app}\n",
+    );
+    let by_variable = child("${CLUSTER}-settings");
+    let by_patch = child("written-settings");
+    let home = settings_cm("home-settings", "home.example.org");
+    let patched = settings_cm("patched-settings", "patched.example.org");
+    for (parent, child, want) in [
+        (&substituted_parent, &by_variable, "app.home.example.org"),
+        (&patched_parent, &by_patch, "app.patched.example.org"),
+    ] {
+        let (_d, r) = repo(&[
+            ("clusters/home/flux-system.yaml", GIT_ROOT),
+            ("clusters/home/settings.yaml", settings),
+            ("clusters/home/apps.yaml", parent),
+            ("settings/home.yaml", &home),
+            ("settings/patched.yaml", &patched),
+            ("apps/app.yaml", child),
+            ("app/app.yaml", app_cm),
+        ]);
+        assert_eq!(
+            substituted(&r, "app", "host").as_deref(),
+            Some(want),
+            "{:?}",
+            r.issues
+        );
+    }
+}

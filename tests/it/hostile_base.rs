@@ -1,0 +1,243 @@
+//! A hostile base commit (`--base`): a commit's tree is read from git's
+//! object store, where a pull request can put what no checkout could
+//! hold (a symlink blob of any size, entries named `..`), besides links
+//! out of the tree and submodules. Each case ends within the limits of
+//! tests/support/limited.rs, reads nothing outside the tree, and the
+//! working tree is still linted.
+
+use crate::common;
+use crate::support;
+
+use std::path::Path;
+
+use homelab_lint::source::repo::{self, Repo};
+use homelab_lint::source::{Files, git};
+use homelab_lint::yaml::Limits;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn cm(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\n")
+}
+
+/// Runs git in `dir` with its stdin, returning stdout (trimmed).
+fn git_out(dir: &Path, args: &[&str], stdin: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Adds a symlink entry whose target is `target` to the index, as git
+/// stores it (mode 120000, the blob is the target), whether or not a
+/// file system could hold it.
+fn stage_link(dir: &Path, at: &str, target: &[u8]) {
+    let oid = git_out(dir, &["hash-object", "-w", "--stdin"], target);
+    common::git(
+        dir,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("120000,{oid},{at}"),
+        ],
+    );
+}
+
+/// Lints `dir` with `--base HEAD~1` under the limits: it must end
+/// cleanly, having linted the base.
+fn lint_against_parent(dir: &Path) {
+    let run = support::limited::run_linter(&[
+        dir.to_str().unwrap(),
+        "--no-probe",
+        "--base",
+        "HEAD~1",
+        "-v",
+    ]);
+    assert!(run.code() == Some(0), "{:?}\n{}", run.status, run.stderr);
+    assert!(
+        run.stderr.contains("base HEAD~1 ("),
+        "the base was not linted:\n{}",
+        run.stderr
+    );
+}
+
+fn from_commit(dir: &Path, reference: &str) -> Repo {
+    let checkout = git::checkout(dir, reference).unwrap();
+    repo::load_files(Files::in_commit(dir, checkout.tree, Limits::default()))
+}
+
+/// A symlink blob of 800 KB (`a/a/a/…`): no file system holds a link
+/// target over PATH_MAX, and resolving it component by component hashed
+/// the path so far at each of 400,000 steps (over 60 s of CPU, then 2.5
+/// GB). Refused as the kernel refuses such a path.
+#[test]
+fn a_base_commit_with_a_huge_symlink_is_refused_within_bounds() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "apps/good.yaml", &cm("survivor"));
+    common::git(dir, &["init", "-q"]);
+    common::git(dir, &["add", "-A"]);
+    stage_link(dir, "apps/huge.yaml", "a/".repeat(400_000).as_bytes());
+    common::git(dir, &["commit", "-q", "-m", "hostile base"]);
+    // The working tree drops them (no checkout could make them).
+    common::git(dir, &["rm", "-q", "--cached", "apps/huge.yaml"]);
+    common::git(dir, &["commit", "-q", "-m", "head"]);
+
+    lint_against_parent(dir);
+
+    let base = from_commit(dir, "HEAD~1");
+    let issues: Vec<String> = base.issues.iter().map(|i| i.to_string()).collect();
+    assert!(
+        issues
+            .iter()
+            .any(|i| i.starts_with("apps/huge.yaml") && i.contains("File name too long")),
+        "{issues:#?}"
+    );
+    assert!(base.objects.iter().any(|o| o.name() == "survivor"));
+}
+
+/// A base commit holding a symlink (any: it turns on link resolution)
+/// and a kustomization that lists a 600 KB resource path: resolving it
+/// hashed the path so far at each of its 300,000 components. Refused at
+/// PATH_MAX as the kernel refuses it, and the base is linted.
+#[test]
+fn a_base_commit_listing_a_huge_path_beside_a_symlink_is_linted_within_bounds() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "apps/good.yaml", &cm("survivor"));
+    write(
+        dir,
+        "flux/long.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: long, namespace: flux-system}\nspec:\n  path: ./long\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    );
+    write(
+        dir,
+        "long/kustomization.yaml",
+        &format!(
+            "resources:\n  - alias.yaml\n  - {}x.yaml\n",
+            "a/".repeat(300_000)
+        ),
+    );
+    write(dir, "long/cm.yaml", &cm("long-cm"));
+    std::os::unix::fs::symlink("cm.yaml", dir.join("long/alias.yaml")).unwrap();
+    common::git(dir, &["init", "-q"]);
+    common::git(dir, &["add", "-A"]);
+    common::git(dir, &["commit", "-q", "-m", "hostile base"]);
+    write(
+        dir,
+        "long/kustomization.yaml",
+        "resources:\n  - alias.yaml\n",
+    );
+    common::git(dir, &["commit", "-q", "-a", "-m", "head"]);
+
+    lint_against_parent(dir);
+    let base = from_commit(dir, "HEAD~1");
+    assert!(base.objects.iter().any(|o| o.name() == "survivor"));
+}
+
+/// The base commit of `dir` (HEAD) loaded borrowing what a recorded load
+/// of the working tree lends, as `--base HEAD` loads it, and from scratch.
+fn base_reused_and_fresh(dir: &Path, limits: Limits) -> (Repo, Repo) {
+    use homelab_lint::source::reuse::Lent;
+    let mut head = repo::load_files(Files::new(dir, limits).recording());
+    let lent = Lent::of(&mut head.files).expect("the load recorded");
+    let checkout = git::checkout(dir, "HEAD").unwrap();
+    let changed = git::changed_since(dir, &checkout.commit).unwrap();
+    let borrowing = Files::in_commit(dir, checkout.tree, limits)
+        .borrowing(lent)
+        .sharing_unchanged(&changed);
+    let reused = repo::load_files(borrowing);
+    let fresh = repo::load_files(Files::in_commit(
+        dir,
+        git::checkout(dir, "HEAD").unwrap().tree,
+        limits,
+    ));
+    (reused, fresh)
+}
+
+/// A base commit whose first build spends the load's build budget
+/// (`max_kustomize_run_builds`) on a chain of components: a build after
+/// it that the working tree lends was reused without spending any, so
+/// the base got past the budget and loaded what a fresh load stops.
+#[test]
+fn a_base_commit_cannot_spend_past_the_run_build_budget_through_reused_builds() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (name, path) in [("a", "./a"), ("b", "./b")] {
+        write(
+            dir,
+            &format!("flux/{name}.yaml"),
+            &format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"
+            ),
+        );
+    }
+    write(dir, "b/kustomization.yaml", "resources: [cm.yaml]\n");
+    write(dir, "b/cm.yaml", &cm("b-cm"));
+    write(dir, "a/cm.yaml", &cm("a-cm"));
+    // In the base, `a` goes through six directories.
+    write(
+        dir,
+        "a/kustomization.yaml",
+        "resources: [cm.yaml]\ncomponents: [c1]\n",
+    );
+    for i in 1..=5 {
+        let next = match i {
+            5 => String::new(),
+            _ => format!("components: [../c{}]\n", i + 1),
+        };
+        write(
+            dir,
+            &format!("a/c{i}/kustomization.yaml"),
+            &format!("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n{next}"),
+        );
+    }
+    common::git(dir, &["init", "-q"]);
+    common::git(dir, &["add", "-A"]);
+    common::git(dir, &["commit", "-q", "-m", "base"]);
+    // The working tree's `a` goes through one: both builds fit there.
+    write(dir, "a/kustomization.yaml", "resources: [cm.yaml]\n");
+    let limits = Limits {
+        max_kustomize_run_builds: 4,
+        ..Limits::default()
+    };
+    let (reused, fresh) = base_reused_and_fresh(dir, limits);
+    let shown = |r: &Repo| {
+        let mut names: Vec<String> = r.objects.iter().map(|o| o.id()).collect();
+        names.sort();
+        let issues: Vec<String> = r.issues.iter().map(|i| i.to_string()).collect();
+        (names, issues)
+    };
+    let (reused, fresh) = (shown(&reused), shown(&fresh));
+    assert!(
+        fresh
+            .1
+            .iter()
+            .any(|i| i.contains("kustomize build budget exceeded")),
+        "the base spends the budget: {fresh:#?}"
+    );
+    assert_eq!(reused, fresh, "reuse loaded past the budget");
+}
