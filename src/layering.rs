@@ -7,11 +7,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The top-level modules in the order data flows through them: each may
-/// use only those before it. `fix` comes before `rules`: it knows where
-/// values are written and how to change them, not which rule fired, and
-/// a rule's fix is computed with the finding (each step's fix hook).
+/// use only those before it.
 const FLOW: &[&str] = &[
-    "yaml", "source", "model", "fix", "rules", "probe", "report", "pipeline", "cli",
+    "yaml", "source", "model", "rules", "probe", "fix", "report", "pipeline", "cli",
 ];
 
 /// Top-level modules outside the flow: each uses no other module of the

@@ -2,36 +2,11 @@
 //! app uses: from the host the app is given, through the Service name each
 //! operator creates, to the object that declares the cluster.
 
-use super::app::{App, workload_containers};
+use super::app::App;
 use super::env::{self, EnvValue};
-use super::{Model, ObjRef, Unknown, is_helm_release};
+use super::postgres::{OPERATORS, Provider, bitnami, declaring};
+use super::{Model, ObjRef, Unknown};
 use crate::yaml::Node;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Provider {
-    /// Zalando postgres-operator, `acid.zalan.do` `postgresql`.
-    Zalando,
-    /// CloudNativePG `Cluster`.
-    Cnpg,
-    /// Crunchy PGO v5 `PostgresCluster`.
-    Crunchy,
-    /// Bitnami chart, standalone or as an app chart's subchart.
-    Bitnami,
-    /// A StatefulSet running a postgres image.
-    StatefulSet,
-}
-
-impl Provider {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::Zalando => "Zalando postgres-operator",
-            Provider::Cnpg => "CloudNativePG",
-            Provider::Crunchy => "Crunchy PGO",
-            Provider::Bitnami => "Bitnami chart",
-            Provider::StatefulSet => "StatefulSet",
-        }
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct Database {
@@ -48,6 +23,17 @@ pub struct Database {
 }
 
 impl Database {
+    /// The cluster `provider` runs, declared by `object`.
+    pub fn new(model: &Model, provider: Provider, object: ObjRef, values_key: String) -> Database {
+        Database {
+            instances: provider.instances(model, object, &values_key),
+            provider,
+            object,
+            values_key,
+            host: None,
+        }
+    }
+
     pub fn name<'m>(&self, model: &Model<'m>) -> &'m str {
         model.object(self.object).name()
     }
@@ -66,125 +52,37 @@ pub struct HostQuery<'a> {
 
 /// Every Postgres cluster the repo declares.
 pub fn all(model: &Model) -> Vec<Database> {
-    let mut out = Vec::new();
-    for (i, obj) in model.objects.iter().enumerate() {
-        let provider = match (obj.group(), obj.kind()) {
-            ("acid.zalan.do", "postgresql") => Provider::Zalando,
-            ("postgresql.cnpg.io", "Cluster") => Provider::Cnpg,
-            ("postgres-operator.crunchydata.com", "PostgresCluster") => Provider::Crunchy,
-            ("apps", "StatefulSet") if runs_postgres(obj) => Provider::StatefulSet,
-            _ if is_helm_release(obj) && is_bitnami_postgres(model, i) => Provider::Bitnami,
-            _ => continue,
-        };
-        out.push(declared(model, provider, i, String::new()));
-    }
-    out
+    (0..model.objects.len())
+        .filter_map(|i| Some(Database::new(model, declaring(model, i)?, i, String::new())))
+        .collect()
 }
 
-fn declared(model: &Model, provider: Provider, object: ObjRef, values_key: String) -> Database {
-    let root = &model.object(object).root;
-    let int_at = |path: &[&str]| {
-        root.path(path)
-            .and_then(|n| n.scalar_text())
-            .and_then(|t| t.parse().ok())
-    };
-    let instances = match provider {
-        Provider::Zalando => int_at(&["spec", "numberOfInstances"]).unwrap_or(1),
-        Provider::Cnpg => int_at(&["spec", "instances"]).unwrap_or(1),
-        Provider::Crunchy => root
-            .path(&["spec", "instances"])
-            .and_then(Node::as_seq)
-            .map(|sets| {
-                sets.iter()
-                    .map(|s| {
-                        s.get("replicas")
-                            .and_then(|r| r.scalar_text())
-                            .and_then(|t| t.parse().ok())
-                            .unwrap_or(1)
-                    })
-                    .sum()
-            })
-            .unwrap_or(1),
-        Provider::StatefulSet => int_at(&["spec", "replicas"]).unwrap_or(1),
-        Provider::Bitnami => model
-            .release(object)
-            .map(|r| {
-                let values = sub_values(&r.values, &values_key);
-                let replication =
-                    values.and_then(|v| v.str_at(&["architecture"])) == Some("replication");
-                let replicas = values
-                    .and_then(|v| v.path(&["readReplicas", "replicaCount"]))
-                    .and_then(|n| n.scalar_text())
-                    .and_then(|t| t.parse().ok())
-                    .unwrap_or(1);
-                if replication { 1 + replicas } else { 1 }
-            })
-            .unwrap_or(1),
-    };
-    Database {
-        provider,
-        object,
-        values_key,
-        host: None,
-        instances,
-    }
-}
-
-/// The values of a bundled subchart, or the release's own values.
-pub fn sub_values<'a>(values: &'a Node, key: &str) -> Option<&'a Node> {
-    if key.is_empty() {
-        Some(values)
-    } else {
-        values.get(key)
-    }
-}
-
-fn runs_postgres(obj: &crate::source::Object) -> bool {
-    workload_containers(obj).is_some_and(|cs| {
-        cs.iter().any(|c| {
-            c.str_at(&["image"]).is_some_and(|i| {
-                let repo = super::app::split_image(i).repository;
-                repo.rsplit('/')
-                    .next()
-                    .is_some_and(|last| last == "postgres" || last == "postgresql")
-            })
-        })
-    })
-}
-
-fn is_bitnami_postgres(model: &Model, r: ObjRef) -> bool {
-    model
-        .release(r)
-        .and_then(|rel| {
-            rel.chart
-                .as_ref()
-                .and_then(Node::as_str)
-                .map(str::to_string)
-        })
-        .is_some_and(|c| c == "postgresql" || c == "postgresql-ha")
-}
-
-/// The database `app` uses, or why it cannot be told.
+/// The database `app` uses, or why it cannot be told. The host the app
+/// reads wins ([`env::of_app`] orders its sources as the container sees
+/// them); a chart-bundled Postgres still `enabled: true` is the database
+/// only when nothing overrides the host, or the host names its Service:
+/// a subchart kept running as a rollback copy is not the one in use.
 pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, Unknown> {
-    if let (Some(key), Some(release)) = (query.bundled, model.release(app.object))
-        && release
-            .values
-            .path(&[key, "enabled"])
-            .and_then(Node::as_bool_lenient)
-            .unwrap_or(false)
-    {
-        let mut db = declared(model, Provider::Bitnami, app.object, key.to_string());
-        db.host = release.values.path(&[key, "enabled"]).cloned();
-        return Ok(db);
-    }
     let vars = env::of_app(model, app, query.prefixes);
     let host_var = query.env.iter().find_map(|name| env::lookup(&vars, name));
+    let bundled = query
+        .bundled
+        .and_then(|key| bitnami::bundled(model, app.object, key));
     let Some(var) = host_var else {
         let names = query.env.join(", ");
-        return Err(Unknown(match env::has_hidden_sources(model, app) {
-            Some(src) => format!("none of {names} is set in the repository; {src} could set it"),
-            None => format!("none of {names} is set"),
-        }));
+        let hidden = env::has_hidden_sources(model, app);
+        return match (bundled, hidden) {
+            (Some(db), None) => Ok(db),
+            (Some(db), Some(src)) => Err(Unknown(format!(
+                "{names} is not set in the repository, so {} of {} would be the database, but {src} could set it",
+                db.values_key,
+                model.object(db.object).id()
+            ))),
+            (None, Some(src)) => Err(Unknown(format!(
+                "none of {names} is set in the repository; {src} could set it"
+            ))),
+            (None, None) => Err(Unknown(format!("none of {names} is set"))),
+        };
     };
     let host = match &var.value {
         EnvValue::Known(h) if !h.is_empty() => h.clone(),
@@ -197,7 +95,15 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
         Some(from) => format!("{host} ({} from {from})", var.name),
         None => host.clone(),
     };
-    let (service, namespace) = split_host(&host, model.namespace_of(app.object));
+    let ns = model.namespace_of(app.object);
+    let (service, namespace) = split_host(&host, ns);
+    if let Some(db) = bundled
+        && namespace == ns
+        && env::with_release_name(service, &env::release_name(model, app.object))
+            .is_some_and(|s| s == bitnami::bundled_service(model, app.object, &db.values_key))
+    {
+        return Ok(db);
+    }
     let mut db = by_service(model, app.object, service, namespace).ok_or_else(|| {
         Unknown(format!(
             "host {shown} matches no Postgres cluster in the repository"
@@ -228,77 +134,8 @@ fn split_host<'a>(host: &'a str, default_ns: &'a str) -> (&'a str, &'a str) {
 
 /// The cluster behind a Service name, by each operator's naming scheme.
 fn by_service(model: &Model, near: ObjRef, service: &str, ns: &str) -> Option<Database> {
-    let strip = |suffixes: &[&str]| -> Vec<String> {
-        suffixes
-            .iter()
-            .filter_map(|s| service.strip_suffix(s).map(str::to_string))
-            .collect()
-    };
-    let candidates: [(Provider, &str, &str, Vec<String>); 3] = [
-        (
-            Provider::Zalando,
-            "acid.zalan.do",
-            "postgresql",
-            [vec![service.to_string()], strip(&["-repl", "-pooler"])].concat(),
-        ),
-        (
-            Provider::Cnpg,
-            "postgresql.cnpg.io",
-            "Cluster",
-            strip(&["-rw", "-ro", "-r"]),
-        ),
-        (
-            Provider::Crunchy,
-            "postgres-operator.crunchydata.com",
-            "PostgresCluster",
-            strip(&["-primary", "-ha", "-replicas", "-pgbouncer"]),
-        ),
-    ];
-    for (provider, group, kind, names) in candidates {
-        for name in names {
-            if let Some(r) = model.find(near, group, kind, ns, &name) {
-                return Some(declared(model, provider, r, String::new()));
-            }
-        }
-    }
-    // A CNPG Pooler's Service carries the Pooler's name.
-    if let Some(p) = model.find(near, "postgresql.cnpg.io", "Pooler", ns, service)
-        && let Some(cluster) = model.object(p).root.str_at(&["spec", "cluster", "name"])
-        && let Some(r) = model.find(near, "postgresql.cnpg.io", "Cluster", ns, cluster)
-    {
-        return Some(declared(model, Provider::Cnpg, r, String::new()));
-    }
-    // Bitnami: the Service is the chart's fullname.
-    for r in model.of_kind("helm.toolkit.fluxcd.io", "HelmRelease") {
-        if is_bitnami_postgres(model, r)
-            && model.object(r).same_tree(model.object(near))
-            && model.namespace_of(r) == ns
-            && bitnami_fullname(model, r) == service
-        {
-            return Some(declared(model, Provider::Bitnami, r, String::new()));
-        }
-    }
-    model
-        .find(near, "apps", "StatefulSet", ns, service)
-        .filter(|r| runs_postgres(model.object(*r)))
-        .map(|r| declared(model, Provider::StatefulSet, r, String::new()))
-}
-
-/// Helm's fullname template: `fullnameOverride`, else the release name
-/// when it already contains the chart name, else `<release>-<chart>`.
-fn bitnami_fullname(model: &Model, r: ObjRef) -> String {
-    let obj = model.object(r);
-    let release_name = obj
-        .root
-        .str_at(&["spec", "releaseName"])
-        .unwrap_or(obj.name());
-    let values = model.release(r).map(|rel| &rel.values);
-    if let Some(o) = values.and_then(|v| v.str_at(&["fullnameOverride"])) {
-        return o.to_string();
-    }
-    if release_name.contains("postgresql") {
-        release_name.to_string()
-    } else {
-        format!("{release_name}-postgresql")
-    }
+    OPERATORS.iter().find_map(|o| {
+        let r = o.by_service(model, near, service, ns)?;
+        Some(Database::new(model, Provider(*o), r, String::new()))
+    })
 }

@@ -66,9 +66,14 @@ pub struct ValuesPrefix {
     pub prefix: String,
 }
 
-/// All variables of an app. Later entries win (explicit `env` over chart
-/// values over `envFrom`, as Kubernetes and the charts resolve them);
-/// [`lookup`] honours that.
+/// All variables of an app. Later entries win, as the container sees
+/// them; [`lookup`] honours that. Kubernetes gives `env` precedence over
+/// `envFrom`, and among `envFrom` sources the last listed wins (core/v1
+/// `Container.envFrom`). A chart that turns values into variables puts
+/// them in a Secret listed first in `envFrom` (goauthentik/helm
+/// charts/authentik/templates/server/deployment.yaml: `secretRef`
+/// `authentik.fullname`, then `global.envFrom`, `server.envFrom`), so chart
+/// values come lowest: `env` > `envFrom` in listed order > chart values.
 pub fn of_app(model: &Model, app: &App, prefixes: &[ValuesPrefix]) -> Vec<EnvVar> {
     let mut vars = Vec::new();
     let ns = model.namespace_of(app.object);
@@ -81,7 +86,6 @@ pub fn of_app(model: &Model, app: &App, prefixes: &[ValuesPrefix]) -> Vec<EnvVar
             .map(|_| release_name(model, app.object)),
     };
     if let Some(release) = model.release(app.object) {
-        collect_env_from(&refs, &release.values, &mut vars);
         for p in prefixes {
             if let Some(tree) = release.values.get(&p.key) {
                 flatten_prefixed(tree, &p.prefix, &mut Vec::new(), &mut vars);
@@ -92,6 +96,7 @@ pub fn of_app(model: &Model, app: &App, prefixes: &[ValuesPrefix]) -> Vec<EnvVar
                 }
             }
         }
+        collect_env_from(&refs, &release.values, &mut vars);
         collect_env_lists(&refs, &release.values, &mut vars);
     } else if let Some(containers) = workload_containers(model.object(app.object)) {
         for c in containers {
@@ -124,11 +129,16 @@ impl Refs<'_, '_> {
         }
     }
 
-    /// The object holding ConfigMap or Secret `name`.
-    fn find(&self, secret: bool, name: &str) -> Option<ObjRef> {
+    /// The objects writing ConfigMap or Secret `name`
+    /// ([`Model::secret_writers`]); empty when the repository has none.
+    fn find(&self, secret: bool, name: &str) -> Vec<ObjRef> {
         match secret {
-            true => self.model.find_secret(self.near, self.ns, name),
-            false => self.model.find(self.near, "", "ConfigMap", self.ns, name),
+            true => self.model.secret_writers(self.near, self.ns, name),
+            false => self
+                .model
+                .find(self.near, "", "ConfigMap", self.ns, name)
+                .into_iter()
+                .collect(),
         }
     }
 }
@@ -261,7 +271,8 @@ fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
             "from key {key} of {kind} {written}, a name the chart renders"
         ));
     };
-    match refs.find(secret, &source) {
+    let writers = refs.find(secret, &source);
+    match writers.first() {
         None => match secret
             .then(|| {
                 conventions::operator_secret_value(refs.model, refs.near, refs.ns, &source, key)
@@ -283,11 +294,15 @@ fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
                 "from key {key} of {kind} {source}, which is not in the repository (it may exist only in the cluster)"
             )),
         },
-        Some(obj) => {
-            let holder = refs.model.object(obj);
-            match refs.model.data_entry(obj, key) {
-                Some(value) => keyed(refs.model, name, key, obj, value),
-                None => hidden(match refs.model.keys_complete(obj) {
+        Some(&first) => {
+            let holder = refs.model.object(first);
+            let written = writers
+                .iter()
+                .rev()
+                .find_map(|&w| refs.model.data_entry(w, key).map(|v| (w, v)));
+            match written {
+                Some((obj, value)) => keyed(refs.model, name, key, obj, value),
+                None => hidden(match refs.model.writers_complete(&writers) {
                     Ok(()) => format!("from key {key} of {}, which has no such key", holder.id()),
                     Err(why) => format!(
                         "from key {key} of {}, which the repository does not show: {why}",
@@ -463,12 +478,29 @@ fn env_from_sources<'n>(refs: &Refs, holder: &'n Node) -> Vec<EnvFromSource<'n>>
 /// where the repository holds them).
 fn collect_env_from(refs: &Refs, holder: &Node, vars: &mut Vec<EnvVar>) {
     for source in env_from_sources(refs, holder) {
-        let Some(obj) = refs.find(source.secret, &source.name) else {
-            continue;
-        };
-        for (key, value) in refs.model.data_entries(obj) {
-            let name = format!("{}{key}", source.prefix);
-            vars.push(keyed(refs.model, &name, &key, obj, value));
+        // Writers of one Secret: the creator's keys, then each Merge
+        // writer's on top. Two writers giving one key different values
+        // leave it to whichever ESO reconciled last: unknown here.
+        let first = vars.len();
+        for obj in refs.find(source.secret, &source.name) {
+            for (key, value) in refs.model.data_entries(obj) {
+                let name = format!("{}{key}", source.prefix);
+                let var = keyed(refs.model, &name, &key, obj, value);
+                let earlier = vars[first..].iter().rev().find(|v| v.name == name);
+                let var = match earlier {
+                    Some(e) if e.value != var.value || e.from.is_none() => EnvVar {
+                        value: EnvValue::Hidden(format!(
+                            "from {} and from {}: both write Secret {}, which holds the value of whichever reconciled last",
+                            e.from.as_deref().unwrap_or("another writer"),
+                            var.from.as_deref().unwrap_or("another writer"),
+                            source.name
+                        )),
+                        ..var
+                    },
+                    _ => var,
+                };
+                vars.push(var);
+            }
         }
     }
 }
@@ -493,13 +525,14 @@ pub fn has_hidden_sources(model: &Model, app: &App) -> Option<String> {
     };
     env_from_sources(&refs, &holder).into_iter().find_map(|source| {
         let kind = if source.secret { "Secret" } else { "ConfigMap" };
-        match refs.find(source.secret, &source.name) {
+        let writers = refs.find(source.secret, &source.name);
+        match writers.first().copied() {
             None if made_by_bucket_claim(model, app.object, ns, &source.name) => None,
             None => Some(format!(
                 "envFrom {kind} {}, which is not in the repository (it may exist only in the cluster),",
                 source.name
             )),
-            Some(obj) => model.keys_complete(obj).err().map(|why| {
+            Some(obj) => model.writers_complete(&writers).err().map(|why| {
                 format!(
                     "envFrom {kind} {} ({}: {why})",
                     source.name,

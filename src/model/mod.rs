@@ -8,6 +8,7 @@ pub mod conventions;
 pub mod database;
 pub mod env;
 pub mod flux;
+pub mod postgres;
 pub mod replication;
 pub mod session;
 pub mod settings;
@@ -196,6 +197,41 @@ impl<'r> Model<'r> {
             let o = &self.objects[i];
             data::made_in(o, namespace) && o.same_tree(near)
         })
+    }
+
+    /// Every object that writes Secret `name` in `namespace`, as `near`
+    /// sees them: the one that creates it (a Secret, a SealedSecret, an
+    /// ExternalSecret with `creationPolicy` Owner or Orphan) first, then
+    /// the ExternalSecrets with `creationPolicy: Merge` that add their
+    /// keys to it, in repository order.
+    pub fn secret_writers(&self, near: ObjRef, namespace: &str, name: &str) -> Vec<ObjRef> {
+        let near = &self.objects[near];
+        let mut out: Vec<ObjRef> = self
+            .secrets
+            .get(name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&i| {
+                let o = &self.objects[i];
+                data::made_in(o, namespace) && o.same_tree(near)
+            })
+            .collect();
+        out.sort_by_key(|&i| data::merges(&self.objects[i]));
+        out
+    }
+
+    /// [`Model::keys_complete`] over the writers of one Secret: a Merge
+    /// writer's keys land in a Secret the repository shows when another
+    /// writer there creates it.
+    pub fn writers_complete(&self, writers: &[ObjRef]) -> Result<(), String> {
+        let created = writers.iter().any(|&w| !data::merges(self.object(w)));
+        match (created, writers.first()) {
+            (false, Some(&first)) => self.keys_complete(first),
+            _ => writers
+                .iter()
+                .try_for_each(|&w| data::keys_written(self.object(w), &self.lookup(w))),
+        }
     }
 
     /// The keys of the ConfigMap or Secret that object `r` provides

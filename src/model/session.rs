@@ -6,11 +6,11 @@
 //! DATABASE`, then the connection's own options (PostgreSQL docs, "Setting
 //! Parameters" and ALTER ROLE).
 
-use super::database::{Database, Provider};
+use super::database::Database;
 use super::env::{self, EnvValue, EnvVar};
 use super::{Model, settings};
 use crate::source::flux::data::decode_base64;
-use crate::yaml::{Node, Span};
+use crate::yaml::Span;
 
 /// How an app names its database and role, and passes connection options.
 #[derive(Clone, Debug, Default)]
@@ -111,7 +111,9 @@ pub fn of_app(
     };
     let database = named(query.database_env, query.default_database);
     let role = named(query.user_env, query.default_user);
-    session.setting = bootstrap_sql(model, db)
+    session.setting = db
+        .provider
+        .bootstrap_sql(model, db)
         .into_iter()
         .flat_map(|(node, source)| {
             let text = node.scalar_text().unwrap_or_default();
@@ -169,60 +171,6 @@ fn option_value(options: &str, name: &str) -> Option<String> {
         }
     }
     found
-}
-
-/// The SQL an operator runs once when it creates the cluster, with where
-/// it is written: CNPG `spec.bootstrap.initdb.postInitSQL` (in `postgres`),
-/// `postInitApplicationSQL` (in the app database) and
-/// `postInitTemplateSQL` (in `template1`) (CloudNativePG docs,
-/// "Bootstrap"); Crunchy PGO `spec.databaseInitSQL`, a ConfigMap key run
-/// once after the cluster is initialised (PGO docs, "Database
-/// Initialization SQL").
-fn bootstrap_sql(model: &Model, db: &Database) -> Vec<(Node, String)> {
-    let obj = model.object(db.object);
-    let root = &obj.root;
-    match db.provider {
-        Provider::Cnpg => [
-            "postInitSQL",
-            "postInitApplicationSQL",
-            "postInitTemplateSQL",
-        ]
-        .iter()
-        .flat_map(|key| {
-            root.path(&["spec", "bootstrap", "initdb", key])
-                .and_then(Node::as_seq)
-                .into_iter()
-                .flatten()
-                .map(move |n| (n.clone(), format!("spec.bootstrap.initdb.{key}")))
-        })
-        .collect(),
-        Provider::Crunchy => {
-            let (Some(name), Some(key)) = (
-                root.str_at(&["spec", "databaseInitSQL", "name"]),
-                root.str_at(&["spec", "databaseInitSQL", "key"]),
-            ) else {
-                return Vec::new();
-            };
-            model
-                .find(
-                    db.object,
-                    "",
-                    "ConfigMap",
-                    model.namespace_of(db.object),
-                    name,
-                )
-                .and_then(|cm| model.object(cm).root.path(&["data", key]).cloned())
-                .map(|n| {
-                    (
-                        n,
-                        format!("ConfigMap {name} key {key} (spec.databaseInitSQL)"),
-                    )
-                })
-                .into_iter()
-                .collect()
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// One `ALTER DATABASE/ROLE ... SET name = value` statement.

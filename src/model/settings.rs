@@ -2,7 +2,7 @@
 //! provider, or the server default when it is not.
 
 use super::Model;
-use super::database::{Database, Provider, sub_values};
+use super::database::Database;
 use crate::yaml::{Node, Span, Style, Value};
 
 /// A setting as the server will run with it.
@@ -51,10 +51,12 @@ pub fn normalize(name: &str, value: &str) -> String {
 
 /// The effective value of `name` on `db`.
 pub fn effective(model: &Model, db: &Database, name: &str) -> Setting {
-    let (container, container_path) = parameter_maps(model, db)
+    let (container, container_path) = db
+        .provider
+        .parameter_maps(model, db)
         .into_iter()
         .find(|(node, _)| lookup(node, name).is_some())
-        .or_else(|| parameter_maps(model, db).into_iter().next())
+        .or_else(|| db.provider.parameter_maps(model, db).into_iter().next())
         .map_or((None, String::new()), |(n, p)| (Some(n), p));
     let written = container
         .as_ref()
@@ -81,59 +83,6 @@ pub fn effective(model: &Model, db: &Database, name: &str) -> Setting {
             container,
             container_path,
         },
-    }
-}
-
-/// Where a provider reads parameters, in the order it gives them
-/// precedence; the first is where a new setting belongs.
-fn parameter_maps(model: &Model, db: &Database) -> Vec<(Node, String)> {
-    let root = &model.object(db.object).root;
-    let at = |path: &[&str]| root.path(path).cloned().map(|n| (n, path.join(".")));
-    match db.provider {
-        Provider::Zalando | Provider::Cnpg => at(&["spec", "postgresql", "parameters"])
-            .or_else(|| at(&["spec", "postgresql"]))
-            .into_iter()
-            .collect(),
-        Provider::Crunchy => [
-            at(&["spec", "config", "parameters"]),
-            at(&[
-                "spec",
-                "patroni",
-                "dynamicConfiguration",
-                "postgresql",
-                "parameters",
-            ]),
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-        Provider::Bitnami => {
-            let Some(release) = model.release(db.object) else {
-                return Vec::new();
-            };
-            let Some(values) = sub_values(&release.values, &db.values_key) else {
-                return Vec::new();
-            };
-            let prefix = if db.values_key.is_empty() {
-                "spec.values".to_string()
-            } else {
-                format!("spec.values.{}", db.values_key)
-            };
-            ["extendedConfiguration", "configuration"]
-                .iter()
-                .filter_map(|k| {
-                    values
-                        .path(&["primary", k])
-                        .cloned()
-                        .map(|n| (n, format!("{prefix}.primary.{k}")))
-                })
-                .collect()
-        }
-        Provider::StatefulSet => super::app::workload_containers(model.object(db.object))
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c.get("args").cloned().map(|n| (n, "args".to_string())))
-            .collect(),
     }
 }
 
@@ -178,7 +127,7 @@ fn line_span(model: &Model, node: &Node, name: &str) -> Option<Span> {
 
 /// A setting in a parameters map, a postgresql.conf text block, or a
 /// container's `-c name=value` arguments.
-fn lookup(container: &Node, name: &str) -> Option<(String, Node)> {
+pub(crate) fn lookup(container: &Node, name: &str) -> Option<(String, Node)> {
     match &container.value {
         Value::Map(_) => {
             let node = container.get(name)?;

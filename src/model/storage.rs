@@ -2,7 +2,8 @@
 //! class), the provisioner behind that class, and whether that provisioner
 //! replicates every write over the network.
 
-use super::database::{Database, Provider, sub_values};
+use super::database::Database;
+use super::postgres::OPERATORS;
 use super::{Model, ObjRef, Unknown, is_helm_release};
 use crate::yaml::{Node, Origin, PathSeg, Span};
 
@@ -181,7 +182,7 @@ pub fn mount_options(model: &Model, decl: &ClassDecl) -> Vec<String> {
 /// Fills a declaration's category from its provisioner and the copies it
 /// keeps: a replicated provisioner told to keep one copy replicates
 /// nothing.
-fn with_category(mut decl: ClassDecl) -> ClassDecl {
+pub(crate) fn with_category(mut decl: ClassDecl) -> ClassDecl {
     decl.category = categorize(&decl.provisioner);
     if decl.category == Category::NetworkReplicatedBlock
         && decl.copies.as_ref().is_some_and(|c| c.count == 1)
@@ -216,6 +217,30 @@ fn class_copies(model: &Model, class: ObjRef, provisioner: &str) -> Option<Copie
         );
     }
     None
+}
+
+/// The copies the volume of a static PersistentVolume keeps, where the
+/// repository declares that volume: Longhorn binds a PV to the Longhorn
+/// `Volume` (`longhorn.io`) named by its `csi.volumeHandle`, which keeps
+/// `spec.numberOfReplicas` replicas (Longhorn docs, "Use an existing
+/// Longhorn volume" and the Volume CRD).
+pub(crate) fn csi_volume_copies(model: &Model, pv: ObjRef) -> Option<Copies> {
+    let csi = model.object(pv).root.path(&["spec", "csi"])?;
+    if csi.str_at(&["driver"]) != Some("driver.longhorn.io") {
+        return None;
+    }
+    let handle = csi.str_at(&["volumeHandle"])?;
+    let volume = model.of_kind("longhorn.io", "Volume").find(|&r| {
+        let o = model.object(r);
+        o.name() == handle && o.same_tree(model.object(pv))
+    })?;
+    Copies::of(
+        model
+            .object(volume)
+            .root
+            .path(&["spec", "numberOfReplicas"]),
+        "numberOfReplicas",
+    )
 }
 
 /// Every storage class the repo declares (in `near`'s cluster, if given).
@@ -457,55 +482,13 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
     }
 }
 
-/// Where a database asks for its storage class; `Ok(None)` means it asks
-/// for none (the default class applies).
-fn requested_class(model: &Model, db: &Database) -> Result<Option<Node>, Unknown> {
-    let root = &model.object(db.object).root;
-    let found = match db.provider {
-        Provider::Zalando => root.path(&["spec", "volume", "storageClass"]),
-        Provider::Cnpg => root
-            .path(&["spec", "storage", "storageClass"])
-            .or_else(|| root.path(&["spec", "storage", "pvcTemplate", "storageClassName"])),
-        Provider::Crunchy => root
-            .path(&["spec", "instances"])
-            .and_then(Node::as_seq)
-            .and_then(|sets| {
-                sets.iter()
-                    .find_map(|s| s.path(&["dataVolumeClaimSpec", "storageClassName"]))
-            }),
-        Provider::StatefulSet => root
-            .path(&["spec", "volumeClaimTemplates"])
-            .and_then(Node::as_seq)
-            .and_then(|t| t.iter().find_map(|c| c.path(&["spec", "storageClassName"]))),
-        Provider::Bitnami => {
-            let release = model.release(db.object);
-            let values = release.and_then(|r| sub_values(&r.values, &db.values_key));
-            let Some(values) = values else {
-                return Ok(None);
-            };
-            // Chart 11+ keeps persistence under `primary`; older charts
-            // (still pinned as Authentik's subchart) at the top.
-            let persistence = |key: &str| {
-                values
-                    .path(&["primary", "persistence", key])
-                    .or_else(|| values.path(&["persistence", key]))
-                    .filter(|n| n.scalar_text().is_some_and(|s| !s.is_empty()))
-            };
-            if let Some(claim) = persistence("existingClaim").and_then(Node::as_str) {
-                return pvc_class(model, db.object, model.namespace_of(db.object), claim);
-            }
-            persistence("storageClass")
-                .or_else(|| values.path(&["global", "storageClass"]))
-                .or_else(|| values.path(&["global", "defaultStorageClass"]))
-                .or_else(|| release.and_then(|r| r.values.path(&["global", "storageClass"])))
-        }
-    };
-    Ok(found
-        .filter(|n| n.scalar_text().is_some_and(|s| !s.is_empty()))
-        .cloned())
-}
-
-fn pvc_class(model: &Model, near: ObjRef, ns: &str, claim: &str) -> Result<Option<Node>, Unknown> {
+/// The class of claim `claim` in `ns`, as `near` sees it.
+pub(crate) fn pvc_class(
+    model: &Model,
+    near: ObjRef,
+    ns: &str,
+    claim: &str,
+) -> Result<Option<Node>, Unknown> {
     let pvc = model
         .find(near, "", "PersistentVolumeClaim", ns, claim)
         .ok_or_else(|| {
@@ -533,13 +516,6 @@ pub fn of_database(model: &Model, db: &Database) -> Result<Storage, Unknown> {
     }
 }
 
-/// Labels Postgres operators put on their volume claims, naming the cluster.
-const CLAIM_CLUSTER_LABELS: &[&str] = &[
-    "cluster-name",
-    "cnpg.io/cluster",
-    "postgres-operator.crunchydata.com/cluster",
-];
-
 /// The storage of a database as a live cluster shows it: a claim in its
 /// namespace labelled with (or named after) the cluster, bound to a PV
 /// whose CSI driver says what the storage is.
@@ -551,11 +527,14 @@ fn bound_volume(model: &Model, db: &Database) -> Option<Storage> {
         format!("data-{name}-"),
         format!("{name}-"),
     ];
+    // Labels Postgres operators put on their volume claims, naming the
+    // cluster.
+    let labels: Vec<&str> = OPERATORS.iter().filter_map(|o| o.claim_label()).collect();
     let claim = model.of_kind("", "PersistentVolumeClaim").find(|&r| {
         let pvc = model.object(r);
         pvc.namespace() == Some(ns)
             && pvc.root.str_at(&["spec", "volumeName"]).is_some()
-            && (CLAIM_CLUSTER_LABELS.iter().any(|l| {
+            && (labels.iter().any(|l| {
                 pvc.root
                     .path(&["metadata", "labels"])
                     .and_then(|ls| ls.get(l))
@@ -604,7 +583,7 @@ fn bound_volume(model: &Model, db: &Database) -> Option<Storage> {
 }
 
 fn declared_storage(model: &Model, db: &Database) -> Result<Storage, Unknown> {
-    of_request(model, db.object, requested_class(model, db)?)
+    db.provider.storage(model, db)
 }
 
 /// Why a class name matches no declared class: it is not declared, or

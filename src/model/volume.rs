@@ -489,10 +489,11 @@ fn claim_storage(model: &Model, pvc: ObjRef) -> Result<Storage, Unknown> {
             let provisioner = driver.scalar_text().unwrap_or_default();
             let category = storage::categorize(&provisioner);
             let name = format!("PersistentVolume {}", model.object(pv).name());
-            return Ok(shared_on(
-                inline(pv, name, &provisioner, category, driver),
-                shared,
-            ));
+            let mut st = inline(pv, name, &provisioner, category, driver);
+            st.decl.copies = storage::csi_volume_copies(model, pv);
+            st.decl = storage::with_category(st.decl);
+            st.category = st.decl.category;
+            return Ok(shared_on(st, shared));
         }
     }
     Ok(shared_on(

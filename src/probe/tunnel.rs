@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, ListParams};
 use tokio::io::DuplexStream;
 
-use crate::model::database::Provider;
+use crate::model::postgres::{ApiResource, Naming, OPERATORS, Provider};
 use crate::source::Object;
 use crate::source::cluster::api_reason as reason;
 
@@ -20,96 +20,38 @@ pub struct Cluster {
     pub provider: Provider,
     pub namespace: String,
     pub name: String,
-    /// Users the cluster declares, each with a database it owns.
-    pub users: Vec<(String, Option<String>)>,
+    /// Where its operator puts the primary and the credentials.
+    naming: Naming,
 }
 
 impl Cluster {
-    /// The cluster an operator object declares: Zalando `postgresql`,
-    /// CloudNativePG `Cluster`, Crunchy `PostgresCluster`. Databases
-    /// of other kinds have no Secret at a known place.
+    /// The cluster an operator object declares, for the operators that
+    /// keep credentials in a Secret at a known place.
     pub fn of(object: &Object) -> Result<Cluster, String> {
-        let provider = if object.is("acid.zalan.do", "postgresql") {
-            Provider::Zalando
-        } else if object.is("postgresql.cnpg.io", "Cluster") {
-            Provider::Cnpg
-        } else if object.is("postgres-operator.crunchydata.com", "PostgresCluster") {
-            Provider::Crunchy
-        } else {
-            return Err(format!(
-                "{} is not run by an operator whose Secrets the probe knows \
-                 (Zalando, CloudNativePG, Crunchy); give --probe-dsn",
-                object.id()
-            ));
-        };
-        let spec = object.root.get("spec");
-        let text = |n: Option<&crate::yaml::Node>| n.and_then(|n| n.scalar_text());
-        let mut users = Vec::new();
-        match provider {
-            Provider::Zalando => {
-                // `users: {name: [flags]}`, `databases: {db: owner}`.
-                let owned = |user: &str| {
-                    spec.and_then(|s| s.get("databases"))
-                        .and_then(|d| d.as_map())
-                        .into_iter()
-                        .flatten()
-                        .find(|(_, owner)| text(Some(owner)).as_deref() == Some(user))
-                        .and_then(|(db, _)| db.scalar_text())
-                };
-                for (user, _) in spec
-                    .and_then(|s| s.get("users"))
-                    .and_then(|u| u.as_map())
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(user) = user.scalar_text() {
-                        let db = owned(&user);
-                        users.push((user, db));
-                    }
-                }
-            }
-            Provider::Crunchy => {
-                // `users: [{name, databases: [db]}]`.
-                for user in spec
-                    .and_then(|s| s.get("users"))
-                    .and_then(|u| u.as_seq())
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(name) = text(user.get("name")) {
-                        let db = user
-                            .get("databases")
-                            .and_then(|d| d.as_seq())
-                            .and_then(|d| d.first())
-                            .and_then(|d| d.scalar_text());
-                        users.push((name, db));
-                    }
-                }
-            }
-            _ => {}
-        }
-        // Users owning a database first: the app's role and database,
-        // where per-database settings apply.
-        users.sort_by_key(|(_, db)| db.is_none());
+        let (provider, naming) = OPERATORS
+            .iter()
+            .find_map(|o| Some((Provider(*o), o.probe_naming(object)?)))
+            .ok_or_else(|| {
+                let known: Vec<&str> = OPERATORS
+                    .iter()
+                    .filter(|o| o.api_resource().is_some())
+                    .map(|o| o.short_name())
+                    .collect();
+                format!(
+                    "{} is not run by an operator whose Secrets the probe knows \
+                     ({}); give --probe-dsn",
+                    object.id(),
+                    known.join(", ")
+                )
+            })?;
         Ok(Cluster {
             provider,
             namespace: object.namespace().unwrap_or("default").to_string(),
             name: object.name().to_string(),
-            users,
+            naming,
         })
     }
 }
-
-/// Where each operator serves its cluster kind: group, version, plural.
-const OPERATOR_KINDS: &[(&str, &str, &str)] = &[
-    ("acid.zalan.do", "v1", "postgresqls"),
-    ("postgresql.cnpg.io", "v1", "clusters"),
-    (
-        "postgres-operator.crunchydata.com",
-        "v1beta1",
-        "postgresclusters",
-    ),
-];
 
 /// The operator's cluster object `namespace/name`, whichever of the
 /// operators declares it, read from the API server.
@@ -118,8 +60,15 @@ pub async fn cluster_object(
     namespace: &str,
     name: &str,
 ) -> Result<Object, String> {
-    for (group, version, plural) in OPERATOR_KINDS {
-        let path = format!("/apis/{group}/{version}/namespaces/{namespace}/{plural}/{name}");
+    let resources: Vec<(&str, ApiResource)> = OPERATORS
+        .iter()
+        .filter_map(|o| Some((o.short_name(), o.api_resource()?)))
+        .collect();
+    for (_, r) in &resources {
+        let path = format!(
+            "/apis/{}/{}/namespaces/{namespace}/{}/{name}",
+            r.group, r.version, r.plural
+        );
         let request = http::Request::get(&path)
             .header(http::header::ACCEPT, "application/json")
             .body(Vec::new())
@@ -136,105 +85,13 @@ pub async fn cluster_object(
             Err(e) => return Err(format!("cannot read {path}: {}", reason(&e))),
         }
     }
-    Err(format!(
-        "no Postgres cluster {namespace}/{name} of Zalando, CloudNativePG or Crunchy PGO"
-    ))
-}
-
-/// A Secret of an operator and the keys it keeps credentials under.
-#[derive(Clone, Debug, PartialEq)]
-struct SecretRef {
-    name: String,
-    user_key: &'static str,
-    password_key: &'static str,
-    /// Key of the database name, where the Secret has one.
-    dbname_key: Option<&'static str>,
-    /// The database otherwise.
-    dbname: String,
-}
-
-/// Where an operator puts the primary and the credentials, tried in order.
-#[derive(Clone, Debug, PartialEq)]
-struct Naming {
-    /// Label selectors of the primary pod.
-    selectors: Vec<String>,
-    secrets: Vec<SecretRef>,
-}
-
-fn naming(c: &Cluster) -> Naming {
-    let n = &c.name;
-    let secret = |name: String,
-                  user_key: &'static str,
-                  dbname_key: Option<&'static str>,
-                  dbname: &str| SecretRef {
-        name,
-        user_key,
-        password_key: "password",
-        dbname_key,
-        dbname: dbname.to_string(),
+    let names: Vec<&str> = resources.iter().map(|(n, _)| *n).collect();
+    let shown = match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => "any operator".to_string(),
     };
-    match c.provider {
-        Provider::Cnpg => Naming {
-            selectors: vec![
-                format!("cnpg.io/cluster={n},cnpg.io/instanceRole=primary"),
-                // Before CloudNativePG 1.18.
-                format!("cnpg.io/cluster={n},role=primary"),
-            ],
-            secrets: vec![
-                secret(format!("{n}-app"), "username", Some("dbname"), "app"),
-                secret(format!("{n}-superuser"), "username", None, "postgres"),
-            ],
-        },
-        Provider::Zalando => Naming {
-            selectors: vec![format!("cluster-name={n},spilo-role=master")],
-            // `<user>.<cluster>.credentials.postgresql.acid.zalan.do`,
-            // with `_` in role names written as `-`.
-            secrets: c
-                .users
-                .iter()
-                .map(|(u, db)| (u.as_str(), db.as_deref().unwrap_or("postgres")))
-                .chain([("postgres", "postgres")])
-                .map(|(u, db)| {
-                    secret(
-                        format!(
-                            "{}.{n}.credentials.postgresql.acid.zalan.do",
-                            u.replace('_', "-")
-                        ),
-                        "username",
-                        None,
-                        db,
-                    )
-                })
-                .collect(),
-        },
-        Provider::Crunchy => Naming {
-            selectors: vec![format!(
-                "postgres-operator.crunchydata.com/cluster={n},\
-                 postgres-operator.crunchydata.com/role=master"
-            )],
-            // `<cluster>-pguser-<user>`; without users, PGO makes one
-            // named after the cluster.
-            secrets: if c.users.is_empty() {
-                vec![secret(format!("{n}-pguser-{n}"), "user", Some("dbname"), n)]
-            } else {
-                c.users
-                    .iter()
-                    .map(|(u, db)| {
-                        secret(
-                            format!("{n}-pguser-{u}"),
-                            "user",
-                            Some("dbname"),
-                            db.as_deref().unwrap_or("postgres"),
-                        )
-                    })
-                    .collect()
-            },
-        },
-        Provider::Bitnami | Provider::StatefulSet => Naming {
-            selectors: Vec::new(),
-            secrets: Vec::new(),
-        },
-    }
+    Err(format!("no Postgres cluster {namespace}/{name} of {shown}"))
 }
 
 /// A database pod reached through port-forwards, with credentials.
@@ -276,7 +133,7 @@ impl PodRoute {
 
 /// The cluster's running primary and credentials from its Secret.
 pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, String> {
-    let naming = naming(c);
+    let naming = &c.naming;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &c.namespace);
     let mut primary = None;
     for selector in &naming.selectors {
@@ -319,7 +176,7 @@ pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, Str
             data.get(key)
                 .map(|v| String::from_utf8_lossy(&v.0).into_owned())
         };
-        let (Some(user), Some(password)) = (field(s.user_key), field(s.password_key)) else {
+        let (Some(user), Some(password)) = (field(&s.user_key), field(&s.password_key)) else {
             return Err(format!(
                 "Secret {} has no {} and {} keys",
                 s.name, s.user_key, s.password_key
@@ -335,6 +192,7 @@ pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, Str
             password,
             dbname: s
                 .dbname_key
+                .as_deref()
                 .and_then(field)
                 .unwrap_or_else(|| s.dbname.clone()),
         });
@@ -506,69 +364,29 @@ impl Listener {
 mod tests {
     use super::*;
 
-    fn cluster(provider: Provider, users: &[(&str, Option<&str>)]) -> Cluster {
-        Cluster {
-            provider,
-            namespace: "auth".into(),
-            name: "pg".into(),
-            users: users
+    #[test]
+    fn only_operators_with_known_secrets_are_probed() {
+        let repo = crate::source::test_repo::TestRepo::new(&[
+            (
+                "pg.yaml",
+                "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata: {name: pg, namespace: auth}\n",
+            ),
+            (
+                "sts.yaml",
+                "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: pg}\n",
+            ),
+        ]);
+        let by_name = |kind: &str| {
+            repo.objects
                 .iter()
-                .map(|(u, d)| (u.to_string(), d.map(str::to_string)))
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn operator_naming_of_primaries_and_secrets() {
-        let cnpg = naming(&cluster(Provider::Cnpg, &[]));
-        assert_eq!(
-            cnpg.selectors[0],
-            "cnpg.io/cluster=pg,cnpg.io/instanceRole=primary"
-        );
-        assert_eq!(cnpg.secrets[0].name, "pg-app");
-        assert_eq!(cnpg.secrets[0].dbname_key, Some("dbname"));
-
-        let zalando = naming(&cluster(
-            Provider::Zalando,
-            &[("authentik_user", Some("authentik"))],
-        ));
-        assert_eq!(zalando.selectors, ["cluster-name=pg,spilo-role=master"]);
-        let names: Vec<_> = zalando.secrets.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "authentik-user.pg.credentials.postgresql.acid.zalan.do",
-                "postgres.pg.credentials.postgresql.acid.zalan.do"
-            ]
-        );
-        assert_eq!(zalando.secrets[0].dbname, "authentik");
-
-        let crunchy = naming(&cluster(Provider::Crunchy, &[]));
-        assert_eq!(crunchy.secrets[0].name, "pg-pguser-pg");
-        assert_eq!(crunchy.secrets[0].user_key, "user");
-    }
-
-    #[test]
-    fn users_owning_a_database_come_first() {
-        let repo = crate::source::test_repo::TestRepo::new(&[(
-            "pg.yaml",
-            "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata: {name: pg, namespace: auth}\n\
-             spec:\n  users:\n    admin: [superuser]\n    authentik: []\n  databases:\n    authentik: authentik\n",
-        )]);
-        let c = Cluster::of(&repo.objects[0]).unwrap();
-        assert_eq!(
-            c.users,
-            [
-                ("authentik".to_string(), Some("authentik".to_string())),
-                ("admin".to_string(), None)
-            ]
-        );
-        let repo = crate::source::test_repo::TestRepo::new(&[(
-            "sts.yaml",
-            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: pg}\n",
-        )]);
+                .find(|o| o.kind() == kind)
+                .expect("fixture object")
+        };
+        let c = Cluster::of(by_name("Cluster")).unwrap();
+        assert_eq!(c.provider.as_str(), "CloudNativePG");
+        assert_eq!(c.namespace, "auth");
         assert!(
-            Cluster::of(&repo.objects[0])
+            Cluster::of(by_name("StatefulSet"))
                 .unwrap_err()
                 .contains("--probe-dsn")
         );

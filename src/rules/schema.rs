@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::rules::fixes::templates::PerDatabase;
+pub use super::fixes::templates::PerDatabase;
 
 /// One rule: metadata that doubles as its documentation, and the steps
 /// that find risky combinations across objects.

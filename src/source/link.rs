@@ -9,20 +9,6 @@
 use std::sync::Arc;
 
 use super::{Object, live};
-use crate::yaml::Node;
-
-/// Where Postgres operators keep server parameters.
-const PARAMETER_PATHS: &[&[&str]] = &[
-    &["spec", "postgresql", "parameters"],
-    &["spec", "config", "parameters"],
-    &[
-        "spec",
-        "patroni",
-        "dynamicConfiguration",
-        "postgresql",
-        "parameters",
-    ],
-];
 
 /// What merging found.
 #[derive(Debug, Default)]
@@ -70,57 +56,6 @@ fn same_object(declared: &Object, l: &Object) -> bool {
         && live::flux_owner(l).is_none_or(|(kind, _, _)| kind == "Kustomization")
 }
 
-/// A Postgres parameter the repository and the cluster disagree on.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Drift {
-    /// Where the operator keeps parameters (`spec.postgresql.parameters`).
-    pub path: String,
-    pub name: String,
-    /// The value as the repository writes it, if it does.
-    pub declared: Option<Node>,
-    /// The parameter map of the declaration, if it has one: where a value
-    /// the repository does not write would go.
-    pub container: Option<Node>,
-    /// The value in the cluster, if set there.
-    pub live: Option<String>,
-}
-
-/// Postgres parameters whose declared and live values differ.
-pub fn parameter_drift(declared: &Node, live: &Node) -> Vec<Drift> {
-    let mut out = Vec::new();
-    for path in PARAMETER_PATHS {
-        let (d, c) = (declared.path(path), live.path(path));
-        if d.is_none() && c.is_none() {
-            continue;
-        }
-        let keys = |n: Option<&Node>| -> Vec<String> {
-            n.and_then(Node::as_map)
-                .into_iter()
-                .flatten()
-                .filter_map(|(k, _)| k.as_str().map(str::to_string))
-                .collect()
-        };
-        let mut names = keys(d);
-        names.extend(keys(c));
-        names.sort();
-        names.dedup();
-        for name in names {
-            let dn = d.and_then(|m| m.get(&name));
-            let cv = c.and_then(|m| m.get(&name)).and_then(Node::scalar_text);
-            if dn.and_then(Node::scalar_text) != cv {
-                out.push(Drift {
-                    path: path.join("."),
-                    name,
-                    declared: dn.cloned(),
-                    container: d.cloned(),
-                    live: cv,
-                });
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,21 +93,11 @@ mod tests {
             "live status copied onto the declaration"
         );
         let live = repo[0].live.as_deref().expect("the live object is kept");
-        let drift = parameter_drift(&repo[0].root, live);
-        assert_eq!(drift.len(), 1, "{drift:?}");
         assert_eq!(
-            (drift[0].path.as_str(), drift[0].name.as_str()),
-            ("spec.postgresql.parameters", "synchronous_commit")
+            live.path(&["spec", "postgresql", "parameters", "synchronous_commit"]),
+            None,
+            "the live object is kept as the cluster has it"
         );
-        assert_eq!(
-            drift[0]
-                .declared
-                .as_ref()
-                .and_then(Node::scalar_text)
-                .as_deref(),
-            Some("off")
-        );
-        assert_eq!(drift[0].live, None);
     }
 
     #[test]

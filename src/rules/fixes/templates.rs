@@ -13,9 +13,10 @@ use super::edits::{
     string_scalar,
 };
 use crate::model::Model;
-use crate::model::app::{App, workload_containers};
-use crate::model::database::{Database, Provider};
+use crate::model::app::App;
+use crate::model::database::Database;
 use crate::model::env::{self, EnvVar, ValuesPrefix};
+use crate::model::postgres::ParameterHome;
 use crate::model::settings::Setting;
 use crate::yaml::{Node, Origin, Span, Style, Value};
 
@@ -134,16 +135,6 @@ fn ensure_path(
     })
 }
 
-/// The container running postgres in a StatefulSet.
-fn postgres_container<'m>(model: &Model<'m>, db: &Database) -> Option<&'m Node> {
-    let containers = workload_containers(model.object(db.object))?;
-    containers
-        .iter()
-        .find(|c| c.str_at(&["image"]).is_some_and(|i| i.contains("postgres")))
-        .or(containers.first())
-        .copied()
-}
-
 /// Sets a Postgres parameter where the database's provider reads it:
 /// replacing the written value, adding it to the parameter map, text
 /// block or argument list, or creating the missing map.
@@ -188,10 +179,10 @@ pub fn postgres_parameter(
         };
     }
     let provider_root = &model.object(db.object).root;
-    match (container, db.provider) {
-        (Some(c), _) if matches!(c.value, Value::Str(_)) => append_block_line(sources, c, &line)
+    match container {
+        Some(c) if matches!(c.value, Value::Str(_)) => append_block_line(sources, c, &line)
             .ok_or_else(|| format!("{} is not a literal block", setting.container_path)),
-        (Some(c), _) if matches!(c.value, Value::Seq(_)) => {
+        Some(c) if matches!(c.value, Value::Seq(_)) => {
             let quote = c
                 .as_seq()
                 .and_then(|s| s.first())
@@ -205,67 +196,39 @@ pub fn postgres_parameter(
             append_items(sources, c, &[item("-c"), item(&format!("{name}={value}"))])
                 .ok_or_else(|| "the container's args are not a list the tool can add to".into())
         }
-        (Some(c), _) if setting.container_path.ends_with("parameters") => {
+        Some(c) if setting.container_path.ends_with("parameters") => {
             insert_entries(sources, c, &[parameter_entry(name, value)])
                 .ok_or_else(|| format!("{} is not written as a map", setting.container_path))
         }
-        (_, Provider::Zalando | Provider::Cnpg) => ensure_path(
-            model,
-            provider_root,
-            &["spec", "postgresql", "parameters"],
-            parameter_entry(name, value),
-        ),
-        (_, Provider::Crunchy) => ensure_path(
-            model,
-            provider_root,
-            &["spec", "config", "parameters"],
-            parameter_entry(name, value),
-        ),
-        (_, Provider::Bitnami) => {
-            let mut path = vec!["spec", "values"];
-            path.extend(db.values_key.split('.').filter(|k| !k.is_empty()));
-            path.push("primary");
-            // Helm replaces a string value, it does not add to it: a block
-            // written here drops what the parent chart's own default block
-            // holds, so that goes in too.
-            let mut lines: Vec<String> = chart_extended_configuration(model, db)
-                .iter()
-                .map(|l| l.to_string())
-                .collect();
-            lines.push(line.clone());
-            ensure_path(
-                model,
-                provider_root,
-                &path,
-                ("extendedConfiguration".into(), NewValue::Block(lines)),
-            )
-        }
-        (_, Provider::StatefulSet) => {
-            let c = postgres_container(model, db)
-                .ok_or_else(|| "the StatefulSet has no container".to_string())?;
-            let args = format!(
-                "[{}, {}]",
-                quoted("-c", '"'),
-                quoted(&format!("{name}={value}"), '"')
-            );
-            insert_entries(sources, c, &[("args".into(), NewValue::Scalar(args))])
-                .ok_or_else(|| "the postgres container is not written as a map".into())
-        }
-    }
-}
-
-/// The lines a parent chart's own values put in its Bitnami PostgreSQL
-/// subchart's `primary.extendedConfiguration`: goauthentik/helm
-/// charts/authentik/values.yaml sets `max_connections = 500` there, which
-/// a block of the user's own would silently take back to Postgres' 100.
-fn chart_extended_configuration(model: &Model, db: &Database) -> &'static [&'static str] {
-    let chart = model
-        .release(db.object)
-        .and_then(|r| r.chart.as_ref())
-        .and_then(Node::as_str);
-    match (chart, db.values_key.as_str()) {
-        (Some("authentik"), "postgresql") => &["max_connections = 500"],
-        _ => &[],
+        _ => match db.provider.parameter_home(model, db) {
+            Some(ParameterHome::Map(path)) => {
+                ensure_path(model, provider_root, path, parameter_entry(name, value))
+            }
+            Some(ParameterHome::ConfBlock { path, key, keep }) => {
+                let path: Vec<&str> = path.iter().map(String::as_str).collect();
+                let mut lines: Vec<String> = keep.iter().map(|l| l.to_string()).collect();
+                lines.push(line.clone());
+                ensure_path(
+                    model,
+                    provider_root,
+                    &path,
+                    (key.into(), NewValue::Block(lines)),
+                )
+            }
+            Some(ParameterHome::Args(c)) => {
+                let args = format!(
+                    "[{}, {}]",
+                    quoted("-c", '"'),
+                    quoted(&format!("{name}={value}"), '"')
+                );
+                insert_entries(sources, c?, &[("args".into(), NewValue::Scalar(args))])
+                    .ok_or_else(|| "the postgres container is not written as a map".into())
+            }
+            None => Err(format!(
+                "the {} keeps no parameters where the tool can write them",
+                db.provider.as_str()
+            )),
+        },
     }
 }
 
@@ -502,19 +465,7 @@ pub fn per_database_notes(
          ALTER DATABASE {database} SET {name} = {value}; or ALTER ROLE {user} SET {name} = {value}; \
          new sessions pick it up"
     )];
-    let mechanism = match db.provider {
-        Provider::Cnpg => Some(
-            "put the statement into spec.bootstrap.initdb.postInitApplicationSQL (runs once, when the cluster is created)",
-        ),
-        Provider::Crunchy => {
-            Some("put the statement into the ConfigMap that spec.databaseInitSQL names (runs once)")
-        }
-        Provider::Bitnami => {
-            Some("put the statement into primary.initdb.scripts (runs once, on an empty volume)")
-        }
-        Provider::Zalando | Provider::StatefulSet => None,
-    };
-    if let Some(m) = mechanism {
+    if let Some(m) = db.provider.init_sql_home() {
         notes.push(format!("for a new cluster, {m}"));
     }
     if database.starts_with('<') || user.starts_with('<') {
@@ -536,13 +487,8 @@ pub fn live_postgres_parameter(
     value: &str,
 ) -> Vec<String> {
     let obj = model.object(db.object);
-    let path: Option<&[&str]> = match db.provider {
-        Provider::Zalando | Provider::Cnpg => Some(&["spec", "postgresql", "parameters"]),
-        Provider::Crunchy => Some(&["spec", "config", "parameters"]),
-        Provider::Bitnami | Provider::StatefulSet => None,
-    };
     let mut notes = Vec::new();
-    match path {
+    match db.provider.parameter_fields().first() {
         Some(path) => {
             let mut patch = serde_json::json!({ name: value });
             for key in path.iter().rev() {

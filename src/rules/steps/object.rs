@@ -5,8 +5,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::test::path_test;
-use super::{AppFact, Bindings, Described, Fact, Shape, Step, ValueTest, bind, find, object_span};
-use super::{Bound, variable_label};
+use super::{
+    AppFact, Bindings, Described, Fact, Shape, Step, ValueTest, bind, find, object_span,
+    variable_label,
+};
 use crate::model::settings;
 use crate::model::{Model, ObjRef};
 use crate::rules::Severity;
@@ -72,9 +74,9 @@ impl ValueFact {
     }
 }
 
-/// The object a fact is about, when a fact is bound under `name`.
+/// The object the fact last bound under `name` is about.
 fn object_of(bound: &Bindings, name: &str) -> Option<ObjRef> {
-    let (_, fact): &(String, Bound) = bound.iter().rev().find(|(n, _)| n == name)?;
+    let (_, fact) = bound.iter().rev().find(|(n, _)| n == name)?;
     fact.object()
 }
 

@@ -4,10 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Bindings, Described, Fact, Step, bind, first_line, object_span};
+use crate::model::postgres::drift::{self, Drift};
 use crate::model::{Model, ObjRef};
 use crate::rules::engine::Ctx;
 use crate::rules::finding::Label;
-use crate::source::link::{self, Drift};
 use crate::yaml::Node;
 
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
@@ -33,7 +33,7 @@ impl Step for ParameterDriftStep {
             .enumerate()
             .filter_map(|(i, o)| Some((i, o, o.live.as_deref()?)))
             .flat_map(|(i, o, live)| {
-                link::parameter_drift(&o.root, live)
+                drift::parameter_drift(&o.root, live)
                     .into_iter()
                     .map(move |drift| (i, drift))
             })

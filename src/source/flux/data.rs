@@ -135,16 +135,31 @@ fn es_spec(obj: &Object) -> Option<Option<&Node>> {
 /// `creationPolicy: Merge` writes into a Secret that exists only in the
 /// cluster.
 pub fn keys_complete<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Result<(), String> {
-    let Some(spec) = es_spec(obj) else {
-        return Ok(());
-    };
-    let at = |path: &[&str]| spec.and_then(|s| s.path(path));
-    if at(&["target", "creationPolicy"]).and_then(Node::as_str) == Some("Merge") {
+    if merges(obj) {
         return Err(
             "it merges into a Secret that exists only in the cluster (creationPolicy: Merge)"
                 .into(),
         );
     }
+    keys_written(obj, lookup)
+}
+
+/// Whether an ExternalSecret writes into a Secret it does not create
+/// (`target.creationPolicy: Merge`).
+pub fn merges(obj: &Object) -> bool {
+    es_spec(obj)
+        .flatten()
+        .and_then(|s| s.str_at(&["target", "creationPolicy"]))
+        == Some("Merge")
+}
+
+/// [`keys_complete`] for the keys `obj` itself writes, whoever creates
+/// the Secret they land in.
+pub fn keys_written<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Result<(), String> {
+    let Some(spec) = es_spec(obj) else {
+        return Ok(());
+    };
+    let at = |path: &[&str]| spec.and_then(|s| s.path(path));
     let rendered = external_secret(obj, lookup);
     if let Some(why) = rendered.unseen {
         return Err(why);
@@ -397,6 +412,13 @@ fn is_empty(node: &Node) -> bool {
 pub fn secret_name(obj: &Object) -> Option<&str> {
     match (obj.group(), obj.kind()) {
         ("", "Secret") | ("bitnami.com", "SealedSecret") => Some(obj.name()),
+        // `creationPolicy: None` neither creates nor updates a Secret
+        // (external-secrets docs, guides/ownership-deletion-policy).
+        ("external-secrets.io", "ExternalSecret")
+            if obj.root.str_at(&["spec", "target", "creationPolicy"]) == Some("None") =>
+        {
+            None
+        }
         ("external-secrets.io", "ExternalSecret") => Some(
             obj.root
                 .str_at(&["spec", "target", "name"])
