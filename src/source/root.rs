@@ -75,9 +75,9 @@ pub fn find(paths: &[PathBuf]) -> Result<Found, String> {
     }
     let first_dir = dir_of(&canonical[0]);
     let top = git::top_level(&first_dir);
-    let root = flux_root(&first_dir, top.as_deref())
-        .or_else(|| top.clone())
-        .unwrap_or_else(|| first_dir.clone());
+    // No Flux tree rooted anywhere near: the folder itself (plain
+    // manifests, or a fixture kept in another repository).
+    let root = flux_root(&first_dir, top.as_deref()).unwrap_or_else(|| first_dir.clone());
     let mut scope = Vec::new();
     for (given, c) in paths.iter().zip(&canonical) {
         let rel = c.strip_prefix(&root).map_err(|_| {
