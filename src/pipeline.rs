@@ -10,6 +10,7 @@ mod base;
 mod cluster;
 mod fixes;
 mod lint;
+pub mod pre_commit;
 mod verdicts;
 
 use std::collections::HashMap;
@@ -28,8 +29,11 @@ use crate::report::{
     github, human, inventory, json, metrics, pushgateway, sarif,
 };
 use crate::rules::{self, Finding, Rule, Severity, config};
+use crate::source::commit_tree::Tree;
 use crate::source::confine::{Refused, Root};
+use crate::source::ignored::Ignored;
 use crate::source::repo::{self, Repo};
+use crate::source::root::{self as found, Found};
 use crate::source::{Files, Issue, Object, git};
 use crate::yaml::{Limits, Shown, SourceMap};
 
@@ -69,10 +73,15 @@ pub struct Request {
 /// The repository to read.
 #[derive(Debug, Clone, Default)]
 pub struct Input {
-    /// Default: the current directory (unless only cluster state is linted).
-    pub path: Option<PathBuf>,
+    /// Folders or files to report on; the whole repository that holds
+    /// them is read (see [`crate::source::root`]). Default: the current
+    /// directory (unless only cluster state is linted).
+    pub paths: Vec<PathBuf>,
     /// The example repository bundled in the binary.
     pub example: bool,
+    /// What git holds to read instead of the work tree: the index or a
+    /// commit. `None`: the work tree, without what git ignores.
+    pub held: Option<git::Held>,
 }
 
 /// What a lint produced: the report text and the exit status.
@@ -98,6 +107,11 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
     if req.fixes.fix && req.input.example {
         return Err("--fix writes files: give a repository path, not --example".into());
     }
+    if req.fixes.fix && req.input.held.is_some() {
+        return Err(
+            "--fix writes the work tree: it cannot fix what git holds (--staged, --ref)".into(),
+        );
+    }
     // load, and the rules and release files beside it: reading them needs
     // nothing of the repository, and the load's walk and renders leave a
     // core idle (4 % of a joryirving__home-ops lint's instructions, off
@@ -121,8 +135,10 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
     let rules = select_rules(all_rules?, &config, config_path.as_deref())?;
     // base
     let mut base = base::prepare(&req.base, located, subject.repo_mut(), &rules, &config, log)?;
+    let scope = subject.found().cloned();
+    let scope = scope.as_ref();
     if let Subject::Repo(l) = &subject {
-        log_load(&l.repo, req.verbose, log);
+        log_load(&l.repo, &l.found, req.verbose, log);
     }
     // live
     if req.cluster.namespace.is_some() && !req.cluster.wanted() {
@@ -136,17 +152,21 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
     // evaluate
     let outcome = rules::lint_with(&model, &rules, &base.baseline);
     if req.verbose > 0 {
+        let shown = scope.map(|f| undecided_in_scope(&model, f));
         for u in &outcome.undecided {
+            if shown.as_ref().is_some_and(|s| !s.contains(&u.subject)) {
+                continue;
+            }
             log(&format!(
                 "undecided: {}: {}: {}",
                 u.rule, u.subject, u.reason
             ));
         }
     }
-    log_issues(&outcome.issues, log);
+    log_issues(&outcome.issues, scope, log);
     // filter
     let sources = model.sources;
-    let findings = filter(outcome.findings, &config, &base, sources);
+    let findings = filter(outcome.findings, &config, &base, sources, scope);
     let mut findings = rules::subsume::drop_subsumed(findings, &rules);
     // Cluster state is not part of a re-render, so the finding is looked
     // for again only when the objects are the repository's alone.
@@ -175,6 +195,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
         .map_or(&[][..], |r| &r.issues[..])
         .iter()
         .chain(&outcome.issues)
+        .filter(|i| issue_in_scope(i, scope))
         .cloned()
         .collect();
     let text = render(req, &findings, &rules, sources, repo, &problems, log)?;
@@ -225,17 +246,18 @@ impl Subject {
         }
     }
 
-    fn repo_mut(&mut self) -> Option<&mut Repo> {
+    /// The repository found and what of it is reported.
+    fn found(&self) -> Option<&Found> {
         match self {
-            Subject::Repo(l) => Some(&mut l.repo),
+            Subject::Repo(l) => Some(&l.found),
             Subject::Cluster { .. } => None,
         }
     }
 
-    fn sources(&self) -> &SourceMap {
+    fn repo_mut(&mut self) -> Option<&mut Repo> {
         match self {
-            Subject::Repo(l) => &l.repo.files.sources,
-            Subject::Cluster { sources, .. } => sources,
+            Subject::Repo(l) => Some(&mut l.repo),
+            Subject::Cluster { .. } => None,
         }
     }
 
@@ -244,7 +266,7 @@ impl Subject {
     fn leave_to_exit(self) {
         match self {
             Subject::Repo(loaded) => {
-                let Loaded { repo, _example } = *loaded;
+                let Loaded { repo, _example, .. } = *loaded;
                 std::mem::forget(repo);
                 drop(_example);
             }
@@ -266,6 +288,8 @@ impl Subject {
 /// A repository read, and the extracted example kept alive while it is used.
 pub struct Loaded {
     pub repo: Repo,
+    /// Where the repository is and what of it is reported.
+    pub found: Found,
     _example: Option<tempfile::TempDir>,
 }
 
@@ -281,38 +305,69 @@ fn load_recording(
     input: &Input,
     base: &BaseRequest,
 ) -> Result<(Loaded, Option<base::Located>), String> {
-    let (root, example) = if input.example {
+    let (found, example) = if input.example {
         let dir = crate::example::extract()
             .map_err(|e| format!("cannot unpack the bundled example repo: {e}"))?;
-        (dir.path().to_path_buf(), Some(dir))
+        (Found::alone(dir.path().to_path_buf()), Some(dir))
     } else {
-        (
-            input.path.clone().unwrap_or_else(|| PathBuf::from(".")),
-            None,
-        )
+        (found::find(&input.paths)?, None)
     };
+    let root = &found.root;
     if !root.is_dir() {
         return Err(format!("{} is not a directory", root.display()));
     }
-    let located = base::Located::of(base, &root);
+    let located = base::Located::of(base, &found, input.held.as_ref());
     let record = located.as_ref().is_some_and(base::Located::wants_reuse);
-    let files = Files::new(&root, Limits::default());
+    let limits = Limits::default();
+    let files = match &input.held {
+        None if found.in_git() => {
+            Files::new(root, limits).ignoring(Ignored::new(git::ignored(root)))
+        }
+        None => Files::new(root, limits),
+        Some(held) => Files::in_commit(root, held_tree(&found, held)?, limits),
+    };
     let mut repo = repo::load_files(if record { files.recording() } else { files });
     // The bundled example is in no repository, whatever holds the
     // temporary directory.
-    if example.is_none() {
-        repo.files.sources.set_shown(git::shown_root(&root));
+    if found.in_git() {
+        repo.files.sources.set_shown(Shown {
+            top: found.top.clone(),
+            prefix: found.prefix.clone(),
+        });
     }
     let loaded = Loaded {
         repo,
+        found,
         _example: example,
     };
     Ok((loaded, located))
 }
 
+/// The tree of the index or of a commit below the root, from git's
+/// object store.
+fn held_tree(found: &Found, held: &git::Held) -> Result<Tree, String> {
+    match (held, &found.top) {
+        (git::Held::Index, Some(top)) => {
+            let prefix = found
+                .prefix
+                .to_str()
+                .ok_or("the root's path is not UTF-8")?;
+            Tree::open_index(top, prefix)
+                .map_err(|e| format!("cannot read the index of {}: {e}", top.display()))
+        }
+        (git::Held::Commit(reference), Some(_)) => git::resolve(&found.root, reference)
+            .and_then(|c| c.tree())
+            .map_err(|e| e.to_string()),
+        (_, None) => Err(format!(
+            "--staged and --ref read what git holds: {} is not in a git repository",
+            found.root.display()
+        )),
+    }
+}
+
 /// With cluster state and no repository named, the cluster alone is linted.
 fn load_subject(req: &Request) -> Result<(Subject, Option<base::Located>), String> {
-    let repo_given = req.input.path.is_some() || req.input.example;
+    let repo_given = !req.input.paths.is_empty() || req.input.example;
     if req.cluster.wanted() && !repo_given {
         if req.base.reference.is_some() {
             return Err("--base compares two commits of a repository: give its path".into());
@@ -320,9 +375,8 @@ fn load_subject(req: &Request) -> Result<(Subject, Option<base::Located>), Strin
         // Snapshot files are then named from the repository the
         // command runs in, if any.
         let mut sources = SourceMap::default();
-        let top = git::shown_root(Path::new(".")).top;
         sources.set_shown(Shown {
-            top,
+            top: git::top_level(Path::new(".")),
             prefix: PathBuf::new(),
         });
         let cluster = Subject::Cluster {
@@ -338,10 +392,10 @@ fn load_subject(req: &Request) -> Result<(Subject, Option<base::Located>), Strin
 /// One warning line per distinct issue, in first-seen order, with a
 /// count when the same one was met several times (a base kustomization
 /// built by many Flux Kustomizations repeats its problems).
-fn log_issues(issues: &[Issue], log: &mut Log) {
+fn log_issues(issues: &[Issue], scope: Option<&Found>, log: &mut Log) {
     let mut counted: Vec<(String, usize)> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
-    for issue in issues {
+    for issue in issues.iter().filter(|i| issue_in_scope(i, scope)) {
         // A path is shown on one line, whatever its name holds.
         let text = Issue {
             path: control::escape(&issue.path, Breaks::Escape).into_owned(),
@@ -365,16 +419,41 @@ fn log_issues(issues: &[Issue], log: &mut Log) {
     }
 }
 
-/// Problems with single files are warnings; skipped files are listed only
-/// with -v.
-pub fn log_load(repo: &Repo, verbose: u8, log: &mut Log) {
-    log_issues(&repo.issues, log);
+/// Whether an input problem is about a file under the paths reported
+/// (one with no file, about the run, always is).
+fn issue_in_scope(issue: &Issue, scope: Option<&Found>) -> bool {
+    issue.path.is_empty()
+        || Path::new(&issue.path).is_absolute()
+        || scope.is_none_or(|f| f.in_scope(Path::new(&issue.path)))
+}
+
+/// The subjects (object ids) of undecided lines to show: those of objects
+/// written under the paths reported.
+fn undecided_in_scope(model: &Model, found: &Found) -> std::collections::HashSet<String> {
+    model
+        .objects
+        .iter()
+        .filter(|o| found.in_scope(model.sources.path(o.file)))
+        .map(Object::id)
+        .collect()
+}
+
+/// Problems with single files are warnings; skipped files (and what git
+/// ignores) are listed only with -v; only those under the paths reported.
+pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
+    log_issues(&repo.issues, Some(found), log);
     if verbose > 0 {
-        for s in &repo.skipped {
+        for s in repo.skipped.iter().filter(|s| found.in_scope(&s.path)) {
             log(&format!(
                 "skipped: {}: {}",
                 control::escape(&s.path.to_string_lossy(), Breaks::Escape),
                 s.reason
+            ));
+        }
+        for path in repo.files.ignored().iter().filter(|p| found.in_scope(p)) {
+            log(&format!(
+                "ignored: {}: git ignores it and does not track it, so Flux never gets it",
+                control::escape(&path.to_string_lossy(), Breaks::Escape)
             ));
         }
     }
@@ -396,37 +475,73 @@ pub fn log_load(repo: &Repo, verbose: u8, log: &mut Log) {
     }
 }
 
-/// The configuration file given, which must exist, or the one at the
-/// repository root, if there is one.
+/// The configuration file given, which must exist, or the closest one
+/// from the folder reported up to the repository root, as the repository
+/// holds it (the work tree, the index, a commit), if there is one.
 fn load_config(
     req: &Request,
     subject: &Subject,
 ) -> Result<(config::Config, Option<PathBuf>), String> {
-    let path = req.config.clone().or_else(|| {
-        let root = subject.root()?;
-        let here = root.join(config::FILE_NAME);
-        // A lint of a subdirectory uses the repository's configuration
-        // when the subdirectory has none of its own.
-        let top = subject.sources().shown_root().top.as_ref();
-        Some(match top.map(|t| t.join(config::FILE_NAME)) {
-            Some(at_top) if !here.exists() && at_top.is_file() => at_top,
-            _ => here,
-        })
-    });
-    // The repository's own config file is the repository's: confined to
-    // it like every file it holds. A file the user named is theirs.
-    if req.config.is_none()
-        && let Some(p) = &path
-        && let Some(dir) = p.parent()
-        && let Err(e @ Refused::Outside { .. }) = Root::new(dir).resolve(p)
-    {
-        return Err(format!("{}: {e}", p.display()));
-    }
-    let config = match &path {
-        Some(p) => config::Config::load(p, req.config.is_some()).map_err(|e| e.to_string())?,
-        None => config::Config::default(),
+    let given = |p: &Path| config::Config::load(p, true).map_err(|e| e.to_string());
+    let Subject::Repo(loaded) = subject else {
+        let config = req.config.as_deref().map(given).transpose()?;
+        return Ok((config.unwrap_or_default(), req.config.clone()));
     };
-    Ok((config, path))
+    if let Some(p) = &req.config {
+        return Ok((given(p)?, Some(p.clone())));
+    }
+    let Loaded { repo, found, .. } = &**loaded;
+    // The folders searched, closest first: from the folder reported up to
+    // the root, then (on disk) up to the git top level.
+    let abs_root = found
+        .root
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", found.root.display()))?;
+    let highest = found.top.clone().unwrap_or_else(|| abs_root.clone());
+    let held = req.input.held.is_some();
+    let in_repo = found
+        .start
+        .ancestors()
+        .take_while(|d| d.starts_with(&highest))
+        .map(|d| d.join(config::FILE_NAME))
+        .find(|candidate| match candidate.strip_prefix(&abs_root) {
+            Ok(rel) if held => repo.files.is_file(rel),
+            // What git holds has no file above the root to read.
+            Err(_) if held => false,
+            _ => candidate.is_file(),
+        });
+    let Some(path) = in_repo else {
+        return Ok((config::Config::default(), None));
+    };
+    let config = match path.strip_prefix(&abs_root) {
+        Ok(rel) if held => {
+            let bytes = repo.files.bytes(rel)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| format!("{}: file is not valid UTF-8", rel.display()))?;
+            config::Config::parse(rel, &text).map_err(|e| e.to_string())?
+        }
+        _ => {
+            // The repository's own config file is the repository's:
+            // confined to it like every file it holds.
+            if let Err(e @ Refused::Outside { .. }) = Root::new(&highest).resolve(&path) {
+                return Err(format!("{}: {e}", path.display()));
+            }
+            config::Config::load(&path, false).map_err(|e| e.to_string())?
+        }
+    };
+    // Its globs may name files from its folder, as reports name them
+    // (from the git top level, or the root).
+    let folder = path
+        .parent()
+        .and_then(|d| d.strip_prefix(&highest).ok())
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    // Named as the user named the root, when it is under it.
+    let shown = match path.strip_prefix(&abs_root) {
+        Ok(rel) => found.root.join(rel),
+        Err(_) => path,
+    };
+    Ok((config.in_folder(folder), Some(shown)))
 }
 
 /// The built-in and user rules, as the configuration sets them.
@@ -465,11 +580,22 @@ fn filter(
     config: &config::Config,
     base: &base::BaseRun,
     sources: &SourceMap,
+    scope: Option<&Found>,
 ) -> Vec<Finding> {
+    // A finding is reported when any of its places is under a path given:
+    // a database in one folder and the app that uses it in another.
+    let in_scope = |f: &Finding| {
+        scope.is_none_or(|found| {
+            std::iter::once(&f.primary)
+                .chain(&f.related)
+                .any(|l| found.in_scope(sources.path(l.span.file)))
+        })
+    };
     let mut findings: Vec<Finding> = findings
         .into_iter()
         .filter(|f| !config.ignores(f, sources))
         .filter(|f| base.is_new(f))
+        .filter(in_scope)
         .collect();
     findings.sort_by(|a, b| {
         let key = |f: &Finding| {
@@ -598,7 +724,7 @@ mod tests {
         let other = Issue::file(Path::new("apps/other.yaml"), "another");
         let issues = [same.clone(), other, same.clone(), same];
         let mut lines = Vec::new();
-        log_issues(&issues, &mut |l: &str| lines.push(l.to_string()));
+        log_issues(&issues, None, &mut |l: &str| lines.push(l.to_string()));
         assert_eq!(
             lines,
             [

@@ -49,13 +49,29 @@ pub struct Args {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RepoArgs {
-    /// The GitOps repository to read (default: the current directory).
-    pub path: Option<PathBuf>,
+    /// Folders or files to report on (default: the current directory).
+    /// The whole repository that holds them is read: its git top level,
+    /// or without git the nearest folder above from which the Flux
+    /// Kustomizations' paths resolve; a finding is shown when one of its
+    /// places is under a path given. With --pre-commit, files are the
+    /// ones pre-commit passes.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
 
     /// Use the example repo bundled in the binary (the founding incident:
     /// Authentik 2025.10 on Postgres on Ceph RBD).
-    #[arg(long, conflicts_with = "path")]
+    #[arg(long, conflicts_with_all = ["paths", "staged", "reference"])]
     pub example: bool,
+
+    /// Read the index (what the next commit holds) from git's object
+    /// store instead of the working tree.
+    #[arg(long, conflicts_with = "reference")]
+    pub staged: bool,
+
+    /// Read this commit's tree (a commit, branch or tag) from git's
+    /// object store instead of the working tree.
+    #[arg(long = "ref", value_name = "GIT_REF")]
+    pub reference: Option<String>,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -185,15 +201,35 @@ impl LiveArgs {
 pub struct BaseArgs {
     /// Report only findings that are new against this git commit, branch
     /// or tag (e.g. origin/main), and find version bumps since it that
-    /// cross a known breaking release. Needs `git` on PATH.
-    #[arg(long, value_name = "GIT_REF", conflicts_with = "example")]
+    /// cross a known breaking release. The commit compared with is the
+    /// merge-base of it and the commit under test (HEAD, or --ref), as
+    /// `git diff REV...HEAD`. Needs `git` on PATH.
+    #[arg(long, value_name = "GIT_REF", conflicts_with_all = ["example", "from_ref"])]
     pub base: Option<String>,
+
+    /// Compare two commits: lint --to-ref's tree, reporting what is new
+    /// against its merge-base with this one (pre-commit's
+    /// PRE_COMMIT_FROM_REF under --pre-commit).
+    #[arg(long, value_name = "GIT_REF", requires = "to_ref", conflicts_with_all = ["example", "reference", "staged"])]
+    pub from_ref: Option<String>,
+
+    /// The commit whose tree --from-ref compares.
+    #[arg(long, value_name = "GIT_REF", requires = "from_ref")]
+    pub to_ref: Option<String>,
+
+    /// Run as a pre-commit hook: in a commit, the index against HEAD; for
+    /// `pre-commit run --all-files` (pre-commit.ci), a plain lint of the
+    /// working tree; for --from-ref/--to-ref (PRE_COMMIT_FROM_REF and
+    /// PRE_COMMIT_TO_REF), that range. The files pre-commit passes only
+    /// tell a commit from --all-files.
+    #[arg(long, conflicts_with_all = ["example", "reference", "staged", "base", "from_ref"])]
+    pub pre_commit: bool,
 
     /// With --base, report every finding, not only new ones; version bumps
     /// are still found. For SARIF uploads: code scanning compares with the
     /// base branch's analysis itself, and would take a missing finding as
     /// fixed.
-    #[arg(long, requires = "base")]
+    #[arg(long)]
     pub all_findings: bool,
 }
 

@@ -23,6 +23,7 @@ use crate::pipeline::{
 };
 use crate::report::{control, inventory};
 use crate::rules::{self, Severity};
+use crate::source::git::Held;
 
 pub fn main() -> ExitCode {
     let args = Args::parse_from(kubectl_verbosity(std::env::args_os()));
@@ -102,13 +103,18 @@ fn lint_request(args: &Args) -> Request {
     let live = &lint.live;
     Request {
         input: Input {
-            path: args.repo.path.clone(),
+            paths: args.repo.paths.clone(),
             example: args.repo.example,
+            held: held(&args.repo).or_else(|| args.base.to_ref.clone().map(Held::Commit)),
         },
         config: lint.config.clone(),
         rule_dirs: lint.rule_dirs.clone(),
         base: BaseRequest {
-            reference: args.base.base.clone(),
+            reference: args
+                .base
+                .base
+                .clone()
+                .or_else(|| args.base.from_ref.clone()),
             all_findings: args.base.all_findings,
         },
         cluster: ClusterRequest {
@@ -144,6 +150,15 @@ fn lint_request(args: &Args) -> Request {
     }
 }
 
+/// What git holds that `repo` asks to read instead of the working tree.
+fn held(repo: &RepoArgs) -> Option<Held> {
+    match (&repo.reference, repo.staged) {
+        (Some(r), _) => Some(Held::Commit(r.clone())),
+        (None, true) => Some(Held::Index),
+        (None, false) => None,
+    }
+}
+
 fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::Options {
     crate::source::cluster::Options {
         kubeconfig: args.kubeconfig.clone(),
@@ -164,7 +179,14 @@ fn stderr_line(line: &str) {
 }
 
 fn run_lint(args: &Args) -> Result<u8, String> {
-    let outcome = pipeline::run_then_exit(&lint_request(args), &mut stderr_line)?;
+    let mut request = lint_request(args);
+    if args.base.pre_commit {
+        let mode = pipeline::pre_commit::adapt(&mut request.input, &mut request.base, |name| {
+            std::env::var(name).ok()
+        });
+        stderr_line(&format!("pre-commit: {}", mode.describe()));
+    }
+    let outcome = pipeline::run_then_exit(&request, &mut stderr_line)?;
     write_stdout(&outcome.text)?;
     Ok(outcome.exit)
 }
@@ -266,10 +288,11 @@ fn rules_table(rules: &[rules::Rule]) -> String {
 
 fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
     let loaded = pipeline::load(&Input {
-        path: inv.repo.path.clone(),
+        paths: inv.repo.paths.clone(),
         example: inv.repo.example,
+        held: held(&inv.repo),
     })?;
-    pipeline::log_load(&loaded.repo, verbose, &mut stderr_line);
+    pipeline::log_load(&loaded.repo, &loaded.found, verbose, &mut stderr_line);
     let mut json = inventory::to_json(
         &loaded.repo,
         inventory::Options {

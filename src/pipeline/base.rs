@@ -11,15 +11,20 @@ use crate::model::Model;
 use crate::rules::releases::{self, Baseline};
 use crate::rules::{self, Finding, Rule, config::Config};
 use crate::source::commit_tree::Tree;
+use crate::source::git::Held;
 use crate::source::repo::{self, Repo};
 use crate::source::reuse::Lent;
+use crate::source::root::Found;
 use crate::source::{Files, git};
 use crate::yaml::Limits;
 
 /// The commit to compare with.
 #[derive(Debug, Clone, Default)]
 pub struct BaseRequest {
-    /// A git commit, branch or tag; `None`: no base run.
+    /// A git commit, branch or tag; `None`: no base run. The base commit
+    /// is the merge-base of it and the commit under test (HEAD, or the
+    /// commit read), as `git diff REV...HEAD` compares: a branch is not
+    /// blamed for what its target fixed since it was made.
     pub reference: Option<String>,
     /// Report every finding, not only new ones; version bumps are still found.
     pub all_findings: bool,
@@ -51,7 +56,20 @@ impl BaseRun {
 /// The base commit, found before the working tree is loaded, and the
 /// files of the linted directory that are not as it has them (`None`
 /// when git cannot tell).
-pub struct Located(Result<(git::Commit, Option<HashSet<PathBuf>>, Opening), String>);
+pub struct Located(Result<Base, String>);
+
+enum Base {
+    Commit {
+        commit: git::Commit,
+        /// How the base commit was found, for the log.
+        found: String,
+        changed: Option<HashSet<PathBuf>>,
+        opening: Opening,
+    },
+    /// No commit to compare with (none yet, or no shared history): every
+    /// finding is new; why.
+    Nothing(String),
+}
 
 /// The base commit's tree, listed by a thread while the working tree
 /// loads: most of that load runs on one core (the Flux renders), and
@@ -61,28 +79,94 @@ pub struct Located(Result<(git::Commit, Option<HashSet<PathBuf>>, Opening), Stri
 type Opening = Option<std::thread::JoinHandle<Result<Tree, String>>>;
 
 impl Located {
-    /// Finds the commit `req` names for a lint of `root`; `None` without --base.
-    pub fn of(req: &BaseRequest, root: &Path) -> Option<Located> {
+    /// Finds the commit to compare with for a lint of `found`'s
+    /// repository as `held` (the work tree when `None`); `None` without --base.
+    pub fn of(req: &BaseRequest, found: &Found, held: Option<&Held>) -> Option<Located> {
         let reference = req.reference.as_ref()?;
-        Some(Located(
-            git::resolve(root, reference)
-                .map_err(|e| e.to_string())
-                .map(|commit| {
-                    let changed = git::changed_since(root, &commit.id);
-                    let opening = (!changed.as_ref().is_some_and(HashSet::is_empty))
-                        .then(|| open_in_background(commit.clone()))
-                        .flatten();
-                    (commit, changed, opening)
-                }),
-        ))
+        Some(Located(locate(reference, &found.root, held)))
     }
 
     /// Whether the working tree's load is to record what a load of the
     /// base commit can reuse: not when the base load is that load itself
-    /// (recording costs a copy of every document the load changes).
+    /// (recording costs a copy of every document the load changes), nor
+    /// when there is no base to load.
     pub fn wants_reuse(&self) -> bool {
-        !matches!(&self.0, Ok((_, Some(changed), _)) if changed.is_empty())
+        match &self.0 {
+            Ok(Base::Commit { changed, .. }) => !changed.as_ref().is_some_and(HashSet::is_empty),
+            _ => false,
+        }
     }
+}
+
+/// The merge-base of `reference` and the commit under test, and what
+/// differs from it.
+fn locate(reference: &str, root: &Path, held: Option<&Held>) -> Result<Base, String> {
+    let tip = match git::resolve(root, reference) {
+        Ok(tip) => tip,
+        // Before the first commit, no reference names one: nothing to
+        // compare with, which is no error.
+        Err(git::GitError::BadRef { .. }) if !git::has_head(root) => {
+            return Ok(Base::Nothing("the repository has no commit yet".into()));
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let under = match held {
+        Some(Held::Commit(c)) => git::resolve(root, c).map_err(|e| e.to_string())?.id,
+        _ if !git::has_head(root) => {
+            return Ok(Base::Nothing(format!(
+                "no commit is checked out (a new repository or an orphan branch), so none \
+                 shares history with {reference}"
+            )));
+        }
+        _ => "HEAD".to_string(),
+    };
+    let (id, shallow) = match git::merge_base(root, &tip.id, &under).map_err(|e| e.to_string())? {
+        Some(id) => (id, false),
+        // A shallow clone (a CI checkout) may hold too little history to
+        // find the merge-base: the commit named is the best base it has.
+        None if git::is_shallow(root) => (tip.id.clone(), true),
+        None => {
+            return Ok(Base::Nothing(format!(
+                "{reference} shares no history with {}",
+                short(&under)
+            )));
+        }
+    };
+    let found = if shallow {
+        format!(
+            "{}: the clone is shallow and holds no merge-base of {reference} and {}, so {reference} \
+             itself",
+            short(&id),
+            short(&under)
+        )
+    } else if id == tip.id {
+        short(&id).to_string()
+    } else {
+        format!(
+            "merge-base {} of {reference} and {}; {reference} is at {}",
+            short(&id),
+            short(&under),
+            short(&tip.id)
+        )
+    };
+    let commit = tip.at(id);
+    let changed = match held {
+        None => git::changed_since(root, &commit.id),
+        Some(h) => git::changed_between(root, &commit.id, h),
+    };
+    let opening = (!changed.as_ref().is_some_and(HashSet::is_empty))
+        .then(|| open_in_background(commit.clone()))
+        .flatten();
+    Ok(Base::Commit {
+        commit,
+        found,
+        changed,
+        opening,
+    })
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
 }
 
 /// Lists `commit`'s tree on a thread of its own. Should the thread not
@@ -113,10 +197,24 @@ pub fn prepare(
     else {
         return Ok(BaseRun::default());
     };
+    let (commit, found, changed, opening) = match located? {
+        Base::Commit {
+            commit,
+            found,
+            changed,
+            opening,
+        } => (commit, found, changed, opening),
+        Base::Nothing(why) => {
+            log(&format!("base {reference}: {why}: every finding is new"));
+            return Ok(BaseRun {
+                fingerprints: (!req.all_findings).then(HashSet::new),
+                ..BaseRun::default()
+            });
+        }
+    };
     let lent = Lent::of(&mut linted.files);
     let linted: &Repo = linted;
     let root = linted.files.root();
-    let (commit, changed, opening) = located?;
     let unchanged = changed.as_ref().is_some_and(HashSet::is_empty);
     let mut read = None;
     let mut returned = None;
@@ -155,8 +253,7 @@ pub fn prepare(
         .map(|f| f.fingerprint)
         .collect();
     log(&format!(
-        "base {reference} ({}{}): {} objects, {} findings{reused}",
-        &commit.id[..commit.id.len().min(12)],
+        "base {reference} ({found}{}): {} objects, {} findings{reused}",
         if unchanged {
             ", the files as they are"
         } else {

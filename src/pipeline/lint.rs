@@ -55,8 +55,8 @@ pub struct Linted {
 pub fn lint_repo(path: &Path, opts: &Options) -> Result<Linted, String> {
     let req = Request {
         input: Input {
-            path: Some(path.to_path_buf()),
-            example: false,
+            paths: vec![path.to_path_buf()],
+            ..Input::default()
         },
         config: opts.config.clone(),
         rule_dirs: opts.rule_dirs.clone(),

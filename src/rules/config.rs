@@ -2,7 +2,7 @@
 //! severity, and which paths are left out.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use schemars::JsonSchema;
@@ -48,6 +48,9 @@ pub struct RuleSettings {
 pub struct Config {
     file: ConfigFile,
     ignore: Option<GlobSet>,
+    /// The folder of the file, as reports name folders (from the git top
+    /// level, or the root): its `ignorePaths` may name files from there too.
+    folder: PathBuf,
 }
 
 impl Config {
@@ -101,7 +104,17 @@ impl Config {
                 })?)
             }
         };
-        Ok(Config { file, ignore })
+        Ok(Config {
+            file,
+            ignore,
+            folder: PathBuf::new(),
+        })
+    }
+
+    /// The same configuration, read from a file in `folder` (named as
+    /// reports name folders).
+    pub fn in_folder(self, folder: PathBuf) -> Config {
+        Config { folder, ..self }
     }
 
     /// Problems that make the config wrong for these rules: unknown ids
@@ -143,13 +156,18 @@ impl Config {
     }
 
     /// Whether a finding's file is ignored. A pattern may name the file
-    /// from the linted directory or from the repository's top level
-    /// (where the configuration of a subdirectory lint is found).
+    /// from the linted root, from the repository's top level (as reports
+    /// name it) or from the configuration file's folder.
     pub fn ignores(&self, finding: &Finding, sources: &SourceMap) -> bool {
         let file = finding.primary.span.file;
-        self.ignore
-            .as_ref()
-            .is_some_and(|g| g.is_match(sources.path(file)) || g.is_match(sources.shown(file)))
+        let shown = sources.shown(file);
+        self.ignore.as_ref().is_some_and(|g| {
+            g.is_match(sources.path(file))
+                || g.is_match(&shown)
+                || shown
+                    .strip_prefix(&self.folder)
+                    .is_ok_and(|p| g.is_match(p))
+        })
     }
 }
 

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Component, Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
 
 use super::confine::Refused;
@@ -81,6 +81,29 @@ impl Tree {
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
         }
+        Tree::of_listing(top, &mut ls, parse_record, prefix)
+    }
+
+    /// The files of the index below `prefix` (`--staged`, a pre-commit hook): what the
+    /// next commit holds, whatever the working tree holds beside it. Git
+    /// reads the index `GIT_INDEX_FILE` names, as it does for a hook that
+    /// `git commit -a` or `git commit <paths>` runs on a temporary index.
+    pub fn open_index(top: &Path, prefix: &str) -> std::io::Result<Tree> {
+        let mut ls = super::git::command(top);
+        ls.args(["ls-files", "--stage", "-z"]);
+        if !prefix.is_empty() {
+            ls.arg("--").arg(prefix);
+        }
+        Tree::of_listing(top, &mut ls, parse_index_record, prefix)
+    }
+
+    /// The tree `ls` lists, one record per path as `parse` reads it, below `prefix`.
+    fn of_listing(
+        top: &Path,
+        ls: &mut Command,
+        parse: fn(&[u8]) -> Option<(Entry, &str)>,
+        prefix: &str,
+    ) -> std::io::Result<Tree> {
         let out = ls.stdin(Stdio::null()).output()?;
         if !out.status.success() {
             return Err(std::io::Error::other(
@@ -93,7 +116,7 @@ impl Tree {
             HashMap::from([(String::new(), BTreeMap::new())]);
         let mut links = false;
         for record in out.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-            let Some((meta, path)) = parse_record(record) else {
+            let Some((meta, path)) = parse(record) else {
                 continue;
             };
             let Some(rel) = below(path, strip) else {
@@ -344,6 +367,24 @@ fn parse_record(record: &[u8]) -> Option<(Entry, &str)> {
             link: mode == "120000",
         },
         _ => return None,
+    };
+    Some((entry, path))
+}
+
+/// One `ls-files --stage -z` record: `<mode> SP <oid> SP <stage> TAB
+/// <path>`. An unmerged path has a record per stage; the last listed is
+/// kept (pre-commit refuses to run while a path is unmerged).
+fn parse_index_record(record: &[u8]) -> Option<(Entry, &str)> {
+    let text = std::str::from_utf8(record).ok()?;
+    let (meta, path) = text.split_once('\t')?;
+    let mut fields = meta.split_whitespace();
+    let (mode, oid) = (fields.next()?, fields.next()?);
+    let entry = match mode {
+        "160000" => Entry::Submodule,
+        _ => Entry::Blob {
+            oid: oid.to_string(),
+            link: mode == "120000",
+        },
     };
     Some((entry, path))
 }

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::confine::{Refused, Root, read_regular};
+use super::ignored::Ignored;
 
 /// Bytes all the reads of one repository may take. Each file is held to
 /// `Limits::max_bytes`, and the walk reads a file once however many links
@@ -33,6 +34,8 @@ pub struct Disk {
     listings: Mutex<HashMap<PathBuf, Listing>>,
     /// Bytes read so far, against [`RUN_BYTES`].
     spent: AtomicUsize,
+    /// What git ignores: not there, as Flux never gets it.
+    ignored: Ignored,
 }
 
 /// An entry's own type, as the directory listing gives it (a symlink is
@@ -65,11 +68,24 @@ impl Disk {
             root: Root::new(top),
             listings: Mutex::new(HashMap::new()),
             spent: AtomicUsize::new(0),
+            ignored: Ignored::default(),
         }
+    }
+
+    /// The same disk with what git ignores left out.
+    pub fn ignoring(self, ignored: Ignored) -> Disk {
+        Disk { ignored, ..self }
+    }
+
+    pub fn ignored(&self) -> &Ignored {
+        &self.ignored
     }
 
     /// A directory of the repository: not one a symlink leads to outside it.
     pub fn is_dir(&self, rel: &Path) -> bool {
+        if self.ignored.covers(rel) {
+            return false;
+        }
         match self.find(rel) {
             Some(kind) => kind == Some(Kind::Dir),
             None => {
@@ -81,6 +97,9 @@ impl Disk {
 
     /// A regular file of the repository: not one a symlink leads to outside it.
     pub fn is_file(&self, rel: &Path) -> bool {
+        if self.ignored.covers(rel) {
+            return false;
+        }
         match self.find(rel) {
             Some(kind) => kind == Some(Kind::File),
             None => {
@@ -92,6 +111,9 @@ impl Disk {
 
     /// Why `rel` is refused when it resolves outside the root.
     pub fn outside(&self, rel: &Path) -> Option<Refused> {
+        if self.ignored.covers(rel) {
+            return None;
+        }
         match self.find(rel) {
             Some(_) => None,
             None => self.root.resolve(&self.top.join(rel)).err(),
@@ -102,6 +124,12 @@ impl Disk {
     /// Within the run's budget: reads in parallel may pass it by one file
     /// each.
     pub fn read(&self, rel: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
+        if self.ignored.covers(rel) {
+            return Err(Refused::Io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "ignored by git: Flux never gets it",
+            )));
+        }
         let abs = self.top.join(rel);
         let left = RUN_BYTES.saturating_sub(self.spent.load(Ordering::Relaxed));
         let read = match self.find(rel) {

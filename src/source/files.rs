@@ -477,6 +477,25 @@ impl Files {
         &self.root
     }
 
+    /// These files of the work tree without what git ignores (see
+    /// [`super::ignored`]); a commit's or the index's hold nothing ignored.
+    pub fn ignoring(mut self, ignored: super::ignored::Ignored) -> Files {
+        if let Some(Backing::Disk(_)) = Arc::get_mut(&mut self.backing)
+            && !ignored.listed().is_empty()
+        {
+            self.backing = Arc::new(Backing::Disk(Disk::new(&self.root).ignoring(ignored)));
+        }
+        self
+    }
+
+    /// What git ignores and these files leave out.
+    pub fn ignored(&self) -> &[PathBuf] {
+        match &*self.backing {
+            Backing::Disk(disk) => disk.ignored().listed(),
+            Backing::Commit(_) => &[],
+        }
+    }
+
     pub fn limits(&self) -> &Limits {
         &self.limits
     }
@@ -542,7 +561,7 @@ impl Files {
     /// be listed (see [`super::walk::yaml_files`]).
     pub fn yaml_files(&self) -> (Vec<PathBuf>, Vec<Issue>) {
         match &*self.backing {
-            Backing::Disk(_) => super::walk::yaml_files(&self.root),
+            Backing::Disk(disk) => super::walk::yaml_files_except(&self.root, disk.ignored()),
             Backing::Commit(tree) => (tree.yaml_files(), Vec::new()),
         }
     }
@@ -551,11 +570,12 @@ impl Files {
     /// whether it is a directory (a symlink is not: it is not entered).
     pub fn list_dir(&self, rel: &Path) -> Result<Vec<(PathBuf, bool)>, String> {
         let listed = match &*self.backing {
-            Backing::Disk(_) => list_disk_dir(&self.abs(rel))
+            Backing::Disk(disk) => list_disk_dir(&self.abs(rel))
                 .map(|names| {
                     names
                         .into_iter()
                         .map(|(name, is_dir)| (rel.join(name), is_dir))
+                        .filter(|(path, _)| !disk.ignored().covers(path))
                         .collect()
                 })
                 .map_err(|e| e.to_string()),

@@ -11,6 +11,7 @@ pub mod flux;
 pub mod git;
 pub mod go_regexp;
 pub mod helm;
+pub mod ignored;
 pub mod issue;
 pub mod kustomize;
 pub mod link;
@@ -18,6 +19,7 @@ pub mod live;
 pub mod object;
 pub mod repo;
 pub mod reuse;
+pub mod root;
 pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod test_repo;

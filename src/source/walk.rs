@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Issue;
 use super::confine::{Refused, Root};
+use super::ignored::Ignored;
 
 /// Every `.yaml`/`.yml` file below `root`, repo-relative and sorted, plus
 /// an issue per entry that could not be read (a symlink loop, a directory
@@ -20,6 +21,11 @@ use super::confine::{Refused, Root};
 /// links in each of 20 directories: a million paths to one file) or make
 /// one large file count a hundred times.
 pub fn yaml_files(root: &Path) -> (Vec<PathBuf>, Vec<Issue>) {
+    yaml_files_except(root, &Ignored::default())
+}
+
+/// [`yaml_files`] without what git ignores (not entered either).
+pub fn yaml_files_except(root: &Path, ignored: &Ignored) -> (Vec<PathBuf>, Vec<Issue>) {
     let mut files = Vec::new();
     let mut issues = Vec::new();
     let mut seen: HashMap<(u64, u64), PathBuf> = HashMap::new();
@@ -28,7 +34,11 @@ pub fn yaml_files(root: &Path) -> (Vec<PathBuf>, Vec<Issue>) {
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !(e.file_name().to_string_lossy().starts_with('.')
+                    || ignored.covers(e.path().strip_prefix(root).unwrap_or(e.path())))
+        });
     while let Some(entry) = walker.next() {
         if let Ok(e) = &entry
             && e.path_is_symlink()

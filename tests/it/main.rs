@@ -63,6 +63,7 @@ mod repo_paths;
 mod roots;
 mod rule_docs;
 mod rule_fixtures;
+mod run_anywhere;
 mod sarif_schema;
 mod suppressions;
 mod user_rules;

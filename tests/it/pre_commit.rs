@@ -230,11 +230,25 @@ fn hooks_file_declares_both_hooks_with_the_plugin_entry() {
             assert!(hook.str_at(&[key]).is_some(), "{key} missing in {hook:?}");
         }
         assert_eq!(hook.str_at(&["entry"]), Some("kubectl-homelab_lint"));
-        // The whole repository is linted, not the files pre-commit passes.
+        // The whole repository is linted; the files pre-commit passes
+        // only tell a commit from --all-files, and any file may matter.
         assert_eq!(
             hook.get("pass_filenames").and_then(Node::as_bool_lenient),
-            Some(false)
+            Some(true)
         );
+        assert_eq!(
+            hook.get("always_run").and_then(Node::as_bool_lenient),
+            Some(true)
+        );
+        assert!(hook.get("files").is_none(), "{hook:?}");
+        let args: Vec<&str> = hook
+            .get("args")
+            .and_then(Node::as_seq)
+            .unwrap()
+            .iter()
+            .filter_map(|a| a.as_str())
+            .collect();
+        assert_eq!(args, ["--pre-commit", "--output", "concise"]);
     }
 }
 
@@ -372,4 +386,201 @@ fn hook_package_pins_the_wheel_of_this_version() {
     let wheel = std::fs::read_to_string(root().join("python/pyproject.toml")).unwrap();
     assert!(wheel.contains("bindings = \"bin\""), "{wheel}");
     assert!(wheel.contains("name = \"homelab-lint\""), "{wheel}");
+}
+
+/// How a hook is run: the system hook with the plugin binary on PATH, or
+/// the `language: python` hook with the wheel (and no binary on PATH).
+struct Hook {
+    id: &'static str,
+    path: OsString,
+    wheels: Option<PathBuf>,
+}
+
+/// Both hooks, where they can run here (the python hook needs the wheel
+/// scripts/wheel builds: skipped loudly without it, failed under CI).
+fn both_hooks(dir: &Path) -> Vec<Hook> {
+    let mut hooks = vec![Hook {
+        id: HOOK,
+        path: path_with_plugin(dir),
+        wheels: None,
+    }];
+    if let Some(wheels) = wheel_dir() {
+        hooks.push(Hook {
+            id: "homelab-lint",
+            path: path_without_plugin(),
+            wheels: Some(wheels),
+        });
+    }
+    hooks
+}
+
+/// `pre-commit try-repo <hooks> <hook> <args>` in `repo`: the hook run
+/// as pre-commit runs it (staged files without arguments).
+fn try_repo(
+    tool: &Path,
+    hooks: &Path,
+    hook: &Hook,
+    repo: &Path,
+    dir: &Path,
+    args: &[&str],
+) -> Output {
+    let mut cmd = Command::new(tool);
+    cmd.current_dir(repo)
+        .arg("try-repo")
+        .arg(hooks)
+        .arg(hook.id)
+        .args(args)
+        .arg("--verbose")
+        .env("PATH", &hook.path)
+        .env("PRE_COMMIT_HOME", dir.join("cache"))
+        .env("NO_COLOR", "1")
+        .env_remove("PRE_COMMIT_FROM_REF")
+        .env_remove("PRE_COMMIT_TO_REF");
+    if let Some(wheels) = &hook.wheels {
+        cmd.env("PIP_NO_INDEX", "1")
+            .env("PIP_FIND_LINKS", wheels)
+            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1");
+    }
+    cmd.output().unwrap()
+}
+
+fn head(repo: &Path) -> String {
+    let out = Command::new("git")
+        .current_dir(repo)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+const KEEPALIVE: &str = "authentik-persistent-connections-without-keepalives";
+const HELMRELEASE: &str = "apps/authentik/helmrelease.yaml";
+
+/// Every pre-commit mode, with both hooks: a staged change (an unrelated
+/// one passes beside an existing finding, a new finding fails, an
+/// untracked file does not count), `--all-files` (an existing finding
+/// fails, as pre-commit.ci runs it) and `--from-ref/--to-ref` (a range
+/// that adds a finding fails; one that adds none passes).
+#[test]
+fn both_hooks_judge_each_pre_commit_mode() {
+    let Some(tool) = pre_commit() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = hooks_repo(dir.path());
+    for hook in both_hooks(dir.path()) {
+        let id = hook.id;
+        let repo = gitops_repo(dir.path(), &format!("modes-{id}"), |repo| {
+            edit(repo, HELMRELEASE, KEEPALIVE_OFF);
+        });
+        let first = head(&repo);
+        let run = |args: &[&str]| try_repo(&tool, &hooks, &hook, &repo, dir.path(), args);
+        // Staged: an unrelated change passes beside the cache finding.
+        std::fs::write(
+            repo.join("apps/authentik/note.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: note\n  namespace: security\n",
+        )
+        .unwrap();
+        common::git(&repo, &["add", "-A"]);
+        let out = run(&[]);
+        assert!(out.status.success(), "{id}: {}", text(&out));
+        assert!(
+            text(&out).contains("pre-commit: a commit"),
+            "{id}: {}",
+            text(&out)
+        );
+        // --all-files: the existing finding fails the run.
+        let out = run(&["--all-files"]);
+        assert_eq!(out.status.code(), Some(1), "{id}: {}", text(&out));
+        assert!(
+            text(&out).contains("authentik-cache"),
+            "{id}: {}",
+            text(&out)
+        );
+        common::git(&repo, &["commit", "-q", "-m", "note"]);
+        let unrelated = head(&repo);
+        // Staged: a new finding fails, once.
+        edit(&repo, HELMRELEASE, (KEEPALIVE_OFF.1, KEEPALIVE_OFF.0));
+        common::git(&repo, &["add", "-A"]);
+        let out = run(&[]);
+        let shown = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{id}: {shown}");
+        assert_eq!(shown.matches(KEEPALIVE).count(), 1, "{id}: {shown}");
+        assert!(!shown.contains("authentik-cache"), "{id}: {shown}");
+        common::git(&repo, &["commit", "-q", "-m", "keep connections"]);
+        let bumped = head(&repo);
+        // A range: the one that adds the finding fails, the other passes.
+        let out = run(&["--from-ref", &first, "--to-ref", &bumped]);
+        assert_eq!(out.status.code(), Some(1), "{id}: {}", text(&out));
+        assert!(text(&out).contains(KEEPALIVE), "{id}: {}", text(&out));
+        let out = run(&["--from-ref", &first, "--to-ref", &unrelated]);
+        assert!(out.status.success(), "{id}: {}", text(&out));
+        // An untracked file does not count: the kustomization that lists
+        // it is staged, the file is not, so the commit's build fails.
+        std::fs::write(
+            repo.join("apps/authentik/extra.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: security\n",
+        )
+        .unwrap();
+        edit(
+            &repo,
+            "apps/authentik/kustomization.yaml",
+            (
+                "  - ./helmrelease.yaml",
+                "  - ./helmrelease.yaml\n  - ./extra.yaml",
+            ),
+        );
+        common::git(&repo, &["add", "apps/authentik/kustomization.yaml"]);
+        let out = run(&[]);
+        assert_eq!(out.status.code(), Some(1), "{id}: {}", text(&out));
+        assert!(
+            text(&out).contains("flux-kustomization-build-fails"),
+            "{id}: {}",
+            text(&out)
+        );
+    }
+}
+
+/// A commit that only deletes a configMapGenerator's input (no YAML file
+/// changes) runs the hooks, which report the build failure Flux will hit;
+/// and the first commit of a new repository is judged whole, not refused.
+#[test]
+fn both_hooks_catch_a_deleted_generator_input_and_judge_a_first_commit() {
+    let Some(tool) = pre_commit() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = hooks_repo(dir.path());
+    for hook in both_hooks(dir.path()) {
+        let id = hook.id;
+        // The first commit: nothing to compare with, every finding is new.
+        let repo = dir.path().join(format!("first-{id}"));
+        copy_dir(&root().join("testdata/example-repo"), &repo);
+        std::fs::write(repo.join("apps/authentik/settings.conf"), "a=b\n").unwrap();
+        edit(
+            &repo,
+            "apps/authentik/kustomization.yaml",
+            (
+                "  - ./helmrelease.yaml",
+                "  - ./helmrelease.yaml\nconfigMapGenerator:\n  - name: settings\n    namespace: security\n    files: [settings.conf]",
+            ),
+        );
+        common::git(&repo, &["init", "-q"]);
+        common::git(&repo, &["add", "-A"]);
+        let out = try_repo(&tool, &hooks, &hook, &repo, dir.path(), &[]);
+        let shown = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{id}: {shown}");
+        assert!(shown.contains("every finding is new"), "{id}: {shown}");
+        assert!(shown.contains("authentik-cache"), "{id}: {shown}");
+        common::git(&repo, &["commit", "-q", "-m", "first"]);
+        // Only the generator's input deleted.
+        common::git(&repo, &["rm", "-q", "apps/authentik/settings.conf"]);
+        let out = try_repo(&tool, &hooks, &hook, &repo, dir.path(), &[]);
+        let shown = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{id}: {shown}");
+        assert!(
+            shown.contains("flux-kustomization-build-fails"),
+            "{id}: {shown}"
+        );
+    }
 }

@@ -1,0 +1,327 @@
+//! Which repository a lint reads, wherever it is started: the folders or
+//! files the user names only scope what is reported, while the whole
+//! repository is always rendered, since a Flux Kustomization's
+//! `spec.path` is resolved from the source's root (fluxcd
+//! kustomize-controller `SecureJoin(dir, path)`), never from the folder
+//! the command runs in.
+//!
+//! The root is the git top level when the Flux Kustomizations' paths
+//! resolve from it (or no Flux Kustomization is near the paths given but
+//! the repository holds some that do). Otherwise it is the nearest folder
+//! from which they resolve: a GitOps tree pushed as an OCI artifact from
+//! a subfolder (`flux push artifact --path`), whose paths start there, or
+//! a repository kept inside another one. Without any, the path given.
+
+use std::path::{Path, PathBuf};
+
+use super::confine::read_regular;
+use super::git;
+
+/// The repository found for the paths a lint names.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The repository root, as the user gave it when it is the folder
+    /// given, else absolute.
+    pub root: PathBuf,
+    /// The git top level, absolute; `None` outside git.
+    pub top: Option<PathBuf>,
+    /// `root` relative to `top` (empty at the top or outside git): reports
+    /// name files from the top, as GitHub and editors resolve them.
+    pub prefix: PathBuf,
+    /// The paths named, relative to `root`; empty when one of them is the
+    /// root itself (nothing is left out).
+    pub scope: Vec<PathBuf>,
+    /// The folder where the search for the configuration file starts,
+    /// absolute: the deepest one holding every path.
+    pub start: PathBuf,
+}
+
+impl Found {
+    /// The bundled example, or any folder read as it is: nothing above it.
+    pub fn alone(root: PathBuf) -> Found {
+        Found {
+            start: root.clone(),
+            root,
+            top: None,
+            prefix: PathBuf::new(),
+            scope: Vec::new(),
+        }
+    }
+
+    /// Whether a repository path (relative to the root) is reported.
+    pub fn in_scope(&self, rel: &Path) -> bool {
+        self.scope.is_empty() || self.scope.iter().any(|s| rel.starts_with(s))
+    }
+
+    pub fn in_git(&self) -> bool {
+        self.top.is_some()
+    }
+}
+
+/// Finds the repository of `paths` (folders or files; none: the current
+/// directory).
+pub fn find(paths: &[PathBuf]) -> Result<Found, String> {
+    let paths: Vec<PathBuf> = if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths.to_vec()
+    };
+    let mut canonical = Vec::with_capacity(paths.len());
+    for p in &paths {
+        let c = p
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+        canonical.push(c);
+    }
+    let first_dir = dir_of(&canonical[0]);
+    let top = git::top_level(&first_dir);
+    // No Flux tree rooted anywhere near: the folder itself (plain
+    // manifests, or a fixture kept in another repository).
+    let root = flux_root(&first_dir, top.as_deref()).unwrap_or_else(|| first_dir.clone());
+    let mut scope = Vec::new();
+    for (given, c) in paths.iter().zip(&canonical) {
+        let rel = c.strip_prefix(&root).map_err(|_| {
+            format!(
+                "{} is not in the repository at {}: give paths of one repository",
+                given.display(),
+                root.display()
+            )
+        })?;
+        scope.push(rel.to_path_buf());
+    }
+    let start = root.join(common_dir(&scope, &root));
+    if scope.iter().any(|s| s.as_os_str().is_empty()) {
+        scope.clear();
+    }
+    let prefix = top
+        .as_deref()
+        .and_then(|t| root.strip_prefix(t).ok())
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    // The folder as given when it is the root, so that reports name it
+    // as the user did.
+    let shown = if root == first_dir {
+        match canonical[0].is_dir() {
+            true => paths[0].clone(),
+            false => paths[0]
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or(PathBuf::from("."), Path::to_path_buf),
+        }
+    } else {
+        root
+    };
+    Ok(Found {
+        root: shown,
+        top,
+        prefix,
+        scope,
+        start,
+    })
+}
+
+fn dir_of(p: &Path) -> PathBuf {
+    if p.is_dir() {
+        p.to_path_buf()
+    } else {
+        p.parent()
+            .map_or_else(|| p.to_path_buf(), Path::to_path_buf)
+    }
+}
+
+/// The deepest folder (relative to `root`) that holds every path.
+fn common_dir(scope: &[PathBuf], root: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = scope
+        .iter()
+        .map(|s| match root.join(s).is_dir() {
+            true => s.clone(),
+            false => s.parent().map_or_else(PathBuf::new, Path::to_path_buf),
+        })
+        .collect();
+    let mut common = dirs.first().cloned().unwrap_or_default();
+    for d in &dirs[1..] {
+        while !d.starts_with(&common) {
+            if !common.pop() {
+                break;
+            }
+        }
+    }
+    common
+}
+
+/// Folders above the given one whose own YAML files (not their
+/// subfolders') are read for a Flux Kustomization's `spec.path`, when
+/// the folder holds none (an app's `app` folder, whose `ks.yaml` is in
+/// the folder above): a few, and never a whole tree that may not be the
+/// repository's.
+const FOLDERS_READ_ABOVE: usize = 3;
+
+/// The root the Flux Kustomizations' paths resolve from, for a lint of
+/// `dir` in the git work tree `top` (see the module's header); `None`
+/// when no Flux path near `dir` resolves. Only the existence of those
+/// directories is asked of the folders above.
+fn flux_root(dir: &Path, top: Option<&Path>) -> Option<PathBuf> {
+    if top == Some(dir) {
+        return top.map(Path::to_path_buf);
+    }
+    // The folders a root may be: `dir` and those above it, up to the top.
+    let candidates: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|a| top.is_none_or(|t| a.starts_with(t)))
+        .collect();
+    // With git the top level is preferred, else the nearest folder.
+    let preferred = top.unwrap_or(dir);
+    let decide = |paths: &[String]| {
+        if paths.iter().any(|p| resolves(preferred, p)) {
+            return Some(preferred.to_path_buf());
+        }
+        candidates
+            .iter()
+            .find(|a| paths.iter().any(|p| resolves(a, p)))
+            .map(|a| a.to_path_buf())
+    };
+    let mut paths: Vec<String> = Vec::new();
+    let collect = |paths: &mut Vec<String>, p: &str| {
+        paths.push(p.to_string());
+        !resolves(preferred, p)
+    };
+    let (files, _) = super::walk::yaml_files(dir);
+    for_each_flux_path(dir, files, &mut |p| collect(&mut paths, p));
+    if let Some(root) = decide(&paths) {
+        return Some(root);
+    }
+    for above in candidates.iter().skip(1).take(FOLDERS_READ_ABOVE) {
+        let own = std::fs::read_dir(above)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| PathBuf::from(e.file_name()))
+            .filter(|p| super::walk::is_yaml(p))
+            .collect();
+        for_each_flux_path(above, own, &mut |p| collect(&mut paths, p));
+        if let Some(root) = decide(&paths) {
+            return Some(root);
+        }
+    }
+    // A folder with no Flux Kustomization near it (a component, plain
+    // manifests): the top level, if the repository holds a Flux tree
+    // rooted there.
+    let top = top?;
+    let (files, _) = super::walk::yaml_files(top);
+    let mut from_top = false;
+    for_each_flux_path(top, files, &mut |p| {
+        from_top = resolves(top, p);
+        !from_top
+    });
+    from_top.then(|| top.to_path_buf())
+}
+
+fn resolves(root: &Path, raw: &str) -> bool {
+    super::join_within(Path::new(""), raw)
+        .filter(|p| !p.as_os_str().is_empty())
+        .is_some_and(|p| root.join(p).is_dir())
+}
+
+/// Calls `each` with every `path:` of a Flux Kustomization in `files`
+/// (relative to `dir`) until it returns false. A text scan, not a parse:
+/// it only picks a candidate root, which the render then uses as any other.
+fn for_each_flux_path(dir: &Path, files: Vec<PathBuf>, each: &mut dyn FnMut(&str) -> bool) {
+    let limit = crate::yaml::Limits::default().max_bytes;
+    for rel in files {
+        let Ok(bytes) = read_regular(&dir.join(&rel), limit) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        if !text.contains("kustomize.toolkit.fluxcd.io") {
+            continue;
+        }
+        for line in text.lines() {
+            let Some(value) = line.trim_start().strip_prefix("path:") else {
+                continue;
+            };
+            let value = value.split(" #").next().unwrap_or("").trim();
+            let value = value.trim_matches(|c| c == '"' || c == '\'');
+            if !value.is_empty() && !value.contains("${") && !each(value) {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    const KS: &str = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
+                      metadata: {name: a}\nspec:\n  path: ./kubernetes/apps/a/app\n";
+
+    #[test]
+    fn without_git_the_root_is_where_flux_paths_resolve() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        write(&repo, "kubernetes/apps/a/ks.yaml", KS);
+        write(&repo, "kubernetes/apps/a/app/hr.yaml", "kind: ConfigMap\n");
+        write(
+            &repo,
+            "kubernetes/components/c/cm.yaml",
+            "kind: ConfigMap\n",
+        );
+        let repo = repo.canonicalize().unwrap();
+        for below in [
+            "",
+            "kubernetes",
+            "kubernetes/apps/a",
+            "kubernetes/apps/a/app",
+        ] {
+            let found = find(&[repo.join(below)]).unwrap();
+            assert!(!found.in_git());
+            assert_eq!(found.root, repo, "{below}");
+            assert_eq!(found.start, repo.join(below));
+            assert_eq!(found.scope.is_empty(), below.is_empty());
+            assert!(found.in_scope(&Path::new(below).join("x.yaml")));
+        }
+        // Without git, a folder with no Flux path near it is its own root.
+        let c = repo.join("kubernetes/components/c");
+        assert_eq!(find(std::slice::from_ref(&c)).unwrap().root, c);
+    }
+
+    #[test]
+    fn in_git_the_top_level_unless_the_flux_paths_start_below_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(top.join(".git")).unwrap();
+        write(&top, "kubernetes/apps/a/ks.yaml", KS);
+        write(&top, "kubernetes/apps/a/app/hr.yaml", "kind: ConfigMap\n");
+        write(&top, "kubernetes/components/c/cm.yaml", "kind: ConfigMap\n");
+        for below in [
+            "kubernetes",
+            "kubernetes/apps/a/app",
+            "kubernetes/components/c",
+        ] {
+            let found = find(&[top.join(below)]).unwrap();
+            assert_eq!(found.root, top, "{below}");
+            assert_eq!(found.prefix, Path::new(""));
+            assert_eq!(found.scope, [PathBuf::from(below)]);
+        }
+        // A tree whose paths start in its own folder (pushed as an OCI
+        // artifact from there, or a repository inside this one).
+        let nested = "fixtures/cluster";
+        write(
+            &top,
+            &format!("{nested}/flux/apps.yaml"),
+            &KS.replace("./kubernetes/apps/a/app", "./apps"),
+        );
+        write(&top, &format!("{nested}/apps/cm.yaml"), "kind: ConfigMap\n");
+        let found = find(&[top.join(nested)]).unwrap();
+        assert_eq!(found.root, top.join(nested));
+        assert_eq!(found.prefix, Path::new(nested));
+        assert!(found.scope.is_empty());
+    }
+}
