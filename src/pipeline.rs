@@ -508,7 +508,9 @@ fn load_config(
             Ok(rel) if held => repo.files.is_file(rel),
             // What git holds has no file above the root to read.
             Err(_) if held => false,
-            _ => candidate.is_file(),
+            // Anything but a folder is the config, and what is not a
+            // regular file is then refused by type, not passed over.
+            _ => candidate.symlink_metadata().is_ok_and(|m| !m.is_dir()),
         });
     let Some(path) = in_repo else {
         return Ok((config::Config::default(), None));
