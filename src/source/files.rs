@@ -10,6 +10,7 @@ use super::commit_tree::Tree;
 use super::confine::Refused;
 use super::disk::Disk;
 use super::issue::Issue;
+use super::kustomize::RunBudget;
 use super::reuse::{Event, Lent, Recorder};
 use crate::yaml::{FileId, Limits, Node, SourceMap, Span, parse_documents};
 
@@ -89,11 +90,12 @@ pub struct Files {
     /// Set in a fork: what its build leaves behind, for the files it was
     /// forked from to take in order ([`Files::each_in_order`]).
     journal: Option<Journal>,
-    /// Directories the builds of this load may still go through, from
-    /// `Limits::max_kustomize_run_builds`.
-    builds_left: usize,
-    /// A build found `builds_left` spent.
-    builds_spent: bool,
+    /// What the builds of this load may still spend in all.
+    left: RunBudget,
+    /// The budget the load started with, for what an issue says.
+    total: RunBudget,
+    /// A build found a part of `left` spent.
+    budget_spent: bool,
 }
 
 /// What a build on a fork leaves behind.
@@ -177,8 +179,8 @@ impl ParseCache {
 
 /// A job's result from a fork, with what it left behind; `None` when the
 /// fork could not do it (see [`Journal::spoiled`]).
-/// A fork's result, what it left, and the build budget it used.
-type Forked<R> = Option<(R, Journal, HashSet<PathBuf>, Option<Recorder>, usize)>;
+/// A fork's result, what it left, and the budget it used.
+type Forked<R> = Option<(R, Journal, HashSet<PathBuf>, Option<Recorder>, RunBudget)>;
 
 /// The disk below the root, or a commit's tree in git's object store.
 enum Backing {
@@ -220,8 +222,9 @@ impl Files {
             unchanged: HashMap::new(),
             unchanged_bytes: HashSet::new(),
             journal: None,
-            builds_left: limits.max_kustomize_run_builds,
-            builds_spent: false,
+            left: RunBudget::new(limits.max_kustomize_run_builds),
+            total: RunBudget::new(limits.max_kustomize_run_builds),
+            budget_spent: false,
         }
     }
 
@@ -300,10 +303,10 @@ impl Files {
             return out;
         }
         let next = std::sync::atomic::AtomicUsize::new(start);
-        // The run's build budget, spent by every worker: a job starts
-        // with what is left then, so the workers together spend at most
-        // the budget plus what the jobs in flight spend.
-        let spent = std::sync::atomic::AtomicUsize::new(0);
+        // The run's budget, spent by every worker: a job starts with what
+        // is left then, so the workers together spend at most the budget
+        // plus what the jobs in flight spend.
+        let spent = std::sync::Mutex::new(RunBudget::NONE);
         let done: std::sync::Mutex<Vec<(usize, Forked<R>)>> = Default::default();
         let (me, job) = (&*self, &job);
         rayon::scope(|s| {
@@ -313,15 +316,18 @@ impl Files {
                     let mine: Vec<_> = std::iter::from_fn(|| {
                         let k = next.fetch_add(1, Relaxed);
                         let j = jobs.get(k)?;
-                        let left = me.builds_left.saturating_sub(spent.load(Relaxed));
-                        (fork.builds_left, fork.builds_spent) = (left, false);
+                        let so_far = *spent.lock().unwrap_or_else(|p| p.into_inner());
+                        let left = me.left.minus(so_far);
+                        (fork.left, fork.budget_spent) = (left, false);
                         let result = job(&mut fork, j);
-                        let used = left - fork.builds_left;
-                        spent.fetch_add(used, Relaxed);
+                        let used = left.minus(fork.left);
+                        let mut total = spent.lock().unwrap_or_else(|p| p.into_inner());
+                        *total = total.plus(used);
+                        drop(total);
                         let journal = fork.journal.replace(Journal::default()).unwrap_or_default();
                         let dirs = std::mem::take(&mut fork.built_dirs);
                         let recorder = fork.recorder.as_mut().map(std::mem::take);
-                        let kept = !journal.spoiled && !fork.builds_spent;
+                        let kept = !journal.spoiled && !fork.budget_spent;
                         Some((k, kept.then_some((result, journal, dirs, recorder, used))))
                     })
                     .collect();
@@ -337,8 +343,8 @@ impl Files {
                 // give here, in its turn, if it fits in what is left after
                 // the jobs before it; otherwise it runs again here, so
                 // which build the budget stops never depends on timing.
-                Some((result, journal, dirs, recorder, used)) if used <= self.builds_left => {
-                    self.builds_left -= used;
+                Some((result, journal, dirs, recorder, used)) if self.left.covers(&used) => {
+                    self.left = self.left.minus(used);
                     self.take_journal(journal, dirs, recorder);
                     result
                 }
@@ -348,26 +354,52 @@ impl Files {
         out
     }
 
-    /// Directories the builds of this load may still go through.
-    pub(crate) fn builds_left(&self) -> usize {
-        self.builds_left
+    /// What the builds of this load may still spend.
+    pub(crate) fn budget_left(&self) -> RunBudget {
+        self.left
     }
 
-    /// Spends `n` directories of the load's build budget at once, for a
-    /// build reused from another load (which checked that they fit).
-    pub(crate) fn spend_builds(&mut self, n: usize) {
-        self.builds_left = self.builds_left.saturating_sub(n);
+    /// Whether a spending did not fit in the budget (since this fork's
+    /// job began, in a fork).
+    pub(crate) fn budget_stopped(&self) -> bool {
+        self.budget_spent
     }
 
-    /// Counts one directory built against the load's build budget; false
-    /// once it is spent.
-    pub(crate) fn spend_build(&mut self) -> bool {
-        if self.builds_left == 0 {
-            self.builds_spent = true;
+    /// These files with `budget` for their builds in all, in place of
+    /// the defaults (a test sees a budget hold on a small input).
+    pub fn with_budget(mut self, budget: RunBudget) -> Files {
+        (self.left, self.total) = (budget, budget);
+        self
+    }
+
+    /// The budget the load started with.
+    pub(crate) fn budget_total(&self) -> RunBudget {
+        self.total
+    }
+
+    /// Spends `spent` at once, for a build reused from another load
+    /// (which checked that it fits).
+    pub(crate) fn spend_reused(&mut self, spent: RunBudget) {
+        self.left = self.left.minus(spent);
+    }
+
+    /// Counts `spent` against the load's budget; false, spending nothing,
+    /// when it does not fit.
+    pub(crate) fn spend(&mut self, spent: RunBudget) -> bool {
+        if !self.left.covers(&spent) {
+            self.budget_spent = true;
             return false;
         }
-        self.builds_left -= 1;
+        self.left = self.left.minus(spent);
         true
+    }
+
+    /// Counts one directory built; false once the budget is spent.
+    pub(crate) fn spend_build(&mut self) -> bool {
+        self.spend(RunBudget {
+            builds: 1,
+            ..RunBudget::NONE
+        })
     }
 
     /// A copy of these files for a job on another thread: the texts and
@@ -390,8 +422,9 @@ impl Files {
             unchanged: self.unchanged.clone(),
             unchanged_bytes: self.unchanged_bytes.clone(),
             journal: Some(Journal::default()),
-            builds_left: self.builds_left,
-            builds_spent: false,
+            left: self.left,
+            total: self.total,
+            budget_spent: false,
         }
     }
 

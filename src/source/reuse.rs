@@ -38,7 +38,7 @@ use super::Object;
 use super::files::{Files, Input, Parsed};
 use super::flux::Budget;
 use super::flux::tree::Inherited;
-use super::kustomize::Built;
+use super::kustomize::{Built, RunBudget};
 use crate::yaml::{FileId, Limits, Node, Origin, SourceMap, Span, Value};
 
 /// One question a build asked of the files, with the answer it got, or
@@ -67,10 +67,9 @@ type BuildKey = (PathBuf, Vec<(String, Span)>);
 struct Recorded {
     events: Vec<Event>,
     result: Result<Built, Issue>,
-    /// Directories it spent of the load's build budget
-    /// (`Limits::max_kustomize_run_builds`): the base load spends them
-    /// too, so that reuse gives what a fresh build there would.
-    spent: usize,
+    /// What it spent of the load's budget: the base load spends it too,
+    /// so that reuse gives what a fresh build there would.
+    spent: RunBudget,
 }
 
 /// Kept by a load of the working tree when a base load is to follow.
@@ -244,11 +243,11 @@ pub(crate) fn build(
     if let Some(built) = borrowed(files, dir, components) {
         return built;
     }
-    let left = files.builds_left();
+    let left = files.budget_left();
     let (result, events) = traced(files, build);
     // A build the load's budget stopped depends on the builds before it,
     // not only on what it asked: it is not kept.
-    let (stopped, spent) = (files.builds_left() == 0, left - files.builds_left());
+    let (stopped, spent) = (files.budget_stopped(), left.minus(files.budget_left()));
     if let (Some(recorder), Some(events), false) = (files.recorder.as_mut(), events, stopped) {
         recorder
             .builds
@@ -298,7 +297,7 @@ fn borrowed(
         .then(|| lent.builds.remove(&key))
         .flatten()
         .filter(|recorded| {
-            recorded.spent <= files.builds_left()
+            files.budget_left().covers(&recorded.spent)
                 && recorded.events.iter().all(|e| answers_alike(files, e))
                 && components
                     .iter()
@@ -306,7 +305,7 @@ fn borrowed(
                 && points_into_aligned(&recorded.result, &mut lent, &files.sources)
         });
     if let Some(recorded) = &found {
-        files.spend_builds(recorded.spent);
+        files.spend_reused(recorded.spent);
         lent.reused_builds += 1;
     }
     files.lent = Some(lent);

@@ -631,7 +631,7 @@ fn target_path_list_indexes_are_bounded_per_release() {
 
 /// A 1 MB `commonAnnotations` value over 3,000 ConfigMaps (1.2 MB of
 /// input before it): each object got a copy (2,000 reached 2.1 GB, 3,000
-/// aborted). The bytes one transformer entry may add are bounded; past
+/// aborted). The bytes transformers may add in a load are bounded; past
 /// them the build fails with the reason, and the run goes on.
 #[test]
 fn a_common_annotation_copied_into_every_object_is_bounded() {
@@ -655,5 +655,8 @@ fn a_common_annotation_copied_into_every_object_is_bounded() {
         "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
     );
     let inv = limited::inventory(root);
-    inv.issue("apps/kustomization.yaml", "would add over 67108864 bytes");
+    inv.issue(
+        "apps/kustomization.yaml:3:",
+        "kustomize output budget exceeded: transformers would add more than 67108864 bytes",
+    );
 }

@@ -35,6 +35,7 @@ mod fixes;
 mod flux_render;
 mod github_action;
 mod hostile;
+mod hostile_amplify;
 mod hostile_base;
 mod hostile_build;
 mod hostile_links;

@@ -6,6 +6,7 @@
 //! their fixed order and inline `transformers:`; once, at the top level,
 //! name hashes, name references and dropping local-config objects.
 
+mod budget;
 mod builder;
 mod fieldspecs;
 mod generators;
@@ -26,6 +27,7 @@ use crate::source::object::{Object, StepKind};
 use crate::source::{Gap, Issue};
 use crate::yaml::{Node, Span};
 
+pub use budget::{RUN_OUTPUT_BYTES, RUN_WORK, RunBudget};
 pub(crate) use builder::Builder;
 pub(crate) use fieldspecs::Config;
 

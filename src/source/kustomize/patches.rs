@@ -7,8 +7,9 @@ use std::path::Path;
 use crate::source::Issue;
 use crate::source::files::{Files, join_within};
 use crate::source::object::{Object, StepKind};
-use crate::yaml::{FileId, Node, Span, Style, Value, parse_documents};
+use crate::yaml::{FileId, Node, Size, Span, Style, Value, parse_documents};
 
+use super::budget::spend_work_on;
 use super::kustomization::Kustomization;
 use super::{Gvk, Res, ResId, patch_json6902, patch_smp};
 
@@ -521,9 +522,10 @@ fn apply_entries(
                 .into_iter()
                 .find(|d| !d.is_null())
                 .unwrap_or_else(|| Node::new(Value::Seq(Box::default()), entry.span));
+            let ops_nodes = Size::of(&ops, files.limits()).nodes;
             for i in select(files, res, target)? {
                 undo.before_change(i, &res[i]);
-                apply_json(files, &mut res[i], &ops, entry.span, &detail)?;
+                apply_json(files, &mut res[i], (&ops, ops_nodes), entry.span, &detail)?;
             }
             continue;
         }
@@ -581,7 +583,7 @@ fn unique_by_id(files: &Files, res: &[Res], patch: &Node) -> Result<usize, Issue
 
 #[allow(clippy::too_many_arguments)]
 fn apply_smp_to(
-    files: &Files,
+    files: &mut Files,
     res: &mut Vec<Res>,
     targets: &[usize],
     patch: &Node,
@@ -592,7 +594,10 @@ fn apply_smp_to(
     undo: &mut Undo,
 ) -> Result<(), Issue> {
     let mut deleted = Vec::new();
+    let patch_nodes = Size::of(patch, files.limits()).nodes;
     for &i in targets {
+        spend_work_on(files, &res[i].obj.root, patch_nodes)
+            .map_err(|m| Issue::at(&files.sources, span, format!("{}: {m}", res[i].obj.id())))?;
         undo.before_change(i, &res[i]);
         let r = &mut res[i];
         let (name, ns, kind) = (
@@ -654,13 +659,16 @@ fn apply_smp_to(
     Ok(())
 }
 
+/// Applies JSON 6902 `ops` (of `nodes` nodes) to `r`.
 fn apply_json(
-    files: &Files,
+    files: &mut Files,
     r: &mut Res,
-    ops: &Node,
+    (ops, nodes): (&Node, usize),
     span: Span,
     detail: &str,
 ) -> Result<(), Issue> {
+    spend_work_on(files, &r.obj.root, nodes)
+        .map_err(|m| Issue::at(&files.sources, span, format!("{}: {m}", r.obj.id())))?;
     r.store_prev();
     patch_json6902::apply(r.obj.root_mut(), ops, files.limits()).map_err(|(s, m)| {
         Issue::at(
@@ -735,8 +743,9 @@ pub(crate) fn apply_json6902_list(
         let Some(ops) = docs.into_iter().find(|d| !d.is_null()) else {
             continue;
         };
+        let nodes = Size::of(&ops, files.limits()).nodes;
         for i in select(files, res, target)? {
-            apply_json(files, &mut res[i], &ops, entry.span, &detail)?;
+            apply_json(files, &mut res[i], (&ops, nodes), entry.span, &detail)?;
         }
     }
     Ok(())

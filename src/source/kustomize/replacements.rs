@@ -6,6 +6,7 @@ use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
 use crate::yaml::{Node, Size, Span, Value};
 
+use super::budget::spend_work;
 use super::kustomization::Kustomization;
 use super::{Res, ResId, patches::inline_docs};
 
@@ -86,8 +87,9 @@ fn selector_subset(sel: &str, map: Option<&Node>) -> bool {
         })
 }
 
-fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
-    let fail = |m: String| Issue::at(&files.sources, repl.span, m);
+fn apply_one(files: &mut Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
+    let sources = &files.sources;
+    let fail = |m: String| Issue::at(sources, repl.span, m);
     let Some(source) = repl.get("source") else {
         return Err(fail("replacement needs a source".into()));
     };
@@ -173,6 +175,16 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
             // A source field copied into its own object doubles it per
             // replacement: the object is held to the object budget.
             let mut size = Size::of(&r.obj.root, files.limits());
+            let paths = target
+                .get("fieldPaths")
+                .and_then(Node::as_seq)
+                .map_or(0, |s| s.len());
+            let work = size
+                .nodes
+                .saturating_add(value_size.nodes.saturating_mul(paths));
+            spend_work(files, work).map_err(|m| {
+                Issue::at(&files.sources, target.span, format!("{}: {m}", r.obj.id()))
+            })?;
             for fp in target
                 .get("fieldPaths")
                 .and_then(Node::as_seq)

@@ -5,6 +5,7 @@ use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
 use crate::yaml::{Node, Span, Value};
 
+use super::budget::{spend_output, spend_work_on};
 use super::fieldspecs::{Config, FieldSpec, Leaf, parse_specs, split_path, visit};
 use super::kustomization::Kustomization;
 use super::{Acc, Res, ResId, patches, replacements};
@@ -37,7 +38,7 @@ pub(crate) fn run(
         let p = prefix.and_then(Node::scalar_text).unwrap_or_default();
         let s = suffix.and_then(Node::scalar_text).unwrap_or_default();
         let span = prefix.or(suffix).map_or(k.root.span, |n| n.span);
-        prefix_suffix(acc.res_mut(), &p, &s, span, &config.name_prefix);
+        prefix_suffix(files, acc.res_mut(), (&p, &s), span, &config.name_prefix)?;
     }
     for entry in k.get("labels").and_then(Node::as_seq).into_iter().flatten() {
         let mut specs = parse_specs(entry.get("fields")).map_err(|(s, m)| k.err(s, m))?;
@@ -92,7 +93,7 @@ pub(crate) fn run(
         replicas(acc.res_mut(), entry, &config.replicas).map_err(|m| k.err(entry.span, m))?;
     }
     for entry in k.get("images").and_then(Node::as_seq).into_iter().flatten() {
-        images(acc.res_mut(), entry, &config.images);
+        images(files, acc.res_mut(), entry, &config.images)?;
     }
     if let Some(list) = k.get("replacements") {
         replacements::apply_list(files, acc.res_mut(), list, k)?;
@@ -124,15 +125,11 @@ fn string_pairs(n: Option<&Node>) -> Vec<(String, Node)> {
         .collect()
 }
 
-/// Bytes one `labels`, `commonLabels` or `commonAnnotations` entry may
-/// add over all the objects it reaches: a value is copied into every
-/// object (and every field spec) it selects, so a 1 MB annotation over
-/// 2,000 ConfigMaps took 2.1 GB, and 3,000 aborted. Real kustomizations
-/// add a few hundred bytes per object.
-const TRANSFORMER_BYTES: usize = 64 << 20;
-
+/// Sets `pairs` in the mapping at each field of `specs` of every object
+/// they select. Each copy counts against the load's output budget: a
+/// value is copied into every object and field it selects.
 fn set_map_entries(
-    files: &Files,
+    files: &mut Files,
     res: &mut [Res],
     pairs: &[(String, Node)],
     specs: &[FieldSpec],
@@ -146,12 +143,11 @@ fn set_map_entries(
         .iter()
         .map(|(k, v)| k.len() + v.scalar_text().map_or(0, |t| t.len()))
         .sum();
-    let mut added = 0usize;
     for r in res.iter_mut() {
         let gvk = r.gvk();
         let mut touched = false;
         for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
-            visit(
+            let done = visit(
                 r.obj.root_mut(),
                 &split_path(&fs.path),
                 fs.create,
@@ -161,20 +157,15 @@ fn set_map_entries(
                     if node.as_map().is_none() {
                         return Err(format!("{} is not a mapping", fs.path));
                     }
-                    added = added.saturating_add(per_field);
-                    if added > TRANSFORMER_BYTES {
-                        return Err(format!(
-                            "would add over {TRANSFORMER_BYTES} bytes to the objects it is applied to ({per_field} bytes at each field); it is not applied further"
-                        ));
-                    }
-                    for (key, v) in pairs {
-                        node.insert(key, v.clone());
-                    }
+                    spend_output(files, per_field)?;
+                    node.insert_all(pairs);
                     touched = true;
                     Ok(())
                 },
-            )
-            .map_err(|m| Issue::at(&files.sources, span, format!("{what}: {}: {m}", r.obj.id())))?;
+            );
+            done.map_err(|m| {
+                Issue::at(&files.sources, span, format!("{what}: {}: {m}", r.obj.id()))
+            })?;
         }
         if touched {
             r.obj.push_step(StepKind::Transformer, what, Some(span));
@@ -184,7 +175,7 @@ fn set_map_entries(
 }
 
 pub(crate) fn namespace(
-    files: &Files,
+    files: &mut Files,
     res: &mut [Res],
     ns: &str,
     span: Span,
@@ -194,8 +185,17 @@ pub(crate) fn namespace(
         if r.obj.root.as_map().is_none_or(|m| m.is_empty()) {
             continue;
         }
-        r.store_prev();
         let gvk = r.gvk();
+        // At most the object's own field and one per field spec.
+        let fields = 1 + specs.iter().filter(|fs| fs.selects(&gvk)).count();
+        spend_output(files, ns.len().saturating_mul(fields)).map_err(|m| {
+            Issue::at(
+                &files.sources,
+                span,
+                format!("namespace: {}: {m}", r.obj.id()),
+            )
+        })?;
+        r.store_prev();
         if !gvk.is_cluster_scoped() {
             super::set_meta(r.obj.root_mut(), "namespace", ns, span);
         }
@@ -266,7 +266,17 @@ pub(crate) fn namespace(
     Ok(())
 }
 
-fn prefix_suffix(res: &mut [Res], prefix: &str, suffix: &str, span: Span, specs: &[FieldSpec]) {
+fn prefix_suffix(
+    files: &mut Files,
+    res: &mut [Res],
+    (prefix, suffix): (&str, &str),
+    span: Span,
+    specs: &[FieldSpec],
+) -> Result<(), Issue> {
+    let added = prefix.len() + suffix.len();
+    // A field the transformer cannot set is passed over, as kustomize
+    // does; only the budget stops it.
+    let mut over = None;
     for r in res.iter_mut() {
         let org = &r.org.gvk;
         let skip = org.kind == "CustomResourceDefinition"
@@ -288,15 +298,28 @@ fn prefix_suffix(res: &mut [Res], prefix: &str, suffix: &str, span: Span, specs:
                 span,
                 &mut |node| {
                     if let Some(old) = node.as_str() {
+                        if let Err(m) = spend_output(files, added) {
+                            over = Some(m);
+                            return Err(String::new());
+                        }
                         *node = Node::synthetic_str(format!("{prefix}{old}{suffix}"), span);
                     }
                     Ok(())
                 },
             );
+            if let Some(m) = over.take() {
+                let id = r.obj.id();
+                return Err(Issue::at(
+                    &files.sources,
+                    span,
+                    format!("namePrefix/nameSuffix: {id}: {m}"),
+                ));
+            }
         }
         r.obj
             .push_step(StepKind::Transformer, "namePrefix/nameSuffix", Some(span));
     }
+    Ok(())
 }
 
 fn replicas(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) -> Result<(), String> {
@@ -364,7 +387,12 @@ fn split_image(image: &str) -> (String, String, String) {
     }
 }
 
-fn images(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) {
+fn images(
+    files: &mut Files,
+    res: &mut [Res],
+    entry: &Node,
+    specs: &[FieldSpec],
+) -> Result<(), Issue> {
     let field = |k: &str| entry.get(k).and_then(Node::scalar_text).unwrap_or_default();
     let (name, new_name, new_tag, digest) = (
         field("name"),
@@ -376,14 +404,17 @@ fn images(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) {
         "^{}(@sha256)?(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
         regex::escape(&name)
     )) else {
-        return;
+        return Ok(());
     };
     let span = entry.span;
+    let added = new_name.len() + new_tag.len() + digest.len();
+    let updated = std::cell::Cell::new(0usize);
     let update = |node: &mut Node| {
         let Some(value) = node.as_str() else { return };
         if !pattern.is_match(value) {
             return;
         }
+        updated.set(updated.get() + 1);
         let (mut n, mut tag, mut dig) = split_image(value);
         if !new_name.is_empty() {
             n = new_name.clone();
@@ -407,6 +438,9 @@ fn images(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) {
         *node = Node::synthetic_str(n, span);
     };
     for r in res.iter_mut() {
+        // The object is copied and walked whole.
+        spend_work_on(files, &r.obj.root, 0)
+            .map_err(|m| Issue::at(&files.sources, span, format!("images: {}: {m}", r.obj.id())))?;
         let before = r.obj.root.clone();
         legacy_images(r.obj.root_mut(), &update);
         let gvk = r.gvk();
@@ -423,11 +457,14 @@ fn images(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) {
                 },
             );
         }
+        spend_output(files, added.saturating_mul(updated.take()))
+            .map_err(|m| Issue::at(&files.sources, span, format!("images: {}: {m}", r.obj.id())))?;
         if r.obj.root != before {
             r.obj
                 .push_step(StepKind::Transformer, format!("images: {name}"), Some(span));
         }
     }
+    Ok(())
 }
 
 /// kustomize's legacy image filter: `image` of every element of any
@@ -522,7 +559,7 @@ fn inline_transformers(
                 "PrefixSuffixTransformer" => {
                     let p = doc.str_at(&["prefix"]).unwrap_or("").to_string();
                     let s = doc.str_at(&["suffix"]).unwrap_or("").to_string();
-                    prefix_suffix(acc.res_mut(), &p, &s, doc.span, &specs);
+                    prefix_suffix(files, acc.res_mut(), (&p, &s), doc.span, &specs)?;
                 }
                 "PatchTransformer" => {
                     let as_list = Node::new(Value::Seq(Box::new(vec![doc.clone()])), doc.span);
