@@ -61,6 +61,19 @@ pub fn width() -> usize {
 /// [`width`]: never inside a word, never at a hyphen (names such as
 /// `authentik-secret` stay whole).
 pub fn render(findings: &[Finding], sources: &SourceMap, color: bool) -> String {
+    render_within(findings, sources, color, SNIPPET_RUN_BYTES)
+}
+
+/// Bytes of human output past which findings are shown without their
+/// snippets: a snippet is bounded (see [`SNIPPET_CONTEXT`]), but a run
+/// may have hundreds of thousands of findings (each rule's match budget
+/// times the rules). Real reports are a few kilobytes.
+const SNIPPET_RUN_BYTES: usize = 16 << 20;
+
+/// [`render`], snippets elided once the output passes `budget` bytes:
+/// each finding after that is its message and location, and a line says
+/// so once.
+fn render_within(findings: &[Finding], sources: &SourceMap, color: bool, budget: usize) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
@@ -72,8 +85,22 @@ pub fn render(findings: &[Finding], sources: &SourceMap, color: bool) -> String 
         .with_word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut out = String::new();
     let mut files = Files::default();
+    let mut elided = false;
     for f in findings {
-        let diag = snippet(f, sources, &mut files);
+        let mut diag = snippet(f, sources, &mut files);
+        if !elided && out.len() > budget {
+            elided = true;
+            out.push_str(&format!(
+                "note: snippets elided from here on: the report passed {budget} bytes; each finding below is its message and location\n\n"
+            ));
+        }
+        if elided {
+            let at = sources.location(f.primary.span);
+            let at = escape(&at, Breaks::Escape);
+            diag.help = Some(format!("at {at}\n{}", diag.help.unwrap_or_default()));
+            diag.labels.clear();
+            diag.related.clear();
+        }
         // Rendering into a String cannot fail.
         let _ = handler.render_report(&mut out, &diag);
         out.push('\n');
@@ -432,23 +459,8 @@ mod tests {
     /// labels close together share one.
     #[test]
     fn labels_far_apart_are_shown_in_two_windows() {
-        let text: String = (1..=300).map(|i| format!("k{i:03}: v\n")).collect();
-        let mut sources = SourceMap::default();
-        let id = sources.add(PathBuf::from("apps/big.yaml"), Arc::from(text.as_str()));
-        let finding = |lines: [u32; 2]| Finding {
-            rule: "r".into(),
-            severity: Severity::Warning,
-            message: "m".into(),
-            primary: label(id, &text, lines[0], "here"),
-            related: vec![label(id, &text, lines[1], "and there")],
-            evidence: Vec::new(),
-            notes: Vec::new(),
-            help: "h".into(),
-            fingerprint: String::new(),
-            fix: None,
-            subjects: Default::default(),
-            unconfirmed_severity: None,
-        };
+        let (text, sources, id) = big_file();
+        let finding = |lines: [u32; 2]| two_labels(id, &text, lines);
         let far = render(&[finding([2, 250])], &sources, false);
         let headers: Vec<&str> = far.lines().filter(|l| l.contains("╭─[")).collect();
         assert_eq!(headers.len(), 2, "{far}");
@@ -461,6 +473,64 @@ mod tests {
             near.lines().filter(|l| l.contains("╭─[")).count(),
             1,
             "{near}"
+        );
+    }
+
+    /// A file of 300 lines `kNNN: v`.
+    fn big_file() -> (String, SourceMap, FileId) {
+        let text: String = (1..=300).map(|i| format!("k{i:03}: v\n")).collect();
+        let mut sources = SourceMap::default();
+        let id = sources.add(PathBuf::from("apps/big.yaml"), Arc::from(text.as_str()));
+        (text, sources, id)
+    }
+
+    /// A finding labelled at two lines of `text`.
+    fn two_labels(id: FileId, text: &str, lines: [u32; 2]) -> Finding {
+        Finding {
+            rule: "r".into(),
+            severity: Severity::Warning,
+            message: "m".into(),
+            primary: label(id, text, lines[0], "here"),
+            related: vec![label(id, text, lines[1], "and there")],
+            evidence: Vec::new(),
+            notes: Vec::new(),
+            help: "h".into(),
+            fingerprint: String::new(),
+            fix: None,
+            subjects: Default::default(),
+            unconfirmed_severity: None,
+        }
+    }
+
+    /// Past the run's budget, each finding is its message and location,
+    /// and one line says the snippets are elided.
+    #[test]
+    fn snippets_past_the_run_budget_are_elided() {
+        let (text, sources, id) = big_file();
+        let findings: Vec<Finding> = (1..=200)
+            .map(|i| two_labels(id, &text, [i, i + 50]))
+            .collect();
+        let whole = render_within(&findings, &sources, false, usize::MAX);
+        let out = render_within(&findings, &sources, false, 4000);
+        assert!(
+            out.len() < whole.len() / 3,
+            "{} of {}",
+            out.len(),
+            whole.len()
+        );
+        let notes = out
+            .matches("note: snippets elided from here on: the report passed 4000 bytes")
+            .count();
+        assert_eq!(notes, 1, "{out}");
+        let (shown, elided) = out.split_once("note: snippets elided").unwrap();
+        assert!(shown.contains("╭─[apps/big.yaml:1:1]"), "{shown}");
+        assert!(!elided.contains("╭─["), "{elided}");
+        assert!(elided.contains("at apps/big.yaml:200:1"), "{elided}");
+        // Every finding is still there.
+        assert_eq!(
+            out.matches("× m").count() + out.matches("⚠ m").count(),
+            200,
+            "{out}"
         );
     }
 }
