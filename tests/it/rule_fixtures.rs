@@ -79,7 +79,7 @@ fn run_case(case: &Path, rule_id: &str, all: &[rules::Rule]) -> Outcome {
                 problems.extend(snap.issues.iter().map(|i| i.to_string()));
                 link::merge(&mut loaded.objects, live::lintable(snap.objects));
             }
-            Err(e) => problems.push(e),
+            Err(e) => problems.push(e.to_string()),
         }
     }
     problems.extend(

@@ -265,9 +265,9 @@ impl FluxTree {
                     .gaps
                     .into_iter()
                     .partition(|g| g.gap == Some(Gap::Remote));
-                issues.extend(remote.iter().map(|g| Issue {
-                    message: format!("{} (Flux Kustomization {name})", g.message),
-                    ..g.clone()
+                issues.extend(remote.iter().map(|g| {
+                    g.clone()
+                        .noting(format_args!("(Flux Kustomization {name})"))
                 }));
                 let outcome = if !missing.is_empty() {
                     Outcome::Failed(missing)
