@@ -9,6 +9,7 @@ use crate::report::control::SerializeError;
 use crate::source::Issue;
 use crate::source::cluster;
 use crate::source::confine::Refused;
+use crate::source::files::ReadError;
 use crate::source::git::GitError;
 use crate::source::root::RootError;
 use crate::source::snapshot::SnapshotError;
@@ -68,8 +69,8 @@ pub enum Error {
     #[error("{0}")]
     Config(Issue),
     /// The configuration file as git holds it could not be read.
-    #[error("{0}")]
-    ConfigRead(String),
+    #[error(transparent)]
+    ConfigRead(#[from] ReadError),
     /// The configuration file as git holds it is not UTF-8.
     #[error("{}: file is not valid UTF-8", .0.display())]
     ConfigNotUtf8(PathBuf),

@@ -44,6 +44,24 @@ impl Input {
     }
 }
 
+/// Why a file or folder of the repository could not be read: its path
+/// and the reason, for the entry that names it to report.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+pub struct ReadError {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl ReadError {
+    fn new(path: &Path, reason: impl std::fmt::Display) -> ReadError {
+        ReadError {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
 /// The repository's files, read lazily and cached, addressed by paths
 /// relative to the repository root.
 pub struct Files {
@@ -541,8 +559,8 @@ impl Files {
 
     /// The bytes of a repository file within the size budget (files a
     /// generator reads whole, which need not be text).
-    pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, String> {
-        let answer = self.raw(rel).map_err(|e| format!("{}: {e}", rel.display()));
+    pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, ReadError> {
+        let answer = self.raw(rel).map_err(|e| ReadError::new(rel, e));
         self.note(|| Event::Bytes(rel.to_path_buf(), answer.clone()));
         answer
     }
@@ -568,7 +586,7 @@ impl Files {
 
     /// The entries directly in directory `rel`, sorted by name, each with
     /// whether it is a directory (a symlink is not: it is not entered).
-    pub fn list_dir(&self, rel: &Path) -> Result<Vec<(PathBuf, bool)>, String> {
+    pub fn list_dir(&self, rel: &Path) -> Result<Vec<(PathBuf, bool)>, ReadError> {
         let listed = match &*self.backing {
             Backing::Disk(disk) => list_disk_dir(&self.abs(rel))
                 .map(|names| {
@@ -578,10 +596,10 @@ impl Files {
                         .filter(|(path, _)| !disk.ignored().covers(path))
                         .collect()
                 })
-                .map_err(|e| e.to_string()),
-            Backing::Commit(tree) => tree.list_dir(rel).map_err(|e| e.to_string()),
+                .map_err(|e| ReadError::new(rel, e)),
+            Backing::Commit(tree) => tree.list_dir(rel).map_err(|e| ReadError::new(rel, e)),
         };
-        let answer = listed.map_err(|e| format!("{}: {e}", rel.display()));
+        let answer = listed;
         self.note(|| Event::ListDir(rel.to_path_buf(), answer.clone()));
         answer
     }

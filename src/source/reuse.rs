@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 
 use super::Issue;
 use super::Object;
-use super::files::{Files, Input, Parsed};
+use super::files::{Files, Input, Parsed, ReadError};
 use super::flux::Budget;
 use super::flux::tree::Inherited;
 use super::kustomize::Built;
@@ -47,11 +47,11 @@ use crate::yaml::{FileId, Limits, Node, Origin, SourceMap, Span, Value};
 pub(crate) enum Event {
     /// A text (for itself, or for its documents), registered on first read.
     Text(PathBuf, Result<(FileId, Arc<str>), Issue>),
-    Bytes(PathBuf, Result<Vec<u8>, String>),
+    Bytes(PathBuf, Result<Vec<u8>, ReadError>),
     IsDir(PathBuf, bool),
     IsFile(PathBuf, bool),
     Outside(PathBuf, Option<String>),
-    ListDir(PathBuf, Result<Vec<(PathBuf, bool)>, String>),
+    ListDir(PathBuf, Result<Vec<(PathBuf, bool)>, ReadError>),
     /// A file read other than as a resource ([`Files::note_input`]).
     Input(PathBuf, Input, PathBuf),
     BuiltDir(PathBuf),

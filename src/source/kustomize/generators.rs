@@ -310,7 +310,9 @@ fn load_pairs(
             }
         };
         let path = k.local_file(files, &rel, f.span, Input::GeneratorInput)?;
-        let bytes = files.bytes(&path).map_err(|m| k.err(f.span, m))?;
+        let bytes = files
+            .bytes(&path)
+            .map_err(|m| k.err(f.span, m.to_string()))?;
         spend(bytes.len(), f.span)?;
         out.push((key, bytes, f.span));
     }
