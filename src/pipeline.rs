@@ -31,13 +31,14 @@ use crate::report::{
     github, human, inventory, json, metrics, pushgateway, sarif,
 };
 use crate::rules::{self, Finding, Rule, Severity, config};
+use crate::source::Limits;
 use crate::source::commit_tree::Tree;
 use crate::source::confine::{Refused, Root};
 use crate::source::ignored::Ignored;
 use crate::source::repo::{self, Repo};
 use crate::source::root::{self as found, Found};
 use crate::source::{Files, Issue, Object, git};
-use crate::yaml::{Limits, Shown, SourceMap};
+use crate::yaml::{Shown, SourceMap};
 
 /// Exit status, as ripgrep and ruff use them.
 pub const EXIT_CLEAN: u8 = 0;

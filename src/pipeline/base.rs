@@ -16,7 +16,6 @@ use crate::source::repo::{self, Repo};
 use crate::source::reuse::Lent;
 use crate::source::root::Found;
 use crate::source::{Files, git};
-use crate::yaml::Limits;
 
 /// The commit to compare with.
 #[derive(Debug, Clone, Default)]
@@ -227,7 +226,7 @@ pub fn prepare(
             Some(Err(_)) => return Err(Error::BaseTreePanicked),
             None => commit.tree()?,
         };
-        let mut files = Files::in_commit(root, tree, Limits::default());
+        let mut files = Files::in_commit(root, tree, *linted.files.limits());
         if let Some(lent) = lent {
             files = files.borrowing(lent);
             if let Some(changed) = &changed {

@@ -323,7 +323,7 @@ impl FluxTree {
             self.fail_render(gave.unparsed);
         }
         self.subst_budget = gave.budget;
-        let max = files.limits().max_rendered_objects;
+        let max = files.limits().flux.max_rendered_objects;
         if self.output.len() + gave.objects.len() > max {
             let issue = Issue::at(
                 &files.sources,

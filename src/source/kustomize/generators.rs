@@ -203,7 +203,7 @@ fn load_pairs(
     args: &Node,
     bytes_left: &mut usize,
 ) -> Result<Vec<(String, Vec<u8>, Span)>, Issue> {
-    let limit = files.limits().max_object_bytes;
+    let limit = files.limits().yaml.max_object_bytes;
     let mut spend = |len: usize, at: Span| {
         match bytes_left.checked_sub(len) {
         Some(left) => {
