@@ -6,13 +6,14 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
+use super::Limits;
 use super::commit_tree::Tree;
 use super::confine::Refused;
 use super::disk::Disk;
 use super::issue::Issue;
 use super::kustomize::RunBudget;
 use super::reuse::{Event, Lent, Recorder};
-use crate::yaml::{FileId, Limits, Node, SourceMap, Span, parse_documents};
+use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
 /// Parsed documents of one file.
 #[derive(Clone, Debug)]
@@ -41,6 +42,24 @@ impl Input {
             Input::Configuration => "transformer configuration",
             Input::Replacement => "a replacement",
             Input::Transformer => "a transformer",
+        }
+    }
+}
+
+/// Why a file or folder of the repository could not be read: its path
+/// and the reason, for the entry that names it to report.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+pub struct ReadError {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl ReadError {
+    fn new(path: &Path, reason: impl std::fmt::Display) -> ReadError {
+        ReadError {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
         }
     }
 }
@@ -222,8 +241,8 @@ impl Files {
             unchanged: HashMap::new(),
             unchanged_bytes: HashSet::new(),
             journal: None,
-            left: RunBudget::new(limits.max_kustomize_run_builds),
-            total: RunBudget::new(limits.max_kustomize_run_builds),
+            left: RunBudget::new(&limits.kustomize),
+            total: RunBudget::new(&limits.kustomize),
             budget_spent: false,
         }
     }
@@ -363,13 +382,6 @@ impl Files {
     /// job began, in a fork).
     pub(crate) fn budget_stopped(&self) -> bool {
         self.budget_spent
-    }
-
-    /// These files with `budget` for their builds in all, in place of
-    /// the defaults (a test sees a budget hold on a small input).
-    pub fn with_budget(mut self, budget: RunBudget) -> Files {
-        (self.left, self.total) = (budget, budget);
-        self
     }
 
     /// The budget the load started with.
@@ -574,8 +586,8 @@ impl Files {
 
     /// The bytes of a repository file within the size budget (files a
     /// generator reads whole, which need not be text).
-    pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, String> {
-        let answer = self.raw(rel).map_err(|e| format!("{}: {e}", rel.display()));
+    pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, ReadError> {
+        let answer = self.raw(rel).map_err(|e| ReadError::new(rel, e));
         self.note(|| Event::Bytes(rel.to_path_buf(), answer.clone()));
         answer
     }
@@ -585,8 +597,8 @@ impl Files {
             return Ok(text.clone().into_bytes());
         }
         match &*self.backing {
-            Backing::Disk(disk) => disk.read(rel, self.limits.max_bytes),
-            Backing::Commit(tree) => tree.read(rel, self.limits.max_bytes),
+            Backing::Disk(disk) => disk.read(rel, self.limits.yaml.max_bytes),
+            Backing::Commit(tree) => tree.read(rel, self.limits.yaml.max_bytes),
         }
     }
 
@@ -601,7 +613,7 @@ impl Files {
 
     /// The entries directly in directory `rel`, sorted by name, each with
     /// whether it is a directory (a symlink is not: it is not entered).
-    pub fn list_dir(&self, rel: &Path) -> Result<Vec<(PathBuf, bool)>, String> {
+    pub fn list_dir(&self, rel: &Path) -> Result<Vec<(PathBuf, bool)>, ReadError> {
         let listed = match &*self.backing {
             Backing::Disk(disk) => list_disk_dir(&self.abs(rel))
                 .map(|names| {
@@ -611,10 +623,10 @@ impl Files {
                         .filter(|(path, _)| !disk.ignored().covers(path))
                         .collect()
                 })
-                .map_err(|e| e.to_string()),
-            Backing::Commit(tree) => tree.list_dir(rel).map_err(|e| e.to_string()),
+                .map_err(|e| ReadError::new(rel, e)),
+            Backing::Commit(tree) => tree.list_dir(rel).map_err(|e| ReadError::new(rel, e)),
         };
-        let answer = listed.map_err(|e| format!("{}: {e}", rel.display()));
+        let answer = listed;
         self.note(|| Event::ListDir(rel.to_path_buf(), answer.clone()));
         answer
     }
@@ -669,7 +681,7 @@ impl Files {
                     .filter(|rel| !self.unchanged.contains_key(*rel))
                     .cloned()
                     .collect();
-                let mut read = tree.read_many(&unread, limits.max_bytes).into_iter();
+                let mut read = tree.read_many(&unread, limits.yaml.max_bytes).into_iter();
                 rels.iter()
                     .map(|rel| {
                         if let Some(text) = self.unchanged.get(rel) {
@@ -721,7 +733,7 @@ impl Files {
         }
         let parsed: Vec<_> = to_parse
             .par_iter()
-            .map(|(rel, file, text)| parse(rel, *file, text, &limits))
+            .map(|(rel, file, text)| parse(rel, *file, text, &limits.yaml))
             .collect();
         for ((rel, _, _), result) in to_parse.into_iter().zip(parsed) {
             if let (Some(recorder), Ok(parsed)) = (self.recorder.as_mut(), &result) {
@@ -748,7 +760,7 @@ impl Files {
         let limits = self.limits;
         let result = self
             .text_unnoted(rel)
-            .and_then(|(file, text)| parse(rel, file, &text, &limits));
+            .and_then(|(file, text)| parse(rel, file, &text, &limits.yaml));
         self.parsed.insert(rel.to_path_buf(), result.clone());
         result
     }
@@ -776,7 +788,7 @@ impl Files {
             Some(cached) => cached?,
             None => {
                 let (file, text) = self.text_unnoted(rel)?;
-                parse(rel, file, &text, &self.limits)?
+                parse(rel, file, &text, &self.limits.yaml)?
             }
         };
         Ok(Arc::unwrap_or_clone(parsed))
@@ -792,7 +804,12 @@ impl Files {
     }
 }
 
-fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Parsed>, Issue> {
+fn parse(
+    rel: &Path,
+    file: FileId,
+    text: &str,
+    limits: &crate::yaml::Limits,
+) -> Result<Arc<Parsed>, Issue> {
     parse_documents(text, file, limits)
         .map(|docs| {
             Arc::new(Parsed {

@@ -4,35 +4,19 @@
 //! builds, or many Flux Kustomizations over one directory, each spend
 //! it again.
 
+use super::Limits;
 use crate::source::files::Files;
 use crate::yaml::{Node, Size};
-
-/// Node visits that the patches, replacements and transformers of one
-/// load may make. An application costs the nodes of the object it is
-/// applied to as it is then (a merge or an insert rewrites the mapping
-/// it changes, so P patches each adding a key to N objects cost N·P²:
-/// 1,000 over 1,000 ConfigMaps, 244 KB of input, took 92 s) plus the
-/// nodes of what it applies. The corpus's largest load spends about
-/// 60,000; synthetic repositories of 100,000 objects about 2 million.
-pub const RUN_WORK: u64 = 20_000_000;
-
-/// Bytes that transformers (labels, annotations, name prefixes and
-/// suffixes, namespaces, images) may add to the objects of one load: a
-/// value is copied into every object and field it selects, so a 1 MB
-/// annotation over 2,000 ConfigMaps took 2.1 GB, and a 200 KB
-/// `namePrefix` over 3,000 objects 4.4 GB. Real kustomizations add a few
-/// hundred bytes per object.
-pub const RUN_OUTPUT_BYTES: u64 = 64 << 20;
 
 /// What is left of the budgets of one load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunBudget {
     /// Kustomization and component directories the builds may go through
-    /// (`Limits::max_kustomize_run_builds`).
+    /// (`Limits::max_run_builds`).
     pub builds: usize,
-    /// Node visits, see [`RUN_WORK`].
+    /// Node visits (`Limits::max_run_work`).
     pub work: u64,
-    /// Bytes added by transformers, see [`RUN_OUTPUT_BYTES`].
+    /// Bytes added by transformers (`Limits::max_run_output_bytes`).
     pub bytes: u64,
 }
 
@@ -44,12 +28,12 @@ impl RunBudget {
         bytes: 0,
     };
 
-    /// The default budgets, with `builds` directories.
-    pub fn new(builds: usize) -> RunBudget {
+    /// The whole of a load's budgets.
+    pub fn new(limits: &Limits) -> RunBudget {
         RunBudget {
-            builds,
-            work: RUN_WORK,
-            bytes: RUN_OUTPUT_BYTES,
+            builds: limits.max_run_builds,
+            work: limits.max_run_work,
+            bytes: limits.max_run_output_bytes,
         }
     }
 
@@ -85,7 +69,7 @@ pub(crate) fn spend_work_on(
     object: &Node,
     applied: usize,
 ) -> Result<(), String> {
-    let nodes = Size::of(object, files.limits()).nodes;
+    let nodes = Size::of(object, &files.limits().yaml).nodes;
     spend_work(files, nodes.saturating_add(applied))
 }
 

@@ -108,7 +108,7 @@ pub(crate) fn inline_docs(
 
 fn parse_inline(files: &Files, node: &Node, text: &str, kfile: &Path) -> Result<Vec<Node>, Issue> {
     let file = node.span.file;
-    let mut docs = parse_documents(text, file, files.limits()).map_err(|e| {
+    let mut docs = parse_documents(text, file, &files.limits().yaml).map_err(|e| {
         // A block scalar's lines are the file's, from the line after its
         // indicator; a flow scalar's error is placed at the scalar.
         let line = node.span.line
@@ -522,7 +522,7 @@ fn apply_entries(
                 .into_iter()
                 .find(|d| !d.is_null())
                 .unwrap_or_else(|| Node::new(Value::Seq(Box::default()), entry.span));
-            let ops_nodes = Size::of(&ops, files.limits()).nodes;
+            let ops_nodes = Size::of(&ops, &files.limits().yaml).nodes;
             for i in select(files, res, target)? {
                 undo.before_change(i, &res[i]);
                 apply_json(files, &mut res[i], (&ops, ops_nodes), entry.span, &detail)?;
@@ -594,7 +594,7 @@ fn apply_smp_to(
     undo: &mut Undo,
 ) -> Result<(), Issue> {
     let mut deleted = Vec::new();
-    let patch_nodes = Size::of(patch, files.limits()).nodes;
+    let patch_nodes = Size::of(patch, &files.limits().yaml).nodes;
     for &i in targets {
         spend_work_on(files, &res[i].obj.root, patch_nodes)
             .map_err(|m| Issue::at(&files.sources, span, format!("{}: {m}", res[i].obj.id())))?;
@@ -670,7 +670,7 @@ fn apply_json(
     spend_work_on(files, &r.obj.root, nodes)
         .map_err(|m| Issue::at(&files.sources, span, format!("{}: {m}", r.obj.id())))?;
     r.store_prev();
-    patch_json6902::apply(r.obj.root_mut(), ops, files.limits()).map_err(|(s, m)| {
+    patch_json6902::apply(r.obj.root_mut(), ops, &files.limits().yaml).map_err(|(s, m)| {
         Issue::at(
             &files.sources,
             s.unwrap_or(span),
@@ -743,7 +743,7 @@ pub(crate) fn apply_json6902_list(
         let Some(ops) = docs.into_iter().find(|d| !d.is_null()) else {
             continue;
         };
-        let nodes = Size::of(&ops, files.limits()).nodes;
+        let nodes = Size::of(&ops, &files.limits().yaml).nodes;
         for i in select(files, res, target)? {
             apply_json(files, &mut res[i], (&ops, nodes), entry.span, &detail)?;
         }
@@ -758,7 +758,7 @@ mod tests {
 
     fn objects_and_patches(patches: &str) -> (Files, Vec<Object>, Node, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
-        let mut files = Files::new(dir.path(), Limits::default());
+        let mut files = Files::new(dir.path(), Default::default());
         let text = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: app\nspec:\n  interval: 1h\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v\n";
         let id = files.sources.add("objects.yaml".into(), text.into());
         let objects = crate::yaml::parse_documents(text, id, &Limits::default())

@@ -134,7 +134,7 @@ fn apply_one(files: &mut Files, res: &mut [Res], repl: &Node) -> Result<(), Issu
         };
         value = Node::synthetic_str(picked, value.span);
     }
-    let value_size = Size::of(&value, files.limits());
+    let value_size = Size::of(&value, &files.limits().yaml);
     for target in repl
         .get("targets")
         .and_then(Node::as_seq)
@@ -174,7 +174,7 @@ fn apply_one(files: &mut Files, res: &mut [Res], repl: &Node) -> Result<(), Issu
             }
             // A source field copied into its own object doubles it per
             // replacement: the object is held to the object budget.
-            let mut size = Size::of(&r.obj.root, files.limits());
+            let mut size = Size::of(&r.obj.root, &files.limits().yaml);
             let paths = target
                 .get("fieldPaths")
                 .and_then(Node::as_seq)
@@ -194,7 +194,7 @@ fn apply_one(files: &mut Files, res: &mut [Res], repl: &Node) -> Result<(), Issu
                 let Some(fp_text) = fp.as_str() else { continue };
                 let segs = split_field_path(fp_text);
                 size.grow(value_size, segs.len());
-                if let Some(why) = size.over(files.limits()) {
+                if let Some(why) = size.over(&files.limits().yaml) {
                     return Err(Issue::at(
                         &files.sources,
                         fp.span,

@@ -1,0 +1,54 @@
+//! The budgets of kustomize builds, which keep a chain of components or
+//! overlays bounded on hostile input: a build over one is an issue at the
+//! kustomization, never a hang.
+
+/// What kustomize builds may go through and gather.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Kustomization and component directories one kustomize build may
+    /// go through. A kustomization is built once per directory and reused;
+    /// a component is applied every time it is listed, so a chain of
+    /// components each listing the next twice doubles per level.
+    pub max_builds: usize,
+    /// Kustomization and component directories all the builds of one
+    /// load may go through. Builds are keyed by path, so many Flux
+    /// Kustomizations over small directories that each list one costly
+    /// component chain would each spend `max_builds`.
+    pub max_run_builds: usize,
+    /// Kustomizations and components nested in one another (each level
+    /// is a frame of the recursive build; real repositories nest a few).
+    pub max_depth: usize,
+    /// Objects one kustomize build may gather, counted each time a
+    /// kustomization's objects are merged into one that lists it: a
+    /// directory listed by many overlays is built once, but its objects
+    /// are copied into each, so levels of overlays multiply them.
+    pub max_objects: usize,
+    /// Node visits that the patches, replacements and transformers of
+    /// one load may make. An application costs the nodes of the object
+    /// it is applied to as it is then (a merge or an insert rewrites the
+    /// mapping it changes, so P patches each adding a key to N objects
+    /// cost N·P²: 1,000 over 1,000 ConfigMaps, 244 KB of input, took 92 s)
+    /// plus the nodes of what it applies. The corpus's largest load
+    /// spends about 80,000; a synthetic repository of 10,000 objects none.
+    pub max_run_work: u64,
+    /// Bytes that transformers (labels, annotations, name prefixes and
+    /// suffixes, namespaces, images) may add to the objects of one load:
+    /// a value is copied into every object and field it selects, so a
+    /// 1 MB annotation over 2,000 ConfigMaps took 2.1 GB, and a 200 KB
+    /// `namePrefix` over 300 objects 446 MB. The corpus's largest load
+    /// adds about 34,000.
+    pub max_run_output_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_builds: 10_000,
+            max_run_builds: 100_000,
+            max_depth: 100,
+            max_objects: 500_000,
+            max_run_work: 20_000_000,
+            max_run_output_bytes: 64 << 20,
+        }
+    }
+}
