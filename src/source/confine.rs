@@ -26,7 +26,8 @@ pub enum Refused {
         len: Option<u64>,
         limit: usize,
     },
-    /// The run has read its budget of bytes (see [`super::disk::RUN_BYTES`]).
+    /// The run has read its budget of bytes
+    /// (`source::Limits::max_read_bytes`).
     OverBudget {
         budget: usize,
     },

@@ -18,22 +18,16 @@ use std::sync::{Arc, Mutex};
 use super::confine::{Refused, Root, read_regular};
 use super::ignored::Ignored;
 
-/// Bytes all the reads of one repository may take. Each file is held to
-/// `Limits::max_bytes`, and the walk reads a file once however many links
-/// reach it; this bounds the sum, so that many large files cannot take the
-/// memory their parse needs (the run holds about ten times the text).
-/// Real repositories read a few megabytes (the largest of the corpus,
-/// 5.4 MB).
-pub const RUN_BYTES: usize = 256 << 20;
-
 pub struct Disk {
     /// The root as given, which paths are joined onto.
     top: PathBuf,
     root: Root,
     /// Directories by repo-relative path, listed on first use.
     listings: Mutex<HashMap<PathBuf, Listing>>,
-    /// Bytes read so far, against [`RUN_BYTES`].
+    /// Bytes read so far, against `budget`.
     spent: AtomicUsize,
+    /// Bytes all the reads may take (`source::Limits::max_read_bytes`).
+    budget: usize,
     /// What git ignores: not there, as Flux never gets it.
     ignored: Ignored,
 }
@@ -62,12 +56,14 @@ enum Listing {
 type Found = Option<Option<Kind>>;
 
 impl Disk {
-    pub fn new(top: &Path) -> Disk {
+    /// The disk below `top`, reads held to `budget` bytes in all.
+    pub fn new(top: &Path, budget: usize) -> Disk {
         Disk {
             top: top.to_path_buf(),
             root: Root::new(top),
             listings: Mutex::new(HashMap::new()),
             spent: AtomicUsize::new(0),
+            budget,
             ignored: Ignored::default(),
         }
     }
@@ -131,7 +127,9 @@ impl Disk {
             )));
         }
         let abs = self.top.join(rel);
-        let left = RUN_BYTES.saturating_sub(self.spent.load(Ordering::Relaxed));
+        let left = self
+            .budget
+            .saturating_sub(self.spent.load(Ordering::Relaxed));
         let read = match self.find(rel) {
             Some(Some(Kind::File)) => read_regular(&abs, limit.min(left)),
             _ => self.root.read(&abs, limit.min(left)),
@@ -141,7 +139,9 @@ impl Disk {
             Err(Refused::TooBig { len, .. })
                 if left < limit && len.is_none_or(|l| l <= limit as u64) =>
             {
-                Err(Refused::OverBudget { budget: RUN_BYTES })
+                Err(Refused::OverBudget {
+                    budget: self.budget,
+                })
             }
             Ok(bytes) => {
                 self.spent.fetch_add(bytes.len(), Ordering::Relaxed);
@@ -263,7 +263,7 @@ mod tests {
         symlink("missing", root.join("apps/dangling")).unwrap();
         let fifo = std::ffi::CString::new(root.join("apps/fifo").to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-        let disk = Disk::new(&root);
+        let disk = Disk::new(&root, usize::MAX);
         for rel in [
             "",
             "apps",

@@ -213,7 +213,7 @@ impl Files {
         let root = root.into();
         Files::with(
             root.clone(),
-            Arc::new(Backing::Disk(Disk::new(&root))),
+            Arc::new(Backing::Disk(Disk::new(&root, limits.max_read_bytes))),
             limits,
         )
     }
@@ -528,7 +528,8 @@ impl Files {
         if let Some(Backing::Disk(_)) = Arc::get_mut(&mut self.backing)
             && !ignored.listed().is_empty()
         {
-            self.backing = Arc::new(Backing::Disk(Disk::new(&self.root).ignoring(ignored)));
+            let disk = Disk::new(&self.root, self.limits.max_read_bytes);
+            self.backing = Arc::new(Backing::Disk(disk.ignoring(ignored)));
         }
         self
     }

@@ -53,3 +53,43 @@ fn links_to_one_large_file_read_it_once() {
     assert_eq!(inv.names(), ["once"], "{:#?}", inv.issues());
     inv.issue("links/000.yaml", "same file as big/cm.yaml");
 }
+
+/// Ten files of 1 MB each under a read budget of 3.5 MB: three are read,
+/// each of the others is an issue saying the run's budget was reached,
+/// and the small file read first is still linted.
+#[test]
+fn reads_past_the_run_budget_are_refused_with_an_issue() {
+    use homelab_lint::source::{Files, Limits, repo};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    write(root, "a/cm.yaml", CONFIGMAP);
+    let value = "x".repeat(1 << 20);
+    for i in 0..10 {
+        write(
+            root,
+            &format!("b/big{i}.yaml"),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big{i}}}\ndata:\n  v: {value}\n"
+            ),
+        );
+    }
+    let limits = Limits {
+        max_read_bytes: 3 << 20 | 1 << 19,
+        ..Limits::default()
+    };
+    let loaded = repo::load_files(Files::new(root, limits));
+    let names: Vec<&str> = loaded.objects.iter().map(|o| o.name()).collect();
+    assert!(names.contains(&"once"), "{names:?}");
+    assert_eq!(names.len(), 4, "{names:?}");
+    let refused: Vec<String> = loaded
+        .issues
+        .iter()
+        .map(|i| i.to_string())
+        .filter(|i| {
+            i.contains(
+                "not read: the files read before it reached the run's budget of 3670016 bytes",
+            )
+        })
+        .collect();
+    assert_eq!(refused.len(), 7, "{:#?}", loaded.issues);
+}
