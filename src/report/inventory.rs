@@ -3,6 +3,9 @@
 
 use serde_json::{Map, Value as J, json};
 
+use std::collections::HashMap;
+
+use crate::source::Object;
 use crate::source::helm;
 use crate::source::repo::Repo;
 use crate::yaml::{Node, Origin, SourceMap, Span, Value, path_to_string};
@@ -16,10 +19,18 @@ pub struct Options {
 
 pub fn to_json(repo: &Repo, opts: Options) -> J {
     let src = &repo.files.sources;
+    // Objects by kind and name: a scan of every object per `valuesFrom`
+    // entry was releases x entries x objects.
+    let mut by_name: HashMap<(&str, &str), Vec<&Object>> = HashMap::new();
+    for o in &repo.objects {
+        by_name.entry((o.kind(), o.name())).or_default().push(o);
+    }
     let lookup = |kind: &str, ns: &str, name: &str| {
-        repo.objects
+        by_name
+            .get(&(kind, name))?
             .iter()
-            .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or(ns) == ns)
+            .copied()
+            .find(|o| o.namespace().unwrap_or(ns) == ns)
     };
     let objects: Vec<J> = repo
         .objects
