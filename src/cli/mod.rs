@@ -294,21 +294,14 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
     })
     .map_err(|e| e.to_string())?;
     pipeline::log_load(&loaded.repo, &loaded.found, verbose, &mut stderr_line);
-    let mut json = inventory::to_json(
+    let json = inventory::document(
         &loaded.repo,
         inventory::Options {
             provenance: inv.provenance,
+            kind: inv.kind.as_deref(),
+            name: inv.name.as_deref(),
         },
     );
-    if let Some(objects) = json.get_mut("objects").and_then(|o| o.as_array_mut()) {
-        objects.retain(|o| {
-            let matches = |field: &str, want: &Option<String>| {
-                want.as_deref()
-                    .is_none_or(|w| o.get(field).and_then(|v| v.as_str()) == Some(w))
-            };
-            matches("kind", &inv.kind) && matches("name", &inv.name)
-        });
-    }
     let text = match inv.format {
         OutputFormat::Json => control::to_json(&json).map_err(|e| e.to_string())?,
         OutputFormat::Yaml => control::to_yaml(&json).map_err(|e| e.to_string())?,

@@ -1,6 +1,8 @@
 //! `inventory`: the rendered objects with the origin of every value, the
 //! debugging view users know from `flux build`.
 
+use serde::Serialize;
+use serde::ser::SerializeSeq;
 use serde_json::{Map, Value as J, json};
 
 use std::collections::HashMap;
@@ -12,91 +14,153 @@ use crate::yaml::{Node, Origin, SourceMap, Span, Value, path_to_string};
 
 /// What to include per object.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Options {
+pub struct Options<'a> {
     /// Add a map from every scalar's path to where it was written.
     pub provenance: bool,
+    /// Only objects of this kind.
+    pub kind: Option<&'a str>,
+    /// Only objects of this name.
+    pub name: Option<&'a str>,
 }
 
-pub fn to_json(repo: &Repo, opts: Options) -> J {
-    let src = &repo.files.sources;
-    // Objects by kind and name: a scan of every object per `valuesFrom`
-    // entry was releases x entries x objects.
-    let mut by_name: HashMap<(&str, &str), Vec<&Object>> = HashMap::new();
-    for o in &repo.objects {
-        by_name.entry((o.kind(), o.name())).or_default().push(o);
-    }
-    let lookup = |kind: &str, ns: &str, name: &str| {
-        by_name
-            .get(&(kind, name))?
-            .iter()
-            .copied()
-            .find(|o| o.namespace().unwrap_or(ns) == ns)
-    };
-    let objects: Vec<J> = repo
-        .objects
+/// The inventory of `repo`, to serialize. Each object's JSON is made as
+/// it is written and dropped after: a tree of every object's JSON held
+/// at once took 73 bytes of memory per input byte, four times the lint
+/// (100,000 small ConfigMaps: 693 MB against 162 MB).
+pub fn document<'r>(repo: &'r Repo, opts: Options<'r>) -> impl Serialize + 'r {
+    let issues: Vec<J> = repo
+        .issues
         .iter()
-        .map(|o| {
-            let mut entry = Map::new();
-            entry.insert("apiVersion".into(), json!(o.api_version()));
-            entry.insert("kind".into(), json!(o.kind()));
-            entry.insert("namespace".into(), json!(o.namespace()));
-            entry.insert("name".into(), json!(o.name()));
-            entry.insert("file".into(), json!(src.path(o.file).display().to_string()));
-            entry.insert("document".into(), json!(o.doc_index));
-            entry.insert(
-                "chain".into(),
-                J::Array(
-                    o.chain
-                        .iter()
-                        .map(|s| {
-                            json!({
-                                "kind": s.kind.as_str(),
-                                "detail": s.detail,
-                                "at": s.at.map(|sp| src.location(sp)),
-                            })
-                        })
-                        .collect(),
-                ),
-            );
-            let object = if o.kind() == "Secret" && o.api_version() == "v1" {
-                let mut object = o.root.to_json();
-                redact_secret(&mut object);
-                object
-            } else {
-                src.shown_json(&o.root)
-            };
-            entry.insert("object".into(), object);
-            if opts.provenance {
-                entry.insert("provenance".into(), provenance(&o.root, src));
-            }
-            if o.group() == "helm.toolkit.fluxcd.io" && o.kind() == "HelmRelease" {
-                let release = helm::resolve(src, o, &lookup);
-                entry.insert("helm".into(), helm_json(&release, src, opts));
-            }
-            J::Object(entry)
+        .map(|i| {
+            json!({
+                "path": i.path,
+                "line": i.line,
+                "column": i.col,
+                "message": i.message,
+            })
         })
         .collect();
-    json!({
-        "root": repo.files.root().display().to_string(),
-        "files": src.len(),
-        "objects": objects,
-        "skipped": repo.skipped.iter().map(|s| json!({
-            "path": s.path.display().to_string(),
-            "reason": s.reason,
-        })).collect::<Vec<_>>(),
-        "coverage": coverage_json(repo),
-        "fates": repo.fates.iter().map(|f| json!({
-            "path": f.path.display().to_string(),
-            "fate": f.fate.key(),
-            "reason": f.fate.reason(),
-        })).collect::<Vec<_>>(),
-        "issues": repo.issues.iter().map(|i| json!({
-            "path": i.path,
-            "line": i.line,
-            "column": i.col,
-            "message": i.message,
-        })).collect::<Vec<_>>(),
-    })
+    // Fields in the order serde_json's sorted maps gave them.
+    #[derive(Serialize)]
+    struct Document<'r> {
+        coverage: J,
+        fates: Vec<J>,
+        files: usize,
+        issues: Vec<J>,
+        objects: Objects<'r>,
+        root: String,
+        skipped: Vec<J>,
+    }
+    Document {
+        coverage: coverage_json(repo),
+        fates: repo
+            .fates
+            .iter()
+            .map(|f| {
+                json!({
+                    "path": f.path.display().to_string(),
+                    "fate": f.fate.key(),
+                    "reason": f.fate.reason(),
+                })
+            })
+            .collect(),
+        files: repo.files.sources.len(),
+        issues,
+        objects: Objects { repo, opts },
+        root: repo.files.root().display().to_string(),
+        skipped: repo
+            .skipped
+            .iter()
+            .map(|s| {
+                json!({
+                    "path": s.path.display().to_string(),
+                    "reason": s.reason,
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The objects of the inventory, each made when it is serialized.
+struct Objects<'r> {
+    repo: &'r Repo,
+    opts: Options<'r>,
+}
+
+impl Serialize for Objects<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let (repo, opts) = (self.repo, self.opts);
+        let src = &repo.files.sources;
+        // Objects by kind and name: a scan of every object per
+        // `valuesFrom` entry was releases x entries x objects.
+        let mut by_name: HashMap<(&str, &str), Vec<&Object>> = HashMap::new();
+        for o in &repo.objects {
+            by_name.entry((o.kind(), o.name())).or_default().push(o);
+        }
+        let lookup = |kind: &str, ns: &str, name: &str| {
+            by_name
+                .get(&(kind, name))?
+                .iter()
+                .copied()
+                .find(|o| o.namespace().unwrap_or(ns) == ns)
+        };
+        let wanted = |o: &&Object| {
+            opts.kind.is_none_or(|k| o.kind() == k) && opts.name.is_none_or(|n| o.name() == n)
+        };
+        let mut seq = ser.serialize_seq(None)?;
+        for o in repo.objects.iter().filter(wanted) {
+            seq.serialize_element(&object_json(o, src, opts, &lookup))?;
+        }
+        seq.end()
+    }
+}
+
+/// One object's entry: its identity, the steps that made it, its JSON
+/// (a Secret's values redacted), and a HelmRelease's resolved values.
+fn object_json<'a>(
+    o: &Object,
+    src: &SourceMap,
+    opts: Options,
+    lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+) -> J {
+    let mut entry = Map::new();
+    entry.insert("apiVersion".into(), json!(o.api_version()));
+    entry.insert("kind".into(), json!(o.kind()));
+    entry.insert("namespace".into(), json!(o.namespace()));
+    entry.insert("name".into(), json!(o.name()));
+    entry.insert("file".into(), json!(src.path(o.file).display().to_string()));
+    entry.insert("document".into(), json!(o.doc_index));
+    entry.insert(
+        "chain".into(),
+        J::Array(
+            o.chain
+                .iter()
+                .map(|s| {
+                    json!({
+                        "kind": s.kind.as_str(),
+                        "detail": s.detail,
+                        "at": s.at.map(|sp| src.location(sp)),
+                    })
+                })
+                .collect(),
+        ),
+    );
+    let object = if o.kind() == "Secret" && o.api_version() == "v1" {
+        let mut object = o.root.to_json();
+        redact_secret(&mut object);
+        object
+    } else {
+        src.shown_json(&o.root)
+    };
+    entry.insert("object".into(), object);
+    if opts.provenance {
+        entry.insert("provenance".into(), provenance(&o.root, src));
+    }
+    if o.group() == "helm.toolkit.fluxcd.io" && o.kind() == "HelmRelease" {
+        let release = helm::resolve(src, o, lookup);
+        entry.insert("helm".into(), helm_json(&release, src, opts));
+    }
+    J::Object(entry)
 }
 
 /// A Secret's values replaced by how long they are, its keys kept: the
