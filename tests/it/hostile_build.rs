@@ -112,7 +112,7 @@ fn kustomizations_nested_past_the_depth_budget_stop_with_an_issue() {
     flux_ks(dir.path(), "deep", "./deep/l0");
     let inv = limited::inventory(dir.path());
     inv.assert_loaded(&["survivor"]);
-    let why = why_incomplete(&inv);
+    let why = inv.why_incomplete();
     assert_eq!(
         why,
         "deep/l99/kustomization.yaml:2:5: kustomize build budget exceeded: kustomizations and components nested more than 100 deep"
@@ -225,17 +225,6 @@ fn app(root: &Path, extra: &str) {
     flux_ks(root, "app", "./app");
 }
 
-/// The one incomplete Flux Kustomization's reason.
-fn why_incomplete(inv: &limited::Inventory) -> String {
-    let incomplete = &inv.json["coverage"]["fluxKustomizationsIncomplete"];
-    assert_eq!(
-        incomplete.as_array().map(Vec::len),
-        Some(1),
-        "{incomplete:#}"
-    );
-    incomplete[0]["why"].as_str().unwrap().to_string()
-}
-
 #[test]
 fn json_patch_copies_that_double_the_object_stop_at_the_object_budget() {
     let dir = repo();
@@ -249,7 +238,7 @@ fn json_patch_copies_that_double_the_object_stop_at_the_object_budget() {
     );
     let inv = limited::inventory(dir.path());
     inv.assert_loaded(&["survivor"]);
-    let why = why_incomplete(&inv);
+    let why = inv.why_incomplete();
     assert!(
         why.starts_with("app/kustomization.yaml:")
             && why.contains(
@@ -268,7 +257,7 @@ fn replacements_that_copy_an_object_into_itself_stop_at_the_object_budget() {
     app(dir.path(), &format!("replacements:\n{list}"));
     let inv = limited::inventory(dir.path());
     inv.assert_loaded(&["survivor"]);
-    let why = why_incomplete(&inv);
+    let why = inv.why_incomplete();
     assert!(
         why.starts_with("app/kustomization.yaml:")
             && why.contains(
@@ -500,7 +489,7 @@ fn a_resource_path_of_many_components_fails_its_build_alone() {
     assert_small(dir.path());
     let inv = limited::inventory(dir.path());
     inv.assert_loaded(&["survivor"]);
-    let why = why_incomplete(&inv);
+    let why = inv.why_incomplete();
     assert!(
         why.starts_with("long/kustomization.yaml:3:5: 'long/a/a/a/"),
         "{}",
@@ -528,7 +517,7 @@ fn a_generator_listing_one_file_many_times_stops_at_its_byte_budget() {
     assert_small(dir.path());
     let inv = limited::inventory(dir.path());
     inv.assert_loaded(&["survivor"]);
-    let why = why_incomplete(&inv);
+    let why = inv.why_incomplete();
     // 32 MiB / 400,000 bytes: the 84th entry (line 4 + 83) crosses it.
     assert_eq!(
         why,

@@ -155,6 +155,18 @@ impl Inventory {
             .collect()
     }
 
+    /// The reason of the one Flux Kustomization that is incomplete;
+    /// panics unless there is exactly one.
+    pub fn why_incomplete(&self) -> String {
+        let incomplete = &self.json["coverage"]["fluxKustomizationsIncomplete"];
+        assert_eq!(
+            incomplete.as_array().map(Vec::len),
+            Some(1),
+            "{incomplete:#}"
+        );
+        incomplete[0]["why"].as_str().unwrap().to_string()
+    }
+
     /// Every issue as `path:line:column: message`.
     pub fn issues(&self) -> Vec<String> {
         self.json["issues"]
