@@ -82,6 +82,9 @@ pub struct Input {
     /// What git holds to read instead of the work tree: the index or a
     /// commit. `None`: the work tree, without what git ignores.
     pub held: Option<git::Held>,
+    /// Fetch remote kustomize entries within these settings (`--remote`);
+    /// `None`: they are reported as not fetched.
+    pub remote: Option<crate::source::remote::Settings>,
 }
 
 /// What a lint produced: the report text and the exit status.
@@ -326,6 +329,11 @@ fn load_recording(
         None => Files::new(root, limits),
         Some(held) => Files::in_commit(root, held_tree(&found, held)?, limits),
     };
+    let fetcher = input
+        .remote
+        .clone()
+        .map(|s| std::sync::Arc::new(crate::source::remote::Fetcher::new(s)));
+    let files = files.fetching(fetcher);
     let mut repo = repo::load_files(if record { files.recording() } else { files });
     // The bundled example is in no repository, whatever holds the
     // temporary directory.
@@ -455,6 +463,9 @@ pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
                 "ignored: {}: git ignores it and does not track it, so Flux never gets it",
                 control::escape(&path.to_string_lossy(), Breaks::Escape)
             ));
+        }
+        for line in repo.files.remote().map(|f| f.log()).unwrap_or_default() {
+            log(&control::escape(&line, Breaks::Escape));
         }
     }
     log(&format!(

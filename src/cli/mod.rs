@@ -14,7 +14,7 @@ use clap::Parser;
 
 pub use args::{
     Args, BaseArgs, Command, DataFormat, FailOn, FixArgs, InventoryArgs, LintArgs, LiveArgs,
-    OutputFormat, RepoArgs, ReportFormat, RulesCommand,
+    OutputFormat, RemoteArgs, RepoArgs, ReportFormat, RulesCommand,
 };
 
 use crate::pipeline::{
@@ -106,6 +106,7 @@ fn lint_request(args: &Args) -> Request {
             paths: args.repo.paths.clone(),
             example: args.repo.example,
             held: held(&args.repo).or_else(|| args.base.to_ref.clone().map(Held::Commit)),
+            remote: remote_settings(&args.repo.remote),
         },
         config: lint.config.clone(),
         rule_dirs: lint.rule_dirs.clone(),
@@ -148,6 +149,20 @@ fn lint_request(args: &Args) -> Request {
         pushgateway: lint.pushgateway.clone(),
         verbose: args.verbose,
     }
+}
+
+/// What `--remote` allows, if given. `HOMELAB_LINT_REMOTE_LOCAL=1` is the
+/// tests' allowance of loopback http and git's file transport, which no
+/// repository can set (SECURITY.md).
+fn remote_settings(args: &RemoteArgs) -> Option<crate::source::remote::Settings> {
+    args.remote.then(|| crate::source::remote::Settings {
+        cache_dir: args.remote_cache.clone(),
+        max_fetches: args.remote_max_fetches,
+        max_bytes: args.remote_max_bytes,
+        budget: args.remote_budget,
+        allow_local: std::env::var_os("HOMELAB_LINT_REMOTE_LOCAL").is_some_and(|v| v == "1"),
+        ..Default::default()
+    })
 }
 
 /// What git holds that `repo` asks to read instead of the working tree.
@@ -291,6 +306,7 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
         paths: inv.repo.paths.clone(),
         example: inv.repo.example,
         held: held(&inv.repo),
+        remote: remote_settings(&inv.repo.remote),
     })?;
     pipeline::log_load(&loaded.repo, &loaded.found, verbose, &mut stderr_line);
     let mut json = inventory::to_json(

@@ -94,6 +94,8 @@ pub struct Files {
     builds_left: usize,
     /// A build found `builds_left` spent.
     builds_spent: bool,
+    /// Fetches remote entries when the user asked for it (`--remote`).
+    remote: Option<Arc<super::remote::Fetcher>>,
 }
 
 /// What a build on a fork leaves behind.
@@ -222,6 +224,33 @@ impl Files {
             journal: None,
             builds_left: limits.max_kustomize_run_builds,
             builds_spent: false,
+            remote: None,
+        }
+    }
+
+    /// These files, with remote entries fetched by `fetcher`.
+    pub fn fetching(self, fetcher: Option<Arc<super::remote::Fetcher>>) -> Files {
+        Files {
+            remote: fetcher,
+            ..self
+        }
+    }
+
+    /// What fetches remote entries, when the user asked for it.
+    pub fn remote(&self) -> Option<&Arc<super::remote::Fetcher>> {
+        self.remote.as_ref()
+    }
+
+    /// On a fork, marks its build to be done again in order and says so:
+    /// what a fetch registers must get the same [`FileId`] on any thread.
+    pub(crate) fn spoil_fork(&mut self) -> bool {
+        self.note(|| Event::Fetched);
+        match &mut self.journal {
+            Some(journal) => {
+                journal.spoiled = true;
+                true
+            }
+            None => false,
         }
     }
 
@@ -392,6 +421,7 @@ impl Files {
             journal: Some(Journal::default()),
             builds_left: self.builds_left,
             builds_spent: false,
+            remote: self.remote.clone(),
         }
     }
 

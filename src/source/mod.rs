@@ -19,6 +19,7 @@ pub mod live;
 pub mod object;
 pub mod repo;
 pub mod reuse;
+pub mod remote;
 pub mod root;
 pub mod snapshot;
 #[cfg(test)]

@@ -387,10 +387,16 @@ impl<'f> Builder<'f> {
         for (entry, span) in components {
             let span = *span;
             if resources::is_remote(entry) {
+                // A component changes the objects of the kustomization
+                // that lists it, which a build of another repository's
+                // files cannot do here.
                 let issue = Issue::at(
                     &self.files.sources,
                     span,
-                    format!("remote component '{entry}' is not fetched (it needs the network)"),
+                    format!(
+                        "remote component '{entry}' is not fetched: only remote resources are \
+                         fetched, with --remote"
+                    ),
                 );
                 self.tolerate(Err(issue.gap(Gap::Remote)))?;
                 continue;
@@ -416,12 +422,7 @@ impl<'f> Builder<'f> {
         acc: &mut Acc,
     ) -> Result<(), Issue> {
         if resources::is_remote(entry) {
-            let issue = Issue::at(
-                &self.files.sources,
-                span,
-                format!("remote resource '{entry}' is not fetched (it needs the network)"),
-            );
-            return Err(issue.gap(Gap::Remote));
+            return self.load_remote(entry, span, acc);
         }
         let Some(path) = crate::source::join_within(dir, entry) else {
             return Err(Issue::at(

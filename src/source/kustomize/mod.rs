@@ -14,6 +14,7 @@ mod namereference;
 mod patch_json6902;
 mod patch_smp;
 mod patches;
+mod remote;
 mod replacements;
 mod resources;
 mod transformers;
