@@ -229,7 +229,10 @@ pub fn prepare(
             }
             None => commit.tree().map_err(|e| e.to_string()),
         }?;
-        let mut files = Files::in_commit(root, tree, Limits::default());
+        // The base reads the remote entries the work tree's load read:
+        // the same fetcher, its cache and what is left of its budgets.
+        let fetcher = linted.files.remote().cloned();
+        let mut files = Files::in_commit(root, tree, Limits::default()).fetching(fetcher);
         if let Some(lent) = lent {
             files = files.borrowing(lent);
             if let Some(changed) = &changed {

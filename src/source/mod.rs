@@ -17,9 +17,9 @@ pub mod kustomize;
 pub mod link;
 pub mod live;
 pub mod object;
+pub mod remote;
 pub mod repo;
 pub mod reuse;
-pub mod remote;
 pub mod root;
 pub mod snapshot;
 #[cfg(test)]

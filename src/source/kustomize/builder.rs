@@ -324,6 +324,22 @@ impl<'f> Builder<'f> {
             components.extend(self.flux_components.iter().cloned());
         }
         self.add_components(&k.dir, &components, acc)?;
+        // A named patch target missing after this kustomization's own
+        // remote resources were left out stands in for their object.
+        if self.gaps[gaps_before..]
+            .iter()
+            .any(|g| g.gap == Some(Gap::Remote))
+        {
+            let left_out: Vec<String> = k
+                .strings("resources")?
+                .into_iter()
+                .map(|(entry, _)| entry)
+                .filter(|entry| resources::is_remote(entry))
+                .collect();
+            if !left_out.is_empty() {
+                standin::add(k, acc, &left_out);
+            }
+        }
         let config = self.config_with(&acc.config)?;
         let built = self.transformer_dirs(k)?;
         let result = transformers::run(self.files, k, acc, &config, &built);

@@ -17,6 +17,7 @@ mod patches;
 mod remote;
 mod replacements;
 mod resources;
+mod standin;
 mod transformers;
 
 use std::collections::{HashMap, HashSet};

@@ -15,14 +15,22 @@ use crate::yaml::{FileId, Value};
 
 impl Builder<'_> {
     /// A remote `resources:` entry at `span`.
-    pub(super) fn load_remote(&mut self, entry: &str, span: Span, acc: &mut Acc) -> Result<(), Issue> {
+    pub(super) fn load_remote(
+        &mut self,
+        entry: &str,
+        span: Span,
+        acc: &mut Acc,
+    ) -> Result<(), Issue> {
         let gap = |files: &Files, why: String| {
             let message = format!("remote resource '{entry}' is not fetched: {why}");
             Issue::at(&files.sources, span, message).gap(Gap::Remote)
         };
         let parsed = remote::parse(entry).map_err(|why| gap(self.files, why))?;
         let Some(fetcher) = self.files.remote().cloned() else {
-            let why = format!("{}, fetched only with --remote", parsed.describe());
+            let why = format!(
+                "{}; remote entries are fetched only with --remote",
+                parsed.describe()
+            );
             return Err(gap(self.files, why));
         };
         if self.files.spoil_fork() {
@@ -32,7 +40,9 @@ impl Builder<'_> {
             .fetch(&parsed)
             .map_err(|e| gap(self.files, e.to_string()))?;
         match (fetched, parsed) {
-            (Fetched::File { text }, Entry::File { url }) => self.remote_file(&url, text, span, acc),
+            (Fetched::File { text }, Entry::File { url }) => {
+                self.remote_file(&url, text, span, acc)
+            }
             (
                 Fetched::Tree { dir },
                 Entry::Git {
@@ -47,12 +57,21 @@ impl Builder<'_> {
                 };
                 self.remote_tree(&dir, &path, &at, span, acc)
             }
-            _ => Err(gap(self.files, "the cache holds another kind of entry".into())),
+            _ => Err(gap(
+                self.files,
+                "the cache holds another kind of entry".into(),
+            )),
         }
     }
 
     /// The objects of a fetched manifest, registered under its URL.
-    fn remote_file(&mut self, url: &str, text: String, span: Span, acc: &mut Acc) -> Result<(), Issue> {
+    fn remote_file(
+        &mut self,
+        url: &str,
+        text: String,
+        span: Span,
+        acc: &mut Acc,
+    ) -> Result<(), Issue> {
         let name = PathBuf::from(url);
         let sources = &mut self.files.sources;
         let file = match sources.find(&name) {
@@ -66,7 +85,8 @@ impl Builder<'_> {
             file,
             docs: docs.into_iter().map(Arc::new).collect(),
         };
-        let loaded = resources::objects_of(self.files, parsed).map_err(|i| i.gap(Gap::Malformed))?;
+        let loaded =
+            resources::objects_of(self.files, parsed).map_err(|i| i.gap(Gap::Malformed))?;
         for r in loaded {
             acc.append(r, self.files, span)?;
         }
@@ -88,7 +108,8 @@ impl Builder<'_> {
             let message = format!("remote folder '{path}' leaves its repository");
             return Err(Issue::at(&self.files.sources, span, message).gap(Gap::Remote));
         };
-        let mut files = Files::new(dir, *self.files.limits()).fetching(self.files.remote().cloned());
+        let mut files =
+            Files::new(dir, *self.files.limits()).fetching(self.files.remote().cloned());
         let mut sub = Acc::default();
         let (result, gaps) = {
             let mut b = Builder::new(&mut files, true);

@@ -28,7 +28,14 @@ pub(super) fn fetch(
         dir,
         budget,
         deadline,
-        &["fetch", "-q", "--depth=1", "--no-tags", repo, reference.unwrap_or("HEAD")],
+        &[
+            "fetch",
+            "-q",
+            "--depth=1",
+            "--no-tags",
+            repo,
+            reference.unwrap_or("HEAD"),
+        ],
     )?;
     run(dir, budget, deadline, &["checkout", "-q", "FETCH_HEAD"])?;
     let size = super::tree_size(dir);
@@ -45,9 +52,7 @@ pub(super) fn fetch(
 fn run(dir: &Path, budget: &Budget, deadline: Instant, args: &[&str]) -> Result<(), String> {
     let mut cmd = no_credentials(crate::source::git::command(dir), dir, budget.allow_local);
     cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
     let mut stderr = child.stderr.take();
     let reader = std::thread::spawn(move || {
         let mut text = String::new();
@@ -82,11 +87,22 @@ fn run(dir: &Path, budget: &Budget, deadline: Instant, args: &[&str]) -> Result<
 /// `cmd` with nothing that could lend it credentials or another transport.
 fn no_credentials(mut cmd: Command, dir: &Path, allow_local: bool) -> Command {
     cmd.args(["-c", "credential.helper=", "-c", "core.askPass="])
-        .args(["-c", "protocol.allow=never", "-c", "protocol.https.allow=always"]);
+        .args([
+            "-c",
+            "protocol.allow=never",
+            "-c",
+            "protocol.https.allow=always",
+        ]);
     if allow_local {
         cmd.args(["-c", "protocol.file.allow=always"]);
     }
-    for var in ["GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND"] {
+    for var in [
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_PROXY_COMMAND",
+    ] {
         cmd.env_remove(var);
     }
     cmd.env("GIT_TERMINAL_PROMPT", "0")

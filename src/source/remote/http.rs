@@ -23,7 +23,12 @@ pub(super) fn is_loopback(url: &str) -> bool {
 /// The body of `url`, on a thread of its own (the caller may be inside
 /// a tokio runtime, where another cannot be started).
 pub(super) fn fetch(url: &str, budget: &Budget) -> Result<Vec<u8>, String> {
-    let (url, bytes, time, local) = (url.to_string(), budget.bytes, budget.time, budget.allow_local);
+    let (url, bytes, time, local) = (
+        url.to_string(),
+        budget.bytes,
+        budget.time,
+        budget.allow_local,
+    );
     std::thread::scope(|s| {
         s.spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
@@ -37,7 +42,12 @@ pub(super) fn fetch(url: &str, budget: &Budget) -> Result<Vec<u8>, String> {
     })
 }
 
-async fn get(url: &str, max: u64, time: std::time::Duration, local: bool) -> Result<Vec<u8>, String> {
+async fn get(
+    url: &str,
+    max: u64,
+    time: std::time::Duration,
+    local: bool,
+) -> Result<Vec<u8>, String> {
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         let to = attempt.url();
         let ok = to.scheme() == "https" || (local && is_loopback(to.as_str()));
@@ -61,12 +71,16 @@ async fn get(url: &str, max: u64, time: std::time::Duration, local: bool) -> Res
         return Err(format!("HTTP status {status}"));
     }
     if resp.content_length().is_some_and(|n| n > max) {
-        return Err(format!("the file is larger than the {max} bytes left in the budget"));
+        return Err(format!(
+            "the file is larger than the {max} bytes left in the budget"
+        ));
     }
     let mut body = Vec::new();
     while let Some(chunk) = resp.chunk().await.map_err(|e| describe(&e))? {
         if body.len() as u64 + chunk.len() as u64 > max {
-            return Err(format!("the file is larger than the {max} bytes left in the budget"));
+            return Err(format!(
+                "the file is larger than the {max} bytes left in the budget"
+            ));
         }
         body.extend_from_slice(&chunk);
     }

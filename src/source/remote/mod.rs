@@ -71,9 +71,13 @@ pub enum FetchError {
 /// A fetched entry, as read from the cache.
 #[derive(Clone, Debug)]
 pub enum Fetched {
-    File { text: String },
+    File {
+        text: String,
+    },
     /// The checkout of a repository; the entry's folder is below it.
-    Tree { dir: PathBuf },
+    Tree {
+        dir: PathBuf,
+    },
 }
 
 /// The fetches of one run: budgets spent, entries fetched, the log.
@@ -160,7 +164,10 @@ impl Fetcher {
             let time_left = s.budget.saturating_sub(started.elapsed());
             if time_left.is_zero() {
                 return Err(FetchError::Budget {
-                    what: format!("fetches took more than {}", humantime::format_duration(s.budget)),
+                    what: format!(
+                        "fetches took more than {}",
+                        humantime::format_duration(s.budget)
+                    ),
                 });
             }
             let budget = Budget {
@@ -257,7 +264,11 @@ pub(crate) struct Budget {
 /// `gitCacheRootDir`): `$XDG_CACHE_HOME/homelab-lint`, else
 /// `$HOME/.cache/homelab-lint`.
 fn default_cache_dir() -> Option<PathBuf> {
-    let set = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let set = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     set("XDG_CACHE_HOME")
         .map(|d| d.join("homelab-lint"))
         .or_else(|| set("HOME").map(|h| h.join(".cache/homelab-lint")))

@@ -32,7 +32,7 @@ impl Entry {
     /// What the entry is, for a reason a user reads.
     pub fn describe(&self) -> String {
         match self {
-            Entry::File { url } => format!("the file at {url}"),
+            Entry::File { .. } => "it is a manifest file".to_string(),
             Entry::Git {
                 repo,
                 path,
@@ -46,7 +46,7 @@ impl Entry {
                     Some(r) => format!("ref {r}"),
                     None => "its default branch".to_string(),
                 };
-                format!("git repository {repo}, {folder}, at {at}")
+                format!("it is git repository {repo}, {folder}, at {at}")
             }
         }
     }
@@ -211,7 +211,11 @@ mod tests {
 
     #[test]
     fn ssh_and_unknown_schemes_are_refused_with_a_reason() {
-        assert!(parse("git@github.com:org/repo.git").unwrap_err().contains("ssh"));
+        assert!(
+            parse("git@github.com:org/repo.git")
+                .unwrap_err()
+                .contains("ssh")
+        );
         assert!(parse("ftp://x/y.yaml").unwrap_err().contains("ftp"));
     }
 }
