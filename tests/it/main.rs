@@ -58,6 +58,7 @@ mod primary_location;
 mod probe_http;
 mod probe_postgres;
 mod pushgateway;
+mod remote;
 mod repo_model;
 mod repo_paths;
 mod roots;
