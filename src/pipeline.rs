@@ -115,6 +115,24 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
             "--fix writes the work tree: it cannot fix what git holds (--staged, --ref)".into(),
         );
     }
+    // The user's own --config may turn remote fetches on (never the
+    // repository's: see SECURITY.md).
+    let remote_req;
+    let req = match (&req.config, &req.input.remote) {
+        (Some(path), None) => {
+            let given = config::Config::load(path, true).map_err(|e| e.to_string())?;
+            match given.remote()? {
+                Some(settings) => {
+                    let mut with = req.clone();
+                    with.input.remote = Some(settings);
+                    remote_req = with;
+                    &remote_req
+                }
+                None => req,
+            }
+        }
+        _ => req,
+    };
     // load, and the rules and release files beside it: reading them needs
     // nothing of the repository, and the load's walk and renders leave a
     // core idle (4 % of a joryirving__home-ops lint's instructions, off
@@ -134,6 +152,16 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
     let (mut subject, located) = loaded?;
     // config
     let (config, config_path) = load_config(req, &subject)?;
+    if req.config.is_none() && config.asks_for_remote() {
+        log(&format!(
+            "warning: {}: remote.enabled is not honoured in the repository's own configuration \
+             (only --remote, or a --config file you name, fetches remote resources)",
+            config_path
+                .as_deref()
+                .map(|p| control::escape(&p.to_string_lossy(), Breaks::Escape).into_owned())
+                .unwrap_or_default()
+        ));
+    }
     // rules
     let rules = select_rules(all_rules?, &config, config_path.as_deref())?;
     // base

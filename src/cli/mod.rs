@@ -151,16 +151,13 @@ fn lint_request(args: &Args) -> Request {
     }
 }
 
-/// What `--remote` allows, if given. `HOMELAB_LINT_REMOTE_LOCAL=1` is the
-/// tests' allowance of loopback http and git's file transport, which no
-/// repository can set (SECURITY.md).
+/// What `--remote` allows, if given.
 fn remote_settings(args: &RemoteArgs) -> Option<crate::source::remote::Settings> {
     args.remote.then(|| crate::source::remote::Settings {
         cache_dir: args.remote_cache.clone(),
         max_fetches: args.remote_max_fetches,
         max_bytes: args.remote_max_bytes,
         budget: args.remote_budget,
-        allow_local: std::env::var_os("HOMELAB_LINT_REMOTE_LOCAL").is_some_and(|v| v == "1"),
         ..Default::default()
     })
 }

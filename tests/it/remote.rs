@@ -382,3 +382,60 @@ fn git_folder_is_fetched_from_a_local_repository_at_its_ref() {
     );
     assert_home_untouched(&d);
 }
+
+/// A lint (`-v -o json`) of `repo` with `args`, `HOME` at `home`.
+fn lint(repo: &Path, home: &Path, args: &[&str]) -> Output {
+    Command::new(common::BIN)
+        .arg(repo)
+        .args(["-v", "-o", "json", "--fail-on", "never"])
+        .args(args)
+        .env("HOME", home)
+        .env("HOMELAB_LINT_REMOTE_LOCAL", "1")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("HOMELAB_LINT_REMOTE")
+        .env_remove("HOMELAB_LINT_REMOTE_CACHE")
+        .env_remove("HOMELAB_LINT_CONFIG")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_config_file_the_user_names_turns_fetching_on_the_repositorys_own_does_not() {
+    let (base, hits) = serve_manifest();
+    let d = dirs();
+    let url = format!("{base}/operator.yaml");
+    let repo = repo_listing(&d.root, &[&url]);
+    let text = format!(
+        "remote:\n  enabled: true\n  cache: {}\n  maxFetches: 3\n  budget: 1m\n",
+        d.cache.display()
+    );
+    let mine = d.root.join("mine.yaml");
+    std::fs::write(&mine, &text).unwrap();
+
+    let out = lint(&repo, &d.home, &["--config", mine.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(&format!("remote: {url}: fetched")), "{err}");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+
+    std::fs::write(repo.join(".homelab-lint.yaml"), &text).unwrap();
+    let out = lint(&repo, &d.home, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("remote.enabled is not honoured in the repository's own configuration"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "remote resource '{url}' is not fetched: it is a manifest file"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        1,
+        "the repository's config made a fetch"
+    );
+    assert_home_untouched(&d);
+}
