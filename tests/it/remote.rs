@@ -439,3 +439,60 @@ fn a_config_file_the_user_names_turns_fetching_on_the_repositorys_own_does_not()
     );
     assert_home_untouched(&d);
 }
+
+#[test]
+fn a_fix_for_a_value_in_a_fetched_manifest_is_display_only() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "testdata/rules/authentik-cache-on-sync-replicated-postgres/fires/cnpg-ceph-block-pool-size-three",
+    );
+    let database = std::fs::read_to_string(fixture.join("database.yaml")).unwrap();
+    let addr = support::serve::spawn(move |_req: hyper::Request<hyper::body::Incoming>| {
+        let body = database.clone();
+        async move { hyper::Response::new(http_body_util::Full::new(hyper::body::Bytes::from(body))) }
+    });
+    let d = dirs();
+    let url = format!("http://{addr}/database.yaml");
+    let repo = repo_listing(&d.root, &[]);
+    std::fs::write(
+        repo.join("clusters/home/apps.yaml"),
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec: {interval: 1h, path: ./apps/db, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+",
+    )
+    .unwrap();
+    let app = repo.join("apps/db");
+    std::fs::create_dir_all(&app).unwrap();
+    for f in ["storageclass.yaml", "helmrelease.yaml"] {
+        std::fs::copy(fixture.join(f), app.join(f)).unwrap();
+    }
+    std::fs::write(
+        app.join("kustomization.yaml"),
+        format!("resources:\n  - {url}\n  - storageclass.yaml\n  - helmrelease.yaml\n"),
+    )
+    .unwrap();
+
+    let cache = d.cache.to_str().unwrap().to_string();
+    let out = lint(&repo, &d.home, &["--remote", "--remote-cache", &cache]);
+    let report = common::report(&out);
+    let finding = report
+        .findings
+        .iter()
+        .find(|f| f.rule == "authentik-cache-on-sync-replicated-postgres")
+        .unwrap_or_else(|| panic!("no finding: {}", stderr(&out)));
+    assert!(
+        finding.location.path.starts_with(&url),
+        "{:?}",
+        finding.location
+    );
+    let fix = finding.fix.as_ref().expect("a fix");
+    assert!(fix.edits.is_empty(), "{fix:?}");
+    assert!(
+        fix.notes[0].contains(&format!(
+            "the value is written in {url}, which the repository only lists"
+        )),
+        "{fix:?}"
+    );
+    assert_home_untouched(&d);
+}
