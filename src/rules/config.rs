@@ -133,9 +133,9 @@ impl Config {
         })
     }
 
-    /// What `remote:` asks for, if it turns fetching on; `Err` says why
-    /// its budget is not a duration.
-    pub fn remote(&self) -> Result<Option<crate::source::remote::Settings>, String> {
+    /// What `remote:` of the file at `path` asks for, if it turns fetching
+    /// on; `Err` says why its budget is not a duration.
+    pub fn remote(&self, path: &Path) -> Result<Option<crate::source::remote::Settings>, Issue> {
         let Some(r) = self.file.remote.as_ref().filter(|r| r.enabled) else {
             return Ok(None);
         };
@@ -145,7 +145,7 @@ impl Config {
         settings.max_bytes = r.max_bytes.unwrap_or(settings.max_bytes);
         if let Some(budget) = &r.budget {
             settings.budget = humantime::parse_duration(budget)
-                .map_err(|e| format!("remote.budget {budget:?}: {e}"))?;
+                .map_err(|e| Issue::file(path, format!("remote.budget {budget:?}: {e}")))?;
         }
         Ok(Some(settings))
     }

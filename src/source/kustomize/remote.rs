@@ -79,7 +79,7 @@ impl Builder<'_> {
             None => sources.add_external(name, text.into()),
         };
         let text = self.files.sources.get(file).text.clone();
-        let docs = crate::yaml::parse_documents(&text, file, self.files.limits())
+        let docs = crate::yaml::parse_documents(&text, file, &self.files.limits().yaml)
             .map_err(|e| Issue::yaml(Path::new(url), e).gap(Gap::Malformed))?;
         let parsed = Parsed {
             file,
