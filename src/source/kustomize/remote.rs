@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::*;
 use crate::source::files::Parsed;
 use crate::source::remote::{self, Entry, Fetched};
-use crate::yaml::{FileId, Value};
+use crate::yaml::FileId;
 
 impl Builder<'_> {
     /// A remote `resources:` entry at `span`.
@@ -153,17 +153,5 @@ fn rehome_object(obj: &mut Object, ids: &[FileId]) {
             at.file = map(at.file);
         }
     }
-    rehome(Arc::make_mut(&mut obj.root), &map);
-}
-
-fn rehome(node: &mut Node, map: &dyn Fn(FileId) -> FileId) {
-    node.span.file = map(node.span.file);
-    match &mut node.value {
-        Value::Seq(items) => items.iter_mut().for_each(|n| rehome(n, map)),
-        Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
-            rehome(k, map);
-            rehome(v, map);
-        }),
-        _ => {}
-    }
+    Arc::make_mut(&mut obj.root).each_mut(&mut |n| n.span.file = map(n.span.file));
 }
