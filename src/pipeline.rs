@@ -196,6 +196,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
         .iter()
         .chain(&outcome.issues)
         .filter(|i| issue_in_scope(i, scope))
+        .filter(|i| base.shows_problem(i))
         .cloned()
         .collect();
     let text = render(req, &findings, &rules, sources, repo, &problems, log)?;
@@ -596,7 +597,10 @@ fn filter(
     let mut findings: Vec<Finding> = findings
         .into_iter()
         .filter(|f| !config.ignores(f, sources))
-        .filter(|f| base.is_new(f))
+        .filter_map(|mut f| {
+            f.baseline = base.state(&f);
+            base.reports(f.baseline).then_some(f)
+        })
         .filter(in_scope)
         .collect();
     findings.sort_by(|a, b| {
@@ -628,7 +632,8 @@ fn render(
             control::escape_line(&fixes::diffs(&req.fixes, findings, sources, log)).into_owned()
         }
         Format::Human => {
-            let mut text = human::render(findings, sources, req.color.enabled());
+            let mut text =
+                human::render_sized(findings, sources, req.color.enabled(), req.verbose > 0);
             text.push_str(&summary_line(findings));
             if let Some(repo) = repo {
                 text.push_str(&format!("\n{}", repo.coverage.summary()));
