@@ -26,7 +26,7 @@ use crate::model::Model;
 use crate::report::{
     Format, concise,
     control::{self, Breaks},
-    github, human, inventory, json, metrics, pushgateway, sarif,
+    github, graph, human, inventory, json, markdown, metrics, pushgateway, sarif,
 };
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::commit_tree::Tree;
@@ -689,6 +689,18 @@ fn render(
         Format::Github => github::render(findings, problems, sources)
             .trim_end()
             .to_string(),
+        Format::Markdown => {
+            let coverage = repo.map(|r| r.coverage.summary());
+            let text = markdown::render(findings, problems, sources, coverage.as_deref());
+            control::defuse_commands(text.trim_end()).into_owned()
+        }
+        Format::Graph(language) => {
+            let mut drawn = graph::Graph::default();
+            for f in findings {
+                drawn.add_chain(&f.chain);
+            }
+            drawn.write(language).trim_end().to_string()
+        }
     })
 }
 

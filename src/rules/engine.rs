@@ -190,7 +190,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         labels.extend(described.labels.into_iter().map(|l| (name.clone(), l)));
         chain.push(Link {
             binding: name.clone(),
-            object: fact.object().map(|r| model.object(r).id()),
+            object: fact.node(model),
             facts: described.evidence.clone(),
         });
         evidence.extend(described.evidence.into_iter().map(|(k, v)| Evidence {
