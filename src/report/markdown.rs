@@ -40,15 +40,10 @@ pub fn render(
     let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
     let _ = write!(
         out,
-        "**{} {}**: {} error(s), {} warning(s), {} info",
-        findings.len(),
-        if findings.len() == 1 {
-            "finding"
-        } else {
-            "findings"
-        },
-        count(Severity::Error),
-        count(Severity::Warning),
+        "**{}**: {}, {}, {} info",
+        counted(findings.len(), "finding"),
+        counted(count(Severity::Error), "error"),
+        counted(count(Severity::Warning), "warning"),
         count(Severity::Info)
     );
     let states: Vec<_> = findings.iter().filter_map(|f| f.baseline).collect();
@@ -75,6 +70,15 @@ pub fn render(
     out
 }
 
+/// `1 finding`, `2 findings`.
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// An input problem, linked to its file and line (paths from the
 /// repository's top, like the findings').
 fn problem(p: &Issue, sources: &SourceMap) -> String {
@@ -86,10 +90,10 @@ fn problem(p: &Issue, sources: &SourceMap) -> String {
     let target = link_target(&shown);
     let shown = shown.display().to_string();
     match p.line {
-        0 => format!("[{}]({target}): {}", text(&shown), text(&p.message)),
+        0 => format!("[`{}`]({target}): {}", code_span(&shown), text(&p.message)),
         line => format!(
-            "[{}:{line}]({target}#L{line}): {}",
-            text(&shown),
+            "[`{}:{line}`]({target}#L{line}): {}",
+            code_span(&shown),
             text(&p.message)
         ),
     }
@@ -160,7 +164,7 @@ fn section(out: &mut String, n: usize, f: &Finding, sources: &SourceMap) {
 fn place(l: &Label, sources: &SourceMap) -> String {
     let span = l.span;
     let path = sources.shown(span.file);
-    let shown = text(&sources.location(span));
+    let shown = format!("`{}`", code_span(&sources.location(span)));
     let at = if span.line != 0 && !sources.is_virtual(span.file) && !path.is_absolute() {
         format!("[{shown}]({}#L{})", link_target(&path), span.line)
     } else {
@@ -184,13 +188,22 @@ fn link_target(path: &Path) -> String {
         .join("/")
 }
 
-/// Repository text in running Markdown, on one line.
+/// Repository text in running Markdown, on one line: hidden characters
+/// made visible, then backslash escapes (CommonMark allows one before
+/// any ASCII punctuation) on every character that opens markup anywhere
+/// in a line (emphasis, links, HTML, entities, tables, strikethrough,
+/// math, @-mentions, `#123` references, emoji `:codes:`), and on the
+/// first punctuation character when it could start a list, a quote or a
+/// heading (`- `, `+ `, `1. `, `1) `, `> `).
 pub fn text(s: &str) -> String {
+    const ANYWHERE: &str = "\\`*_[]<>#|~&@:!$";
     let mut out = String::with_capacity(s.len());
+    let mut leading = true;
     for c in escape(s, Breaks::Escape).chars() {
-        if c.is_ascii_punctuation() {
+        if ANYWHERE.contains(c) || (leading && c.is_ascii_punctuation()) {
             out.push('\\');
         }
+        leading &= c.is_ascii_digit();
         out.push(c);
     }
     out
