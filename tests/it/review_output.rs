@@ -70,8 +70,14 @@ fn all_findings_marks_new_and_existing_in_every_format() {
     assert_eq!(sarif_states, BTreeSet::from(["new", "unchanged"]));
 
     let human = with("human");
-    assert!(human.contains("\u{26a0} [new] this bump of authentik"), "{human}");
-    assert!(human.contains("\u{26a0} [existing] authentik keeps"), "{human}");
+    assert!(
+        human.contains("\u{26a0} [new] this bump of authentik"),
+        "{human}"
+    );
+    assert!(
+        human.contains("\u{26a0} [existing] authentik keeps"),
+        "{human}"
+    );
     let concise = with("concise");
     assert!(
         concise.contains("authentik-upgrade-moves-cache-to-sync-replicated-postgres: [new] "),
