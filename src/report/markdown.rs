@@ -238,10 +238,14 @@ mod tests {
     #[test]
     fn repository_text_cannot_carry_markup() {
         assert_eq!(
-            text("<img src=x> @admin #12 [a](b) *x* |c| \u{1b}[2J"),
-            r"\<img src\=x\> \@admin \#12 \[a\]\(b\) \*x\* \|c\| \\x1b\[2J"
+            text("<img src=x> @admin #12 [a](b) *x* |c| $x$ :+1: \u{1b}[2J"),
+            r"\<img src=x\> \@admin \#12 \[a\](b) \*x\* \|c\| \$x\$ \:+1\: \\x1b\[2J"
         );
-        assert_eq!(text("a\nb"), r"a\\nb");
+        assert_eq!(text("a\nb"), r"a\\x0ab");
+        // What starts a list or a quote only at the start.
+        assert_eq!(text("- a"), r"\- a");
+        assert_eq!(text("> a"), r"\> a");
+        assert_eq!(text("12. a-b.c"), r"12\. a-b.c");
     }
 
     /// A code block's fence outlasts any backticks in its body.
