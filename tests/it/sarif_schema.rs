@@ -89,12 +89,7 @@ fn log_with_baseline_states_passes_the_sarif_multitool() {
     states.sort();
     assert_eq!(states, ["new", "unchanged"]);
     let problems = validate(&tool, &log);
-    assert!(
-        problems.is_empty(),
-        "the SARIF Multitool found {} problems:\n{}\n\nlog:\n{log}",
-        problems.len(),
-        problems.join("\n")
-    );
+    assert!(problems.is_empty(), "{problems:?}\n{log}");
 }
 
 /// What the SARIF Multitool finds wrong with `log`: errors, warnings and
