@@ -46,22 +46,6 @@ fn corpus_dirs() -> Option<Vec<PathBuf>> {
     Some(CORPUS.iter().map(|(name, _)| corpus.join(name)).collect())
 }
 
-#[test]
-fn example_markdown_summary() {
-    insta::assert_snapshot!("markdown_example", example_markdown());
-}
-
-#[test]
-fn corpus_markdown_summaries() {
-    let Some(dirs) = corpus_dirs() else {
-        return;
-    };
-    for ((_, snapshot), dir) in CORPUS.iter().zip(&dirs) {
-        let text = markdown(dir.to_str().unwrap());
-        insta::assert_snapshot!(*snapshot, text);
-    }
-}
-
 /// The body of every ```mermaid block of a Markdown text.
 fn mermaid_blocks(text: &str) -> Vec<String> {
     text.split("```mermaid\n")
@@ -140,28 +124,41 @@ fn render_with_mermaid(diagrams: &[String]) {
     }
 }
 
-/// Every diagram of the summaries and `inventory --graph mermaid` of the
-/// example and the corpus folders renders.
+/// The summaries of the example and the corpus folders (snapshots),
+/// every Mermaid diagram they hold and `inventory --graph mermaid` of each
+/// rendered by the Mermaid CLI, and `inventory --graph dot` of each by
+/// Graphviz. One test, so that each repository is linted once per output.
 #[test]
-fn every_mermaid_diagram_renders_to_svg() {
-    let mut diagrams = mermaid_blocks(&example_markdown());
+fn summaries_and_graphs_render() {
+    let example = example_markdown();
+    insta::assert_snapshot!("markdown_example", example);
+    let mut diagrams = mermaid_blocks(&example);
     diagrams.push(run(&["inventory", "--example", "--graph", "mermaid"]));
-    for dir in corpus_dirs().unwrap_or_default() {
+    let mut dots = vec![run(&["inventory", "--example", "--graph", "dot"])];
+    assert!(
+        dots[0].contains("HelmRelease/security/authentik"),
+        "{}",
+        dots[0]
+    );
+    for ((_, snapshot), dir) in CORPUS.iter().zip(corpus_dirs().unwrap_or_default()) {
         let dir = dir.to_str().unwrap();
-        diagrams.extend(mermaid_blocks(&markdown(dir)));
+        let text = markdown(dir);
+        insta::assert_snapshot!(*snapshot, text);
+        diagrams.extend(mermaid_blocks(&text));
         let graph = run(&["inventory", dir, "--graph", "mermaid"]);
         if graph.lines().count() > 1 {
             diagrams.push(graph);
         }
+        dots.push(run(&["inventory", dir, "--graph", "dot"]));
     }
     assert!(diagrams.len() >= 3, "{diagrams:#?}");
     render_with_mermaid(&diagrams);
+    render_with_dot(&dots);
 }
 
-/// `inventory --graph dot` of the example and the corpus folders is a
-/// graph Graphviz renders, with a box per object.
-#[test]
-fn dot_renders_every_graph() {
+/// Renders each graph to SVG with Graphviz `dot`: no error, no warning,
+/// and a box per object.
+fn render_with_dot(graphs: &[String]) {
     if !common::runs(
         "dot",
         &["-V"],
@@ -169,16 +166,7 @@ fn dot_renders_every_graph() {
     ) {
         return;
     }
-    let mut graphs = vec![run(&["inventory", "--example", "--graph", "dot"])];
-    for dir in corpus_dirs().unwrap_or_default() {
-        graphs.push(run(&["inventory", dir.to_str().unwrap(), "--graph", "dot"]));
-    }
-    assert!(
-        graphs[0].contains("HelmRelease/security/authentik"),
-        "{}",
-        graphs[0]
-    );
-    for graph in &graphs {
+    for graph in graphs {
         let dir = tempfile::tempdir().unwrap();
         let input = dir.path().join("graph.dot");
         std::fs::write(&input, graph).unwrap();
