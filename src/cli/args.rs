@@ -405,7 +405,7 @@ pub struct InventoryArgs {
     /// Draw what the findings rest on instead (app → database (setting) →
     /// storage class), every finding's chain in one graph: Mermaid or
     /// Graphviz DOT.
-    #[arg(long, value_enum, value_name = "LANGUAGE")]
+    #[arg(long, value_enum, value_name = "LANGUAGE", conflicts_with_all = ["provenance", "kind", "name"])]
     pub graph: Option<GraphLanguage>,
 }
 

@@ -185,3 +185,25 @@ fn render_with_dot(graphs: &[String]) {
         assert_eq!(svg.matches("class=\"node\"").count(), boxes, "{graph}");
     }
 }
+
+/// `--graph` draws the findings' chains: the object filters and
+/// provenance of the inventory listing do not apply, and are refused.
+#[test]
+fn graph_refuses_the_listing_options() {
+    for option in [
+        &["--kind", "Secret"][..],
+        &["--name", "x"],
+        &["--provenance"],
+    ] {
+        let out = Command::new(BIN)
+            .args(["inventory", "--example", "--graph", "dot"])
+            .args(option)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{option:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),
+            "{option:?}"
+        );
+    }
+}
