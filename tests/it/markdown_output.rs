@@ -10,8 +10,6 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::BIN;
-
 /// The corpus folders snapshotted, each with the name of its snapshot
 /// (what it shows): a chain drawn (buroa: CloudNativePG on ceph-block), a
 /// finding without one (gandazgul), several findings and an input
@@ -23,7 +21,7 @@ const CORPUS: [(&str, &str); 3] = [
 ];
 
 fn run(args: &[&str]) -> String {
-    let out = Command::new(BIN).args(args).output().unwrap();
+    let out = common::lint(Path::new(env!("CARGO_MANIFEST_DIR")), args);
     assert!(
         matches!(out.status.code(), Some(0 | 1)),
         "{args:?}: {}",
@@ -195,11 +193,8 @@ fn graph_refuses_the_listing_options() {
         &["--name", "x"],
         &["--provenance"],
     ] {
-        let out = Command::new(BIN)
-            .args(["inventory", "--example", "--graph", "dot"])
-            .args(option)
-            .output()
-            .unwrap();
+        let args = [&["inventory", "--example", "--graph", "dot"][..], option].concat();
+        let out = common::lint(Path::new(env!("CARGO_MANIFEST_DIR")), &args);
         assert_eq!(out.status.code(), Some(2), "{option:?}");
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),

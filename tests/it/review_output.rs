@@ -7,19 +7,13 @@ use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value as J;
 
-use crate::common::BIN;
-
+/// The linter on the repository `repo`, run from it, without probes.
 fn lint(repo: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg(repo)
-        .args(["--no-probe"])
-        .args(args)
-        .output()
-        .unwrap()
+    common::lint(repo, &[&[".", "--no-probe"][..], args].concat())
 }
 
 fn stdout(out: &Output) -> String {
