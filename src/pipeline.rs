@@ -28,7 +28,7 @@ use crate::model::Model;
 use crate::report::{
     Format, concise,
     control::{self, Breaks},
-    github, human, inventory, json, metrics, pushgateway, sarif,
+    github, graph, human, inventory, json, markdown, metrics, pushgateway, sarif,
 };
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::Limits;
@@ -228,6 +228,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
         .iter()
         .chain(&outcome.issues)
         .filter(|i| issue_in_scope(i, scope))
+        .filter(|i| base.shows_problem(i))
         .cloned()
         .collect();
     let text = render(req, &findings, &rules, sources, repo, &problems, log)?;
@@ -628,7 +629,10 @@ fn filter(
     let mut findings: Vec<Finding> = findings
         .into_iter()
         .filter(|f| !config.ignores(f, sources))
-        .filter(|f| base.is_new(f))
+        .filter_map(|mut f| {
+            f.baseline = base.state(&f);
+            base.reports(f.baseline).then_some(f)
+        })
         .filter(in_scope)
         .collect();
     findings.sort_by(|a, b| {
@@ -660,7 +664,8 @@ fn render(
             control::escape_line(&fixes::diffs(&req.fixes, findings, sources, log)).into_owned()
         }
         Format::Human => {
-            let mut text = human::render(findings, sources, req.color.enabled());
+            let mut text =
+                human::render_sized(findings, sources, req.color.enabled(), req.verbose > 0);
             text.push_str(&summary_line(findings));
             if let Some(repo) = repo {
                 text.push_str(&format!("\n{}", repo.coverage.summary()));
@@ -716,6 +721,18 @@ fn render(
         Format::Github => github::render(findings, problems, sources)
             .trim_end()
             .to_string(),
+        Format::Markdown => {
+            let coverage = repo.map(|r| r.coverage.summary());
+            let text = markdown::render(findings, problems, sources, coverage.as_deref());
+            control::defuse_commands(text.trim_end()).into_owned()
+        }
+        Format::Graph(language) => {
+            let mut drawn = graph::Graph::default();
+            for f in findings {
+                drawn.add_chain(&f.chain);
+            }
+            drawn.write(language).trim_end().to_string()
+        }
     })
 }
 

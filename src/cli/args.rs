@@ -298,6 +298,9 @@ pub enum ReportFormat {
     Sarif,
     /// GitHub Actions workflow commands: annotations on the changed files.
     Github,
+    /// A Markdown summary for a pull request comment or
+    /// $GITHUB_STEP_SUMMARY, each finding's chain drawn in Mermaid.
+    Markdown,
 }
 
 impl From<ReportFormat> for crate::report::Format {
@@ -310,6 +313,7 @@ impl From<ReportFormat> for crate::report::Format {
             ReportFormat::Concise => Format::Concise,
             ReportFormat::Sarif => Format::Sarif,
             ReportFormat::Github => Format::Github,
+            ReportFormat::Markdown => Format::Markdown,
         }
     }
 }
@@ -428,6 +432,29 @@ pub struct InventoryArgs {
     /// Only objects with this name.
     #[arg(long)]
     pub name: Option<String>,
+
+    /// Draw what the findings rest on instead (app → database (setting) →
+    /// storage class), every finding's chain in one graph: Mermaid or
+    /// Graphviz DOT.
+    #[arg(long, value_enum, value_name = "LANGUAGE", conflicts_with_all = ["provenance", "kind", "name"])]
+    pub graph: Option<GraphLanguage>,
+}
+
+/// `inventory --graph`: the language the graph is written in.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphLanguage {
+    Mermaid,
+    Dot,
+}
+
+impl From<GraphLanguage> for crate::report::graph::Language {
+    fn from(language: GraphLanguage) -> Self {
+        use crate::report::graph::Language;
+        match language {
+            GraphLanguage::Mermaid => Language::Mermaid,
+            GraphLanguage::Dot => Language::Dot,
+        }
+    }
 }
 
 /// Data only: JSON or YAML.

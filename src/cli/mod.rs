@@ -21,7 +21,7 @@ use crate::pipeline::{
     self, BaseRequest, ClusterRequest, EXIT_CLEAN, EXIT_ERROR, FixRequest, Input, ProbeRequest,
     Request, load_rules,
 };
-use crate::report::{control, inventory};
+use crate::report::{control, graph, inventory};
 use crate::rules::{self, Severity};
 use crate::source::git::Held;
 
@@ -299,6 +299,9 @@ fn rules_table(rules: &[rules::Rule]) -> String {
 }
 
 fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
+    if let Some(language) = inv.graph {
+        return run_graph(inv, language.into(), verbose);
+    }
     let loaded = pipeline::load(&Input {
         paths: inv.repo.paths.clone(),
         example: inv.repo.example,
@@ -327,6 +330,24 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
         OutputFormat::Yaml => control::to_yaml(&json).map_err(|e| e.to_string())?,
     };
     write_stdout(&text)?;
+    Ok(EXIT_CLEAN)
+}
+
+/// `inventory --graph`: a lint of the repository with every rule, its
+/// findings' chains drawn as one graph.
+fn run_graph(inv: &InventoryArgs, language: graph::Language, verbose: u8) -> Result<u8, String> {
+    let req = pipeline::Request {
+        input: Input {
+            paths: inv.repo.paths.clone(),
+            example: inv.repo.example,
+            held: held(&inv.repo),
+        },
+        format: crate::report::Format::Graph(language),
+        verbose,
+        ..pipeline::Request::default()
+    };
+    let outcome = pipeline::run(&req, &mut stderr_line).map_err(|e| e.to_string())?;
+    write_stdout(&outcome.text)?;
     Ok(EXIT_CLEAN)
 }
 
