@@ -341,6 +341,7 @@ fn run_graph(inv: &InventoryArgs, language: graph::Language, verbose: u8) -> Res
             paths: inv.repo.paths.clone(),
             example: inv.repo.example,
             held: held(&inv.repo),
+            remote: remote_settings(&inv.repo.remote),
         },
         format: crate::report::Format::Graph(language),
         verbose,
