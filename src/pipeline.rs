@@ -28,7 +28,7 @@ use crate::model::Model;
 use crate::report::{
     Format, concise,
     control::{self, Breaks},
-    github, human, inventory, json, metrics, pushgateway, sarif,
+    github, graph, human, inventory, json, markdown, metrics, pushgateway, sarif,
 };
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::Limits;
@@ -85,6 +85,9 @@ pub struct Input {
     /// What git holds to read instead of the work tree: the index or a
     /// commit. `None`: the work tree, without what git ignores.
     pub held: Option<git::Held>,
+    /// Fetch remote kustomize entries within these settings (`--remote`);
+    /// `None`: they are reported as not fetched.
+    pub remote: Option<crate::source::remote::Settings>,
 }
 
 /// What a lint produced: the report text and the exit status.
@@ -113,6 +116,24 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     if req.fixes.fix && req.input.held.is_some() {
         return Err(Error::FixHeld);
     }
+    // The user's own --config may turn remote fetches on (never the
+    // repository's: see SECURITY.md).
+    let remote_req;
+    let req = match (&req.config, &req.input.remote) {
+        (Some(path), None) => {
+            let given = config::Config::load(path, true).map_err(Error::Config)?;
+            match given.remote(path).map_err(Error::Config)? {
+                Some(settings) => {
+                    let mut with = req.clone();
+                    with.input.remote = Some(settings);
+                    remote_req = with;
+                    &remote_req
+                }
+                None => req,
+            }
+        }
+        _ => req,
+    };
     // load, and the rules and release files beside it: reading them needs
     // nothing of the repository, and the load's walk and renders leave a
     // core idle (4 % of a joryirving__home-ops lint's instructions, off
@@ -132,6 +153,16 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     let (mut subject, located) = loaded?;
     // config
     let (config, config_path) = load_config(req, &subject)?;
+    if req.config.is_none() && config.asks_for_remote() {
+        log(&format!(
+            "warning: {}: remote.enabled is not honoured in the repository's own configuration \
+             (only --remote, or a --config file you name, fetches remote resources)",
+            config_path
+                .as_deref()
+                .map(|p| control::escape(&p.to_string_lossy(), Breaks::Escape).into_owned())
+                .unwrap_or_default()
+        ));
+    }
     // rules
     let rules = select_rules(all_rules?, &config, config_path.as_deref())?;
     // base
@@ -197,6 +228,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
         .iter()
         .chain(&outcome.issues)
         .filter(|i| issue_in_scope(i, scope))
+        .filter(|i| base.shows_problem(i))
         .cloned()
         .collect();
     let text = render(req, &findings, &rules, sources, repo, &problems, log)?;
@@ -328,6 +360,11 @@ fn load_recording(
         None => Files::new(root, limits),
         Some(held) => Files::in_commit(root, held_tree(&found, held)?, limits),
     };
+    let fetcher = input
+        .remote
+        .clone()
+        .map(|s| std::sync::Arc::new(crate::source::remote::Fetcher::new(s)));
+    let files = files.fetching(fetcher);
     let mut repo = repo::load_files(if record { files.recording() } else { files });
     // The bundled example is in no repository, whatever holds the
     // temporary directory.
@@ -452,6 +489,9 @@ pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
                 "ignored: {}: git ignores it and does not track it, so Flux never gets it",
                 control::escape(&path.to_string_lossy(), Breaks::Escape)
             ));
+        }
+        for line in repo.files.remote().map(|f| f.log()).unwrap_or_default() {
+            log(&control::escape(&line, Breaks::Escape));
         }
     }
     log(&format!(
@@ -589,7 +629,10 @@ fn filter(
     let mut findings: Vec<Finding> = findings
         .into_iter()
         .filter(|f| !config.ignores(f, sources))
-        .filter(|f| base.is_new(f))
+        .filter_map(|mut f| {
+            f.baseline = base.state(&f);
+            base.reports(f.baseline).then_some(f)
+        })
         .filter(in_scope)
         .collect();
     findings.sort_by(|a, b| {
@@ -621,7 +664,8 @@ fn render(
             control::escape_line(&fixes::diffs(&req.fixes, findings, sources, log)).into_owned()
         }
         Format::Human => {
-            let mut text = human::render(findings, sources, req.color.enabled());
+            let mut text =
+                human::render_sized(findings, sources, req.color.enabled(), req.verbose > 0);
             text.push_str(&summary_line(findings));
             if let Some(repo) = repo {
                 text.push_str(&format!("\n{}", repo.coverage.summary()));
@@ -677,6 +721,18 @@ fn render(
         Format::Github => github::render(findings, problems, sources)
             .trim_end()
             .to_string(),
+        Format::Markdown => {
+            let coverage = repo.map(|r| r.coverage.summary());
+            let text = markdown::render(findings, problems, sources, coverage.as_deref());
+            control::defuse_commands(text.trim_end()).into_owned()
+        }
+        Format::Graph(language) => {
+            let mut drawn = graph::Graph::default();
+            for f in findings {
+                drawn.add_chain(&f.chain);
+            }
+            drawn.write(language).trim_end().to_string()
+        }
     })
 }
 

@@ -72,6 +72,37 @@ pub struct RepoArgs {
     /// object store instead of the working tree.
     #[arg(long = "ref", value_name = "GIT_REF")]
     pub reference: Option<String>,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// Remote kustomize entries: fetched only when the user asks.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RemoteArgs {
+    /// Fetch remote kustomize resources (https URLs of manifests, git
+    /// repositories such as github.com/org/repo/folder?ref=v1) as Flux
+    /// would, over https and without credentials, through a cache.
+    /// Without it, each is reported as not fetched.
+    #[arg(long, env = "HOMELAB_LINT_REMOTE")]
+    pub remote: bool,
+
+    /// Where --remote keeps what it fetched (default:
+    /// $XDG_CACHE_HOME/homelab-lint, else ~/.cache/homelab-lint).
+    #[arg(long, value_name = "DIR", env = "HOMELAB_LINT_REMOTE_CACHE")]
+    pub remote_cache: Option<PathBuf>,
+
+    /// Remote entries one run may fetch or take from the cache.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub remote_max_fetches: usize,
+
+    /// Bytes all remote entries of a run may hold together.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub remote_max_bytes: u64,
+
+    /// Wall-clock time all fetches of a run may take.
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = crate::probe::parse_duration)]
+    pub remote_budget: std::time::Duration,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -267,6 +298,9 @@ pub enum ReportFormat {
     Sarif,
     /// GitHub Actions workflow commands: annotations on the changed files.
     Github,
+    /// A Markdown summary for a pull request comment or
+    /// $GITHUB_STEP_SUMMARY, each finding's chain drawn in Mermaid.
+    Markdown,
 }
 
 impl From<ReportFormat> for crate::report::Format {
@@ -279,6 +313,7 @@ impl From<ReportFormat> for crate::report::Format {
             ReportFormat::Concise => Format::Concise,
             ReportFormat::Sarif => Format::Sarif,
             ReportFormat::Github => Format::Github,
+            ReportFormat::Markdown => Format::Markdown,
         }
     }
 }
@@ -397,6 +432,29 @@ pub struct InventoryArgs {
     /// Only objects with this name.
     #[arg(long)]
     pub name: Option<String>,
+
+    /// Draw what the findings rest on instead (app → database (setting) →
+    /// storage class), every finding's chain in one graph: Mermaid or
+    /// Graphviz DOT.
+    #[arg(long, value_enum, value_name = "LANGUAGE", conflicts_with_all = ["provenance", "kind", "name"])]
+    pub graph: Option<GraphLanguage>,
+}
+
+/// `inventory --graph`: the language the graph is written in.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphLanguage {
+    Mermaid,
+    Dot,
+}
+
+impl From<GraphLanguage> for crate::report::graph::Language {
+    fn from(language: GraphLanguage) -> Self {
+        use crate::report::graph::Language;
+        match language {
+            GraphLanguage::Mermaid => Language::Mermaid,
+            GraphLanguage::Dot => Language::Dot,
+        }
+    }
 }
 
 /// Data only: JSON or YAML.

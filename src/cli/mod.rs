@@ -14,14 +14,14 @@ use clap::Parser;
 
 pub use args::{
     Args, BaseArgs, Command, DataFormat, FailOn, FixArgs, InventoryArgs, LintArgs, LiveArgs,
-    OutputFormat, RepoArgs, ReportFormat, RulesCommand,
+    OutputFormat, RemoteArgs, RepoArgs, ReportFormat, RulesCommand,
 };
 
 use crate::pipeline::{
     self, BaseRequest, ClusterRequest, EXIT_CLEAN, EXIT_ERROR, FixRequest, Input, ProbeRequest,
     Request, load_rules,
 };
-use crate::report::{control, inventory};
+use crate::report::{control, graph, inventory};
 use crate::rules::{self, Severity};
 use crate::source::git::Held;
 
@@ -106,6 +106,7 @@ fn lint_request(args: &Args) -> Request {
             paths: args.repo.paths.clone(),
             example: args.repo.example,
             held: held(&args.repo).or_else(|| args.base.to_ref.clone().map(Held::Commit)),
+            remote: remote_settings(&args.repo.remote),
         },
         config: lint.config.clone(),
         rule_dirs: lint.rule_dirs.clone(),
@@ -148,6 +149,17 @@ fn lint_request(args: &Args) -> Request {
         pushgateway: lint.pushgateway.clone(),
         verbose: args.verbose,
     }
+}
+
+/// What `--remote` allows, if given.
+fn remote_settings(args: &RemoteArgs) -> Option<crate::source::remote::Settings> {
+    args.remote.then(|| crate::source::remote::Settings {
+        cache_dir: args.remote_cache.clone(),
+        max_fetches: args.remote_max_fetches,
+        max_bytes: args.remote_max_bytes,
+        budget: args.remote_budget,
+        ..Default::default()
+    })
 }
 
 /// What git holds that `repo` asks to read instead of the working tree.
@@ -287,10 +299,14 @@ fn rules_table(rules: &[rules::Rule]) -> String {
 }
 
 fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
+    if let Some(language) = inv.graph {
+        return run_graph(inv, language.into(), verbose);
+    }
     let loaded = pipeline::load(&Input {
         paths: inv.repo.paths.clone(),
         example: inv.repo.example,
         held: held(&inv.repo),
+        remote: remote_settings(&inv.repo.remote),
     })
     .map_err(|e| e.to_string())?;
     pipeline::log_load(&loaded.repo, &loaded.found, verbose, &mut stderr_line);
@@ -307,6 +323,25 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
         OutputFormat::Yaml => control::to_yaml(&json).map_err(|e| e.to_string())?,
     };
     write_stdout(&text)?;
+    Ok(EXIT_CLEAN)
+}
+
+/// `inventory --graph`: a lint of the repository with every rule, its
+/// findings' chains drawn as one graph.
+fn run_graph(inv: &InventoryArgs, language: graph::Language, verbose: u8) -> Result<u8, String> {
+    let req = pipeline::Request {
+        input: Input {
+            paths: inv.repo.paths.clone(),
+            example: inv.repo.example,
+            held: held(&inv.repo),
+            remote: remote_settings(&inv.repo.remote),
+        },
+        format: crate::report::Format::Graph(language),
+        verbose,
+        ..pipeline::Request::default()
+    };
+    let outcome = pipeline::run(&req, &mut stderr_line).map_err(|e| e.to_string())?;
+    write_stdout(&outcome.text)?;
     Ok(EXIT_CLEAN)
 }
 

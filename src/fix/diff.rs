@@ -2,6 +2,26 @@
 
 use similar::TextDiff;
 
+use super::apply::Plan;
+use crate::yaml::SourceMap;
+
+/// The unified diff of every file a plan changes, named as reports name
+/// them. Context lines may be a Secret's, in the file as it is and as
+/// the fix leaves it: both are masked.
+pub fn of_plan(plan: &Plan, sources: &SourceMap) -> String {
+    let mut out = String::new();
+    for change in &plan.changes {
+        let path = sources.shown(change.file).display().to_string();
+        let new_text = crate::yaml::mask_secrets(&change.new_text);
+        out.push_str(&unified(
+            &path,
+            sources.get(change.file).text_to_show(),
+            new_text.as_deref().unwrap_or(&change.new_text),
+        ));
+    }
+    out
+}
+
 /// `git diff`-style unified diff with three lines of context; empty when
 /// the texts are equal.
 pub fn unified(path: &str, old: &str, new: &str) -> String {

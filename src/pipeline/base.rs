@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use super::{Error, Log};
 use crate::model::Model;
 use crate::rules::releases::{self, Baseline};
-use crate::rules::{self, Finding, Rule, config::Config};
+use crate::rules::{self, BaselineState, Finding, Rule, config::Config};
 use crate::source::commit_tree::Tree;
 use crate::source::git::{GitError, Held};
 use crate::source::repo::{self, Repo};
 use crate::source::reuse::Lent;
 use crate::source::root::Found;
-use crate::source::{Files, git};
+use crate::source::{Files, Issue, git};
 
 /// The commit to compare with.
 #[derive(Debug, Clone, Default)]
@@ -35,20 +35,53 @@ pub struct BaseRun {
     pub baseline: Baseline,
     /// Fingerprints of the base commit's findings; `None` without --base.
     fingerprints: Option<HashSet<String>>,
+    /// Whether findings the base commit had are reported too.
+    all_findings: bool,
+    /// The files of the linted directory the change touches; `None` when
+    /// git cannot tell or there is no base.
+    changed: Option<HashSet<PathBuf>>,
+    /// `(path, message)` of the base commit's input problems.
+    problems: HashSet<(String, String)>,
     /// The base commit's load, when it was loaded: freed with the linted
     /// one's, or left to the exit with it.
     _loaded: Option<(Repo, Option<Lent>)>,
 }
 
 impl BaseRun {
-    /// Whether a finding of the linted tree is to be reported: always
-    /// without --base, else when the base run did not have it. A
-    /// fingerprint names the rule and the objects involved, not lines,
-    /// so a finding that only moved is not new.
-    pub fn is_new(&self, f: &Finding) -> bool {
-        self.fingerprints
-            .as_ref()
-            .is_none_or(|seen| !seen.contains(&f.fingerprint))
+    /// Whether the base commit had a finding of the linted tree; `None`
+    /// without --base. A fingerprint names the rule and the objects
+    /// involved, not lines, so a finding that only moved is not new.
+    pub fn state(&self, f: &Finding) -> Option<BaselineState> {
+        let seen = self.fingerprints.as_ref()?;
+        Some(if seen.contains(&f.fingerprint) {
+            BaselineState::Existing
+        } else {
+            BaselineState::New
+        })
+    }
+
+    /// Whether a finding in `state` is reported: a finding the base had
+    /// only with --all-findings.
+    pub fn reports(&self, state: Option<BaselineState>) -> bool {
+        self.all_findings || state != Some(BaselineState::Existing)
+    }
+
+    /// Whether an input problem is one a review of the change should see:
+    /// always without --base; else one about the run, on a file the
+    /// change touches, or one the base commit did not have (a file the
+    /// change deleted leaves its kustomization, untouched, with a new
+    /// problem). A remote base that was never fetched in either commit,
+    /// in a file the change leaves alone, is not the change's.
+    pub fn shows_problem(&self, issue: &Issue) -> bool {
+        if self.fingerprints.is_none() || issue.path.is_empty() {
+            return true;
+        }
+        let path = Path::new(&issue.path);
+        path.is_absolute()
+            || self.changed.as_ref().is_some_and(|c| c.contains(path))
+            || !self
+                .problems
+                .contains(&(issue.path.clone(), issue.message.clone()))
     }
 }
 
@@ -206,7 +239,8 @@ pub fn prepare(
         Base::Nothing(why) => {
             log(&format!("base {reference}: {why}: every finding is new"));
             return Ok(BaseRun {
-                fingerprints: (!req.all_findings).then(HashSet::new),
+                fingerprints: Some(HashSet::new()),
+                all_findings: req.all_findings,
                 ..BaseRun::default()
             });
         }
@@ -226,7 +260,10 @@ pub fn prepare(
             Some(Err(_)) => return Err(Error::BaseTreePanicked),
             None => commit.tree()?,
         };
-        let mut files = Files::in_commit(root, tree, *linted.files.limits());
+        // The base reads the remote entries the work tree's load read:
+        // the same fetcher, its cache and what is left of its budgets.
+        let fetcher = linted.files.remote().cloned();
+        let mut files = Files::in_commit(root, tree, *linted.files.limits()).fetching(fetcher);
         if let Some(lent) = lent {
             files = files.borrowing(lent);
             if let Some(changed) = &changed {
@@ -243,6 +280,12 @@ pub fn prepare(
     let model = Model::new(base_repo);
     let outcome = rules::lint(&model, rules);
     let sources = &base_repo.files.sources;
+    let problems = base_repo
+        .issues
+        .iter()
+        .chain(&outcome.issues)
+        .map(|i| (i.path.clone(), i.message.clone()))
+        .collect();
     let fingerprints: HashSet<String> = outcome
         .findings
         .into_iter()
@@ -267,7 +310,10 @@ pub fn prepare(
     drop(model);
     Ok(BaseRun {
         baseline,
-        fingerprints: (!req.all_findings).then_some(fingerprints),
+        fingerprints: Some(fingerprints),
+        all_findings: req.all_findings,
+        changed,
+        problems,
         _loaded: read.map(|repo| (repo, returned)),
     })
 }

@@ -61,18 +61,7 @@ pub(super) fn diffs(
     let selected = args.selected(findings);
     let fixes: Vec<&Fix> = selected.iter().map(|(_, x)| *x).collect();
     let plan = apply::plan(sources, &fixes);
-    let mut out = String::new();
-    for change in &plan.changes {
-        let path = sources.shown(change.file).display().to_string();
-        // Context lines may be a Secret's, in the file as it is and as
-        // the fix leaves it.
-        let new_text = crate::yaml::mask_secrets(&change.new_text);
-        out.push_str(&diff::unified(
-            &path,
-            sources.get(change.file).text_to_show(),
-            new_text.as_deref().unwrap_or(&change.new_text),
-        ));
-    }
+    let out = diff::of_plan(&plan, sources);
     log(&format!(
         "{} would be applied{}",
         super::plural(plan.applied.len(), "fix"),

@@ -7,6 +7,13 @@ use super::control::{Breaks, escape};
 use crate::rules::Finding;
 use crate::yaml::SourceMap;
 
+/// `[new] ` or `[existing] ` before a message, with `--base`; the human
+/// format tags its messages the same way.
+pub fn tag(f: &Finding) -> String {
+    f.baseline
+        .map_or(String::new(), |state| format!("[{}] ", state.as_str()))
+}
+
 pub fn render(findings: &[Finding], sources: &SourceMap) -> String {
     findings
         .iter()
@@ -14,10 +21,11 @@ pub fn render(findings: &[Finding], sources: &SourceMap) -> String {
             // A message is one line; a stray break would start a false one.
             let message = f.message.replace(['\n', '\r'], " ");
             format!(
-                "{}: {} {}: {}",
+                "{}: {} {}: {}{}",
                 escape(&sources.location(f.primary.span), Breaks::Escape),
                 f.severity.as_str(),
                 escape(&f.rule, Breaks::Escape),
+                tag(f),
                 escape(&message, Breaks::Escape)
             )
         })

@@ -165,7 +165,10 @@ fn finding(f: &Finding, sources: &SourceMap) -> Annotation {
         severity: f.severity,
         place,
         location: sources.location(span),
-        title: f.rule.clone(),
+        title: match f.baseline {
+            Some(state) => format!("{} ({})", f.rule, state.as_str()),
+            None => f.rule.clone(),
+        },
         message,
     }
 }
@@ -250,6 +253,8 @@ mod tests {
             evidence: Vec::new(),
             notes: vec!["a note".into()],
             unconfirmed_severity: None,
+            chain: Vec::new(),
+            baseline: None,
             help: "fix it".into(),
             fingerprint: String::new(),
             fix: None,
@@ -290,6 +295,8 @@ mod tests {
             fix: None,
             subjects: Default::default(),
             unconfirmed_severity: None,
+            chain: Vec::new(),
+            baseline: None,
         };
         let mut findings = vec![at(b, 3, Severity::Info), at(b, 2, Severity::Error)];
         findings.extend((1..=12).map(|l| at(a, 30 - l, Severity::Warning)));

@@ -59,10 +59,13 @@ pub fn width() -> usize {
 
 /// Every finding as a snippet, a blank line after each, wrapped to
 /// [`width`]: never inside a word, never at a hyphen (names such as
-/// `authentik-secret` stay whole).
+/// `authentik-secret` stay whole). Every related file is shown.
 pub fn render(findings: &[Finding], sources: &SourceMap, color: bool) -> String {
-    render_within(findings, sources, color, SNIPPET_RUN_BYTES)
+    render_sized(findings, sources, color, true)
 }
+
+/// Related files a finding shows before "and N more" (unless `-v`).
+pub const MOST_RELATED_FILES: usize = 5;
 
 /// Bytes of human output past which findings are shown without their
 /// snippets: a snippet is bounded (see [`SNIPPET_CONTEXT`]), but a run
@@ -70,10 +73,25 @@ pub fn render(findings: &[Finding], sources: &SourceMap, color: bool) -> String 
 /// times the rules). Real reports are a few kilobytes.
 const SNIPPET_RUN_BYTES: usize = 16 << 20;
 
-/// [`render`], snippets elided once the output passes `budget` bytes:
-/// each finding after that is its message and location, and a line says
-/// so once.
-fn render_within(findings: &[Finding], sources: &SourceMap, color: bool, budget: usize) -> String {
+/// [`render`] sized for reading a pull request's run: a finding shows
+/// at most [`MOST_RELATED_FILES`] related files unless `all`, and a set
+/// of related places another finding above already listed (a release
+/// bump and the rule of that release both name the same 61 objects) is
+/// named, not printed again.
+pub fn render_sized(findings: &[Finding], sources: &SourceMap, color: bool, all: bool) -> String {
+    render_within(findings, sources, color, all, SNIPPET_RUN_BYTES)
+}
+
+/// [`render_sized`], snippets elided once the output passes `budget`
+/// bytes: each finding after that is its message and location, and a
+/// line says so once.
+fn render_within(
+    findings: &[Finding],
+    sources: &SourceMap,
+    color: bool,
+    all: bool,
+    budget: usize,
+) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
@@ -85,9 +103,32 @@ fn render_within(findings: &[Finding], sources: &SourceMap, color: bool, budget:
         .with_word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut out = String::new();
     let mut files = Files::default();
+    let mut listed: HashMap<Vec<&Label>, &str> = HashMap::new();
     let mut elided = false;
     for f in findings {
-        let mut diag = snippet(f, sources, &mut files);
+        let (mut diag, elsewhere) = snippet(f, sources, &mut files);
+        let mut after = Vec::new();
+        let places = elsewhere.len();
+        if places > 1 {
+            match listed.get(&elsewhere) {
+                Some(rule) => {
+                    diag.related.clear();
+                    after.push(format!(
+                        "related: the same {places} places in other files as the {} finding above",
+                        escape(rule, Breaks::Escape)
+                    ));
+                }
+                None => {
+                    listed.insert(elsewhere, &f.rule);
+                }
+            }
+        }
+        if !all && diag.related.len() > MOST_RELATED_FILES {
+            let more = diag.related.len() - MOST_RELATED_FILES;
+            diag.related.truncate(MOST_RELATED_FILES);
+            let files = if more == 1 { "file" } else { "files" };
+            after.push(format!("and {more} more related {files} (-v shows all)"));
+        }
         if !elided && out.len() > budget {
             elided = true;
             out.push_str(&format!(
@@ -103,6 +144,9 @@ fn render_within(findings: &[Finding], sources: &SourceMap, color: bool, budget:
         }
         // Rendering into a String cannot fail.
         let _ = handler.render_report(&mut out, &diag);
+        for line in after {
+            out.push_str(&format!("  \u{261e} {line}\n"));
+        }
         out.push('\n');
     }
     out
@@ -120,7 +164,13 @@ struct Snippet {
     related: Vec<Snippet>,
 }
 
-fn snippet(f: &Finding, sources: &SourceMap, files: &mut Files) -> Snippet {
+/// A finding's snippet, and its labels in other files than the primary
+/// one, in order.
+fn snippet<'f>(
+    f: &'f Finding,
+    sources: &SourceMap,
+    files: &mut Files,
+) -> (Snippet, Vec<&'f Label>) {
     {
         let file = f.primary.span.file;
         let mut in_primary = vec![&f.primary];
@@ -147,8 +197,16 @@ fn snippet(f: &Finding, sources: &SourceMap, files: &mut Files) -> Snippet {
             }
         }
         let (source, labels) = named(files.get(sources, file), &in_primary, true);
-        Snippet {
-            message: escape(&f.message, Breaks::Keep).into_owned(),
+        let elsewhere = others
+            .iter()
+            .flat_map(|(_, ls)| ls.iter().copied())
+            .collect();
+        let snippet = Snippet {
+            message: format!(
+                "{}{}",
+                super::concise::tag(f),
+                escape(&f.message, Breaks::Keep)
+            ),
             severity: severity(f.severity),
             code: Some(escape(&f.rule, Breaks::Escape).into_owned()),
             help: Some(escape(&help, Breaks::Keep).into_owned()),
@@ -172,7 +230,8 @@ fn snippet(f: &Finding, sources: &SourceMap, files: &mut Files) -> Snippet {
                     }
                 })
                 .collect(),
-        }
+        };
+        (snippet, elsewhere)
     }
 }
 
@@ -499,6 +558,8 @@ mod tests {
             fix: None,
             subjects: Default::default(),
             unconfirmed_severity: None,
+            chain: Vec::new(),
+            baseline: None,
         }
     }
 
@@ -510,8 +571,8 @@ mod tests {
         let findings: Vec<Finding> = (1..=200)
             .map(|i| two_labels(id, &text, [i, i + 50]))
             .collect();
-        let whole = render_within(&findings, &sources, false, usize::MAX);
-        let out = render_within(&findings, &sources, false, 4000);
+        let whole = render_within(&findings, &sources, false, true, usize::MAX);
+        let out = render_within(&findings, &sources, false, true, 4000);
         assert!(
             out.len() < whole.len() / 3,
             "{} of {}",

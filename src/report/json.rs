@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as J;
 
 use crate::fix::Applicability;
-use crate::rules::{self, Label, Severity};
+use crate::rules::{self, BaselineState, Label, Severity};
 use crate::yaml::SourceMap;
 
 pub const FORMAT_VERSION: u32 = 1;
@@ -42,6 +42,10 @@ pub struct Finding {
     pub help: String,
     pub fingerprint: String,
     pub fix: Option<Fix>,
+    /// With `--base`: `new`, or `existing` when the base commit had it
+    /// too (reported with `--all-findings`); absent without `--base`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineState>,
 }
 
 /// A labelled place: `path` as shown to the user, 1-based `line` and
@@ -126,6 +130,7 @@ impl Finding {
             help: f.help.clone(),
             fingerprint: f.fingerprint.clone(),
             fix: f.fix.as_ref().map(|x| Fix::new(x, sources)),
+            baseline: f.baseline,
         }
     }
 }

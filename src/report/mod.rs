@@ -3,9 +3,11 @@
 pub mod concise;
 pub mod control;
 pub mod github;
+pub mod graph;
 pub mod human;
 pub mod inventory;
 pub mod json;
+pub mod markdown;
 pub mod metrics;
 pub mod probe;
 pub mod pushgateway;
@@ -27,4 +29,9 @@ pub enum Format {
     Sarif,
     /// GitHub Actions workflow commands: annotations on the changed files.
     Github,
+    /// A Markdown summary for a pull request comment or
+    /// `$GITHUB_STEP_SUMMARY`, each finding's chain drawn in Mermaid.
+    Markdown,
+    /// The chains of every finding as one graph (`inventory --graph`).
+    Graph(graph::Language),
 }

@@ -7,7 +7,7 @@ use std::path::{Component, Path};
 
 use serde_json::{Map, Value as J, json};
 
-use crate::rules::{Finding, Label, Rule, Severity, docs};
+use crate::rules::{BaselineState, Finding, Label, Rule, Severity, docs};
 use crate::yaml::SourceMap;
 
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -65,14 +65,17 @@ pub fn render(findings: &[Finding], rules: &[Rule], sources: &SourceMap) -> J {
 }
 
 /// Adds the repository's coverage to the invocation: one note with the
-/// figures (a warning when something Flux applies was not rendered), and
-/// a warning per Flux Kustomization that did not render completely, at
-/// its file. A run that lost part of the repository never looks clean.
+/// figures (a warning when manifest files Flux applies were lost), and a
+/// warning per Flux Kustomization that did not render completely, at its
+/// file. A run that lost part of the repository never looks clean, and
+/// figures that say every file was rendered are not a warning on every
+/// run because one Kustomization elsewhere has a remote entry: that one
+/// has its own warning.
 pub fn add_coverage(log: &mut J, repo: &crate::source::repo::Repo) {
     let c = &repo.coverage;
     let sources = &repo.files.sources;
     let mut notes = vec![json!({
-        "level": if c.is_incomplete() { "warning" } else { "note" },
+        "level": if c.lost > 0 { "warning" } else { "note" },
         "message": { "text": sentence(&c.summary()) },
     })];
     for r in repo.flux.iter().filter(|r| !r.outcome.is_complete()) {
@@ -220,6 +223,16 @@ fn result(f: &Finding, rules: &[Rule], sources: &SourceMap) -> J {
     }
     out.insert("level".into(), json!(level(f.severity)));
     out.insert("message".into(), json!({ "text": text }));
+    // SARIF 2.1.0 §3.27.24: a result the baseline run had too is
+    // `unchanged` (its location may have moved; our fingerprint ignores
+    // lines), one it did not have is `new`.
+    if let Some(state) = f.baseline {
+        let state = match state {
+            BaselineState::New => "new",
+            BaselineState::Existing => "unchanged",
+        };
+        out.insert("baselineState".into(), json!(state));
+    }
     if let Some(primary) = physical_location(&f.primary, sources) {
         out.insert("locations".into(), json!([{ "physicalLocation": primary }]));
     }
@@ -437,6 +450,8 @@ mod tests {
             evidence: Vec::new(),
             notes: vec!["n".into()],
             unconfirmed_severity: None,
+            chain: Vec::new(),
+            baseline: None,
             help: String::new(),
             fingerprint: "f".into(),
             fix: None,

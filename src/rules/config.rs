@@ -28,6 +28,28 @@ pub struct ConfigFile {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub ignore_paths: Vec<Spanned<String>>,
+    /// Remote kustomize resources, as `--remote` and its flags. Honoured
+    /// only in a file the user names with `--config`: a repository's own
+    /// `.homelab-lint.yaml` cannot make the linter reach the network.
+    #[serde(default)]
+    pub remote: Option<RemoteConfig>,
+}
+
+/// `remote:` of the configuration file.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RemoteConfig {
+    /// Fetch remote kustomize resources, as `--remote`.
+    #[serde(default)]
+    pub enabled: bool,
+    /// Where fetched entries are kept, as `--remote-cache`.
+    pub cache: Option<PathBuf>,
+    /// Remote entries one run may fetch or take from the cache.
+    pub max_fetches: Option<usize>,
+    /// Bytes all remote entries of a run may hold together.
+    pub max_bytes: Option<u64>,
+    /// Wall-clock time all fetches of a run may take (`2m`, `90s`).
+    pub budget: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -109,6 +131,28 @@ impl Config {
             ignore,
             folder: PathBuf::new(),
         })
+    }
+
+    /// What `remote:` of the file at `path` asks for, if it turns fetching
+    /// on; `Err` says why its budget is not a duration.
+    pub fn remote(&self, path: &Path) -> Result<Option<crate::source::remote::Settings>, Issue> {
+        let Some(r) = self.file.remote.as_ref().filter(|r| r.enabled) else {
+            return Ok(None);
+        };
+        let mut settings = crate::source::remote::Settings::default();
+        settings.cache_dir.clone_from(&r.cache);
+        settings.max_fetches = r.max_fetches.unwrap_or(settings.max_fetches);
+        settings.max_bytes = r.max_bytes.unwrap_or(settings.max_bytes);
+        if let Some(budget) = &r.budget {
+            settings.budget = humantime::parse_duration(budget)
+                .map_err(|e| Issue::file(path, format!("remote.budget {budget:?}: {e}")))?;
+        }
+        Ok(Some(settings))
+    }
+
+    /// Whether the file has a `remote:` section that turns fetching on.
+    pub fn asks_for_remote(&self) -> bool {
+        self.file.remote.as_ref().is_some_and(|r| r.enabled)
     }
 
     /// The same configuration, read from a file in `folder` (named as

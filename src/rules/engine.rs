@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use super::finding::{Evidence, Finding, Label, Subjects};
+use super::finding::{Evidence, Finding, Label, Link, Subjects};
 use super::releases::Baseline;
 use super::schema::Rule;
 use super::steps::{AppFact, Bindings, DatabaseFact, Shape, Spec, first};
@@ -184,9 +184,15 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         harmless: None,
     };
     let mut identity = vec![rule.id.clone()];
+    let mut chain = Vec::new();
     for (name, fact) in bindings {
         let described = fact.describe(model);
         labels.extend(described.labels.into_iter().map(|l| (name.clone(), l)));
+        chain.push(Link {
+            binding: name.clone(),
+            object: fact.node(model),
+            facts: described.evidence.clone(),
+        });
         evidence.extend(described.evidence.into_iter().map(|(k, v)| Evidence {
             key: format!("{name}.{k}"),
             value: v,
@@ -252,6 +258,8 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
             app: first::<AppFact>(bindings).map(|a| a.app.object),
             database: first::<DatabaseFact>(bindings).map(|d| d.0.object),
         },
+        chain,
+        baseline: None,
     }
 }
 

@@ -7,7 +7,7 @@ use crate::yaml::Span;
 use super::schema::Severity;
 
 /// A span with the text shown next to it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Label {
     pub span: Span,
     pub text: String,
@@ -45,6 +45,43 @@ pub struct Finding {
     pub fix: Option<super::fixes::Fix>,
     /// The objects the finding is about, for the stages after the rules.
     pub subjects: Subjects,
+    /// The objects the finding rests on, in the order its rule's steps
+    /// bound them (app, database, storage), for the formats that draw it.
+    pub chain: Vec<Link>,
+    /// With `--base`: whether the base commit had the finding too.
+    pub baseline: Option<BaselineState>,
+}
+
+/// One binding of a finding's rule: the object it names, if any, and
+/// the facts it contributed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The binding's name in the rule (`app`, `database`, `setting`).
+    pub binding: String,
+    /// `Kind/namespace/name` of the object bound; `None` for a fact that
+    /// belongs to the object bound before it (a setting of a database).
+    pub object: Option<String>,
+    /// The fact's evidence fields, in the order the fact gives them.
+    pub facts: Vec<(String, String)>,
+}
+
+/// A finding compared with the base commit's findings (`--base`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BaselineState {
+    /// The base commit did not have it: the change brings it.
+    New,
+    /// The base commit had it too (reported with `--all-findings`).
+    Existing,
+}
+
+impl BaselineState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BaselineState::New => "new",
+            BaselineState::Existing => "existing",
+        }
+    }
 }
 
 /// The objects a finding is about, as the model holds them: the probe

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use include_dir::{Dir, include_dir};
 
-pub use finding::{Evidence, Finding, Label, Subjects};
+pub use finding::{BaselineState, Evidence, Finding, Label, Link, Subjects};
 pub use schema::{ProbeSpec, Rule, Severity};
 
 use crate::source::Issue;

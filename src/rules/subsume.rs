@@ -138,6 +138,8 @@ mod tests {
             evidence: Vec::new(),
             notes: Vec::new(),
             unconfirmed_severity: None,
+            chain: Vec::new(),
+            baseline: None,
             help: String::new(),
             fingerprint: format!("{rule}{primary}"),
             fix: None,

@@ -86,6 +86,8 @@ pub fn apply(model: &Model, rules: &[Rule], findings: Vec<Finding>) -> Outcome {
                 evidence: Vec::new(),
                 notes: Vec::new(),
                 unconfirmed_severity: None,
+                chain: Vec::new(),
+                baseline: None,
                 help: rule.remediation.trim().to_string(),
                 fingerprint: format!(
                     "{UNUSED}:{}:{}",

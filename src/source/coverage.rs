@@ -142,11 +142,6 @@ impl Coverage {
         c
     }
 
-    /// Whether something Flux applies did not reach the rules.
-    pub fn is_incomplete(&self) -> bool {
-        self.lost > 0 || !self.incomplete.is_empty()
-    }
-
     /// One line: `412 of 415 manifest files rendered through Flux; 3 not
     /// (lost); Flux Kustomizations: 80, incomplete: 2 failed`.
     pub fn summary(&self) -> String {

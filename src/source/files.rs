@@ -143,6 +143,8 @@ pub struct Files {
     total: RunBudget,
     /// A build found a part of `left` spent.
     budget_spent: bool,
+    /// Fetches remote entries when the user asked for it (`--remote`).
+    remote: Option<Arc<super::remote::Fetcher>>,
 }
 
 /// What a build on a fork leaves behind.
@@ -272,6 +274,33 @@ impl Files {
             left: RunBudget::new(&limits.kustomize),
             total: RunBudget::new(&limits.kustomize),
             budget_spent: false,
+            remote: None,
+        }
+    }
+
+    /// These files, with remote entries fetched by `fetcher`.
+    pub fn fetching(self, fetcher: Option<Arc<super::remote::Fetcher>>) -> Files {
+        Files {
+            remote: fetcher,
+            ..self
+        }
+    }
+
+    /// What fetches remote entries, when the user asked for it.
+    pub fn remote(&self) -> Option<&Arc<super::remote::Fetcher>> {
+        self.remote.as_ref()
+    }
+
+    /// On a fork, marks its build to be done again in order and says so:
+    /// what a fetch registers must get the same [`FileId`] on any thread.
+    pub(crate) fn spoil_fork(&mut self) -> bool {
+        self.note(|| Event::Fetched);
+        match &mut self.journal {
+            Some(journal) => {
+                journal.spoiled = true;
+                true
+            }
+            None => false,
         }
     }
 
@@ -465,6 +494,7 @@ impl Files {
             left: self.left,
             total: self.total,
             budget_spent: false,
+            remote: self.remote.clone(),
         }
     }
 

@@ -24,9 +24,11 @@ pub struct Issue {
 /// build goes on without it, so one entry never takes its siblings down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Gap {
-    /// A remote base, component or file (`https://...`, `github.com/...?ref=`):
-    /// kustomize-controller fetches it (remote bases are allowed unless the
-    /// controller runs with `--no-remote-bases`); we have no network.
+    /// A remote base, component or file (`https://...`, `github.com/...?ref=`)
+    /// that was not read: kustomize-controller fetches it (remote bases are
+    /// allowed unless the controller runs with `--no-remote-bases`); this
+    /// tool fetches remote resources only with `--remote`, and the issue
+    /// says why this one was not (see `source::remote`).
     Remote,
     /// A local file or directory that does not exist: kustomize-controller
     /// fails the whole Flux Kustomization with kustomize's error.

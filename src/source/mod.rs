@@ -17,6 +17,7 @@ pub mod kustomize;
 pub mod link;
 pub mod live;
 pub mod object;
+pub mod remote;
 pub mod repo;
 pub mod reuse;
 pub mod root;

@@ -28,6 +28,10 @@ pub enum StepKind {
     /// The object was read from a cluster (live, or a `kubectl get`
     /// snapshot), not from the repository.
     Live,
+    /// The object stands in for one of the remote entries in `detail`,
+    /// which were not read: it holds only its identity and what local
+    /// patches set (`source::kustomize::standin`).
+    RemoteStandIn,
 }
 
 impl StepKind {
@@ -41,6 +45,7 @@ impl StepKind {
             StepKind::Transformer => "transformer",
             StepKind::Substitution => "substitution",
             StepKind::Live => "live",
+            StepKind::RemoteStandIn => "remote-stand-in",
         }
     }
 }

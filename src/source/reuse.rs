@@ -58,6 +58,9 @@ pub(crate) enum Event {
     BuiltDir(PathBuf),
     /// kustomize's built-in field specs were parsed (and registered).
     Defaults,
+    /// A remote entry was fetched: what it holds is not the commit's, so
+    /// the build is never reused.
+    Fetched,
 }
 
 /// What identifies a build: the path and the Flux components, with the
@@ -342,6 +345,7 @@ fn answers_alike(files: &mut Files, event: &Event) -> bool {
             true
         }
         Event::Defaults => super::kustomize::default_config(files).is_ok(),
+        Event::Fetched => false,
     }
 }
 

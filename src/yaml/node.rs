@@ -377,6 +377,21 @@ impl Node {
         Node::new(value, span)
     }
 
+    /// Calls `f` on this node and on every node below it, keys included
+    /// (to move spans: a value re-read in place, texts taken into another
+    /// source map).
+    pub fn each_mut(&mut self, f: &mut dyn FnMut(&mut Node)) {
+        f(self);
+        match &mut self.value {
+            Value::Seq(items) => items.iter_mut().for_each(|n| n.each_mut(f)),
+            Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+                k.each_mut(f);
+                v.each_mut(f);
+            }),
+            _ => {}
+        }
+    }
+
     /// Depth-first visit of every node with its path of keys/indices.
     pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&[PathSeg<'a>], &'a Node)) {
         let mut path = Vec::new();

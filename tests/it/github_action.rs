@@ -194,6 +194,7 @@ fn lint_step_annotates_new_findings_and_writes_sarif_with_all_of_them() {
     let (dir, repo) = common::bump_fixture("2025.8.3", "2025.10.1", |_| {});
     let output = dir.path().join("github-output");
     let sarif = dir.path().join("out.sarif");
+    let summary = dir.path().join("step-summary.md");
     let run = Command::new("bash")
         .arg("-c")
         .arg(step_script("lint"))
@@ -206,6 +207,7 @@ fn lint_step_annotates_new_findings_and_writes_sarif_with_all_of_them() {
         .env("RULES", "")
         .env("SARIF_FILE", &sarif)
         .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_STEP_SUMMARY", &summary)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
@@ -214,10 +216,22 @@ fn lint_step_annotates_new_findings_and_writes_sarif_with_all_of_them() {
     assert_eq!(run.status.code(), Some(1), "{stdout}\n{stderr}");
     let annotations: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
     assert!(
-        annotations.iter().any(
-            |l| l.contains("title=authentik-upgrade-moves-cache-to-sync-replicated-postgres::")
-        ),
+        annotations.iter().any(|l| l
+            .contains("title=authentik-upgrade-moves-cache-to-sync-replicated-postgres (new)::")),
         "{stdout}"
+    );
+    // The step summary: the new finding, its chain drawn, and not the
+    // finding the base commit had.
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(summary.starts_with("## homelab-lint\n"), "{summary}");
+    assert!(
+        summary.contains("`authentik-upgrade-moves-cache-to-sync-replicated-postgres` (new)"),
+        "{summary}"
+    );
+    assert!(summary.contains("```mermaid\nflowchart LR\n"), "{summary}");
+    assert!(
+        !summary.contains("authentik-persistent-connections-without-keepalives"),
+        "{summary}"
     );
     // The annotation for the pre-existing keepalive finding is not repeated.
     assert!(

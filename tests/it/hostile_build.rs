@@ -437,7 +437,9 @@ fn secret_values_next_to_a_finding_appear_in_no_output_format() {
     let rules = rule_dir(
         "  - object:\n      group: \"\"\n      kind: Secret\n      where: [{path: \"$.metadata.name\", is: set}]\n",
     );
-    for format in ["human", "json", "yaml", "concise", "sarif", "github"] {
+    for format in [
+        "human", "json", "yaml", "concise", "sarif", "github", "markdown",
+    ] {
         let run = limited::run_linter(&[
             dir.path().to_str().unwrap(),
             "--rules",

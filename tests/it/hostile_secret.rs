@@ -171,7 +171,9 @@ fn values_from_secrets_appear_in_no_output() {
         repo.path().to_str().unwrap(),
         rules.path().to_str().unwrap(),
     );
-    for format in ["human", "json", "yaml", "concise", "sarif", "github"] {
+    for format in [
+        "human", "json", "yaml", "concise", "sarif", "github", "markdown",
+    ] {
         let run = limited::run_linter(&[repo, "--no-probe", "--rules", rules, "-o", format, "-vv"]);
         let out = assert_hidden(format, &run);
         for id in [

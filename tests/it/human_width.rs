@@ -126,6 +126,8 @@ fn bench_human_render_many_findings_in_one_file() {
                 fix: None,
                 subjects: Default::default(),
                 unconfirmed_severity: None,
+                chain: Vec::new(),
+                baseline: None,
             })
             .collect();
         let start = std::time::Instant::now();

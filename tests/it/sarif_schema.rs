@@ -66,6 +66,32 @@ fn example_log_passes_the_sarif_multitool_without_errors_or_warnings() {
     );
 }
 
+/// A `--base --all-findings` log, whose results carry `baselineState`
+/// (`new` and `unchanged`), passes the validator too.
+#[test]
+fn log_with_baseline_states_passes_the_sarif_multitool() {
+    if !common::git_available() {
+        return;
+    }
+    let Some(tool) = multitool() else {
+        return;
+    };
+    let (_dir, repo) = common::bump_fixture("2025.8.3", "2025.10.1", |_| {});
+    let repo = repo.to_str().unwrap();
+    let log = lint_sarif(&[repo, "--no-probe", "--base", "HEAD~1", "--all-findings"]);
+    let parsed: J = serde_json::from_str(&log).unwrap();
+    let mut states: Vec<&str> = parsed["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["baselineState"].as_str().unwrap())
+        .collect();
+    states.sort();
+    assert_eq!(states, ["new", "unchanged"]);
+    let problems = validate(&tool, &log);
+    assert!(problems.is_empty(), "{problems:?}\n{log}");
+}
+
 /// What the SARIF Multitool finds wrong with `log`: errors, warnings and
 /// its own notifications.
 fn validate(tool: &Path, log: &str) -> Vec<String> {

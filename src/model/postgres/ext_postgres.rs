@@ -8,6 +8,7 @@ use crate::model::app::{App, split_image, workload_containers};
 use crate::model::conventions::template_value;
 use crate::model::env::{self, EnvValue};
 use crate::model::{Model, ObjRef, is_helm_release};
+use crate::source::StepKind;
 use crate::source::flux::data::{self, DataValue};
 use crate::yaml::{Node, Value};
 
@@ -183,16 +184,23 @@ fn ext_postgres_operators(model: &Model, near: ObjRef) -> Vec<Operator> {
                 .and_then(|r| r.chart.as_ref())
                 .and_then(Node::as_str)
                 == Some("ext-postgres-operator");
+        // A stand-in for the Deployment of a remote manifest that was not
+        // read is the operator when the manifest is the operator's own
+        // (`https://raw.githubusercontent.com/movetokube/postgres-operator/…`).
+        let stand_in = obj.chain.iter().any(|s| {
+            s.kind == StepKind::RemoteStandIn && s.detail.contains("movetokube/postgres-operator/")
+        });
         let image = !is_helm_release(obj)
-            && workload_containers(obj).is_some_and(|cs| {
-                cs.iter().any(|c| {
-                    c.str_at(&["image"]).is_some_and(|i| {
-                        split_image(i)
-                            .repository
-                            .ends_with("movetokube/postgres-operator")
+            && (stand_in
+                || workload_containers(obj).is_some_and(|cs| {
+                    cs.iter().any(|c| {
+                        c.str_at(&["image"]).is_some_and(|i| {
+                            split_image(i)
+                                .repository
+                                .ends_with("movetokube/postgres-operator")
+                        })
                     })
-                })
-            });
+                }));
         if !chart && !image {
             continue;
         }
@@ -214,6 +222,10 @@ fn ext_postgres_operators(model: &Model, near: ObjRef) -> Vec<Operator> {
                 }
             },
             None if chart => chart_var(model, i, name),
+            None if stand_in => Err(
+                "left to the remote manifest it stands in for, which was not read (--remote reads it)"
+                    .to_string(),
+            ),
             None => match &hidden {
                 Some(src) => Err(format!("not set in the repository; {src} could set it")),
                 None if name == "POSTGRES_HOST" => Err("not set".to_string()),

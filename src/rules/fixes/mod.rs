@@ -129,6 +129,14 @@ pub(super) fn build(
         _ => None,
     };
     let edits = edits.and_then(|edits| {
+        // A value fetched with --remote is in no file of the repository.
+        if let Some(e) = edits.iter().find(|e| model.sources.is_virtual(e.file)) {
+            return Err(format!(
+                "the value is written in {}, which the repository only lists; set it with a \
+                 patch in the kustomization that lists it",
+                model.sources.path(e.file).display()
+            ));
+        }
         let shared =
             target.and_then(|t| edits.iter().find_map(|e| shared::why_shared(model, t, e)));
         match shared {

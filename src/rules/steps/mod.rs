@@ -72,6 +72,12 @@ pub(crate) trait Fact: Any + std::fmt::Debug + Send + Sync {
     fn object(&self) -> Option<ObjRef> {
         None
     }
+    /// The object a drawing of the finding's chain shows for the fact:
+    /// by default the object it is about; `None` for a fact that belongs
+    /// to the object drawn before it (a setting of a database).
+    fn node(&self, model: &Model) -> Option<String> {
+        self.object().map(|r| model.object(r).id())
+    }
     /// Where in a file the fact's value is written, to tell two
     /// branches' bindings of one place apart from bindings of two.
     fn place(&self) -> Option<(u32, u32)> {

@@ -132,6 +132,17 @@ fn class_at(
 }
 
 impl Fact for StorageFact {
+    /// The class, wherever it is declared (a StorageClass, or a chart's
+    /// values), with the copies it keeps of each block when it says.
+    fn node(&self, model: &Model) -> Option<String> {
+        let st = &self.0;
+        let class = shown(model, st.requested_at.as_ref(), st.class.clone());
+        Some(match &st.decl.copies {
+            Some(copies) => format!("StorageClass/{class} ({}: {})", copies.key, copies.count),
+            None => format!("StorageClass/{class}"),
+        })
+    }
+
     fn describe(&self, model: &Model) -> Described {
         let st = &self.0;
         let class = shown(model, st.requested_at.as_ref(), st.class.clone());

@@ -631,18 +631,8 @@ fn is_simple(s: &str) -> bool {
 /// Puts the re-read value in place: the node keeps where it was written
 /// (collections made by substitution take the scalar's place too).
 fn set_value(node: &mut Node, mut typed: Node) {
-    fn respan(n: &mut Node, span: Span) {
-        n.span = span;
-        match &mut n.value {
-            Value::Seq(items) => items.iter_mut().for_each(|i| respan(i, span)),
-            Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
-                respan(k, span);
-                respan(v, span);
-            }),
-            _ => {}
-        }
-    }
-    respan(&mut typed, node.span);
+    let span = node.span;
+    typed.each_mut(&mut |n| n.span = span);
     node.value = typed.value;
     if !matches!(node.value, Value::Str(_)) {
         node.style = Style::Plain;

@@ -325,6 +325,22 @@ impl<'f> Builder<'f> {
             components.extend(self.flux_components.iter().cloned());
         }
         self.add_components(&k.dir, &components, acc)?;
+        // A named patch target missing after this kustomization's own
+        // remote resources were left out stands in for their object.
+        if self.gaps[gaps_before..]
+            .iter()
+            .any(|g| g.gap == Some(Gap::Remote))
+        {
+            let left_out: Vec<String> = k
+                .strings("resources")?
+                .into_iter()
+                .map(|(entry, _)| entry)
+                .filter(|entry| resources::is_remote(entry))
+                .collect();
+            if !left_out.is_empty() {
+                standin::add(k, acc, &left_out);
+            }
+        }
         let config = self.config_with(&acc.config)?;
         let built = self.transformer_dirs(k)?;
         let result = transformers::run(self.files, k, acc, &config, &built);
@@ -388,10 +404,16 @@ impl<'f> Builder<'f> {
         for (entry, span) in components {
             let span = *span;
             if resources::is_remote(entry) {
+                // A component changes the objects of the kustomization
+                // that lists it, which a build of another repository's
+                // files cannot do here.
                 let issue = Issue::at(
                     &self.files.sources,
                     span,
-                    format!("remote component '{entry}' is not fetched (it needs the network)"),
+                    format!(
+                        "remote component '{entry}' is not fetched: only remote resources are \
+                         fetched, with --remote"
+                    ),
                 );
                 self.tolerate(Err(issue.gap(Gap::Remote)))?;
                 continue;
@@ -417,12 +439,7 @@ impl<'f> Builder<'f> {
         acc: &mut Acc,
     ) -> Result<(), Issue> {
         if resources::is_remote(entry) {
-            let issue = Issue::at(
-                &self.files.sources,
-                span,
-                format!("remote resource '{entry}' is not fetched (it needs the network)"),
-            );
-            return Err(issue.gap(Gap::Remote));
+            return self.load_remote(entry, span, acc);
         }
         let Some(path) = crate::source::join_within(dir, entry) else {
             return Err(Issue::at(

@@ -161,7 +161,10 @@ impl Kustomization {
         role: Input,
     ) -> Result<PathBuf, Issue> {
         if super::resources::is_remote(entry) {
-            let message = format!("remote file '{entry}' is not fetched (it needs the network)");
+            let message = format!(
+                "remote file '{entry}' is not fetched: only remote resources are fetched, with \
+                 --remote"
+            );
             return Err(Issue::at(&files.sources, span, message).gap(Gap::Remote));
         }
         let Some(path) = join_within(&self.dir, entry) else {

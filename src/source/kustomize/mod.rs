@@ -16,8 +16,10 @@ mod namereference;
 mod patch_json6902;
 mod patch_smp;
 mod patches;
+mod remote;
 mod replacements;
 mod resources;
+mod standin;
 mod transformers;
 
 use std::collections::{HashMap, HashSet};

@@ -10,8 +10,8 @@ use crate::yaml::Value;
 
 use super::{Res, kustomization};
 
-/// Remote bases and files need the network; they are refused rather than
-/// silently skipped.
+/// Remote bases and files need the network: fetched with `--remote`
+/// (`super::remote`), else a gap that says what they name.
 pub(crate) fn is_remote(entry: &str) -> bool {
     entry.contains("://")
         || entry.starts_with("git@")
@@ -23,7 +23,13 @@ pub(crate) fn is_remote(entry: &str) -> bool {
 /// The objects in one manifest file; a `List` is unpacked into its items
 /// as kustomize does.
 pub(crate) fn load_file(files: &mut Files, path: &Path) -> Result<Vec<Res>, Issue> {
-    let Parsed { file, docs } = files.take_documents(path)?;
+    let parsed = files.take_documents(path)?;
+    objects_of(files, parsed)
+}
+
+/// The objects in a file's documents.
+pub(crate) fn objects_of(files: &Files, parsed: Parsed) -> Result<Vec<Res>, Issue> {
+    let Parsed { file, docs } = parsed;
     let mut out = Vec::new();
     for (i, doc) in docs.into_iter().enumerate() {
         if doc.is_null() {

@@ -229,6 +229,70 @@ fn remote_and_missing_entries_leave_their_siblings_rendered() {
     assert!(build(&mut files, Path::new("app")).is_err());
 }
 
+/// Only a patch target that names one kind and one plain name, missing
+/// once a remote resource was left out, gets a stand-in: not a target by
+/// kind alone, not a name pattern, not a name an object already has.
+#[test]
+fn stand_ins_only_for_named_targets_missing_after_a_remote_resource() {
+    let patch = |target: &str| {
+        format!(
+            "- target: {target}\n  patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {{name: x}}\n    spec: {{replicas: 2}}\n"
+        )
+    };
+    let patches = [
+        patch("{kind: Deployment, name: operator}"),
+        patch("{kind: Deployment}"),
+        patch("{kind: Deployment, name: \"op.*\"}"),
+        patch("{kind: Deployment, name: local}"),
+        patch("{kind: Widget, name: w}"),
+    ]
+    .concat();
+    let dir = repo(&[
+        (
+            "app/kustomization.yaml",
+            &format!(
+                "resources:\n- https://example.com/operator.yaml\n- local.yaml\npatches:\n{patches}"
+            ),
+        ),
+        (
+            "app/local.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: local}\n",
+        ),
+    ]);
+    let mut files = Files::new(dir.path(), Default::default());
+    let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+    let found: Vec<(&str, bool, Option<i64>)> = built
+        .objects
+        .iter()
+        .map(|o| {
+            let stand_in = o.chain.iter().any(|s| s.kind == StepKind::RemoteStandIn);
+            let replicas = o
+                .root
+                .path(&["spec", "replicas"])
+                .and_then(|n| match n.value {
+                    crate::yaml::Value::Int(i) => Some(i),
+                    _ => None,
+                });
+            (o.name(), stand_in, replicas)
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [("local", false, Some(2)), ("operator", true, Some(2))]
+    );
+    // With nothing remote, a missing named target stays missing.
+    let dir = repo(&[(
+        "app/kustomization.yaml",
+        &format!(
+            "resources: []\npatches:\n{}",
+            patch("{kind: Deployment, name: operator}")
+        ),
+    )]);
+    let mut files = Files::new(dir.path(), Default::default());
+    let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+    assert!(built.objects.is_empty());
+}
+
 #[test]
 fn flux_path_rejects_non_kubernetes_yaml() {
     let dir = repo(&[("apps/values.yaml", "replicaCount: 1\n")]);

@@ -1,0 +1,498 @@
+//! Remote kustomize resources (`--remote`): a manifest served over HTTP by
+//! a real server on 127.0.0.1, and a folder of a real git repository (a
+//! bare repository the test makes, fetched over git's `file://`
+//! transport), both read as kustomize reads them. Loopback http and
+//! `file://` are refused unless `HOMELAB_LINT_REMOTE_LOCAL=1`, the
+//! tests' allowance (SECURITY.md). Nothing but the cache folder and the
+//! repository is written: `HOME` is an empty folder that stays empty.
+
+use crate::{common, support};
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const OPERATOR: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ext-postgres-operator
+spec:
+  selector:
+    matchLabels: {app: op}
+  template:
+    metadata:
+      labels: {app: op}
+    spec:
+      containers:
+        - name: ext-postgres-operator
+          image: movetokube/postgres-operator:2.4.0
+";
+
+/// Serves `OPERATOR` at `/operator.yaml` and 404 elsewhere; returns the
+/// base URL and the count of requests served.
+fn serve_manifest() -> (String, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    let addr = support::serve::spawn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let counted = counted.clone();
+        async move {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let (status, body) = match req.uri().path() {
+                "/operator.yaml" => (200, OPERATOR),
+                _ => (404, "not found"),
+            };
+            hyper::Response::builder()
+                .status(status)
+                .body(http_body_util::Full::new(hyper::body::Bytes::from(body)))
+                .unwrap()
+        }
+    });
+    (format!("http://{addr}"), hits)
+}
+
+/// A Flux repository whose one app kustomization lists `resources` and
+/// patches the operator's Deployment with its POSTGRES_HOST.
+fn repo_listing(dir: &Path, resources: &[&str]) -> PathBuf {
+    let repo = dir.join("gitops");
+    let write = |rel: &str, text: &str| {
+        let path = repo.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "clusters/home/flux.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1h, url: https://example.com/home-ops, ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1h, path: ./clusters/home, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: operator, namespace: flux-system}
+spec: {interval: 1h, path: ./apps/operator, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+",
+    );
+    let list: String = resources.iter().map(|r| format!("  - {r}\n")).collect();
+    write(
+        "apps/operator/kustomization.yaml",
+        &format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: databases
+resources:
+{list}patches:
+  - target:
+      kind: Deployment
+      name: ext-postgres-operator
+    patch: |-
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: ext-postgres-operator
+      spec:
+        template:
+          spec:
+            containers:
+              - name: ext-postgres-operator
+                env:
+                  - name: POSTGRES_HOST
+                    value: main-rw.databases.svc:5432
+"
+        ),
+    );
+    repo
+}
+
+/// `inventory PATH --provenance -v` with `args`, `HOME` at `home` and the
+/// cache at `cache`.
+fn inventory(repo: &Path, home: &Path, cache: &Path, local: bool, args: &[&str]) -> Output {
+    let mut cmd = Command::new(common::BIN);
+    cmd.arg("inventory")
+        .arg(repo)
+        .args(["--provenance", "-v", "--remote-cache"])
+        .arg(cache)
+        .args(args)
+        .env("HOME", home)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("HOMELAB_LINT_REMOTE")
+        .env_remove("HOMELAB_LINT_REMOTE_CACHE");
+    if local {
+        cmd.env("HOMELAB_LINT_REMOTE_LOCAL", "1");
+    } else {
+        cmd.env_remove("HOMELAB_LINT_REMOTE_LOCAL");
+    }
+    cmd.output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The inventory's object of `kind` and `name`, if listed.
+fn object(out: &Output, kind: &str, name: &str) -> Option<serde_json::Value> {
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("inventory is not JSON ({e}): {}", stderr(out)));
+    json["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == kind && o["name"] == name)
+        .cloned()
+}
+
+struct Dirs {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    cache: PathBuf,
+}
+
+fn dirs() -> Dirs {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    Dirs {
+        cache: root.join("cache"),
+        home,
+        root,
+        _tmp: tmp,
+    }
+}
+
+fn assert_home_untouched(d: &Dirs) {
+    let left: Vec<_> = std::fs::read_dir(&d.home).unwrap().collect();
+    assert!(left.is_empty(), "the run wrote into HOME: {left:?}");
+}
+
+#[test]
+fn http_manifest_is_fetched_once_then_read_from_the_cache() {
+    let (base, hits) = serve_manifest();
+    let d = dirs();
+    let url = format!("{base}/operator.yaml");
+    let repo = repo_listing(&d.root, &[&url]);
+
+    let first = inventory(&repo, &d.home, &d.cache, true, &["--remote"]);
+    let err = stderr(&first);
+    assert!(first.status.success(), "{err}");
+    assert!(err.contains(&format!("remote: {url}: fetched")), "{err}");
+    assert!(!err.contains("not fetched"), "{err}");
+    let op = object(&first, "Deployment", "ext-postgres-operator").expect("the fetched Deployment");
+    assert_eq!(op["file"], url.as_str(), "{op}");
+    assert_eq!(op["namespace"], "databases");
+    let image = &op["provenance"]["spec.template.spec.containers[0].image"]["at"];
+    assert_eq!(image, &format!("{url}:14:18").as_str(), "{op}");
+    let host = &op["provenance"]["spec.template.spec.containers[0].env[0].value"]["at"];
+    assert!(
+        host.as_str()
+            .unwrap()
+            .ends_with("apps/operator/kustomization.yaml:22:28"),
+        "{host}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+
+    let second = inventory(&repo, &d.home, &d.cache, true, &["--remote"]);
+    let err = stderr(&second);
+    assert!(
+        err.contains(&format!("remote: {url}: from the cache")),
+        "{err}"
+    );
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        1,
+        "the second run asked the server"
+    );
+    assert_eq!(first.stdout, second.stdout);
+    assert_home_untouched(&d);
+}
+
+#[test]
+fn loopback_http_is_refused_without_the_test_allowance_and_the_run_goes_on() {
+    let (base, hits) = serve_manifest();
+    let d = dirs();
+    let url = format!("{base}/operator.yaml");
+    let repo = repo_listing(&d.root, &[&url]);
+    let out = inventory(&repo, &d.home, &d.cache, false, &["--remote"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "apps/operator/kustomization.yaml:5:5: remote resource '{url}' is not fetched: plain http is not fetched, only https"
+        )),
+        "{err}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+    assert_home_untouched(&d);
+}
+
+#[test]
+fn without_remote_the_patch_of_a_remote_deployment_still_gives_its_env() {
+    let d = dirs();
+    let url =
+        "https://raw.githubusercontent.com/movetokube/postgres-operator/2.4.0/deploy/operator.yaml";
+    let repo = repo_listing(&d.root, &[url]);
+    let out = inventory(&repo, &d.home, &d.cache, false, &[]);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "apps/operator/kustomization.yaml:5:5: remote resource '{url}' is not fetched: it is a manifest file; remote entries are fetched only with --remote"
+        )),
+        "{err}"
+    );
+    let op = object(&out, "Deployment", "ext-postgres-operator").expect("the stand-in");
+    let chain = op["chain"].as_array().unwrap();
+    assert!(
+        chain
+            .iter()
+            .any(|s| s["kind"] == "remote-stand-in" && s["detail"] == url),
+        "{op}"
+    );
+    let env = &op["object"]["spec"]["template"]["spec"]["containers"][0]["env"][0];
+    assert_eq!(env["value"], "main-rw.databases.svc:5432");
+    let at = &op["provenance"]["spec.template.spec.containers[0].env[0].value"]["at"];
+    assert!(
+        at.as_str()
+            .unwrap()
+            .ends_with("apps/operator/kustomization.yaml:22:28"),
+        "{at}"
+    );
+    assert!(
+        op["object"]["spec"]["template"]["spec"]["containers"][0]
+            .get("image")
+            .is_none(),
+        "a stand-in knows only what the patch sets: {op}"
+    );
+    assert!(!d.cache.exists(), "an offline run made the cache folder");
+    assert_home_untouched(&d);
+}
+
+#[test]
+fn budgets_exceeded_say_which_and_the_run_goes_on() {
+    let (base, _hits) = serve_manifest();
+    let d = dirs();
+    let url = format!("{base}/operator.yaml");
+    let missing = format!("{base}/other.yaml");
+    let repo = repo_listing(&d.root, &[&url, &missing]);
+
+    let out = inventory(
+        &repo,
+        &d.home,
+        &d.cache,
+        true,
+        &["--remote", "--remote-max-fetches", "1"],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "remote resource '{missing}' is not fetched: remote fetch budget exceeded: more than 1 remote entries"
+        )),
+        "{err}"
+    );
+    assert!(object(&out, "Deployment", "ext-postgres-operator").is_some());
+
+    let out = inventory(
+        &repo,
+        &d.home,
+        &d.root.join("cache2"),
+        true,
+        &["--remote", "--remote-max-bytes", "10"],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("remote resource '{url}' is not fetched: fetching {url} failed: the file is larger than the 10 bytes left in the budget")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("remote resource '{missing}' is not fetched: fetching {missing} failed: HTTP status 404 Not Found")),
+        "{err}"
+    );
+    assert_home_untouched(&d);
+}
+
+#[test]
+fn git_folder_is_fetched_from_a_local_repository_at_its_ref() {
+    if !common::git_available() {
+        return;
+    }
+    let d = dirs();
+    let work = d.root.join("upstream");
+    std::fs::create_dir_all(work.join("deploy")).unwrap();
+    std::fs::write(
+        work.join("deploy/kustomization.yaml"),
+        "resources:\n  - operator.yaml\ncommonLabels:\n  app.kubernetes.io/part-of: upstream\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("deploy/operator.yaml"), OPERATOR).unwrap();
+    common::git(&work, &["init", "-q"]);
+    common::git(&work, &["add", "-A"]);
+    common::git(&work, &["commit", "-q", "-m", "v1"]);
+    common::git(&work, &["tag", "v1.0.0"]);
+    common::edit(&work, "deploy/operator.yaml", "2.4.0", "9.9.9");
+    common::git(&work, &["commit", "-q", "-am", "later"]);
+    let bare = d.root.join("upstream.git");
+    common::git(
+        &d.root,
+        &["clone", "-q", "--bare", "upstream", "upstream.git"],
+    );
+    let entry = format!("file://{}//deploy?ref=v1.0.0", bare.display());
+    let repo = repo_listing(&d.root, &[&entry]);
+
+    let out = inventory(&repo, &d.home, &d.cache, true, &["--remote"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let repo_url = format!("file://{}", bare.display());
+    assert!(
+        err.contains(&format!("remote: {repo_url} at v1.0.0: fetched")),
+        "{err}"
+    );
+    let op = object(&out, "Deployment", "ext-postgres-operator")
+        .expect("the Deployment of the remote folder");
+    let file = format!("{repo_url}//deploy/operator.yaml?ref=v1.0.0");
+    assert_eq!(op["file"], file.as_str(), "{op}");
+    let image = &op["object"]["spec"]["template"]["spec"]["containers"][0]["image"];
+    assert_eq!(
+        image, "movetokube/postgres-operator:2.4.0",
+        "the tag's file, not the branch's"
+    );
+    assert_eq!(
+        op["object"]["metadata"]["labels"]["app.kubernetes.io/part-of"], "upstream",
+        "the remote kustomization was built"
+    );
+    assert_eq!(
+        op["provenance"]["spec.template.spec.containers[0].image"]["at"],
+        format!("{file}:14:18").as_str()
+    );
+
+    let again = inventory(&repo, &d.home, &d.cache, true, &["--remote"]);
+    assert!(stderr(&again).contains(&format!("remote: {repo_url} at v1.0.0: from the cache")));
+
+    let refused = inventory(&repo, &d.home, &d.root.join("cache2"), false, &["--remote"]);
+    assert!(
+        stderr(&refused).contains("is not fetched: only https is fetched"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_home_untouched(&d);
+}
+
+/// A lint (`-v -o json`) of `repo` with `args`, `HOME` at `home`.
+fn lint(repo: &Path, home: &Path, args: &[&str]) -> Output {
+    Command::new(common::BIN)
+        .arg(repo)
+        .args(["-v", "-o", "json", "--fail-on", "never"])
+        .args(args)
+        .env("HOME", home)
+        .env("HOMELAB_LINT_REMOTE_LOCAL", "1")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("HOMELAB_LINT_REMOTE")
+        .env_remove("HOMELAB_LINT_REMOTE_CACHE")
+        .env_remove("HOMELAB_LINT_CONFIG")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_config_file_the_user_names_turns_fetching_on_the_repositorys_own_does_not() {
+    let (base, hits) = serve_manifest();
+    let d = dirs();
+    let url = format!("{base}/operator.yaml");
+    let repo = repo_listing(&d.root, &[&url]);
+    let text = format!(
+        "remote:\n  enabled: true\n  cache: {}\n  maxFetches: 3\n  budget: 1m\n",
+        d.cache.display()
+    );
+    let mine = d.root.join("mine.yaml");
+    std::fs::write(&mine, &text).unwrap();
+
+    let out = lint(&repo, &d.home, &["--config", mine.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(&format!("remote: {url}: fetched")), "{err}");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+
+    std::fs::write(repo.join(".homelab-lint.yaml"), &text).unwrap();
+    let out = lint(&repo, &d.home, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("remote.enabled is not honoured in the repository's own configuration"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "remote resource '{url}' is not fetched: it is a manifest file"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        1,
+        "the repository's config made a fetch"
+    );
+    assert_home_untouched(&d);
+}
+
+#[test]
+fn a_fix_for_a_value_in_a_fetched_manifest_is_display_only() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "testdata/rules/authentik-cache-on-sync-replicated-postgres/fires/cnpg-ceph-block-pool-size-three",
+    );
+    let database = std::fs::read_to_string(fixture.join("database.yaml")).unwrap();
+    let addr = support::serve::spawn(move |_req: hyper::Request<hyper::body::Incoming>| {
+        let body = database.clone();
+        async move { hyper::Response::new(http_body_util::Full::new(hyper::body::Bytes::from(body))) }
+    });
+    let d = dirs();
+    let url = format!("http://{addr}/database.yaml");
+    let repo = repo_listing(&d.root, &[]);
+    std::fs::write(
+        repo.join("clusters/home/apps.yaml"),
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec: {interval: 1h, path: ./apps/db, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+",
+    )
+    .unwrap();
+    let app = repo.join("apps/db");
+    std::fs::create_dir_all(&app).unwrap();
+    for f in ["storageclass.yaml", "helmrelease.yaml"] {
+        std::fs::copy(fixture.join(f), app.join(f)).unwrap();
+    }
+    std::fs::write(
+        app.join("kustomization.yaml"),
+        format!("resources:\n  - {url}\n  - storageclass.yaml\n  - helmrelease.yaml\n"),
+    )
+    .unwrap();
+
+    let cache = d.cache.to_str().unwrap().to_string();
+    let out = lint(&repo, &d.home, &["--remote", "--remote-cache", &cache]);
+    let report = common::report(&out);
+    let finding = report
+        .findings
+        .iter()
+        .find(|f| f.rule == "authentik-cache-on-sync-replicated-postgres")
+        .unwrap_or_else(|| panic!("no finding: {}", stderr(&out)));
+    assert!(
+        finding.location.path.starts_with(&url),
+        "{:?}",
+        finding.location
+    );
+    let fix = finding.fix.as_ref().expect("a fix");
+    assert!(fix.edits.is_empty(), "{fix:?}");
+    assert!(
+        fix.notes[0].contains(&format!(
+            "the value is written in {url}, which the repository only lists"
+        )),
+        "{fix:?}"
+    );
+    assert_home_untouched(&d);
+}
