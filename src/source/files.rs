@@ -14,6 +14,9 @@ use super::kustomize::RunBudget;
 use super::reuse::{Event, Lent, Recorder};
 use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
+mod limits;
+pub use limits::Limits;
+
 /// Parsed documents of one file.
 #[derive(Clone, Debug)]
 pub struct Parsed {
@@ -41,35 +44,6 @@ impl Input {
             Input::Configuration => "transformer configuration",
             Input::Replacement => "a replacement",
             Input::Transformer => "a transformer",
-        }
-    }
-}
-
-/// Every budget a load of a repository enforces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// What one file may hold, and one tree grow to.
-    pub yaml: crate::yaml::Limits,
-    /// What kustomize builds may go through and gather.
-    pub kustomize: super::kustomize::Limits,
-    /// What Flux renders and postBuild substitution may make.
-    pub flux: super::flux::Limits,
-    /// Bytes all the reads of one load from the disk may take. Each file
-    /// is held to `yaml.max_bytes`, and the walk reads a file once however
-    /// many links reach it; this bounds the sum, so that many large files
-    /// cannot take the memory their parse needs (the run holds about ten
-    /// times the text). Real repositories read a few megabytes (the
-    /// largest of the corpus, 5.4 MB).
-    pub max_read_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            yaml: Default::default(),
-            kustomize: Default::default(),
-            flux: Default::default(),
-            max_read_bytes: 256 << 20,
         }
     }
 }
