@@ -264,6 +264,7 @@ fn substitutes_with_retyping_and_provenance() {
             unknown: true,
             undefined: Vec::new(),
             secret: false,
+            if_unset: None,
         })
     );
     assert_eq!(image.style, Style::Quoted);
