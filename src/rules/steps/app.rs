@@ -94,26 +94,9 @@ impl Step for AppStep {
         };
         app::find(cx.model, &query)
             .into_iter()
-            .filter(|a| {
-                let Some(constraint) = &self.version else {
-                    return true;
-                };
-                let why = match a.releases() {
-                    Ok(releases) => match releases.meet(&constraint.req) {
-                        Some(meets) => return meets,
-                        None => format!(
-                            "{} allows releases both inside and outside {}",
-                            releases.describe(),
-                            constraint.text
-                        ),
-                    },
-                    Err(why) => format!("{why}, so whether it runs {} is unknown", constraint.text),
-                };
-                cx.note_unknown(
-                    cx.model.object(a.object).id(),
-                    Unknown(format!("{} {why}", a.identity)),
-                );
-                false
+            .filter(|a| match &self.version {
+                None => true,
+                Some(constraint) => meets(cx, a, constraint),
             })
             .map(|app| {
                 vec![bind(
@@ -125,6 +108,48 @@ impl Step for AppStep {
                 )]
             })
             .collect()
+    }
+}
+
+/// Whether `app` runs a release within `constraint`; when its version
+/// text cannot tell (a digest alone, `latest`, a floating tag or range on
+/// both sides), no, and the undecided line says why.
+fn meets(cx: &mut Ctx, app: &App, constraint: &VersionConstraint) -> bool {
+    let why = match app.releases() {
+        Ok(releases) => match releases.meet(&constraint.req) {
+            Some(meets) => return meets,
+            None => format!(
+                "{} allows releases both inside and outside {}",
+                releases.describe(),
+                constraint.text
+            ),
+        },
+        Err(why) => format!("{why}, so whether it runs {} is unknown", constraint.text),
+    };
+    cx.note_unknown(
+        cx.model.object(app.object).id(),
+        Unknown(format!("{} {why}", app.identity)),
+    );
+    false
+}
+
+/// `appVersion`: the app bound before runs a release within a semver
+/// constraint (`<2024.10`), for a premise that holds only on some
+/// releases. Binds nothing.
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct AppVersionStep(#[schemars(with = "String")] pub VersionConstraint);
+
+impl Step for AppVersionStep {
+    fn eval(&self, cx: &mut Ctx, bound: &Bindings) -> Vec<Bindings> {
+        let Some(fact) = super::find::<AppFact>(bound, "app") else {
+            return Vec::new();
+        };
+        let app = fact.app.clone();
+        match meets(cx, &app, &self.0) {
+            true => vec![Vec::new()],
+            false => Vec::new(),
+        }
     }
 }
 
