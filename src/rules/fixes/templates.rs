@@ -147,8 +147,15 @@ pub fn postgres_parameter(
     let sources = model.sources;
     let name = setting.name.as_str();
     let line = format!("{name} = {value}");
-    let container = setting.container.as_ref();
-    if let Some(node) = &setting.node {
+    // Flags in an env value (POSTGRESQL_EXTRA_FLAGS, POSTGRES_INITDB_ARGS)
+    // are one string the tool does not edit: the provider's own home for
+    // a setting (a plain workload's args, which win over both) takes the
+    // new value, or says why it cannot.
+    let (written, container) = match setting.container_path.starts_with("env ") {
+        true => (None, None),
+        false => (setting.node.as_ref(), setting.container.as_ref()),
+    };
+    if let Some(node) = written {
         return match container.map(|c| &c.value) {
             // A postgresql.conf block: the span is the setting's line when
             // it could be found, else the whole block (a later line wins).
@@ -224,12 +231,33 @@ pub fn postgres_parameter(
                 insert_entries(sources, c?, &[("args".into(), NewValue::Scalar(args))])
                     .ok_or_else(|| "the postgres container is not written as a map".into())
             }
+            Some(ParameterHome::Undecided(why)) => Err(why),
             None => Err(format!(
                 "the {} keeps no parameters where the tool can write them",
                 db.provider.as_str()
             )),
         },
     }
+}
+
+/// A note on a copy of the setting where the operator does not read it
+/// (Crunchy's `spec.patroni.dynamicConfiguration.postgresql.<name>`,
+/// beside its `parameters`): left beside the fix's edit, it reads as the
+/// setting to anyone who opens the file.
+pub fn ignored_copy_note(model: &Model, db: &Database, name: &str) -> Option<String> {
+    let at = [
+        "spec",
+        "patroni",
+        "dynamicConfiguration",
+        "postgresql",
+        name,
+    ];
+    let node = model.object(db.object).root.path(&at)?;
+    Some(format!(
+        "{} at {} is read by neither the operator nor Patroni: delete it with this change, so that it is not taken for the setting",
+        at.join("."),
+        model.sources.location(node.span)
+    ))
 }
 
 /// A variable to set, with its value as the rule gives it.

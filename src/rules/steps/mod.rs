@@ -176,7 +176,8 @@ registry! {
     /// app whose version cannot tell is undecided. Binds nothing.
     AppVersion(AppVersionStep),
     /// Every Postgres cluster the repo declares (Zalando, CloudNativePG,
-    /// Crunchy PGO, Bitnami chart, postgres StatefulSet). Binds `database`.
+    /// Crunchy PGO, Bitnami chart, a postgres Deployment or StatefulSet).
+    /// Binds `database`.
     Postgres(PostgresStep),
     /// The Postgres an app uses, from its host setting through the
     /// operator's Service names. Binds `database`.
