@@ -2,8 +2,8 @@
 //! (`postgres-operator.crunchydata.com`) per cluster, run by Patroni.
 
 use super::{
-    ApiResource, Derived, Naming, ParameterHome, PostgresOperator, maps_at, named_by_service,
-    secret, strip,
+    ApiResource, Derived, Naming, ParameterHome, ParameterMap, PostgresOperator, maps_at,
+    named_by_service, secret, strip,
 };
 use crate::model::app::{self, App, AppQuery};
 use crate::model::database::Database;
@@ -53,7 +53,7 @@ impl PostgresOperator for Crunchy {
         named_by_service(model, near, KIND, names, ns)
     }
 
-    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<(Node, String)> {
+    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<ParameterMap> {
         maps_at(model, db, self.parameter_fields())
     }
 
