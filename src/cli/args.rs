@@ -31,6 +31,9 @@ pub struct Args {
     #[command(flatten)]
     pub fixes: FixArgs,
 
+    #[command(flatten)]
+    pub selection: super::selection::SelectionArgs,
+
     /// When to colour human output.
     #[arg(
         long,

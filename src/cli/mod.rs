@@ -5,6 +5,7 @@ mod complete;
 mod contexts;
 pub mod generate;
 pub mod probe;
+mod selection;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -146,6 +147,9 @@ fn lint_request(args: &Args) -> Request {
         metrics_file: lint.metrics_file.clone(),
         color: args.color.into(),
         pushgateway: lint.pushgateway.clone(),
+        selection: args.selection.selection(),
+        quiet: args.selection.quiet,
+        statistics: args.selection.statistics,
         verbose: args.verbose,
     }
 }
@@ -186,9 +190,23 @@ fn run_lint(args: &Args) -> Result<u8, String> {
         });
         stderr_line(&format!("pre-commit: {}", mode.describe()));
     }
-    let outcome = pipeline::run_then_exit(&request, &mut stderr_line)?;
-    write_stdout(&outcome.text)?;
-    Ok(outcome.exit)
+    let quiet = args.selection.quiet;
+    let mut log = |line: &str| {
+        // Quiet keeps what the user must act on.
+        if !quiet || line.starts_with("warning:") || line.starts_with("error:") {
+            stderr_line(line);
+        }
+    };
+    let outcome = pipeline::run_then_exit(&request, &mut log)?;
+    match &args.selection.output_file {
+        Some(path) => std::fs::write(path, format!("{}\n", outcome.text))
+            .map_err(|e| format!("cannot write the report to {}: {e}", path.display()))?,
+        None => write_stdout(&outcome.text)?,
+    }
+    Ok(match outcome.exit {
+        pipeline::EXIT_FINDINGS if args.selection.exit_zero => EXIT_CLEAN,
+        exit => exit,
+    })
 }
 
 /// Data as JSON or YAML, or as text for people.
@@ -205,17 +223,8 @@ fn render_data<T: serde::Serialize>(
 }
 
 fn find_rule<'r>(rules: &'r [rules::Rule], id: &str) -> Result<&'r rules::Rule, String> {
-    if let Some(rule) = rules.iter().find(|r| r.id == id) {
-        return Ok(rule);
-    }
-    let closest = rules
-        .iter()
-        .map(|r| (strsim::jaro_winkler(&r.id, id), &r.id))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0));
-    Err(match closest {
-        Some((_, near)) => format!("no rule {id:?}; did you mean {near:?}?"),
-        None => format!("no rule {id:?}; `rules list` shows them"),
+    rules.iter().find(|r| r.id == id).ok_or_else(|| {
+        rules::select::Unknown::of(id, rules.iter().map(|r| r.id.as_str())).to_string()
     })
 }
 
