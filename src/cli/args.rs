@@ -343,6 +343,11 @@ pub enum Command {
         #[command(subcommand)]
         command: RulesCommand,
     },
+    /// Print a JSON Schema for editors (`schema config`: .homelab-lint.yaml).
+    Schema {
+        #[command(subcommand)]
+        command: super::schema::SchemaCommand,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(super::generate::CompletionsArgs),
     /// Print the man page (roff), generated from this command line definition.

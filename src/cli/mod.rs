@@ -5,6 +5,7 @@ mod complete;
 mod contexts;
 pub mod generate;
 pub mod probe;
+mod schema;
 mod selection;
 
 use std::io::Write;
@@ -73,6 +74,10 @@ fn run(args: Args) -> Result<u8, String> {
             write_stdout(&render_data(format, &version, |_| {
                 format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
             })?)?;
+            Ok(EXIT_CLEAN)
+        }
+        Some(Command::Schema { command }) => {
+            write_stdout(&schema::run(&command)?)?;
             Ok(EXIT_CLEAN)
         }
         Some(Command::Completions(c)) => {

@@ -17,6 +17,7 @@ mod support;
 mod base_ref;
 mod base_reuse;
 mod base_tree;
+mod cli_flags;
 mod cli_grammar;
 mod container_image;
 mod corpus_bumped;
