@@ -4,6 +4,7 @@ mod args;
 mod complete;
 mod contexts;
 pub mod generate;
+mod man_sections;
 pub mod probe;
 mod schema;
 mod selection;
