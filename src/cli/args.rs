@@ -324,6 +324,7 @@ pub enum Command {
     /// Show a rule's documentation.
     Explain {
         /// Rule id.
+        #[arg(value_name = super::complete::RULE)]
         rule: String,
         /// Also load rules from these directories.
         #[arg(long = "rules", value_name = "DIR")]

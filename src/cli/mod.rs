@@ -260,6 +260,7 @@ fn run_rules(command: RulesCommand) -> Result<u8, String> {
                         "id": r.id,
                         "severity": r.severity.as_str(),
                         "category": r.category.as_str(),
+                        "fixable": fixable(r),
                         "title": r.title,
                     })
                 })
@@ -279,23 +280,35 @@ fn run_rules(command: RulesCommand) -> Result<u8, String> {
     Ok(EXIT_CLEAN)
 }
 
-/// One line per rule, the columns as wide as their longest entry.
+/// How a rule's findings can be fixed: its fix's applicability (`safe`:
+/// by --fix, `unsafe`: with --unsafe-fixes, `display-only`: shown), or
+/// `None` without a fix.
+fn fixable(rule: &rules::Rule) -> Option<&'static str> {
+    rule.fix.as_ref().map(|f| f.applicability.as_str())
+}
+
+/// A header, then one line per rule: id, severity, category, fix and
+/// title, the columns as wide as their longest entry.
 fn rules_table(rules: &[rules::Rule]) -> String {
-    let id_width = rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
-    let sev_width = rules
-        .iter()
-        .map(|r| r.severity.as_str().len())
-        .max()
-        .unwrap_or(0);
-    rules
-        .iter()
-        .map(|r| {
-            format!(
-                "{:<id_width$}  {:<sev_width$}  {}",
-                r.id,
+    let rows: Vec<[&str; 5]> = std::iter::once(["ID", "SEVERITY", "CATEGORY", "FIX", "TITLE"])
+        .chain(rules.iter().map(|r| {
+            [
+                r.id.as_str(),
                 r.severity.as_str(),
-                r.title
-            )
+                r.category.as_str(),
+                fixable(r).unwrap_or("-"),
+                r.title.as_str(),
+            ]
+        }))
+        .collect();
+    let width = |i: usize| rows.iter().map(|row| row[i].len()).max().unwrap_or(0);
+    let widths = [width(0), width(1), width(2), width(3)];
+    rows.iter()
+        .map(|row| {
+            let cells: Vec<String> = (0..4)
+                .map(|i| format!("{:<w$}", row[i], w = widths[i]))
+                .collect();
+            format!("{}  {}", cells.join("  "), row[4])
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -308,21 +321,14 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
         held: held(&inv.repo),
     })?;
     pipeline::log_load(&loaded.repo, &loaded.found, verbose, &mut stderr_line);
-    let mut json = inventory::to_json(
+    let json = inventory::to_json(
         &loaded.repo,
         inventory::Options {
             provenance: inv.provenance,
+            kind: inv.kind.as_deref(),
+            name: inv.name.as_deref(),
         },
     );
-    if let Some(objects) = json.get_mut("objects").and_then(|o| o.as_array_mut()) {
-        objects.retain(|o| {
-            let matches = |field: &str, want: &Option<String>| {
-                want.as_deref()
-                    .is_none_or(|w| o.get(field).and_then(|v| v.as_str()) == Some(w))
-            };
-            matches("kind", &inv.kind) && matches("name", &inv.name)
-        });
-    }
     let text = match inv.format {
         OutputFormat::Json => control::to_json(&json)?,
         OutputFormat::Yaml => control::to_yaml(&json)?,

@@ -11,17 +11,17 @@ pub struct SelectionArgs {
     /// Run only these rules: ids, id prefixes ending at a `-`
     /// (`authentik`) or ALL, comma-separated or repeated. Replaces the
     /// configuration's `rules.select`.
-    #[arg(long, value_name = "RULE", value_delimiter = ',')]
+    #[arg(long, value_name = super::complete::RULE, value_delimiter = ',')]
     pub select: Option<Vec<String>>,
 
     /// Run these rules too (ids or prefixes), beside the selected ones.
-    #[arg(long, value_name = "RULE", value_delimiter = ',')]
+    #[arg(long, value_name = super::complete::RULE, value_delimiter = ',')]
     pub extend_select: Vec<String>,
 
     /// Do not run these rules (ids or prefixes); adds to the
     /// configuration's `rules.disable`. The more specific of a selected
     /// and an ignored entry wins.
-    #[arg(long, value_name = "RULE", value_delimiter = ',')]
+    #[arg(long, value_name = super::complete::RULE, value_delimiter = ',')]
     pub ignore: Vec<String>,
 
     /// Print how many findings each rule has instead of the findings.

@@ -20,6 +20,7 @@ mod base_tree;
 mod cli_flags;
 mod cli_grammar;
 mod container_image;
+mod conventions;
 mod corpus_bumped;
 mod corpus_coverage;
 mod corpus_findings;
