@@ -212,6 +212,55 @@ fn manifest_from_four_archives_has_what_krew_requires() {
     );
 }
 
+/// The manifest is `krew/homelab-lint.yaml` of the repository, rendered:
+/// every line of the template but its comments is in it, with the
+/// placeholders filled in, and none is left.
+#[test]
+fn the_manifest_is_the_krew_template_rendered() {
+    if !common::bash_available() {
+        return;
+    }
+    let sums = four_platform_sums();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("SHA256SUMS");
+    let text: String = sums.iter().map(|(s, n)| format!("{s}  {n}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let run = Command::new("bash")
+        .arg(root().join("scripts/krew-manifest"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let rendered = String::from_utf8(run.stdout).unwrap();
+    assert!(!rendered.contains("{{"), "{rendered}");
+    let template = std::fs::read_to_string(root().join("krew/homelab-lint.yaml")).unwrap();
+    let mut lines = rendered.lines();
+    for line in template
+        .lines()
+        .filter(|l| !l.starts_with('#') && *l != "{{PLATFORMS}}")
+    {
+        let want = line
+            .replace("{{VERSION}}", &version())
+            .replace("{{HOMEPAGE}}", env!("CARGO_PKG_REPOSITORY"));
+        assert!(
+            lines.any(|l| l == want),
+            "the template's line {want:?} is not in the manifest, in order:\n{rendered}"
+        );
+    }
+    let m = parse(&rendered);
+    assert!(problems("homelab-lint", &m).is_empty());
+    assert_eq!(
+        m.path(&["spec", "platforms"])
+            .and_then(Node::as_seq)
+            .map(Vec::len),
+        Some(4)
+    );
+}
+
 #[test]
 fn the_checker_rejects_what_krew_rejects() {
     if !common::bash_available() {
