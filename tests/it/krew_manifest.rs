@@ -130,6 +130,11 @@ fn version() -> String {
 
 /// `scripts/krew-manifest` run on a SHA256SUMS file with these lines.
 fn manifest_from_sums(lines: &[(String, String)]) -> Node {
+    parse(&manifest_text(lines))
+}
+
+/// The text `scripts/krew-manifest` writes for a SHA256SUMS file with these lines.
+fn manifest_text(lines: &[(String, String)]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let sums = dir.path().join("SHA256SUMS");
     let text: String = lines.iter().map(|(s, n)| format!("{s}  {n}\n")).collect();
@@ -144,7 +149,7 @@ fn manifest_from_sums(lines: &[(String, String)]) -> Node {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    parse(&String::from_utf8(run.stdout).unwrap())
+    String::from_utf8(run.stdout).unwrap()
 }
 
 /// A distinct 64-hex-digit value per archive name.
@@ -220,22 +225,7 @@ fn the_manifest_is_the_krew_template_rendered() {
     if !common::bash_available() {
         return;
     }
-    let sums = four_platform_sums();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("SHA256SUMS");
-    let text: String = sums.iter().map(|(s, n)| format!("{s}  {n}\n")).collect();
-    std::fs::write(&file, text).unwrap();
-    let run = Command::new("bash")
-        .arg(root().join("scripts/krew-manifest"))
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let rendered = String::from_utf8(run.stdout).unwrap();
+    let rendered = manifest_text(&four_platform_sums());
     assert!(!rendered.contains("{{"), "{rendered}");
     let template = std::fs::read_to_string(root().join("krew/homelab-lint.yaml")).unwrap();
     let mut lines = rendered.lines();
