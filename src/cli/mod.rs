@@ -190,12 +190,6 @@ fn stderr_line(line: &str) {
 
 fn run_lint(args: &Args) -> Result<u8, String> {
     let mut request = lint_request(args);
-    if args.base.pre_commit {
-        let mode = pipeline::pre_commit::adapt(&mut request.input, &mut request.base, |name| {
-            std::env::var(name).ok()
-        });
-        stderr_line(&format!("pre-commit: {}", mode.describe()));
-    }
     let quiet = args.selection.quiet;
     let mut log = |line: &str| {
         // Quiet keeps what the user must act on.
@@ -203,6 +197,12 @@ fn run_lint(args: &Args) -> Result<u8, String> {
             stderr_line(line);
         }
     };
+    if args.base.pre_commit {
+        let mode = pipeline::pre_commit::adapt(&mut request.input, &mut request.base, |name| {
+            std::env::var(name).ok()
+        });
+        log(&format!("pre-commit: {}", mode.describe()));
+    }
     let outcome = pipeline::run_then_exit(&request, &mut log).map_err(|e| e.to_string())?;
     match &args.selection.output_file {
         Some(path) => std::fs::write(path, format!("{}\n", outcome.text))

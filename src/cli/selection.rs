@@ -38,7 +38,7 @@ pub struct SelectionArgs {
 
     /// Print the findings and the summary line only: no progress lines
     /// (warnings about inputs stay) and no coverage or fix counts.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
 }
 

@@ -119,6 +119,27 @@ fn quiet_prints_the_findings_and_the_summary_line_only() {
 }
 
 #[test]
+fn a_quiet_hook_prints_the_summary_line_only() {
+    if !common::git_available() {
+        return;
+    }
+    let repo = Repo::example();
+    common::git(repo.path(), &["init", "-q"]);
+    common::git(repo.path(), &["add", "-A"]);
+    common::git(repo.path(), &["commit", "-qm", "example"]);
+    let loud = repo.run(&["--pre-commit", "-o", "concise"]);
+    assert!(loud.stderr().contains("pre-commit: "), "{}", loud.stderr());
+    assert!(
+        loud.stderr().contains("9 objects, 2 findings"),
+        "{}",
+        loud.stderr()
+    );
+    let quiet = repo.run(&["--pre-commit", "-q", "-o", "concise"]);
+    assert_eq!(quiet.stderr(), "");
+    assert_eq!(quiet.stdout(), "0 findings: 0 errors, 0 warnings, 0 info\n");
+}
+
+#[test]
 fn quiet_and_verbose_conflict() {
     let run = Repo::example().run(&["-q", "-v"]);
     assert_eq!(run.code(), Some(2));
