@@ -61,6 +61,12 @@ impl Run {
         String::from_utf8_lossy(&self.0.stderr).into_owned()
     }
 
+    /// Asserts the run was a usage error (exit 2) saying `text`.
+    fn fails_with(&self, text: &str) {
+        assert_eq!(self.code(), Some(2), "{}", self.stdout());
+        assert!(self.stderr().contains(text), "{}", self.stderr());
+    }
+
     /// The rule ids of a `-o json` run's findings, sorted.
     fn rules(&self) -> Vec<String> {
         let mut rules: Vec<String> = common::report(&self.0)
@@ -141,13 +147,9 @@ fn a_quiet_hook_prints_the_summary_line_only() {
 
 #[test]
 fn quiet_and_verbose_conflict() {
-    let run = Repo::example().run(&["-q", "-v"]);
-    assert_eq!(run.code(), Some(2));
-    assert!(
-        run.stderr().contains("cannot be used with"),
-        "{}",
-        run.stderr()
-    );
+    Repo::example()
+        .run(&["-q", "-v"])
+        .fails_with("cannot be used with");
 }
 
 #[test]
@@ -189,22 +191,14 @@ fn select_extend_select_and_ignore_take_ids_and_prefixes() {
 
 #[test]
 fn a_misspelt_selection_is_an_error_with_the_nearest_id() {
-    let run = Repo::example().run(&["--ignore", "authentik-cache-on-sync-replicated-postgre"]);
-    assert_eq!(run.code(), Some(2));
-    assert!(
-        run.stderr().contains(&format!(
+    Repo::example()
+        .run(&["--ignore", "authentik-cache-on-sync-replicated-postgre"])
+        .fails_with(&format!(
             "unknown rule id \"authentik-cache-on-sync-replicated-postgre\"; did you mean \"{CACHE}\"?"
-        )),
-        "{}",
-        run.stderr()
-    );
-    let run = Repo::example().run(&["--select", "zzz"]);
-    assert_eq!(run.code(), Some(2));
-    assert!(
-        run.stderr().contains("`rules list` shows them"),
-        "{}",
-        run.stderr()
-    );
+        ));
+    Repo::example()
+        .run(&["--select", "zzz"])
+        .fails_with("`rules list` shows them");
 }
 
 #[test]
