@@ -9,11 +9,28 @@ use crate::yaml::{Node, Origin, SourceMap, Span, Value, path_to_string};
 
 /// What to include per object.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Options {
+pub struct Options<'a> {
     /// Add a map from every scalar's path to where it was written.
     pub provenance: bool,
+    /// Only objects of this kind (`inventory --kind`).
+    pub kind: Option<&'a str>,
+    /// Only objects with this name (`inventory --name`).
+    pub name: Option<&'a str>,
 }
 
+impl Options<'_> {
+    fn wants(&self, o: &crate::source::Object) -> bool {
+        self.kind.is_none_or(|k| o.kind() == k) && self.name.is_none_or(|n| o.name() == n)
+    }
+
+    fn filtered(&self) -> bool {
+        self.kind.is_some() || self.name.is_some()
+    }
+}
+
+/// The inventory of `repo`. With a kind or name filter, only the objects
+/// that pass it, and the fates of only the files they came from: the
+/// objects asked for are not printed after every file of the repository.
 pub fn to_json(repo: &Repo, opts: Options) -> J {
     let src = &repo.files.sources;
     let lookup = |kind: &str, ns: &str, name: &str| {
@@ -21,8 +38,11 @@ pub fn to_json(repo: &Repo, opts: Options) -> J {
             .iter()
             .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or(ns) == ns)
     };
-    let objects: Vec<J> = repo
-        .objects
+    let shown: Vec<&crate::source::Object> =
+        repo.objects.iter().filter(|o| opts.wants(o)).collect();
+    let files: std::collections::HashSet<&std::path::Path> =
+        shown.iter().map(|o| src.path(o.file)).collect();
+    let objects: Vec<J> = shown
         .iter()
         .map(|o| {
             let mut entry = Map::new();
@@ -69,12 +89,12 @@ pub fn to_json(repo: &Repo, opts: Options) -> J {
         "root": repo.files.root().display().to_string(),
         "files": src.len(),
         "objects": objects,
-        "skipped": repo.skipped.iter().map(|s| json!({
+        "skipped": repo.skipped.iter().filter(|_| !opts.filtered()).map(|s| json!({
             "path": s.path.display().to_string(),
             "reason": s.reason,
         })).collect::<Vec<_>>(),
         "coverage": coverage_json(repo),
-        "fates": repo.fates.iter().map(|f| json!({
+        "fates": repo.fates.iter().filter(|f| !opts.filtered() || files.contains(f.path.as_path())).map(|f| json!({
             "path": f.path.display().to_string(),
             "fate": f.fate.key(),
             "reason": f.fate.reason(),

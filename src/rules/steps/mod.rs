@@ -17,10 +17,10 @@ mod release;
 mod setting;
 mod storage;
 mod storage_classes;
+mod suppressions;
 mod synchronous_replication;
 mod test;
 mod undefined_variable;
-mod unused_suppression;
 mod values;
 
 use std::any::Any;
@@ -234,7 +234,11 @@ registry! {
     UndefinedVariable = undefined_variable::UndefinedVariable,
     /// Suppressions that match no finding. Not evaluated over objects:
     /// the suppression pass reports them after all other rules ran.
-    UnusedSuppression = unused_suppression::UnusedSuppression,
+    UnusedSuppression = suppressions::Suppressions,
+    /// Suppressions that name no rule (a mistyped id). Not evaluated over
+    /// objects: the suppression pass reports them after all other rules
+    /// ran.
+    UnknownRuleInSuppression = suppressions::Suppressions,
     /// With `--base`: apps whose version moved, since the base commit,
     /// across a release listed in `rules/releases/` (a known breaking
     /// release); with a repository and the cluster, from the version the
