@@ -28,7 +28,7 @@ use crate::model::Model;
 use crate::report::{
     Format, concise,
     control::{self, Breaks},
-    github, graph, human, inventory, json, markdown, metrics, pushgateway, sarif,
+    github, graph, human, inventory, json, markdown, metrics, pushgateway, sarif, statistics,
 };
 use crate::rules::{self, Finding, Rule, Severity, config};
 use crate::source::Limits;
@@ -70,6 +70,12 @@ pub struct Request {
     pub color: human::Color,
     /// Also push the metrics to this Prometheus Pushgateway (base URL).
     pub pushgateway: Option<String>,
+    /// The rules chosen on the command line, over the configuration's.
+    pub selection: rules::select::Selection,
+    /// Findings and the summary line only: no progress lines, no coverage.
+    pub quiet: bool,
+    /// A count per rule instead of the findings.
+    pub statistics: bool,
     pub verbose: u8,
 }
 
@@ -164,9 +170,20 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
         ));
     }
     // rules
-    let rules = select_rules(all_rules?, &config, config_path.as_deref())?;
+    let all_rules = all_rules?;
+    // Suppressions may name any rule loaded, running or not.
+    let known: Vec<String> = all_rules.iter().map(|r| r.id.clone()).collect();
+    let rules = select_rules(all_rules, &config, config_path.as_deref(), &req.selection)?;
     // base
-    let mut base = base::prepare(&req.base, located, subject.repo_mut(), &rules, &config, log)?;
+    let mut base = base::prepare(
+        &req.base,
+        located,
+        subject.repo_mut(),
+        &rules,
+        &config,
+        req.verbose,
+        log,
+    )?;
     let scope = subject.found().cloned();
     let scope = scope.as_ref();
     if let Subject::Repo(l) = &subject {
@@ -182,7 +199,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     // model
     let model = subject.model();
     // evaluate
-    let outcome = rules::lint_with(&model, &rules, &base.baseline);
+    let outcome = rules::lint_known(&model, &rules, &known, &base.baseline);
     if req.verbose > 0 {
         let shown = scope.map(|f| undecided_in_scope(&model, f));
         for u in &outcome.undecided {
@@ -231,7 +248,12 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
         .filter(|i| base.shows_problem(i))
         .cloned()
         .collect();
-    let text = render(req, &findings, &rules, sources, repo, &problems, log)?;
+    let counts = Counts {
+        suppressed: outcome.suppressed,
+    };
+    let text = render(
+        req, &findings, counts, &rules, sources, repo, &problems, log,
+    )?;
     let mut exit = exit_code(req.fail_on, &findings);
     if req.metrics_file.is_some() || req.pushgateway.is_some() {
         let now = std::time::SystemTime::now()
@@ -588,13 +610,16 @@ fn select_rules(
     all: Vec<Rule>,
     config: &config::Config,
     config_path: Option<&Path>,
+    selection: &rules::select::Selection,
 ) -> Result<Vec<Rule>, Error> {
     if let Some(p) = config_path
         && let Some(problem) = config.check(&all, p).into_iter().next()
     {
         return Err(Error::Config(problem));
     }
-    Ok(config.apply_to_rules(all))
+    config
+        .apply_to_rules(all, selection)
+        .map_err(Error::Selection)
 }
 
 /// The built-in rules and those in `dirs`.
@@ -648,11 +673,20 @@ fn filter(
     findings
 }
 
+/// What the summary line counts beside the findings.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    /// Findings dropped by suppressions.
+    suppressed: usize,
+}
+
 /// `repo`: the repository linted, whose coverage every format reports
 /// (none when only cluster state is linted).
+#[allow(clippy::too_many_arguments)]
 fn render(
     req: &Request,
     findings: &[Finding],
+    counts: Counts,
     rules: &[Rule],
     sources: &SourceMap,
     repo: Option<&Repo>,
@@ -663,14 +697,17 @@ fn render(
         _ if req.fixes.diff => {
             control::escape_line(&fixes::diffs(&req.fixes, findings, sources, log)).into_owned()
         }
+        _ if req.statistics => {
+            statistics::render(req.format, findings, rules).ok_or(Error::StatisticsFormat)??
+        }
         Format::Human => {
             let mut text =
                 human::render_sized(findings, sources, req.color.enabled(), req.verbose > 0);
-            text.push_str(&summary_line(findings));
-            if let Some(repo) = repo {
+            text.push_str(&summary_line(findings, counts));
+            if let Some(repo) = repo.filter(|_| !req.quiet) {
                 text.push_str(&format!("\n{}", repo.coverage.summary()));
             }
-            if let Some(line) = fixes::fixable_line(findings) {
+            if let Some(line) = fixes::fixable_line(findings).filter(|_| !req.quiet) {
                 text.push('\n');
                 text.push_str(&line);
             }
@@ -695,8 +732,8 @@ fn render(
             if !text.is_empty() {
                 text.push('\n');
             }
-            text.push_str(&summary_line(findings));
-            if let Some(repo) = repo {
+            text.push_str(&summary_line(findings, counts));
+            if let Some(repo) = repo.filter(|_| !req.quiet) {
                 text.push_str(&format!("; {}", repo.coverage.summary()));
             }
             control::defuse_commands(&text).into_owned()
@@ -736,15 +773,21 @@ fn render(
     })
 }
 
-fn summary_line(findings: &[Finding]) -> String {
+/// `2 findings: 1 error, 1 warning, 0 info`, and how many were
+/// suppressed when some were.
+fn summary_line(findings: &[Finding], counts: Counts) -> String {
     let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
-    format!(
+    let mut line = format!(
         "{}: {}, {}, {} info",
         plural(findings.len(), "finding"),
         plural(count(Severity::Error), "error"),
         plural(count(Severity::Warning), "warning"),
         count(Severity::Info)
-    )
+    );
+    if counts.suppressed > 0 {
+        line.push_str(&format!("; {} suppressed", counts.suppressed));
+    }
+    line
 }
 
 /// `1 finding`, `2 findings`, `2 fixes`.

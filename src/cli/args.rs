@@ -31,6 +31,9 @@ pub struct Args {
     #[command(flatten)]
     pub fixes: FixArgs,
 
+    #[command(flatten)]
+    pub selection: super::selection::SelectionArgs,
+
     /// When to colour human output.
     #[arg(
         long,
@@ -356,6 +359,7 @@ pub enum Command {
     /// Show a rule's documentation.
     Explain {
         /// Rule id.
+        #[arg(value_name = super::complete::RULE)]
         rule: String,
         /// Also load rules from these directories.
         #[arg(long = "rules", value_name = "DIR")]
@@ -374,6 +378,11 @@ pub enum Command {
     Rules {
         #[command(subcommand)]
         command: RulesCommand,
+    },
+    /// Print a JSON Schema for editors (`schema config`: .homelab-lint.yaml).
+    Schema {
+        #[command(subcommand)]
+        command: super::schema::SchemaCommand,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(super::generate::CompletionsArgs),

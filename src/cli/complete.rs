@@ -15,6 +15,8 @@ use super::args::Args;
 const FILES: u8 = 0;
 /// cobra's `ShellCompDirectiveNoFileComp`.
 const NO_FILES: u8 = 4;
+/// The value name of arguments that take rule ids.
+pub const RULE: &str = "RULE";
 
 /// The answer for the typed `words` (the last one is being completed).
 pub fn complete(words: &[String]) -> String {
@@ -44,7 +46,14 @@ pub fn complete(words: &[String]) -> String {
         }
     }
     let mut lines = Vec::new();
-    let directive = if let Some(arg) = pending {
+    let positional = cmd
+        .get_positionals()
+        .find(|a| !a.is_hide_set())
+        .filter(|_| !cur.starts_with('-') && cmd.get_subcommands().next().is_none());
+    let directive = if pending.or(positional).is_some_and(names_rules) {
+        lines.extend(rule_ids(cur));
+        NO_FILES
+    } else if let Some(arg) = pending {
         let values: Vec<String> = arg
             .get_possible_values()
             .iter()
@@ -84,6 +93,26 @@ pub fn complete(words: &[String]) -> String {
     };
     lines.push(format!(":{directive}"));
     lines.join("\n") + "\n"
+}
+
+/// Whether `arg` takes rule ids (its value is named `RULE`).
+fn names_rules(arg: &clap::Arg) -> bool {
+    arg.get_value_names()
+        .is_some_and(|names| names.iter().any(|n| n == RULE))
+}
+
+/// The built-in rule ids that complete `cur`, with their titles; in a
+/// comma-separated list (`--select a,b`), the entry after the last comma.
+fn rule_ids(cur: &str) -> Vec<String> {
+    let (done, partial) = match cur.rfind(',') {
+        Some(i) => cur.split_at(i + 1),
+        None => ("", cur),
+    };
+    crate::rules::builtin()
+        .into_iter()
+        .filter(|r| r.id.starts_with(partial))
+        .map(|r| format!("{done}{}\t{}", r.id, r.title))
+        .collect()
 }
 
 /// The flags `cmd` accepts: its own and the root's global ones.
@@ -165,6 +194,12 @@ mod tests {
         assert_eq!(probe, ["--database", ":4"]);
         assert_eq!(answer(&["probe", "http", "--kubeconfig", ""]), [":0"]);
         assert_eq!(answer(&["probe", ""]), ["postgres", "http", "help", ":4"]);
+        // Rule ids: explain's argument, and --select's entries.
+        let ids = answer(&["explain", "postgres-dur"]);
+        assert_eq!(ids, ["postgres-durability-off", ":4"]);
+        let ids = answer(&["--select", "unused-suppression,postgres-durab"]);
+        assert_eq!(ids, ["unused-suppression,postgres-durability-off", ":4"]);
+        assert_eq!(answer(&["--ignore", "zzz"]), [":4"]);
         // The hidden __complete itself is never offered.
         assert!(!answer(&[""]).iter().any(|c| c.starts_with("__")));
     }

@@ -31,12 +31,19 @@ pub fn completions(shell: Shell) -> Vec<u8> {
     out
 }
 
-/// The man page, section 1, in roff.
+/// The man page, section 1, in roff, with EXIT STATUS, ENVIRONMENT and
+/// FILES after the subcommands (before VERSION).
 pub fn man_page() -> std::io::Result<Vec<u8>> {
     let cmd = Args::command().name(BIN).bin_name(BIN);
+    let sections = super::man_sections::roff(&cmd);
     let mut out = Vec::new();
     clap_mangen::Man::new(cmd).render(&mut out)?;
-    Ok(out)
+    let text = String::from_utf8_lossy(&out);
+    let at = text.find("\n.SH VERSION").map_or(text.len(), |i| i + 1);
+    let mut page = text[..at].to_string();
+    page.push_str(&sections);
+    page.push_str(&text[at..]);
+    Ok(page.into_bytes())
 }
 
 #[cfg(test)]
@@ -69,5 +76,28 @@ mod tests {
         assert!(text.contains(".TH kubectl-homelab_lint 1"), "{text}");
         assert!(text.contains("fail\\-on"), "{text}");
         assert!(text.contains("base"), "{text}");
+        let order: Vec<usize> = [
+            ".SH SUBCOMMANDS",
+            ".SH \"EXIT STATUS\"",
+            ".SH \"ENVIRONMENT\"",
+            ".SH \"FILES\"",
+            ".SH VERSION",
+        ]
+        .iter()
+        .map(|s| text.find(s).unwrap_or_else(|| panic!("no {s} in\n{text}")))
+        .collect();
+        assert!(order.is_sorted(), "{order:?}");
+        for env in [
+            "HOMELAB_LINT_OUTPUT",
+            "HOMELAB_LINT_CONFIG",
+            "NO_COLOR",
+            "CLICOLOR_FORCE",
+        ] {
+            assert!(
+                text.contains(&format!("\\fB{}\\fR", env.replace('-', "\\-"))),
+                "{env}"
+            );
+        }
+        assert!(text.contains(".homelab\\-lint.yaml\\fR"), "{text}");
     }
 }

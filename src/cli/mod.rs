@@ -4,7 +4,10 @@ mod args;
 mod complete;
 mod contexts;
 pub mod generate;
+mod man_sections;
 pub mod probe;
+mod schema;
+mod selection;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -72,6 +75,10 @@ fn run(args: Args) -> Result<u8, String> {
             write_stdout(&render_data(format, &version, |_| {
                 format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
             })?)?;
+            Ok(EXIT_CLEAN)
+        }
+        Some(Command::Schema { command }) => {
+            write_stdout(&schema::run(&command)?)?;
             Ok(EXIT_CLEAN)
         }
         Some(Command::Completions(c)) => {
@@ -147,6 +154,9 @@ fn lint_request(args: &Args) -> Request {
         metrics_file: lint.metrics_file.clone(),
         color: args.color.into(),
         pushgateway: lint.pushgateway.clone(),
+        selection: args.selection.selection(),
+        quiet: args.selection.quiet,
+        statistics: args.selection.statistics,
         verbose: args.verbose,
     }
 }
@@ -192,15 +202,29 @@ fn stderr_line(line: &str) {
 
 fn run_lint(args: &Args) -> Result<u8, String> {
     let mut request = lint_request(args);
+    let quiet = args.selection.quiet;
+    let mut log = |line: &str| {
+        // Quiet keeps what the user must act on.
+        if !quiet || line.starts_with("warning:") || line.starts_with("error:") {
+            stderr_line(line);
+        }
+    };
     if args.base.pre_commit {
         let mode = pipeline::pre_commit::adapt(&mut request.input, &mut request.base, |name| {
             std::env::var(name).ok()
         });
-        stderr_line(&format!("pre-commit: {}", mode.describe()));
+        log(&format!("pre-commit: {}", mode.describe()));
     }
-    let outcome = pipeline::run_then_exit(&request, &mut stderr_line).map_err(|e| e.to_string())?;
-    write_stdout(&outcome.text)?;
-    Ok(outcome.exit)
+    let outcome = pipeline::run_then_exit(&request, &mut log).map_err(|e| e.to_string())?;
+    match &args.selection.output_file {
+        Some(path) => std::fs::write(path, format!("{}\n", outcome.text))
+            .map_err(|e| format!("cannot write the report to {}: {e}", path.display()))?,
+        None => write_stdout(&outcome.text)?,
+    }
+    Ok(match outcome.exit {
+        pipeline::EXIT_FINDINGS if args.selection.exit_zero => EXIT_CLEAN,
+        exit => exit,
+    })
 }
 
 /// Data as JSON or YAML, or as text for people.
@@ -217,17 +241,8 @@ fn render_data<T: serde::Serialize>(
 }
 
 fn find_rule<'r>(rules: &'r [rules::Rule], id: &str) -> Result<&'r rules::Rule, String> {
-    if let Some(rule) = rules.iter().find(|r| r.id == id) {
-        return Ok(rule);
-    }
-    let closest = rules
-        .iter()
-        .map(|r| (strsim::jaro_winkler(&r.id, id), &r.id))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0));
-    Err(match closest {
-        Some((_, near)) => format!("no rule {id:?}; did you mean {near:?}?"),
-        None => format!("no rule {id:?}; `rules list` shows them"),
+    rules.iter().find(|r| r.id == id).ok_or_else(|| {
+        rules::select::Unknown::of(id, rules.iter().map(|r| r.id.as_str())).to_string()
     })
 }
 
@@ -257,6 +272,7 @@ fn run_rules(command: RulesCommand) -> Result<u8, String> {
                         "id": r.id,
                         "severity": r.severity.as_str(),
                         "category": r.category.as_str(),
+                        "fixable": fixable(r),
                         "title": r.title,
                     })
                 })
@@ -276,23 +292,35 @@ fn run_rules(command: RulesCommand) -> Result<u8, String> {
     Ok(EXIT_CLEAN)
 }
 
-/// One line per rule, the columns as wide as their longest entry.
+/// How a rule's findings can be fixed: its fix's applicability (`safe`:
+/// by --fix, `unsafe`: with --unsafe-fixes, `display-only`: shown), or
+/// `None` without a fix.
+fn fixable(rule: &rules::Rule) -> Option<&'static str> {
+    rule.fix.as_ref().map(|f| f.applicability.as_str())
+}
+
+/// A header, then one line per rule: id, severity, category, fix and
+/// title, the columns as wide as their longest entry.
 fn rules_table(rules: &[rules::Rule]) -> String {
-    let id_width = rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
-    let sev_width = rules
-        .iter()
-        .map(|r| r.severity.as_str().len())
-        .max()
-        .unwrap_or(0);
-    rules
-        .iter()
-        .map(|r| {
-            format!(
-                "{:<id_width$}  {:<sev_width$}  {}",
-                r.id,
+    let rows: Vec<[&str; 5]> = std::iter::once(["ID", "SEVERITY", "CATEGORY", "FIX", "TITLE"])
+        .chain(rules.iter().map(|r| {
+            [
+                r.id.as_str(),
                 r.severity.as_str(),
-                r.title
-            )
+                r.category.as_str(),
+                fixable(r).unwrap_or("-"),
+                r.title.as_str(),
+            ]
+        }))
+        .collect();
+    let width = |i: usize| rows.iter().map(|row| row[i].len()).max().unwrap_or(0);
+    let widths = [width(0), width(1), width(2), width(3)];
+    rows.iter()
+        .map(|row| {
+            let cells: Vec<String> = (0..4)
+                .map(|i| format!("{:<w$}", row[i], w = widths[i]))
+                .collect();
+            format!("{}  {}", cells.join("  "), row[4])
         })
         .collect::<Vec<_>>()
         .join("\n")

@@ -4,7 +4,7 @@
 
 use semver::Version;
 
-use super::version::parse_lenient;
+use super::version::{self, Releases, parse_lenient};
 use super::{Model, ObjRef};
 pub use crate::source::object::{pod_spec, workload_containers};
 use crate::yaml::{Node, Value};
@@ -30,6 +30,48 @@ pub struct App {
     pub version_node: Option<Node>,
 }
 
+impl App {
+    /// The releases its version text allows, or why it names none (a
+    /// digest alone, `latest`, an image without a tag, no version).
+    pub fn releases(&self) -> Result<Releases, String> {
+        let Some(text) = self.version_node.as_ref().and_then(Node::scalar_text) else {
+            return Err("has no version written".into());
+        };
+        if text.starts_with("sha256:") || text.starts_with("sha512:") {
+            return version::releases(&text).map_err(|why| format!("version {why}"));
+        }
+        let (reference, digest) = match text.split_once('@') {
+            Some((reference, digest)) => (reference, Some(digest)),
+            None => (text.as_str(), None),
+        };
+        // An image reference (`repo:tag`) rather than a tag or a chart
+        // version: neither holds a `:` or a `/`.
+        let image = reference
+            .contains([':', '/'])
+            .then(|| split_image(reference));
+        let tag = match &image {
+            Some(image) => image.tag,
+            None => Some(reference),
+        };
+        let what = match &image {
+            Some(image) => format!("image {}", image.repository),
+            None => "version".to_string(),
+        };
+        match (tag.filter(|t| !t.is_empty()), digest) {
+            (Some(tag), _) => version::releases(tag).map_err(|why| match image {
+                Some(_) => format!("tag {why}"),
+                None => format!("version {why}"),
+            }),
+            (None, Some(digest)) => Err(format!(
+                "{what} is pinned by digest {} only, which names no release",
+                version::short_digest(digest)
+            )),
+            (None, None) => Err(format!(
+                "{what} has no tag, so it runs whatever `latest` is"
+            )),
+        }
+    }
+}
 /// A container image reference split into its parts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ImageRef<'a> {

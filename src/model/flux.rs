@@ -91,6 +91,31 @@ fn offset_of(text: &str, line: u32, col: u32) -> u32 {
     (line_start + in_line) as u32
 }
 
+/// The first `needle` (`${NAME}`) in `span` that Flux expands: not one
+/// escaped as `$${NAME}`, where envsubst reads `$$` as a `$` (an odd run
+/// of `$` before the `{` ends with a live one).
+fn bare_within(model: &Model, span: Span, needle: &str) -> Option<Span> {
+    let text = &model.sources.get(span.file).text;
+    let mut within = span;
+    loop {
+        let found = model.sources.find_within(within, needle)?;
+        let dollars = text[..found.start as usize + 1]
+            .bytes()
+            .rev()
+            .take_while(|&b| b == b'$')
+            .count();
+        if dollars % 2 == 1 {
+            return Some(found);
+        }
+        within = Span {
+            start: found.start + 1,
+            line: found.line,
+            col: found.col + 1,
+            ..within
+        };
+    }
+}
+
 /// Values that used a Flux variable which is defined nowhere and has no
 /// default: Flux renders it as an empty string. Variables whose source
 /// could not be read (SOPS, a ConfigMap only in the cluster) are not
@@ -102,11 +127,10 @@ fn at_variable(model: &Model, node: &Node, name: &str) -> Node {
     let mut node = node.clone();
     // `${name` then what may follow a name in Flux's envsubst: the end,
     // or an operator (`${APP}` must not be found in `${APP_NAME}`).
-    if let Some(span) = "}:-=+?#%/^,".chars().find_map(|next| {
-        model
-            .sources
-            .find_within(node.span, &format!("${{{name}{next}"))
-    }) {
+    if let Some(span) = "}:-=+?#%/^,"
+        .chars()
+        .find_map(|next| bare_within(model, node.span, &format!("${{{name}{next}")))
+    {
         node.span = Span {
             end: span.start + 2 + name.len() as u32,
             ..span

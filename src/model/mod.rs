@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 use crate::source::flux::data;
 use crate::source::helm::{self, Release};
 use crate::source::{Object, repo::Repo};
-use crate::yaml::{FileId, SourceMap};
+use crate::yaml::{FileId, Origin, SourceMap};
 
 /// Index of an object in [`Model::objects`].
 pub type ObjRef = usize;
@@ -185,8 +185,50 @@ impl<'r> Model<'r> {
                 applier(o),
                 self.objects[near].id()
             ),
-            None => format!("{what} is not in the repository"),
+            None => match self.named_unless_set(near, kind, namespace, name) {
+                Some(why) => format!("{what} {why}"),
+                None => format!("{what} is not in the repository"),
+            },
         }
+    }
+
+    /// Why an object of `kind` in `namespace` takes `name` unless a Flux
+    /// variable the repository does not show is set: its name is written
+    /// as `${CLAIM:-${APP}}`, and a substituteFrom source the repository
+    /// does not hold in full may define CLAIM. The object is named by its
+    /// place, not by the text Flux replaces.
+    fn named_unless_set(
+        &self,
+        near: ObjRef,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<String> {
+        let near_obj = &self.objects[near];
+        self.objects.iter().find_map(|o| {
+            if o.kind() != kind
+                || o.namespace().is_some_and(|ns| ns != namespace)
+                || !o.same_tree(near_obj)
+            {
+                return None;
+            }
+            let node = o.root.path(&["metadata", "name"])?;
+            let Some(Origin::Substituted {
+                variable,
+                if_unset: Some(text),
+                ..
+            }) = node.origin.as_deref()
+            else {
+                return None;
+            };
+            (text == name).then(|| {
+                format!(
+                    "is the name of the {kind} at {} unless Flux variable {variable} is set, which the variables of {} may do where the repository does not show (a substituteFrom source it does not hold in full)",
+                    self.sources.location(node.span),
+                    applier(o)
+                )
+            })
+        })
     }
 
     /// The object that makes Secret `name` in `namespace` (a Secret, a

@@ -223,6 +223,7 @@ pub fn prepare(
     linted: Option<&mut Repo>,
     rules: &[Rule],
     config: &Config,
+    verbose: u8,
     log: &mut Log,
 ) -> Result<BaseRun, Error> {
     let (Some(reference), Some(Located(located)), Some(linted)) = (&req.reference, located, linted)
@@ -272,7 +273,8 @@ pub fn prepare(
         }
         let loaded = read.insert(repo::load_files(files));
         returned = loaded.files.take_lent();
-        if let Some(lent) = &returned {
+        // What the cache saved is for who measures it: -v.
+        if let Some(lent) = returned.as_ref().filter(|_| verbose > 0) {
             reused = format!("; {}", lent.summary());
         }
         loaded
@@ -293,14 +295,14 @@ pub fn prepare(
         .map(|f| f.fingerprint)
         .collect();
     log(&format!(
-        "base {reference} ({found}{}): {} objects, {} findings{reused}",
+        "base {reference} ({found}{}): {}, {}{reused}",
         if unchanged {
             ", the files as they are"
         } else {
             ""
         },
-        base_repo.objects.len(),
-        fingerprints.len()
+        super::plural(base_repo.objects.len(), "object"),
+        super::plural(fingerprints.len(), "finding")
     ));
     let baseline = Baseline::of(
         &model,

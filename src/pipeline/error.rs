@@ -68,6 +68,12 @@ pub enum Error {
     /// against the rules.
     #[error("{0}")]
     Config(Issue),
+    /// `--select`, `--extend-select` or `--ignore` names no rule.
+    #[error("--select/--extend-select/--ignore: {0}")]
+    Selection(#[source] crate::rules::select::Unknown),
+    /// `--statistics` with a format that has no place for them.
+    #[error("--statistics prints a table, JSON or YAML: give -o human, concise, json or yaml")]
+    StatisticsFormat,
     /// The configuration file as git holds it could not be read.
     #[error(transparent)]
     ConfigRead(#[from] ReadError),

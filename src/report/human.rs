@@ -18,8 +18,10 @@ use crate::yaml::{FileId, SourceMap};
 /// When human output is coloured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Color {
-    /// On a terminal, unless NO_COLOR is set; FORCE_COLOR turns it on
-    /// anywhere.
+    /// As the environment says, the way clap decides for its help
+    /// (anstream): never with NO_COLOR; always with CLICOLOR_FORCE or
+    /// FORCE_COLOR; never with CLICOLOR=0; else on a terminal whose TERM
+    /// is not `dumb`.
     #[default]
     Auto,
     Always,
@@ -28,15 +30,22 @@ pub enum Color {
 
 impl Color {
     pub fn enabled(self) -> bool {
-        use std::io::IsTerminal;
-        let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
         match self {
             Color::Always => true,
             Color::Never => false,
-            Color::Auto if set("NO_COLOR") => false,
-            Color::Auto => set("FORCE_COLOR") || std::io::stdout().is_terminal(),
+            Color::Auto => auto(&std::io::stdout()),
         }
     }
+}
+
+/// [`Color::Auto`] for output to `stream`: anstream's choice, and
+/// FORCE_COLOR (force-color.org), which it does not know, after NO_COLOR.
+fn auto(stream: &impl anstream::stream::RawStream) -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+    if set("NO_COLOR") {
+        return false;
+    }
+    set("FORCE_COLOR") || anstream::AutoStream::choice(stream) == anstream::ColorChoice::Always
 }
 
 /// Bytes of a long line a snippet shows each side of what it labels, and

@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod probe;
 pub mod pushgateway;
 pub mod sarif;
+pub mod statistics;
 
 /// The formats a lint report is rendered in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

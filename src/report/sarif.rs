@@ -109,13 +109,16 @@ fn driver(rules: &[Rule]) -> J {
 }
 
 /// Where a built-in rule's page is published: `docs/rules/<id>.md` of the
-/// repository, generated from the rule file (README "Rules"). A user's
-/// rule has no page.
+/// repository at the release tag of this version (the release workflow
+/// builds from tags `vX.Y.Z`), generated from the rule file (README
+/// "Rules"): the page of the rule as this binary has it, not as `main`
+/// has it since. A user's rule has no page.
 pub fn help_uri(r: &Rule) -> Option<String> {
     r.builtin.then(|| {
         format!(
-            "{}/blob/main/docs/rules/{}.md",
+            "{}/blob/v{}/docs/rules/{}.md",
             env!("CARGO_PKG_REPOSITORY"),
+            env!("CARGO_PKG_VERSION"),
             r.id
         )
     })

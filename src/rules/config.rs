@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use super::select::{self, Selection, Unknown};
 use super::{Finding, Rule, Severity};
 use crate::source::Issue;
 use crate::source::confine::Refused;
@@ -55,7 +56,18 @@ pub struct RemoteConfig {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RuleSettings {
-    /// Rule ids that do not run.
+    /// The rules that run instead of every rule: rule ids, id prefixes
+    /// ending at a `-` (`authentik`), or `ALL`; as `--select`, which
+    /// replaces it.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub select: Option<Vec<Spanned<String>>>,
+    /// Rules added to `select` (ids or prefixes); `--extend-select` adds more.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub extend_select: Vec<Spanned<String>>,
+    /// Rules that do not run (ids or prefixes), as `--ignore`, which adds
+    /// to them. The more specific of a selected and a disabled entry wins.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub disable: Vec<Spanned<String>>,
@@ -162,41 +174,68 @@ impl Config {
     }
 
     /// Problems that make the config wrong for these rules: unknown ids
-    /// would silently do nothing.
+    /// would silently do nothing. Each names the nearest id.
     pub fn check(&self, rules: &[Rule], path: &Path) -> Vec<Issue> {
-        let known = |id: &String| rules.iter().any(|r| &r.id == id);
         let settings = &self.file.rules;
-        // A severity is written on its rule id's line.
-        let severities = settings.severity.iter().map(|(id, s)| (id, &s.referenced));
-        settings
-            .disable
+        let names = |entry: &str, exact: bool| {
+            rules.iter().any(|r| {
+                if exact {
+                    r.id == entry
+                } else {
+                    select::names(entry, &r.id)
+                }
+            })
+        };
+        // A severity is written on its rule id's line, and names one rule.
+        let severities = settings
+            .severity
             .iter()
-            .map(|id| (&id.value, &id.referenced))
+            .map(|(id, s)| (id, &s.referenced, true));
+        let chosen = settings
+            .select
+            .iter()
+            .flatten()
+            .chain(&settings.extend_select)
+            .chain(&settings.disable)
+            .map(|id| (&id.value, &id.referenced, false));
+        chosen
             .chain(severities)
-            .filter(|(id, _)| !known(id))
-            .map(|(id, at)| {
+            .filter(|(id, _, exact)| !names(id, *exact))
+            .map(|(id, at, _)| {
                 Issue::located(
                     path.display().to_string(),
                     at.line() as u32,
                     at.column() as u32,
-                    format!("unknown rule id {id:?}"),
+                    Unknown::of(id, rules.iter().map(|r| r.id.as_str())).to_string(),
                 )
             })
             .collect()
     }
 
-    /// The rules that run, with severities overridden.
-    pub fn apply_to_rules(&self, rules: Vec<Rule>) -> Vec<Rule> {
-        rules
+    /// The rules the configuration file chooses.
+    pub fn selection(&self) -> Selection {
+        let values = |v: &[Spanned<String>]| v.iter().map(|s| s.value.clone()).collect();
+        let settings = &self.file.rules;
+        Selection {
+            select: settings.select.as_deref().map(values),
+            extend_select: values(&settings.extend_select),
+            ignore: values(&settings.disable),
+        }
+    }
+
+    /// The rules that run, chosen by this file and then `over` (the
+    /// command line's), with severities overridden.
+    pub fn apply_to_rules(&self, rules: Vec<Rule>, over: &Selection) -> Result<Vec<Rule>, Unknown> {
+        let rules = self.selection().overridden_by(over).apply(rules)?;
+        Ok(rules
             .into_iter()
-            .filter(|r| !self.file.rules.disable.iter().any(|d| d.value == r.id))
             .map(|mut r| {
                 if let Some(s) = self.file.rules.severity.get(&r.id) {
                     r.severity = s.value;
                 }
                 r
             })
-            .collect()
+            .collect())
     }
 
     /// Whether a finding's file is ignored. A pattern may name the file
@@ -240,14 +279,16 @@ mod tests {
             ))
             .unwrap()
         };
-        let rules = cfg.apply_to_rules(vec![rule("a"), rule("b")]);
+        let rules = cfg
+            .apply_to_rules(vec![rule("a"), rule("b")], &Selection::default())
+            .unwrap();
         assert_eq!(rules.len(), 1);
         assert_eq!(rules[0].severity, Severity::Error);
         // The unknown id `a`, at its line and column.
         let issues = cfg.check(&[rule("b")], Path::new("c"));
         assert_eq!(
             issues.iter().map(|i| i.to_string()).collect::<Vec<_>>(),
-            ["c:2:13: unknown rule id \"a\""]
+            ["c:2:13: unknown rule id \"a\" (`rules list` shows them)"]
         );
         let err =
             Config::parse(Path::new("c"), "ignorePaths:\n  - ok/**\n  - 'a[b'\n").unwrap_err();

@@ -8,6 +8,7 @@ pub mod finding;
 pub mod fixes;
 pub mod releases;
 pub mod schema;
+pub mod select;
 pub mod steps;
 pub mod subsume;
 pub mod suppress;
@@ -36,6 +37,8 @@ pub struct Lint {
     pub undecided: Vec<engine::Undecided>,
     /// Suppressions that are not honoured (no reason).
     pub issues: Vec<Issue>,
+    /// How many findings suppressions dropped.
+    pub suppressed: usize,
 }
 
 /// Runs the rules, then applies suppressions: the whole offline lint.
@@ -49,15 +52,36 @@ pub fn lint_with(
     rules: &[Rule],
     baseline: &releases::Baseline,
 ) -> Lint {
+    let mut known: Vec<String> = rules.iter().map(|r| r.id.clone()).collect();
+    known.extend(builtin_ids().iter().cloned());
+    lint_known(model, rules, &known, baseline)
+}
+
+/// [`lint_with`], where suppressions may name the `known` rule ids (the
+/// rules loaded, the ones not running too) and no others.
+pub fn lint_known(
+    model: &crate::model::Model,
+    rules: &[Rule],
+    known: &[String],
+    baseline: &releases::Baseline,
+) -> Lint {
     let outcome = engine::evaluate_with(model, rules, baseline);
-    let suppressed = suppress::apply(model, rules, outcome.findings);
+    let suppressed = suppress::apply(model, rules, known, outcome.findings);
     let mut issues = outcome.issues;
     issues.extend(suppressed.issues);
     Lint {
         findings: suppressed.findings,
         undecided: outcome.undecided,
         issues,
+        suppressed: suppressed.suppressed,
     }
+}
+
+/// The ids of the built-in rules, read once.
+pub fn builtin_ids() -> &'static [String] {
+    static IDS: std::sync::LazyLock<Vec<String>> =
+        std::sync::LazyLock::new(|| builtin().into_iter().map(|r| r.id).collect());
+    &IDS
 }
 
 /// Typed loading of the project's own YAML files (rules, release facts,

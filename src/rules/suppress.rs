@@ -1,7 +1,8 @@
 //! Suppressions written where the finding is: a YAML comment on the line
 //! (or the line above), or an annotation on an object involved. Each needs
 //! a reason; one that suppresses nothing is itself reported, so stale
-//! suppressions do not pile up.
+//! suppressions do not pile up, and so is one naming no rule (a typo
+//! would otherwise leave the finding in place with no hint why).
 //!
 //! ```yaml
 //! # homelab-lint: ignore postgres-replicas-on-replicated-storage -- backups only, speed is irrelevant
@@ -14,6 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::select::Unknown;
 use super::{Finding, Label, Rule};
 use crate::model::Model;
 use crate::source::Issue;
@@ -21,6 +23,8 @@ use crate::yaml::{FileId, Span};
 
 /// The rule id under which unused suppressions are reported.
 pub const UNUSED: &str = "unused-suppression";
+/// The rule id under which suppressions of no known rule are reported.
+pub const UNKNOWN: &str = "unknown-rule-in-suppression";
 pub const ANNOTATION: &str = "homelab-lint.io/ignore";
 
 static COMMENT: LazyLock<Regex> = LazyLock::new(|| {
@@ -49,15 +53,20 @@ pub struct Outcome {
     pub findings: Vec<Finding>,
     /// Suppressions without a reason: not honoured.
     pub issues: Vec<Issue>,
+    /// How many findings suppressions dropped.
+    pub suppressed: usize,
 }
 
 /// Drops suppressed findings and adds one `unused-suppression` finding per
-/// suppression that matched nothing (when that rule is enabled).
-pub fn apply(model: &Model, rules: &[Rule], findings: Vec<Finding>) -> Outcome {
+/// suppression that matched nothing, and one `unknown-rule-in-suppression`
+/// finding per suppression naming none of the `known` rule ids (running
+/// or not), when those rules run.
+pub fn apply(model: &Model, rules: &[Rule], known: &[String], findings: Vec<Finding>) -> Outcome {
     let mut issues = Vec::new();
     let mut all = comments(model, &mut issues);
     all.extend(annotations(model, &mut issues));
     let mut kept = Vec::new();
+    let mut suppressed_count = 0;
     for f in findings {
         let mut suppressed = false;
         for s in all.iter_mut().filter(|s| s.rule == f.rule) {
@@ -66,43 +75,69 @@ pub fn apply(model: &Model, rules: &[Rule], findings: Vec<Finding>) -> Outcome {
                 suppressed = true;
             }
         }
-        if !suppressed {
+        if suppressed {
+            suppressed_count += 1;
+        } else {
             kept.push(f);
         }
     }
-    if let Some(rule) = rules.iter().find(|r| r.id == UNUSED) {
-        // A suppression for a rule that is not running cannot be judged.
-        let running = |id: &str| rules.iter().any(|r| r.id == id);
-        for s in all.iter().filter(|s| !s.used && running(&s.rule)) {
-            kept.push(Finding {
-                rule: UNUSED.to_string(),
-                severity: rule.severity,
-                message: format!("this suppression of {} matches no finding", s.rule),
-                primary: Label {
-                    span: s.span,
-                    text: "suppresses nothing".into(),
-                },
-                related: Vec::new(),
-                evidence: Vec::new(),
-                notes: Vec::new(),
-                unconfirmed_severity: None,
-                chain: Vec::new(),
-                baseline: None,
-                help: rule.remediation.trim().to_string(),
-                fingerprint: format!(
-                    "{UNUSED}:{}:{}",
-                    model.sources.path(s.span.file).display(),
-                    s.rule
-                ),
-                fix: None,
-                subjects: Default::default(),
-            });
-        }
+    let running = |id: &str| rules.iter().any(|r| r.id == id);
+    // A suppression for a rule that is not running cannot be judged.
+    for s in all.iter().filter(|s| !s.used && running(&s.rule)) {
+        kept.extend(reported(model, rules, UNUSED, s, || {
+            (
+                format!("this suppression of {} matches no finding", s.rule),
+                "suppresses nothing",
+            )
+        }));
+    }
+    for s in all.iter().filter(|s| !known.contains(&s.rule)) {
+        kept.extend(reported(model, rules, UNKNOWN, s, || {
+            let ids = known.iter().map(String::as_str);
+            (Unknown::of(&s.rule, ids).to_string(), "suppresses no rule")
+        }));
     }
     Outcome {
         findings: kept,
         issues,
+        suppressed: suppressed_count,
     }
+}
+
+/// The finding of `id`, one of the rules about suppressions, at `s`, when
+/// that rule runs; `said` gives its message and label.
+fn reported(
+    model: &Model,
+    rules: &[Rule],
+    id: &str,
+    s: &Suppression,
+    said: impl FnOnce() -> (String, &'static str),
+) -> Option<Finding> {
+    let rule = rules.iter().find(|r| r.id == id)?;
+    let (message, label) = said();
+    Some(Finding {
+        rule: id.to_string(),
+        severity: rule.severity,
+        message,
+        primary: Label {
+            span: s.span,
+            text: label.into(),
+        },
+        related: Vec::new(),
+        evidence: Vec::new(),
+        notes: Vec::new(),
+        unconfirmed_severity: None,
+        chain: Vec::new(),
+        baseline: None,
+        help: rule.remediation.trim().to_string(),
+        fingerprint: format!(
+            "{id}:{}:{}",
+            model.sources.path(s.span.file).display(),
+            s.rule
+        ),
+        fix: None,
+        subjects: Default::default(),
+    })
 }
 
 fn covers(s: &Suppression, f: &Finding) -> bool {

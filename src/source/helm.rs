@@ -145,12 +145,19 @@ fn resolve_chart<'a>(
                         let last = url.as_str()?.trim_end_matches('/').rsplit('/').next()?;
                         Some(Node::synthetic_str(last, url.span))
                     });
-                    // source-controller: digest wins over semver, semver
-                    // over tag.
-                    release.version = ["digest", "semver", "tag"]
-                        .iter()
-                        .find_map(|k| spec.and_then(|s| s.path(&["ref", k])))
-                        .cloned();
+                    // source-controller (api/v1 ocirepository_types.go,
+                    // OCIRepositoryRef): the digest wins over semver,
+                    // semver over the tag. A tag written beside the
+                    // digest is Renovate's digest pinning, which updates
+                    // both together: the tag names the release the digest
+                    // is, where the digest alone names none.
+                    let at = |k: &str| spec.and_then(|s| s.path(&["ref", k]));
+                    release.version = match (at("digest"), at("semver"), at("tag")) {
+                        (Some(_), _, Some(tag)) => Some(tag),
+                        (Some(digest), _, None) => Some(digest),
+                        (None, semver, tag) => semver.or(tag),
+                    }
+                    .cloned();
                 }
                 "HelmChart" => {
                     release.chart = spec.and_then(|s| s.get("chart")).cloned();

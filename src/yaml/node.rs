@@ -50,6 +50,11 @@ pub enum Origin {
         undefined: Vec<String>,
         /// Some variable it used is a Secret's: the value is never shown.
         secret: bool,
+        /// When `unknown` only because a variable may be defined where
+        /// the repository does not show (a substituteFrom source it does
+        /// not hold in full): the text if no such variable is set, every
+        /// default taken (`${CLAIM:-${APP}}` read as APP's value).
+        if_unset: Option<String>,
     },
     /// Read from a Secret's key (HelmRelease `valuesFrom` a Secret): the
     /// value is never shown.

@@ -79,8 +79,10 @@ fn bjw_s_bumped_to_2025_10_gets_the_synchronous_replication_finding() {
                 "kubernetes/main/apps/security/authentik/app/externalsecret.yaml:56:46",
             ),
             (
+                // The Redis host Authentik reads (authentik.redis.host),
+                // not the version line.
                 "authentik-redis-settings-after-2025-10",
-                "kubernetes/main/apps/security/authentik/app/helmrelease.yaml:12:16",
+                "kubernetes/main/apps/security/authentik/app/helmrelease.yaml:39:15",
             ),
         ])
     );
@@ -142,7 +144,10 @@ fn buroa_bumped_to_2025_10_is_fixed_next_to_the_alias_not_inside_the_anchor() {
     let text = |n: Option<&Node>| n.map(|n| n.to_json().to_string()).unwrap_or_default();
     assert_eq!(
         values.str_at(&["postgresql", "primary", "extendedConfiguration"]),
-        Some("max_connections = 500\nsynchronous_commit = off\n")
+        Some(
+            "# kept from the authentik chart's values, which this block replaces\n\
+             max_connections = 500\nsynchronous_commit = off\n"
+        )
     );
     let resources = text(values.get("resources"));
     assert!(!resources.contains("extendedConfiguration"), "{resources}");
@@ -164,6 +169,7 @@ fn buroa_bumped_to_2025_10_is_fixed_next_to_the_alias_not_inside_the_anchor() {
         added,
         [
             "        extendedConfiguration: |",
+            "          # kept from the authentik chart's values, which this block replaces",
             "          max_connections = 500",
             "          synchronous_commit = off"
         ]

@@ -22,6 +22,9 @@ fn undecided_lines_name_real_objects_and_keys() {
     let absent_class =
         regex::Regex::new(r"storage class (\S+) is not declared in the repository").unwrap();
     let flux_ks = regex::Regex::new(r"Flux Kustomization ([a-z0-9.-]+/[a-z0-9.-]+)").unwrap();
+    let claim_unless =
+        regex::Regex::new(r"claim (\S+) is the name of the PersistentVolumeClaim at (\S+):(\d+):(\d+) unless Flux variable (\w+) is set")
+            .unwrap();
     let mut listed = Vec::new();
     let mut problems = Vec::new();
     let bumped = tempfile::tempdir().unwrap();
@@ -131,6 +134,27 @@ fn undecided_lines_name_real_objects_and_keys() {
                     "{line}
   a default class is declared"
                 ));
+            }
+            // A claim named by its place must be a claim written there
+            // whose name is still the variable's text.
+            for m in claim_unless.captures_iter(&u.reason) {
+                let line_no: u32 = m[3].parse().unwrap();
+                let there = loaded.objects.iter().any(|o| {
+                    let name = o.root.path(&["metadata", "name"]);
+                    o.kind() == "PersistentVolumeClaim"
+                        && name.is_some_and(|n| {
+                            n.span.line == line_no
+                                && loaded.files.sources.location(n.span).starts_with(&m[2])
+                                && n.as_str()
+                                    .is_some_and(|t| t.contains(&format!("${{{}", &m[5])))
+                        })
+                });
+                if !there {
+                    problems.push(format!(
+                        "{line}\n  no claim named by {} at {}:{}",
+                        &m[5], &m[2], &m[3]
+                    ));
+                }
             }
             for m in flux_ks.captures_iter(&u.reason) {
                 if !ids.iter().any(|i| *i == format!("Kustomization/{}", &m[1])) {

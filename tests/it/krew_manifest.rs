@@ -130,6 +130,11 @@ fn version() -> String {
 
 /// `scripts/krew-manifest` run on a SHA256SUMS file with these lines.
 fn manifest_from_sums(lines: &[(String, String)]) -> Node {
+    parse(&manifest_text(lines))
+}
+
+/// The text `scripts/krew-manifest` writes for a SHA256SUMS file with these lines.
+fn manifest_text(lines: &[(String, String)]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let sums = dir.path().join("SHA256SUMS");
     let text: String = lines.iter().map(|(s, n)| format!("{s}  {n}\n")).collect();
@@ -144,7 +149,7 @@ fn manifest_from_sums(lines: &[(String, String)]) -> Node {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    parse(&String::from_utf8(run.stdout).unwrap())
+    String::from_utf8(run.stdout).unwrap()
 }
 
 /// A distinct 64-hex-digit value per archive name.
@@ -209,6 +214,40 @@ fn manifest_from_four_archives_has_what_krew_requires() {
     assert!(
         caveats.contains(&format!("homelab-lint/{}/", version())),
         "{caveats}"
+    );
+}
+
+/// The manifest is `krew/homelab-lint.yaml` of the repository, rendered:
+/// every line of the template but its comments is in it, with the
+/// placeholders filled in, and none is left.
+#[test]
+fn the_manifest_is_the_krew_template_rendered() {
+    if !common::bash_available() {
+        return;
+    }
+    let rendered = manifest_text(&four_platform_sums());
+    assert!(!rendered.contains("{{"), "{rendered}");
+    let template = std::fs::read_to_string(root().join("krew/homelab-lint.yaml")).unwrap();
+    let mut lines = rendered.lines();
+    for line in template
+        .lines()
+        .filter(|l| !l.starts_with('#') && *l != "{{PLATFORMS}}")
+    {
+        let want = line
+            .replace("{{VERSION}}", &version())
+            .replace("{{HOMEPAGE}}", env!("CARGO_PKG_REPOSITORY"));
+        assert!(
+            lines.any(|l| l == want),
+            "the template's line {want:?} is not in the manifest, in order:\n{rendered}"
+        );
+    }
+    let m = parse(&rendered);
+    assert!(problems("homelab-lint", &m).is_empty());
+    assert_eq!(
+        m.path(&["spec", "platforms"])
+            .and_then(Node::as_seq)
+            .map(Vec::len),
+        Some(4)
     );
 }
 

@@ -221,13 +221,17 @@ fn postgresql_fullname(release_name: &str, values: Option<&Node>) -> String {
 /// subchart's `primary.extendedConfiguration`: goauthentik/helm
 /// charts/authentik/values.yaml sets `max_connections = 500` there, which
 /// a block of the user's own would silently take back to Postgres' 100.
+/// The fix keeps them, each with a comment that says why it is there.
 fn chart_extended_configuration(model: &Model, db: &Database) -> &'static [&'static str] {
     let chart = model
         .release(db.object)
         .and_then(|r| r.chart.as_ref())
         .and_then(Node::as_str);
     match (chart, db.values_key.as_str()) {
-        (Some("authentik"), "postgresql") => &["max_connections = 500"],
+        (Some("authentik"), "postgresql") => &[
+            "# kept from the authentik chart's values, which this block replaces",
+            "max_connections = 500",
+        ],
         _ => &[],
     }
 }

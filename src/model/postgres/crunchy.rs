@@ -2,8 +2,10 @@
 //! (`postgres-operator.crunchydata.com`) per cluster, run by Patroni.
 
 use super::{
-    ApiResource, Derived, Naming, ParameterMap, PostgresOperator, maps_at, named_by_service, secret, strip,
+    ApiResource, Derived, Naming, ParameterHome, ParameterMap, PostgresOperator, maps_at,
+    named_by_service, secret, strip,
 };
+use crate::model::app::{self, App, AppQuery};
 use crate::model::database::Database;
 use crate::model::replication::{self, Synchronous};
 use crate::model::{Model, ObjRef, Unknown};
@@ -11,6 +13,9 @@ use crate::source::Object;
 use crate::yaml::Node;
 
 const KIND: (&str, &str) = ("postgres-operator.crunchydata.com", "PostgresCluster");
+
+/// The operator's image, for its release when no `pgo` chart installs it.
+const PGO_IMAGE: &str = "registry.developers.crunchydata.com/crunchydata/postgres-operator";
 
 pub struct Crunchy;
 
@@ -65,6 +70,47 @@ impl PostgresOperator for Crunchy {
                 "parameters",
             ],
         ]
+    }
+
+    /// `spec.config.parameters` from PGO 5.7, the Patroni dynamic
+    /// configuration before (the CRD of older releases has no
+    /// `spec.config`): the operator's release decides, read from its
+    /// HelmRelease (chart `pgo`) or image in the cluster's tree.
+    fn parameter_home<'m>(&self, model: &Model<'m>, db: &Database) -> Option<ParameterHome<'m>> {
+        let [config, patroni] = self.parameter_fields() else {
+            return None;
+        };
+        let req = semver::VersionReq::parse(">=5.7").ok()?;
+        let near = model.object(db.object);
+        let operators: Vec<App> = app::find(
+            model,
+            &AppQuery {
+                charts: &["pgo".to_string()],
+                images: &[PGO_IMAGE.to_string()],
+            },
+        )
+        .into_iter()
+        .filter(|a| model.object(a.object).same_tree(near))
+        .collect();
+        let Some(operator) = operators.first() else {
+            return Some(ParameterHome::Undecided(
+                "the Crunchy PGO release is not in the repository: spec.config.parameters \
+                 needs PGO 5.7 or later, older releases read \
+                 spec.patroni.dynamicConfiguration.postgresql.parameters"
+                    .into(),
+            ));
+        };
+        let decided = operator.releases().map(|r| (r.meet(&req), r.describe()));
+        Some(match decided {
+            Ok((Some(true), _)) => ParameterHome::Map(config),
+            Ok((Some(false), _)) => ParameterHome::Map(patroni),
+            Ok((None, shown)) | Err(shown) => ParameterHome::Undecided(format!(
+                "which Crunchy PGO release runs is unknown ({} {shown}): \
+                 spec.config.parameters needs 5.7 or later, older releases read \
+                 spec.patroni.dynamicConfiguration.postgresql.parameters",
+                model.object(operator.object).id()
+            )),
+        })
     }
 
     fn init_sql_home(&self) -> Option<&'static str> {

@@ -72,6 +72,9 @@ pub enum ParameterHome<'m> {
     /// The `args` of the container running Postgres, or why there is
     /// none.
     Args(Result<&'m Node, String>),
+    /// Where depends on what the repository does not show (the
+    /// operator's release): why, for a display-only fix.
+    Undecided(String),
 }
 
 /// A Secret a probe reads credentials from, and the keys it keeps them

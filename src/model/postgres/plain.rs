@@ -79,11 +79,27 @@ impl PostgresOperator for Plain {
                     .map(|n| ParameterMap::new(n, *k, ParameterForm::Args))
             })
             .collect();
-        let conf = line
+        let config_file = line
             .iter()
-            .find_map(|m| settings::lookup(&m.node, "config_file"))
-            .and_then(|(path, _)| mounted_config(model, db.object, c, &path));
-        line.into_iter().chain(conf).collect()
+            .find_map(|m| settings::lookup(&m.node, "config_file"));
+        let mut maps = line;
+        // Bitnami's entrypoint appends POSTGRESQL_EXTRA_FLAGS to the
+        // server's command line (`postgresql_start_bg` in
+        // opt/bitnami/scripts/libpostgresql.sh).
+        if is_bitnami(c) {
+            maps.extend(env_flags(c, "POSTGRESQL_EXTRA_FLAGS"));
+        }
+        match config_file {
+            Some((path, _)) => maps.extend(mounted_config(model, db.object, c, &path)),
+            // The official entrypoint hands POSTGRES_INITDB_ARGS to initdb,
+            // whose `-c`/`--set name=value` (PostgreSQL 16) writes the
+            // data directory's postgresql.conf, the file read when no
+            // config_file points elsewhere: in effect only if it was set
+            // when the data directory was created.
+            None if !is_bitnami(c) => maps.extend(env_flags(c, "POSTGRES_INITDB_ARGS")),
+            None => {}
+        }
+        maps
     }
 
     /// The official image's entrypoint passes arguments that start with
@@ -200,6 +216,28 @@ fn runs_server(c: &Node) -> bool {
         (None, Some(arg)) => arg.starts_with('-') || starts(&arg),
         (None, None) => true,
     }
+}
+
+/// A literal env value of the container read as command-line words
+/// (`-c synchronous_commit=off --set fsync=on`), each word keeping the
+/// value's place, for [`settings::lookup`].
+fn env_flags(c: &Node, var: &str) -> Option<ParameterMap> {
+    let value = c
+        .get("env")?
+        .as_seq()?
+        .iter()
+        .find(|e| e.str_at(&["name"]) == Some(var))?
+        .get("value")?;
+    let words = value
+        .as_str()?
+        .split_whitespace()
+        .map(|w| {
+            let w = if w == "--set" { "-c" } else { w };
+            Node::new(crate::yaml::Value::Str(w.into()), value.span)
+        })
+        .collect();
+    let seq = Node::new(crate::yaml::Value::Seq(Box::new(words)), value.span);
+    Some(ParameterMap::new(seq, format!("env {var}"), ParameterForm::Args))
 }
 
 fn is_bitnami(c: &Node) -> bool {

@@ -93,6 +93,7 @@ pub(super) fn build(
                         db, &vars, hidden, per, &p.name, &p.value,
                     ));
                 }
+                notes.extend(templates::ignored_copy_note(model, db, &p.name));
                 templates::postgres_parameter(model, db, setting, &p.value).map(|e| vec![e])
             }
             _ => Err("the rule binds no database setting to change".into()),

@@ -126,8 +126,20 @@ pub fn postgres_parameter(
     let sources = model.sources;
     let name = setting.name.as_str();
     let line = format!("{name} = {value}");
-    let container = setting.container.as_ref().map(|c| &c.node);
-    if let Some(node) = &setting.node {
+    // Flags in an env value (POSTGRESQL_EXTRA_FLAGS, POSTGRES_INITDB_ARGS)
+    // are one string the tool does not edit: the provider's own home for
+    // a setting (a plain workload's args, which win over both) takes the
+    // new value, or says why it cannot.
+    let from_env = setting
+        .container
+        .as_ref()
+        .is_some_and(|m| m.path.starts_with("env "));
+    let (written, map) = match from_env {
+        true => (None, None),
+        false => (setting.node.as_ref(), setting.container.as_ref()),
+    };
+    let container = map.map(|c| &c.node);
+    if let Some(node) = written {
         return match container.map(|c| &c.value) {
             // A postgresql.conf block: the span is the setting's line when
             // it could be found, else the whole block (a later line wins).
@@ -158,7 +170,7 @@ pub fn postgres_parameter(
         };
     }
     let provider_root = &model.object(db.object).root;
-    match &setting.container {
+    match map {
         Some(ParameterMap { node: c, path, .. }) if matches!(c.value, Value::Str(_)) => {
             append_block_line(sources, c, &line)
                 .ok_or_else(|| format!("{path} is not a literal block"))
@@ -207,12 +219,33 @@ pub fn postgres_parameter(
                 insert_entries(sources, c?, &[("args".into(), NewValue::Scalar(args))])
                     .ok_or_else(|| "the postgres container is not written as a map".into())
             }
+            Some(ParameterHome::Undecided(why)) => Err(why),
             None => Err(format!(
                 "the {} keeps no parameters where the tool can write them",
                 db.provider.as_str()
             )),
         },
     }
+}
+
+/// A note on a copy of the setting where the operator does not read it
+/// (Crunchy's `spec.patroni.dynamicConfiguration.postgresql.<name>`,
+/// beside its `parameters`): left beside the fix's edit, it reads as the
+/// setting to anyone who opens the file.
+pub fn ignored_copy_note(model: &Model, db: &Database, name: &str) -> Option<String> {
+    let at = [
+        "spec",
+        "patroni",
+        "dynamicConfiguration",
+        "postgresql",
+        name,
+    ];
+    let node = model.object(db.object).root.path(&at)?;
+    Some(format!(
+        "{} at {} is read by neither the operator nor Patroni: delete it with this change, so that it is not taken for the setting",
+        at.join("."),
+        model.sources.location(node.span)
+    ))
 }
 
 /// A variable to set, with its value as the rule gives it.

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::{Bindings, Described, Fact, Step, bind, object_span, shown, variable_label};
 use crate::model::app::{self, App, AppQuery};
 use crate::model::env::ValuesPrefix;
-use crate::model::{Model, ObjRef};
+use crate::model::version::Pin;
+use crate::model::{Model, ObjRef, Unknown};
 use crate::rules::engine::Ctx;
 use crate::rules::finding::Label;
 
@@ -21,7 +22,9 @@ pub struct AppStep {
     #[serde(default)]
     pub images: Vec<String>,
     /// Semver constraint on the app version (`>=2025.10`). An app whose
-    /// version cannot be read does not match a constrained step.
+    /// version cannot be read (a digest alone, `latest`), or whose
+    /// floating tag or range allows releases on both sides of it, does
+    /// not match a constrained step and is listed as undecided.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub version: Option<VersionConstraint>,
@@ -91,10 +94,9 @@ impl Step for AppStep {
         };
         app::find(cx.model, &query)
             .into_iter()
-            .filter(|a| match (&self.version, &a.version) {
-                (None, _) => true,
-                (Some(r), Some(v)) => crate::model::version::satisfies(&r.req, v),
-                (Some(_), None) => false,
+            .filter(|a| match &self.version {
+                None => true,
+                Some(constraint) => meets(cx, a, constraint),
             })
             .map(|app| {
                 vec![bind(
@@ -109,13 +111,59 @@ impl Step for AppStep {
     }
 }
 
+/// Whether `app` runs a release within `constraint`; when its version
+/// text cannot tell (a digest alone, `latest`, a floating tag or range on
+/// both sides), no, and the undecided line says why.
+fn meets(cx: &mut Ctx, app: &App, constraint: &VersionConstraint) -> bool {
+    let why = match app.releases() {
+        Ok(releases) => match releases.meet(&constraint.req) {
+            Some(meets) => return meets,
+            None => format!(
+                "{} allows releases both inside and outside {}",
+                releases.describe(),
+                constraint.text
+            ),
+        },
+        Err(why) => format!("{why}, so whether it runs {} is unknown", constraint.text),
+    };
+    cx.note_unknown(
+        cx.model.object(app.object).id(),
+        Unknown(format!("{} {why}", app.identity)),
+    );
+    false
+}
+
+/// `appVersion`: the app bound before runs a release within a semver
+/// constraint (`<2024.10`), for a premise that holds only on some
+/// releases. Binds nothing.
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct AppVersionStep(#[schemars(with = "String")] pub VersionConstraint);
+
+impl Step for AppVersionStep {
+    fn eval(&self, cx: &mut Ctx, bound: &Bindings) -> Vec<Bindings> {
+        let Some(fact) = super::find::<AppFact>(bound, "app") else {
+            return Vec::new();
+        };
+        let app = fact.app.clone();
+        match meets(cx, &app, &self.0) {
+            true => vec![Vec::new()],
+            false => Vec::new(),
+        }
+    }
+}
+
 impl Fact for AppFact {
     fn describe(&self, model: &Model) -> Described {
         let app = &self.app;
-        let version = app
-            .version
-            .as_ref()
-            .map(|v| shown(model, app.version_node.as_ref(), v.to_string()))
+        // A floating tag or a range reads as written: `2025.10.0` would
+        // claim one release where it allows several.
+        let written = match app.releases() {
+            Ok(r) if r.kind != Pin::Exact => Some(r.text),
+            _ => app.version.as_ref().map(|v| v.to_string()),
+        };
+        let version = written
+            .map(|v| shown(model, app.version_node.as_ref(), v))
             .unwrap_or_else(|| "?".into());
         let span = app
             .version_node
@@ -160,13 +208,8 @@ mod tests {
     fn a_constraint_keeps_its_meaning() {
         let step: AppStep = serde_saphyr::from_str("version: \">=2025.10\"\n").unwrap();
         let req = step.version.unwrap().req;
-        assert!(crate::model::version::satisfies(
-            &req,
-            &semver::Version::new(2025, 10, 1)
-        ));
-        assert!(!crate::model::version::satisfies(
-            &req,
-            &semver::Version::new(2025, 8, 3)
-        ));
+        let meet = |v| crate::model::version::releases(v).unwrap().meet(&req);
+        assert_eq!(meet("2025.10.1"), Some(true));
+        assert_eq!(meet("2025.8.3"), Some(false));
     }
 }

@@ -17,10 +17,10 @@ mod release;
 mod setting;
 mod storage;
 mod storage_classes;
+mod suppressions;
 mod synchronous_replication;
 mod test;
 mod undefined_variable;
-mod unused_suppression;
 mod values;
 
 use std::any::Any;
@@ -31,7 +31,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use any_of::AnyOf;
-pub use app::{AppStep, VersionConstraint};
+pub use app::{AppStep, AppVersionStep, VersionConstraint};
 pub use data_volume::{DataApp, DataVolumeStep};
 pub use database::DatabaseStep;
 pub use env::EnvStep;
@@ -177,8 +177,13 @@ registry! {
     /// Apps identified by Helm chart or container image, optionally with
     /// a version constraint. Binds `app`.
     App(AppStep),
+    /// The bound `app` runs a release within a semver constraint
+    /// (`"<2024.10"`): for a premise that holds only on some releases. An
+    /// app whose version cannot tell is undecided. Binds nothing.
+    AppVersion(AppVersionStep),
     /// Every Postgres cluster the repo declares (Zalando, CloudNativePG,
-    /// Crunchy PGO, Bitnami chart, postgres StatefulSet). Binds `database`.
+    /// Crunchy PGO, Bitnami chart, a postgres Deployment or StatefulSet).
+    /// Binds `database`.
     Postgres(PostgresStep),
     /// The Postgres an app uses, from its host setting through the
     /// operator's Service names. Binds `database`.
@@ -229,7 +234,11 @@ registry! {
     UndefinedVariable = undefined_variable::UndefinedVariable,
     /// Suppressions that match no finding. Not evaluated over objects:
     /// the suppression pass reports them after all other rules ran.
-    UnusedSuppression = unused_suppression::UnusedSuppression,
+    UnusedSuppression = suppressions::Suppressions,
+    /// Suppressions that name no rule (a mistyped id). Not evaluated over
+    /// objects: the suppression pass reports them after all other rules
+    /// ran.
+    UnknownRuleInSuppression = suppressions::Suppressions,
     /// With `--base`: apps whose version moved, since the base commit,
     /// across a release listed in `rules/releases/` (a known breaking
     /// release); with a repository and the cluster, from the version the

@@ -104,6 +104,36 @@ fn releases(
                 }
                 continue;
             };
+            // A floating tag or a range reaches a release only if every
+            // release it allows does: `2025` may run 2025.8 or 2025.12.
+            let straddled = match (against_baseline, a.releases()) {
+                (false, Ok(allowed)) => file
+                    .releases
+                    .iter()
+                    .filter(|r| {
+                        r.changes
+                            .iter()
+                            .any(|c| p.changes.is_empty() || p.changes.contains(&c.id))
+                    })
+                    .filter_map(|r| r.start())
+                    .find(|start| {
+                        let from_start = semver::VersionReq::parse(&format!(">={start}"));
+                        from_start.is_ok_and(|req| allowed.meet(&req).is_none())
+                    })
+                    .map(|start| (allowed, start)),
+                _ => None,
+            };
+            if let Some((allowed, start)) = straddled {
+                cx.note_unknown(
+                    model.object(a.object).id(),
+                    Unknown(format!(
+                        "the {} {} allows releases both before and from {start}, so whether it has reached {start} is unknown",
+                        file.app,
+                        allowed.describe()
+                    )),
+                );
+                continue;
+            }
             let from = if against_baseline {
                 let id = model.object(a.object).id();
                 let Some(from) = baseline.version(&file.app, &id).cloned() else {

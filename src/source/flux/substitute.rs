@@ -482,8 +482,24 @@ impl Cx<'_> {
                 ),
             ));
         }
-        let origin = origin_of(&expanded, self.vars);
+        let mut origin = origin_of(&expanded, self.vars);
         if expanded.unresolved {
+            if let Some(Origin::Substituted {
+                variable,
+                defined_at,
+                if_unset,
+                ..
+            }) = &mut origin
+            {
+                *if_unset = self.expand_if_unset(&text);
+                // The variable that leaves it unknown, not the first
+                // defined one (`APP` of `${CLAIM:-${APP}}`).
+                let hidden = expanded.uses.iter().find(|u| self.vars.get(u).is_none());
+                if let (Some(hidden), Some(_)) = (hidden, &if_unset) {
+                    *variable = hidden.clone();
+                    *defined_at = None;
+                }
+            }
             // A value we cannot know (SOPS, a source only in the cluster)
             // keeps its `${...}` text: an empty string would be a guess,
             // and a wrong one that rules would then report on.
@@ -515,6 +531,20 @@ impl Cx<'_> {
         node.origin = origin.map(Arc::new);
         set_value(node, typed);
         key
+    }
+
+    /// `text` expanded with every variable the repository does not
+    /// name taken as unset, when that leaves nothing unknown: what a
+    /// name reads unless a hidden source sets one of its variables.
+    fn expand_if_unset(&mut self, text: &str) -> Option<String> {
+        let vars = self.vars;
+        let lookup = |name: &str| match vars.map.get(name) {
+            Some(v) if v.unknown => Lookup::Unknown,
+            Some(v) => Lookup::Value(&v.value),
+            None => Lookup::Undefined,
+        };
+        let expanded = envsubst::expand(text, &lookup, self.budget).ok()?;
+        (!expanded.unresolved).then_some(expanded.text)
     }
 
     fn expand(&mut self, text: &str) -> Result<Expanded, String> {
@@ -673,6 +703,7 @@ fn origin_of(e: &Expanded, vars: &Vars) -> Option<Origin> {
         unknown: e.unresolved,
         undefined: e.undefined.clone(),
         secret: e.uses.iter().any(|u| vars.get(u).is_some_and(|v| v.secret)),
+        if_unset: None,
     })
 }
 

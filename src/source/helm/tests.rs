@@ -286,6 +286,20 @@ spec:
     let repo = Repo::new(&[("hr.yaml", hr), ("oci.yaml", &semver)]);
     let r = repo.resolve("podinfo");
     assert_eq!(r.version.unwrap().as_str(), Some(">=6.0.0"));
+
+    // Renovate's digest pinning: the tag beside the digest is the release.
+    let pinned = oci("    tag: 6.5.0\n    digest: sha256:0123abcd\n");
+    let repo = Repo::new(&[("hr.yaml", hr), ("oci.yaml", &pinned)]);
+    assert_eq!(
+        repo.resolve("podinfo").version.unwrap().as_str(),
+        Some("6.5.0")
+    );
+    let digest = oci("    semver: \">=6.0.0\"\n    digest: sha256:0123abcd\n");
+    let repo = Repo::new(&[("hr.yaml", hr), ("oci.yaml", &digest)]);
+    assert_eq!(
+        repo.resolve("podinfo").version.unwrap().as_str(),
+        Some("sha256:0123abcd")
+    );
 }
 
 #[test]

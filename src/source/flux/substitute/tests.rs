@@ -264,6 +264,8 @@ fn substitutes_with_retyping_and_provenance() {
             unknown: true,
             undefined: Vec::new(),
             secret: false,
+            // What it reads unless the missing source sets TAG.
+            if_unset: Some("nginx:1.27".into()),
         })
     );
     assert_eq!(image.style, Style::Quoted);
