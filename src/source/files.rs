@@ -516,10 +516,11 @@ impl Files {
 
     /// A file of the repository: not one a symlink leads to outside it.
     pub fn is_file(&self, rel: &Path) -> bool {
-        let answer = match &*self.backing {
-            Backing::Disk(disk) => disk.is_file(rel),
-            Backing::Commit(tree) => tree.is_file(rel),
-        };
+        let answer = self.overlay.contains_key(rel)
+            || match &*self.backing {
+                Backing::Disk(disk) => disk.is_file(rel),
+                Backing::Commit(tree) => tree.is_file(rel),
+            };
         self.note(|| Event::IsFile(rel.to_path_buf(), answer));
         answer
     }
@@ -560,10 +561,24 @@ impl Files {
     /// Every YAML file of the repository, and the entries that could not
     /// be listed (see [`super::walk::yaml_files`]).
     pub fn yaml_files(&self) -> (Vec<PathBuf>, Vec<Issue>) {
-        match &*self.backing {
+        let (mut paths, issues) = match &*self.backing {
             Backing::Disk(disk) => super::walk::yaml_files_except(&self.root, disk.ignored()),
             Backing::Commit(tree) => (tree.yaml_files(), Vec::new()),
+        };
+        // An editor's buffer of a file not (or no longer) on disk is read
+        // as the editor holds it.
+        let before = paths.len();
+        paths.extend(
+            self.overlay
+                .keys()
+                .filter(|p| super::walk::is_yaml(p) && !paths.contains(p))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        if paths.len() > before {
+            paths.sort();
         }
+        (paths, issues)
     }
 
     /// The entries directly in directory `rel`, sorted by name, each with
@@ -679,6 +694,10 @@ impl Files {
             to_parse.retain(
                 |(rel, file, _)| match lent.parsed(rel, *file, &self.sources) {
                     Some(parsed) => {
+                        // Lent on again by a load that also records.
+                        if let Some(recorder) = self.recorder.as_mut() {
+                            recorder.keep_parsed(rel.clone(), parsed.clone());
+                        }
                         self.parsed.insert(rel.clone(), Ok(parsed));
                         false
                     }

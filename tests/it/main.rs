@@ -51,6 +51,7 @@ mod kustomize_oracle;
 mod live;
 mod live_cluster;
 mod live_probe;
+mod lsp;
 mod metrics;
 mod output_identity;
 mod pre_commit;
