@@ -17,6 +17,9 @@ use crate::yaml::{Node, Origin, SourceMap, Span, Value};
 /// At most this many renders of one place are listed.
 const MAX_RENDERS: usize = 5;
 
+/// At most this many lines of a HelmRelease's values are shown.
+const MAX_VALUE_LINES: usize = 60;
+
 pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<Hover> {
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
@@ -30,14 +33,18 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
     }
     let hit = hits.first()?;
     let mut lines = value(sources, hit);
-    let mut seen = vec![hit.node.span];
-    for other in hits.iter().skip(1).take(MAX_RENDERS) {
-        if other.node.span == hit.node.span && !seen.contains(&other.object.root.span) {
-            seen.push(other.object.root.span);
-            lines.push(format!("also rendered as {}", shown(sources, other.node)));
+    // The same place rendered differently elsewhere (a base built by
+    // several Flux Kustomizations with other variables).
+    let mut values = vec![shown(sources, hit.node)];
+    for other in hits.iter().skip(1).filter(|h| h.node.span == hit.node.span) {
+        let value = shown(sources, other.node);
+        if !values.contains(&value) && values.len() < MAX_RENDERS {
+            lines.push(format!("also renders as {value} in {}", other.object.id()));
+            values.push(value);
         }
     }
     lines.extend(helm_final(repo, hit));
+    lines.extend(helm_values(repo, hit));
     Some(markdown(
         lines.join("\n\n"),
         Some(span_range(sources, hit.node.span)),
@@ -144,7 +151,7 @@ fn value(sources: &SourceMap, hit: &Hit) -> Vec<String> {
 /// In a HelmRelease's `spec.values`: the value Helm gets once
 /// `valuesFrom` is merged, when it is not the one written here.
 fn helm_final(repo: &Repo, hit: &Hit) -> Option<String> {
-    if !(hit.object.group() == "helm.toolkit.fluxcd.io" && hit.object.kind() == "HelmRelease") {
+    if !is_helm_release(hit) {
         return None;
     }
     let under = match hit.path.as_slice() {
@@ -154,12 +161,9 @@ fn helm_final(repo: &Repo, hit: &Hit) -> Option<String> {
         _ => return None,
     };
     let sources = &repo.files.sources;
-    let lookup = |kind: &str, ns: &str, name: &str| {
-        repo.objects
-            .iter()
-            .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or(ns) == ns)
-    };
-    let release = helm::resolve(sources, hit.object, &lookup);
+    let release = helm::resolve(sources, hit.object, &|kind, ns, name| {
+        find(repo, kind, ns, name)
+    });
     let mut node = &release.values;
     for seg in under {
         node = match seg {
@@ -174,6 +178,49 @@ fn helm_final(repo: &Repo, hit: &Hit) -> Option<String> {
             sources.location(node.span)
         )
     })
+}
+
+/// On a HelmRelease's `kind` or name: the values Helm gets, `values`
+/// and `valuesFrom` merged.
+fn helm_values(repo: &Repo, hit: &Hit) -> Option<String> {
+    let on_identity = matches!(hit.path.as_slice(), [Seg::Key(k)] if k == "kind")
+        || matches!(hit.path.as_slice(), [Seg::Key(m), Seg::Key(n)] if m == "metadata" && n == "name");
+    if !(on_identity && is_helm_release(hit)) {
+        return None;
+    }
+    let sources = &repo.files.sources;
+    let release = helm::resolve(sources, hit.object, &|kind, ns, name| {
+        find(repo, kind, ns, name)
+    });
+    let json = serde_json::to_string_pretty(&sources.shown_json(&release.values)).ok()?;
+    let mut lines: Vec<&str> = json.lines().collect();
+    let more = lines.len().saturating_sub(MAX_VALUE_LINES);
+    lines.truncate(MAX_VALUE_LINES);
+    let mut out = format!(
+        "Helm values (`values` and `valuesFrom` merged):\n```json\n{}\n```",
+        lines.join("\n")
+    );
+    if more > 0 {
+        out.push_str(&format!(
+            "\n({more} more lines: `kubectl homelab-lint inventory --kind HelmRelease`)"
+        ));
+    }
+    if release.values_incomplete {
+        out.push_str("\n\nSome `valuesFrom` source is encrypted or not in the repository: Helm may get more.");
+    }
+    Some(out)
+}
+
+fn is_helm_release(hit: &Hit) -> bool {
+    hit.object.group() == "helm.toolkit.fluxcd.io" && hit.object.kind() == "HelmRelease"
+}
+
+/// An object by kind, namespace and name, as `helm::resolve` looks its
+/// `valuesFrom` sources up (no namespace written: the release's).
+fn find<'r>(repo: &'r Repo, kind: &str, ns: &str, name: &str) -> Option<&'r crate::source::Object> {
+    repo.objects
+        .iter()
+        .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or(ns) == ns)
 }
 
 fn rendered_by(hit: &Hit) -> String {

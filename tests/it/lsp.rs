@@ -6,7 +6,8 @@
 //! it back, hover and go-to-definition on a variable, definition of a
 //! dependency and a source, a suppression applied and linted again, a
 //! malformed buffer, files deleted under the server, a file nothing
-//! applies.
+//! applies; and on the bundled example, a safe fix applied and an unsafe
+//! one marked.
 
 use std::path::Path;
 use std::process::Command;
@@ -34,12 +35,17 @@ fn an_editor_gets_findings_hover_definitions_and_actions() {
     common::git(&repo, &["init", "-q"]);
     common::git(&repo, &["add", "-A"]);
     common::git(&repo, &["commit", "-q", "-m", "corpus"]);
+    // The bundled example's fixes: one safe, one unsafe.
+    let example = tmp.path().join("example");
+    common::copy_dir(&common::example_repo(), &example);
+    common::git(&example, &["init", "-q"]);
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp");
     let out = Command::new(&pytest)
         .arg(&tests)
         .args(["-q", "-p", "no:cacheprovider"])
         .env("HOMELAB_LINT_BIN", common::BIN)
         .env("LSP_REPO", &repo)
+        .env("LSP_EXAMPLE_REPO", &example)
         .current_dir(tmp.path())
         .output()
         .unwrap();

@@ -253,3 +253,47 @@ async def test_a_file_nothing_applies_gets_a_hint(client: LanguageClient):
     assert len(hints) == 1, hints
     assert "applied by no Flux Kustomization" in hints[0].message
     assert "kustomization.yaml" in hints[0].message, hints[0].message
+
+
+EXAMPLE = pathlib.Path(os.environ["LSP_EXAMPLE_REPO"])
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_fixes_come_with_their_applicability_and_apply(client: LanguageClient):
+    release = Buffer(client, EXAMPLE / "apps/authentik/helmrelease.yaml")
+    rule = "authentik-persistent-connections-without-keepalives"
+    finding = ours(await release.diagnostics(), rule)[0]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=release.uri),
+            range=finding.range,
+            context=types.CodeActionContext(diagnostics=[finding]),
+        )
+    )
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=release.uri),
+            position=release.position("kind: HelmRelease", 8),
+        )
+    )
+    assert "Helm values (`values` and `valuesFrom` merged)" in hover.contents.value
+    assert "AUTHENTIK_POSTGRESQL__CONN_MAX_AGE" in hover.contents.value
+    preferred = [a for a in actions if a.is_preferred]
+    assert len(preferred) == 1, actions
+    assert preferred[0].kind == types.CodeActionKind.QuickFix
+    release.change(apply(release.text, preferred[0].edit.changes[release.uri]))
+    assert ours(await release.diagnostics(), rule) == []
+
+    database = Buffer(client, EXAMPLE / "apps/authentik/database.yaml")
+    rule = "authentik-cache-on-sync-replicated-postgres"
+    finding = ours(await database.diagnostics(), rule)[0]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=database.uri),
+            range=finding.range,
+            context=types.CodeActionContext(diagnostics=[finding]),
+        )
+    )
+    unsafe = [a for a in actions if "(unsafe fix)" in a.title]
+    assert len(unsafe) == 1 and not unsafe[0].is_preferred, actions
+    assert unsafe[0].edit is not None
