@@ -45,6 +45,9 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
     }
     lines.extend(helm_final(repo, hit));
     lines.extend(helm_values(repo, hit));
+    if on_identity(hit) {
+        lines.extend(super::postgres::facts(repo, hit.object));
+    }
     Some(markdown(
         lines.join("\n\n"),
         Some(span_range(sources, hit.node.span)),
@@ -183,9 +186,7 @@ fn helm_final(repo: &Repo, hit: &Hit) -> Option<String> {
 /// On a HelmRelease's `kind` or name: the values Helm gets, `values`
 /// and `valuesFrom` merged.
 fn helm_values(repo: &Repo, hit: &Hit) -> Option<String> {
-    let on_identity = matches!(hit.path.as_slice(), [Seg::Key(k)] if k == "kind")
-        || matches!(hit.path.as_slice(), [Seg::Key(m), Seg::Key(n)] if m == "metadata" && n == "name");
-    if !(on_identity && is_helm_release(hit)) {
+    if !(on_identity(hit) && is_helm_release(hit)) {
         return None;
     }
     let sources = &repo.files.sources;
@@ -209,6 +210,16 @@ fn helm_values(repo: &Repo, hit: &Hit) -> Option<String> {
         out.push_str("\n\nSome `valuesFrom` source is encrypted or not in the repository: Helm may get more.");
     }
     Some(out)
+}
+
+/// Whether the value is an object's `kind` or name, where what is known
+/// of the whole object is shown.
+fn on_identity(hit: &Hit) -> bool {
+    match hit.path.as_slice() {
+        [Seg::Key(k)] => k == "kind",
+        [Seg::Key(m), Seg::Key(n)] => m == "metadata" && n == "name",
+        _ => false,
+    }
 }
 
 fn is_helm_release(hit: &Hit) -> bool {

@@ -17,6 +17,7 @@ mod diagnostics;
 mod documents;
 mod hover;
 mod lookup;
+mod postgres;
 mod workspace;
 
 use std::path::{Path, PathBuf};

@@ -158,6 +158,18 @@ async def test_hover_and_definition_of_a_variable(client: LanguageClient):
         types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=doc.uri), position=at)
     )
     assert [loc.uri for loc in found] == [SETTINGS.as_uri()], found
+
+    # On the cluster itself: what the model derives of it.
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            position=doc.position("kind: Cluster", 7),
+        )
+    )
+    text = hover.contents.value
+    assert "**Postgres** (CloudNativePG), 3 instance(s)" in text, text
+    assert "`synchronous_commit` = `on`" in text, text
+    assert "class `ceph-block`" in text, text
     line = SETTINGS.read_text().split("\n")[found[0].range.start.line]
     assert "CLUSTER_STORAGE_CLASS" in line, line
 
