@@ -97,10 +97,32 @@ class Buffer:
             await asyncio.sleep(0.05)
         raise AssertionError(f"no diagnostics were published for {self.uri}")
 
+    async def hover(self, at: types.Position):
+        return await self.client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=self.uri), position=at)
+        )
+
+    async def definition(self, at: types.Position):
+        return await self.client.text_document_definition_async(
+            types.DefinitionParams(
+                text_document=types.TextDocumentIdentifier(uri=self.uri), position=at
+            )
+        )
+
     def position(self, needle: str, skip: int = 0) -> types.Position:
         offset = self.text.index(needle) + skip
         line = self.text.count("\n", 0, offset)
         return types.Position(line=line, character=offset - (self.text.rfind("\n", 0, offset) + 1))
+
+
+async def code_actions(doc: Buffer, finding: types.Diagnostic):
+    return await doc.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            range=finding.range,
+            context=types.CodeActionContext(diagnostics=[finding]),
+        )
+    )
 
 
 def ours(diagnostics, rule=RULE):
@@ -146,32 +168,23 @@ async def test_hover_and_definition_of_a_variable(client: LanguageClient):
     doc = Buffer(client, CLUSTER)
     await doc.diagnostics()
     at = doc.position("${CLUSTER_STORAGE_CLASS}", 3)
-    hover = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=doc.uri), position=at)
-    )
+    hover = await doc.hover(at)
     assert hover is not None
     text = hover.contents.value
     assert "ceph-block" in text, text
     assert "kubernetes/flux/vars/cluster-settings.yaml:" in text, text
 
-    found = await client.text_document_definition_async(
-        types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=doc.uri), position=at)
-    )
+    found = await doc.definition(at)
     assert [loc.uri for loc in found] == [SETTINGS.as_uri()], found
+    line = SETTINGS.read_text().split("\n")[found[0].range.start.line]
+    assert "CLUSTER_STORAGE_CLASS" in line, line
 
     # On the cluster itself: what the model derives of it.
-    hover = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=doc.uri),
-            position=doc.position("kind: Cluster", 7),
-        )
-    )
+    hover = await doc.hover(doc.position("kind: Cluster", 7))
     text = hover.contents.value
     assert "**Postgres** (CloudNativePG), 3 instance(s)" in text, text
     assert "`synchronous_commit` = `on`" in text, text
     assert "class `ceph-block`" in text, text
-    line = SETTINGS.read_text().split("\n")[found[0].range.start.line]
-    assert "CLUSTER_STORAGE_CLASS" in line, line
 
 
 @pytest.mark.asyncio(loop_scope="function")
@@ -181,16 +194,12 @@ async def test_definition_of_a_dependency_and_a_source(client: LanguageClient):
     # `dependsOn: - name: cluster-apps-cloudnative-pg` in the second
     # document names the first.
     at = doc.position("- name: cluster-apps-cloudnative-pg\n", 10)
-    found = await client.text_document_definition_async(
-        types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=doc.uri), position=at)
-    )
+    found = await doc.definition(at)
     assert [loc.uri for loc in found] == [doc.uri], found
     assert found[0].range.start.line == doc.position("name: cluster-apps-cloudnative-pg\n").line
 
     at = doc.position("name: k8s-gitops", 8)
-    found = await client.text_document_definition_async(
-        types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=doc.uri), position=at)
-    )
+    found = await doc.definition(at)
     assert len(found) == 1, found
     target = pathlib.Path(found[0].range and found[0].uri.removeprefix("file://"))
     assert "kind: GitRepository" in target.read_text(), target
@@ -200,13 +209,7 @@ async def test_definition_of_a_dependency_and_a_source(client: LanguageClient):
 async def test_a_suppression_applied_is_linted_again(client: LanguageClient):
     doc = Buffer(client, CLUSTER)
     finding = ours(await doc.diagnostics())[0]
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=doc.uri),
-            range=finding.range,
-            context=types.CodeActionContext(diagnostics=[finding]),
-        )
-    )
+    actions = await code_actions(doc, finding)
     suppress = [a for a in actions if a.title.startswith("Suppress")]
     assert len(suppress) == 1, actions
     edits = suppress[0].edit.changes[doc.uri]
@@ -245,11 +248,7 @@ async def test_the_server_survives_a_file_deleted_under_it(client: LanguageClien
         doc.change(doc.text)
         await doc.diagnostics()
         at = doc.position("${CLUSTER_STORAGE_CLASS}", 3)
-        hover = await client.text_document_hover_async(
-            types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri=doc.uri), position=at
-            )
-        )
+        hover = await doc.hover(at)
         assert hover is not None
     finally:
         SETTINGS.with_suffix(".moved").rename(SETTINGS)
@@ -275,19 +274,8 @@ async def test_fixes_come_with_their_applicability_and_apply(client: LanguageCli
     release = Buffer(client, EXAMPLE / "apps/authentik/helmrelease.yaml")
     rule = "authentik-persistent-connections-without-keepalives"
     finding = ours(await release.diagnostics(), rule)[0]
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=release.uri),
-            range=finding.range,
-            context=types.CodeActionContext(diagnostics=[finding]),
-        )
-    )
-    hover = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=release.uri),
-            position=release.position("kind: HelmRelease", 8),
-        )
-    )
+    actions = await code_actions(release, finding)
+    hover = await release.hover(release.position("kind: HelmRelease", 8))
     assert "Helm values (`values` and `valuesFrom` merged)" in hover.contents.value
     assert "AUTHENTIK_POSTGRESQL__CONN_MAX_AGE" in hover.contents.value
     preferred = [a for a in actions if a.is_preferred]
@@ -299,13 +287,7 @@ async def test_fixes_come_with_their_applicability_and_apply(client: LanguageCli
     database = Buffer(client, EXAMPLE / "apps/authentik/database.yaml")
     rule = "authentik-cache-on-sync-replicated-postgres"
     finding = ours(await database.diagnostics(), rule)[0]
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=database.uri),
-            range=finding.range,
-            context=types.CodeActionContext(diagnostics=[finding]),
-        )
-    )
+    actions = await code_actions(database, finding)
     unsafe = [a for a in actions if "(unsafe fix)" in a.title]
     assert len(unsafe) == 1 and not unsafe[0].is_preferred, actions
     assert unsafe[0].edit is not None
