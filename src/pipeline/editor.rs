@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use super::base::BaseRun;
 use super::fixes::{self, FixRequest};
@@ -41,6 +42,9 @@ pub struct Analysis {
     pub problems: Vec<Issue>,
     /// What the load reused from the one before, for the log.
     pub reused: Option<String>,
+    /// How long the load took (files, builds, renders), and the rest
+    /// (model, rules, filters).
+    pub took: (Duration, Duration),
 }
 
 impl Session {
@@ -64,6 +68,7 @@ impl Session {
     /// paths) read instead of the files'. An error is one the command
     /// line would stop on: a configuration file that does not read.
     pub fn analyse(&mut self, overlay: HashMap<PathBuf, String>) -> Result<Analysis, String> {
+        let started = Instant::now();
         let mut files =
             super::work_tree_files(&self.found, self.ignored.clone(), overlay).recording();
         if let Some(lent) = self.lent.take() {
@@ -73,6 +78,7 @@ impl Session {
         super::show_from_top(&mut repo, &self.found);
         let reused = repo.files.take_lent().map(|l| l.summary());
         self.lent = Lent::of(&mut repo.files);
+        let loaded_in = started.elapsed();
         let subject = Subject::Repo(Box::new(Loaded {
             repo,
             found: self.found.clone(),
@@ -118,6 +124,7 @@ impl Session {
             findings,
             problems,
             reused,
+            took: (loaded_in, started.elapsed() - loaded_in),
         })
     }
 }

@@ -192,12 +192,17 @@ impl Server<'_> {
             let Some(last) = &repo.last else { continue };
             let root = repo.root().to_path_buf();
             let mut by_file = diagnostics::of(&root, last, &self.docs);
-            let reused = match last {
-                Ok(a) => a.reused.clone().unwrap_or_default(),
+            let detail = match last {
+                Ok(a) => format!(
+                    "load {} ms, rules {} ms; reused {}",
+                    a.took.0.as_millis(),
+                    a.took.1.as_millis(),
+                    a.reused.as_deref().unwrap_or("nothing (first lint)")
+                ),
                 Err(e) => e.clone(),
             };
             self.log(&format!(
-                "linted {} in {} ms; {reused}",
+                "linted {} in {} ms ({detail})",
                 root.display(),
                 repo.took.as_millis()
             ));
