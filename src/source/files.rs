@@ -550,6 +550,12 @@ impl Files {
 
     fn raw(&self, rel: &Path) -> Result<Vec<u8>, Refused> {
         if let Some(text) = self.overlay.get(rel) {
+            // An editor's buffer is held to the limit a file on disk is.
+            let limit = self.limits.max_bytes;
+            if text.len() > limit {
+                let len = Some(text.len() as u64);
+                return Err(Refused::TooBig { len, limit });
+            }
             return Ok(text.clone().into_bytes());
         }
         match &*self.backing {
