@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use homelab_lint::alloc::ALLOCATOR;
 use homelab_lint::model::Model;
+use homelab_lint::source::Limits;
 use homelab_lint::source::{Files, repo, walk};
-use homelab_lint::yaml::Limits;
 
 struct Counting;
 

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use homelab_lint::model::Model;
+use homelab_lint::source::Limits;
 use homelab_lint::source::{Files, repo, walk};
-use homelab_lint::yaml::Limits;
 
 #[global_allocator]
 static GLOBAL: homelab_lint::alloc::Allocator = homelab_lint::alloc::ALLOCATOR;

@@ -9,6 +9,7 @@
 mod base;
 mod cluster;
 pub mod editor;
+mod error;
 mod fixes;
 mod lint;
 pub mod pre_commit;
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 pub use base::BaseRequest;
 pub use cluster::ClusterRequest;
+pub use error::Error;
 pub use fixes::FixRequest;
 pub use lint::{Linted, Options, lint_repo};
 pub use verdicts::ProbeRequest;
@@ -30,13 +32,14 @@ use crate::report::{
     github, human, inventory, json, metrics, pushgateway, sarif,
 };
 use crate::rules::{self, Finding, Rule, Severity, config};
+use crate::source::Limits;
 use crate::source::commit_tree::Tree;
 use crate::source::confine::{Refused, Root};
 use crate::source::ignored::Ignored;
 use crate::source::repo::{self, Repo};
 use crate::source::root::{self as found, Found};
 use crate::source::{Files, Issue, Object, git};
-use crate::yaml::{Limits, Shown, SourceMap};
+use crate::yaml::{Shown, SourceMap};
 
 /// Exit status, as ripgrep and ruff use them.
 pub const EXIT_CLEAN: u8 = 0;
@@ -93,25 +96,23 @@ pub struct Outcome {
 }
 
 /// Runs a lint from reading the inputs to the exit status.
-pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, String> {
+pub fn run(req: &Request, log: &mut Log) -> Result<Outcome, Error> {
     run_freeing(req, log, true)
 }
 
 /// [`run`] for a process that exits once the report is written: what was
 /// loaded is left to the exit instead of freed node by node, which was 3 %
 /// of a joryirving__home-ops lint (the kernel takes the pages back anyway).
-pub fn run_then_exit(req: &Request, log: &mut Log) -> Result<Outcome, String> {
+pub fn run_then_exit(req: &Request, log: &mut Log) -> Result<Outcome, Error> {
     run_freeing(req, log, false)
 }
 
-fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, String> {
+fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Error> {
     if req.fixes.fix && req.input.example {
-        return Err("--fix writes files: give a repository path, not --example".into());
+        return Err(Error::FixExample);
     }
     if req.fixes.fix && req.input.held.is_some() {
-        return Err(
-            "--fix writes the work tree: it cannot fix what git holds (--staged, --ref)".into(),
-        );
+        return Err(Error::FixHeld);
     }
     // load, and the rules and release files beside it: reading them needs
     // nothing of the repository, and the load's walk and renders leave a
@@ -207,8 +208,10 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Stri
             .map_or(0, |d| d.as_secs());
         let metrics = metrics::render(&findings, &rules, now);
         if let Some(path) = &req.metrics_file {
-            metrics::write(path, &metrics)
-                .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))?;
+            metrics::write(path, &metrics).map_err(|source| Error::Metrics {
+                path: path.clone(),
+                source,
+            })?;
         }
         // A failed push still leaves the report to print: the error is
         // said and the run exits 2.
@@ -295,7 +298,7 @@ pub struct Loaded {
 }
 
 /// Reads the repository of `input`: the example, or the path given.
-pub fn load(input: &Input) -> Result<Loaded, String> {
+pub fn load(input: &Input) -> Result<Loaded, Error> {
     load_recording(input, &BaseRequest::default()).map(|(loaded, _)| loaded)
 }
 
@@ -305,17 +308,16 @@ pub fn load(input: &Input) -> Result<Loaded, String> {
 fn load_recording(
     input: &Input,
     base: &BaseRequest,
-) -> Result<(Loaded, Option<base::Located>), String> {
+) -> Result<(Loaded, Option<base::Located>), Error> {
     let (found, example) = if input.example {
-        let dir = crate::example::extract()
-            .map_err(|e| format!("cannot unpack the bundled example repo: {e}"))?;
+        let dir = crate::example::extract().map_err(Error::Example)?;
         (Found::alone(dir.path().to_path_buf()), Some(dir))
     } else {
         (found::find(&input.paths)?, None)
     };
     let root = &found.root;
     if !root.is_dir() {
-        return Err(format!("{} is not a directory", root.display()));
+        return Err(Error::NotADirectory(root.clone()));
     }
     let located = base::Located::of(base, &found, input.held.as_ref());
     let record = located.as_ref().is_some_and(base::Located::wants_reuse);
@@ -363,32 +365,28 @@ fn show_from_top(repo: &mut Repo, found: &Found) {
 
 /// The tree of the index or of a commit below the root, from git's
 /// object store.
-fn held_tree(found: &Found, held: &git::Held) -> Result<Tree, String> {
+fn held_tree(found: &Found, held: &git::Held) -> Result<Tree, Error> {
     match (held, &found.top) {
         (git::Held::Index, Some(top)) => {
-            let prefix = found
-                .prefix
-                .to_str()
-                .ok_or("the root's path is not UTF-8")?;
-            Tree::open_index(top, prefix)
-                .map_err(|e| format!("cannot read the index of {}: {e}", top.display()))
+            let prefix = found.prefix.to_str().ok_or(Error::RootNotUtf8)?;
+            Tree::open_index(top, prefix).map_err(|source| Error::Index {
+                top: top.clone(),
+                source,
+            })
         }
-        (git::Held::Commit(reference), Some(_)) => git::resolve(&found.root, reference)
-            .and_then(|c| c.tree())
-            .map_err(|e| e.to_string()),
-        (_, None) => Err(format!(
-            "--staged and --ref read what git holds: {} is not in a git repository",
-            found.root.display()
-        )),
+        (git::Held::Commit(reference), Some(_)) => {
+            Ok(git::resolve(&found.root, reference).and_then(|c| c.tree())?)
+        }
+        (_, None) => Err(Error::NotInGit(found.root.clone())),
     }
 }
 
 /// With cluster state and no repository named, the cluster alone is linted.
-fn load_subject(req: &Request) -> Result<(Subject, Option<base::Located>), String> {
+fn load_subject(req: &Request) -> Result<(Subject, Option<base::Located>), Error> {
     let repo_given = !req.input.paths.is_empty() || req.input.example;
     if req.cluster.wanted() && !repo_given {
         if req.base.reference.is_some() {
-            return Err("--base compares two commits of a repository: give its path".into());
+            return Err(Error::BaseWithoutRepository);
         }
         // Snapshot files are then named from the repository the
         // command runs in, if any.
@@ -415,11 +413,10 @@ fn log_issues(issues: &[Issue], scope: Option<&Found>, log: &mut Log) {
     let mut at: HashMap<String, usize> = HashMap::new();
     for issue in issues.iter().filter(|i| issue_in_scope(i, scope)) {
         // A path is shown on one line, whatever its name holds.
-        let text = Issue {
-            path: control::escape(&issue.path, Breaks::Escape).into_owned(),
-            ..issue.clone()
-        }
-        .to_string();
+        let text = issue
+            .clone()
+            .shown_as(|path| control::escape(path, Breaks::Escape).into_owned())
+            .to_string();
         match at.get(&text) {
             Some(&i) => counted[i].1 += 1,
             None => {
@@ -499,8 +496,8 @@ pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
 fn load_config(
     req: &Request,
     subject: &Subject,
-) -> Result<(config::Config, Option<PathBuf>), String> {
-    let given = |p: &Path| config::Config::load(p, true).map_err(|e| e.to_string());
+) -> Result<(config::Config, Option<PathBuf>), Error> {
+    let given = |p: &Path| config::Config::load(p, true).map_err(Error::Config);
     let Subject::Repo(loaded) = subject else {
         let config = req.config.as_deref().map(given).transpose()?;
         return Ok((config.unwrap_or_default(), req.config.clone()));
@@ -508,13 +505,19 @@ fn load_config(
     if let Some(p) = &req.config {
         return Ok((given(p)?, Some(p.clone())));
     }
-    let Loaded { repo, found, .. } = &**loaded;
+    repo_config(req, loaded)
+}
+
+/// The configuration file closest to the folder reported, in the
+/// repository or the folders above it up to the git top level.
+fn repo_config(req: &Request, loaded: &Loaded) -> Result<(config::Config, Option<PathBuf>), Error> {
+    let Loaded { repo, found, .. } = loaded;
     // The folders searched, closest first: from the folder reported up to
     // the root, then (on disk) up to the git top level.
-    let abs_root = found
-        .root
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", found.root.display()))?;
+    let abs_root = found.root.canonicalize().map_err(|source| Error::Path {
+        path: found.root.clone(),
+        source,
+    })?;
     let highest = found.top.clone().unwrap_or_else(|| abs_root.clone());
     let held = req.input.held.is_some();
     let in_repo = found
@@ -535,18 +538,18 @@ fn load_config(
     };
     let config = match path.strip_prefix(&abs_root) {
         Ok(rel) if held => {
-            let bytes = repo.files.bytes(rel)?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| format!("{}: file is not valid UTF-8", rel.display()))?;
-            config::Config::parse(rel, &text).map_err(|e| e.to_string())?
+            let bytes = repo.files.bytes(rel).map_err(Error::ConfigRead)?;
+            let text =
+                String::from_utf8(bytes).map_err(|_| Error::ConfigNotUtf8(rel.to_path_buf()))?;
+            config::Config::parse(rel, &text).map_err(Error::Config)?
         }
         _ => {
             // The repository's own config file is the repository's:
             // confined to it like every file it holds.
-            if let Err(e @ Refused::Outside { .. }) = Root::new(&highest).resolve(&path) {
-                return Err(format!("{}: {e}", path.display()));
+            if let Err(refused @ Refused::Outside { .. }) = Root::new(&highest).resolve(&path) {
+                return Err(Error::ConfigOutside { path, refused });
             }
-            config::Config::load(&path, false).map_err(|e| e.to_string())?
+            config::Config::load(&path, false).map_err(Error::Config)?
         }
     };
     // Its globs may name files from its folder, as reports name them
@@ -569,27 +572,23 @@ fn select_rules(
     all: Vec<Rule>,
     config: &config::Config,
     config_path: Option<&Path>,
-) -> Result<Vec<Rule>, String> {
+) -> Result<Vec<Rule>, Error> {
     if let Some(p) = config_path
-        && let Some(problem) = config.check(&all, p).first()
+        && let Some(problem) = config.check(&all, p).into_iter().next()
     {
-        return Err(problem.to_string());
+        return Err(Error::Config(problem));
     }
     Ok(config.apply_to_rules(all))
 }
 
 /// The built-in rules and those in `dirs`.
-pub fn load_rules(dirs: &[PathBuf]) -> Result<Vec<Rule>, String> {
+pub fn load_rules(dirs: &[PathBuf]) -> Result<Vec<Rule>, Error> {
     let (rules, issues) = rules::load(dirs);
     if issues.is_empty() {
         Ok(rules)
     } else {
         // A broken rule file is a usage error: the user asked for it.
-        Err(issues
-            .iter()
-            .map(|i| i.to_string())
-            .collect::<Vec<_>>()
-            .join("\n"))
+        Err(Error::Rules(issues))
     }
 }
 
@@ -640,7 +639,7 @@ fn render(
     repo: Option<&Repo>,
     problems: &[Issue],
     log: &mut Log,
-) -> Result<String, String> {
+) -> Result<String, Error> {
     Ok(match req.format {
         _ if req.fixes.diff => {
             control::escape_line(&fixes::diffs(&req.fixes, findings, sources, log)).into_owned()

@@ -62,11 +62,11 @@ fuzz_target!(|data: &[u8]| {
         ..Vars::default()
     };
     // Small budgets, so that the fuzzer reaches them and memory stays low.
-    let limits = Limits {
+    let limits = homelab_lint::source::flux::Limits {
         max_subst_value_bytes: 64 * 1024,
         max_subst_growth_bytes: 1024 * 1024,
         max_subst_steps: 5_000_000,
-        ..Limits::default()
+        ..Default::default()
     };
     let mut budget = budget(&limits);
     let _ = substitute(&sources, &mut obj, &vars, &mut budget);

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use homelab_lint::source::Limits;
 use homelab_lint::source::{Files, kustomize};
-use homelab_lint::yaml::Limits;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

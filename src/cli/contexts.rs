@@ -65,7 +65,8 @@ pub fn run(contexts: &[String], format: ReportFormat) -> Result<u8, String> {
                     })
                 })
                 .collect();
-            crate::report::control::to_json(&serde_json::json!({ "contexts": items }))?
+            crate::report::control::to_json(&serde_json::json!({ "contexts": items }))
+                .map_err(|e| e.to_string())?
         }
         _ => reports
             .iter()

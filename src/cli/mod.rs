@@ -190,7 +190,7 @@ fn run_lint(args: &Args) -> Result<u8, String> {
         });
         stderr_line(&format!("pre-commit: {}", mode.describe()));
     }
-    let outcome = pipeline::run_then_exit(&request, &mut stderr_line)?;
+    let outcome = pipeline::run_then_exit(&request, &mut stderr_line).map_err(|e| e.to_string())?;
     write_stdout(&outcome.text)?;
     Ok(outcome.exit)
 }
@@ -203,8 +203,8 @@ fn render_data<T: serde::Serialize>(
 ) -> Result<String, String> {
     match format {
         DataFormat::Text => Ok(text(data)),
-        DataFormat::Json => control::to_json(data),
-        DataFormat::Yaml => control::to_yaml(data),
+        DataFormat::Json => control::to_json(data).map_err(|e| e.to_string()),
+        DataFormat::Yaml => control::to_yaml(data).map_err(|e| e.to_string()),
     }
 }
 
@@ -224,7 +224,7 @@ fn find_rule<'r>(rules: &'r [rules::Rule], id: &str) -> Result<&'r rules::Rule, 
 }
 
 fn run_explain(id: &str, dirs: &[PathBuf], format: DataFormat) -> Result<u8, String> {
-    let rules = load_rules(dirs)?;
+    let rules = load_rules(dirs).map_err(|e| e.to_string())?;
     let rule = find_rule(&rules, id)?;
     let page = crate::rules::docs::markdown(rule);
     let data = serde_json::json!({
@@ -241,7 +241,7 @@ fn run_explain(id: &str, dirs: &[PathBuf], format: DataFormat) -> Result<u8, Str
 fn run_rules(command: RulesCommand) -> Result<u8, String> {
     match command {
         RulesCommand::List { rule_dirs, format } => {
-            let rules = load_rules(&rule_dirs)?;
+            let rules = load_rules(&rule_dirs).map_err(|e| e.to_string())?;
             let data: Vec<serde_json::Value> = rules
                 .iter()
                 .map(|r| {
@@ -295,7 +295,8 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
         paths: inv.repo.paths.clone(),
         example: inv.repo.example,
         held: held(&inv.repo),
-    })?;
+    })
+    .map_err(|e| e.to_string())?;
     pipeline::log_load(&loaded.repo, &loaded.found, verbose, &mut stderr_line);
     let mut json = inventory::to_json(
         &loaded.repo,
@@ -313,8 +314,8 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
         });
     }
     let text = match inv.format {
-        OutputFormat::Json => control::to_json(&json)?,
-        OutputFormat::Yaml => control::to_yaml(&json)?,
+        OutputFormat::Json => control::to_json(&json).map_err(|e| e.to_string())?,
+        OutputFormat::Yaml => control::to_yaml(&json).map_err(|e| e.to_string())?,
     };
     write_stdout(&text)?;
     Ok(EXIT_CLEAN)

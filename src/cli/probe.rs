@@ -153,7 +153,8 @@ pub fn run(command: &ProbeCommand) -> Result<String, String> {
                             crate::probe::tunnel::resolve(&client, &cluster).await
                         })
                         .await
-                        .map_err(|_| no_answer(timeout))??;
+                        .map_err(|_| no_answer(timeout))?
+                        .map_err(|e| e.to_string())?;
                         postgres::run(&options(postgres::Target::Pod(Box::new(route))))
                             .await
                             .map_err(|e| e.to_string())
@@ -251,8 +252,11 @@ fn through_service(
             crate::probe::tunnel::service_pod(&client, namespace, name, args.service_port),
         )
         .await
-        .map_err(|_| no_answer(timeout))??;
-        let listener = crate::probe::tunnel::Listener::start(pods, pod.clone(), port).await?;
+        .map_err(|_| no_answer(timeout))?
+        .map_err(|e| e.to_string())?;
+        let listener = crate::probe::tunnel::Listener::start(pods, pod.clone(), port)
+            .await
+            .map_err(|e| e.to_string())?;
         options.url = format!("http://{}{}", listener.addr, args.path);
         let mut report = crate::probe::http::run(&options)
             .await

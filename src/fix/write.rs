@@ -82,6 +82,32 @@ enum Staged {
     InPlace,
 }
 
+/// Why the fixes were not written. Either way no file is left half
+/// changed: a refusal comes before any write, and a failed replacement
+/// puts back the files already replaced.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// A file may not be rewritten, or its new text could not be staged;
+    /// no file was changed.
+    #[error("{}: {reason}", path.display())]
+    Refused { path: PathBuf, reason: String },
+    /// Replacing a file failed after others were replaced; `undone`
+    /// names each of those, and whether it was put back.
+    #[error(
+        "cannot write {}: {reason}; {}",
+        path.display(),
+        match undone.is_empty() {
+            true => "no file was changed".to_string(),
+            false => format!("put back the files already written: {}", undone.join(", ")),
+        }
+    )]
+    Replace {
+        path: PathBuf,
+        reason: String,
+        undone: Vec<String>,
+    },
+}
+
 /// Writes every change or none: each new text is staged first (a
 /// temporary file with the owner and mode of the file it replaces), then
 /// each file, checked once more to hold what the run read, is replaced. If
@@ -91,14 +117,17 @@ pub fn write_all(
     root: &Path,
     sources: &SourceMap,
     changes: &[FileChange],
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<PathBuf>, WriteError> {
     let mut staged = Vec::new();
     for change in changes {
         let rel = sources.path(change.file);
         let old: &str = &sources.get(change.file).text;
-        let target = open(root, rel, old).map_err(|e| format!("{}: {e}", rel.display()))?;
-        let stage =
-            stage(&target, &change.new_text).map_err(|e| format!("{}: {e}", rel.display()))?;
+        let refused = |reason: String| WriteError::Refused {
+            path: rel.to_path_buf(),
+            reason,
+        };
+        let target = open(root, rel, old).map_err(refused)?;
+        let stage = stage(&target, &change.new_text).map_err(|e| refused(e.to_string()))?;
         staged.push(Item {
             rel,
             old,
@@ -111,7 +140,7 @@ pub fn write_all(
         let item = &mut staged[i];
         let result = open(root, item.rel, item.old)
             .and_then(|t| commit(&t, &mut item.stage, item.new).map_err(|e| e.to_string()));
-        if let Err(e) = result {
+        if let Err(reason) = result {
             let undone: Vec<String> = staged[..i]
                 .iter()
                 .map(|done| match put_back(&done.target, done.old) {
@@ -119,14 +148,10 @@ pub fn write_all(
                     Err(e) => format!("{} (NOT restored: {e})", done.rel.display()),
                 })
                 .collect();
-            let rel = staged[i].rel.display();
-            return Err(if undone.is_empty() {
-                format!("cannot write {rel}: {e}; no file was changed")
-            } else {
-                format!(
-                    "cannot write {rel}: {e}; put back the files already written: {}",
-                    undone.join(", ")
-                )
+            return Err(WriteError::Replace {
+                path: staged[i].rel.to_path_buf(),
+                reason,
+                undone,
             });
         }
     }
@@ -209,7 +234,9 @@ mod tests {
                 new_text: "b: 20\n".into(),
             },
         ];
-        let err = write_all(dir.path(), &sources, &changes).unwrap_err();
+        let err = write_all(dir.path(), &sources, &changes)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("b.yaml: changed since this run read it"),
             "{err}"

@@ -6,17 +6,16 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::Log;
+use super::{Error, Log};
 use crate::model::Model;
 use crate::rules::releases::{self, Baseline};
 use crate::rules::{self, Finding, Rule, config::Config};
 use crate::source::commit_tree::Tree;
-use crate::source::git::Held;
+use crate::source::git::{GitError, Held};
 use crate::source::repo::{self, Repo};
 use crate::source::reuse::Lent;
 use crate::source::root::Found;
 use crate::source::{Files, git};
-use crate::yaml::Limits;
 
 /// The commit to compare with.
 #[derive(Debug, Clone, Default)]
@@ -56,7 +55,7 @@ impl BaseRun {
 /// The base commit, found before the working tree is loaded, and the
 /// files of the linted directory that are not as it has them (`None`
 /// when git cannot tell).
-pub struct Located(Result<Base, String>);
+pub struct Located(Result<Base, GitError>);
 
 enum Base {
     Commit {
@@ -76,7 +75,7 @@ enum Base {
 /// listing the tree (`git ls-tree` and the maps made of it) was a tenth
 /// of the base's cost on joryirving__home-ops. `None` when the files are
 /// as the commit has them, so that the tree is not read at all.
-type Opening = Option<std::thread::JoinHandle<Result<Tree, String>>>;
+type Opening = Option<std::thread::JoinHandle<Result<Tree, GitError>>>;
 
 impl Located {
     /// Finds the commit to compare with for a lint of `found`'s
@@ -100,7 +99,7 @@ impl Located {
 
 /// The merge-base of `reference` and the commit under test, and what
 /// differs from it.
-fn locate(reference: &str, root: &Path, held: Option<&Held>) -> Result<Base, String> {
+fn locate(reference: &str, root: &Path, held: Option<&Held>) -> Result<Base, GitError> {
     let tip = match git::resolve(root, reference) {
         Ok(tip) => tip,
         // Before the first commit, no reference names one: nothing to
@@ -108,10 +107,10 @@ fn locate(reference: &str, root: &Path, held: Option<&Held>) -> Result<Base, Str
         Err(git::GitError::BadRef { .. }) if !git::has_head(root) => {
             return Ok(Base::Nothing("the repository has no commit yet".into()));
         }
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e),
     };
     let under = match held {
-        Some(Held::Commit(c)) => git::resolve(root, c).map_err(|e| e.to_string())?.id,
+        Some(Held::Commit(c)) => git::resolve(root, c)?.id,
         _ if !git::has_head(root) => {
             return Ok(Base::Nothing(format!(
                 "no commit is checked out (a new repository or an orphan branch), so none \
@@ -120,7 +119,7 @@ fn locate(reference: &str, root: &Path, held: Option<&Held>) -> Result<Base, Str
         }
         _ => "HEAD".to_string(),
     };
-    let (id, shallow) = match git::merge_base(root, &tip.id, &under).map_err(|e| e.to_string())? {
+    let (id, shallow) = match git::merge_base(root, &tip.id, &under)? {
         Some(id) => (id, false),
         // A shallow clone (a CI checkout) may hold too little history to
         // find the merge-base: the commit named is the best base it has.
@@ -174,7 +173,7 @@ fn short(id: &str) -> &str {
 fn open_in_background(commit: git::Commit) -> Opening {
     std::thread::Builder::new()
         .name("base-tree".into())
-        .spawn(move || commit.tree().map_err(|e| e.to_string()))
+        .spawn(move || commit.tree())
         .ok()
 }
 
@@ -192,7 +191,7 @@ pub fn prepare(
     rules: &[Rule],
     config: &Config,
     log: &mut Log,
-) -> Result<BaseRun, String> {
+) -> Result<BaseRun, Error> {
     let (Some(reference), Some(Located(located)), Some(linted)) = (&req.reference, located, linted)
     else {
         return Ok(BaseRun::default());
@@ -223,13 +222,11 @@ pub fn prepare(
         linted
     } else {
         let tree = match opening.map(std::thread::JoinHandle::join) {
-            Some(Ok(opened)) => opened,
-            Some(Err(_)) => {
-                Err("listing the base commit's tree failed (its thread panicked)".into())
-            }
-            None => commit.tree().map_err(|e| e.to_string()),
-        }?;
-        let mut files = Files::in_commit(root, tree, Limits::default());
+            Some(Ok(opened)) => opened?,
+            Some(Err(_)) => return Err(Error::BaseTreePanicked),
+            None => commit.tree()?,
+        };
+        let mut files = Files::in_commit(root, tree, *linted.files.limits());
         if let Some(lent) = lent {
             files = files.borrowing(lent);
             if let Some(changed) = &changed {

@@ -44,7 +44,7 @@ pub(super) fn read_into(
     subject: &mut Subject,
     baseline: &mut Baseline,
     log: &mut Log,
-) -> Result<(), String> {
+) -> Result<(), super::Error> {
     let sources = match subject {
         Subject::Repo(l) => &mut l.repo.files.sources,
         Subject::Cluster { sources, .. } => sources,
@@ -76,7 +76,7 @@ pub(super) fn read_into(
 
 /// Reads the snapshot and/or the live cluster, registering what was read
 /// in `sources`.
-fn collect(req: &ClusterRequest, sources: &mut SourceMap) -> Result<State, String> {
+fn collect(req: &ClusterRequest, sources: &mut SourceMap) -> Result<State, super::Error> {
     let mut state = State::default();
     if let Some(path) = &req.snapshot {
         let snap = snapshot::load(path, sources, &Limits::default())?;
@@ -91,7 +91,7 @@ fn collect(req: &ClusterRequest, sources: &mut SourceMap) -> Result<State, Strin
         state.objects.extend(snap.objects);
     }
     if let Some(options) = &req.live {
-        let read = cluster::read(options, sources).map_err(|e| e.to_string())?;
+        let read = cluster::read(options, sources)?;
         state.warnings.extend(read.warnings);
         state.summary = read.summary;
         state.objects.extend(read.objects);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::base::BaseRun;
 use super::fixes::{self, FixRequest};
-use super::{Loaded, Request, Subject};
+use super::{Error, Loaded, Request};
 use crate::model::Model;
 use crate::rules::{self, Finding, Rule, releases::Baseline};
 use crate::source::Issue;
@@ -50,8 +50,11 @@ pub struct Analysis {
 impl Session {
     /// A session for the repository `found` (the whole of it is linted,
     /// whatever file was opened first).
-    pub fn open(mut found: Found) -> Result<Session, String> {
+    pub fn open(mut found: Found) -> Result<Session, Error> {
         found.scope.clear();
+        // The configuration is looked for from the root up, not from the
+        // folder of the file opened first.
+        found.start = found.root.clone();
         Ok(Session {
             ignored: super::ignored_in(&found),
             rules: super::load_rules(&[])?,
@@ -67,7 +70,7 @@ impl Session {
     /// Lints the repository with `overlay`'s texts (repository-relative
     /// paths) read instead of the files'. An error is one the command
     /// line would stop on: a configuration file that does not read.
-    pub fn analyse(&mut self, overlay: HashMap<PathBuf, String>) -> Result<Analysis, String> {
+    pub fn analyse(&mut self, overlay: HashMap<PathBuf, String>) -> Result<Analysis, Error> {
         let started = Instant::now();
         let mut files =
             super::work_tree_files(&self.found, self.ignored.clone(), overlay).recording();
@@ -79,23 +82,13 @@ impl Session {
         let reused = repo.files.take_lent().map(|l| l.summary());
         self.lent = Lent::of(&mut repo.files);
         let loaded_in = started.elapsed();
-        let subject = Subject::Repo(Box::new(Loaded {
+        let loaded = Loaded {
             repo,
             found: self.found.clone(),
             _example: None,
-        }));
-        let request = Request {
-            input: super::Input {
-                paths: vec![self.found.root.clone()],
-                ..super::Input::default()
-            },
-            ..Request::default()
         };
-        let (config, config_path) = super::load_config(&request, &subject)?;
+        let (config, config_path) = super::repo_config(&Request::default(), &loaded)?;
         let rules = super::select_rules(self.rules.clone(), &config, config_path.as_deref())?;
-        let Subject::Repo(loaded) = subject else {
-            return Err("no repository was loaded".into());
-        };
         let repo = &loaded.repo;
         let model = Model::new(repo);
         let baseline = Baseline::default();
@@ -120,7 +113,7 @@ impl Session {
         let problems = repo.issues.iter().chain(&outcome.issues).cloned().collect();
         drop(model);
         Ok(Analysis {
-            loaded: *loaded,
+            loaded,
             findings,
             problems,
             reused,

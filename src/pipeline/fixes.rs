@@ -108,7 +108,7 @@ pub(super) fn write(
     sources: &SourceMap,
     root: &Path,
     log: &mut Log,
-) -> Result<bool, String> {
+) -> Result<bool, super::Error> {
     let mut refused: HashMap<FileId, Option<String>> = HashMap::new();
     let mut selected = Vec::new();
     for (finding, fix) in args.selected(findings) {

@@ -52,7 +52,7 @@ pub struct Linted {
 /// Lints the repository at `path`. The error is the one the command line
 /// prints before exiting 2 (an unreadable configuration or rule file, a
 /// base reference git does not know).
-pub fn lint_repo(path: &Path, opts: &Options) -> Result<Linted, String> {
+pub fn lint_repo(path: &Path, opts: &Options) -> Result<Linted, super::Error> {
     let req = Request {
         input: Input {
             paths: vec![path.to_path_buf()],
@@ -78,8 +78,7 @@ pub fn lint_repo(path: &Path, opts: &Options) -> Result<Linted, String> {
     };
     let mut log = Vec::new();
     let outcome = pipeline::run(&req, &mut |line: &str| log.push(line.to_string()))?;
-    let report = Report::from_json(outcome.text.as_bytes())
-        .map_err(|e| format!("the JSON report does not read back: {e}"))?;
+    let report = Report::from_json(outcome.text.as_bytes()).map_err(super::Error::ReadBack)?;
     Ok(Linted {
         report,
         exit: outcome.exit,

@@ -197,7 +197,8 @@ async fn probe_database(
     log: &mut Log<'_>,
 ) -> Result<Probed, Outcome> {
     let id = object.id();
-    let cluster = Cluster::of(object).map_err(Outcome::skipped)?;
+    let skipped = |e: tunnel::TunnelError| Outcome::skipped(e.to_string());
+    let cluster = Cluster::of(object).map_err(skipped)?;
     let route = tokio::time::timeout(cluster_options.timeout, tunnel::resolve(client, &cluster))
         .await
         .map_err(|_| {
@@ -206,7 +207,7 @@ async fn probe_database(
                 cluster_options.timeout.as_secs()
             ))
         })?
-        .map_err(Outcome::skipped)?;
+        .map_err(skipped)?;
     if cluster_options.verbose > 0 {
         log(&format!(
             "probe: {id}: {} (credentials from Secret {})",

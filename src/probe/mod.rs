@@ -74,22 +74,33 @@ pub fn ratio(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| a / b)
 }
 
+/// Why a flag's duration was refused.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Neither a number nor humantime's spelling.
+    #[error("{0:?} is not a duration (like 10s, 500ms or 2m)")]
+    Unreadable(String),
+    /// Below 1 ms or above 1 h.
+    #[error("{0:?}: give a duration between 1ms and 1h")]
+    OutOfRange(String),
+}
+
 /// Parses a duration as every flag of the tool does: humantime's
 /// spelling (`10s`, `500ms`, `1m30s`, `2m`), or a bare number of seconds
 /// (as kubectl's `--request-timeout 10`); between 1 ms and 1 h.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let t = text.trim();
     let d = match t.parse::<f64>() {
         Ok(secs) if secs.is_finite() && secs >= 0.0 => Duration::try_from_secs_f64(secs).ok(),
         Ok(_) => None,
         Err(_) => Some(
             humantime::parse_duration(t)
-                .map_err(|_| format!("{text:?} is not a duration (like 10s, 500ms or 2m)"))?,
+                .map_err(|_| DurationError::Unreadable(text.to_string()))?,
         ),
     };
     match d {
         Some(d) if d >= Duration::from_millis(1) && d <= Duration::from_secs(3600) => Ok(d),
-        _ => Err(format!("{text:?}: give a duration between 1ms and 1h")),
+        _ => Err(DurationError::OutOfRange(text.to_string())),
     }
 }
 
@@ -116,7 +127,12 @@ mod tests {
         assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert!(parse_duration("2h").unwrap_err().contains("between"));
+        assert!(
+            parse_duration("2h")
+                .unwrap_err()
+                .to_string()
+                .contains("between")
+        );
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("abc").is_err());
         assert!(parse_duration("NaN").is_err());

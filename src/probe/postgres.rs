@@ -439,9 +439,9 @@ async fn connect(
             let (stream, mut tunnel) =
                 super::tunnel::Tunnel::open(route)
                     .await
-                    .map_err(|reason| ProbeError::Connect {
+                    .map_err(|e| ProbeError::Connect {
                         target: target.to_string(),
-                        reason,
+                        reason: e.to_string(),
                     })?;
             let tls_connect = MakeTlsConnect::<tokio::io::DuplexStream>::make_tls_connect(
                 &mut tls.clone(),

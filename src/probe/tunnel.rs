@@ -14,6 +14,97 @@ use crate::model::postgres::{ApiResource, Naming, OPERATORS, Provider};
 use crate::source::Object;
 use crate::source::cluster::api_reason as reason;
 
+/// Why a database pod could not be reached through the API server. Each
+/// message names the object and, for an API error, the server's reason.
+#[derive(Debug, thiserror::Error)]
+pub enum TunnelError {
+    /// The object is not one whose credentials the probe knows where to find.
+    #[error(
+        "{object} is not run by an operator whose Secrets the probe knows ({known}); give --probe-dsn"
+    )]
+    UnknownOperator { object: String, known: String },
+    /// The request for an operator's cluster object could not be built.
+    #[error(transparent)]
+    Request(#[from] http::Error),
+    /// The API server's answer for `path` was not JSON.
+    #[error("{path}: not JSON: {source}")]
+    NotJson {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The API server refused a read.
+    #[error("cannot read {what}: {reason}")]
+    Read { what: String, reason: String },
+    /// No operator declares a cluster of that name.
+    #[error("no Postgres cluster {namespace}/{name} of {operators}")]
+    NoCluster {
+        namespace: String,
+        name: String,
+        operators: String,
+    },
+    /// The API server refused to list pods.
+    #[error("cannot list the pods of {owner}: {reason}")]
+    ListPods { owner: String, reason: String },
+    /// None of the operator's primary selectors found a running pod.
+    #[error(
+        "no running primary pod of {provider} {name} in namespace {namespace} (labels {selectors})"
+    )]
+    NoPrimary {
+        provider: &'static str,
+        name: String,
+        namespace: String,
+        selectors: String,
+    },
+    /// The credentials Secret lacks the user or password key.
+    #[error("Secret {secret} has no {user_key} and {password_key} keys")]
+    SecretKeys {
+        secret: String,
+        user_key: String,
+        password_key: String,
+    },
+    /// None of the Secrets the operator writes exists.
+    #[error("no credentials Secret of {name} in namespace {namespace} (looked for {tried})")]
+    NoSecret {
+        name: String,
+        namespace: String,
+        tried: String,
+    },
+    /// The API server refused the port-forward.
+    #[error("cannot port-forward to pod {namespace}/{pod}: {reason}")]
+    PortForward {
+        namespace: String,
+        pod: String,
+        reason: String,
+    },
+    /// The port-forward opened without a stream for the port.
+    #[error("port-forward to pod {pod} gave no stream")]
+    NoStream { pod: String },
+    /// The Service has no such port.
+    #[error("Service {namespace}/{service} has no port {port}")]
+    NoServicePort {
+        namespace: String,
+        service: String,
+        port: String,
+    },
+    /// The Service has no selector.
+    #[error("Service {namespace}/{service} selects no pods")]
+    NoSelector { namespace: String, service: String },
+    /// No pod the Service selects is running.
+    #[error("no running pod behind Service {namespace}/{service} ({selector})")]
+    NoRunningPod {
+        namespace: String,
+        service: String,
+        selector: String,
+    },
+    /// The Service's target port names no port of the pod.
+    #[error("Service {namespace}/{service}: its target port is not on the pod")]
+    TargetPort { namespace: String, service: String },
+    /// The local listener could not be opened.
+    #[error("cannot listen on 127.0.0.1: {0}")]
+    Listen(#[source] std::io::Error),
+}
+
 /// The Postgres cluster a finding names, as its operator declares it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cluster {
@@ -27,7 +118,7 @@ pub struct Cluster {
 impl Cluster {
     /// The cluster an operator object declares, for the operators that
     /// keep credentials in a Secret at a known place.
-    pub fn of(object: &Object) -> Result<Cluster, String> {
+    pub fn of(object: &Object) -> Result<Cluster, TunnelError> {
         let (provider, naming) = OPERATORS
             .iter()
             .find_map(|o| Some((Provider(*o), o.probe_naming(object)?)))
@@ -37,12 +128,10 @@ impl Cluster {
                     .filter(|o| o.api_resource().is_some())
                     .map(|o| o.short_name())
                     .collect();
-                format!(
-                    "{} is not run by an operator whose Secrets the probe knows \
-                     ({}); give --probe-dsn",
-                    object.id(),
-                    known.join(", ")
-                )
+                TunnelError::UnknownOperator {
+                    object: object.id(),
+                    known: known.join(", "),
+                }
             })?;
         Ok(Cluster {
             provider,
@@ -59,7 +148,7 @@ pub async fn cluster_object(
     client: &kube::Client,
     namespace: &str,
     name: &str,
-) -> Result<Object, String> {
+) -> Result<Object, TunnelError> {
     let resources: Vec<(&str, ApiResource)> = OPERATORS
         .iter()
         .filter_map(|o| Some((o.short_name(), o.api_resource()?)))
@@ -71,18 +160,25 @@ pub async fn cluster_object(
         );
         let request = http::Request::get(&path)
             .header(http::header::ACCEPT, "application/json")
-            .body(Vec::new())
-            .map_err(|e| e.to_string())?;
+            .body(Vec::new())?;
         match client.request_text(request).await {
             Ok(text) => {
                 let json: serde_json::Value =
-                    serde_json::from_str(&text).map_err(|e| format!("{path}: not JSON: {e}"))?;
+                    serde_json::from_str(&text).map_err(|source| TunnelError::NotJson {
+                        path: path.clone(),
+                        source,
+                    })?;
                 let root = crate::yaml::Node::from_json(&json, Default::default());
                 return Ok(Object::new(root, Default::default(), 0));
             }
             // Not this operator's, or the operator is not installed.
             Err(kube::Error::Api(s)) if s.code == 404 => continue,
-            Err(e) => return Err(format!("cannot read {path}: {}", reason(&e))),
+            Err(e) => {
+                return Err(TunnelError::Read {
+                    what: path,
+                    reason: reason(&e),
+                });
+            }
         }
     }
     let names: Vec<&str> = resources.iter().map(|(n, _)| *n).collect();
@@ -91,7 +187,11 @@ pub async fn cluster_object(
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
         None => "any operator".to_string(),
     };
-    Err(format!("no Postgres cluster {namespace}/{name} of {shown}"))
+    Err(TunnelError::NoCluster {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        operators: shown,
+    })
 }
 
 /// A database pod reached through port-forwards, with credentials.
@@ -132,7 +232,7 @@ impl PodRoute {
 }
 
 /// The cluster's running primary and credentials from its Secret.
-pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, String> {
+pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, TunnelError> {
     let naming = &c.naming;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &c.namespace);
     let mut primary = None;
@@ -140,7 +240,10 @@ pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, Str
         let list = pods
             .list(&ListParams::default().labels(selector))
             .await
-            .map_err(|e| format!("cannot list the pods of {}: {}", c.name, reason(&e)))?;
+            .map_err(|e| TunnelError::ListPods {
+                owner: c.name.clone(),
+                reason: reason(&e),
+            })?;
         primary = list.items.into_iter().find(|p| {
             p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
                 && p.metadata.deletion_timestamp.is_none()
@@ -150,13 +253,12 @@ pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, Str
         }
     }
     let Some(primary) = primary else {
-        return Err(format!(
-            "no running primary pod of {} {} in namespace {} (labels {})",
-            c.provider.as_str(),
-            c.name,
-            c.namespace,
-            naming.selectors.join(" or ")
-        ));
+        return Err(TunnelError::NoPrimary {
+            provider: c.provider.as_str(),
+            name: c.name.clone(),
+            namespace: c.namespace.clone(),
+            selectors: naming.selectors.join(" or "),
+        });
     };
     let port = postgres_port(&primary);
     let pod = primary.metadata.name.unwrap_or_default();
@@ -169,7 +271,12 @@ pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, Str
                 tried.push(s.name.clone());
                 continue;
             }
-            Err(e) => return Err(format!("cannot read Secret {}: {}", s.name, reason(&e))),
+            Err(e) => {
+                return Err(TunnelError::Read {
+                    what: format!("Secret {}", s.name),
+                    reason: reason(&e),
+                });
+            }
         };
         let data = secret.data.unwrap_or_default();
         let field = |key: &str| {
@@ -177,10 +284,11 @@ pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, Str
                 .map(|v| String::from_utf8_lossy(&v.0).into_owned())
         };
         let (Some(user), Some(password)) = (field(&s.user_key), field(&s.password_key)) else {
-            return Err(format!(
-                "Secret {} has no {} and {} keys",
-                s.name, s.user_key, s.password_key
-            ));
+            return Err(TunnelError::SecretKeys {
+                secret: s.name.clone(),
+                user_key: s.user_key.clone(),
+                password_key: s.password_key.clone(),
+            });
         };
         return Ok(PodRoute {
             pods,
@@ -197,12 +305,11 @@ pub async fn resolve(client: &kube::Client, c: &Cluster) -> Result<PodRoute, Str
                 .unwrap_or_else(|| s.dbname.clone()),
         });
     }
-    Err(format!(
-        "no credentials Secret of {} in namespace {} (looked for {})",
-        c.name,
-        c.namespace,
-        tried.join(", ")
-    ))
+    Err(TunnelError::NoSecret {
+        name: c.name.clone(),
+        namespace: c.namespace.clone(),
+        tried: tried.join(", "),
+    })
 }
 
 /// The container port named for Postgres, else 5432.
@@ -233,22 +340,21 @@ impl Drop for Tunnel {
 }
 
 impl Tunnel {
-    pub async fn open(route: &PodRoute) -> Result<(DuplexStream, Tunnel), String> {
+    pub async fn open(route: &PodRoute) -> Result<(DuplexStream, Tunnel), TunnelError> {
         let mut forwarder = route
             .pods
             .portforward(&route.pod, &[route.port])
             .await
-            .map_err(|e| {
-                format!(
-                    "cannot port-forward to pod {}/{}: {}",
-                    route.namespace,
-                    route.pod,
-                    reason(&e)
-                )
+            .map_err(|e| TunnelError::PortForward {
+                namespace: route.namespace.clone(),
+                pod: route.pod.clone(),
+                reason: reason(&e),
             })?;
         let stream = forwarder
             .take_stream(route.port)
-            .ok_or_else(|| format!("port-forward to pod {} gave no stream", route.pod))?;
+            .ok_or_else(|| TunnelError::NoStream {
+                pod: route.pod.clone(),
+            })?;
         Ok((stream, Tunnel { forwarder }))
     }
 
@@ -266,12 +372,13 @@ pub async fn service_pod(
     namespace: &str,
     service: &str,
     port: Option<u16>,
-) -> Result<(Api<Pod>, String, u16), String> {
+) -> Result<(Api<Pod>, String, u16), TunnelError> {
+    let named = || (namespace.to_string(), service.to_string());
     let services: Api<Service> = Api::namespaced(client.clone(), namespace);
-    let svc = services
-        .get(service)
-        .await
-        .map_err(|e| format!("cannot read Service {namespace}/{service}: {}", reason(&e)))?;
+    let svc = services.get(service).await.map_err(|e| TunnelError::Read {
+        what: format!("Service {namespace}/{service}"),
+        reason: reason(&e),
+    })?;
     let spec = svc.spec.unwrap_or_default();
     let ports = spec.ports.unwrap_or_default();
     let svc_port = match port {
@@ -279,15 +386,20 @@ pub async fn service_pod(
         None => ports.first(),
     }
     .ok_or_else(|| {
-        format!(
-            "Service {namespace}/{service} has no port {}",
-            port.map_or("at all".into(), |p| p.to_string())
-        )
+        let (namespace, service) = named();
+        TunnelError::NoServicePort {
+            namespace,
+            service,
+            port: port.map_or("at all".into(), |p| p.to_string()),
+        }
     })?;
     let selector = spec
         .selector
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| format!("Service {namespace}/{service} selects no pods"))?
+        .ok_or_else(|| {
+            let (namespace, service) = named();
+            TunnelError::NoSelector { namespace, service }
+        })?
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
@@ -296,12 +408,20 @@ pub async fn service_pod(
     let pod = pods
         .list(&ListParams::default().labels(&selector))
         .await
-        .map_err(|e| format!("cannot list the pods of Service {service}: {}", reason(&e)))?
+        .map_err(|e| TunnelError::ListPods {
+            owner: format!("Service {service}"),
+            reason: reason(&e),
+        })?
         .items
         .into_iter()
         .find(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
         .ok_or_else(|| {
-            format!("no running pod behind Service {namespace}/{service} ({selector})")
+            let (namespace, service) = named();
+            TunnelError::NoRunningPod {
+                namespace,
+                service,
+                selector: selector.clone(),
+            }
         })?;
     let target = match &svc_port.target_port {
         Some(IntOrString::Int(n)) => u16::try_from(*n).ok(),
@@ -314,7 +434,10 @@ pub async fn service_pod(
             .and_then(|p| u16::try_from(p.container_port).ok()),
         None => u16::try_from(svc_port.port).ok(),
     }
-    .ok_or_else(|| format!("Service {namespace}/{service}: its target port is not on the pod"))?;
+    .ok_or_else(|| {
+        let (namespace, service) = named();
+        TunnelError::TargetPort { namespace, service }
+    })?;
     Ok((pods, pod.metadata.name.unwrap_or_default(), target))
 }
 
@@ -333,13 +456,11 @@ impl Drop for Listener {
 }
 
 impl Listener {
-    pub async fn start(pods: Api<Pod>, pod: String, port: u16) -> Result<Listener, String> {
+    pub async fn start(pods: Api<Pod>, pod: String, port: u16) -> Result<Listener, TunnelError> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
-            .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
+            .map_err(TunnelError::Listen)?;
+        let addr = listener.local_addr().map_err(TunnelError::Listen)?;
         let task = tokio::spawn(async move {
             let mut connections = tokio::task::JoinSet::new();
             while let Ok((mut local, _)) = listener.accept().await {
@@ -388,6 +509,7 @@ mod tests {
         assert!(
             Cluster::of(by_name("StatefulSet"))
                 .unwrap_err()
+                .to_string()
                 .contains("--probe-dsn")
         );
     }

@@ -212,14 +212,29 @@ const QUOTED: Rules = Rules {
     controls: true,
 };
 
+/// Why a report could not be written as JSON or YAML: the serializer's
+/// own message, as it gives it.
+#[derive(Debug, thiserror::Error)]
+pub enum SerializeError {
+    /// serde_json refused the value.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// The escaped JSON was not UTF-8.
+    #[error(transparent)]
+    Utf8(#[from] std::string::FromUtf8Error),
+    /// serde-saphyr refused the value.
+    #[error(transparent)]
+    Yaml(#[from] serde_saphyr::SerializeError),
+}
+
 /// Pretty JSON whose strings hold no hidden character and no `##[`: each
 /// is written as a `\uXXXX` escape, which a JSON reader turns back into
 /// the same character.
-pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, String> {
+pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, SerializeError> {
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut out, Json::default());
-    value.serialize(&mut ser).map_err(|e| e.to_string())?;
-    String::from_utf8(out).map_err(|e| e.to_string())
+    value.serialize(&mut ser)?;
+    Ok(String::from_utf8(out)?)
 }
 
 #[derive(Default)]
@@ -291,8 +306,8 @@ impl serde_json::ser::Formatter for Json {
 /// them. Output: the document as serde-saphyr writes it, with each such
 /// string first replaced by a plain token and the token then by the
 /// quoted string.
-pub fn to_yaml<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, String> {
-    let mut value = serde_json::to_value(value).map_err(|e| e.to_string())?;
+pub fn to_yaml<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, SerializeError> {
+    let mut value = serde_json::to_value(value)?;
     let mut strings = Vec::new();
     collect_strings(&value, &mut strings);
     // A token no string of the document holds, so the swap back is exact.
@@ -302,7 +317,7 @@ pub fn to_yaml<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, String
     }
     let mut quoted = Vec::new();
     tokenize(&mut value, &prefix, &mut quoted);
-    let mut text = serde_saphyr::to_string(&value).map_err(|e| e.to_string())?;
+    let mut text = serde_saphyr::to_string(&value)?;
     // Last first: token 1 is not a prefix of token 10 (each ends in `z`).
     for (i, q) in quoted.iter().enumerate().rev() {
         text = text.replace(&format!("{prefix}{i}z"), q);

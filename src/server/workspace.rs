@@ -55,7 +55,7 @@ impl Workspace {
                     .ancestors()
                     .find(|p| p.exists())
                     .unwrap_or(Path::new("/"));
-                let mut found = root::find(&[existing.to_path_buf()])?;
+                let mut found = root::find(&[existing.to_path_buf()]).map_err(|e| e.to_string())?;
                 found.root = found
                     .root
                     .canonicalize()
@@ -64,7 +64,7 @@ impl Workspace {
                     i
                 } else {
                     self.repos.push(Repository {
-                        session: Session::open(found)?,
+                        session: Session::open(found).map_err(|e| e.to_string())?,
                         last: None,
                         due: None,
                         published: Vec::new(),
@@ -121,7 +121,7 @@ fn lint(session: &mut Session, docs: &Documents) -> Result<Analysis, String> {
         .map(|(rel, doc)| (rel.to_path_buf(), doc.text.clone()))
         .collect::<HashMap<_, _>>();
     match std::panic::catch_unwind(AssertUnwindSafe(|| session.analyse(overlay))) {
-        Ok(result) => result,
+        Ok(result) => result.map_err(|e| e.to_string()),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<String>()

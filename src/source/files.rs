@@ -6,12 +6,13 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
+use super::Limits;
 use super::commit_tree::Tree;
 use super::confine::Refused;
 use super::disk::Disk;
 use super::issue::Issue;
 use super::reuse::{Event, Lent, Recorder};
-use crate::yaml::{FileId, Limits, Node, SourceMap, Span, parse_documents};
+use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
 /// Parsed documents of one file.
 #[derive(Clone, Debug)]
@@ -40,6 +41,24 @@ impl Input {
             Input::Configuration => "transformer configuration",
             Input::Replacement => "a replacement",
             Input::Transformer => "a transformer",
+        }
+    }
+}
+
+/// Why a file or folder of the repository could not be read: its path
+/// and the reason, for the entry that names it to report.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+pub struct ReadError {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl ReadError {
+    fn new(path: &Path, reason: impl std::fmt::Display) -> ReadError {
+        ReadError {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
         }
     }
 }
@@ -220,7 +239,7 @@ impl Files {
             unchanged: HashMap::new(),
             unchanged_bytes: HashSet::new(),
             journal: None,
-            builds_left: limits.max_kustomize_run_builds,
+            builds_left: limits.kustomize.max_run_builds,
             builds_spent: false,
         }
     }
@@ -542,8 +561,8 @@ impl Files {
 
     /// The bytes of a repository file within the size budget (files a
     /// generator reads whole, which need not be text).
-    pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, String> {
-        let answer = self.raw(rel).map_err(|e| format!("{}: {e}", rel.display()));
+    pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, ReadError> {
+        let answer = self.raw(rel).map_err(|e| ReadError::new(rel, e));
         self.note(|| Event::Bytes(rel.to_path_buf(), answer.clone()));
         answer
     }
@@ -551,7 +570,7 @@ impl Files {
     fn raw(&self, rel: &Path) -> Result<Vec<u8>, Refused> {
         if let Some(text) = self.overlay.get(rel) {
             // An editor's buffer is held to the limit a file on disk is.
-            let limit = self.limits.max_bytes;
+            let limit = self.limits.yaml.max_bytes;
             if text.len() > limit {
                 let len = Some(text.len() as u64);
                 return Err(Refused::TooBig { len, limit });
@@ -559,8 +578,8 @@ impl Files {
             return Ok(text.clone().into_bytes());
         }
         match &*self.backing {
-            Backing::Disk(disk) => disk.read(rel, self.limits.max_bytes),
-            Backing::Commit(tree) => tree.read(rel, self.limits.max_bytes),
+            Backing::Disk(disk) => disk.read(rel, self.limits.yaml.max_bytes),
+            Backing::Commit(tree) => tree.read(rel, self.limits.yaml.max_bytes),
         }
     }
 
@@ -589,7 +608,7 @@ impl Files {
 
     /// The entries directly in directory `rel`, sorted by name, each with
     /// whether it is a directory (a symlink is not: it is not entered).
-    pub fn list_dir(&self, rel: &Path) -> Result<Vec<(PathBuf, bool)>, String> {
+    pub fn list_dir(&self, rel: &Path) -> Result<Vec<(PathBuf, bool)>, ReadError> {
         let listed = match &*self.backing {
             Backing::Disk(disk) => list_disk_dir(&self.abs(rel))
                 .map(|names| {
@@ -599,10 +618,10 @@ impl Files {
                         .filter(|(path, _)| !disk.ignored().covers(path))
                         .collect()
                 })
-                .map_err(|e| e.to_string()),
-            Backing::Commit(tree) => tree.list_dir(rel).map_err(|e| e.to_string()),
+                .map_err(|e| ReadError::new(rel, e)),
+            Backing::Commit(tree) => tree.list_dir(rel).map_err(|e| ReadError::new(rel, e)),
         };
-        let answer = listed.map_err(|e| format!("{}: {e}", rel.display()));
+        let answer = listed;
         self.note(|| Event::ListDir(rel.to_path_buf(), answer.clone()));
         answer
     }
@@ -657,7 +676,7 @@ impl Files {
                     .filter(|rel| !self.unchanged.contains_key(*rel))
                     .cloned()
                     .collect();
-                let mut read = tree.read_many(&unread, limits.max_bytes).into_iter();
+                let mut read = tree.read_many(&unread, limits.yaml.max_bytes).into_iter();
                 rels.iter()
                     .map(|rel| {
                         if let Some(text) = self.unchanged.get(rel) {
@@ -713,7 +732,7 @@ impl Files {
         }
         let parsed: Vec<_> = to_parse
             .par_iter()
-            .map(|(rel, file, text)| parse(rel, *file, text, &limits))
+            .map(|(rel, file, text)| parse(rel, *file, text, &limits.yaml))
             .collect();
         for ((rel, _, _), result) in to_parse.into_iter().zip(parsed) {
             if let (Some(recorder), Ok(parsed)) = (self.recorder.as_mut(), &result) {
@@ -740,7 +759,7 @@ impl Files {
         let limits = self.limits;
         let result = self
             .text_unnoted(rel)
-            .and_then(|(file, text)| parse(rel, file, &text, &limits));
+            .and_then(|(file, text)| parse(rel, file, &text, &limits.yaml));
         self.parsed.insert(rel.to_path_buf(), result.clone());
         result
     }
@@ -768,7 +787,7 @@ impl Files {
             Some(cached) => cached?,
             None => {
                 let (file, text) = self.text_unnoted(rel)?;
-                parse(rel, file, &text, &self.limits)?
+                parse(rel, file, &text, &self.limits.yaml)?
             }
         };
         Ok(Arc::unwrap_or_clone(parsed))
@@ -784,7 +803,12 @@ impl Files {
     }
 }
 
-fn parse(rel: &Path, file: FileId, text: &str, limits: &Limits) -> Result<Arc<Parsed>, Issue> {
+fn parse(
+    rel: &Path,
+    file: FileId,
+    text: &str,
+    limits: &crate::yaml::Limits,
+) -> Result<Arc<Parsed>, Issue> {
     parse_documents(text, file, limits)
         .map(|docs| {
             Arc::new(Parsed {

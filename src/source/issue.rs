@@ -103,6 +103,23 @@ impl Issue {
         )
     }
 
+    /// The same issue, with `context` after its message (what build it
+    /// was met in).
+    pub fn noting(self, context: impl std::fmt::Display) -> Issue {
+        Issue {
+            message: format!("{} {context}", self.message),
+            ..self
+        }
+    }
+
+    /// The same issue, its path as `shown` shows it.
+    pub fn shown_as(self, shown: impl FnOnce(&str) -> String) -> Issue {
+        Issue {
+            path: shown(&self.path),
+            ..self
+        }
+    }
+
     /// The same issue, marked as a gap a build can go on without.
     pub fn gap(self, gap: Gap) -> Issue {
         Issue {

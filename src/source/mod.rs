@@ -14,6 +14,7 @@ pub mod helm;
 pub mod ignored;
 pub mod issue;
 pub mod kustomize;
+pub mod limits;
 pub mod link;
 pub mod live;
 pub mod object;
@@ -27,4 +28,5 @@ pub mod walk;
 
 pub use files::{Files, join_within};
 pub use issue::{Gap, Issue};
+pub use limits::Limits;
 pub use object::{Concealed, Object, Step, StepKind};

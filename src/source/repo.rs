@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use super::Limits;
 use super::coverage::{Coverage, Fate, FileFate, FluxRender, lost_under};
 use super::files::Input;
 use super::flux::{
@@ -13,7 +14,7 @@ use super::flux::{
     tree::{ARTIFACT_GROUP, FLUX_KS_GROUP, is_bootstrap_input, is_flux_ks},
 };
 use super::{Files, Issue, Object, StepKind, kustomize};
-use crate::yaml::{FileId, Limits};
+use crate::yaml::FileId;
 
 /// A file that holds nothing to lint, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -34,12 +34,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::Issue;
+use super::Limits;
 use super::Object;
-use super::files::{Files, Input, Parsed};
+use super::files::{Files, Input, Parsed, ReadError};
 use super::flux::Budget;
 use super::flux::tree::Inherited;
 use super::kustomize::Built;
-use crate::yaml::{FileId, Limits, Node, Origin, SourceMap, Span, Value};
+use crate::yaml::{FileId, Node, Origin, SourceMap, Span, Value};
 
 /// One question a build asked of the files, with the answer it got, or
 /// one note it left.
@@ -47,11 +48,11 @@ use crate::yaml::{FileId, Limits, Node, Origin, SourceMap, Span, Value};
 pub(crate) enum Event {
     /// A text (for itself, or for its documents), registered on first read.
     Text(PathBuf, Result<(FileId, Arc<str>), Issue>),
-    Bytes(PathBuf, Result<Vec<u8>, String>),
+    Bytes(PathBuf, Result<Vec<u8>, ReadError>),
     IsDir(PathBuf, bool),
     IsFile(PathBuf, bool),
     Outside(PathBuf, Option<String>),
-    ListDir(PathBuf, Result<Vec<(PathBuf, bool)>, String>),
+    ListDir(PathBuf, Result<Vec<(PathBuf, bool)>, ReadError>),
     /// A file read other than as a resource ([`Files::note_input`]).
     Input(PathBuf, Input, PathBuf),
     BuiltDir(PathBuf),
@@ -68,7 +69,7 @@ struct Recorded {
     events: Vec<Event>,
     result: Result<Built, Issue>,
     /// Directories it spent of the load's build budget
-    /// (`Limits::max_kustomize_run_builds`): the base load spends them
+    /// (`kustomize::Limits::max_run_builds`): the base load spends them
     /// too, so that reuse gives what a fresh build there would.
     spent: usize,
 }

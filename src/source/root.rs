@@ -58,9 +58,28 @@ impl Found {
     }
 }
 
+/// Why the repository of the paths given could not be found.
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    /// A path given does not resolve.
+    #[error("{}: {source}", path.display())]
+    Path {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A path given is outside the repository the first one is in.
+    #[error(
+        "{} is not in the repository at {}: give paths of one repository",
+        given.display(),
+        root.display()
+    )]
+    Outside { given: PathBuf, root: PathBuf },
+}
+
 /// Finds the repository of `paths` (folders or files; none: the current
 /// directory).
-pub fn find(paths: &[PathBuf]) -> Result<Found, String> {
+pub fn find(paths: &[PathBuf]) -> Result<Found, RootError> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -68,9 +87,10 @@ pub fn find(paths: &[PathBuf]) -> Result<Found, String> {
     };
     let mut canonical = Vec::with_capacity(paths.len());
     for p in &paths {
-        let c = p
-            .canonicalize()
-            .map_err(|e| format!("{}: {e}", p.display()))?;
+        let c = p.canonicalize().map_err(|source| RootError::Path {
+            path: p.clone(),
+            source,
+        })?;
         canonical.push(c);
     }
     let first_dir = dir_of(&canonical[0]);
@@ -80,12 +100,9 @@ pub fn find(paths: &[PathBuf]) -> Result<Found, String> {
     let root = flux_root(&first_dir, top.as_deref()).unwrap_or_else(|| first_dir.clone());
     let mut scope = Vec::new();
     for (given, c) in paths.iter().zip(&canonical) {
-        let rel = c.strip_prefix(&root).map_err(|_| {
-            format!(
-                "{} is not in the repository at {}: give paths of one repository",
-                given.display(),
-                root.display()
-            )
+        let rel = c.strip_prefix(&root).map_err(|_| RootError::Outside {
+            given: given.clone(),
+            root: root.clone(),
         })?;
         scope.push(rel.to_path_buf());
     }

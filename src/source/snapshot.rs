@@ -17,23 +17,37 @@ pub struct Snapshot {
     pub files: usize,
 }
 
+/// Why a snapshot could not be read at all (a file of it that cannot be
+/// read is an [`Issue`] of the snapshot instead).
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// Standard input could not be read.
+    #[error("snapshot -: cannot read standard input: {0}")]
+    Stdin(#[source] std::io::Error),
+    /// Standard input held more than the byte budget.
+    #[error("snapshot -: standard input is over the limit of {limit} bytes")]
+    StdinTooLarge { limit: usize },
+    /// The path names nothing.
+    #[error("snapshot {}: no such file or directory", path.display())]
+    Missing { path: PathBuf },
+}
+
 /// The name of standard input as a snapshot path, as kubectl's `-f -`.
 pub const STDIN: &str = "-";
 
 /// `kubectl get … -o yaml | kubectl homelab-lint --snapshot -`: the text
 /// is registered as `<stdin>`, a page with no file behind it.
-fn from_stdin(sources: &mut SourceMap, limits: &Limits) -> Result<Snapshot, String> {
+fn from_stdin(sources: &mut SourceMap, limits: &Limits) -> Result<Snapshot, SnapshotError> {
     use std::io::Read;
     let mut text = String::new();
     std::io::stdin()
         .take(limits.max_bytes as u64 + 1)
         .read_to_string(&mut text)
-        .map_err(|e| format!("snapshot -: cannot read standard input: {e}"))?;
+        .map_err(SnapshotError::Stdin)?;
     if text.len() > limits.max_bytes {
-        return Err(format!(
-            "snapshot -: standard input is over the limit of {} bytes",
-            limits.max_bytes
-        ));
+        return Err(SnapshotError::StdinTooLarge {
+            limit: limits.max_bytes,
+        });
     }
     let mut snap = Snapshot {
         files: 1,
@@ -56,7 +70,11 @@ fn from_stdin(sources: &mut SourceMap, limits: &Limits) -> Result<Snapshot, Stri
 /// directory (sorted), registering each in `sources` under its path as
 /// given. Secret values are emptied in the objects and blanked in the
 /// registered text. Fails only when `path` does not exist.
-pub fn load(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Snapshot, String> {
+pub fn load(
+    path: &Path,
+    sources: &mut SourceMap,
+    limits: &Limits,
+) -> Result<Snapshot, SnapshotError> {
     if path == Path::new(STDIN) {
         return from_stdin(sources, limits);
     }
@@ -74,10 +92,9 @@ pub fn load(path: &Path, sources: &mut SourceMap, limits: &Limits) -> Result<Sna
         // to nothing as missing: each with its own reason.
         vec![path.to_path_buf()]
     } else {
-        return Err(format!(
-            "snapshot {}: no such file or directory",
-            path.display()
-        ));
+        return Err(SnapshotError::Missing {
+            path: path.to_path_buf(),
+        });
     };
     let mut snap = Snapshot::default();
     for p in paths {

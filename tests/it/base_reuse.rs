@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use homelab_lint::model::Model;
 use homelab_lint::source::repo::{self, Repo};
 use homelab_lint::source::reuse::Lent;
-use homelab_lint::source::{Files, git};
-use homelab_lint::yaml::{FileId, Limits};
+use homelab_lint::source::{Files, Limits, git};
+use homelab_lint::yaml::FileId;
 
 /// Everything a load produced, spans included, in a comparable form.
 fn everything(repo: &Repo, rules: &[homelab_lint::rules::Rule]) -> Vec<String> {
@@ -253,7 +253,10 @@ fn a_path_through_a_symlink_and_blobs_over_the_limit_load_as_from_scratch() {
     write("apps/real/configmap.yaml", &cm("two"));
     write("apps/big/shrinks.yaml", &cm("small"));
     let limits = Limits {
-        max_bytes: 4096,
+        yaml: homelab_lint::yaml::Limits {
+            max_bytes: 4096,
+            ..Default::default()
+        },
         ..Limits::default()
     };
     let (reused, fresh, _) = base_twice_with(&dir, limits);
@@ -545,7 +548,10 @@ fn the_substitution_budget_left_is_compared() {
     );
     let name = format!("NAME: {}", "x".repeat(190));
     let limits = Limits {
-        max_subst_growth_bytes: 200,
+        flux: homelab_lint::source::flux::Limits {
+            max_subst_growth_bytes: 200,
+            ..Default::default()
+        },
         ..Limits::default()
     };
     renders_reused(

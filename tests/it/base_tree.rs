@@ -10,7 +10,6 @@ use std::path::Path;
 
 use homelab_lint::source::repo::{self, Repo};
 use homelab_lint::source::{Files, git};
-use homelab_lint::yaml::Limits;
 
 /// What a load found, in a form two loads can be compared by.
 fn summary(repo: &Repo) -> Vec<String> {
@@ -32,7 +31,7 @@ fn summary(repo: &Repo) -> Vec<String> {
 
 fn from_commit(dir: &Path) -> Repo {
     let checkout = git::checkout(dir, "HEAD").unwrap();
-    repo::load_files(Files::in_commit(dir, checkout.tree, Limits::default()))
+    repo::load_files(Files::in_commit(dir, checkout.tree, Default::default()))
 }
 
 fn commit_all(dir: &Path) {
@@ -55,7 +54,7 @@ fn every_corpus_repository_loads_from_its_commit_as_from_disk() {
         let dir = tmp.path().join("repo");
         common::copy_dir(&corpus, &dir);
         commit_all(&dir);
-        let disk = summary(&repo::load(&dir, Limits::default()));
+        let disk = summary(&repo::load(&dir, Default::default()));
         let commit = summary(&from_commit(&dir));
         let name = corpus.file_name().unwrap().to_string_lossy().to_string();
         assert!(disk.len() > 10, "{name}: too little loaded to compare");
@@ -103,7 +102,7 @@ fn symlinks_and_a_subdirectory_resolve_as_on_disk() {
     std::fs::write(top.join("README.yaml"), cm("readme")).unwrap();
     commit_all(&top);
 
-    let disk = repo::load(&dir, Limits::default());
+    let disk = repo::load(&dir, Default::default());
     let commit = from_commit(&dir);
     let ids = |r: &Repo| {
         let mut v: Vec<String> = r.objects.iter().map(|o| o.id()).collect();

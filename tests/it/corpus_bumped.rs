@@ -12,7 +12,7 @@ use std::process::Command;
 
 use homelab_lint::model::Model;
 use homelab_lint::source::repo;
-use homelab_lint::yaml::{Limits, Node};
+use homelab_lint::yaml::Node;
 
 use crate::common::BIN;
 
@@ -133,7 +133,7 @@ fn buroa_bumped_to_2025_10_is_fixed_next_to_the_alias_not_inside_the_anchor() {
     // authentik chart's own max_connections line, which a block of ours
     // would otherwise replace), and the anchored resources (aliased by
     // redis and the Postgres primary) are what they were.
-    let loaded = repo::load(&repo, Limits::default());
+    let loaded = repo::load(&repo, Default::default());
     let model = Model::new(&loaded);
     let hr = (0..loaded.objects.len())
         .find(|&i| model.object(i).id() == "HelmRelease/home/authentik")

@@ -123,7 +123,7 @@ fn flux_renders_what_it_applies_and_every_other_file_has_its_fate() {
     let mut problems = Vec::new();
     for dir in &repos {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let r = repo::load(dir, Limits::default());
+        let r = repo::load(dir, Default::default());
         let c = &r.coverage;
         let applied = c.rendered + c.lost;
         eprintln!("{name}: {}", c.summary());

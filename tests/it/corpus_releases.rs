@@ -13,7 +13,6 @@ use std::path::Path;
 use homelab_lint::model::Model;
 use homelab_lint::rules::{self, releases};
 use homelab_lint::source::repo;
-use homelab_lint::yaml::Limits;
 
 /// `(rule, path:line:column, related places)` of the findings of `rule`
 /// in corpus repository `name` after replacing `from` with `to` in
@@ -32,10 +31,10 @@ fn bumped_findings(
     common::copy_dir(&original, &head);
     common::edit(&head, file, from, to);
 
-    let base = repo::load(&original, Limits::default());
+    let base = repo::load(&original, Default::default());
     let baseline =
         releases::Baseline::of(&Model::new(&base), releases::builtin(), "the base commit");
-    let loaded = repo::load(&head, Limits::default());
+    let loaded = repo::load(&head, Default::default());
     let model = Model::new(&loaded);
     let outcome = rules::lint_with(&model, &rules::builtin(), &baseline);
     let at = |span| loaded.files.sources.location(span);

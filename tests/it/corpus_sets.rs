@@ -8,7 +8,6 @@
 use crate::common;
 
 use homelab_lint::source::repo::{self, Repo};
-use homelab_lint::yaml::Limits;
 
 const KEPT: &[&str] = &[
     "onedr0p__home-ops",
@@ -24,7 +23,7 @@ fn corpus(name: &str) -> Option<Repo> {
     if dir.is_none() {
         common::skip_or_fail(&format!("corpus_sets: ../shared/corpus/{name} is absent"));
     }
-    dir.map(|d| repo::load(&d, Limits::default()))
+    dir.map(|d| repo::load(&d, Default::default()))
 }
 
 fn sets(r: &Repo) -> String {

@@ -11,7 +11,6 @@ use crate::common;
 use homelab_lint::model::Model;
 use homelab_lint::rules::{self, engine};
 use homelab_lint::source::repo;
-use homelab_lint::yaml::Limits;
 
 #[test]
 fn undecided_lines_name_real_objects_and_keys() {
@@ -59,7 +58,7 @@ fn undecided_lines_name_real_objects_and_keys() {
     }
     for dir in dirs {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
-        let loaded = repo::load(&dir, Limits::default());
+        let loaded = repo::load(&dir, Default::default());
         let model = Model::new(&loaded);
         let ids: Vec<String> = loaded.objects.iter().map(|o| o.id()).collect();
         let outcome = engine::evaluate(&model, &rules::builtin());
@@ -163,7 +162,7 @@ fn undecided_lines_name_real_objects_and_keys() {
 fn template_from_on_the_corpus_is_read() {
     let mut read = Vec::new();
     for dir in common::corpus_repos() {
-        let loaded = repo::load(&dir, Limits::default());
+        let loaded = repo::load(&dir, Default::default());
         let model = Model::new(&loaded);
         for r in model.of_kind("external-secrets.io", "ExternalSecret") {
             let es = model.object(r);

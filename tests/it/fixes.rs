@@ -38,7 +38,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn findings(root: &Path, rule: &str) -> (repo::Repo, Vec<Finding>) {
-    let loaded = repo::load(root, Limits::default());
+    let loaded = repo::load(root, Default::default());
     let hits = {
         let model = Model::new(&loaded);
         rules::lint(&model, &rules::builtin())

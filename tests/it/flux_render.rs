@@ -6,7 +6,6 @@ use std::path::Path;
 
 use homelab_lint::source::coverage::Outcome;
 use homelab_lint::source::repo::{self, Repo};
-use homelab_lint::yaml::Limits;
 
 fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, Repo) {
     let dir = tempfile::tempdir().unwrap();
@@ -15,7 +14,7 @@ fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, Repo) {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
-    let r = repo::load(dir.path(), Limits::default());
+    let r = repo::load(dir.path(), Default::default());
     (dir, r)
 }
 

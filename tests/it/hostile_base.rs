@@ -11,8 +11,7 @@ use crate::support;
 use std::path::Path;
 
 use homelab_lint::source::repo::{self, Repo};
-use homelab_lint::source::{Files, git};
-use homelab_lint::yaml::Limits;
+use homelab_lint::source::{Files, Limits, git};
 
 fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);
@@ -77,7 +76,7 @@ fn lint_against_parent(dir: &Path) {
 
 fn from_commit(dir: &Path, reference: &str) -> Repo {
     let checkout = git::checkout(dir, reference).unwrap();
-    repo::load_files(Files::in_commit(dir, checkout.tree, Limits::default()))
+    repo::load_files(Files::in_commit(dir, checkout.tree, Default::default()))
 }
 
 /// A symlink blob of 800 KB (`a/a/a/…`): no file system holds a link
@@ -221,7 +220,10 @@ fn a_base_commit_cannot_spend_past_the_run_build_budget_through_reused_builds() 
     // The working tree's `a` goes through one: both builds fit there.
     write(dir, "a/kustomization.yaml", "resources: [cm.yaml]\n");
     let limits = Limits {
-        max_kustomize_run_builds: 4,
+        kustomize: homelab_lint::source::kustomize::Limits {
+            max_run_builds: 4,
+            ..Default::default()
+        },
         ..Limits::default()
     };
     let (reused, fresh) = base_reused_and_fresh(dir, limits);

@@ -546,8 +546,8 @@ fn a_generator_listing_one_file_many_times_stops_at_its_byte_budget() {
 #[test]
 fn objects_multiplied_by_overlays_or_flux_kustomizations_stop_at_their_budgets() {
     use homelab_lint::source::Files;
+    use homelab_lint::source::Limits;
     use homelab_lint::source::repo;
-    use homelab_lint::yaml::Limits;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let cms: String = (0..30)
@@ -578,8 +578,14 @@ fn objects_multiplied_by_overlays_or_flux_kustomizations_stop_at_their_budgets()
         );
     }
     let limits = Limits {
-        max_kustomize_objects: 100,
-        max_rendered_objects: 100,
+        kustomize: homelab_lint::source::kustomize::Limits {
+            max_objects: 100,
+            ..Default::default()
+        },
+        flux: homelab_lint::source::flux::Limits {
+            max_rendered_objects: 100,
+            ..Default::default()
+        },
         ..Limits::default()
     };
     let loaded = repo::load_files(Files::new(root, limits));

@@ -186,7 +186,7 @@ fn kustomize_matches_kubectl_on_corpus() {
             repo.file_name().unwrap_or_default().to_string_lossy(),
             dir.display()
         );
-        let mut files = Files::new(repo.clone(), Limits::default());
+        let mut files = Files::new(repo.clone(), Default::default());
         if plain.is_err() {
             // kubectl refuses this directory; so should we.
             kubectl_failed += 1;

@@ -6,14 +6,14 @@ use std::process::Command;
 
 use homelab_lint::source::helm;
 use homelab_lint::source::repo::{self, Repo};
-use homelab_lint::yaml::{Limits, Origin, Span};
+use homelab_lint::yaml::{Origin, Span};
 
 fn example_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/example-repo")
 }
 
 fn example() -> Repo {
-    repo::load(&example_root(), Limits::default())
+    repo::load(&example_root(), Default::default())
 }
 
 fn at(repo: &Repo, span: Span) -> String {

@@ -9,7 +9,6 @@ use std::path::Path;
 use std::process::Command;
 
 use homelab_lint::source::repo;
-use homelab_lint::yaml::Limits;
 
 use crate::common::BIN;
 
@@ -17,7 +16,7 @@ fn pinned(case: &str) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/roots")
         .join(case);
-    let r = repo::load(&dir, Limits::default());
+    let r = repo::load(&dir, Default::default());
     let mut out = String::from("# Flux Kustomizations (tree namespace/name: path, outcome)\n");
     for f in &r.flux {
         let path = f
@@ -164,7 +163,7 @@ fn same_named_databases_in_two_clusters_have_their_own_fingerprints() {
 #[test]
 fn substituted_sync_path_brings_the_parents_variables_and_patches() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/substituted-sync");
-    let r = repo::load(&dir, Limits::default());
+    let r = repo::load(&dir, Default::default());
     let web = r
         .objects
         .iter()

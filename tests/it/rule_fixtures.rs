@@ -62,12 +62,12 @@ fn run_case(case: &Path, rule_id: &str, all: &[rules::Rule]) -> Outcome {
     } else {
         (case.to_path_buf(), None)
     };
-    let base_repo = base.map(|b| repo::load(&b, Limits::default()));
+    let base_repo = base.map(|b| repo::load(&b, Default::default()));
     let baseline = match &base_repo {
         Some(r) => Baseline::of(&Model::new(r), releases::builtin(), "the base commit"),
         None => Baseline::none(),
     };
-    let mut loaded = repo::load(&head, Limits::default());
+    let mut loaded = repo::load(&head, Default::default());
     let mut problems: Vec<String> = loaded.issues.iter().map(|i| i.to_string()).collect();
     if case.join("cluster").is_dir() {
         match snapshot::load(
@@ -79,7 +79,7 @@ fn run_case(case: &Path, rule_id: &str, all: &[rules::Rule]) -> Outcome {
                 problems.extend(snap.issues.iter().map(|i| i.to_string()));
                 link::merge(&mut loaded.objects, live::lintable(snap.objects));
             }
-            Err(e) => problems.push(e),
+            Err(e) => problems.push(e.to_string()),
         }
     }
     problems.extend(

@@ -10,6 +10,7 @@ pub mod data;
 mod envsubst;
 pub mod foreign;
 mod goyaml_v2;
+mod limits;
 mod render;
 mod sources;
 mod steps;
@@ -18,5 +19,6 @@ pub(crate) mod tree;
 
 pub use data::DataValue;
 pub use envsubst::Budget;
+pub use limits::Limits;
 pub use sources::{path_in_source, source_of};
 pub use substitute::{Var, Vars, budget, collect_vars, substitute};

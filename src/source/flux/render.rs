@@ -265,9 +265,9 @@ impl FluxTree {
                     .gaps
                     .into_iter()
                     .partition(|g| g.gap == Some(Gap::Remote));
-                issues.extend(remote.iter().map(|g| Issue {
-                    message: format!("{} (Flux Kustomization {name})", g.message),
-                    ..g.clone()
+                issues.extend(remote.iter().map(|g| {
+                    g.clone()
+                        .noting(format_args!("(Flux Kustomization {name})"))
                 }));
                 let outcome = if !missing.is_empty() {
                     Outcome::Failed(missing)
@@ -323,7 +323,7 @@ impl FluxTree {
             self.fail_render(gave.unparsed);
         }
         self.subst_budget = gave.budget;
-        let max = files.limits().max_rendered_objects;
+        let max = files.limits().flux.max_rendered_objects;
         if self.output.len() + gave.objects.len() > max {
             let issue = Issue::at(
                 &files.sources,

@@ -44,7 +44,7 @@ impl FluxTree {
             by_name.find(kind, namespace, name)
         };
         // Its own budget: the run's is for the renders.
-        let mut budget = Some(crate::source::flux::budget(files.limits()));
+        let mut budget = Some(crate::source::flux::budget(&files.limits().flux));
         let mut out: Vec<(Object, bool)> = Vec::new();
         for (key, ks) in keyed {
             let Some(Ok(built)) = self.builds.get(&key) else {
@@ -202,7 +202,8 @@ pub(super) fn flux_steps<'p>(
         let (mut vars, var_issues) = collect_vars(&files.sources, ks, &here);
         issues.extend(var_issues);
         vars.incomplete |= given.inherited.unknowns;
-        let budget = budget.get_or_insert_with(|| crate::source::flux::budget(files.limits()));
+        let budget =
+            budget.get_or_insert_with(|| crate::source::flux::budget(&files.limits().flux));
         for o in &mut objs {
             let (failed, other): (Vec<Issue>, Vec<Issue>) =
                 substitute(&files.sources, o, &vars, budget)

@@ -76,7 +76,7 @@ impl Vars {
 
 /// The substitution budgets of one run, set from [`Limits`]: each
 /// expanded value is capped, and so is what all of them add together.
-pub fn budget(limits: &Limits) -> Budget {
+pub fn budget(limits: &super::Limits) -> Budget {
     Budget {
         max_value_bytes: limits.max_subst_value_bytes,
         growth_left: limits.max_subst_growth_bytes,

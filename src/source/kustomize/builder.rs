@@ -37,18 +37,19 @@ pub(crate) struct Builder<'f> {
     /// second request on, so the common tree costs no copies.
     pub(super) requested: HashSet<PathBuf>,
     pub(super) memo: HashMap<PathBuf, Memo>,
-    /// Directories built so far, against `Limits::max_kustomize_builds`.
+    /// Directories built so far, against `Limits::max_builds`.
     pub(super) builds: usize,
-    /// Objects merged so far, against `Limits::max_kustomize_objects`.
+    /// Objects merged so far, against `Limits::max_objects`.
     pub(super) merged: usize,
     /// Bytes the generators of this build may still read, from
-    /// `Limits::max_object_bytes` (each listing of a file is read again).
+    /// `yaml::Limits::max_object_bytes` (each listing of a file is read
+    /// again).
     pub(super) generator_bytes_left: usize,
 }
 
 impl<'f> Builder<'f> {
     pub(super) fn new(files: &'f mut Files, restrict: bool) -> Builder<'f> {
-        let generator_bytes_left = files.limits().max_object_bytes;
+        let generator_bytes_left = files.limits().yaml.max_object_bytes;
         Builder {
             files,
             stack: Vec::new(),
@@ -64,9 +65,9 @@ impl<'f> Builder<'f> {
     }
 
     /// Adds a kustomization's objects to those of the one that lists it
-    /// (at `span`), counted against `Limits::max_kustomize_objects`.
+    /// (at `span`), counted against `Limits::max_objects`.
     pub(super) fn merge_into(&mut self, sub: Acc, acc: &mut Acc, span: Span) -> Result<(), Issue> {
-        let max = self.files.limits().max_kustomize_objects;
+        let max = self.files.limits().kustomize.max_objects;
         self.merged += sub.res.len();
         if self.merged > max {
             return Err(Issue::at(
@@ -168,22 +169,22 @@ impl<'f> Builder<'f> {
             self.gaps.extend(memo.gaps.iter().cloned());
             return self.merge_into(sub, acc, from.unwrap_or(root));
         }
-        let limits = *self.files.limits();
+        let limits = self.files.limits().kustomize;
         self.builds += 1;
-        let over = if self.stack.len() >= limits.max_kustomize_depth {
+        let over = if self.stack.len() >= limits.max_depth {
             Some(format!(
                 "kustomizations and components nested more than {} deep",
-                limits.max_kustomize_depth
+                limits.max_depth
             ))
-        } else if self.builds > limits.max_kustomize_builds {
+        } else if self.builds > limits.max_builds {
             Some(format!(
                 "more than {} kustomization and component directories built (a component listed twice is applied twice)",
-                limits.max_kustomize_builds
+                limits.max_builds
             ))
         } else if !self.files.spend_build() {
             Some(format!(
                 "the builds of this repository went through more than {} kustomization and component directories in all",
-                limits.max_kustomize_run_builds
+                limits.max_run_builds
             ))
         } else {
             None

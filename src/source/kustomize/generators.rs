@@ -203,7 +203,7 @@ fn load_pairs(
     args: &Node,
     bytes_left: &mut usize,
 ) -> Result<Vec<(String, Vec<u8>, Span)>, Issue> {
-    let limit = files.limits().max_object_bytes;
+    let limit = files.limits().yaml.max_object_bytes;
     let mut spend = |len: usize, at: Span| {
         match bytes_left.checked_sub(len) {
         Some(left) => {
@@ -310,7 +310,9 @@ fn load_pairs(
             }
         };
         let path = k.local_file(files, &rel, f.span, Input::GeneratorInput)?;
-        let bytes = files.bytes(&path).map_err(|m| k.err(f.span, m))?;
+        let bytes = files
+            .bytes(&path)
+            .map_err(|m| k.err(f.span, m.to_string()))?;
         spend(bytes.len(), f.span)?;
         out.push((key, bytes, f.span));
     }

@@ -10,6 +10,7 @@ mod builder;
 mod fieldspecs;
 mod generators;
 mod kustomization;
+mod limits;
 mod namereference;
 mod patch_json6902;
 mod patch_smp;
@@ -30,6 +31,7 @@ pub(crate) use builder::Builder;
 pub(crate) use fieldspecs::Config;
 
 pub(crate) use kustomization::FILE_NAMES as KUSTOMIZATION_FILES;
+pub use limits::Limits;
 pub use patches::apply_patches;
 
 /// Group, version and kind of an object.
@@ -369,7 +371,7 @@ pub(crate) fn default_config(files: &mut Files) -> Result<std::sync::Arc<Config>
     let name = PathBuf::from("<kustomize built-in field specs>");
     let file = files.sources.add(name, fieldspecs::default_text().into());
     let text = files.sources.get(file).text.clone();
-    let docs = crate::yaml::parse_documents(&text, file, files.limits())
+    let docs = crate::yaml::parse_documents(&text, file, &files.limits().yaml)
         .map_err(|e| Issue::file(Path::new("<built-in>"), e.message))?;
     let mut config = Config::default();
     for d in &docs {

@@ -107,7 +107,7 @@ pub(crate) fn inline_docs(
 
 fn parse_inline(files: &Files, node: &Node, text: &str, kfile: &Path) -> Result<Vec<Node>, Issue> {
     let file = node.span.file;
-    let mut docs = parse_documents(text, file, files.limits()).map_err(|e| {
+    let mut docs = parse_documents(text, file, &files.limits().yaml).map_err(|e| {
         // A block scalar's lines are the file's, from the line after its
         // indicator; a flow scalar's error is placed at the scalar.
         let line = node.span.line
@@ -662,7 +662,7 @@ fn apply_json(
     detail: &str,
 ) -> Result<(), Issue> {
     r.store_prev();
-    patch_json6902::apply(r.obj.root_mut(), ops, files.limits()).map_err(|(s, m)| {
+    patch_json6902::apply(r.obj.root_mut(), ops, &files.limits().yaml).map_err(|(s, m)| {
         Issue::at(
             &files.sources,
             s.unwrap_or(span),
@@ -749,7 +749,7 @@ mod tests {
 
     fn objects_and_patches(patches: &str) -> (Files, Vec<Object>, Node, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
-        let mut files = Files::new(dir.path(), Limits::default());
+        let mut files = Files::new(dir.path(), Default::default());
         let text = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: app\nspec:\n  interval: 1h\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v\n";
         let id = files.sources.add("objects.yaml".into(), text.into());
         let objects = crate::yaml::parse_documents(text, id, &Limits::default())

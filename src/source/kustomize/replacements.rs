@@ -132,7 +132,7 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
         };
         value = Node::synthetic_str(picked, value.span);
     }
-    let value_size = Size::of(&value, files.limits());
+    let value_size = Size::of(&value, &files.limits().yaml);
     for target in repl
         .get("targets")
         .and_then(Node::as_seq)
@@ -172,7 +172,7 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
             }
             // A source field copied into its own object doubles it per
             // replacement: the object is held to the object budget.
-            let mut size = Size::of(&r.obj.root, files.limits());
+            let mut size = Size::of(&r.obj.root, &files.limits().yaml);
             for fp in target
                 .get("fieldPaths")
                 .and_then(Node::as_seq)
@@ -182,7 +182,7 @@ fn apply_one(files: &Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
                 let Some(fp_text) = fp.as_str() else { continue };
                 let segs = split_field_path(fp_text);
                 size.grow(value_size, segs.len());
-                if let Some(why) = size.over(files.limits()) {
+                if let Some(why) = size.over(&files.limits().yaml) {
                     return Err(Issue::at(
                         &files.sources,
                         fp.span,

@@ -86,7 +86,9 @@ fn generated_below(
     here: &Path,
     out: &mut Vec<PathBuf>,
 ) -> Result<(), Issue> {
-    let entries = files.list_dir(here).map_err(|e| Issue::file(dir, e))?;
+    let entries = files
+        .list_dir(here)
+        .map_err(|e| Issue::file(dir, e.to_string()))?;
     for (rel, is_dir) in entries {
         if is_dir {
             if kustomization::find(files, &rel)?.is_some() {

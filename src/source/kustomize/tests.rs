@@ -82,7 +82,7 @@ fn transformer_directories_are_built_then_run() {
             "resources: [../media, ../books]\n",
         ),
     ]);
-    let mut files = Files::new(dir.path(), Limits::default());
+    let mut files = Files::new(dir.path(), Default::default());
     let media = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: media\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: app\n  namespace: media\nspec:\n  path: ./media/app\n  targetNamespace: media\n";
     same_as_kubectl(&mut files, "media", media);
     // The shared transformer is built once per overlay, each with its
@@ -105,7 +105,7 @@ fn a_duplicate_in_a_generated_kustomization_is_reported_at_the_object() {
             "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n",
         ),
     ]);
-    let mut files = Files::new(dir.path(), Limits::default());
+    let mut files = Files::new(dir.path(), Default::default());
     let err = build_flux_path(&mut files, Path::new("apps"), &[]).unwrap_err();
     assert!(err.message.contains("already registered id"), "{err}");
     assert_eq!((err.path.as_str(), err.line), ("apps/b/ns.yaml", 1));
@@ -117,7 +117,7 @@ fn cycle_is_an_error_not_a_hang() {
         ("a/kustomization.yaml", "resources:\n- ../b\n"),
         ("b/kustomization.yaml", "resources:\n- ../a\n"),
     ]);
-    let mut files = Files::new(dir.path(), Limits::default());
+    let mut files = Files::new(dir.path(), Default::default());
     let err = build(&mut files, Path::new("a")).unwrap_err();
     assert!(err.message.contains("cycle: a -> b -> a"), "{err}");
     assert_eq!((err.path.as_str(), err.line), ("b/kustomization.yaml", 2));
@@ -135,7 +135,7 @@ fn generated_names_flow_into_references_with_provenance() {
             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      volumes:\n      - name: c\n        configMap:\n          name: cfg\n",
         ),
     ]);
-    let mut files = Files::new(dir.path(), Limits::default());
+    let mut files = Files::new(dir.path(), Default::default());
     let objs = build(&mut files, Path::new("app")).unwrap();
     let deploy = objs.iter().find(|o| o.kind() == "Deployment").unwrap();
     let cm = deploy
@@ -179,7 +179,7 @@ fn flux_generates_a_kustomization_over_manifests() {
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\n",
         ),
     ]);
-    let mut files = Files::new(dir.path(), Limits::default());
+    let mut files = Files::new(dir.path(), Default::default());
     let objs = build_flux_path(&mut files, Path::new("apps"), &[])
         .unwrap()
         .objects;
@@ -202,7 +202,7 @@ fn remote_and_missing_entries_leave_their_siblings_rendered() {
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
         ),
     ]);
-    let mut files = Files::new(dir.path(), Limits::default());
+    let mut files = Files::new(dir.path(), Default::default());
     let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
     let mut names: Vec<&str> = built.objects.iter().map(Object::name).collect();
     names.sort_unstable();
@@ -232,7 +232,7 @@ fn remote_and_missing_entries_leave_their_siblings_rendered() {
 #[test]
 fn flux_path_rejects_non_kubernetes_yaml() {
     let dir = repo(&[("apps/values.yaml", "replicaCount: 1\n")]);
-    let mut files = Files::new(dir.path(), Limits::default());
+    let mut files = Files::new(dir.path(), Default::default());
     let err = build_flux_path(&mut files, Path::new("apps"), &[]).unwrap_err();
     assert!(
         err.message.contains("failed to decode Kubernetes YAML"),
@@ -387,7 +387,7 @@ patches:
 "#,
         ),
     ]);
-    let mut files = Files::new(dir.path(), Limits::default());
+    let mut files = Files::new(dir.path(), Default::default());
     same_as_kubectl(
         &mut files,
         "overlay",
@@ -572,7 +572,7 @@ spec:
 "#,
         ),
     ]);
-    let mut files = Files::new(dir.path(), Limits::default());
+    let mut files = Files::new(dir.path(), Default::default());
     same_as_kubectl(
         &mut files,
         "app",
@@ -604,7 +604,7 @@ fn a_malformed_file_loses_only_itself() {
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: lenient\nspec:\n  containers:\n  - name: c\n    args: [\n      \"--a\",\n    ]\n",
         ),
     ]);
-    let mut files = Files::new(dir.path(), Limits::default());
+    let mut files = Files::new(dir.path(), Default::default());
     let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
     let names: Vec<&str> = built.objects.iter().map(|o| o.name()).collect();
     assert_eq!(names, ["good", "lenient"]);

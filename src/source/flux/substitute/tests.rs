@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::source::test_repo::TestRepo as Repo;
 
 fn test_budget() -> Budget {
-    budget(&Limits::default())
+    budget(&super::super::Limits::default())
 }
 
 impl Repo {
@@ -556,9 +556,9 @@ fn budget_hits_are_issues_at_the_scalar_and_the_rest_goes_on() {
     let repo = Repo::new(&[("ks.yaml", &ks), ("app.yaml", &app)]);
     let (vars, _) = repo.vars();
     let mut obj = repo.find("ConfigMap", "", "x").unwrap().clone();
-    let limits = Limits {
+    let limits = super::super::Limits {
         max_subst_value_bytes: 1000,
-        ..Limits::default()
+        ..Default::default()
     };
     let issues = substitute(&repo.sources, &mut obj, &vars, &mut budget(&limits));
     assert_eq!(issues.len(), 1, "{issues:?}");
