@@ -3,6 +3,7 @@
 
 use super::Model;
 use super::database::Database;
+use super::postgres::ParameterMap;
 use crate::yaml::{Node, Span, Style, Value};
 
 /// A setting as the server will run with it.
@@ -13,11 +14,9 @@ pub struct Setting {
     pub value: String,
     /// Where the value is written; `None` when the default applies.
     pub node: Option<Node>,
-    /// The map (or text block) where the setting is or would be written:
-    /// where a fix goes.
-    pub container: Option<Node>,
-    /// Path of `container` in its object, for messages and fixes.
-    pub container_path: String,
+    /// The map (or text block, or command line) where the setting is or
+    /// would be written: where a fix goes.
+    pub container: Option<ParameterMap>,
 }
 
 /// PostgreSQL defaults for the settings rules look at (postgresql.conf.sample;
@@ -51,16 +50,15 @@ pub fn normalize(name: &str, value: &str) -> String {
 
 /// The effective value of `name` on `db`.
 pub fn effective(model: &Model, db: &Database, name: &str) -> Setting {
-    let (container, container_path) = db
+    let container = db
         .provider
         .parameter_maps(model, db)
         .into_iter()
-        .find(|(node, _)| lookup(node, name).is_some())
-        .or_else(|| db.provider.parameter_maps(model, db).into_iter().next())
-        .map_or((None, String::new()), |(n, p)| (Some(n), p));
+        .find(|m| lookup(&m.node, name).is_some())
+        .or_else(|| db.provider.parameter_maps(model, db).into_iter().next());
     let written = container
         .as_ref()
-        .and_then(|c| lookup(c, name))
+        .and_then(|c| lookup(&c.node, name))
         .map(|(value, node)| {
             let node = match line_span(model, &node, name) {
                 Some(span) => Node { span, ..node },
@@ -74,14 +72,12 @@ pub fn effective(model: &Model, db: &Database, name: &str) -> Setting {
             value: normalize(name, &value),
             node: Some(node),
             container,
-            container_path,
         },
         None => Setting {
             name: name.to_string(),
             value: default_of(name).unwrap_or("").to_string(),
             node: None,
             container,
-            container_path,
         },
     }
 }

@@ -217,6 +217,16 @@ pub fn check_metadata(rule: &Rule) -> Vec<String> {
         if !fix.safety.trim_end().ends_with('.') {
             problems.push("fix safety must end with a period".into());
         }
+        // Connection options are how the app's sessions set a value, not
+        // where a per-database setting is written.
+        if fix
+            .set_postgres_parameter
+            .as_ref()
+            .and_then(|p| p.per_database.as_ref())
+            .is_some_and(|p| !p.options_env.is_empty())
+        {
+            problems.push("fix perDatabase takes no optionsEnv".into());
+        }
         for e in &fix.set_app_env {
             if e.value.is_some() == e.base64_json.is_some() {
                 problems.push(format!(
@@ -227,4 +237,29 @@ pub fn check_metadata(rule: &Rule) -> Vec<String> {
         }
     }
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fix's per-database alternative takes the names an app's session
+    /// does, but connection options would go unused there: refused at
+    /// load, not ignored.
+    #[test]
+    fn per_database_options_are_refused() {
+        let path = "rules/authentik-cache-on-sync-replicated-postgres.yaml";
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(parse(path, &text).is_ok());
+        let with_options = text.replace(
+            "      defaultUser: authentik\nreferences:",
+            "      defaultUser: authentik\n      optionsEnv: [PGOPTIONS]\nreferences:",
+        );
+        assert_ne!(with_options, text, "the fixture's perDatabase block moved");
+        let err = parse(path, &with_options).unwrap_err();
+        assert!(
+            err.message.contains("fix perDatabase takes no optionsEnv"),
+            "{err}"
+        );
+    }
 }

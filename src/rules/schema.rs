@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use super::fixes::templates::PerDatabase;
+use super::steps::SessionSpec;
 
 /// One rule: metadata that doubles as its documentation, and the steps
 /// that find risky combinations across objects.
@@ -197,7 +197,7 @@ pub struct SetParameterFix {
     /// them, the fix also offers the per-database and per-role setting
     /// as a narrower, display-only alternative.
     #[serde(default)]
-    pub per_database: Option<PerDatabase>,
+    pub per_database: Option<SessionSpec>,
 }
 
 /// One variable to set: `value`, or `base64Json` keys merged into the

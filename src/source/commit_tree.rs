@@ -15,6 +15,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
 
 use super::confine::Refused;
+use super::git::{self, Commit, GitError};
 use super::join_within;
 
 /// One entry of the listed tree.
@@ -24,6 +25,34 @@ enum Entry {
     Blob { oid: String, link: bool },
     /// A submodule's commit (mode 160000): its files are not in this tree.
     Submodule,
+}
+
+/// A commit's files below the directory that corresponds to the linted
+/// one (which may be a subdirectory of the repository).
+pub struct Checkout {
+    pub tree: Tree,
+    /// The full commit id.
+    pub commit: String,
+}
+
+/// Opens the tree of `reference` (a commit, branch or tag of the
+/// repository that contains `dir`) below `dir`.
+pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
+    let commit = git::resolve(dir, reference)?;
+    Ok(Checkout {
+        tree: commit.tree()?,
+        commit: commit.id,
+    })
+}
+
+impl Commit {
+    /// Lists the commit's tree below the directory (see [`Tree::open`]).
+    pub fn tree(&self) -> Result<Tree, GitError> {
+        Tree::open(&self.top, &self.id, &self.prefix).map_err(|e| GitError::Extract {
+            reference: self.reference.clone(),
+            detail: e.to_string(),
+        })
+    }
 }
 
 /// The files of one commit below one directory of the repository.
@@ -76,7 +105,7 @@ impl Tree {
     /// Lists `commit`'s tree below `prefix` (relative to `top`, the
     /// repository's top level; `""` for all of it) and starts the blob reader.
     pub fn open(top: &Path, commit: &str, prefix: &str) -> std::io::Result<Tree> {
-        let mut ls = super::git::command(top);
+        let mut ls = git::command(top);
         ls.args(["ls-tree", "-r", "-z", "--full-tree", commit]);
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
@@ -89,7 +118,7 @@ impl Tree {
     /// reads the index `GIT_INDEX_FILE` names, as it does for a hook that
     /// `git commit -a` or `git commit <paths>` runs on a temporary index.
     pub fn open_index(top: &Path, prefix: &str) -> std::io::Result<Tree> {
-        let mut ls = super::git::command(top);
+        let mut ls = git::command(top);
         ls.args(["ls-files", "--stage", "-z"]);
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
@@ -156,7 +185,7 @@ impl Tree {
             .map(|(path, _)| PathBuf::from(path))
             .collect();
         yaml.sort();
-        let mut child = super::git::command(top)
+        let mut child = git::command(top)
             .args(["cat-file", "--batch"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

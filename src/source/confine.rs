@@ -145,6 +145,24 @@ pub fn read_regular(path: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
     Ok(bytes)
 }
 
+/// Joins `rel` onto repo-relative directory `base`, folding `.` and `..`.
+/// Fails when the result would leave the repository.
+pub fn join_within(base: &Path, rel: &str) -> Option<PathBuf> {
+    let mut out: Vec<std::path::Component> = Vec::new();
+    let joined = base.join(rel);
+    for c in joined.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop()?;
+            }
+            std::path::Component::Normal(_) => out.push(c),
+            std::path::Component::RootDir | std::path::Component::Prefix(_) => return None,
+        }
+    }
+    Some(out.iter().collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,11 +2,10 @@
 //! YAML parsed once and shared by every stage that needs it.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::Limits;
 use super::commit_tree::Tree;
 use super::confine::Refused;
 use super::disk::Disk;
@@ -43,6 +42,17 @@ impl Input {
             Input::Transformer => "a transformer",
         }
     }
+}
+
+/// Every budget a load of a repository enforces.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// What one file may hold, and one tree grow to.
+    pub yaml: crate::yaml::Limits,
+    /// What kustomize builds may go through and gather.
+    pub kustomize: super::kustomize::Limits,
+    /// What Flux renders and postBuild substitution may make.
+    pub flux: super::flux::Limits,
 }
 
 /// Why a file or folder of the repository could not be read: its path
@@ -847,24 +857,6 @@ fn list_disk_dir(dir: &Path) -> std::io::Result<Vec<(std::ffi::OsString, bool)>>
     }
     out.sort();
     Ok(out)
-}
-
-/// Joins `rel` onto repo-relative directory `base`, folding `.` and `..`.
-/// Fails when the result would leave the repository.
-pub fn join_within(base: &Path, rel: &str) -> Option<PathBuf> {
-    let mut out: Vec<Component> = Vec::new();
-    let joined = base.join(rel);
-    for c in joined.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop()?;
-            }
-            Component::Normal(_) => out.push(c),
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    Some(out.iter().collect())
 }
 
 #[cfg(test)]

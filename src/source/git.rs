@@ -1,14 +1,14 @@
-//! The tree of another commit of the linted repository, for `--base`,
-//! read from git's object store by the `git` CLI (see [`Tree`]): nothing
-//! is written, and the working tree, index and worktree list are left alone.
+//! The git questions of a lint: which commit a reference names, what
+//! differs from it, what git ignores, asked through the `git` CLI
+//! ([`command`]); the tree of a commit is read in
+//! [`super::commit_tree`]. Nothing is written, and the working tree,
+//! index and worktree list are left alone.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-use super::commit_tree::Tree;
 
 /// Why a commit's tree could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -29,14 +29,6 @@ pub enum GitError {
     /// Listing the commit's tree or starting the blob reader failed.
     #[error("cannot read the tree of {reference}: {detail}")]
     Extract { reference: String, detail: String },
-}
-
-/// A commit's files below the directory that corresponds to the linted
-/// one (which may be a subdirectory of the repository).
-pub struct Checkout {
-    pub tree: Tree,
-    /// The full commit id.
-    pub commit: String,
 }
 
 /// `git -C dir`, running none of the commands a repository's
@@ -107,10 +99,10 @@ fn git(dir: &Path, args: &[&str]) -> Result<(bool, String, String), GitError> {
 pub struct Commit {
     /// The full commit id.
     pub id: String,
-    reference: String,
+    pub(super) reference: String,
     /// The repository's top level, and the directory relative to it.
-    top: PathBuf,
-    prefix: String,
+    pub(super) top: PathBuf,
+    pub(super) prefix: String,
 }
 
 impl Commit {
@@ -118,14 +110,6 @@ impl Commit {
     /// merge-base with the commit under test).
     pub fn at(self, id: String) -> Commit {
         Commit { id, ..self }
-    }
-
-    /// Lists the commit's tree below the directory (see [`Tree::open`]).
-    pub fn tree(&self) -> Result<Tree, GitError> {
-        Tree::open(&self.top, &self.id, &self.prefix).map_err(|e| GitError::Extract {
-            reference: self.reference.clone(),
-            detail: e.to_string(),
-        })
     }
 }
 
@@ -176,16 +160,6 @@ pub fn resolve(dir: &Path, reference: &str) -> Result<Commit, GitError> {
         reference: reference.to_string(),
         top: PathBuf::from(top),
         prefix: prefix.unwrap_or("").trim().to_string(),
-    })
-}
-
-/// Opens the tree of `reference` (a commit, branch or tag of the
-/// repository that contains `dir`) below `dir`.
-pub fn checkout(dir: &Path, reference: &str) -> Result<Checkout, GitError> {
-    let commit = resolve(dir, reference)?;
-    Ok(Checkout {
-        tree: commit.tree()?,
-        commit: commit.id,
     })
 }
 

@@ -14,7 +14,6 @@ pub mod helm;
 pub mod ignored;
 pub mod issue;
 pub mod kustomize;
-pub mod limits;
 pub mod link;
 pub mod live;
 pub mod object;
@@ -26,7 +25,8 @@ pub mod snapshot;
 pub(crate) mod test_repo;
 pub mod walk;
 
-pub use files::{Files, join_within};
+pub use confine::join_within;
+pub use files::Files;
+pub use files::Limits;
 pub use issue::{Gap, Issue};
-pub use limits::Limits;
 pub use object::{Concealed, Object, Step, StepKind};

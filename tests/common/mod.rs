@@ -235,6 +235,26 @@ pub fn bump_fixture(
     (dir, repo)
 }
 
+/// The linter binary run from `dir` with `args`: no colour, and no
+/// kubeconfig from the environment (a test that wants a cluster names
+/// it).
+pub fn lint(dir: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run the linter binary")
+}
+
+/// The rule of every finding of a JSON report, sorted.
+pub fn rules(out: &Output) -> Vec<String> {
+    let mut rules: Vec<String> = report(out).findings.into_iter().map(|f| f.rule).collect();
+    rules.sort();
+    rules
+}
+
 /// The JSON report (`-o json`) on a run's stdout, typed; panics with the
 /// run's stdout and stderr when it is not one.
 pub fn report(out: &Output) -> Report {

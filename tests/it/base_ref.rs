@@ -6,45 +6,17 @@
 
 use crate::common;
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value as J;
 
-use crate::common::BIN;
+use crate::common::{lint, rules as rules_in_json};
 const HAZARD: &str = "authentik-upgrade-moves-cache-to-sync-replicated-postgres";
 const CROSSED: &str = "app-upgrade-crosses-breaking-release";
 const HELMRELEASE: &str = "apps/authentik/helmrelease.yaml";
 
-fn lint(repo: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .current_dir(repo)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
 fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn rules_in_json(out: &Output) -> Vec<String> {
-    let json: J = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\nstderr: {}",
-            stdout(out),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let mut rules: Vec<String> = json["findings"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no findings array in {json}"))
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect();
-    rules.sort();
-    rules
 }
 
 #[test]
@@ -80,14 +52,9 @@ fn bump_across_2025_10_on_ceph_rbd_reports_the_hazard_with_the_release_facts() {
         !rules_in_json(&kept).contains(&"authentik-cache-on-sync-replicated-postgres".into()),
         "the static finding is subsumed with --all-findings too"
     );
-    let json: J = serde_json::from_slice(&out.stdout).unwrap();
-    let hazard = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == HAZARD)
-        .unwrap();
-    let message = hazard["message"].as_str().unwrap();
+    let report = common::report(&out);
+    let hazard = report.findings.iter().find(|f| f.rule == HAZARD).unwrap();
+    let message = &hazard.message;
     for fact in [
         "moves the cache onto a database that commits synchronously to replicated storage",
         "from 2025.8.3 (the base commit HEAD~1) to 2025.10.1",

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use homelab_lint::model::Model;
 use homelab_lint::source::repo::{self, Repo};
 use homelab_lint::source::reuse::Lent;
-use homelab_lint::source::{Files, Limits, git};
+use homelab_lint::source::{Files, Limits, commit_tree, git};
 use homelab_lint::yaml::FileId;
 
 /// Everything a load produced, spans included, in a comparable form.
@@ -91,12 +91,12 @@ fn base_twice_with(dir: &Path, limits: Limits) -> (Repo, Repo, Lent) {
 }
 
 fn tree(dir: &Path) -> homelab_lint::source::commit_tree::Tree {
-    git::checkout(dir, "HEAD").unwrap().tree
+    commit_tree::checkout(dir, "HEAD").unwrap().tree
 }
 
 /// The files of `dir`'s HEAD as the base load of `--base HEAD` reads them.
 fn borrowing(dir: &Path, limits: Limits, lent: Lent) -> Files {
-    let head = git::checkout(dir, "HEAD").unwrap().commit;
+    let head = commit_tree::checkout(dir, "HEAD").unwrap().commit;
     let changed = git::changed_since(dir, &head).expect("git lists the changes");
     Files::in_commit(dir, tree(dir), limits)
         .borrowing(lent)

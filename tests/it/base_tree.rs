@@ -9,7 +9,7 @@ use crate::common;
 use std::path::Path;
 
 use homelab_lint::source::repo::{self, Repo};
-use homelab_lint::source::{Files, git};
+use homelab_lint::source::{Files, commit_tree, git};
 
 /// What a load found, in a form two loads can be compared by.
 fn summary(repo: &Repo) -> Vec<String> {
@@ -30,7 +30,7 @@ fn summary(repo: &Repo) -> Vec<String> {
 }
 
 fn from_commit(dir: &Path) -> Repo {
-    let checkout = git::checkout(dir, "HEAD").unwrap();
+    let checkout = commit_tree::checkout(dir, "HEAD").unwrap();
     repo::load_files(Files::in_commit(dir, checkout.tree, Default::default()))
 }
 
@@ -141,7 +141,7 @@ fn an_unknown_reference_is_an_error_that_names_it() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("a.yaml"), "a: 1\n").unwrap();
     commit_all(tmp.path());
-    let err = git::checkout(tmp.path(), "no-such-branch")
+    let err = commit_tree::checkout(tmp.path(), "no-such-branch")
         .err()
         .expect("an unknown branch is an error");
     assert!(err.to_string().contains("no-such-branch"), "{err}");
@@ -158,7 +158,7 @@ fn the_base_is_the_working_tree_only_when_no_file_below_differs() {
     std::fs::write(dir.join("a.yaml"), "a: 1\n").unwrap();
     std::fs::write(tmp.path().join("README.md"), "x\n").unwrap();
     commit_all(tmp.path());
-    let head = git::checkout(&dir, "HEAD").unwrap().commit;
+    let head = commit_tree::checkout(&dir, "HEAD").unwrap().commit;
     assert!(git::unchanged_since(&dir, &head));
     std::fs::write(tmp.path().join("README.md"), "changed outside\n").unwrap();
     assert!(git::unchanged_since(&dir, &head), "a change elsewhere");
@@ -187,7 +187,7 @@ fn a_file_of_the_commit_that_is_untracked_is_changed() {
     std::fs::write(dir.join("a.yaml"), "a: 1\n").unwrap();
     std::fs::write(dir.join("b.yaml"), "b: 1\n").unwrap();
     commit_all(dir);
-    let head = git::checkout(dir, "HEAD").unwrap().commit;
+    let head = commit_tree::checkout(dir, "HEAD").unwrap().commit;
     common::git(dir, &["rm", "-q", "--cached", "b.yaml"]);
     std::fs::write(dir.join("b.yaml"), "b: 2\n").unwrap();
     std::fs::write(dir.join("a.yaml"), "a: 2\n").unwrap();

@@ -11,7 +11,7 @@ use crate::support;
 use std::path::Path;
 
 use homelab_lint::source::repo::{self, Repo};
-use homelab_lint::source::{Files, Limits, git};
+use homelab_lint::source::{Files, Limits, commit_tree, git};
 
 fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);
@@ -75,7 +75,7 @@ fn lint_against_parent(dir: &Path) {
 }
 
 fn from_commit(dir: &Path, reference: &str) -> Repo {
-    let checkout = git::checkout(dir, reference).unwrap();
+    let checkout = commit_tree::checkout(dir, reference).unwrap();
     repo::load_files(Files::in_commit(dir, checkout.tree, Default::default()))
 }
 
@@ -160,7 +160,7 @@ fn base_reused_and_fresh(dir: &Path, limits: Limits) -> (Repo, Repo) {
     use homelab_lint::source::reuse::Lent;
     let mut head = repo::load_files(Files::new(dir, limits).recording());
     let lent = Lent::of(&mut head.files).expect("the load recorded");
-    let checkout = git::checkout(dir, "HEAD").unwrap();
+    let checkout = commit_tree::checkout(dir, "HEAD").unwrap();
     let changed = git::changed_since(dir, &checkout.commit).unwrap();
     let borrowing = Files::in_commit(dir, checkout.tree, limits)
         .borrowing(lent)
@@ -168,7 +168,7 @@ fn base_reused_and_fresh(dir: &Path, limits: Limits) -> (Repo, Repo) {
     let reused = repo::load_files(borrowing);
     let fresh = repo::load_files(Files::in_commit(
         dir,
-        git::checkout(dir, "HEAD").unwrap().tree,
+        commit_tree::checkout(dir, "HEAD").unwrap().tree,
         limits,
     ));
     (reused, fresh)

@@ -298,13 +298,9 @@ fn discovery_documents_agree_in_both_forms() {
     assert_eq!(subresource["kind"], "PodPortForwardOptions");
 }
 
+/// The linter run from the project, where `testdata/` is.
 fn lint(args: &[&str]) -> Output {
-    Command::new(common::BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("KUBECONFIG")
-        .args(args)
-        .output()
-        .expect("run the binary")
+    common::lint(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
 fn rules_of(found: &[(String, String)]) -> Vec<&str> {

@@ -11,8 +11,6 @@ use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
-use crate::common::BIN;
-
 /// A Pushgateway on a free loopback port, stopped on drop.
 struct Pushgateway {
     child: Child,
@@ -93,19 +91,19 @@ fn start() -> Option<Pushgateway> {
     panic!("the Pushgateway on 127.0.0.1:{port} did not become ready");
 }
 
-fn lint(repo: &Path, url: &str) -> Output {
-    Command::new(BIN)
-        .arg(repo)
-        .args([
-            "--format",
-            "json",
-            "--fail-on",
-            "never",
-            "--pushgateway",
-            url,
-        ])
-        .output()
-        .unwrap()
+/// A lint of `repo` that pushes its metrics to `url`.
+fn lint_pushing(repo: &Path, url: &str) -> Output {
+    let repo = repo.to_str().unwrap();
+    let args = [
+        repo,
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        "--pushgateway",
+        url,
+    ];
+    common::lint(Path::new("."), &args)
 }
 
 /// The value of the pushed `homelab_lint_findings` sample of `rule` on
@@ -126,7 +124,7 @@ fn pushed_metrics_show_on_the_pushgateway_and_a_second_push_replaces_them() {
         return;
     };
     let url = format!("http://127.0.0.1:{}", gateway.port);
-    let out = lint(&common::example_repo(), &url);
+    let out = lint_pushing(&common::example_repo(), &url);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -160,7 +158,7 @@ fn pushed_metrics_show_on_the_pushgateway_and_a_second_push_replaces_them() {
     )
     .unwrap();
     let fixed = dir.path();
-    let out = lint(fixed, &url);
+    let out = lint_pushing(fixed, &url);
     assert_eq!(out.status.code(), Some(0));
     let (_, metrics) = get(gateway.port, "/metrics").unwrap();
     assert_eq!(
@@ -178,7 +176,7 @@ fn a_failed_push_names_the_gateway_without_its_password_and_exits_2() {
         .local_addr()
         .unwrap()
         .port();
-    let out = lint(
+    let out = lint_pushing(
         &common::example_repo(),
         &format!("http://lint:s3cret@127.0.0.1:{port}/"),
     );

@@ -6,9 +6,6 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Command;
-
-use crate::common::BIN;
 
 /// The example repo as the `kubernetes` directory of a git repository.
 fn subfolder_repo() -> tempfile::TempDir {
@@ -18,13 +15,9 @@ fn subfolder_repo() -> tempfile::TempDir {
     dir
 }
 
-fn lint(cwd: &Path, args: &[&str]) -> String {
-    let out = Command::new(BIN)
-        .current_dir(cwd)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+/// The report of a run from `cwd` that finds something.
+fn report_text(cwd: &Path, args: &[&str]) -> String {
+    let out = common::lint(cwd, args);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     String::from_utf8(out.stdout).unwrap()
 }
@@ -33,9 +26,9 @@ fn lint(cwd: &Path, args: &[&str]) -> String {
 fn every_format_names_files_from_the_repository_root() {
     let repo = subfolder_repo();
     for format in ["human", "json", "sarif", "github"] {
-        let from_top = lint(repo.path(), &["kubernetes", "-o", format]);
+        let from_top = report_text(repo.path(), &["kubernetes", "-o", format]);
         // The same from inside the subdirectory.
-        let from_inside = lint(&repo.path().join("kubernetes"), &["-o", format]);
+        let from_inside = report_text(&repo.path().join("kubernetes"), &["-o", format]);
         assert_eq!(from_top, from_inside, "{format}");
         assert!(
             !from_top.contains("apps/") || from_top.contains("kubernetes/apps/"),
@@ -49,17 +42,11 @@ fn every_format_names_files_from_the_repository_root() {
 fn the_repository_configuration_applies_to_a_subfolder_lint() {
     let repo = subfolder_repo();
     let paths = || -> Vec<String> {
-        let out = Command::new(BIN)
-            .current_dir(repo.path())
-            .args(["kubernetes", "-o", "json"])
-            .output()
-            .unwrap();
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        json["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["location"]["path"].as_str().unwrap().to_string())
+        let out = common::lint(repo.path(), &["kubernetes", "-o", "json"]);
+        common::report(&out)
+            .findings
+            .into_iter()
+            .map(|f| f.location.path)
             .collect()
     };
     let authentik = |ps: &[String]| {

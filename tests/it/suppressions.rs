@@ -3,7 +3,7 @@
 //! copy of the example repo.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common::{self, edit};
 
@@ -13,12 +13,12 @@ fn copy_example() -> tempfile::TempDir {
     dir
 }
 
-fn lint(root: &Path) -> (Output, Vec<(String, String, u32)>) {
-    let out = Command::new(common::BIN)
-        .arg(root)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
+/// The run's output, and each finding's rule, path and line.
+fn lint_json(root: &Path) -> (Output, Vec<(String, String, u32)>) {
+    let out = common::lint(
+        Path::new("."),
+        &[root.to_str().unwrap(), "--format", "json"],
+    );
     let findings = if out.stdout.is_empty() {
         Vec::new()
     } else {
@@ -58,7 +58,7 @@ fn comment_and_annotation_suppress_with_reason_and_unused_ones_are_reported() {
         "  teamId: auth\n",
         "  teamId: auth # homelab-lint: ignore postgres-durability-off -- left over\n",
     );
-    let (out, findings) = lint(root);
+    let (out, findings) = lint_json(root);
     let rules: Vec<&str> = findings.iter().map(|(r, _, _)| r.as_str()).collect();
     assert!(!rules.contains(&CACHE), "{findings:?}");
     assert!(!rules.contains(&CONN), "{findings:?}");
@@ -83,7 +83,7 @@ fn suppression_without_reason_is_not_applied() {
         "    parameters:\n",
         "    parameters: # homelab-lint: ignore authentik-cache-on-sync-replicated-postgres\n",
     );
-    let (out, findings) = lint(repo.path());
+    let (out, findings) = lint_json(repo.path());
     assert!(findings.iter().any(|(r, _, _)| r == CACHE), "{findings:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -102,13 +102,13 @@ fn config_disables_overrides_and_ignores() {
         format!("rules:\n  disable: [{CONN}]\n  severity:\n    {CACHE}: error\n"),
     )
     .unwrap();
-    let (_, findings) = lint(root);
+    let (_, findings) = lint_json(root);
     assert_eq!(findings.len(), 1, "{findings:?}");
-    let out = Command::new(common::BIN)
-        .arg(root)
-        .args(["--format", "json", "--fail-on", "error"])
-        .output()
-        .unwrap();
+    let root_arg = root.to_str().unwrap();
+    let out = common::lint(
+        Path::new("."),
+        &[root_arg, "--format", "json", "--fail-on", "error"],
+    );
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -120,7 +120,7 @@ fn config_disables_overrides_and_ignores() {
         "ignorePaths: ['apps/**']\n",
     )
     .unwrap();
-    let (out, findings) = lint(root);
+    let (out, findings) = lint_json(root);
     assert!(findings.is_empty(), "{findings:?}");
     assert_eq!(out.status.code(), Some(0));
 }
@@ -130,7 +130,7 @@ fn bad_config_is_a_usage_error_with_position() {
     let repo = copy_example();
     let root = repo.path();
     std::fs::write(root.join(".homelab-lint.yaml"), "rules:\n  disabel: [x]\n").unwrap();
-    let (out, _) = lint(root);
+    let (out, _) = lint_json(root);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(".homelab-lint.yaml:2:"), "{stderr}");
@@ -140,7 +140,7 @@ fn bad_config_is_a_usage_error_with_position() {
         "rules:\n  disable: [no-such-rule]\n",
     )
     .unwrap();
-    let (out, _) = lint(root);
+    let (out, _) = lint_json(root);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-rule"));
 }

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::common::BIN;
+use crate::common::{self, BIN};
 const RULE_ID: &str = "nextcloud-postgres-sync-commit-on-replicated-storage";
 
 const NEXTCLOUD_RULE: &str = r#"id: nextcloud-postgres-sync-commit-on-replicated-storage
@@ -135,26 +135,11 @@ fn path_str(p: &Path) -> &str {
 /// Findings of the user rule in `--format json` output, as
 /// `path:line:column` of their primary location.
 fn user_rule_findings(output: &Output) -> Vec<String> {
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}); stderr:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
-    json["findings"]
-        .as_array()
-        .expect("findings array")
-        .iter()
-        .filter(|f| f["rule"] == RULE_ID)
-        .map(|f| {
-            let l = &f["location"];
-            format!(
-                "{}:{}:{}",
-                l["path"].as_str().unwrap_or("?"),
-                l["line"],
-                l["column"]
-            )
-        })
+    common::report(output)
+        .findings
+        .into_iter()
+        .filter(|f| f.rule == RULE_ID)
+        .map(|f| f.location.to_string())
         .collect()
 }
 
@@ -197,26 +182,15 @@ fn yaml_user_rule_fires_with_host_from_chart_values() {
         user_rule_findings(&out),
         ["apps/nextcloud/helmrelease.yaml:18:12"]
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let finding = json["findings"]
-        .as_array()
-        .and_then(|fs| fs.iter().find(|f| f["rule"] == RULE_ID))
-        .expect("the user rule's finding");
-    assert_eq!(finding["evidence"]["database.name"], "nextcloud-db");
-    assert_eq!(finding["evidence"]["storage.class"], "ceph-block");
-    let related: Vec<String> = finding["related"]
-        .as_array()
-        .expect("related")
+    let report = common::report(&out);
+    let finding = report
+        .findings
         .iter()
-        .map(|l| {
-            format!(
-                "{}:{}:{}",
-                l["path"].as_str().unwrap_or("?"),
-                l["line"],
-                l["column"]
-            )
-        })
-        .collect();
+        .find(|f| f.rule == RULE_ID)
+        .expect("the user rule's finding");
+    assert_eq!(finding.evidence["database.name"], "nextcloud-db");
+    assert_eq!(finding.evidence["storage.class"], "ceph-block");
+    let related: Vec<String> = finding.related.iter().map(|l| l.to_string()).collect();
     // `      host: nextcloud-db-rw…` names the database.
     assert!(
         related.contains(&"apps/nextcloud/helmrelease.yaml:24:13".to_string()),

@@ -2,7 +2,7 @@
 //! on its own, or bundled as a subchart of an app's chart under a values
 //! key (`postgresql`).
 
-use super::{ParameterHome, PostgresOperator};
+use super::{ParameterForm, ParameterHome, ParameterMap, PostgresOperator};
 use crate::model::database::Database;
 use crate::model::replication::Synchronous;
 use crate::model::storage::pvc_class;
@@ -53,7 +53,7 @@ impl PostgresOperator for Bitnami {
 
     /// `primary.extendedConfiguration` (appended to the chart's
     /// postgresql.conf) before `primary.configuration` (which replaces it).
-    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<(Node, String)> {
+    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<ParameterMap> {
         let Some(release) = model.release(db.object) else {
             return Vec::new();
         };
@@ -71,7 +71,13 @@ impl PostgresOperator for Bitnami {
                 values
                     .path(&["primary", k])
                     .cloned()
-                    .map(|n| (n, format!("{prefix}.primary.{k}")))
+                    .map(|n| {
+                        ParameterMap::new(
+                            n,
+                            format!("{prefix}.primary.{k}"),
+                            ParameterForm::ConfBlock,
+                        )
+                    })
             })
             .collect()
     }

@@ -2,7 +2,7 @@
 //! `Pooler`s in front of it.
 
 use super::{
-    ApiResource, Derived, Naming, PostgresOperator, int_at, named_by_service, postgresql_section,
+    ApiResource, Derived, Naming, ParameterMap, PostgresOperator, int_at, named_by_service, postgresql_section,
     secret, strip,
 };
 use crate::model::database::Database;
@@ -41,7 +41,7 @@ impl PostgresOperator for Cnpg {
         )
     }
 
-    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<(Node, String)> {
+    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<ParameterMap> {
         postgresql_section(model, db)
     }
 

@@ -2,7 +2,7 @@
 //! (`postgres-operator.crunchydata.com`) per cluster, run by Patroni.
 
 use super::{
-    ApiResource, Derived, Naming, PostgresOperator, maps_at, named_by_service, secret, strip,
+    ApiResource, Derived, Naming, ParameterMap, PostgresOperator, maps_at, named_by_service, secret, strip,
 };
 use crate::model::database::Database;
 use crate::model::replication::{self, Synchronous};
@@ -48,7 +48,7 @@ impl PostgresOperator for Crunchy {
         named_by_service(model, near, KIND, names, ns)
     }
 
-    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<(Node, String)> {
+    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<ParameterMap> {
         maps_at(model, db, self.parameter_fields())
     }
 

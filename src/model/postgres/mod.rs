@@ -21,6 +21,42 @@ pub mod drift;
 /// not show).
 pub type Derived = Result<String, String>;
 
+/// A place a server reads Postgres parameters from, as its operator
+/// declares it.
+#[derive(Clone, Debug)]
+pub struct ParameterMap {
+    pub node: Node,
+    /// Its path in its object (or the ConfigMap key), for messages.
+    pub path: String,
+    pub form: ParameterForm,
+}
+
+impl ParameterMap {
+    pub fn new(node: Node, path: impl Into<String>, form: ParameterForm) -> ParameterMap {
+        ParameterMap {
+            node,
+            path: path.into(),
+            form,
+        }
+    }
+}
+
+/// How parameters are written in a [`ParameterMap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParameterForm {
+    /// A map keyed by parameter name (`spec.postgresql.parameters`): a new
+    /// parameter is a new entry.
+    Map,
+    /// postgresql.conf lines in a text block, or a file.
+    ConfBlock,
+    /// The server's command line (`-c name=value`, `--name=value`).
+    Args,
+    /// The section that would hold the parameter map when none is written
+    /// yet (`spec.postgresql`): a new parameter goes where
+    /// [`PostgresOperator::parameter_home`] says.
+    Section,
+}
+
 /// Where a parameter that no parameter map holds yet is written.
 pub enum ParameterHome<'m> {
     /// A map at this path of the declaring object, made where missing.
@@ -105,7 +141,7 @@ pub trait PostgresOperator: Sync {
     /// Where the server reads parameters, in the order it gives them
     /// precedence, each with its path for messages; the first is where a
     /// new setting belongs.
-    fn parameter_maps(&self, _model: &Model, _db: &Database) -> Vec<(Node, String)> {
+    fn parameter_maps(&self, _model: &Model, _db: &Database) -> Vec<ParameterMap> {
         Vec::new()
     }
 
@@ -273,21 +309,29 @@ pub(crate) fn strip(service: &str, suffixes: &[&str]) -> Vec<String> {
 /// Parameters in `spec.postgresql.parameters`, or written straight under
 /// `spec.postgresql` (which Zalando and CloudNativePG ignore, and a rule
 /// says so).
-pub(crate) fn postgresql_section(model: &Model, db: &Database) -> Vec<(Node, String)> {
+pub(crate) fn postgresql_section(model: &Model, db: &Database) -> Vec<ParameterMap> {
     let root = &model.object(db.object).root;
-    let at = |path: &[&str]| root.path(path).cloned().map(|n| (n, path.join(".")));
-    at(&["spec", "postgresql", "parameters"])
-        .or_else(|| at(&["spec", "postgresql"]))
+    let at = |path: &[&str], form| {
+        root.path(path)
+            .cloned()
+            .map(|n| ParameterMap::new(n, path.join("."), form))
+    };
+    at(&["spec", "postgresql", "parameters"], ParameterForm::Map)
+        .or_else(|| at(&["spec", "postgresql"], ParameterForm::Section))
         .into_iter()
         .collect()
 }
 
 /// The maps at `fields` of the declaring object, in order.
-pub(crate) fn maps_at(model: &Model, db: &Database, fields: &[&[&str]]) -> Vec<(Node, String)> {
+pub(crate) fn maps_at(model: &Model, db: &Database, fields: &[&[&str]]) -> Vec<ParameterMap> {
     let root = &model.object(db.object).root;
     fields
         .iter()
-        .filter_map(|path| root.path(path).cloned().map(|n| (n, path.join("."))))
+        .filter_map(|path| {
+            root.path(path)
+                .cloned()
+                .map(|n| ParameterMap::new(n, path.join("."), ParameterForm::Map))
+        })
         .collect()
 }
 

@@ -7,7 +7,7 @@
 //! ConfigMap that `config_file` names, else the defaults; its data is on
 //! the volume mounted over its data directory.
 
-use super::{ParameterHome, PostgresOperator, int_at};
+use super::{ParameterForm, ParameterHome, ParameterMap, PostgresOperator, int_at};
 use crate::model::app::{App, pod_spec, split_image};
 use crate::model::database::Database;
 use crate::model::settings;
@@ -67,17 +67,21 @@ impl PostgresOperator for Plain {
     /// order and the last value wins, and `args` come after `command`.
     /// Then the file `config_file` names, when a ConfigMap is mounted
     /// there.
-    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<(Node, String)> {
+    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<ParameterMap> {
         let Some(c) = server(model.object(db.object)) else {
             return Vec::new();
         };
-        let line: Vec<(Node, String)> = ["args", "command"]
+        let line: Vec<ParameterMap> = ["args", "command"]
             .iter()
-            .filter_map(|k| c.get(k).cloned().map(|n| (n, k.to_string())))
+            .filter_map(|k| {
+                c.get(k)
+                    .cloned()
+                    .map(|n| ParameterMap::new(n, *k, ParameterForm::Args))
+            })
             .collect();
         let conf = line
             .iter()
-            .find_map(|(n, _)| settings::lookup(n, "config_file"))
+            .find_map(|m| settings::lookup(&m.node, "config_file"))
             .and_then(|(path, _)| mounted_config(model, db.object, c, &path));
         line.into_iter().chain(conf).collect()
     }
@@ -235,7 +239,7 @@ fn data_directory(c: &Node, image: &str) -> String {
 /// The text of the ConfigMap key mounted at `path` in container `c`: a
 /// `subPath` mount of the file itself, or the ConfigMap's directory with
 /// the key (or an `items` entry) named like the file.
-fn mounted_config(model: &Model, r: ObjRef, c: &Node, path: &str) -> Option<(Node, String)> {
+fn mounted_config(model: &Model, r: ObjRef, c: &Node, path: &str) -> Option<ParameterMap> {
     let (dir, file) = path.rsplit_once('/')?;
     let volumes = pod_spec(model.object(r))?.get("volumes")?.as_seq()?;
     c.get("volumeMounts")?.as_seq()?.iter().find_map(|m| {
@@ -260,7 +264,11 @@ fn mounted_config(model: &Model, r: ObjRef, c: &Node, path: &str) -> Option<(Nod
         };
         let found = model.find(r, "", "ConfigMap", model.namespace_of(r), name)?;
         let text = model.object(found).root.path(&["data", &key])?;
-        Some((text.clone(), format!("ConfigMap {name} key {key}")))
+        Some(ParameterMap::new(
+            text.clone(),
+            format!("ConfigMap {name} key {key}"),
+            ParameterForm::ConfBlock,
+        ))
     })
 }
 

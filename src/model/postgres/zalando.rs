@@ -2,7 +2,7 @@
 //! per cluster, run by Patroni in Spilo pods.
 
 use super::{
-    ApiResource, Derived, Naming, PostgresOperator, int_at, named_by_service, postgresql_section,
+    ApiResource, Derived, Naming, ParameterMap, PostgresOperator, int_at, named_by_service, postgresql_section,
     secret, strip,
 };
 use crate::model::database::Database;
@@ -39,7 +39,7 @@ impl PostgresOperator for Zalando {
         named_by_service(model, near, KIND, names, ns)
     }
 
-    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<(Node, String)> {
+    fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<ParameterMap> {
         postgresql_section(model, db)
     }
 

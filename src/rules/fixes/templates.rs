@@ -4,8 +4,6 @@
 //! fix (the fix is then display-only, with that reason).
 
 use base64::Engine;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 use super::Edit;
 use super::edits::{
@@ -16,29 +14,10 @@ use crate::model::Model;
 use crate::model::app::App;
 use crate::model::database::Database;
 use crate::model::env::{self, EnvVar, ValuesPrefix};
-use crate::model::postgres::ParameterHome;
+use crate::model::postgres::{ParameterForm, ParameterHome, ParameterMap};
 use crate::model::settings::Setting;
+use crate::rules::steps::SessionSpec;
 use crate::yaml::{Node, Origin, Span, Style, Value};
-
-// The variables of an app that name its database and role, for the
-// per-database and per-role alternative of a parameter fix (rule files
-// give them in `setPostgresParameter.perDatabase`). No doc comment: it
-// would become the type's description in the rule schema.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PerDatabase {
-    /// Variable with the app's database name, and the app's default when
-    /// the variable is not set at all.
-    #[serde(default)]
-    pub database_env: Option<String>,
-    #[serde(default)]
-    pub default_database: Option<String>,
-    /// Variable with the app's role (user) name, and the app's default.
-    #[serde(default)]
-    pub user_env: Option<String>,
-    #[serde(default)]
-    pub default_user: Option<String>,
-}
 
 /// Why a fix cannot be written; shown as the display-only fix's note.
 pub type Reason = String;
@@ -147,7 +126,7 @@ pub fn postgres_parameter(
     let sources = model.sources;
     let name = setting.name.as_str();
     let line = format!("{name} = {value}");
-    let container = setting.container.as_ref();
+    let container = setting.container.as_ref().map(|c| &c.node);
     if let Some(node) = &setting.node {
         return match container.map(|c| &c.value) {
             // A postgresql.conf block: the span is the setting's line when
@@ -179,10 +158,12 @@ pub fn postgres_parameter(
         };
     }
     let provider_root = &model.object(db.object).root;
-    match container {
-        Some(c) if matches!(c.value, Value::Str(_)) => append_block_line(sources, c, &line)
-            .ok_or_else(|| format!("{} is not a literal block", setting.container_path)),
-        Some(c) if matches!(c.value, Value::Seq(_)) => {
+    match &setting.container {
+        Some(ParameterMap { node: c, path, .. }) if matches!(c.value, Value::Str(_)) => {
+            append_block_line(sources, c, &line)
+                .ok_or_else(|| format!("{path} is not a literal block"))
+        }
+        Some(ParameterMap { node: c, .. }) if matches!(c.value, Value::Seq(_)) => {
             let quote = c
                 .as_seq()
                 .and_then(|s| s.first())
@@ -196,10 +177,12 @@ pub fn postgres_parameter(
             append_items(sources, c, &[item("-c"), item(&format!("{name}={value}"))])
                 .ok_or_else(|| "the container's args are not a list the tool can add to".into())
         }
-        Some(c) if setting.container_path.ends_with("parameters") => {
-            insert_entries(sources, c, &[parameter_entry(name, value)])
-                .ok_or_else(|| format!("{} is not written as a map", setting.container_path))
-        }
+        Some(ParameterMap {
+            node: c,
+            path,
+            form: ParameterForm::Map,
+        }) => insert_entries(sources, c, &[parameter_entry(name, value)])
+            .ok_or_else(|| format!("{path} is not written as a map")),
         _ => match db.provider.parameter_home(model, db) {
             Some(ParameterHome::Map(path)) => {
                 ensure_path(model, provider_root, path, parameter_entry(name, value))
@@ -436,7 +419,7 @@ pub fn per_database_notes(
     db: &Database,
     app_vars: &[EnvVar],
     hidden_sources: bool,
-    per: &PerDatabase,
+    per: &SessionSpec,
     name: &str,
     value: &str,
 ) -> Vec<String> {

@@ -31,6 +31,12 @@ pub struct SettingStep {
     pub session: Option<SessionSpec>,
 }
 
+// How an app names its database and role and passes connection options:
+// read from its environment for `setting.session`, and for the
+// per-database alternative of a parameter fix
+// (`setPostgresParameter.perDatabase`, which takes no `optionsEnv`). No
+// doc comment: it would become the type's description in the rule
+// schema.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SessionSpec {
@@ -48,6 +54,19 @@ pub struct SessionSpec {
     /// (base64 JSON with an `options` key) or `PGOPTIONS`.
     #[serde(default)]
     pub options_env: Vec<String>,
+}
+
+impl SessionSpec {
+    /// The model's question for an app's sessions.
+    pub fn query(&self) -> SessionQuery<'_> {
+        SessionQuery {
+            database_env: self.database_env.as_deref(),
+            default_database: self.default_database.as_deref(),
+            user_env: self.user_env.as_deref(),
+            default_user: self.default_user.as_deref(),
+            options_env: &self.options_env,
+        }
+    }
 }
 
 /// The effective value of a setting, and where it is or would be written.
@@ -83,13 +102,7 @@ impl Step for SettingStep {
         }
         let mut found = vec![bind("setting", SettingFact(setting))];
         if let (Some(spec), Some(AppFact { app, prefixes })) = (&self.session, find(bound, "app")) {
-            let query = SessionQuery {
-                database_env: spec.database_env.as_deref(),
-                default_database: spec.default_database.as_deref(),
-                user_env: spec.user_env.as_deref(),
-                default_user: spec.default_user.as_deref(),
-                options_env: &spec.options_env,
-            };
+            let query = spec.query();
             let vars = env::of_app(model, app, prefixes);
             let unseen = env::has_hidden_sources(model, app);
             let session = session::of_app(model, db, &vars, &query, &self.name, unseen.as_deref());
@@ -128,7 +141,7 @@ impl Fact for SettingFact {
                 text: format!("{} = {value}", s.name),
             }),
             (None, Some(c)) => Some(Label {
-                span: first_line(model, c.span),
+                span: first_line(model, c.node.span),
                 text: format!(
                     "{} is not set here, so it is {} (the default)",
                     s.name, s.value

@@ -1,4 +1,5 @@
 use super::*;
+use crate::source::join_within;
 
 #[test]
 fn jobs_on_forks_leave_what_jobs_in_order_leave() {

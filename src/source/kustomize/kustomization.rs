@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::source::files::{Files, Input, Parsed, join_within};
+use crate::source::files::{Files, Input, Parsed};
+use crate::source::join_within;
 use crate::source::{Gap, Issue};
 use crate::yaml::{Node, Span, Value};
 

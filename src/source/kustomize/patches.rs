@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::source::Issue;
-use crate::source::files::{Files, join_within};
+use crate::source::files::Files;
+use crate::source::join_within;
 use crate::source::object::{Object, StepKind};
 use crate::yaml::{FileId, Node, Span, Style, Value, parse_documents};
 
