@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// use only those before it. A rule's fix is computed with its finding
 /// (`rules::fixes`); `fix` only shows and writes it.
 const FLOW: &[&str] = &[
-    "yaml", "source", "model", "rules", "probe", "fix", "report", "pipeline", "cli",
+    "yaml", "source", "model", "rules", "probe", "fix", "report", "pipeline", "server", "cli",
 ];
 
 /// Top-level modules outside the flow: each uses no other module of the

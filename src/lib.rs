@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod probe;
 pub mod report;
 pub mod rules;
+pub mod server;
 pub mod source;
 pub mod yaml;
 

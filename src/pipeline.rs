@@ -8,6 +8,7 @@
 
 mod base;
 mod cluster;
+pub mod editor;
 mod error;
 mod fixes;
 mod lint;
@@ -376,10 +377,7 @@ fn load_recording(
     let record = located.as_ref().is_some_and(base::Located::wants_reuse);
     let limits = Limits::default();
     let files = match &input.held {
-        None if found.in_git() => {
-            Files::new(root, limits).ignoring(Ignored::new(git::ignored(root)))
-        }
-        None => Files::new(root, limits),
+        None => work_tree_files(&found, ignored_in(&found), HashMap::new()),
         Some(held) => Files::in_commit(root, held_tree(&found, held)?, limits),
     };
     let fetcher = input
@@ -388,20 +386,40 @@ fn load_recording(
         .map(|s| std::sync::Arc::new(crate::source::remote::Fetcher::new(s)));
     let files = files.fetching(fetcher);
     let mut repo = repo::load_files(if record { files.recording() } else { files });
-    // The bundled example is in no repository, whatever holds the
-    // temporary directory.
-    if found.in_git() {
-        repo.files.sources.set_shown(Shown {
-            top: found.top.clone(),
-            prefix: found.prefix.clone(),
-        });
-    }
+    show_from_top(&mut repo, &found);
     let loaded = Loaded {
         repo,
         found,
         _example: example,
     };
     Ok((loaded, located))
+}
+
+/// What git ignores below the root found (nothing outside git).
+fn ignored_in(found: &Found) -> Ignored {
+    if found.in_git() {
+        Ignored::new(git::ignored(&found.root))
+    } else {
+        Ignored::default()
+    }
+}
+
+/// The work tree's files below the root found, without what git ignores,
+/// with the texts of `overlay` read instead of those files' (an editor's
+/// unsaved buffers).
+fn work_tree_files(found: &Found, ignored: Ignored, overlay: HashMap<PathBuf, String>) -> Files {
+    Files::with_overlay(&found.root, Limits::default(), overlay).ignoring(ignored)
+}
+
+/// Reports name files from the git top level. The bundled example is in
+/// no repository, whatever holds the temporary directory.
+fn show_from_top(repo: &mut Repo, found: &Found) {
+    if found.in_git() {
+        repo.files.sources.set_shown(Shown {
+            top: found.top.clone(),
+            prefix: found.prefix.clone(),
+        });
+    }
 }
 
 /// The tree of the index or of a commit below the root, from git's
@@ -549,7 +567,13 @@ fn load_config(
     if let Some(p) = &req.config {
         return Ok((given(p)?, Some(p.clone())));
     }
-    let Loaded { repo, found, .. } = &**loaded;
+    repo_config(req, loaded)
+}
+
+/// The configuration file closest to the folder reported, in the
+/// repository or the folders above it up to the git top level.
+fn repo_config(req: &Request, loaded: &Loaded) -> Result<(config::Config, Option<PathBuf>), Error> {
+    let Loaded { repo, found, .. } = loaded;
     // The folders searched, closest first: from the folder reported up to
     // the root, then (on disk) up to the git top level.
     let abs_root = found.root.canonicalize().map_err(|source| Error::Path {

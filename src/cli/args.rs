@@ -394,6 +394,10 @@ pub enum Command {
         #[command(subcommand)]
         command: super::probe::ProbeCommand,
     },
+    /// Run the language server (LSP over stdin and stdout) for editors:
+    /// findings as you type, where values come from, fixes as code
+    /// actions. Offline: no cluster, no probe.
+    Server,
     /// Completion candidates for kubectl's plugin completion (cobra's
     /// `__complete` protocol); called by `kubectl_complete-homelab_lint`.
     #[command(name = "__complete", hide = true)]

@@ -93,6 +93,10 @@ fn run(args: Args) -> Result<u8, String> {
             write_stdout(complete::complete(&words).trim_end())?;
             Ok(EXIT_CLEAN)
         }
+        Some(Command::Server) => {
+            crate::server::run()?;
+            Ok(EXIT_CLEAN)
+        }
         Some(Command::Man) => {
             write_bytes(&generate::man_page().map_err(|e| e.to_string())?)?;
             Ok(EXIT_CLEAN)

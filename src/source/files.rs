@@ -594,10 +594,11 @@ impl Files {
 
     /// A file of the repository: not one a symlink leads to outside it.
     pub fn is_file(&self, rel: &Path) -> bool {
-        let answer = match &*self.backing {
-            Backing::Disk(disk) => disk.is_file(rel),
-            Backing::Commit(tree) => tree.is_file(rel),
-        };
+        let answer = self.overlay.contains_key(rel)
+            || match &*self.backing {
+                Backing::Disk(disk) => disk.is_file(rel),
+                Backing::Commit(tree) => tree.is_file(rel),
+            };
         self.note(|| Event::IsFile(rel.to_path_buf(), answer));
         answer
     }
@@ -627,6 +628,12 @@ impl Files {
 
     fn raw(&self, rel: &Path) -> Result<Vec<u8>, Refused> {
         if let Some(text) = self.overlay.get(rel) {
+            // An editor's buffer is held to the limit a file on disk is.
+            let limit = self.limits.yaml.max_bytes;
+            if text.len() > limit {
+                let len = Some(text.len() as u64);
+                return Err(Refused::TooBig { len, limit });
+            }
             return Ok(text.clone().into_bytes());
         }
         match &*self.backing {
@@ -638,10 +645,24 @@ impl Files {
     /// Every YAML file of the repository, and the entries that could not
     /// be listed (see [`super::walk::yaml_files`]).
     pub fn yaml_files(&self) -> (Vec<PathBuf>, Vec<Issue>) {
-        match &*self.backing {
+        let (mut paths, issues) = match &*self.backing {
             Backing::Disk(disk) => super::walk::yaml_files_except(&self.root, disk.ignored()),
             Backing::Commit(tree) => (tree.yaml_files(), Vec::new()),
+        };
+        // An editor's buffer of a file not (or no longer) on disk is read
+        // as the editor holds it.
+        let before = paths.len();
+        paths.extend(
+            self.overlay
+                .keys()
+                .filter(|p| super::walk::is_yaml(p) && !paths.contains(p))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        if paths.len() > before {
+            paths.sort();
         }
+        (paths, issues)
     }
 
     /// The entries directly in directory `rel`, sorted by name, each with
@@ -757,6 +778,10 @@ impl Files {
             to_parse.retain(
                 |(rel, file, _)| match lent.parsed(rel, *file, &self.sources) {
                     Some(parsed) => {
+                        // Lent on again by a load that also records.
+                        if let Some(recorder) = self.recorder.as_mut() {
+                            recorder.keep_parsed(rel.clone(), parsed.clone());
+                        }
                         self.parsed.insert(rel.clone(), Ok(parsed));
                         false
                     }

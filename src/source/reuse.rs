@@ -245,8 +245,17 @@ pub(crate) fn build(
     components: &[(String, Span)],
     build: impl FnOnce(&mut Files) -> Result<Built, Issue>,
 ) -> Result<Built, Issue> {
-    if let Some(built) = borrowed(files, dir, components) {
-        return built;
+    if let Some(recorded) = borrowed(files, dir, components) {
+        let result = recorded.result.clone();
+        // A load that both borrows and records (an editor's, one per
+        // edit) lends what it reused to the next one too.
+        if let Some(recorder) = files.recorder.as_mut() {
+            recorder
+                .builds
+                .entry((dir.to_path_buf(), components.to_vec()))
+                .or_insert(recorded);
+        }
+        return result;
     }
     let left = files.budget_left();
     let (result, events) = traced(files, build);
@@ -291,11 +300,7 @@ pub(crate) fn traced<R>(
 
 /// The lender's build, when its questions are answered alike here and
 /// its objects point into files that have the same ids here.
-fn borrowed(
-    files: &mut Files,
-    dir: &Path,
-    components: &[(String, Span)],
-) -> Option<Result<Built, Issue>> {
+fn borrowed(files: &mut Files, dir: &Path, components: &[(String, Span)]) -> Option<Recorded> {
     let mut lent = files.lent.take()?;
     let key = (dir.to_path_buf(), components.to_vec());
     let found = (lent.limits == *files.limits())
@@ -314,7 +319,7 @@ fn borrowed(
         lent.reused_builds += 1;
     }
     files.lent = Some(lent);
-    found.map(|r| r.result)
+    found
 }
 
 /// Asks `files` the question of `event` again (leaving what it leaves)
@@ -504,7 +509,11 @@ pub(crate) fn steps<'p>(
     lookup: &dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>,
     run: impl FnOnce(&mut Files, Vec<Object>, &RenderInputs, Lookup<'_, 'p>) -> RenderOutputs,
 ) -> RenderOutputs {
-    if let Some(gave) = lent_render(files, &key, &given, lookup) {
+    if let Some(record) = lent_render(files, &key, &given, lookup) {
+        let gave = record.gave.clone();
+        if files.records() {
+            files.keep_render(record);
+        }
         return gave;
     }
     if !files.records() {
@@ -538,7 +547,7 @@ pub(crate) fn steps<'p>(
 /// files' source map: kind, namespace, name.
 pub(crate) type Lookup<'l, 'p> = &'l dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>;
 
-/// The lender's outputs of the render `key`, when one of its records was
+/// The lender's record of the render `key`, when one of its records was
 /// given what `given` is here, each look-up finds the same object here
 /// (`lookup`: kind, namespace, name), and the steps' questions get the
 /// same answers.
@@ -547,7 +556,7 @@ fn lent_render<'p>(
     key: &RenderKey,
     given: &RenderInputs,
     lookup: Lookup<'_, 'p>,
-) -> Option<RenderOutputs> {
+) -> Option<RenderRecord> {
     let mut lent = files.lent.take()?;
     let found = lent.render(files, key, given, lookup);
     files.lent = Some(lent);
@@ -561,7 +570,7 @@ impl Lent {
         key: &RenderKey,
         given: &RenderInputs,
         lookup: Lookup<'_, 'p>,
-    ) -> Option<RenderOutputs> {
+    ) -> Option<RenderRecord> {
         if self.limits != *files.limits() {
             return None;
         }
@@ -591,10 +600,7 @@ impl Lent {
         if !records.is_empty() {
             self.renders.insert(key.clone(), records);
         }
-        found.map(|r| {
-            self.reused_renders += 1;
-            r.gave
-        })
+        found.inspect(|_| self.reused_renders += 1)
     }
 
     fn given_alike(&mut self, was: &RenderInputs, now: &RenderInputs, sources: &SourceMap) -> bool {

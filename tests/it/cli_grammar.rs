@@ -9,8 +9,9 @@ use homelab_lint::cli::Args;
 
 use crate::common::BIN;
 
-/// Generated files (a shell script, a roff page) have no data format.
-const NO_FORMAT: &[&str] = &["completions", "man"];
+/// Generated files (a shell script, a roff page) have no data format,
+/// and the language server speaks LSP on stdout.
+const NO_FORMAT: &[&str] = &["completions", "man", "server"];
 
 /// The visible leaf subcommands, as the words that name them.
 fn leaves(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {

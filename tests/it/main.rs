@@ -54,6 +54,7 @@ mod kustomize_oracle;
 mod live;
 mod live_cluster;
 mod live_probe;
+mod lsp;
 mod markdown_output;
 mod metrics;
 mod output_identity;

@@ -1,0 +1,171 @@
+//! A lint as the editor shows it: per open file, each finding on every
+//! file it labels (the other places as related information), the inputs
+//! that could not be used where they are written, and a hint on a file
+//! nothing applies.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use lsp_types::{
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, DiagnosticTag, Location,
+    NumberOrString, Position, Range,
+};
+
+use super::documents::{self, Documents};
+use crate::pipeline::editor::Analysis;
+use crate::rules::{Label, Severity};
+use crate::source::coverage::Fate;
+use crate::yaml::{SourceMap, Span};
+
+pub const SOURCE: &str = "homelab-lint";
+
+/// The diagnostics of every open file under `root`.
+pub fn of(
+    root: &Path,
+    last: &Result<Analysis, String>,
+    docs: &Documents,
+) -> HashMap<PathBuf, Vec<Diagnostic>> {
+    let mut out: HashMap<PathBuf, Vec<Diagnostic>> = docs
+        .under(root)
+        .map(|(rel, _)| (root.join(rel), Vec::new()))
+        .collect();
+    let analysis = match last {
+        Ok(a) => a,
+        Err(e) => {
+            for list in out.values_mut() {
+                list.push(whole_file(
+                    DiagnosticSeverity::ERROR,
+                    format!("this repository cannot be linted: {e}"),
+                ));
+            }
+            return out;
+        }
+    };
+    let repo = &analysis.loaded.repo;
+    let sources = &repo.files.sources;
+    for finding in &analysis.findings {
+        let labels: Vec<&Label> = std::iter::once(&finding.primary)
+            .chain(&finding.related)
+            .collect();
+        for (i, label) in labels.iter().enumerate() {
+            let Some(list) = file_of(root, sources, label.span).and_then(|p| out.get_mut(&p))
+            else {
+                continue;
+            };
+            let message = if i == 0 {
+                finding.message.clone()
+            } else {
+                format!("{} ({})", finding.message, label.text)
+            };
+            let related = labels
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .filter_map(|(_, other)| {
+                    Some(DiagnosticRelatedInformation {
+                        location: location(root, sources, other.span)?,
+                        message: other.text.clone(),
+                    })
+                })
+                .collect();
+            list.push(Diagnostic {
+                range: span_range(sources, label.span),
+                severity: Some(severity(finding.severity)),
+                code: Some(NumberOrString::String(finding.rule.clone())),
+                source: Some(SOURCE.into()),
+                message,
+                related_information: Some(related),
+                // The code actions find the finding again by it.
+                data: Some(serde_json::json!({ "fingerprint": finding.fingerprint })),
+                ..Diagnostic::default()
+            });
+        }
+    }
+    for issue in &analysis.problems {
+        let Some(list) = out.get_mut(&root.join(&issue.path)) else {
+            continue;
+        };
+        let range = match sources.find(Path::new(&issue.path)) {
+            Some(id) if issue.line > 0 => {
+                let text = &sources.get(id).text;
+                let at = documents::offset_of_line_col(text, issue.line, issue.col);
+                let line_end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+                documents::range(text, at, line_end)
+            }
+            _ => Range::default(),
+        };
+        list.push(Diagnostic {
+            range,
+            severity: Some(DiagnosticSeverity::WARNING),
+            code: Some(NumberOrString::String("input".into())),
+            source: Some(SOURCE.into()),
+            message: issue.message.clone(),
+            ..Diagnostic::default()
+        });
+    }
+    let flux_repo = !repo.flux.is_empty();
+    for fate in &repo.fates {
+        let Some(list) = out.get_mut(&root.join(&fate.path)) else {
+            continue;
+        };
+        let unapplied = match &fate.fate {
+            Fate::NotListed { .. } | Fate::Unreachable { .. } | Fate::Stray | Fate::Lost { .. } => {
+                true
+            }
+            Fate::AsWritten => flux_repo,
+            _ => false,
+        };
+        if unapplied {
+            list.push(Diagnostic {
+                tags: Some(vec![DiagnosticTag::UNNECESSARY]),
+                code: Some(NumberOrString::String(fate.fate.key().into())),
+                ..whole_file(
+                    DiagnosticSeverity::HINT,
+                    format!("applied by no Flux Kustomization: {}", fate.fate.reason()),
+                )
+            });
+        }
+    }
+    out
+}
+
+fn whole_file(severity: DiagnosticSeverity, message: String) -> Diagnostic {
+    Diagnostic {
+        range: Range::new(Position::new(0, 0), Position::new(0, 0)),
+        severity: Some(severity),
+        source: Some(SOURCE.into()),
+        message,
+        ..Diagnostic::default()
+    }
+}
+
+fn severity(s: Severity) -> DiagnosticSeverity {
+    match s {
+        Severity::Error => DiagnosticSeverity::ERROR,
+        Severity::Warning => DiagnosticSeverity::WARNING,
+        Severity::Info => DiagnosticSeverity::INFORMATION,
+    }
+}
+
+/// The absolute path of the repository file `span` is in; `None` for a
+/// page of the live cluster.
+pub fn file_of(root: &Path, sources: &SourceMap, span: Span) -> Option<PathBuf> {
+    if (span.file.0 as usize) >= sources.len() || sources.is_virtual(span.file) {
+        return None;
+    }
+    Some(root.join(sources.path(span.file)))
+}
+
+/// The range of `span` in the text it was read from.
+pub fn span_range(sources: &SourceMap, span: Span) -> Range {
+    let text = &sources.get(span.file).text;
+    documents::range(text, span.start as usize, span.end as usize)
+}
+
+pub fn location(root: &Path, sources: &SourceMap, span: Span) -> Option<Location> {
+    let path = file_of(root, sources, span)?;
+    Some(Location {
+        uri: documents::uri_of(&path)?,
+        range: span_range(sources, span),
+    })
+}

@@ -1,0 +1,292 @@
+//! Hover: on a `${VAR}`, its value and where it is defined (or why it is
+//! not); on a value, what it renders to and the chain of builds and
+//! patches it went through; on a HelmRelease's `values`, the final value
+//! once `valuesFrom` is merged in.
+
+use std::path::Path;
+
+use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind};
+
+use super::diagnostics::span_range;
+use super::lookup::{self, Hit, Seg};
+use crate::pipeline::editor::Analysis;
+use crate::source::helm;
+use crate::source::repo::Repo;
+use crate::yaml::{Node, Origin, SourceMap, Span, Value};
+
+/// At most this many renders of one place are listed.
+const MAX_RENDERS: usize = 5;
+
+/// At most this many lines of a HelmRelease's values are shown.
+const MAX_VALUE_LINES: usize = 60;
+
+pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<Hover> {
+    let repo = &analysis.loaded.repo;
+    let sources = &repo.files.sources;
+    let file = sources.find(rel);
+    let hits = file.map_or_else(Vec::new, |f| lookup::values_at(repo, f, offset));
+    if let Some(var) = lookup::variable_at(text, offset) {
+        let mut lines = vec![format!("**`${{{}}}`**", var.name)];
+        lines.extend(variable(repo, &hits, &var.name, rel));
+        let range = super::documents::range(text, var.start, var.end);
+        return Some(markdown(lines.join("\n\n"), Some(range)));
+    }
+    let hit = hits.first()?;
+    let mut lines = value(sources, hit);
+    // The same place rendered differently elsewhere (a base built by
+    // several Flux Kustomizations with other variables).
+    let mut values = vec![shown(sources, hit.node)];
+    for other in hits.iter().skip(1).filter(|h| h.node.span == hit.node.span) {
+        let value = shown(sources, other.node);
+        if !values.contains(&value) && values.len() < MAX_RENDERS {
+            lines.push(format!("also renders as {value} in {}", other.object.id()));
+            values.push(value);
+        }
+    }
+    lines.extend(helm_final(repo, hit));
+    lines.extend(helm_values(repo, hit));
+    if on_identity(hit) {
+        lines.extend(super::postgres::facts(repo, hit.object));
+    }
+    Some(markdown(
+        lines.join("\n\n"),
+        Some(span_range(sources, hit.node.span)),
+    ))
+}
+
+/// What each render that read the file made of the variable.
+fn variable(repo: &Repo, hits: &[Hit], name: &str, rel: &Path) -> Vec<String> {
+    let sources = &repo.files.sources;
+    let mut out: Vec<String> = Vec::new();
+    for hit in hits {
+        let Some(Origin::Substituted {
+            variable,
+            defined_at,
+            unknown,
+            undefined,
+            ..
+        }) = hit.node.origin.as_deref()
+        else {
+            continue;
+        };
+        let by = rendered_by(hit);
+        let line = if undefined.iter().any(|u| u == name) {
+            format!(
+                "undefined{by}: no inline `substitute` or `substituteFrom` source defines it and \
+                 it has no default, so Flux renders it as an empty string"
+            )
+        } else if variable == name {
+            match defined_at {
+                Some(at) => format!(
+                    "= `{}`{by}, defined at {}",
+                    written(sources, *at),
+                    sources.location(*at)
+                ),
+                None if *unknown => format!(
+                    "unknown{by}: a `substituteFrom` source is encrypted or not in the \
+                     repository"
+                ),
+                None => format!("not defined{by}: its default is used"),
+            }
+        } else {
+            format!("used{by} in a value that also reads `${{{variable}}}`")
+        };
+        let line = format!("{line}; the value renders as {}", shown(sources, hit.node));
+        if !out.contains(&line) {
+            out.push(line);
+        }
+        if out.len() == MAX_RENDERS {
+            break;
+        }
+    }
+    if out.is_empty() {
+        let why = repo
+            .fates
+            .iter()
+            .find(|f| f.path == rel)
+            .map_or_else(|| "it is not loaded".to_string(), |f| f.fate.reason());
+        out.push(format!(
+            "not substituted here: no Flux Kustomization with `postBuild` renders this value ({why})"
+        ));
+    }
+    out
+}
+
+/// The value, where it was written, and the steps of its object.
+fn value(sources: &SourceMap, hit: &Hit) -> Vec<String> {
+    let mut lines = vec![format!(
+        "**{}** `{}` renders as {}",
+        hit.object.id(),
+        path_text(&hit.path),
+        shown(sources, hit.node)
+    )];
+    if let Some(Origin::Substituted {
+        variable,
+        defined_at: Some(at),
+        ..
+    }) = hit.node.origin.as_deref()
+    {
+        lines.push(format!(
+            "`${{{variable}}}` is defined at {}",
+            sources.location(*at)
+        ));
+    }
+    if !hit.object.chain.is_empty() {
+        let chain: Vec<String> = hit
+            .object
+            .chain
+            .iter()
+            .map(|s| match s.at {
+                Some(at) => format!(
+                    "- {} {} ({})",
+                    s.kind.as_str(),
+                    s.detail,
+                    sources.location(at)
+                ),
+                None => format!("- {} {}", s.kind.as_str(), s.detail),
+            })
+            .collect();
+        lines.push(chain.join("\n"));
+    }
+    lines
+}
+
+/// In a HelmRelease's `spec.values`: the value Helm gets once
+/// `valuesFrom` is merged, when it is not the one written here.
+fn helm_final(repo: &Repo, hit: &Hit) -> Option<String> {
+    if !is_helm_release(hit) {
+        return None;
+    }
+    let under = match hit.path.as_slice() {
+        [Seg::Key(spec), Seg::Key(values), rest @ ..] if spec == "spec" && values == "values" => {
+            rest
+        }
+        _ => return None,
+    };
+    let sources = &repo.files.sources;
+    let release = helm::resolve(sources, hit.object, &|kind, ns, name| {
+        find(repo, kind, ns, name)
+    });
+    let mut node = &release.values;
+    for seg in under {
+        node = match seg {
+            Seg::Key(k) => node.get(k)?,
+            Seg::Index(i) => node.as_seq()?.get(*i)?,
+        };
+    }
+    (node.span != hit.node.span).then(|| {
+        format!(
+            "Helm gets {} from `valuesFrom`, written at {}",
+            shown(sources, node),
+            sources.location(node.span)
+        )
+    })
+}
+
+/// On a HelmRelease's `kind` or name: the values Helm gets, `values`
+/// and `valuesFrom` merged.
+fn helm_values(repo: &Repo, hit: &Hit) -> Option<String> {
+    if !(on_identity(hit) && is_helm_release(hit)) {
+        return None;
+    }
+    let sources = &repo.files.sources;
+    let release = helm::resolve(sources, hit.object, &|kind, ns, name| {
+        find(repo, kind, ns, name)
+    });
+    let json = serde_json::to_string_pretty(&sources.shown_json(&release.values)).ok()?;
+    let mut lines: Vec<&str> = json.lines().collect();
+    let more = lines.len().saturating_sub(MAX_VALUE_LINES);
+    lines.truncate(MAX_VALUE_LINES);
+    let mut out = format!(
+        "Helm values (`values` and `valuesFrom` merged):\n```json\n{}\n```",
+        lines.join("\n")
+    );
+    if more > 0 {
+        out.push_str(&format!(
+            "\n({more} more lines: `kubectl homelab-lint inventory --kind HelmRelease`)"
+        ));
+    }
+    if release.values_incomplete {
+        out.push_str("\n\nSome `valuesFrom` source is encrypted or not in the repository: Helm may get more.");
+    }
+    Some(out)
+}
+
+/// Whether the value is an object's `kind` or name, where what is known
+/// of the whole object is shown.
+fn on_identity(hit: &Hit) -> bool {
+    match hit.path.as_slice() {
+        [Seg::Key(k)] => k == "kind",
+        [Seg::Key(m), Seg::Key(n)] => m == "metadata" && n == "name",
+        _ => false,
+    }
+}
+
+fn is_helm_release(hit: &Hit) -> bool {
+    hit.object.group() == "helm.toolkit.fluxcd.io" && hit.object.kind() == "HelmRelease"
+}
+
+/// An object by kind, namespace and name, as `helm::resolve` looks its
+/// `valuesFrom` sources up (no namespace written: the release's).
+fn find<'r>(repo: &'r Repo, kind: &str, ns: &str, name: &str) -> Option<&'r crate::source::Object> {
+    repo.objects
+        .iter()
+        .find(|o| o.kind() == kind && o.name() == name && o.namespace().unwrap_or(ns) == ns)
+}
+
+fn rendered_by(hit: &Hit) -> String {
+    hit.object
+        .chain
+        .first()
+        .filter(|s| s.kind == crate::source::StepKind::FluxKustomization)
+        .map_or_else(String::new, |s| {
+            format!(" (Flux Kustomization {})", s.detail)
+        })
+}
+
+/// A rendered value as reports show it (a Secret's masked), in backticks.
+fn shown(sources: &SourceMap, node: &Node) -> String {
+    let text = match &node.value {
+        Value::Seq(_) | Value::Map(_) => sources.shown_json(node).to_string(),
+        _ => node
+            .scalar_text()
+            .map_or_else(|| "null".into(), |t| sources.shown_value(node, t)),
+    };
+    format!("`{}`", text.replace('`', "'"))
+}
+
+/// The text written at `span`, a Secret's masked.
+fn written(sources: &SourceMap, span: Span) -> String {
+    sources
+        .get(span.file)
+        .text_to_show()
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or_default()
+        .trim()
+        .replace('`', "'")
+}
+
+fn path_text(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) if out.is_empty() => out.push_str(k),
+            Seg::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn markdown(value: String, range: Option<lsp_types::Range>) -> Hover {
+    Hover {
+        contents: HoverContents::Markup(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value,
+        }),
+        range,
+    }
+}

@@ -1,0 +1,129 @@
+//! What is at a place of a file: the `${VAR}` written there, and the
+//! rendered values that were written there (one per render that read
+//! the file: a base built by two Flux Kustomizations gives two).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::source::Object;
+use crate::source::repo::Repo;
+use crate::yaml::{FileId, Node, PathSeg, Value};
+
+/// A variable use as Flux's envsubst reads it: `${NAME}`, with or without
+/// an operator and default (`${NAME:=default}`).
+static VARIABLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\$\{([A-Za-z_][A-Za-z0-9_]*)[^}]*\}").expect("valid regex"));
+
+/// A `${VAR}` written in `text` around byte `offset`: its name and bytes.
+pub struct VariableUse {
+    pub name: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+pub fn variable_at(text: &str, offset: usize) -> Option<VariableUse> {
+    let line_start = text.get(..offset)?.rfind('\n').map_or(0, |n| n + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |n| offset + n);
+    VARIABLE
+        .captures_iter(&text[line_start..line_end])
+        .find_map(|c| {
+            let whole = c.get(0)?;
+            let (start, end) = (line_start + whole.start(), line_start + whole.end());
+            (start <= offset && offset <= end).then(|| VariableUse {
+                name: c[1].to_string(),
+                start,
+                end,
+            })
+        })
+}
+
+/// A segment of a value's path, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// A rendered scalar written at the place asked about.
+pub struct Hit<'r> {
+    pub object: &'r Object,
+    pub path: Vec<Seg>,
+    pub node: &'r Node,
+}
+
+impl Hit<'_> {
+    /// Whether the path ends with these keys (`None`: any list index).
+    pub fn ends_with(&self, keys: &[Option<&str>]) -> bool {
+        self.path.len() >= keys.len()
+            && self.path[self.path.len() - keys.len()..]
+                .iter()
+                .zip(keys)
+                .all(|(seg, want)| match (seg, want) {
+                    (Seg::Key(k), Some(w)) => k == w,
+                    (Seg::Index(_), None) => true,
+                    _ => false,
+                })
+    }
+
+    /// The mapping that holds this value.
+    pub fn parent(&self) -> Option<&Node> {
+        let mut node: &Node = &self.object.root;
+        for seg in &self.path[..self.path.len().saturating_sub(1)] {
+            node = match seg {
+                Seg::Key(k) => node.get(k)?,
+                Seg::Index(i) => node.as_seq()?.get(*i)?,
+            };
+        }
+        Some(node)
+    }
+}
+
+/// The rendered scalars written in `file` at byte `offset`, the most
+/// narrowly written first.
+pub fn values_at(repo: &Repo, file: FileId, offset: usize) -> Vec<Hit<'_>> {
+    let offset = offset as u32;
+    let mut hits = Vec::new();
+    for object in &repo.objects {
+        object.root.walk(&mut |path, node| {
+            let span = node.span;
+            if span.file != file
+                || span.start > offset
+                || offset > span.end
+                || matches!(node.value, Value::Seq(_) | Value::Map(_))
+            {
+                return;
+            }
+            hits.push(Hit {
+                object,
+                path: path
+                    .iter()
+                    .map(|s| match s {
+                        PathSeg::Key(k) => Seg::Key(k.to_string()),
+                        PathSeg::Index(i) => Seg::Index(*i),
+                    })
+                    .collect(),
+                node,
+            });
+        });
+    }
+    hits.sort_by_key(|h| h.node.span.end - h.node.span.start);
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_variable_under_the_cursor() {
+        let text = "a: 1\nclass: ${STORAGE:=ceph}-${ZONE}\n";
+        let at = text.find("ZONE").unwrap();
+        let found = variable_at(text, at).unwrap();
+        assert_eq!(found.name, "ZONE");
+        assert_eq!(&text[found.start..found.end], "${ZONE}");
+        let first = variable_at(text, text.find("ceph").unwrap()).unwrap();
+        assert_eq!(first.name, "STORAGE");
+        assert!(variable_at(text, 1).is_none());
+    }
+}

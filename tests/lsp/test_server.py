@@ -1,0 +1,293 @@
+"""The language server driven as an editor drives it (pytest-lsp, over
+pygls's client), on a git copy of a real repository that tests/it/lsp.rs
+makes: HOMELAB_LINT_BIN is the binary, LSP_REPO the copy. The copy's
+CloudNativePG cluster keeps three instances on `${CLUSTER_STORAGE_CLASS}`
+(ceph-block, a replicated class), which the linter reports.
+"""
+
+import asyncio
+import os
+import pathlib
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+from pygls.protocol import default_converter
+
+BIN = os.environ["HOMELAB_LINT_BIN"]
+REPO = pathlib.Path(os.environ["LSP_REPO"])
+CLUSTER = REPO / "kubernetes/apps/databases/cloudnative-pg/cluster/cluster.yaml"
+KS = REPO / "kubernetes/apps/databases/cloudnative-pg/ks.yaml"
+SETTINGS = REPO / "kubernetes/flux/vars/cluster-settings.yaml"
+RULE = "postgres-replicas-on-replicated-storage"
+# Generous: a safety net for a hung server, not a speed check.
+PATIENCE = 300
+
+
+def published(client: LanguageClient, params: types.PublishDiagnosticsParams):
+    """Every publishDiagnostics in order, not only each file's last."""
+    client.diagnostics[params.uri] = params.diagnostics
+    client.published = getattr(client, "published", []) + [params]
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=default_converter)
+    features = dict(DEFAULT_CLIENT_FEATURES)
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = published
+    register_lsp_features(client, features)
+    return client
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[BIN, "server"], client_factory=make_client)
+)
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            root_uri=REPO.as_uri(),
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+class Buffer:
+    """A file open in the client, with its version and text."""
+
+    def __init__(self, client: LanguageClient, path: pathlib.Path, text: str | None = None):
+        self.client = client
+        self.uri = path.as_uri()
+        self.text = path.read_text() if text is None else text
+        self.version = 1
+        self.seen = len(self.published())
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=self.uri, language_id="yaml", version=1, text=self.text
+                )
+            )
+        )
+
+    def published(self):
+        return [p for p in getattr(self.client, "published", []) if p.uri == self.uri]
+
+    def change(self, text: str):
+        self.version += 1
+        self.text = text
+        self.seen = len(self.published())
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=self.uri, version=self.version
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    async def diagnostics(self):
+        """The diagnostics published for it after the last open or change."""
+        for _ in range(PATIENCE * 20):
+            fresh = self.published()[self.seen :]
+            if fresh:
+                self.seen = len(self.published())
+                return fresh[-1].diagnostics
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no diagnostics were published for {self.uri}")
+
+    async def hover(self, at: types.Position):
+        return await self.client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=self.uri), position=at)
+        )
+
+    async def definition(self, at: types.Position):
+        return await self.client.text_document_definition_async(
+            types.DefinitionParams(
+                text_document=types.TextDocumentIdentifier(uri=self.uri), position=at
+            )
+        )
+
+    def position(self, needle: str, skip: int = 0) -> types.Position:
+        offset = self.text.index(needle) + skip
+        line = self.text.count("\n", 0, offset)
+        return types.Position(line=line, character=offset - (self.text.rfind("\n", 0, offset) + 1))
+
+
+async def code_actions(doc: Buffer, finding: types.Diagnostic):
+    return await doc.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            range=finding.range,
+            context=types.CodeActionContext(diagnostics=[finding]),
+        )
+    )
+
+
+def ours(diagnostics, rule=RULE):
+    return [d for d in diagnostics if d.code == rule]
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    lines = text.split("\n")
+
+    def offset(p: types.Position) -> int:
+        return sum(len(line) + 1 for line in lines[: p.line]) + p.character
+
+    for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+    return text
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_finding_comes_and_goes_with_the_edit(client: LanguageClient):
+    doc = Buffer(client, CLUSTER)
+    found = ours(await doc.diagnostics())
+    # One finding, shown at each of its places in this file.
+    assert len({d.data["fingerprint"] for d in found}) == 1, found
+    finding = found[0]
+    assert finding.range.start.line == doc.position("name: postgres").line
+    assert finding.source == "homelab-lint"
+    # Every other object involved, in other files, is related.
+    others = {r.location.uri for r in finding.related_information}
+    assert any(u != doc.uri for u in others), finding.related_information
+
+    # One instance has no replica to wait for: the finding goes, from the
+    # unsaved buffer alone.
+    doc.change(doc.text.replace("instances: 3", "instances: 1"))
+    assert ours(await doc.diagnostics()) == []
+    assert "instances: 3" in CLUSTER.read_text()
+
+    doc.change(doc.text.replace("instances: 1", "instances: 3"))
+    assert ours(await doc.diagnostics()) == found
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_hover_and_definition_of_a_variable(client: LanguageClient):
+    doc = Buffer(client, CLUSTER)
+    await doc.diagnostics()
+    at = doc.position("${CLUSTER_STORAGE_CLASS}", 3)
+    hover = await doc.hover(at)
+    assert hover is not None
+    text = hover.contents.value
+    assert "ceph-block" in text, text
+    assert "kubernetes/flux/vars/cluster-settings.yaml:" in text, text
+
+    found = await doc.definition(at)
+    assert [loc.uri for loc in found] == [SETTINGS.as_uri()], found
+    line = SETTINGS.read_text().split("\n")[found[0].range.start.line]
+    assert "CLUSTER_STORAGE_CLASS" in line, line
+
+    # On the cluster itself: what the model derives of it.
+    hover = await doc.hover(doc.position("kind: Cluster", 7))
+    text = hover.contents.value
+    assert "**Postgres** (CloudNativePG), 3 instance(s)" in text, text
+    assert "`synchronous_commit` = `on`" in text, text
+    assert "class `ceph-block`" in text, text
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_definition_of_a_dependency_and_a_source(client: LanguageClient):
+    doc = Buffer(client, KS)
+    await doc.diagnostics()
+    # `dependsOn: - name: cluster-apps-cloudnative-pg` in the second
+    # document names the first.
+    at = doc.position("- name: cluster-apps-cloudnative-pg\n", 10)
+    found = await doc.definition(at)
+    assert [loc.uri for loc in found] == [doc.uri], found
+    assert found[0].range.start.line == doc.position("name: cluster-apps-cloudnative-pg\n").line
+
+    at = doc.position("name: k8s-gitops", 8)
+    found = await doc.definition(at)
+    assert len(found) == 1, found
+    target = pathlib.Path(found[0].range and found[0].uri.removeprefix("file://"))
+    assert "kind: GitRepository" in target.read_text(), target
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_suppression_applied_is_linted_again(client: LanguageClient):
+    doc = Buffer(client, CLUSTER)
+    finding = ours(await doc.diagnostics())[0]
+    actions = await code_actions(doc, finding)
+    suppress = [a for a in actions if a.title.startswith("Suppress")]
+    assert len(suppress) == 1, actions
+    edits = suppress[0].edit.changes[doc.uri]
+    after = apply(doc.text, edits)
+    assert f"# homelab-lint: ignore {RULE} -- <reason>" in after
+    doc.change(after)
+    assert ours(await doc.diagnostics()) == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_malformed_buffer_is_a_diagnostic_not_a_crash(client: LanguageClient):
+    doc = Buffer(client, CLUSTER)
+    assert ours(await doc.diagnostics())
+    doc.change("apiVersion: v1\nkind: [ConfigMap\n")
+    problems = await doc.diagnostics()
+    assert any(d.code == "input" for d in problems), problems
+    assert ours(problems) == []
+    # The server still answers, and recovers with the text.
+    doc.change(CLUSTER.read_text())
+    assert ours(await doc.diagnostics())
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_server_survives_a_file_deleted_under_it(client: LanguageClient):
+    doc = Buffer(client, CLUSTER)
+    assert ours(await doc.diagnostics())
+    written = CLUSTER.read_text()
+    SETTINGS.rename(SETTINGS.with_suffix(".moved"))
+    try:
+        doc.change(doc.text + "\n")
+        after = await doc.diagnostics()
+        # Without the variable's definition the class is unknown: no
+        # finding, and the file that reads it is still linted.
+        assert ours(after) == []
+        CLUSTER.unlink()
+        doc.change(doc.text)
+        await doc.diagnostics()
+        at = doc.position("${CLUSTER_STORAGE_CLASS}", 3)
+        hover = await doc.hover(at)
+        assert hover is not None
+    finally:
+        SETTINGS.with_suffix(".moved").rename(SETTINGS)
+        CLUSTER.write_text(written)
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_file_nothing_applies_gets_a_hint(client: LanguageClient):
+    stray = REPO / "kubernetes/apps/databases/cloudnative-pg/cluster/stray.yaml"
+    stray.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n")
+    doc = Buffer(client, stray)
+    hints = [d for d in await doc.diagnostics() if d.severity == types.DiagnosticSeverity.Hint]
+    assert len(hints) == 1, hints
+    assert "applied by no Flux Kustomization" in hints[0].message
+    assert "kustomization.yaml" in hints[0].message, hints[0].message
+
+
+EXAMPLE = pathlib.Path(os.environ["LSP_EXAMPLE_REPO"])
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_fixes_come_with_their_applicability_and_apply(client: LanguageClient):
+    release = Buffer(client, EXAMPLE / "apps/authentik/helmrelease.yaml")
+    rule = "authentik-persistent-connections-without-keepalives"
+    finding = ours(await release.diagnostics(), rule)[0]
+    actions = await code_actions(release, finding)
+    hover = await release.hover(release.position("kind: HelmRelease", 8))
+    assert "Helm values (`values` and `valuesFrom` merged)" in hover.contents.value
+    assert "AUTHENTIK_POSTGRESQL__CONN_MAX_AGE" in hover.contents.value
+    preferred = [a for a in actions if a.is_preferred]
+    assert len(preferred) == 1, actions
+    assert preferred[0].kind == types.CodeActionKind.QuickFix
+    release.change(apply(release.text, preferred[0].edit.changes[release.uri]))
+    assert ours(await release.diagnostics(), rule) == []
+
+    database = Buffer(client, EXAMPLE / "apps/authentik/database.yaml")
+    rule = "authentik-cache-on-sync-replicated-postgres"
+    finding = ours(await database.diagnostics(), rule)[0]
+    actions = await code_actions(database, finding)
+    unsafe = [a for a in actions if "(unsafe fix)" in a.title]
+    assert len(unsafe) == 1 and not unsafe[0].is_preferred, actions
+    assert unsafe[0].edit is not None
