@@ -10,13 +10,16 @@ use std::process::{Command, Output};
 
 use crate::common::{self, BIN};
 
-/// Variables that decide colour, cleared so the caller's do not leak in.
-const COLOUR_VARS: [&str; 5] = [
+/// Variables that decide colour, cleared so the caller's do not leak in;
+/// `CI` too, as anstream (anstyle-query's `is_ci`) colours a terminal in CI
+/// whatever TERM says, so CI's own `CI=true` would decide the TERM=dumb case.
+const COLOUR_VARS: [&str; 6] = [
     "NO_COLOR",
     "CLICOLOR",
     "CLICOLOR_FORCE",
     "FORCE_COLOR",
     "TERM",
+    "CI",
 ];
 
 const ESC: &str = "\u{1b}[";

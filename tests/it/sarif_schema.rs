@@ -365,9 +365,13 @@ fn provenance_rule_pages_and_input_problems_pass_the_sarif_multitool() {
     for rule in run["tool"]["driver"]["rules"].as_array().unwrap() {
         let id = rule["id"].as_str().unwrap();
         let uri = rule["helpUri"].as_str().unwrap();
-        let page = uri
-            .strip_prefix("https://github.com/homelab-lint/homelab-lint/blob/main/")
-            .unwrap_or_else(|| panic!("{uri}"));
+        // Rule pages are linked at the release the binary was built from.
+        let release = concat!(
+            "https://github.com/homelab-lint/homelab-lint/blob/v",
+            env!("CARGO_PKG_VERSION"),
+            "/"
+        );
+        let page = uri.strip_prefix(release).unwrap_or_else(|| panic!("{uri}"));
         assert!(
             Path::new(env!("CARGO_MANIFEST_DIR")).join(page).is_file(),
             "{id}: {page} is not a page of the repository"
