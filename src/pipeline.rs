@@ -200,7 +200,8 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     // model
     let model = subject.model();
     // evaluate
-    let outcome = rules::lint_known(&model, &rules, &known, &base.baseline);
+    let mut outcome = rules::lint_known(&model, &rules, &known, &base.baseline);
+    outcome.issues.extend(model.release_issues());
     if req.verbose > 0 {
         let shown = scope.map(|f| undecided_in_scope(&model, f));
         for u in &outcome.undecided {

@@ -43,6 +43,7 @@ mod hostile_build;
 mod hostile_links;
 mod hostile_output;
 mod hostile_probe;
+mod hostile_scale;
 mod hostile_secret;
 mod hostile_subst;
 mod hostile_write;
