@@ -51,7 +51,14 @@ pub struct Release {
     /// value from an operator's convention
     /// ([`crate::model::conventions`]).
     pub deferred: Vec<Deferred>,
+    /// What of the repository the values could not take in: these are
+    /// shown with the repository's problems.
     pub issues: Vec<Issue>,
+    /// `valuesFrom` sources, not optional, that the repository does not
+    /// hold: often made in the cluster (an ObjectBucketClaim's ConfigMap,
+    /// an operator's Secret), so kept for who asks (hover) and not shown
+    /// as problems.
+    pub absent: Vec<Issue>,
 }
 
 /// One `valuesFrom` entry with `targetPath` whose value is not in the
@@ -116,6 +123,7 @@ pub fn resolve_sharing<'a>(
         values_incomplete: false,
         deferred: Vec::new(),
         issues: Vec::new(),
+        absent: Vec::new(),
     };
     resolve_chart(sources, hr, namespace, lookup, &mut release);
     resolve_values(sources, hr, namespace, lookup, shared, &mut release);
@@ -253,9 +261,13 @@ fn resolve_values<'a>(
             // Whether optional or not, it may exist in the cluster only.
             release.values_incomplete = true;
             if !optional {
-                report(format!(
-                    "valuesFrom {kind}/{name} is not in the repository and not optional: \
+                release.absent.push(Issue::at(
+                    sources,
+                    entry.span,
+                    format!(
+                        "valuesFrom {kind}/{name} is not in the repository and not optional: \
                      helm-controller fails unless it exists in the cluster"
+                    ),
                 ));
             }
             defer(

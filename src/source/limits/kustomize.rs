@@ -27,7 +27,7 @@ pub struct Limits {
     /// Node visits that the patches, replacements and transformers of
     /// one load may make. A patch or replacement pays for the nodes it
     /// applies and writes and for the keys it searches on its way
-    /// (`budget::scan_cost`), never for the whole object: measuring and
+    /// (`kustomize::budget::scan_cost`), never for the whole object: measuring and
     /// copying each object whole per application made P patches each
     /// adding a key to N objects cost N·P² (1,000 over 1,000 ConfigMaps,
     /// 244 KB of input, took 92 s). Transformers that rewrite every
