@@ -89,25 +89,25 @@ fn data_keys(inv: &limited::Inventory, name: &str) -> usize {
 /// P patches each targeting every one of N ConfigMaps and adding a key:
 /// each application measured and copied the object, which grows with
 /// the patches before it, N·P² (1,000 over 1,000, 244 KB, took 92 s on
-/// a release build; then the work budget stopped it, here at 500 over
-/// 500). Each application now pays for the keys it searches and the
+/// a release build; then the work budget stopped it, here at 400 over
+/// 400). Each application now pays for the keys it searches and the
 /// nodes it writes: the build completes.
 #[test]
 fn patches_times_objects_cost_patches_times_objects() {
-    let patches: String = (0..500)
+    let patches: String = (0..400)
         .map(|i| format!("  - target: {{kind: ConfigMap}}\n    patch: |\n      - {{op: add, path: /data/k{i}, value: v}}\n"))
         .collect();
-    let dir = repo(500, &format!("patches:\n{patches}"));
+    let dir = repo(400, &format!("patches:\n{patches}"));
     let inv = limited::inventory(dir.path());
-    inv.assert_loaded(&["survivor", "cm499"]);
+    inv.assert_loaded(&["survivor", "cm399"]);
     assert_eq!(
         inv.json["coverage"]["fluxKustomizationsIncomplete"],
         serde_json::json!([]),
         "{:#}",
         inv.json["issues"]
     );
-    assert_eq!(data_keys(&inv, "cm0"), 501);
-    assert_eq!(data_keys(&inv, "cm499"), 501);
+    assert_eq!(data_keys(&inv, "cm0"), 401);
+    assert_eq!(data_keys(&inv, "cm399"), 401);
 }
 
 /// The same as strategic-merge patches (300 over 300): each merge copied

@@ -15,6 +15,13 @@ fn write(root: &Path, rel: &str, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// The `helm` entry of HelmRelease `name` in the inventory.
+fn helm_of<'i>(inv: &'i limited::Inventory, name: &str) -> &'i serde_json::Value {
+    let objects = inv.json["objects"].as_array().unwrap();
+    let release = objects.iter().find(|o| o["name"] == name);
+    &release.expect("the HelmRelease is loaded")["helm"]
+}
+
 /// 400 `valuesFrom` entries naming one 6 MB values key: each merge
 /// copied the parsed document again (200 over 12 MB took 89 s of CPU on
 /// a debug build; this, past the harness's 60). The document is parsed
@@ -39,13 +46,7 @@ fn values_from_naming_one_large_key_many_times_share_the_output_budget() {
         ),
     );
     let inv = limited::inventory(root);
-    let release = inv.json["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["name"] == "merged")
-        .expect("the HelmRelease is loaded");
-    let helm = &release["helm"];
+    let helm = helm_of(&inv, "merged");
     assert_eq!(helm["values"].as_object().map(|m| m.len()), Some(55_000));
     let issues = helm["issues"].as_array().expect("the budget is said");
     // The first entry: 5 lines before the keys, 8 after them.
@@ -116,13 +117,7 @@ fn values_that_stop_at_the_alias_budget_are_an_issue_the_user_sees() {
         ),
     );
     let inv = limited::inventory(root);
-    let release = inv.json["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["name"] == "app")
-        .expect("the HelmRelease is loaded");
-    let issues = &release["helm"]["issues"];
+    let issues = &helm_of(&inv, "app")["issues"];
     let message = issues[0]["message"].as_str().unwrap_or_default();
     assert!(
         issues[0]["path"] == "r/release.yaml"
