@@ -629,17 +629,7 @@ fn synchronous_standby_confirms_the_synchronous_replication_finding() {
     assert!(said(&f).contains("the standby wait is small"), "{f:#?}");
     primary.psql("ALTER DATABASE postgres SET synchronous_commit = off");
     let f = finding_of(&lint().stdout, SYNC_RULE);
-    assert_eq!(
-        common::evidence(&f, "probe.verdict"),
-        "not confirmed",
-        "{f:#?}"
-    );
-    assert_eq!(f.severity, Severity::Info, "{f:#?}");
-    assert_eq!(
-        common::evidence(&f, "probe.synchronous_commit"),
-        "off (source: database)",
-        "{f:#?}"
-    );
+    assert_refuted_by_off_in_the_database(&f);
     primary.assert_no_probe_session();
 }
 
@@ -674,18 +664,25 @@ fn probe_decides_a_remedy_that_ran_only_at_bootstrap() {
 
     server.psql("ALTER DATABASE postgres SET synchronous_commit = off");
     let f = finding_of(&lint(&["--probe-dsn", &dsn]).stdout, SYNC_RULE);
+    assert_refuted_by_off_in_the_database(&f);
+    server.assert_no_probe_session();
+}
+
+/// A finding the probe refuted because the database runs
+/// synchronous_commit = off: info, its evidence naming where the value
+/// comes from.
+fn assert_refuted_by_off_in_the_database(f: &Finding) {
     assert_eq!(
-        common::evidence(&f, "probe.verdict"),
+        common::evidence(f, "probe.verdict"),
         "not confirmed",
         "{f:#?}"
     );
     assert_eq!(f.severity, Severity::Info, "{f:#?}");
     assert_eq!(
-        common::evidence(&f, "probe.synchronous_commit"),
+        common::evidence(f, "probe.synchronous_commit"),
         "off (source: database)",
         "{f:#?}"
     );
-    server.assert_no_probe_session();
 }
 
 /// A JSON lint of a fires/ fixture of the synchronous-replication rule.
