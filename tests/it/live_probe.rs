@@ -284,14 +284,12 @@ fn http_probe_reaches_a_service_pod_through_the_api() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(!stdout.contains(TOKEN) && !stderr.contains(TOKEN));
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report: homelab_lint::probe::http::Report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not a probe report ({e}): {stdout}"));
+    assert_eq!(report.sequential.samples_ms.len(), 4);
+    assert_eq!(report.parallel.samples_ms.len(), 4);
     assert_eq!(
-        report["sequential"]["samplesMs"].as_array().unwrap().len(),
-        4
-    );
-    assert_eq!(report["parallel"]["samplesMs"].as_array().unwrap().len(), 4);
-    assert_eq!(
-        report["target"],
+        report.target,
         "security/authentik-server/api/v3/core/applications/ \
          (port-forward to pod security/authentik-server-7d9f8b6c5d-x2x9q:9000 of Service authentik-server)"
     );
@@ -354,16 +352,14 @@ fn probe_postgres_database_measures_the_primary_through_the_api() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(!stdout.contains(PLANTED) && !stderr.contains(PLANTED));
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report: homelab_lint::probe::postgres::Report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not a probe report ({e}): {stdout}"));
     assert_eq!(
-        report["target"],
+        report.target,
         "authentik@pod security/auth-postgres-0:5432/authentik (port-forward)"
     );
-    assert!(
-        report["effective"]["p50Ms"].as_f64().unwrap() >= 8.0,
-        "{report}"
-    );
-    assert_eq!(report["synchronousCommit"], "on");
+    assert!(report.effective.p50_ms >= 8.0, "{report:#?}");
+    assert_eq!(report.synchronous_commit, "on");
     server.assert_no_probe_session();
 
     // A name no operator declares: a clear error, exit 2.

@@ -355,8 +355,8 @@ fn cli_prints_a_before_after_table_without_the_password() {
         .output()
         .unwrap();
     assert!(json.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert!(v["effective"]["p50Ms"].as_f64().unwrap() >= 8.0, "{v}");
+    let report: probe::Report = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(report.effective.p50_ms >= 8.0, "{report:#?}");
     assert!(!String::from_utf8_lossy(&json.stdout).contains(pg::PW_PASSWORD));
 
     // A wrong password: exit 2, a reason, and neither password echoed.
