@@ -306,7 +306,10 @@ fn clipped(text: &str) -> std::borrow::Cow<'_, str> {
     if text.len() <= SHOWN_TEXT {
         return text.into();
     }
-    let end = text.floor_char_boundary(SHOWN_TEXT);
+    let end = (0..=SHOWN_TEXT)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
     format!("{}…", &text[..end]).into()
 }
 

@@ -15,11 +15,14 @@ use crate::yaml::Node;
 /// A values document as parsed from `text`: `None` for an empty one.
 pub(super) type Parsed = Result<Option<Arc<Node>>, Issue>;
 
+/// A document held with the text it was parsed from.
+type Held = (Arc<str>, Parsed);
+
 pub struct Shared {
     /// By object (its address: the objects are not moved while the
     /// model holds them) and key, with the text parsed: the text of an
     /// ExternalSecret's key may depend on which tree looks it up.
-    parsed: Mutex<HashMap<(usize, String), (Arc<str>, Parsed)>>,
+    parsed: Mutex<HashMap<(usize, String), Held>>,
     /// Bytes of values text the merges may still copy.
     left: AtomicU64,
     total: u64,
@@ -45,9 +48,9 @@ impl Shared {
         parse: impl FnOnce() -> Parsed,
     ) -> Parsed {
         let at = (std::ptr::from_ref(obj) as usize, key.to_string());
-        let held = |map: &HashMap<_, (Arc<str>, Parsed)>| {
+        let held = |map: &HashMap<_, Held>| {
             map.get(&at)
-                .filter(|(t, _): &&(Arc<str>, Parsed)| &**t == text)
+                .filter(|(t, _): &&Held| &**t == text)
                 .map(|(_, p)| p.clone())
         };
         if let Some(parsed) = held(&self.parsed.lock().unwrap_or_else(|e| e.into_inner())) {
