@@ -788,9 +788,16 @@ fn render(
             control::defuse_commands(text.trim_end()).into_owned()
         }
         Format::Graph(language) => {
-            let mut drawn = graph::Graph::default();
+            // Every app and database of the repository, then the findings'
+            // chains over them, marked with their rules.
+            let mut drawn = graph::Graph::by_namespace();
+            if let Some(repo) = repo {
+                for chain in rules::chains::of_repository(&Model::new(repo), rules) {
+                    drawn.add_chain(&chain);
+                }
+            }
             for f in findings {
-                drawn.add_chain(&f.chain);
+                drawn.add_finding(&f.chain, &f.rule);
             }
             drawn.write(language).trim_end().to_string()
         }

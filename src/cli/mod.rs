@@ -359,7 +359,7 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
 }
 
 /// `inventory --graph`: a lint of the repository with every rule, its
-/// findings' chains drawn as one graph.
+/// apps and databases drawn as one graph with the findings' chains marked.
 fn run_graph(inv: &InventoryArgs, language: graph::Language, verbose: u8) -> Result<u8, String> {
     let req = pipeline::Request {
         input: Input {

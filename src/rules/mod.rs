@@ -1,6 +1,7 @@
 //! Rules as data: the built-in pack embedded from `rules/`, user rules
 //! from `--rules DIR`, one schema for both, and the engine that runs them.
 
+pub mod chains;
 pub mod config;
 pub mod docs;
 pub mod engine;
