@@ -172,39 +172,61 @@ impl Graph {
         }
     }
 
+    /// Each namespace's nodes between the lines `group` opens and closes
+    /// it with, the other nodes, then the edges: a language's words for
+    /// each come from `group`, `node` and `edge`.
+    fn layout(
+        &self,
+        out: &mut String,
+        group: impl Fn(usize, &str) -> (String, &'static str),
+        node: impl Fn(usize, &Node) -> String,
+        edge: impl Fn(&Edge) -> String,
+    ) {
+        let (groups, loose) = self.grouped();
+        for (g, (name, members)) in groups.iter().enumerate() {
+            let (open, close) = group(g, name);
+            out.push_str(&open);
+            for &i in members {
+                let _ = writeln!(out, "    {}", node(i, &self.nodes[i]));
+            }
+            out.push_str(close);
+        }
+        for i in loose {
+            let _ = writeln!(out, "  {}", node(i, &self.nodes[i]));
+        }
+        for e in &self.edges {
+            let _ = writeln!(out, "  {}", edge(e));
+        }
+    }
+
     /// A Mermaid flowchart, left to right, a subgraph per namespace.
     pub fn mermaid(&self) -> String {
         let mut out = String::from("flowchart LR\n");
-        let node = |out: &mut String, i: usize, indent: &str| {
-            let n = &self.nodes[i];
-            let label: Vec<String> = std::iter::once(format!("<b>{}</b>", mermaid_text(&n.title)))
-                .chain(n.lines.iter().map(|l| mermaid_text(l)))
-                .collect();
-            let _ = writeln!(out, "{indent}n{i}[\"{}\"]", label.join("<br/>"));
-        };
-        let (groups, loose) = self.grouped();
-        for (g, (name, members)) in groups.iter().enumerate() {
-            let _ = writeln!(out, "  subgraph g{g}[\"{}\"]", mermaid_text(name));
-            for &i in members {
-                node(&mut out, i, "    ");
-            }
-            out.push_str("  end\n");
-        }
-        for i in loose {
-            node(&mut out, i, "  ");
-        }
-        for e in &self.edges {
-            let _ = match e.rules.is_empty() {
-                true => writeln!(out, "  n{} --> n{}", e.from, e.to),
-                false => writeln!(
-                    out,
-                    "  n{} ==>|\"{}\"| n{}",
+        self.layout(
+            &mut out,
+            |g, name| {
+                (
+                    format!("  subgraph g{g}[\"{}\"]\n", mermaid_text(name)),
+                    "  end\n",
+                )
+            },
+            |i, n| {
+                let label: Vec<String> =
+                    std::iter::once(format!("<b>{}</b>", mermaid_text(&n.title)))
+                        .chain(n.lines.iter().map(|l| mermaid_text(l)))
+                        .collect();
+                format!("n{i}[\"{}\"]", label.join("<br/>"))
+            },
+            |e| match e.rules.is_empty() {
+                true => format!("n{} --> n{}", e.from, e.to),
+                false => format!(
+                    "n{} ==>|\"{}\"| n{}",
                     e.from,
                     mermaid_text(&e.rules.join(", ")),
                     e.to
                 ),
-            };
-        }
+            },
+        );
         out
     }
 
@@ -212,38 +234,32 @@ impl Graph {
     /// per namespace.
     pub fn dot(&self) -> String {
         let mut out = String::from("digraph homelab {\n  rankdir=LR;\n  node [shape=box];\n");
-        let node = |out: &mut String, i: usize, indent: &str| {
-            let n = &self.nodes[i];
-            let label: Vec<String> = std::iter::once(&n.title)
-                .chain(&n.lines)
-                .map(|l| dot_text(l))
-                .collect();
-            let _ = writeln!(out, "{indent}n{i} [label=\"{}\\l\"];", label.join("\\l"));
-        };
-        let (groups, loose) = self.grouped();
-        for (g, (name, members)) in groups.iter().enumerate() {
-            let _ = writeln!(out, "  subgraph cluster_{g} {{");
-            let _ = writeln!(out, "    label=\"{}\";", dot_text(name));
-            for &i in members {
-                node(&mut out, i, "    ");
-            }
-            out.push_str("  }\n");
-        }
-        for i in loose {
-            node(&mut out, i, "  ");
-        }
-        for e in &self.edges {
-            let _ = match e.rules.is_empty() {
-                true => writeln!(out, "  n{} -> n{};", e.from, e.to),
-                false => writeln!(
-                    out,
-                    "  n{} -> n{} [color=red, penwidth=2, label=\"{}\"];",
+        self.layout(
+            &mut out,
+            |g, name| {
+                let open = format!(
+                    "  subgraph cluster_{g} {{\n    label=\"{}\";\n",
+                    dot_text(name)
+                );
+                (open, "  }\n")
+            },
+            |i, n| {
+                let label: Vec<String> = std::iter::once(&n.title)
+                    .chain(&n.lines)
+                    .map(|l| dot_text(l))
+                    .collect();
+                format!("n{i} [label=\"{}\\l\"];", label.join("\\l"))
+            },
+            |e| match e.rules.is_empty() {
+                true => format!("n{} -> n{};", e.from, e.to),
+                false => format!(
+                    "n{} -> n{} [color=red, penwidth=2, label=\"{}\"];",
                     e.from,
                     e.to,
                     dot_text(&e.rules.join(", "))
                 ),
-            };
-        }
+            },
+        );
         out.push_str("}\n");
         out
     }

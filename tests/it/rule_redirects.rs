@@ -40,6 +40,18 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The JSON lint of `repo` with the rules of `rules` too.
+fn lint_json(repo: &Path, rules: &Path) -> Output {
+    run(&[
+        repo.to_str().unwrap(),
+        "--no-probe",
+        "--rules",
+        rules.to_str().unwrap(),
+        "-o",
+        "json",
+    ])
+}
+
 /// The warning every use of the former id gives.
 fn warning() -> String {
     format!("rule id {FORMER:?} is deprecated: the rule is now {NOW:?}")
@@ -108,14 +120,7 @@ fn the_configuration_takes_a_former_id_with_a_warning_at_its_line() {
         format!("rules:\n  select: [{FORMER}]\n  severity:\n    {FORMER}: error\n"),
     )
     .unwrap();
-    let out = run(&[
-        repo.path().to_str().unwrap(),
-        "--no-probe",
-        "--rules",
-        rules.path().to_str().unwrap(),
-        "-o",
-        "json",
-    ]);
+    let out = lint_json(repo.path(), rules.path());
     let said = stderr(&out);
     assert!(
         said.contains(&format!(".homelab-lint.yaml:2:12: {}", warning())),
@@ -145,14 +150,7 @@ fn a_suppression_of_a_former_id_suppresses_the_rule_with_a_warning() {
         "    parameters:\n",
         &format!("    parameters: # homelab-lint: ignore {FORMER} -- measured: 40 ms logins\n"),
     );
-    let out = run(&[
-        repo.path().to_str().unwrap(),
-        "--no-probe",
-        "--rules",
-        rules.path().to_str().unwrap(),
-        "-o",
-        "json",
-    ]);
+    let out = lint_json(repo.path(), rules.path());
     let said = stderr(&out);
     assert!(
         said.contains(&format!(
