@@ -97,12 +97,16 @@ class Buffer:
             await asyncio.sleep(0.05)
         raise AssertionError(f"no diagnostics were published for {self.uri}")
 
-    async def hover(self, at: types.Position):
+    async def hover(self, needle: str, skip: int = 0):
+        """The hover `skip` characters into the first `needle`."""
+        at = self.position(needle, skip)
         return await self.client.text_document_hover_async(
             types.HoverParams(text_document=types.TextDocumentIdentifier(uri=self.uri), position=at)
         )
 
-    async def definition(self, at: types.Position):
+    async def definition(self, needle: str, skip: int = 0):
+        """Where the name `skip` characters into the first `needle` is defined."""
+        at = self.position(needle, skip)
         return await self.client.text_document_definition_async(
             types.DefinitionParams(
                 text_document=types.TextDocumentIdentifier(uri=self.uri), position=at
@@ -167,20 +171,19 @@ async def test_a_finding_comes_and_goes_with_the_edit(client: LanguageClient):
 async def test_hover_and_definition_of_a_variable(client: LanguageClient):
     doc = Buffer(client, CLUSTER)
     await doc.diagnostics()
-    at = doc.position("${CLUSTER_STORAGE_CLASS}", 3)
-    hover = await doc.hover(at)
+    hover = await doc.hover("${CLUSTER_STORAGE_CLASS}", 3)
     assert hover is not None
     text = hover.contents.value
     assert "ceph-block" in text, text
     assert "kubernetes/flux/vars/cluster-settings.yaml:" in text, text
 
-    found = await doc.definition(at)
+    found = await doc.definition("${CLUSTER_STORAGE_CLASS}", 3)
     assert [loc.uri for loc in found] == [SETTINGS.as_uri()], found
     line = SETTINGS.read_text().split("\n")[found[0].range.start.line]
     assert "CLUSTER_STORAGE_CLASS" in line, line
 
     # On the cluster itself: what the model derives of it.
-    hover = await doc.hover(doc.position("kind: Cluster", 7))
+    hover = await doc.hover("kind: Cluster", 7)
     text = hover.contents.value
     assert "**Postgres** (CloudNativePG), 3 instance(s)" in text, text
     assert "`synchronous_commit` = `on`" in text, text
@@ -193,13 +196,11 @@ async def test_definition_of_a_dependency_and_a_source(client: LanguageClient):
     await doc.diagnostics()
     # `dependsOn: - name: cluster-apps-cloudnative-pg` in the second
     # document names the first.
-    at = doc.position("- name: cluster-apps-cloudnative-pg\n", 10)
-    found = await doc.definition(at)
+    found = await doc.definition("- name: cluster-apps-cloudnative-pg\n", 10)
     assert [loc.uri for loc in found] == [doc.uri], found
     assert found[0].range.start.line == doc.position("name: cluster-apps-cloudnative-pg\n").line
 
-    at = doc.position("name: k8s-gitops", 8)
-    found = await doc.definition(at)
+    found = await doc.definition("name: k8s-gitops", 8)
     assert len(found) == 1, found
     target = pathlib.Path(found[0].range and found[0].uri.removeprefix("file://"))
     assert "kind: GitRepository" in target.read_text(), target
@@ -247,8 +248,7 @@ async def test_the_server_survives_a_file_deleted_under_it(client: LanguageClien
         CLUSTER.unlink()
         doc.change(doc.text)
         await doc.diagnostics()
-        at = doc.position("${CLUSTER_STORAGE_CLASS}", 3)
-        hover = await doc.hover(at)
+        hover = await doc.hover("${CLUSTER_STORAGE_CLASS}", 3)
         assert hover is not None
     finally:
         SETTINGS.with_suffix(".moved").rename(SETTINGS)
@@ -275,7 +275,7 @@ async def test_fixes_come_with_their_applicability_and_apply(client: LanguageCli
     rule = "authentik-persistent-connections-without-keepalives"
     finding = ours(await release.diagnostics(), rule)[0]
     actions = await code_actions(release, finding)
-    hover = await release.hover(release.position("kind: HelmRelease", 8))
+    hover = await release.hover("kind: HelmRelease", 8)
     assert "Helm values (`values` and `valuesFrom` merged)" in hover.contents.value
     assert "AUTHENTIK_POSTGRESQL__CONN_MAX_AGE" in hover.contents.value
     preferred = [a for a in actions if a.is_preferred]
