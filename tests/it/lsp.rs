@@ -100,7 +100,13 @@ fn neovim_gets_the_finding_its_hover_and_its_suppression() {
         .env("LSP_FILE", repo.join(CLUSTER))
         .env("LSP_RULE", RULE)
         .current_dir(&repo);
-    for var in ["HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"] {
+    for var in [
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
         nvim.env(var, &home);
     }
     let out = nvim.output().unwrap();
@@ -110,5 +116,8 @@ fn neovim_gets_the_finding_its_hover_and_its_suppression() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "Neovim's client failed:\n{text}");
-    assert!(text.contains("the finding, its hover and its suppression held"), "{text}");
+    assert!(
+        text.contains("the finding, its hover and its suppression held"),
+        "{text}"
+    );
 }

@@ -32,22 +32,55 @@ def published(client: LanguageClient, params: types.PublishDiagnosticsParams):
     client.published = getattr(client, "published", []) + [params]
 
 
+def registered(client: LanguageClient, params: types.RegistrationParams):
+    """What the server asks to be told of (file watchers)."""
+    client.registrations = getattr(client, "registrations", []) + params.registrations
+
+
 def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = published
+    features[types.CLIENT_REGISTER_CAPABILITY] = registered
     register_lsp_features(client, features)
     return client
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[BIN, "server"], client_factory=make_client)
-)
+SERVER = ClientServerConfig(server_command=[BIN, "server"], client_factory=make_client)
+
+
+@pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient):
+    """A client that does not watch files: the server reads the disk at
+    every lint."""
     await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(),
             root_uri=REPO.as_uri(),
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+WATCHING = types.ClientCapabilities(
+    workspace=types.WorkspaceClientCapabilities(
+        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+            dynamic_registration=True
+        )
+    )
+)
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def watching(lsp_client: LanguageClient):
+    """A client that watches files for the server, which then reads only
+    what it is told changed."""
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=WATCHING,
+            root_uri=REPO.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=REPO.as_uri(), name="repo")],
         )
     )
     yield
@@ -77,7 +110,7 @@ class Buffer:
     def change(self, text: str):
         self.version += 1
         self.text = text
-        self.seen = len(self.published())
+        self.expect()
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(
@@ -86,6 +119,10 @@ class Buffer:
                 content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
             )
         )
+
+    def expect(self):
+        """Makes `diagnostics` wait for a publish after this one."""
+        self.seen = len(self.published())
 
     async def diagnostics(self):
         """The diagnostics published for it after the last open or change."""
@@ -291,3 +328,83 @@ async def test_fixes_come_with_their_applicability_and_apply(client: LanguageCli
     unsafe = [a for a in actions if "(unsafe fix)" in a.title]
     assert len(unsafe) == 1 and not unsafe[0].is_preferred, actions
     assert unsafe[0].edit is not None
+
+
+def on_disk(client: LanguageClient, *changes: tuple[pathlib.Path, types.FileChangeType]):
+    """Tells the server what changed on disk, as a watching client does."""
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=path.as_uri(), type=kind) for path, kind in changes]
+        )
+    )
+
+
+def sorted_diagnostics(diagnostics):
+    return sorted(
+        diagnostics,
+        key=lambda d: (d.range.start.line, d.range.start.character, str(d.code), d.message),
+    )
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_after_edits_and_disk_changes_the_diagnostics_are_a_fresh_lints(
+    watching: LanguageClient,
+):
+    client = watching
+    for _ in range(PATIENCE * 20):
+        if getattr(client, "registrations", []):
+            break
+        await asyncio.sleep(0.05)
+    methods = [r.method for r in getattr(client, "registrations", [])]
+    assert methods == [types.WORKSPACE_DID_CHANGE_WATCHED_FILES], methods
+    cluster, ks = Buffer(client, CLUSTER), Buffer(client, KS)
+    assert ours(await cluster.diagnostics())
+    await ks.diagnostics()
+    settings = SETTINGS.read_text()
+    moved = REPO.parent / "cluster-settings.yaml"
+    created = CLUSTER.parent / "created.yaml"
+
+    async def after(*changes):
+        cluster.expect()
+        on_disk(client, *changes)
+        return ours(await cluster.diagnostics())
+
+    try:
+        # An unsaved edit that keeps the finding.
+        cluster.change(cluster.text.replace("instances: 3", "instances: 2"))
+        assert ours(await cluster.diagnostics())
+        # The variable's definition deleted on disk: the class is unknown,
+        # the finding goes; back, it comes back.
+        SETTINGS.rename(moved)
+        assert await after((SETTINGS, types.FileChangeType.Deleted)) == []
+        moved.rename(SETTINGS)
+        assert await after((SETTINGS, types.FileChangeType.Created))
+        # Changed on disk to a class the linter does not know: it goes.
+        SETTINGS.write_text(settings.replace('"ceph-block"', '"made-up-class"'))
+        assert await after((SETTINGS, types.FileChangeType.Changed)) == []
+        created.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: created\n")
+        await after((created, types.FileChangeType.Created))
+        # One lint publishes both files.
+        ks.expect()
+        cluster.change(cluster.text.replace("instances: 2", "instances: 3"))
+        kept = {doc.uri: sorted_diagnostics(await doc.diagnostics()) for doc in (cluster, ks)}
+
+        # A server started now, without watching, reads it all.
+        fresh = await SERVER.start()
+        try:
+            await fresh.initialize_session(
+                types.InitializeParams(
+                    capabilities=types.ClientCapabilities(), root_uri=REPO.as_uri()
+                )
+            )
+            again = [Buffer(fresh, CLUSTER, cluster.text), Buffer(fresh, KS, ks.text)]
+            for doc in again:
+                assert sorted_diagnostics(await doc.diagnostics()) == kept[doc.uri], doc.uri
+        finally:
+            await fresh.shutdown_session()
+            await fresh.stop()
+    finally:
+        if moved.exists():
+            moved.rename(SETTINGS)
+        SETTINGS.write_text(settings)
+        created.unlink(missing_ok=True)
