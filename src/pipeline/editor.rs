@@ -22,7 +22,7 @@ use crate::source::Issue;
 use crate::source::files::Listing;
 use crate::source::ignored::Ignored;
 use crate::source::repo;
-use crate::source::reuse::Lent;
+use crate::source::reuse::{self, Lent};
 use crate::source::root::Found;
 
 /// One repository open in an editor.
@@ -139,8 +139,7 @@ impl Session {
     pub fn analyse(&mut self, overlay: HashMap<PathBuf, String>) -> Result<Analysis, Error> {
         let started = Instant::now();
         let open: Vec<PathBuf> = overlay.keys().cloned().collect();
-        let mut files =
-            super::work_tree_files(&self.found, self.ignored.clone(), overlay).recording();
+        let mut files = super::work_tree_files(&self.found, self.ignored.clone(), overlay);
         if let Some(disk) = self.disk.as_mut() {
             let listed = disk.listed.get_or_insert_with(|| {
                 let root = &self.found.root;
@@ -148,12 +147,13 @@ impl Session {
             });
             files = files.remembering(Some(listed.clone()), std::mem::take(&mut disk.texts));
         }
+        let mut files = reuse::recording(files);
         if let Some(lent) = self.lent.take() {
-            files = files.borrowing(lent);
+            files = reuse::borrowing(files, lent);
         }
         let mut repo = repo::load_files(files);
         super::show_from_top(&mut repo, &self.found);
-        let reused = repo.files.take_lent().map(|l| l.summary());
+        let reused = reuse::take_lent(&mut repo.files).map(|l| l.summary());
         self.lent = Lent::of(&mut repo.files);
         if let Some(disk) = self.disk.as_mut() {
             disk.remember(&repo.files, &open);
