@@ -34,7 +34,7 @@ def published(client: LanguageClient, params: types.PublishDiagnosticsParams):
 
 def registered(client: LanguageClient, params: types.RegistrationParams):
     """What the server asks to be told of (file watchers)."""
-    client.registrations = getattr(client, "registrations", []) + params.registrations
+    client.registrations = getattr(client, "registrations", []) + list(params.registrations)
 
 
 def make_client() -> LanguageClient:
