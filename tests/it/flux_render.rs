@@ -208,6 +208,57 @@ fn patch_files_have_their_own_fate() {
     );
 }
 
+/// A file below the kustomization that leaves it out, under the path of a
+/// Flux Kustomization that kustomization also leaves out: the reason names
+/// that Flux Kustomization (listing the file would not apply it).
+#[test]
+fn file_under_an_unapplied_flux_kustomization_names_it() {
+    let apps = ks("apps", "./apps", "GitRepository/flux-system");
+    let policies = ks(
+        "kyverno-policies",
+        "./apps/kyverno/policies",
+        "GitRepository/flux-system",
+    );
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", &apps),
+        (
+            "apps/kustomization.yaml",
+            "resources:\n  - ./cm.yaml\n  # - ./kyverno/ks.yaml\n",
+        ),
+        ("apps/cm.yaml", &cm("a")),
+        ("apps/kyverno/ks.yaml", &policies),
+        ("apps/kyverno/policies/policy.yaml", &cm("policy")),
+    ]);
+    let fate = |p: &str| {
+        r.fates
+            .iter()
+            .find(|f| f.path == Path::new(p))
+            .map(|f| (f.fate.key(), f.fate.reason()))
+            .unwrap()
+    };
+    let under = "not applied: under the path of Flux Kustomization flux-system/kyverno-policies \
+                 (apps/kyverno/ks.yaml:1), which is not applied: apps/kustomization.yaml does \
+                 not list it";
+    assert_eq!(
+        fate("apps/kyverno/policies/policy.yaml"),
+        ("unreachable", under.to_string())
+    );
+    let skipped = r
+        .skipped
+        .iter()
+        .find(|s| s.path == Path::new("apps/kyverno/policies/policy.yaml"))
+        .map(|s| s.reason.as_str());
+    assert_eq!(skipped, Some(under));
+    assert_eq!(
+        fate("apps/kyverno/ks.yaml"),
+        (
+            "not-listed",
+            "not applied: apps/kustomization.yaml does not list it".to_string()
+        )
+    );
+}
+
 /// The ConfigMap a postBuild data item reads, after substitution.
 fn substituted(r: &Repo, name: &str, key: &str) -> Option<String> {
     r.objects
