@@ -195,7 +195,11 @@ spec:
     let repo = Repo::new(&[("hr.yaml", hr), ("values.yaml", VALUES)]);
     let r = repo.resolve("x");
     assert_eq!(r.issues.len(), 2, "{:?}", r.issues);
-    assert!(r.issues[0].message.contains("ConfigMap/nowhere"));
+    assert!(
+        r.issues[0].message.contains("ConfigMap apps/nowhere"),
+        "{:?}",
+        r.issues
+    );
     assert_eq!((r.issues[0].line, r.issues[0].col), (8, 7));
     assert!(r.issues[1].message.contains("\"nope\""));
     assert!(r.values_incomplete);
