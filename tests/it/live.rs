@@ -256,5 +256,5 @@ fn cluster_only_conn_options_decide_and_are_never_printed() {
 }
 
 fn base64_decode(text: &str) -> Vec<u8> {
-    homelab_lint::source::flux::data::decode_base64(text).expect("base64")
+    homelab_lint::source::data::decode_base64(text).expect("base64")
 }
