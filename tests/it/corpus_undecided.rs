@@ -236,7 +236,7 @@ fn template_from_on_the_corpus_is_read() {
 /// also where a SealedSecret or ExternalSecret makes it.
 #[test]
 fn not_in_the_repository_lines_on_the_corpus_are_true() {
-    use homelab_lint::source::flux::data;
+    use homelab_lint::source::data;
     let qualified = regex::Regex::new(
         r"\b([A-Z][A-Za-z]+) ([a-z0-9][a-z0-9.-]*)/([a-z0-9][a-z0-9.-]*)\b[^;]*?,? (?:which )?is not in the repository",
     )
