@@ -203,9 +203,9 @@ impl ParseCache {
     }
 }
 
-/// A job's result from a fork, with what it left behind; `None` when the
-/// fork could not do it (see [`Journal::spoiled`]).
-/// A fork's result, what it left, and the budget it used.
+/// A job's result from a fork, with what it left behind and the budget
+/// it used; `None` when the fork could not do it (see
+/// [`Journal::spoiled`]).
 type Forked<R> = Option<(
     R,
     Journal,
