@@ -90,19 +90,29 @@ fn referenced_key(text: &str) -> Option<&str> {
     (!key.contains('"')).then_some(key)
 }
 
-/// The remote Secret and its key that template key `key` comes from:
-/// `spec.data[]` with that `secretKey`, or one `dataFrom[].extract`
-/// without rewrites (which keeps the remote keys as they are).
+/// The remote Secret and its key that template key `key` comes from, in
+/// external-secrets' order (`GetProviderSecretData` in
+/// `pkg/controllers/externalsecret/externalsecret_controller_secret.go`:
+/// every `dataFrom` entry, then every `data` item, each later key
+/// overwriting an earlier one): the last `spec.data[]` with that
+/// `secretKey`, else the one `dataFrom[].extract` without rewrites. Only
+/// references that hand over the Secret's key as it is count: a
+/// `property` of an extract (a JSON value's keys), `metadataPolicy:
+/// Fetch`, a decoding or conversion strategy or a `sourceRef` of its own
+/// (another store, a generator) make a value the repository cannot read.
 fn source_of(spec: &Node, key: &str) -> Option<(String, String)> {
     let items = spec.get("data").and_then(Node::as_seq);
     if let Some(item) = items
         .into_iter()
         .flatten()
-        .find(|i| i.str_at(&["secretKey"]) == Some(key))
+        .rfind(|i| i.str_at(&["secretKey"]) == Some(key))
     {
-        let remote = item.str_at(&["remoteRef", "key"])?;
-        let property = item.str_at(&["remoteRef", "property"])?;
-        return Some((remote.to_string(), property.to_string()));
+        let remote = item.get("remoteRef").filter(|r| as_is(r))?;
+        if item.get("sourceRef").is_some() {
+            return None;
+        }
+        let property = remote.str_at(&["property"])?;
+        return Some((remote.str_at(&["key"])?.to_string(), property.to_string()));
     }
     let extracts: Vec<&Node> = spec
         .get("dataFrom")
@@ -112,12 +122,30 @@ fn source_of(spec: &Node, key: &str) -> Option<(String, String)> {
         .collect();
     // With several sources a later one may override the key.
     match extracts.as_slice() {
-        [one] if one.get("rewrite").is_none() => {
-            let remote = one.str_at(&["extract", "key"])?;
-            Some((remote.to_string(), key.to_string()))
+        [one] if one.get("rewrite").is_none() && one.get("sourceRef").is_none() => {
+            let extract = one.get("extract").filter(|e| as_is(e))?;
+            if extract.get("property").is_some() {
+                return None;
+            }
+            Some((extract.str_at(&["key"])?.to_string(), key.to_string()))
         }
         _ => None,
     }
+}
+
+/// Whether a remote reference hands over the stored value unchanged:
+/// no `metadataPolicy: Fetch` (labels and annotations instead of data),
+/// `decodingStrategy` None and `conversionStrategy` Default, their
+/// defaults (`apis/externalsecrets/v1/externalsecret_types.go`).
+fn as_is(reference: &Node) -> bool {
+    let is = |field: &str, default: &str| {
+        reference
+            .str_at(&[field])
+            .is_none_or(|v| v.is_empty() || v == default)
+    };
+    is("metadataPolicy", "None")
+        && is("decodingStrategy", "None")
+        && is("conversionStrategy", "Default")
 }
 
 /// The namespace a Kubernetes-provider SecretStore or ClusterSecretStore

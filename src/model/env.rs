@@ -291,7 +291,8 @@ fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
             },
             Some(Err(why)) => hidden(format!("from key {key} of Secret {source}: {why}")),
             None => hidden(format!(
-                "from key {key} of {kind} {source}, which is not in the repository (it may exist only in the cluster)"
+                "from key {key} of {}",
+                refs.model.absent(refs.near, kind, refs.ns, &source)
             )),
         },
         Some(&first) => {
@@ -523,24 +524,26 @@ pub fn has_hidden_sources(model: &Model, app: &App) -> Option<String> {
         Some(r) => r.values.clone(),
         None => Node::clone(&model.object(app.object).root),
     };
-    env_from_sources(&refs, &holder).into_iter().find_map(|source| {
-        let kind = if source.secret { "Secret" } else { "ConfigMap" };
-        let writers = refs.find(source.secret, &source.name);
-        match writers.first().copied() {
-            None if made_by_bucket_claim(model, app.object, ns, &source.name) => None,
-            None => Some(format!(
-                "envFrom {kind} {}, which is not in the repository (it may exist only in the cluster),",
-                source.name
-            )),
-            Some(obj) => model.writers_complete(&writers).err().map(|why| {
-                format!(
-                    "envFrom {kind} {} ({}: {why})",
-                    source.name,
-                    model.object(obj).id()
-                )
-            }),
-        }
-    })
+    env_from_sources(&refs, &holder)
+        .into_iter()
+        .find_map(|source| {
+            let kind = if source.secret { "Secret" } else { "ConfigMap" };
+            let writers = refs.find(source.secret, &source.name);
+            match writers.first().copied() {
+                None if made_by_bucket_claim(model, app.object, ns, &source.name) => None,
+                None => Some(format!(
+                    "envFrom {},",
+                    model.absent(app.object, kind, ns, &source.name)
+                )),
+                Some(obj) => model.writers_complete(&writers).err().map(|why| {
+                    format!(
+                        "envFrom {kind} {} ({}: {why})",
+                        source.name,
+                        model.object(obj).id()
+                    )
+                }),
+            }
+        })
 }
 
 /// Whether an ObjectBucketClaim of that name makes the ConfigMap or Secret

@@ -214,7 +214,24 @@ impl<'r> Model<'r> {
             ),
             None => match self.named_unless_set(near, kind, namespace, name) {
                 Some(why) => format!("{what} {why}"),
-                None => format!("{what} is not in the repository"),
+                None => {
+                    let mut others: Vec<&str> = self
+                        .by_name
+                        .get(&(kind, name))
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|&i| self.objects[i].namespace())
+                        .collect();
+                    others.sort_unstable();
+                    others.dedup();
+                    match others.as_slice() {
+                        [] => format!("{what} is not in the repository in namespace {namespace}"),
+                        _ => format!(
+                            "{what} is not in the repository in namespace {namespace} (it holds one of that name only in namespace {})",
+                            others.join(", ")
+                        ),
+                    }
+                }
             },
         }
     }
@@ -266,6 +283,38 @@ impl<'r> Model<'r> {
             let o = &self.objects[i];
             data::made_in(o, namespace) && o.same_tree(near)
         })
+    }
+
+    /// A ConfigMap or Secret that `near` refers to and the repository
+    /// does not make in `namespace`, for a reason: named with its
+    /// namespace, and with the namespaces where the repository does make
+    /// one of that name, so that the user is not sent looking for an
+    /// object that is there under another namespace.
+    pub fn absent(&self, near: ObjRef, kind: &str, namespace: &str, name: &str) -> String {
+        let near_obj = &self.objects[near];
+        let holders: Vec<ObjRef> = match kind {
+            "Secret" => self.secrets.get(name).cloned().unwrap_or_default(),
+            _ => self.by_name.get(&(kind, name)).cloned().unwrap_or_default(),
+        };
+        let mut elsewhere: Vec<String> = holders
+            .iter()
+            .map(|&i| &self.objects[i])
+            .filter(|o| o.same_tree(near_obj))
+            .filter_map(|o| o.namespace())
+            .filter(|ns| *ns != namespace)
+            .map(|ns| format!("{ns}/{name}"))
+            .collect();
+        elsewhere.sort();
+        elsewhere.dedup();
+        match elsewhere.as_slice() {
+            [] => format!(
+                "{kind} {namespace}/{name}, which is not in the repository (it may exist only in the cluster)"
+            ),
+            _ => format!(
+                "{kind} {namespace}/{name}, which is not in the repository (it holds only {kind} {}, in another namespace; {namespace}/{name} may exist only in the cluster)",
+                elsewhere.join(", ")
+            ),
+        }
     }
 
     /// Every object that writes Secret `name` in `namespace`, as `near`

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::Model;
 use crate::model::app::{self, AppQuery};
-use crate::model::version::parse_lenient;
+use crate::model::version::{Releases, parse_lenient};
 use crate::source::Issue;
 
 static BUILTIN: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/rules/releases");
@@ -158,8 +158,9 @@ pub fn parsed_builtin() -> &'static [ReleaseFile] {
 #[derive(Clone, Debug)]
 pub struct Baseline {
     pub releases: Vec<ReleaseFile>,
-    /// `(app, object id)` -> version in the base commit.
-    versions: HashMap<(String, String), Version>,
+    /// `(app, object id)` -> version in the base commit, with the
+    /// releases its text allows (a floating tag or a range allows several).
+    versions: HashMap<(String, String), (Version, Option<Releases>)>,
     present: bool,
     /// Where the versions come from (`base commit 1a2b3c`, `running in
     /// cluster home`), shown with each bump.
@@ -192,8 +193,11 @@ impl Baseline {
         let mut versions = HashMap::new();
         for file in &releases {
             for a in app::find(base, &file.query()) {
-                if let Some(v) = a.version {
-                    versions.insert((file.app.clone(), base.object(a.object).id()), v);
+                if let Some(v) = a.version.clone() {
+                    versions.insert(
+                        (file.app.clone(), base.object(a.object).id()),
+                        (v, a.releases().ok()),
+                    );
                 }
             }
         }
@@ -212,7 +216,17 @@ impl Baseline {
 
     /// The version the base commit ran of `app` in the object `object_id`.
     pub fn version(&self, app: &str, object_id: &str) -> Option<&Version> {
-        self.versions.get(&(app.to_string(), object_id.to_string()))
+        self.versions
+            .get(&(app.to_string(), object_id.to_string()))
+            .map(|(v, _)| v)
+    }
+
+    /// The releases the base commit's version text of `app` in
+    /// `object_id` allows, when it reads as releases.
+    pub fn allowed(&self, app: &str, object_id: &str) -> Option<&Releases> {
+        self.versions
+            .get(&(app.to_string(), object_id.to_string()))
+            .and_then(|(_, r)| r.as_ref())
     }
 }
 

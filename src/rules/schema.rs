@@ -216,6 +216,11 @@ pub struct EnvFix {
     pub value: Option<String>,
     #[serde(default)]
     pub base64_json: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The first release of the app that reads the variable (`2025.8`):
+    /// for an app pinned before it, or whose version text allows releases
+    /// on both sides of it, the fix is display-only and says why.
+    #[serde(default)]
+    pub since: Option<String>,
 }
 
 #[derive(

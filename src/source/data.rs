@@ -135,22 +135,31 @@ fn es_spec(obj: &Object) -> Option<Option<&Node>> {
 /// `creationPolicy: Merge` writes into a Secret that exists only in the
 /// cluster.
 pub fn keys_complete<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Result<(), String> {
-    if merges(obj) {
-        return Err(
+    match creation_policy(obj) {
+        Some("Merge") => Err(
             "it merges into a Secret that exists only in the cluster (creationPolicy: Merge)"
                 .into(),
-        );
+        ),
+        Some("CreateOrMerge") => Err(
+            "it merges into the Secret's keys already in the cluster, if it is there (creationPolicy: CreateOrMerge)"
+                .into(),
+        ),
+        _ => keys_written(obj, lookup),
     }
-    keys_written(obj, lookup)
 }
 
-/// Whether an ExternalSecret writes into a Secret it does not create
-/// (`target.creationPolicy: Merge`).
+/// Whether an ExternalSecret keeps the keys its target Secret already
+/// holds: `target.creationPolicy` Merge (which never creates it) or
+/// CreateOrMerge (which creates it when missing); `ApplyTemplate` clears
+/// the Secret's data for every other policy.
 pub fn merges(obj: &Object) -> bool {
+    matches!(creation_policy(obj), Some("Merge" | "CreateOrMerge"))
+}
+
+fn creation_policy(obj: &Object) -> Option<&str> {
     es_spec(obj)
         .flatten()
         .and_then(|s| s.str_at(&["target", "creationPolicy"]))
-        == Some("Merge")
 }
 
 /// [`keys_complete`] for the keys `obj` itself writes, whoever creates
@@ -234,7 +243,9 @@ fn external_secret<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Rendered<'a> 
 /// One `spec.target.template.templateFrom` entry, after external-secrets'
 /// `pkg/controllers/templating/parser.go` (`MergeConfigMap`,
 /// `MergeSecret`, `MergeLiteral`) and `runtime/template/v2/template.go`
-/// (`Execute`): an item `templateAs: Values` (the default) renders the
+/// (`Execute`): an entry's ConfigMap items, then its Secret items, then
+/// its literal, each later key overwriting an earlier one
+/// (`MergeTemplateFrom`); an item `templateAs: Values` (the default) renders the
 /// source key's value into the Secret key of the same name; with
 /// `KeysAndValues` the value, once rendered, is a YAML map of keys to
 /// values; a `literal` is rendered as `KeysAndValues`. Only `target:
@@ -258,12 +269,6 @@ fn template_from<'a>(
             return out.unseen(format!(
                 "its target.template.templateFrom target {other:?} is not Data, Annotations or Labels (external-secrets rejects it)"
             ));
-        }
-    }
-    if let Some(literal) = source.get("literal") {
-        match literal.as_str() {
-            Some(text) => keys_and_values(text, literal, "a templateFrom literal", out),
-            None => out.unseen("its target.template.templateFrom literal is not a string".into()),
         }
     }
     for kind in ["ConfigMap", "Secret"] {
@@ -336,6 +341,14 @@ fn template_from<'a>(
                     "the keys it renders from {what} (templateAs: KeysAndValues) are in a value the repository does not hold"
                 )),
             }
+        }
+    }
+    // The literal comes last: `MergeTemplateFrom` merges an entry's
+    // ConfigMap, then its Secret, then its literal.
+    if let Some(literal) = source.get("literal") {
+        match literal.as_str() {
+            Some(text) => keys_and_values(text, literal, "a templateFrom literal", out),
+            None => out.unseen("its target.template.templateFrom literal is not a string".into()),
         }
     }
 }

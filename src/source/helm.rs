@@ -158,8 +158,8 @@ fn resolve_chart<'a>(
             sources,
             r.span,
             format!(
-                "chartRef {}/{} is not in the repository: chart and version are unknown",
-                source.kind, source.name
+                "chartRef {} {}/{} is not in the repository: chart and version are unknown",
+                source.kind, source.namespace, source.name
             ),
         )),
         Some(obj) => {
@@ -265,15 +265,15 @@ fn resolve_values<'a>(
                     sources,
                     entry.span,
                     format!(
-                        "valuesFrom {kind}/{name} is not in the repository and not optional: \
-                     helm-controller fails unless it exists in the cluster"
+                        "valuesFrom {kind} {namespace}/{name} is not in the repository and not \
+                         optional: helm-controller fails unless it exists in the cluster"
                     ),
                 ));
             }
             defer(
                 release,
                 format!(
-                    "{kind} {name} is not in the repository (it may exist only in the cluster)"
+                    "{kind} {namespace}/{name} is not in the repository (it may exist only in the cluster)"
                 ),
             );
             continue;

@@ -700,7 +700,7 @@ fn values_from_a_cluster_external_secret_of_the_namespace() {
     let missing: Vec<&str> = release.issues.iter().map(|i| i.message.as_str()).collect();
     assert_eq!(missing.len(), 1, "{missing:?}");
     assert!(
-        missing[0].contains("Secret/elsewhere is not in the repository"),
+        missing[0].contains("Secret media/elsewhere is not in the repository"),
         "{missing:?}"
     );
 }

@@ -265,7 +265,8 @@ fn chart_var(model: &Model, r: ObjRef, name: &str) -> Derived {
     if let Some(secret) = set("existingSecret").and_then(Node::scalar_text) {
         let Some(holder) = model.find_secret(r, model.namespace_of(r), &secret) else {
             return Err(format!(
-                "from Secret {secret} (existingSecret), which is not in the repository (it may exist only in the cluster)"
+                "from existingSecret {}",
+                model.absent(r, "Secret", model.namespace_of(r), &secret)
             ));
         };
         let obj = model.object(holder);

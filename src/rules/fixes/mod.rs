@@ -104,6 +104,9 @@ pub(super) fn build(
                 notes.extend(templates::flux_managed_note(model.object(app.object)));
                 Err("the app is not declared in the repository; change its values where it is installed".into())
             }
+            Some(AppFact { app, .. }) if let Err(why) = read_by_release(app, &spec.set_app_env) => {
+                Err(why)
+            }
             Some(AppFact { app, prefixes }) => {
                 let anchor = first::<EnvFact>(bindings).map(|e| &e.0);
                 let targets: Vec<(&str, templates::EnvTarget)> = spec
@@ -168,5 +171,50 @@ pub(super) fn build(
                 notes,
             }
         }
+    }
+}
+
+/// Whether the app's release reads every variable the fix sets: `Err`
+/// names those it may not (a setting the release does not read would be
+/// written for nothing, and the finding would stay).
+fn read_by_release(
+    app: &crate::model::app::App,
+    vars: &[super::schema::EnvFix],
+) -> Result<(), String> {
+    let gated: Vec<(&str, &str)> = vars
+        .iter()
+        .filter_map(|e| Some((e.name.as_str(), e.since.as_deref()?)))
+        .collect();
+    if gated.is_empty() {
+        return Ok(());
+    }
+    let allowed = app.releases().map_err(|why| {
+        format!(
+            "which variables {} reads cannot be told: its version {why}",
+            app.identity
+        )
+    })?;
+    let (mut unread, mut unknown) = (Vec::new(), Vec::new());
+    for (name, since) in gated {
+        let start = crate::model::version::parse_lenient(since);
+        let req = start.and_then(|v| semver::VersionReq::parse(&format!(">={v}")).ok());
+        match req.map(|r| allowed.meet(&r)) {
+            Some(Some(true)) => {}
+            Some(Some(false)) => unread.push(format!("{name} (read from {since})")),
+            _ => unknown.push(format!("{name} (read from {since})")),
+        }
+    }
+    let what = format!("{} {}", app.identity, allowed.describe());
+    match (unread.is_empty(), unknown.is_empty()) {
+        (true, true) => Ok(()),
+        (false, _) => Err(format!(
+            "{what} does not read {}, so setting {} changes nothing",
+            unread.join(" or "),
+            if unread.len() == 1 { "it" } else { "them" }
+        )),
+        (true, false) => Err(format!(
+            "{what} allows releases before the one that reads {}",
+            unknown.join(" or ")
+        )),
     }
 }

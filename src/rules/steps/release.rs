@@ -139,6 +139,36 @@ fn releases(
                 let Some(from) = baseline.version(&file.app, &id).cloned() else {
                     continue;
                 };
+                // A version that is not one release (a floating tag, a
+                // range) on either side is read by its lower bound only
+                // where every release it allows falls on one side of each
+                // release start; otherwise the bump may or may not cross.
+                let wanted = file.releases.iter().filter(|r| {
+                    r.changes
+                        .iter()
+                        .any(|c| p.changes.is_empty() || p.changes.contains(&c.id))
+                });
+                let current = a.releases().ok();
+                let of_base = format!(" of {}", baseline.source);
+                let sides = [
+                    (baseline.allowed(&file.app, &id), of_base.as_str()),
+                    (current.as_ref(), ""),
+                ];
+                let straddled = wanted.filter_map(|r| r.start()).find_map(|start| {
+                    let req = semver::VersionReq::parse(&format!(">={start}")).ok()?;
+                    sides.iter().find_map(|(allowed, of)| {
+                        let allowed = allowed.filter(|r| r.meet(&req).is_none())?;
+                        Some(format!(
+                            "the {} {}{of} allows releases both before and from {start}, so whether the bump crosses {start} is unknown",
+                            file.app,
+                            allowed.describe()
+                        ))
+                    })
+                });
+                if let Some(why) = straddled {
+                    cx.note_unknown(id, Unknown(why));
+                    continue;
+                }
                 Some(from)
             } else {
                 None

@@ -265,3 +265,52 @@ fn reflector_mirrors_into_the_namespaces_it_lists() {
     );
     assert!(!provided_in(&manual, "default"));
 }
+
+#[test]
+fn a_template_from_entry_merges_its_config_map_then_its_secret_then_its_literal() {
+    let cm = object(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tpl\n  namespace: auth\ndata:\n  HOST: from-config-map\n",
+    );
+    let secret = object(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tpl\n  namespace: auth\nstringData:\n  HOST: from-secret\n  PORT: \"5432\"\n",
+    );
+    let pool = |kind: &str, ns: &str, name: &str| match (kind, ns, name) {
+        ("ConfigMap", "auth", "tpl") => Some(&cm),
+        ("Secret", "auth", "tpl") => Some(&secret),
+        _ => None,
+    };
+    // One entry holding all three, written literal first: the order
+    // written does not matter, external-secrets' does.
+    let es = object(
+        "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: es\n  namespace: auth\nspec:\n  target:\n    template:\n      templateFrom:\n        - literal: 'PORT: \"6432\"'\n          secret:\n            name: tpl\n            items: [{key: HOST}, {key: PORT}]\n          configMap:\n            name: tpl\n            items: [{key: HOST}]\n",
+    );
+    let text = |key: &str| match entry(&es, key, &pool) {
+        Some(DataValue::Text { text, .. }) => text,
+        other => panic!("{key}: {other:?}"),
+    };
+    assert_eq!(text("HOST"), "from-secret");
+    assert_eq!(text("PORT"), "6432");
+    assert!(keys_complete(&es, &pool).is_ok());
+}
+
+#[test]
+fn create_or_merge_keeps_the_keys_a_secret_already_holds() {
+    let es = |policy: &str| {
+        object(&format!(
+            "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: es\nspec:\n  target:\n    creationPolicy: {policy}\n  data:\n    - secretKey: HOST\n      remoteRef: {{key: db, property: host}}\n"
+        ))
+    };
+    for policy in ["Merge", "CreateOrMerge"] {
+        let merging = es(policy);
+        assert!(merges(&merging), "{policy}");
+        assert_eq!(secret_name(&merging), Some("es"));
+        let why = keys_complete(&merging, &nowhere).unwrap_err();
+        assert!(why.contains(&format!("creationPolicy: {policy}")), "{why}");
+        // The keys it writes itself are all listed.
+        assert!(keys_written(&merging, &nowhere).is_ok());
+    }
+    for policy in ["Owner", "Orphan"] {
+        assert!(!merges(&es(policy)), "{policy}");
+        assert!(keys_complete(&es(policy), &nowhere).is_ok());
+    }
+}

@@ -84,6 +84,15 @@ pub fn budget(limits: &super::Limits) -> Budget {
     }
 }
 
+/// `ns/` before a name, nothing for a Kustomization written without a
+/// namespace (the one it is applied in is not known here).
+fn qualifier(namespace: &str) -> String {
+    match namespace {
+        "" => String::new(),
+        ns => format!("{ns}/"),
+    }
+}
+
 /// Reads `spec.postBuild` of a Flux Kustomization: `substituteFrom` in
 /// order (later sources win), then inline `substitute`. `lookup` finds the
 /// object that provides a ConfigMap or Secret ([`data::provides`]: also a
@@ -143,7 +152,10 @@ pub fn collect_vars<'a>(
                 issues.push(Issue::at(
                     sources,
                     entry.span,
-                    format!("substituteFrom {kind}/{name} {what}"),
+                    format!(
+                        "substituteFrom {kind} {}{name} {what}",
+                        qualifier(namespace)
+                    ),
                 ));
             }
             continue;

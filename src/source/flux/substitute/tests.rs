@@ -112,7 +112,10 @@ fn missing_sources_optional_or_not() {
     // `secrets` is missing and required; `maybe` is optional, so no
     // issue, but either may exist in the cluster only.
     assert_eq!(issues.len(), 1, "{issues:?}");
-    assert!(issues[0].message.contains("Secret/secrets"));
+    assert!(
+        issues[0].message.contains("Secret flux-system/secrets"),
+        "{issues:?}"
+    );
     assert_eq!((issues[0].path.as_str(), issues[0].line), ("ks.yaml", 14));
     assert!(vars.incomplete);
     assert_eq!(vars.get("TZ").unwrap().value, "Europe/Berlin");
