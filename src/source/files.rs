@@ -12,6 +12,7 @@ use super::disk::Disk;
 use super::issue::Issue;
 use super::kustomize::RunBudget;
 use super::reuse::{Event, Lent, Recorder};
+use super::{PathMap, PathSet};
 use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
 mod budget;
@@ -86,7 +87,7 @@ pub struct Files {
     /// kustomization file that read them first.
     pub inputs: HashMap<PathBuf, (Input, PathBuf)>,
     /// Directories whose kustomization a build read.
-    pub built_dirs: HashSet<PathBuf>,
+    pub built_dirs: PathSet<PathBuf>,
     /// Texts read instead of the files at these paths: a fix's edits,
     /// rendered again before anything is written.
     overlay: HashMap<PathBuf, String>,
@@ -146,11 +147,11 @@ type Cached = Result<Arc<Parsed>, Issue>;
 /// are gone, so it is never copied.
 #[derive(Default)]
 struct ParseCache {
-    shared: Arc<HashMap<PathBuf, Cached>>,
+    shared: Arc<PathMap<PathBuf, Cached>>,
     /// In a fork: what it parsed itself.
-    own: HashMap<PathBuf, Cached>,
+    own: PathMap<PathBuf, Cached>,
     /// In a fork: the entries of `shared` it took.
-    taken: HashSet<PathBuf>,
+    taken: PathSet<PathBuf>,
     forked: bool,
 }
 
@@ -204,7 +205,7 @@ impl ParseCache {
 /// A job's result from a fork, with what it left behind; `None` when the
 /// fork could not do it (see [`Journal::spoiled`]).
 /// A fork's result, what it left, and the budget it used.
-type Forked<R> = Option<(R, Journal, HashSet<PathBuf>, Option<Recorder>, RunBudget)>;
+type Forked<R> = Option<(R, Journal, PathSet<PathBuf>, Option<Recorder>, RunBudget)>;
 
 /// The disk below the root, or a commit's tree in git's object store.
 enum Backing {
@@ -238,7 +239,7 @@ impl Files {
             parsed: ParseCache::default(),
             kustomize_defaults: None,
             inputs: HashMap::new(),
-            built_dirs: HashSet::new(),
+            built_dirs: PathSet::default(),
             overlay: HashMap::new(),
             inline_docs: HashMap::new(),
             recorder: None,
@@ -417,7 +418,7 @@ impl Files {
             parsed: self.parsed.fork(),
             kustomize_defaults: self.kustomize_defaults.clone(),
             inputs: HashMap::new(),
-            built_dirs: HashSet::new(),
+            built_dirs: PathSet::default(),
             overlay: self.overlay.clone(),
             inline_docs: HashMap::new(),
             recorder: self.recorder.as_ref().map(|_| Recorder::default()),
@@ -436,7 +437,7 @@ impl Files {
     fn take_journal(
         &mut self,
         journal: Journal,
-        dirs: HashSet<PathBuf>,
+        dirs: PathSet<PathBuf>,
         recorder: Option<Recorder>,
     ) {
         for (path, role, by) in journal.inputs {
@@ -606,7 +607,7 @@ impl Files {
     /// be listed (see [`super::walk::yaml_files`]).
     pub fn yaml_files(&self) -> (Vec<PathBuf>, Vec<Issue>) {
         let (mut paths, issues) = match &*self.backing {
-            Backing::Disk(disk) => super::walk::yaml_files_except(&self.root, disk.ignored()),
+            Backing::Disk(disk) => super::walk::yaml_files_on(disk),
             Backing::Commit(tree) => (tree.yaml_files(), Vec::new()),
         };
         // An editor's buffer of a file not (or no longer) on disk is read

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use super::artifact::Artifacts;
 use crate::source::coverage::FluxRender;
-use crate::source::{Files, Issue, Object, kustomize};
+use crate::source::{Files, Issue, Object, PathMap, PathSet, kustomize};
 use crate::yaml::{FileId, Node, Span};
 
 pub(crate) const FLUX_KS_GROUP: &str = "kustomize.toolkit.fluxcd.io";
@@ -59,7 +59,7 @@ pub(crate) struct Rendered {
     /// Files of loose Flux Kustomizations that nothing applies.
     pub stray: HashSet<FileId>,
     /// The kustomization directories of the builds rendered.
-    pub rendered_dirs: HashSet<PathBuf>,
+    pub rendered_dirs: PathSet<PathBuf>,
 }
 
 /// Renders the tree of the Flux Kustomizations `written` in files, with
@@ -96,9 +96,9 @@ pub(super) struct FluxTree {
     pub(super) written: Vec<Object>,
     /// kustomize output per path, before any Flux step: several Flux
     /// Kustomizations may build one path.
-    pub(super) builds: HashMap<BuildKey, Result<kustomize::Built, Issue>>,
+    pub(super) builds: PathMap<BuildKey, Result<kustomize::Built, Issue>>,
     /// Renders still to come per build, counted when the roots are found.
-    pub(super) uses: HashMap<BuildKey, usize>,
+    pub(super) uses: PathMap<BuildKey, usize>,
     pub(super) output: Vec<Object>,
     /// `kind/name` of the sources the root Kustomizations build from:
     /// the ones that are this repository, with their root directory.
@@ -131,10 +131,10 @@ pub(super) struct FluxTree {
     /// repository root.
     pub(super) guessed_roots: Vec<Issue>,
     /// The kustomization directories each build went through.
-    pub(super) build_dirs: HashMap<BuildKey, HashSet<PathBuf>>,
+    pub(super) build_dirs: PathMap<BuildKey, PathSet<PathBuf>>,
     /// The kustomization directories of the builds rendered: a file a
     /// kustomization elsewhere lists is unreachable, not left out of it.
-    pub(super) rendered_dirs: HashSet<PathBuf>,
+    pub(super) rendered_dirs: PathSet<PathBuf>,
 }
 
 /// What the builds of the written Flux Kustomizations produced.
@@ -247,8 +247,8 @@ impl FluxTree {
     pub(super) fn new(written: Vec<Object>, artifacts: Artifacts) -> FluxTree {
         FluxTree {
             written,
-            builds: HashMap::new(),
-            uses: HashMap::new(),
+            builds: PathMap::default(),
+            uses: PathMap::default(),
             output: Vec::new(),
             local_sources: BTreeMap::new(),
             source_roots: HashMap::new(),
@@ -262,8 +262,8 @@ impl FluxTree {
             by_hand_files: HashMap::new(),
             stray: HashSet::new(),
             guessed_roots: Vec::new(),
-            build_dirs: HashMap::new(),
-            rendered_dirs: HashSet::new(),
+            build_dirs: PathMap::default(),
+            rendered_dirs: PathSet::default(),
         }
     }
 
