@@ -276,6 +276,10 @@ mod tests {
         symlink("missing", root.join("apps/dangling")).unwrap();
         let fifo = std::ffi::CString::new(root.join("apps/fifo").to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        // A real directory the walk enters (`db` is entered through `alias`
+        // first, so the walk does not enter it again).
+        std::fs::create_dir(root.join("apps/cfg")).unwrap();
+        std::fs::write(root.join("apps/cfg/cm.yaml"), "c").unwrap();
         // Hidden entries: not walked into, but in the listings all the same.
         std::fs::create_dir(root.join(".hidden")).unwrap();
         std::fs::write(root.join("apps/.sops.yaml"), "s").unwrap();
@@ -286,7 +290,7 @@ mod tests {
                 // disk would list it.
                 crate::source::walk::yaml_files_on(&disk);
                 let walked = disk.listings.lock().unwrap();
-                for dir in ["", "apps", "apps/db"] {
+                for dir in ["", "apps", "apps/cfg"] {
                     match walked.get(Path::new(dir)) {
                         Some(Listing::Plain(entries)) => {
                             assert_eq!(**entries, list_dir(&root.join(dir)).unwrap(), "{dir:?}")
@@ -294,7 +298,9 @@ mod tests {
                         _ => panic!("{dir:?} not listed by the walk"),
                     }
                 }
-                assert!(walked.get(Path::new("apps/alias")).is_none());
+                for dir in ["apps/alias", "apps/db"] {
+                    assert!(walked.get(Path::new(dir)).is_none(), "{dir:?}");
+                }
             }
             for rel in [
                 "",
