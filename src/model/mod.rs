@@ -66,7 +66,10 @@ pub struct Unknown(pub String);
 
 impl<'r> Model<'r> {
     pub fn new(repo: &'r Repo) -> Model<'r> {
-        let mut model = Model::from_parts(&repo.objects, &repo.files.sources);
+        // The releases' merges spend what the load's builds left of the
+        // run's output budget.
+        let shared = helm::Shared::new(repo.files.budget_left().bytes);
+        let mut model = Model::sharing(&repo.objects, &repo.files.sources, &shared);
         model.files = Some(&repo.files);
         model.local_sources = Some(&repo.local_sources);
         model.flux = &repo.flux;
@@ -74,6 +77,14 @@ impl<'r> Model<'r> {
     }
 
     pub fn from_parts(objects: &'r [Object], sources: &'r SourceMap) -> Model<'r> {
+        let bytes = crate::source::Limits::default()
+            .kustomize
+            .max_run_output_bytes;
+        Model::sharing(objects, sources, &helm::Shared::new(bytes))
+    }
+
+    /// [`Model::from_parts`], the releases sharing `shared`.
+    fn sharing(objects: &'r [Object], sources: &'r SourceMap, shared: &helm::Shared) -> Model<'r> {
         let mut by_name: HashMap<(&str, &str), Vec<ObjRef>> = HashMap::new();
         let mut secrets: HashMap<&str, Vec<ObjRef>> = HashMap::new();
         let mut by_text_file: HashMap<FileId, Vec<ObjRef>> = HashMap::new();
@@ -100,7 +111,8 @@ impl<'r> Model<'r> {
                         .map(|&i| &objects[i])
                         .find(|o| data::made_in(o, ns) && o.same_tree(hr))
                 };
-                is_helm_release(hr).then(|| Box::new(helm::resolve(sources, hr, &lookup)))
+                is_helm_release(hr)
+                    .then(|| Box::new(helm::resolve_sharing(sources, hr, &lookup, shared)))
             })
             .collect();
         Model {
@@ -130,6 +142,21 @@ impl<'r> Model<'r> {
 
     pub fn release(&self, r: ObjRef) -> Option<&Release> {
         self.releases.get(r).and_then(Option::as_deref)
+    }
+
+    /// What the releases could not use (a values document that does not
+    /// parse, a `valuesFrom` source missing, a merge past the budget),
+    /// each once: a HelmRelease rendered by several Flux Kustomizations
+    /// resolves once per copy.
+    pub fn release_issues(&self) -> Vec<crate::source::Issue> {
+        let mut seen = std::collections::HashSet::new();
+        self.releases
+            .iter()
+            .flatten()
+            .flat_map(|r| &r.issues)
+            .filter(|i| seen.insert(*i))
+            .cloned()
+            .collect()
     }
 
     pub(crate) fn app_facts(&self) -> &[app::AppFacts] {

@@ -3,10 +3,14 @@
 //! the files on disk, each load records what the next one can reuse (the
 //! `--base` machinery, [`crate::source::reuse`]: an edit builds again only
 //! the kustomizations that read the file), and what was loaded is kept
-//! for hover and go-to-definition. Offline: no cluster, probe or base.
+//! for hover and go-to-definition. When the editor reports every change
+//! on disk ([`Session::watched`]), the files are not walked and read again
+//! either: what nothing changed reads as the last load read it. Offline:
+//! no cluster, probe or base.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::base::BaseRun;
@@ -15,6 +19,7 @@ use super::{Error, Loaded, Request};
 use crate::model::Model;
 use crate::rules::{self, Finding, Rule, releases::Baseline, select::Selection};
 use crate::source::Issue;
+use crate::source::files::Listing;
 use crate::source::ignored::Ignored;
 use crate::source::repo;
 use crate::source::reuse::{self, Lent};
@@ -31,6 +36,24 @@ pub struct Session {
     rules: Vec<Rule>,
     /// What the last load lends the next.
     lent: Option<Lent>,
+    /// What the disk held at the last load, while the editor reports
+    /// every change on disk; `None` otherwise.
+    disk: Option<Disk>,
+}
+
+/// The work tree as the last load found it.
+#[derive(Default)]
+struct Disk {
+    /// The YAML files its walk found; `None` once one is created or
+    /// deleted.
+    listed: Option<Arc<Listing>>,
+    /// The texts it read, but the editor's buffers and the files reached
+    /// through a symlink (the editor reports a change where it is made).
+    texts: HashMap<PathBuf, Arc<str>>,
+    /// Whether each file read is reached through real directories only,
+    /// as looked up once; emptied when a file or folder is created or
+    /// deleted.
+    plain: HashMap<PathBuf, bool>,
 }
 
 /// One lint of the repository as the editor holds it.
@@ -47,6 +70,29 @@ pub struct Analysis {
     pub took: (Duration, Duration),
 }
 
+impl Disk {
+    /// Keeps the texts a load of `files` read from the disk, not the
+    /// editor's buffers `open`; none when they near the budget of what a
+    /// load may read, which a load must spend as a fresh one would.
+    fn remember(&mut self, files: &crate::source::Files, open: &[PathBuf]) {
+        let sources = &files.sources;
+        let all = (0..sources.len()).map(|i| sources.get(crate::yaml::FileId(i as u32)));
+        if all.clone().map(|f| f.text.len()).sum::<usize>() > files.limits().max_read_bytes / 2 {
+            return;
+        }
+        let root = files.root();
+        for f in all.filter(|f| f.path.is_relative() && !open.contains(&f.path)) {
+            let plain = *self.plain.entry(f.path.clone()).or_insert_with(|| {
+                let path = root.join(&f.path);
+                path.canonicalize().is_ok_and(|real| real == path)
+            });
+            if plain {
+                self.texts.insert(f.path.clone(), f.text.clone());
+            }
+        }
+    }
+}
+
 impl Session {
     /// A session for the repository `found` (the whole of it is linted,
     /// whatever file was opened first).
@@ -60,7 +106,27 @@ impl Session {
             rules: super::load_rules(&[])?,
             found,
             lent: None,
+            disk: None,
         })
+    }
+
+    /// Whether the editor reports every change on disk under the root
+    /// from now on: then a load reads only what changed since the last.
+    pub fn watched(&mut self, watched: bool) {
+        self.disk = watched.then(Disk::default);
+    }
+
+    /// What the editor reported of `rel` (relative to the root): changed,
+    /// or `created_or_deleted` (a folder too: what is under it goes).
+    pub fn changed_on_disk(&mut self, rel: &Path, created_or_deleted: bool) {
+        let Some(disk) = self.disk.as_mut() else {
+            return;
+        };
+        if created_or_deleted {
+            disk.listed = None;
+            disk.plain.clear();
+        }
+        disk.texts.retain(|path, _| !path.starts_with(rel));
     }
 
     pub fn found(&self) -> &Found {
@@ -72,11 +138,16 @@ impl Session {
     /// line would stop on: a configuration file that does not read.
     pub fn analyse(&mut self, overlay: HashMap<PathBuf, String>) -> Result<Analysis, Error> {
         let started = Instant::now();
-        let mut files = reuse::recording(super::work_tree_files(
-            &self.found,
-            self.ignored.clone(),
-            overlay,
-        ));
+        let open: Vec<PathBuf> = overlay.keys().cloned().collect();
+        let mut files = super::work_tree_files(&self.found, self.ignored.clone(), overlay);
+        if let Some(disk) = self.disk.as_mut() {
+            let listed = disk.listed.get_or_insert_with(|| {
+                let root = &self.found.root;
+                Arc::new(crate::source::walk::yaml_files_except(root, &self.ignored))
+            });
+            files = files.remembering(Some(listed.clone()), std::mem::take(&mut disk.texts));
+        }
+        let mut files = reuse::recording(files);
         if let Some(lent) = self.lent.take() {
             files = reuse::borrowing(files, lent);
         }
@@ -84,6 +155,9 @@ impl Session {
         super::show_from_top(&mut repo, &self.found);
         let reused = reuse::take_lent(&mut repo.files).map(|l| l.summary());
         self.lent = Lent::of(&mut repo.files);
+        if let Some(disk) = self.disk.as_mut() {
+            disk.remember(&repo.files, &open);
+        }
         let loaded_in = started.elapsed();
         let loaded = Loaded {
             repo,
@@ -92,12 +166,15 @@ impl Session {
         };
         let (config, config_path) = super::repo_config(&Request::default(), &loaded)?;
         // Suppressions may name any rule loaded, running or not.
-        let known: Vec<String> = self.rules.iter().map(|r| r.id.clone()).collect();
+        let known = rules::redirect::Known::of(&self.rules);
+        // The configuration's warnings (a renamed rule's former id) go to
+        // the server's log, as the command line's go to its.
         let rules = super::select_rules(
             self.rules.clone(),
             &config,
             config_path.as_deref(),
             &Selection::default(),
+            &mut |line: &str| eprintln!("{line}"),
         )?;
         let repo = &loaded.repo;
         let model = Model::new(repo);

@@ -48,18 +48,7 @@ pub fn document<'r>(repo: &'r Repo, opts: Options<'r>) -> impl Serialize + 'r {
         .filter(|o| opts.wants(o))
         .map(|o| src.path(o.file))
         .collect();
-    let issues: Vec<J> = repo
-        .issues
-        .iter()
-        .map(|i| {
-            json!({
-                "path": i.path,
-                "line": i.line,
-                "column": i.col,
-                "message": i.message,
-            })
-        })
-        .collect();
+    let issues: Vec<J> = repo.issues.iter().map(issue_json).collect();
     // Fields in the order serde_json's sorted maps gave them.
     #[derive(Serialize)]
     struct Document<'r> {
@@ -103,6 +92,15 @@ pub fn document<'r>(repo: &'r Repo, opts: Options<'r>) -> impl Serialize + 'r {
     }
 }
 
+fn issue_json(i: &crate::source::Issue) -> J {
+    json!({
+        "path": i.path,
+        "line": i.line,
+        "column": i.col,
+        "message": i.message,
+    })
+}
+
 /// The objects of the inventory, each made when it is serialized.
 struct Objects<'r> {
     repo: &'r Repo,
@@ -126,9 +124,12 @@ impl Serialize for Objects<'_> {
                 .copied()
                 .find(|o| o.namespace().unwrap_or(ns) == ns)
         };
+        // One values budget and parse per key for every release, as the
+        // lint's model has.
+        let shared = helm::Shared::new(repo.files.budget_left().bytes);
         let mut seq = ser.serialize_seq(None)?;
         for o in repo.objects.iter().filter(|o| opts.wants(o)) {
-            seq.serialize_element(&object_json(o, src, opts, &lookup))?;
+            seq.serialize_element(&object_json(o, src, opts, &lookup, &shared))?;
         }
         seq.end()
     }
@@ -141,6 +142,7 @@ fn object_json<'a>(
     src: &SourceMap,
     opts: Options,
     lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+    shared: &helm::Shared,
 ) -> J {
     let mut entry = Map::new();
     entry.insert("apiVersion".into(), json!(o.api_version()));
@@ -176,7 +178,7 @@ fn object_json<'a>(
         entry.insert("provenance".into(), provenance(&o.root, src));
     }
     if o.group() == "helm.toolkit.fluxcd.io" && o.kind() == "HelmRelease" {
-        let release = helm::resolve(src, o, lookup);
+        let release = helm::resolve_sharing(src, o, lookup, shared);
         entry.insert("helm".into(), helm_json(&release, src, opts));
     }
     J::Object(entry)
@@ -243,6 +245,13 @@ fn helm_json(release: &helm::Release, src: &SourceMap, opts: Options) -> J {
     out.insert("values".into(), src.shown_json(&release.values));
     if opts.provenance {
         out.insert("valuesProvenance".into(), provenance(&release.values, src));
+    }
+    // What the values could not take in, said where they are shown.
+    if !release.issues.is_empty() {
+        out.insert(
+            "issues".into(),
+            release.issues.iter().map(issue_json).collect(),
+        );
     }
     J::Object(out)
 }

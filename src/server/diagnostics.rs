@@ -109,9 +109,11 @@ pub fn of(
             continue;
         };
         let unapplied = match &fate.fate {
-            Fate::NotListed { .. } | Fate::Unreachable { .. } | Fate::Stray | Fate::Lost { .. } => {
-                true
-            }
+            Fate::NotListed { .. }
+            | Fate::Unreachable { .. }
+            | Fate::UnderUnapplied { .. }
+            | Fate::Stray
+            | Fate::Lost { .. } => true,
             Fate::AsWritten => flux_repo,
             _ => false,
         };

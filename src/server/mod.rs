@@ -18,6 +18,7 @@ mod documents;
 mod hover;
 mod lookup;
 mod postgres;
+mod watch;
 mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -25,8 +26,8 @@ use std::time::Instant;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
-    Notification as _, PublishDiagnostics,
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
+    DidSaveTextDocument, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{CodeActionRequest, GotoDefinition, HoverRequest, Request as _};
 use lsp_types::{
@@ -50,17 +51,26 @@ pub fn run() -> Result<(), String> {
             version: Some(env!("CARGO_PKG_VERSION").into()),
         },
     });
-    let (id, _params) = connection
+    let (id, params) = connection
         .initialize_start()
         .map_err(|e| format!("the editor did not initialize: {e}"))?;
     connection
         .initialize_finish(id, initialize)
         .map_err(|e| format!("the editor did not initialize: {e}"))?;
+    // Only what it can watch is read of it: a client whose request does
+    // not read is served without watching.
+    let params: lsp_types::InitializeParams = serde_json::from_value(params).unwrap_or_default();
     let mut server = Server {
         connection: &connection,
         docs: Documents::default(),
-        workspace: Workspace::default(),
+        workspace: Workspace {
+            watch: watch::Watch::of(&params),
+            ..Workspace::default()
+        },
     };
+    if let Some(request) = server.workspace.watch.request() {
+        server.send(request);
+    }
     server.serve()?;
     drop(connection);
     io.join()
@@ -119,7 +129,7 @@ impl Server<'_> {
                     self.request(req);
                 }
                 Some(Message::Notification(note)) => self.notification(note),
-                Some(Message::Response(_)) => {}
+                Some(Message::Response(response)) => self.response(response),
             }
         }
     }
@@ -134,7 +144,28 @@ impl Server<'_> {
         eprintln!("homelab-lint server: {text}");
     }
 
+    /// The client's answer to a request of ours: only the one that asks
+    /// it to watch files is sent.
+    fn response(&mut self, response: Response) {
+        if !watch::Watch::answers(&response.id) {
+            return;
+        }
+        match response.response_result {
+            Ok(_) => self.workspace.start_watching(),
+            Err(e) => self.log(&format!(
+                "the editor does not watch files ({}): every lint reads every file",
+                e.message
+            )),
+        }
+    }
+
     fn notification(&mut self, note: Notification) {
+        if note.method == DidChangeWatchedFiles::METHOD {
+            if let Ok(params) = note.extract(DidChangeWatchedFiles::METHOD) {
+                self.changed_on_disk(params);
+            }
+            return;
+        }
         let when = match note.method.as_str() {
             DidOpenTextDocument::METHOD => note
                 .extract::<lsp_types::DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD)
@@ -173,6 +204,22 @@ impl Server<'_> {
         };
         if let Some((path, due)) = when {
             self.schedule(&path, due);
+        }
+    }
+
+    /// Takes note of what the client saw change on disk, and lints the
+    /// repositories it changed after the typing pause (a checkout
+    /// reports many files at once). A change to a file open in the editor
+    /// is its save: its buffer is what is linted.
+    fn changed_on_disk(&mut self, params: lsp_types::DidChangeWatchedFilesParams) {
+        let due = Instant::now() + workspace::DEBOUNCE;
+        for (path, created_or_deleted) in watch::changes(params) {
+            let Some(root) = self.workspace.changed_on_disk(&path, created_or_deleted) else {
+                continue;
+            };
+            if created_or_deleted || self.docs.get(&path).is_none() {
+                self.schedule(&root, due);
+            }
         }
     }
 

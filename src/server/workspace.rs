@@ -12,6 +12,7 @@ use crate::pipeline::editor::{Analysis, Session};
 use crate::source::root;
 
 use super::documents::Documents;
+use super::watch::Watch;
 
 /// How long a lint waits after a change for the next one: typing does not
 /// start a lint per keystroke.
@@ -39,6 +40,8 @@ impl Repository {
 #[derive(Default)]
 pub struct Workspace {
     pub repos: Vec<Repository>,
+    /// What the client watches on disk for us.
+    pub watch: Watch,
 }
 
 impl Workspace {
@@ -63,8 +66,10 @@ impl Workspace {
                 if let Some(i) = self.repos.iter().position(|r| r.root() == found.root) {
                     i
                 } else {
+                    let mut session = Session::open(found).map_err(|e| e.to_string())?;
+                    session.watched(self.watch.covers(&session.found().root));
                     self.repos.push(Repository {
-                        session: Session::open(found).map_err(|e| e.to_string())?,
+                        session,
                         last: None,
                         due: None,
                         published: Vec::new(),
@@ -75,6 +80,25 @@ impl Workspace {
             }
         };
         Ok(&mut self.repos[index])
+    }
+
+    /// The client watches the disk from now on.
+    pub fn start_watching(&mut self) {
+        self.watch.active = true;
+        for repo in &mut self.repos {
+            let covered = self.watch.covers(repo.root());
+            repo.session.watched(covered);
+        }
+    }
+
+    /// Takes note that `path` (absolute) changed on disk, or was created
+    /// or deleted; gives the root of the repository that holds it.
+    pub fn changed_on_disk(&mut self, path: &Path, created_or_deleted: bool) -> Option<PathBuf> {
+        let repo = self.repos.iter_mut().find(|r| path.starts_with(r.root()))?;
+        let root = repo.root().to_path_buf();
+        let rel = path.strip_prefix(&root).ok()?;
+        repo.session.changed_on_disk(rel, created_or_deleted);
+        Some(root)
     }
 
     /// The repository that holds `path`, if one is open.

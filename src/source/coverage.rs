@@ -2,7 +2,7 @@
 //! Flux applies was rendered: a run never looks clean when part of the
 //! repository did not reach the rules.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::Issue;
@@ -31,6 +31,15 @@ pub enum Fate {
     Lost { by: String, why: String },
     /// Its directory's kustomization is built but does not list it.
     NotListed { kustomization: PathBuf },
+    /// Under the path of a Flux Kustomization (`namespace/name`, written at
+    /// `at`, `file:line`) that no root reaches, below the kustomization
+    /// that does not list it: that Kustomization would apply it. `why` is
+    /// why that one is not applied, when known.
+    UnderUnapplied {
+        by: String,
+        at: String,
+        why: Option<String>,
+    },
     /// Under a kustomization no Flux Kustomization builds: nothing applies it.
     Unreachable { kustomization: PathBuf },
     /// Holds a Flux Kustomization outside every kustomization that no
@@ -54,7 +63,7 @@ impl Fate {
             Fate::Kustomization => "kustomization",
             Fate::Lost { .. } => "lost",
             Fate::NotListed { .. } => "not-listed",
-            Fate::Unreachable { .. } | Fate::Stray => "unreachable",
+            Fate::Unreachable { .. } | Fate::UnderUnapplied { .. } | Fate::Stray => "unreachable",
             Fate::NoObject => "no-object",
             Fate::Unloadable(_) => "unloadable",
         }
@@ -86,6 +95,16 @@ impl Fate {
             }
             Fate::NotListed { kustomization } => {
                 format!("not applied: {} does not list it", kustomization.display())
+            }
+            Fate::UnderUnapplied { by, at, why } => {
+                let mut text = format!(
+                    "not applied: under the path of Flux Kustomization {by} ({at}), which is \
+                     not applied"
+                );
+                if let Some(why) = why {
+                    text.push_str(&format!(": {why}"));
+                }
+                text
             }
             Fate::Unreachable { kustomization } => format!(
                 "not applied: not reachable from any root (no Flux Kustomization builds {})",
@@ -171,6 +190,56 @@ impl Coverage {
             }
         }
         line
+    }
+}
+
+/// A Flux Kustomization written in the repository that no root reaches.
+#[derive(Clone, Debug)]
+pub struct Unapplied {
+    /// `namespace/name`.
+    pub id: String,
+    /// The file it is written in, and the line.
+    pub file: PathBuf,
+    pub line: u32,
+    /// Its `spec.path` in the repository.
+    pub path: PathBuf,
+}
+
+/// A file its directory's kustomization does not list, but that lies
+/// deeper, under the `spec.path` of a Flux Kustomization no root reaches:
+/// Flux would apply it through that one (a path without a kustomization
+/// file gets one generated that lists every file), so that one not being
+/// applied is the true cause, and listing the file would be the wrong fix.
+/// The deepest such path wins.
+pub(crate) fn blame_unapplied(fates: &mut [FileFate], unapplied: &[Unapplied]) {
+    if unapplied.is_empty() {
+        return;
+    }
+    let reasons: HashMap<PathBuf, String> = fates
+        .iter()
+        .map(|f| (f.path.clone(), f.fate.reason()))
+        .collect();
+    for f in fates.iter_mut() {
+        let Fate::NotListed { kustomization } = &f.fate else {
+            continue;
+        };
+        let dir = kustomization.parent().unwrap_or(Path::new(""));
+        let Some(u) = unapplied
+            .iter()
+            .filter(|u| u.path != dir && u.path.starts_with(dir) && f.path.starts_with(&u.path))
+            .max_by_key(|u| u.path.components().count())
+        else {
+            continue;
+        };
+        let why = reasons
+            .get(&u.file)
+            .and_then(|r| r.strip_prefix("not applied: "))
+            .map(str::to_string);
+        f.fate = Fate::UnderUnapplied {
+            by: u.id.clone(),
+            at: format!("{}:{}", u.file.display(), u.line),
+            why,
+        };
     }
 }
 

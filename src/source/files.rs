@@ -17,7 +17,9 @@ use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
 mod budget;
 mod layer;
+mod remembered;
 pub(crate) use layer::{Event, ReadLayer};
+pub use remembered::Listing;
 
 /// Parsed documents of one file.
 #[derive(Clone, Debug)]
@@ -101,11 +103,16 @@ pub struct Files {
     /// What these files are read through, when a load reuses an earlier
     /// one's work or records its own for a later load ([`ReadLayer`]).
     layer: Option<Box<dyn ReadLayer>>,
-    /// For a base commit's load: the working tree's texts of the files
-    /// git says are as the commit has them, read instead of their blobs
-    /// (the same text, and the same `Arc`, which a reused build's check
-    /// then compares in one step).
+    /// Texts known to be what the backing holds, read instead of it (the
+    /// same text, and the same `Arc`, which a reused build's check then
+    /// compares in one step): for a base commit's load, the working
+    /// tree's texts of the files git says are as the commit has them; for
+    /// an editor's, the last load's of the files nothing changed since
+    /// ([`Files::remembering`]).
     unchanged: HashMap<PathBuf, Arc<str>>,
+    /// The YAML files the walk would find, and the entries it could not
+    /// list, when known without walking ([`Files::remembering`]).
+    listed: Option<Arc<Listing>>,
     /// For a base commit's load: the files git says are as the commit has
     /// them that the working tree's builds read whole (a generator's
     /// input), with what they read: a replayed read of one is that read,
@@ -252,6 +259,7 @@ impl Files {
             inline_docs: HashMap::new(),
             layer: None,
             unchanged: HashMap::new(),
+            listed: None,
             unchanged_bytes: HashSet::new(),
             journal: None,
             left: RunBudget::new(&limits.kustomize),
@@ -389,6 +397,7 @@ impl Files {
             inline_docs: HashMap::new(),
             layer: self.layer.as_ref().and_then(|l| l.fork()),
             unchanged: self.unchanged.clone(),
+            listed: self.listed.clone(),
             unchanged_bytes: self.unchanged_bytes.clone(),
             journal: Some(Journal::default()),
             left: self.left,
@@ -546,10 +555,11 @@ impl Files {
 
     /// Every YAML file of the repository, and the entries that could not
     /// be listed (see [`super::walk::yaml_files`]).
-    pub fn yaml_files(&self) -> (Vec<PathBuf>, Vec<Issue>) {
-        let (mut paths, issues) = match &*self.backing {
-            Backing::Disk(disk) => super::walk::yaml_files_on(disk),
-            Backing::Commit(tree) => (tree.yaml_files(), Vec::new()),
+    pub fn yaml_files(&self) -> Listing {
+        let (mut paths, issues) = match (&self.listed, &*self.backing) {
+            (Some(listed), _) => (**listed).clone(),
+            (None, Backing::Disk(disk)) => super::walk::yaml_files_on(disk),
+            (None, Backing::Commit(tree)) => (tree.yaml_files(), Vec::new()),
         };
         // An editor's buffer of a file not (or no longer) on disk is read
         // as the editor holds it.
@@ -613,7 +623,7 @@ impl Files {
     }
 
     fn read(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
-        let text: Arc<str> = match self.unchanged.get(rel) {
+        let text: Arc<str> = match self.known_text(rel) {
             Some(text) => text.clone(),
             None => text_of(self.raw(rel), rel)?.into(),
         };
@@ -629,7 +639,10 @@ impl Files {
         let texts: Vec<Result<Arc<str>, Issue>> = match &*self.backing {
             Backing::Disk(_) => rels
                 .par_iter()
-                .map(|rel| text_of(self.raw(rel), rel).map(Arc::from))
+                .map(|rel| match self.known_text(rel) {
+                    Some(text) => Ok(text.clone()),
+                    None => text_of(self.raw(rel), rel).map(Arc::from),
+                })
                 .collect(),
             Backing::Commit(tree) => {
                 let unread: Vec<PathBuf> = rels

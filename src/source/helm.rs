@@ -9,10 +9,14 @@
 //! `spec.values` merged last, so inline values win even over `targetPath`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::source::data::{self, DataValue};
 use crate::source::{Issue, Object};
 use crate::yaml::{Limits, Node, SourceMap, Span, Value, parse_values};
+
+mod shared;
+pub use shared::Shared;
 
 /// Where the chart comes from.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,7 +51,14 @@ pub struct Release {
     /// value from an operator's convention
     /// ([`crate::model::conventions`]).
     pub deferred: Vec<Deferred>,
+    /// What of the repository the values could not take in: these are
+    /// shown with the repository's problems.
     pub issues: Vec<Issue>,
+    /// `valuesFrom` sources, not optional, that the repository does not
+    /// hold: often made in the cluster (an ObjectBucketClaim's ConfigMap,
+    /// an operator's Secret), so kept for who asks (hover) and not shown
+    /// as problems.
+    pub absent: Vec<Issue>,
 }
 
 /// One `valuesFrom` entry with `targetPath` whose value is not in the
@@ -89,6 +100,20 @@ pub fn resolve<'a>(
     hr: &Object,
     lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
 ) -> Release {
+    let bytes = crate::source::Limits::default()
+        .kustomize
+        .max_run_output_bytes;
+    resolve_sharing(sources, hr, lookup, &Shared::new(bytes))
+}
+
+/// [`resolve`], with what the releases of one model share: values
+/// documents parsed once, and one budget on what their merges copy.
+pub fn resolve_sharing<'a>(
+    sources: &SourceMap,
+    hr: &Object,
+    lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+    shared: &Shared,
+) -> Release {
     let namespace = hr.namespace().unwrap_or("");
     let mut release = Release {
         chart: None,
@@ -98,9 +123,10 @@ pub fn resolve<'a>(
         values_incomplete: false,
         deferred: Vec::new(),
         issues: Vec::new(),
+        absent: Vec::new(),
     };
     resolve_chart(sources, hr, namespace, lookup, &mut release);
-    resolve_values(sources, hr, namespace, lookup, &mut release);
+    resolve_values(sources, hr, namespace, lookup, shared, &mut release);
     release
 }
 
@@ -185,11 +211,9 @@ fn resolve_values<'a>(
     hr: &Object,
     namespace: &str,
     lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+    shared: &Shared,
     release: &mut Release,
 ) {
-    // Values documents by where their text is: a key listed again is
-    // parsed once.
-    let mut parsed: HashMap<(u32, u32, u32), Option<Node>> = HashMap::new();
     let list_items = std::cell::Cell::new(RELEASE_LIST_ITEMS);
     for entry in hr
         .root
@@ -237,9 +261,13 @@ fn resolve_values<'a>(
             // Whether optional or not, it may exist in the cluster only.
             release.values_incomplete = true;
             if !optional {
-                report(format!(
-                    "valuesFrom {kind}/{name} is not in the repository and not optional: \
+                release.absent.push(Issue::at(
+                    sources,
+                    entry.span,
+                    format!(
+                        "valuesFrom {kind}/{name} is not in the repository and not optional: \
                      helm-controller fails unless it exists in the cluster"
+                    ),
                 ));
             }
             defer(
@@ -308,21 +336,25 @@ fn resolve_values<'a>(
             }
             continue;
         }
-        let at = (node.span.file.0, node.span.start, node.span.end);
-        let values = match parsed.get(&at) {
-            Some(values) => values.clone(),
-            None => match values_document(sources, &text, node) {
-                Ok(values) => {
-                    parsed.insert(at, values.clone());
-                    values
-                }
-                Err(issue) => {
-                    release.issues.push(issue);
-                    continue;
-                }
-            },
+        let document = shared.document(obj, key, &text, || {
+            values_document(sources, &text, node).map(|doc| doc.map(Arc::new))
+        });
+        let values = match document {
+            Ok(values) => values,
+            Err(issue) => {
+                release.issues.push(issue);
+                continue;
+            }
         };
-        if let Some(mut values) = values {
+        if let Some(values) = values {
+            // Each merge copies the document again: 200 entries naming
+            // one 12 MB key copied 2.4 GB.
+            if let Err(why) = shared.spend(text.len() as u64) {
+                release.values_incomplete = true;
+                release.issues.push(Issue::at(sources, entry.span, why));
+                continue;
+            }
+            let mut values = Node::clone(&values);
             if secret {
                 mark_secret(&mut values);
             }

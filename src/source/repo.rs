@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::Limits;
-use super::coverage::{Coverage, Fate, FileFate, FluxRender, lost_under};
+use super::coverage::{Coverage, Fate, FileFate, FluxRender, blame_unapplied, lost_under};
 use super::files::Input;
 use super::flux::{
     self,
@@ -208,6 +208,7 @@ pub fn load_files(mut files: Files) -> Repo {
         by_hand_files,
         stray,
         rendered_dirs,
+        unapplied,
     } = flux;
     let rendered_by = rendered_by(&objects, &renders);
     let mut fates: Vec<FileFate> = Vec::new();
@@ -280,6 +281,17 @@ pub fn load_files(mut files: Files) -> Repo {
                 .filter(|(i, _)| docs.binary_search(i).is_ok())
                 .map(|(i, doc)| Object::new(doc, file, i)),
         );
+    }
+    blame_unapplied(&mut fates, &unapplied);
+    let blamed: HashMap<&Path, String> = fates
+        .iter()
+        .filter(|f| matches!(f.fate, Fate::UnderUnapplied { .. }))
+        .map(|f| (f.path.as_path(), f.fate.reason()))
+        .collect();
+    for s in &mut skipped {
+        if let Some(reason) = blamed.get(s.path.as_path()) {
+            s.reason = reason.clone();
+        }
     }
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     // Files without objects: their fate is what they were skipped for, or

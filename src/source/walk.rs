@@ -22,10 +22,15 @@ use super::ignored::Ignored;
 /// links in each of 20 directories: a million paths to one file) or make
 /// one large file count a hundred times.
 pub fn yaml_files(root: &Path) -> (Vec<PathBuf>, Vec<Issue>) {
+    yaml_files_except(root, &Ignored::default())
+}
+
+/// [`yaml_files`] without what git ignores (not entered either).
+pub fn yaml_files_except(root: &Path, ignored: &Ignored) -> (Vec<PathBuf>, Vec<Issue>) {
     let mut files = Vec::new();
     let issues = walk(
         root,
-        &Ignored::default(),
+        ignored,
         |_, _| {},
         |rel| {
             files.push(rel.to_path_buf());

@@ -50,6 +50,13 @@ impl Size {
         self.depth = self.depth.max(at.saturating_add(other.depth));
     }
 
+    /// Takes off a tree of size `other` that was removed. The depth stays:
+    /// an upper bound, as the deepest branch may remain.
+    pub fn shrink(&mut self, other: Size) {
+        self.nodes = self.nodes.saturating_sub(other.nodes);
+        self.bytes = self.bytes.saturating_sub(other.bytes);
+    }
+
     /// What of `limits` this size is past, said for the user.
     pub fn over(&self, limits: &Limits) -> Option<String> {
         if self.nodes > limits.max_object_nodes {

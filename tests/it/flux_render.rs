@@ -208,6 +208,57 @@ fn patch_files_have_their_own_fate() {
     );
 }
 
+/// A file below the kustomization that leaves it out, under the path of a
+/// Flux Kustomization that kustomization also leaves out: the reason names
+/// that Flux Kustomization (listing the file would not apply it).
+#[test]
+fn file_under_an_unapplied_flux_kustomization_names_it() {
+    let apps = ks("apps", "./apps", "GitRepository/flux-system");
+    let policies = ks(
+        "kyverno-policies",
+        "./apps/kyverno/policies",
+        "GitRepository/flux-system",
+    );
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", &apps),
+        (
+            "apps/kustomization.yaml",
+            "resources:\n  - ./cm.yaml\n  # - ./kyverno/ks.yaml\n",
+        ),
+        ("apps/cm.yaml", &cm("a")),
+        ("apps/kyverno/ks.yaml", &policies),
+        ("apps/kyverno/policies/policy.yaml", &cm("policy")),
+    ]);
+    let fate = |p: &str| {
+        r.fates
+            .iter()
+            .find(|f| f.path == Path::new(p))
+            .map(|f| (f.fate.key(), f.fate.reason()))
+            .unwrap()
+    };
+    let under = "not applied: under the path of Flux Kustomization flux-system/kyverno-policies \
+                 (apps/kyverno/ks.yaml:1), which is not applied: apps/kustomization.yaml does \
+                 not list it";
+    assert_eq!(
+        fate("apps/kyverno/policies/policy.yaml"),
+        ("unreachable", under.to_string())
+    );
+    let skipped = r
+        .skipped
+        .iter()
+        .find(|s| s.path == Path::new("apps/kyverno/policies/policy.yaml"))
+        .map(|s| s.reason.as_str());
+    assert_eq!(skipped, Some(under));
+    assert_eq!(
+        fate("apps/kyverno/ks.yaml"),
+        (
+            "not-listed",
+            "not applied: apps/kustomization.yaml does not list it".to_string()
+        )
+    );
+}
+
 /// The ConfigMap a postBuild data item reads, after substitution.
 fn substituted(r: &Repo, name: &str, key: &str) -> Option<String> {
     r.objects
@@ -589,6 +640,33 @@ fn a_git_repository_of_another_url_is_not_this_repository() {
         ("kubernetes/cm.yaml", &cm("a")),
         ("kubernetes/operator.yaml", &other),
     ]);
+    assert!(r.issues.is_empty(), "{:?}", r.issues);
+    assert_eq!(names(&r, "ConfigMap"), ["a"]);
+}
+
+/// A Flux Kustomization with no `spec.path` builds the root of its source
+/// (Flux: "Defaults to 'None', which translates to the root path of the
+/// SourceRef"), here the CRDs of another repository: the reason given is
+/// that source, not a path the object does not have.
+#[test]
+fn a_kustomization_without_path_builds_the_root_of_its_source() {
+    let crds = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: gateway-api-crd, namespace: flux-system}\nspec: {url: 'https://github.com/kubernetes-sigs/gateway-api', ref: {tag: v1.2.1}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: gateway-api, namespace: flux-system}\nspec:\n  prune: true\n  sourceRef: {kind: GitRepository, name: gateway-api-crd}\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/apps.yaml",
+            &ks("apps", "./apps", "GitRepository/flux-system"),
+        ),
+        ("apps/crds.yaml", crds),
+        ("apps/cm.yaml", &cm("a")),
+    ]);
+    let crds = r.flux.iter().find(|f| f.name == "gateway-api").unwrap();
+    assert!(
+        matches!(&crds.outcome, Outcome::OtherSource(why)
+            if why == "it builds from GitRepository/gateway-api-crd, which is not this repository"),
+        "{:?}",
+        crds.outcome
+    );
     assert!(r.issues.is_empty(), "{:?}", r.issues);
     assert_eq!(names(&r, "ConfigMap"), ["a"]);
 }

@@ -209,3 +209,44 @@ fn a_snippet_on_a_long_line_is_a_window_around_its_span() {
     );
     assert!(out.contains("./missing"), "{out}");
 }
+
+/// A 100 KB variable name used once in a file that 20 Flux Kustomizations
+/// render: each rendering is a finding, whose message and label printed
+/// the name whole (200 renderings printed 28 MB from 100 KB of input).
+/// Messages and labels show the first 256 bytes of such a text and `…`.
+#[test]
+fn a_long_name_in_a_finding_is_shown_clipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let name = "A".repeat(100_000);
+    write(
+        root,
+        "apps/cm.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: s}}\ndata:\n  a: '${{{name}}}'\n"
+        ),
+    );
+    for i in 0..20 {
+        write(
+            root,
+            &format!("flux/k{i}.yaml"),
+            &format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: k{i}, namespace: flux-system}}\nspec:\n  path: ./apps\n  targetNamespace: n{i}\n  postBuild:\n    substitute: {{B: b}}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"
+            ),
+        );
+    }
+    let run = run_linter(&["--color", "never", root.to_str().unwrap()]);
+    let out = run.stdout_text();
+    assert_eq!(
+        out.matches("flux-variable-undefined").count(),
+        20,
+        "{}",
+        run.stderr
+    );
+    // The message wraps before the name; the clipped name ends in `…`.
+    let clipped = format!("{}…", "A".repeat(256));
+    assert!(out.contains(&clipped), "{}", &out[..out.len().min(2000)]);
+    let longest = out.lines().map(str::len).max().unwrap_or(0);
+    assert!(longest < 2000, "a line of {longest} bytes");
+    assert!(out.len() < 200_000, "{} bytes of output", out.len());
+}

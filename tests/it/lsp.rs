@@ -1,20 +1,47 @@
-//! The language server (`server`) driven by a real LSP client: the
-//! pytest-lsp plugin over pygls's client (PyPI; scripts/install-pypi-tools
-//! puts it into target/tools/pytest-lsp) runs tests/lsp/test_server.py
-//! against the binary, on a git copy of a corpus repository made here:
+//! The language server (`server`) driven by real LSP clients, on a git
+//! copy of a corpus repository made here.
+//!
+//! The pytest-lsp plugin over pygls's client (PyPI; scripts/install-pypi-tools
+//! puts it into target/tools/pytest-lsp) runs tests/lsp/test_server.py:
 //! open, diagnostics, an edit that removes the finding and one that brings
 //! it back, hover and go-to-definition on a variable, definition of a
 //! dependency and a source, a suppression applied and linted again, a
 //! malformed buffer, files deleted under the server, a file nothing
-//! applies; and on the bundled example, a safe fix applied and an unsafe
+//! applies, edits and disk changes after which the diagnostics are a fresh
+//! lint's; and on the bundled example, a safe fix applied and an unsafe
 //! one marked.
+//!
+//! Neovim's built-in client (Debian's `neovim`, headless) runs
+//! tests/lsp/neovim.lua: open, the finding's diagnostic, hover on its
+//! variable, its suppression applied and the finding gone.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common;
 
 const REPO: &str = "buroa__k8s-gitops";
+const CLUSTER: &str = "kubernetes/apps/databases/cloudnative-pg/cluster/cluster.yaml";
+const RULE: &str = "postgres-replicas-on-replicated-storage";
+
+/// A git repository of one commit holding a copy of `from`, at `to`.
+fn git_copy(from: &Path, to: &Path) -> PathBuf {
+    common::copy_dir(from, to);
+    common::git(to, &["init", "-q"]);
+    common::git(to, &["add", "-A"]);
+    common::git(to, &["commit", "-q", "-m", "corpus"]);
+    to.to_path_buf()
+}
+
+/// The corpus repository's git copy under `tmp`; `None` (skipped loudly)
+/// without the corpus or git.
+fn corpus_copy(tmp: &Path) -> Option<PathBuf> {
+    let corpus = common::corpus()?;
+    if !common::git_available() {
+        return None;
+    }
+    Some(git_copy(&corpus.join(REPO), &tmp.join("repo")))
+}
 
 #[test]
 fn an_editor_gets_findings_hover_definitions_and_actions() {
@@ -23,22 +50,12 @@ fn an_editor_gets_findings_hover_definitions_and_actions() {
         common::skip_or_fail("pytest-lsp is missing (run scripts/install-pypi-tools pytest-lsp)");
         return;
     }
-    let Some(corpus) = common::corpus() else {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(repo) = corpus_copy(tmp.path()) else {
         return;
     };
-    if !common::git_available() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    common::copy_dir(&corpus.join(REPO), &repo);
-    common::git(&repo, &["init", "-q"]);
-    common::git(&repo, &["add", "-A"]);
-    common::git(&repo, &["commit", "-q", "-m", "corpus"]);
     // The bundled example's fixes: one safe, one unsafe.
-    let example = tmp.path().join("example");
-    common::copy_dir(&common::example_repo(), &example);
-    common::git(&example, &["init", "-q"]);
+    let example = git_copy(&common::example_repo(), &tmp.path().join("example"));
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp");
     let out = Command::new(&pytest)
         .arg(&tests)
@@ -57,4 +74,50 @@ fn an_editor_gets_findings_hover_definitions_and_actions() {
     assert!(out.status.success(), "pytest-lsp failed:\n{text}");
     assert!(text.contains(" passed"), "{text}");
     assert!(!text.contains("skipped"), "{text}");
+}
+
+#[test]
+fn neovim_gets_the_finding_its_hover_and_its_suppression() {
+    if !common::runs(
+        "nvim",
+        &["--version"],
+        "nvim is not on PATH (Debian: apt-get install neovim)",
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(repo) = corpus_copy(tmp.path()) else {
+        return;
+    };
+    // Neovim's own files (log, shada, swap) stay in the temporary
+    // directory, not in the user's.
+    let home = tmp.path().join("nvim-home");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp/neovim.lua");
+    let mut nvim = Command::new("nvim");
+    nvim.args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-c"])
+        .arg(format!("luafile {}", script.display()))
+        .env("HOMELAB_LINT_BIN", common::BIN)
+        .env("LSP_FILE", repo.join(CLUSTER))
+        .env("LSP_RULE", RULE)
+        .current_dir(&repo);
+    for var in [
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        nvim.env(var, &home);
+    }
+    let out = nvim.output().unwrap();
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "Neovim's client failed:\n{text}");
+    assert!(
+        text.contains("the finding, its hover and its suppression held"),
+        "{text}"
+    );
 }

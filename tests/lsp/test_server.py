@@ -32,22 +32,55 @@ def published(client: LanguageClient, params: types.PublishDiagnosticsParams):
     client.published = getattr(client, "published", []) + [params]
 
 
+def registered(client: LanguageClient, params: types.RegistrationParams):
+    """What the server asks to be told of (file watchers)."""
+    client.registrations = getattr(client, "registrations", []) + list(params.registrations)
+
+
 def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = published
+    features[types.CLIENT_REGISTER_CAPABILITY] = registered
     register_lsp_features(client, features)
     return client
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[BIN, "server"], client_factory=make_client)
-)
+SERVER = ClientServerConfig(server_command=[BIN, "server"], client_factory=make_client)
+
+
+@pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient):
+    """A client that does not watch files: the server reads the disk at
+    every lint."""
     await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(),
             root_uri=REPO.as_uri(),
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+WATCHING = types.ClientCapabilities(
+    workspace=types.WorkspaceClientCapabilities(
+        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+            dynamic_registration=True
+        )
+    )
+)
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def watching(lsp_client: LanguageClient):
+    """A client that watches files for the server, which then reads only
+    what it is told changed."""
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=WATCHING,
+            root_uri=REPO.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=REPO.as_uri(), name="repo")],
         )
     )
     yield
@@ -77,7 +110,7 @@ class Buffer:
     def change(self, text: str):
         self.version += 1
         self.text = text
-        self.seen = len(self.published())
+        self.expect()
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(
@@ -86,6 +119,10 @@ class Buffer:
                 content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
             )
         )
+
+    def expect(self):
+        """Makes `diagnostics` wait for a publish after this one."""
+        self.seen = len(self.published())
 
     async def diagnostics(self):
         """The diagnostics published for it after the last open or change."""
@@ -97,12 +134,16 @@ class Buffer:
             await asyncio.sleep(0.05)
         raise AssertionError(f"no diagnostics were published for {self.uri}")
 
-    async def hover(self, at: types.Position):
+    async def hover(self, needle: str, skip: int = 0):
+        """The hover `skip` characters into the first `needle`."""
+        at = self.position(needle, skip)
         return await self.client.text_document_hover_async(
             types.HoverParams(text_document=types.TextDocumentIdentifier(uri=self.uri), position=at)
         )
 
-    async def definition(self, at: types.Position):
+    async def definition(self, needle: str, skip: int = 0):
+        """Where the name `skip` characters into the first `needle` is defined."""
+        at = self.position(needle, skip)
         return await self.client.text_document_definition_async(
             types.DefinitionParams(
                 text_document=types.TextDocumentIdentifier(uri=self.uri), position=at
@@ -167,20 +208,19 @@ async def test_a_finding_comes_and_goes_with_the_edit(client: LanguageClient):
 async def test_hover_and_definition_of_a_variable(client: LanguageClient):
     doc = Buffer(client, CLUSTER)
     await doc.diagnostics()
-    at = doc.position("${CLUSTER_STORAGE_CLASS}", 3)
-    hover = await doc.hover(at)
+    hover = await doc.hover("${CLUSTER_STORAGE_CLASS}", 3)
     assert hover is not None
     text = hover.contents.value
     assert "ceph-block" in text, text
     assert "kubernetes/flux/vars/cluster-settings.yaml:" in text, text
 
-    found = await doc.definition(at)
+    found = await doc.definition("${CLUSTER_STORAGE_CLASS}", 3)
     assert [loc.uri for loc in found] == [SETTINGS.as_uri()], found
     line = SETTINGS.read_text().split("\n")[found[0].range.start.line]
     assert "CLUSTER_STORAGE_CLASS" in line, line
 
     # On the cluster itself: what the model derives of it.
-    hover = await doc.hover(doc.position("kind: Cluster", 7))
+    hover = await doc.hover("kind: Cluster", 7)
     text = hover.contents.value
     assert "**Postgres** (CloudNativePG), 3 instance(s)" in text, text
     assert "`synchronous_commit` = `on`" in text, text
@@ -193,13 +233,11 @@ async def test_definition_of_a_dependency_and_a_source(client: LanguageClient):
     await doc.diagnostics()
     # `dependsOn: - name: cluster-apps-cloudnative-pg` in the second
     # document names the first.
-    at = doc.position("- name: cluster-apps-cloudnative-pg\n", 10)
-    found = await doc.definition(at)
+    found = await doc.definition("- name: cluster-apps-cloudnative-pg\n", 10)
     assert [loc.uri for loc in found] == [doc.uri], found
     assert found[0].range.start.line == doc.position("name: cluster-apps-cloudnative-pg\n").line
 
-    at = doc.position("name: k8s-gitops", 8)
-    found = await doc.definition(at)
+    found = await doc.definition("name: k8s-gitops", 8)
     assert len(found) == 1, found
     target = pathlib.Path(found[0].range and found[0].uri.removeprefix("file://"))
     assert "kind: GitRepository" in target.read_text(), target
@@ -247,8 +285,7 @@ async def test_the_server_survives_a_file_deleted_under_it(client: LanguageClien
         CLUSTER.unlink()
         doc.change(doc.text)
         await doc.diagnostics()
-        at = doc.position("${CLUSTER_STORAGE_CLASS}", 3)
-        hover = await doc.hover(at)
+        hover = await doc.hover("${CLUSTER_STORAGE_CLASS}", 3)
         assert hover is not None
     finally:
         SETTINGS.with_suffix(".moved").rename(SETTINGS)
@@ -275,7 +312,7 @@ async def test_fixes_come_with_their_applicability_and_apply(client: LanguageCli
     rule = "authentik-persistent-connections-without-keepalives"
     finding = ours(await release.diagnostics(), rule)[0]
     actions = await code_actions(release, finding)
-    hover = await release.hover(release.position("kind: HelmRelease", 8))
+    hover = await release.hover("kind: HelmRelease", 8)
     assert "Helm values (`values` and `valuesFrom` merged)" in hover.contents.value
     assert "AUTHENTIK_POSTGRESQL__CONN_MAX_AGE" in hover.contents.value
     preferred = [a for a in actions if a.is_preferred]
@@ -291,3 +328,83 @@ async def test_fixes_come_with_their_applicability_and_apply(client: LanguageCli
     unsafe = [a for a in actions if "(unsafe fix)" in a.title]
     assert len(unsafe) == 1 and not unsafe[0].is_preferred, actions
     assert unsafe[0].edit is not None
+
+
+def on_disk(client: LanguageClient, *changes: tuple[pathlib.Path, types.FileChangeType]):
+    """Tells the server what changed on disk, as a watching client does."""
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=path.as_uri(), type=kind) for path, kind in changes]
+        )
+    )
+
+
+def sorted_diagnostics(diagnostics):
+    return sorted(
+        diagnostics,
+        key=lambda d: (d.range.start.line, d.range.start.character, str(d.code), d.message),
+    )
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_after_edits_and_disk_changes_the_diagnostics_are_a_fresh_lints(
+    watching: LanguageClient,
+):
+    client = watching
+    for _ in range(PATIENCE * 20):
+        if getattr(client, "registrations", []):
+            break
+        await asyncio.sleep(0.05)
+    methods = [r.method for r in getattr(client, "registrations", [])]
+    assert methods == [types.WORKSPACE_DID_CHANGE_WATCHED_FILES], methods
+    cluster, ks = Buffer(client, CLUSTER), Buffer(client, KS)
+    assert ours(await cluster.diagnostics())
+    await ks.diagnostics()
+    settings = SETTINGS.read_text()
+    moved = REPO.parent / "cluster-settings.yaml"
+    created = CLUSTER.parent / "created.yaml"
+
+    async def after(*changes):
+        cluster.expect()
+        on_disk(client, *changes)
+        return ours(await cluster.diagnostics())
+
+    try:
+        # An unsaved edit that keeps the finding.
+        cluster.change(cluster.text.replace("instances: 3", "instances: 2"))
+        assert ours(await cluster.diagnostics())
+        # The variable's definition deleted on disk: the class is unknown,
+        # the finding goes; back, it comes back.
+        SETTINGS.rename(moved)
+        assert await after((SETTINGS, types.FileChangeType.Deleted)) == []
+        moved.rename(SETTINGS)
+        assert await after((SETTINGS, types.FileChangeType.Created))
+        # Changed on disk to a class the linter does not know: it goes.
+        SETTINGS.write_text(settings.replace('"ceph-block"', '"made-up-class"'))
+        assert await after((SETTINGS, types.FileChangeType.Changed)) == []
+        created.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: created\n")
+        await after((created, types.FileChangeType.Created))
+        # One lint publishes both files.
+        ks.expect()
+        cluster.change(cluster.text.replace("instances: 2", "instances: 3"))
+        kept = {doc.uri: sorted_diagnostics(await doc.diagnostics()) for doc in (cluster, ks)}
+
+        # A server started now, without watching, reads it all.
+        fresh = await SERVER.start()
+        try:
+            await fresh.initialize_session(
+                types.InitializeParams(
+                    capabilities=types.ClientCapabilities(), root_uri=REPO.as_uri()
+                )
+            )
+            again = [Buffer(fresh, CLUSTER, cluster.text), Buffer(fresh, KS, ks.text)]
+            for doc in again:
+                assert sorted_diagnostics(await doc.diagnostics()) == kept[doc.uri], doc.uri
+        finally:
+            await fresh.shutdown_session()
+            await fresh.stop()
+    finally:
+        if moved.exists():
+            moved.rename(SETTINGS)
+        SETTINGS.write_text(settings)
+        created.unlink(missing_ok=True)

@@ -13,7 +13,8 @@ use std::path::PathBuf;
 
 use super::artifact::Artifacts;
 use super::layer::BuildLayer;
-use crate::source::coverage::FluxRender;
+use super::sources::source_of;
+use crate::source::coverage::{FluxRender, Unapplied};
 use crate::source::{Files, Issue, Object, PathMap, PathSet, kustomize};
 use crate::yaml::{FileId, Node, Span};
 
@@ -61,6 +62,8 @@ pub(crate) struct Rendered {
     pub stray: HashSet<FileId>,
     /// The kustomization directories of the builds rendered.
     pub rendered_dirs: PathSet<PathBuf>,
+    /// Flux Kustomizations written here that no root reaches.
+    pub unapplied: Vec<Unapplied>,
 }
 
 /// What a render starts from, as written in files.
@@ -104,6 +107,7 @@ pub(crate) fn render(
         by_hand_files: flux.by_hand_files,
         stray: flux.stray,
         rendered_dirs: flux.rendered_dirs,
+        unapplied: flux.unapplied,
     }
 }
 
@@ -154,6 +158,8 @@ pub(super) struct FluxTree {
     /// The kustomization directories of the builds rendered: a file a
     /// kustomization elsewhere lists is unreachable, not left out of it.
     pub(super) rendered_dirs: PathSet<PathBuf>,
+    /// Flux Kustomizations written here that no root reaches.
+    pub(super) unapplied: Vec<Unapplied>,
 }
 
 /// What the builds of the written Flux Kustomizations produced.
@@ -288,6 +294,7 @@ impl FluxTree {
             guessed_roots: Vec::new(),
             build_dirs: PathMap::default(),
             rendered_dirs: PathSet::default(),
+            unapplied: Vec::new(),
         }
     }
 
@@ -503,6 +510,20 @@ impl FluxTree {
         {
             self.render_tree(files, ks, &lookup_pool, &mut rendered, issues);
         }
+        self.unapplied = self
+            .written
+            .iter()
+            .filter(|ks| !rendered.contains(&doc_id(ks)) && self.local.contains(&source_of(ks)))
+            .filter_map(|ks| {
+                let (namespace, name) = ks_id(ks);
+                Some(Unapplied {
+                    id: format!("{namespace}/{name}"),
+                    file: files.sources.path(ks.file).to_path_buf(),
+                    line: ks.root.span.line,
+                    path: self.ks_path_text(files, ks)?,
+                })
+            })
+            .collect();
         for (id, issue) in failed {
             if !rendered.contains(&id) && !issues.contains(&issue) {
                 issues.push(issue);

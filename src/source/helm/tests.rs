@@ -194,10 +194,11 @@ spec:
 ";
     let repo = Repo::new(&[("hr.yaml", hr), ("values.yaml", VALUES)]);
     let r = repo.resolve("x");
-    assert_eq!(r.issues.len(), 2, "{:?}", r.issues);
-    assert!(r.issues[0].message.contains("ConfigMap/nowhere"));
-    assert_eq!((r.issues[0].line, r.issues[0].col), (8, 7));
-    assert!(r.issues[1].message.contains("\"nope\""));
+    assert_eq!(r.absent.len(), 1, "{:?}", r.absent);
+    assert!(r.absent[0].message.contains("ConfigMap/nowhere"));
+    assert_eq!((r.absent[0].line, r.absent[0].col), (8, 7));
+    assert_eq!(r.issues.len(), 1, "{:?}", r.issues);
+    assert!(r.issues[0].message.contains("\"nope\""));
     assert!(r.values_incomplete);
 }
 

@@ -19,6 +19,20 @@ pub(crate) fn spend_work_on(
     spend_work(files, nodes.saturating_add(applied))
 }
 
+/// What a patch or replacement pays as it goes, in node visits: the
+/// reason when the run's work budget does not cover them.
+pub(crate) type Spend<'a> = dyn FnMut(usize) -> Result<(), String> + 'a;
+
+/// What searching a mapping of `width` keys (or moving `width` list
+/// items) costs in node visits: comparing a short key is a nanosecond or
+/// two, where copying or writing a node (what a visit otherwise stands
+/// for) allocates, so 64 keys compared count as one visit. A search is
+/// still paid for: many patches over one very wide object stop at the
+/// budget.
+pub(crate) fn scan_cost(width: usize) -> usize {
+    1 + width / 64
+}
+
 /// Spends `visits` node visits; the reason when they do not fit.
 pub(crate) fn spend_work(files: &mut Files, visits: usize) -> Result<(), String> {
     if files.spend(RunBudget {

@@ -1,26 +1,51 @@
 //! RFC 6902 JSON patch applied to the span-carrying tree, so values added by
 //! a patch point at the patch.
 
+use super::budget::{Spend, scan_cost};
 use crate::yaml::{Limits, Node, Size, Span, Value};
 
 type Fail = (Option<Span>, String);
 
-/// Applies `ops` to `root`; an operation that would take the object past
-/// the object budget of `limits` fails, leaving what was done before it.
-pub(crate) fn apply(root: &mut Node, ops: &Node, limits: &Limits) -> Result<(), Fail> {
+/// Applies `ops` to `root`, paying `spend` for the keys searched and the
+/// nodes written as it goes (never for the whole object: P patches each
+/// adding a key to N objects measured each object whole per patch, and
+/// cost N·P² node visits). An operation that would take the object past
+/// the object budget of `limits`, or that `spend` refuses, fails,
+/// leaving what was done before it.
+pub(crate) fn apply(
+    root: &mut Node,
+    ops: &Node,
+    limits: &Limits,
+    spend: &mut Spend<'_>,
+) -> Result<(), Fail> {
     let Some(list) = ops.as_seq() else {
         return Err((
             Some(ops.span),
             "a JSON patch must be a list of operations".into(),
         ));
     };
-    // Removals and replacements are not taken off: an upper bound is
-    // enough, and measuring the whole object again per operation is not.
-    let mut size = Size::of(root, limits);
+    // Measured at the first copy, the only operation that can double the
+    // object; removals and replacements are not taken off: an upper
+    // bound is enough, and measuring the whole object again per
+    // operation is not.
+    let mut size = None;
     for op in list {
-        apply_one(root, op, &mut size, limits).map_err(|m| (Some(op.span), m))?;
+        let mut walk = Walk {
+            spend,
+            size: &mut size,
+            limits,
+        };
+        walk.apply_one(root, op).map_err(|m| (Some(op.span), m))?;
     }
     Ok(())
+}
+
+/// What one operation pays with as it walks the object.
+struct Walk<'w, 's> {
+    spend: &'w mut Spend<'s>,
+    /// The object's size, once a copy needed it.
+    size: &'w mut Option<Size>,
+    limits: &'w Limits,
 }
 
 fn pointer(op: &Node, key: &str) -> Result<Vec<String>, String> {
@@ -43,61 +68,80 @@ pub(crate) fn parse_pointer(p: &str) -> Result<Vec<String>, String> {
         .collect())
 }
 
-fn apply_one(root: &mut Node, op: &Node, size: &mut Size, limits: &Limits) -> Result<(), String> {
-    let kind = op.get("op").and_then(Node::as_str).unwrap_or("");
-    let path = pointer(op, "path")?;
-
-    let value = || {
-        op.get("value")
-            .cloned()
-            .ok_or_else(|| format!("{kind} operation needs a value"))
-    };
-    match kind {
-        "add" => add(root, &path, value()?),
-        "remove" => remove(root, &path).map(drop),
-        "replace" => {
-            let v = value()?;
-            let slot = get_mut(root, &path).ok_or_else(|| {
-                format!(
-                    "replace operation does not apply: doc is missing path: {}",
-                    show(&path)
-                )
-            })?;
-            *slot = v;
-            Ok(())
-        }
-        "move" => {
-            let from = pointer(op, "from")?;
-            let v = remove(root, &from)?;
-            add(root, &path, v)
-        }
-        "copy" => {
-            let from = pointer(op, "from")?;
-            let v = get_mut(root, &from).ok_or_else(|| {
-                format!(
-                    "copy operation does not apply: doc is missing from path: {}",
-                    show(&from)
-                )
-            })?;
-            // Measured before the copy is made, so that the budget also
-            // bounds the memory a refused copy would have taken.
-            size.grow(Size::of(v, limits), path.len());
-            if let Some(why) = size.over(limits) {
-                return Err(format!(
-                    "patch output budget exceeded: the object would have {why} after this copy operation"
-                ));
+impl Walk<'_, '_> {
+    fn apply_one(&mut self, root: &mut Node, op: &Node) -> Result<(), String> {
+        let kind = op.get("op").and_then(Node::as_str).unwrap_or("");
+        let path = pointer(op, "path")?;
+        let value = |walk: &mut Self| {
+            let v = op
+                .get("value")
+                .ok_or_else(|| format!("{kind} operation needs a value"))?;
+            (walk.spend)(Size::of(v, walk.limits).nodes)?;
+            Ok::<_, String>(v.clone())
+        };
+        match kind {
+            "add" => {
+                let v = value(self)?;
+                self.add(root, &path, v)
             }
-            let v = v.clone();
-            add(root, &path, v)
-        }
-        "test" => {
-            let v = value()?;
-            match get_mut(root, &path) {
-                Some(n) if n.to_json() == v.to_json() => Ok(()),
-                _ => Err(format!("testing value {} failed", show(&path))),
+            "remove" => self.remove(root, &path).map(drop),
+            "replace" => {
+                let v = value(self)?;
+                let slot = self.get_mut(root, &path)?.ok_or_else(|| {
+                    format!(
+                        "replace operation does not apply: doc is missing path: {}",
+                        show(&path)
+                    )
+                })?;
+                *slot = v;
+                Ok(())
             }
+            "move" => {
+                let from = pointer(op, "from")?;
+                let v = self.remove(root, &from)?;
+                self.add(root, &path, v)
+            }
+            "copy" => {
+                let from = pointer(op, "from")?;
+                let limits = self.limits;
+                if self.size.is_none() {
+                    let whole = Size::of(root, limits);
+                    (self.spend)(whole.nodes)?;
+                    *self.size = Some(whole);
+                }
+                let v = self.get_mut(root, &from)?.ok_or_else(|| {
+                    format!(
+                        "copy operation does not apply: doc is missing from path: {}",
+                        show(&from)
+                    )
+                })?;
+                // Measured before the copy is made, so that the budget also
+                // bounds the memory a refused copy would have taken.
+                let copied = Size::of(v, limits);
+                let size = self.size.get_or_insert_default();
+                size.grow(copied, path.len());
+                if let Some(why) = size.over(limits) {
+                    return Err(format!(
+                        "patch output budget exceeded: the object would have {why} after this copy operation"
+                    ));
+                }
+                let v = v.clone();
+                (self.spend)(copied.nodes)?;
+                self.add(root, &path, v)
+            }
+            "test" => {
+                let v = op
+                    .get("value")
+                    .ok_or_else(|| format!("{kind} operation needs a value"))?;
+                let limits = self.limits;
+                (self.spend)(Size::of(v, limits).nodes.saturating_mul(2))?;
+                match self.get_mut(root, &path)? {
+                    Some(n) if n.to_json() == v.to_json() => Ok(()),
+                    _ => Err(format!("testing value {} failed", show(&path))),
+                }
+            }
+            other => Err(format!("unknown JSON patch operation '{other}'")),
         }
-        other => Err(format!("unknown JSON patch operation '{other}'")),
     }
 }
 
@@ -121,90 +165,113 @@ fn index(seg: &str, len: usize, allow_end: bool) -> Option<usize> {
     (i <= max && (allow_end || len > 0)).then_some(i)
 }
 
-fn get_mut<'a>(node: &'a mut Node, path: &[String]) -> Option<&'a mut Node> {
-    let Some((first, rest)) = path.split_first() else {
-        return Some(node);
-    };
-    let child = match &mut node.value {
-        Value::Map(entries) => entries
-            .iter_mut()
-            .find(|(k, _)| k.scalar_text().as_deref() == Some(first.as_str()))
-            .map(|(_, v)| v)?,
-        Value::Seq(items) => {
-            let i = index(first, items.len(), false)?;
-            items.get_mut(i)?
-        }
-        _ => return None,
-    };
-    get_mut(child, rest)
-}
-
-fn add(root: &mut Node, path: &[String], value: Node) -> Result<(), String> {
-    let Some((last, parent_path)) = path.split_last() else {
-        *root = value;
-        return Ok(());
-    };
-    let parent = get_mut(root, parent_path).ok_or_else(|| {
-        format!(
-            "add operation does not apply: doc is missing path: {}",
-            show(path)
-        )
-    })?;
-    let span = value.span;
-    match &mut parent.value {
-        Value::Map(entries) => {
-            match entries
-                .iter_mut()
-                .find(|(k, _)| k.scalar_text().as_deref() == Some(last.as_str()))
-            {
-                Some(slot) => slot.1 = value,
-                None => crate::yaml::edit_vec(entries, |e| {
-                    e.push((Node::synthetic_str(last.clone(), span), value))
-                }),
-            }
-            Ok(())
-        }
-        Value::Seq(items) => {
-            let i = index(last, items.len(), true).ok_or_else(|| {
-                format!(
-                    "add operation does not apply: index out of range: {}",
-                    show(path)
-                )
-            })?;
-            items.insert(i, value);
-            Ok(())
-        }
-        _ => Err(format!(
-            "add operation does not apply: {} is not a container",
-            show(parent_path)
-        )),
+/// Whether mapping key `k` is `seg`: text compared without a copy of
+/// the key (a search made a string of every key it passed).
+fn key_is(k: &Node, seg: &str) -> bool {
+    match &k.value {
+        Value::Str(s) => s == seg,
+        _ => k.scalar_text().as_deref() == Some(seg),
     }
 }
 
-fn remove(root: &mut Node, path: &[String]) -> Result<Node, String> {
-    let Some((last, parent_path)) = path.split_last() else {
-        return Err("cannot remove the whole document".into());
-    };
-    let missing = || {
-        format!(
-            "remove operation does not apply: doc is missing path: {}",
-            show(path)
-        )
-    };
-    let parent = get_mut(root, parent_path).ok_or_else(missing)?;
-    match &mut parent.value {
-        Value::Map(entries) => {
-            let i = entries
-                .iter()
-                .position(|(k, _)| k.scalar_text().as_deref() == Some(last.as_str()))
-                .ok_or_else(missing)?;
-            Ok(crate::yaml::edit_vec(entries, |e| e.remove(i).1))
+impl Walk<'_, '_> {
+    /// The position of key `seg` in `entries`, paid for as a search.
+    fn find(&mut self, entries: &[(Node, Node)], seg: &str) -> Result<Option<usize>, String> {
+        (self.spend)(scan_cost(entries.len()))?;
+        Ok(entries.iter().position(|(k, _)| key_is(k, seg)))
+    }
+
+    fn get_mut<'a>(
+        &mut self,
+        node: &'a mut Node,
+        path: &[String],
+    ) -> Result<Option<&'a mut Node>, String> {
+        let Some((first, rest)) = path.split_first() else {
+            return Ok(Some(node));
+        };
+        let child = match &mut node.value {
+            Value::Map(entries) => match self.find(entries, first)? {
+                Some(i) => &mut entries[i].1,
+                None => return Ok(None),
+            },
+            Value::Seq(items) => {
+                (self.spend)(1)?;
+                match index(first, items.len(), false).and_then(|i| items.get_mut(i)) {
+                    Some(child) => child,
+                    None => return Ok(None),
+                }
+            }
+            _ => return Ok(None),
+        };
+        self.get_mut(child, rest)
+    }
+
+    fn add(&mut self, root: &mut Node, path: &[String], value: Node) -> Result<(), String> {
+        let Some((last, parent_path)) = path.split_last() else {
+            *root = value;
+            return Ok(());
+        };
+        let parent = self.get_mut(root, parent_path)?.ok_or_else(|| {
+            format!(
+                "add operation does not apply: doc is missing path: {}",
+                show(path)
+            )
+        })?;
+        let span = value.span;
+        match &mut parent.value {
+            Value::Map(entries) => {
+                match self.find(entries, last)? {
+                    Some(i) => entries[i].1 = value,
+                    None => crate::yaml::edit_vec(entries, |e| {
+                        // Exactly one more: the box is rebuilt without a copy.
+                        e.reserve_exact(1);
+                        e.push((Node::synthetic_str(last.clone(), span), value))
+                    }),
+                }
+                Ok(())
+            }
+            Value::Seq(items) => {
+                let i = index(last, items.len(), true).ok_or_else(|| {
+                    format!(
+                        "add operation does not apply: index out of range: {}",
+                        show(path)
+                    )
+                })?;
+                // The items after it move up one.
+                (self.spend)(scan_cost(items.len() - i))?;
+                items.insert(i, value);
+                Ok(())
+            }
+            _ => Err(format!(
+                "add operation does not apply: {} is not a container",
+                show(parent_path)
+            )),
         }
-        Value::Seq(items) => {
-            let i = index(last, items.len(), false).ok_or_else(missing)?;
-            Ok(items.remove(i))
+    }
+
+    fn remove(&mut self, root: &mut Node, path: &[String]) -> Result<Node, String> {
+        let Some((last, parent_path)) = path.split_last() else {
+            return Err("cannot remove the whole document".into());
+        };
+        let missing = || {
+            format!(
+                "remove operation does not apply: doc is missing path: {}",
+                show(path)
+            )
+        };
+        let parent = self.get_mut(root, parent_path)?.ok_or_else(missing)?;
+        match &mut parent.value {
+            Value::Map(entries) => {
+                let i = self.find(entries, last)?.ok_or_else(missing)?;
+                Ok(crate::yaml::edit_vec(entries, |e| e.remove(i).1))
+            }
+            Value::Seq(items) => {
+                let i = index(last, items.len(), false).ok_or_else(missing)?;
+                (self.spend)(scan_cost(items.len() - i))?;
+                Ok(items.remove(i))
+            }
+            _ => Err(missing()),
         }
-        _ => Err(missing()),
     }
 }
 
@@ -212,6 +279,11 @@ fn remove(root: &mut Node, path: &[String]) -> Result<Node, String> {
 mod tests {
     use super::*;
     use crate::yaml::parse_one as y;
+
+    /// `apply` with the default limits and nothing to pay.
+    fn run(d: &mut Node, ops: &Node) -> Result<(), Fail> {
+        apply(d, ops, &Limits::default(), &mut |_| Ok(()))
+    }
 
     #[test]
     fn operations() {
@@ -227,7 +299,7 @@ mod tests {
 - {op: test, path: /m, value: 2}
 - {op: add, path: /k~1x, value: s}
 "#);
-        apply(&mut d, &ops, &Limits::default()).unwrap();
+        run(&mut d, &ops).unwrap();
         assert_eq!(
             d.to_json(),
             y("a: {b: 9, c: 2}\nl: [z, y, w]\nm: 2\nk/x: s\n").to_json()
@@ -241,7 +313,7 @@ mod tests {
             .map(|i| format!("- {{op: copy, from: /a, path: /a/c{i}}}\n"))
             .collect();
         let ops = y(&ops);
-        let (span, why) = apply(&mut d, &ops, &Limits::default()).unwrap_err();
+        let (span, why) = run(&mut d, &ops).unwrap_err();
         assert!(
             why.starts_with(
                 "patch output budget exceeded: the object would have more than 1000000 nodes"
@@ -255,30 +327,9 @@ mod tests {
     #[test]
     fn missing_paths_fail() {
         let mut d = y("a: 1\n");
-        assert!(
-            apply(
-                &mut d,
-                &y("- {op: replace, path: /b, value: 1}\n"),
-                &Limits::default()
-            )
-            .is_err()
-        );
-        assert!(apply(&mut d, &y("- {op: remove, path: /b}\n"), &Limits::default()).is_err());
-        assert!(
-            apply(
-                &mut d,
-                &y("- {op: add, path: /x/y, value: 1}\n"),
-                &Limits::default()
-            )
-            .is_err()
-        );
-        assert!(
-            apply(
-                &mut d,
-                &y("- {op: test, path: /a, value: 2}\n"),
-                &Limits::default()
-            )
-            .is_err()
-        );
+        assert!(run(&mut d, &y("- {op: replace, path: /b, value: 1}\n")).is_err());
+        assert!(run(&mut d, &y("- {op: remove, path: /b}\n")).is_err());
+        assert!(run(&mut d, &y("- {op: add, path: /x/y, value: 1}\n")).is_err());
+        assert!(run(&mut d, &y("- {op: test, path: /a, value: 2}\n")).is_err());
     }
 }

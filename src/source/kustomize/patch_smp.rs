@@ -4,6 +4,7 @@
 //! replaced; `$patch: delete|replace|merge` directives are honoured.
 //! Nodes taken from the patch keep the patch's spans.
 
+use super::budget::{Spend, scan_cost};
 use crate::yaml::{Node, Value};
 
 /// kyaml's AssociativeSequenceKeys, in its order of preference.
@@ -17,16 +18,12 @@ const ASSOCIATIVE_KEYS: [&str; 7] = [
     "containerPort",
 ];
 
-/// Merges `patch` into `dest`. Returns false when the patch deletes the
-/// whole object.
-pub(crate) fn merge(dest: &mut Node, patch: &Node) -> Result<bool, String> {
-    match merge_value(Some(dest.clone()), patch)? {
-        Some(n) => {
-            *dest = n;
-            Ok(dest.as_map().is_some_and(|m| !m.is_empty()))
-        }
-        None => Ok(false),
-    }
+/// Merges `patch` into `dest` in place, paying `spend` for each key
+/// searched (the nodes of the patch are the caller's to pay). Returns
+/// false when the patch deletes the whole object. On an error `dest` is
+/// left as far as it was merged.
+pub(crate) fn merge(dest: &mut Node, patch: &Node, spend: &mut Spend<'_>) -> Result<bool, String> {
+    Ok(merge_value(dest, patch, spend)? && dest.as_map().is_some_and(|m| !m.is_empty()))
 }
 
 fn directive(n: &Node) -> Option<&str> {
@@ -72,69 +69,81 @@ fn is_marker(n: &Node) -> bool {
         .is_some_and(|m| m.len() == 1 && directive(n).is_some())
 }
 
-fn merge_value(dest: Option<Node>, patch: &Node) -> Result<Option<Node>, String> {
+/// Merges `patch` into `dest` without a copy of `dest` (a copy of the
+/// object per patch made P patches over N objects cost N·P²); false
+/// when the patch deletes it.
+fn merge_value(dest: &mut Node, patch: &Node, spend: &mut Spend<'_>) -> Result<bool, String> {
+    let replace_with = |dest: &mut Node, new: Option<Node>| match new {
+        Some(new) => {
+            *dest = new;
+            true
+        }
+        None => false,
+    };
     match &patch.value {
         Value::Map(entries) => {
             match directive(patch) {
-                Some("delete") => return Ok(None),
-                Some("replace") => return Ok(clean(patch)),
+                Some("delete") => return Ok(false),
+                Some("replace") => return Ok(replace_with(dest, clean(patch))),
                 _ => {}
             }
-            let Some(mut dest) = dest.filter(|d| d.as_map().is_some()) else {
-                return Ok(clean(patch));
-            };
-            let retain: Option<Vec<String>> = patch
-                .get("$retainKeys")
-                .and_then(Node::as_seq)
-                .map(|s| s.iter().filter_map(Node::scalar_text).collect());
-            for (k, v) in entries {
+            if dest.as_map().is_none() {
+                return Ok(replace_with(dest, clean(patch)));
+            }
+            for (k, v) in entries.iter() {
                 let Some(key) = k.as_str() else { continue };
                 if key.starts_with('$') {
                     continue;
                 }
-                if v.is_null() {
-                    dest.remove(key);
-                    continue;
-                }
-                let old = dest.get(key).cloned();
-                match merge_value(old, v)? {
-                    Some(merged) => {
-                        let slot = dest.get_mut(key);
-                        match slot {
-                            Some(slot) => *slot = merged,
-                            None => {
-                                dest.edit_map(|map| map.push((k.clone(), merged)));
-                            }
+                let width = dest.as_map().map_or(0, <[_]>::len);
+                spend(scan_cost(width))?;
+                let at = dest
+                    .as_map()
+                    .and_then(|m| m.iter().position(|(dk, _)| dk.as_str() == Some(key)));
+                let keep = match (at, v.is_null()) {
+                    (Some(_), true) => false,
+                    (Some(i), false) => {
+                        let slot = &mut dest.as_map_mut().expect("a mapping")[i].1;
+                        merge_value(slot, v, spend)?
+                    }
+                    (None, true) => continue,
+                    (None, false) => {
+                        if let Some(new) = clean(v) {
+                            dest.edit_map(|map| {
+                                // Exactly one more: the box is rebuilt without a copy.
+                                map.reserve_exact(1);
+                                map.push((k.clone(), new))
+                            });
                         }
+                        continue;
                     }
-                    None => {
-                        dest.remove(key);
-                    }
+                };
+                if let (Some(i), false) = (at, keep) {
+                    dest.edit_map(|map| map.remove(i));
                 }
             }
-            if let Some(keep) = retain {
+            if let Some(keep) = patch.get("$retainKeys").and_then(Node::as_seq) {
+                let keep: Vec<String> = keep.iter().filter_map(Node::scalar_text).collect();
                 dest.edit_map(|map| {
                     map.retain(|(k, _)| k.as_str().is_some_and(|s| keep.iter().any(|r| r == s)))
                 });
             }
-            Ok(Some(dest))
+            Ok(true)
         }
         Value::Seq(items) => {
-            if items
+            let replace = items
                 .iter()
-                .any(|i| is_marker(i) && directive(i) == Some("replace"))
-            {
-                return Ok(clean(patch));
+                .any(|i| is_marker(i) && directive(i) == Some("replace"));
+            match associative_key(dest, patch).filter(|_| !replace && dest.as_seq().is_some()) {
+                Some(key) => merge_associative(dest, patch, key, spend)?,
+                None => *dest = clean(patch).expect("a list is kept"),
             }
-            let Some(dest) = dest.filter(|d| d.as_seq().is_some()) else {
-                return Ok(clean(patch));
-            };
-            match associative_key(&dest, patch) {
-                Some(key) => merge_associative(dest, patch, key).map(Some),
-                None => Ok(clean(patch)),
-            }
+            Ok(true)
         }
-        _ => Ok(Some(patch.clone())),
+        _ => {
+            *dest = patch.clone();
+            Ok(true)
+        }
     }
 }
 
@@ -152,41 +161,76 @@ fn associative_key(dest: &Node, patch: &Node) -> Option<&'static str> {
     None
 }
 
-fn key_of(n: &Node, key: &str) -> Option<String> {
-    n.get(key).and_then(Node::scalar_text)
+/// The text of `n`'s `key`, borrowed when it is a string.
+fn key_of<'n>(n: &'n Node, key: &str) -> Option<std::borrow::Cow<'n, str>> {
+    let v = n.get(key)?;
+    match v.as_str() {
+        Some(s) => Some(std::borrow::Cow::Borrowed(s)),
+        None => v.scalar_text().map(std::borrow::Cow::Owned),
+    }
 }
 
 /// kyaml merges with ListPrepend (as apimachinery's strategic merge does):
 /// the patch's elements come first, in patch order, each merged with the
 /// element of the same key; elements only in `dest` follow in their order.
-fn merge_associative(mut dest: Node, patch: &Node, key: &str) -> Result<Node, String> {
+/// On an error the list keeps every element, merged or not.
+fn merge_associative(
+    dest: &mut Node,
+    patch: &Node,
+    key: &str,
+    spend: &mut Spend<'_>,
+) -> Result<(), String> {
     let Some(items) = dest.as_seq_mut() else {
-        return Ok(dest);
+        return Ok(());
     };
     let mut rest: Vec<Option<Node>> = std::mem::take(items).into_iter().map(Some).collect();
     let mut front = Vec::new();
+    let mut merged = Ok(());
     for p in patch.as_seq().into_iter().flatten() {
         if is_marker(p) {
             continue;
         }
+        if let Err(m) = spend(scan_cost(rest.len())) {
+            merged = Err(m);
+            break;
+        }
         let found = key_of(p, key).and_then(|k| {
-            rest.iter()
-                .position(|d| d.as_ref().and_then(|d| key_of(d, key)).as_deref() == Some(&k))
+            rest.iter().position(|d| {
+                d.as_ref()
+                    .and_then(|d| key_of(d, key))
+                    .is_some_and(|dk| dk == k)
+            })
         });
         match found {
-            Some(i) => front.extend(merge_value(rest[i].take(), p)?),
+            Some(i) => {
+                let mut item = rest[i].take().expect("found once");
+                match merge_value(&mut item, p, spend) {
+                    Ok(true) => front.push(item),
+                    Ok(false) => {}
+                    Err(m) => {
+                        front.push(item);
+                        merged = Err(m);
+                        break;
+                    }
+                }
+            }
             None => front.extend(clean(p)),
         }
     }
     front.extend(rest.into_iter().flatten());
     *items = front;
-    Ok(dest)
+    merged
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::yaml::parse_one as y;
+
+    /// Nothing to pay.
+    fn free(_: usize) -> Result<(), String> {
+        Ok(())
+    }
 
     #[test]
     fn containers_merge_by_name_and_env_by_name() {
@@ -196,7 +240,7 @@ mod tests {
         let p = y(
             "spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: B, value: '2'}\n    - {name: A, value: '3'}\n",
         );
-        assert!(merge(&mut d, &p).unwrap());
+        assert!(merge(&mut d, &p, &mut free).unwrap());
         let want = y(
             "spec:\n  containers:\n  - name: a\n    image: z\n    env:\n    - {name: B, value: '2'}\n    - {name: A, value: '3'}\n  - name: b\n    image: y\n",
         );
@@ -211,7 +255,7 @@ mod tests {
         let p = y(
             "spec:\n  volumes:\n  - {name: a, $patch: delete}\n  sel:\n    $patch: replace\n    z: 3\n  args: [c]\n",
         );
-        merge(&mut d, &p).unwrap();
+        merge(&mut d, &p, &mut free).unwrap();
         let want =
             y("spec:\n  volumes:\n  - {name: b, emptyDir: {}}\n  sel: {z: 3}\n  args: [c]\n");
         assert_eq!(d.to_json(), want.to_json());
@@ -220,8 +264,8 @@ mod tests {
     #[test]
     fn null_removes_and_delete_drops_object() {
         let mut d = y("a: 1\nb: 2\n");
-        merge(&mut d, &y("b: null\n")).unwrap();
+        merge(&mut d, &y("b: null\n"), &mut free).unwrap();
         assert_eq!(d.to_json(), y("a: 1\n").to_json());
-        assert!(!merge(&mut d, &y("$patch: delete\n")).unwrap());
+        assert!(!merge(&mut d, &y("$patch: delete\n"), &mut free).unwrap());
     }
 }

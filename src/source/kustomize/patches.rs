@@ -10,7 +10,7 @@ use crate::source::join_within;
 use crate::source::object::{Object, StepKind};
 use crate::yaml::{FileId, Node, Size, Span, Style, Value, parse_documents};
 
-use super::budget::spend_work_on;
+use super::budget::spend_work;
 use super::kustomization::Kustomization;
 use super::{Gvk, Res, ResId, patch_json6902, patch_smp};
 
@@ -523,10 +523,9 @@ fn apply_entries(
                 .into_iter()
                 .find(|d| !d.is_null())
                 .unwrap_or_else(|| Node::new(Value::Seq(Box::default()), entry.span));
-            let ops_nodes = Size::of(&ops, &files.limits().yaml).nodes;
             for i in select(files, res, target)? {
                 undo.before_change(i, &res[i]);
-                apply_json(files, &mut res[i], (&ops, ops_nodes), entry.span, &detail)?;
+                apply_json(files, &mut res[i], &ops, entry.span, &detail)?;
             }
             continue;
         }
@@ -597,7 +596,7 @@ fn apply_smp_to(
     let mut deleted = Vec::new();
     let patch_nodes = Size::of(patch, &files.limits().yaml).nodes;
     for &i in targets {
-        spend_work_on(files, &res[i].obj.root, patch_nodes)
+        spend_work(files, patch_nodes)
             .map_err(|m| Issue::at(&files.sources, span, format!("{}: {m}", res[i].obj.id())))?;
         undo.before_change(i, &res[i]);
         let r = &mut res[i];
@@ -619,8 +618,11 @@ fn apply_smp_to(
         if let (Some(api), Some(_)) = (r.obj.root.get("apiVersion").cloned(), p.get("apiVersion")) {
             p.insert("apiVersion", api);
         }
-        let keep = patch_smp::merge(r.obj.root_mut(), &p)
-            .map_err(|m| Issue::at(&files.sources, patch.span, m))?;
+        let merged = patch_smp::merge(r.obj.root_mut(), &p, &mut |visits| {
+            spend_work(files, visits)
+        });
+        let keep =
+            merged.map_err(|m| Issue::at(&files.sources, span, format!("{}: {m}", r.obj.id())))?;
         if !keep {
             deleted.push(i);
             continue;
@@ -660,18 +662,26 @@ fn apply_smp_to(
     Ok(())
 }
 
-/// Applies JSON 6902 `ops` (of `nodes` nodes) to `r`.
+/// Applies JSON 6902 `ops` to `r`: one visit per operation, and what
+/// each pays as it walks the object.
 fn apply_json(
     files: &mut Files,
     r: &mut Res,
-    (ops, nodes): (&Node, usize),
+    ops: &Node,
     span: Span,
     detail: &str,
 ) -> Result<(), Issue> {
-    spend_work_on(files, &r.obj.root, nodes)
-        .map_err(|m| Issue::at(&files.sources, span, format!("{}: {m}", r.obj.id())))?;
-    r.store_prev();
-    patch_json6902::apply(r.obj.root_mut(), ops, &files.limits().yaml).map_err(|(s, m)| {
+    let limits = files.limits().yaml;
+    let count = ops.as_seq().map_or(1, |ops| ops.len());
+    let applied = spend_work(files, count)
+        .map_err(|m| (None, m))
+        .and_then(|()| {
+            r.store_prev();
+            patch_json6902::apply(r.obj.root_mut(), ops, &limits, &mut |visits| {
+                spend_work(files, visits)
+            })
+        });
+    applied.map_err(|(s, m)| {
         Issue::at(
             &files.sources,
             s.unwrap_or(span),
@@ -744,9 +754,8 @@ pub(crate) fn apply_json6902_list(
         let Some(ops) = docs.into_iter().find(|d| !d.is_null()) else {
             continue;
         };
-        let nodes = Size::of(&ops, &files.limits().yaml).nodes;
         for i in select(files, res, target)? {
-            apply_json(files, &mut res[i], (&ops, nodes), entry.span, &detail)?;
+            apply_json(files, &mut res[i], &ops, entry.span, &detail)?;
         }
     }
     Ok(())

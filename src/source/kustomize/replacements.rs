@@ -6,7 +6,7 @@ use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
 use crate::yaml::{Node, Size, Span, Value};
 
-use super::budget::spend_work;
+use super::budget::{Spend, scan_cost, spend_work};
 use super::kustomization::Kustomization;
 use super::{Res, ResId, patches::inline_docs};
 
@@ -16,6 +16,11 @@ pub(crate) fn apply_list(
     list: &Node,
     k: &Kustomization,
 ) -> Result<(), Issue> {
+    // Each object's size, measured once at its first replacement and
+    // kept up to date after: measuring it whole per replacement made R
+    // replacements over N objects cost N·R².
+    let mut sizes = vec![None; res.len()];
+    let sizes = &mut sizes;
     for entry in list.as_seq().into_iter().flatten() {
         if let Some(p) = entry.get("path").and_then(Node::as_str) {
             let path = k.local_file(files, p, entry.span, Input::Replacement)?;
@@ -24,19 +29,19 @@ pub(crate) fn apply_list(
                 match &doc.value {
                     Value::Seq(items) => {
                         for r in items.iter() {
-                            apply_one(files, res, r)?;
+                            apply_one(files, res, sizes, r)?;
                         }
                     }
                     Value::Null => {}
-                    _ => apply_one(files, res, &doc)?,
+                    _ => apply_one(files, res, sizes, &doc)?,
                 }
             }
         } else if entry.as_str().is_some() {
             for doc in inline_docs(files, entry, &k.file)? {
-                apply_one(files, res, &doc)?;
+                apply_one(files, res, sizes, &doc)?;
             }
         } else {
-            apply_one(files, res, entry)?;
+            apply_one(files, res, sizes, entry)?;
         }
     }
     Ok(())
@@ -87,7 +92,12 @@ fn selector_subset(sel: &str, map: Option<&Node>) -> bool {
         })
 }
 
-fn apply_one(files: &mut Files, res: &mut [Res], repl: &Node) -> Result<(), Issue> {
+fn apply_one(
+    files: &mut Files,
+    res: &mut [Res],
+    sizes: &mut [Option<Size>],
+    repl: &Node,
+) -> Result<(), Issue> {
     let sources = &files.sources;
     let fail = |m: String| Issue::at(sources, repl.span, m);
     let Some(source) = repl.get("source") else {
@@ -168,23 +178,30 @@ fn apply_one(files: &mut Files, res: &mut [Res], repl: &Node) -> Result<(), Issu
                 Value::Int(i) => Some(i),
                 _ => None,
             });
-        for r in res.iter_mut() {
+        let paths = target
+            .get("fieldPaths")
+            .and_then(Node::as_seq)
+            .map_or(0, |s| s.len());
+        for (r, size) in res.iter_mut().zip(sizes.iter_mut()) {
             if !id_selected(r, select) || rejects.iter().any(|rj| id_selected(r, rj)) {
                 continue;
             }
+            let limits = files.limits().yaml;
+            let fail = |files: &Files, r: &Res, m: String| {
+                Issue::at(&files.sources, target.span, format!("{}: {m}", r.obj.id()))
+            };
             // A source field copied into its own object doubles it per
             // replacement: the object is held to the object budget.
-            let mut size = Size::of(&r.obj.root, &files.limits().yaml);
-            let paths = target
-                .get("fieldPaths")
-                .and_then(Node::as_seq)
-                .map_or(0, |s| s.len());
-            let work = size
-                .nodes
-                .saturating_add(value_size.nodes.saturating_mul(paths));
-            spend_work(files, work).map_err(|m| {
-                Issue::at(&files.sources, target.span, format!("{}: {m}", r.obj.id()))
-            })?;
+            let size = match size {
+                Some(size) => size,
+                None => {
+                    let whole = Size::of(&r.obj.root, &limits);
+                    spend_work(files, whole.nodes).map_err(|m| fail(files, r, m))?;
+                    size.insert(whole)
+                }
+            };
+            spend_work(files, value_size.nodes.saturating_mul(paths))
+                .map_err(|m| fail(files, r, m))?;
             for fp in target
                 .get("fieldPaths")
                 .and_then(Node::as_seq)
@@ -194,7 +211,7 @@ fn apply_one(files: &mut Files, res: &mut [Res], repl: &Node) -> Result<(), Issu
                 let Some(fp_text) = fp.as_str() else { continue };
                 let segs = split_field_path(fp_text);
                 size.grow(value_size, segs.len());
-                if let Some(why) = size.over(&files.limits().yaml) {
+                if let Some(why) = size.over(&limits) {
                     return Err(Issue::at(
                         &files.sources,
                         fp.span,
@@ -204,11 +221,17 @@ fn apply_one(files: &mut Files, res: &mut [Res], repl: &Node) -> Result<(), Issu
                         ),
                     ));
                 }
-                let slot = match lookup_mut(r.obj.root_mut(), &segs, create, fp.span) {
+                let found = lookup_mut(r.obj.root_mut(), &segs, create, fp.span, &mut |visits| {
+                    spend_work(files, visits)
+                });
+                let slot = match found {
                     Ok(Some(slot)) => slot,
                     Ok(None) => continue,
                     Err(m) => return Err(Issue::at(&files.sources, fp.span, m)),
                 };
+                // What the slot held goes: taken off, so that one field
+                // replaced again and again does not count each time.
+                size.shrink(Size::of(slot, &limits));
                 let new = match &delimiter {
                     Some(d) => {
                         let old = slot.scalar_text().unwrap_or_default();
@@ -296,42 +319,50 @@ fn lookup_mut<'a>(
     path: &[String],
     create: bool,
     span: Span,
+    spend: &mut Spend<'_>,
 ) -> Result<Option<&'a mut Node>, String> {
     let Some((first, rest)) = path.split_first() else {
         return Ok(Some(node));
     };
     match seg(first) {
         Seg::Key(k) => {
-            if node.get(k).is_none() {
-                if !create {
-                    return Ok(None);
+            spend(scan_cost(node.as_map().map_or(0, <[_]>::len)))?;
+            let at = node
+                .as_map()
+                .and_then(|m| m.iter().position(|(key, _)| key.as_str() == Some(k)));
+            let at = match at {
+                Some(i) => i,
+                None if !create => return Ok(None),
+                None => {
+                    if node.is_null() {
+                        node.value = Value::Map(Box::default());
+                    }
+                    let Some(len) = node.as_map().map(<[_]>::len) else {
+                        return Err(format!("cannot create field {k} in a non-mapping"));
+                    };
+                    node.insert(k, Node::new(Value::Null, span));
+                    len
                 }
-                if node.is_null() {
-                    node.value = Value::Map(Box::default());
-                }
-                if node.as_map().is_none() {
-                    return Err(format!("cannot create field {k} in a non-mapping"));
-                }
-                node.insert(k, Node::new(Value::Null, span));
-            }
-            match node.get_mut(k) {
-                Some(child) => lookup_mut(child, rest, create, span),
+            };
+            match node.as_map_mut().and_then(|m| m.get_mut(at)) {
+                Some((_, child)) => lookup_mut(child, rest, create, span, spend),
                 None => Ok(None),
             }
         }
         Seg::Index(i) => match node.as_seq_mut().and_then(|s| s.get_mut(i)) {
-            Some(child) => lookup_mut(child, rest, create, span),
+            Some(child) => lookup_mut(child, rest, create, span, spend),
             None => Ok(None),
         },
         Seg::Match(k, v) => {
             let Some(items) = node.as_seq_mut() else {
                 return Ok(None);
             };
+            spend(scan_cost(items.len()))?;
             match items
                 .iter_mut()
                 .find(|e| e.get(k).and_then(Node::scalar_text).as_deref() == Some(v))
             {
-                Some(child) => lookup_mut(child, rest, create, span),
+                Some(child) => lookup_mut(child, rest, create, span, spend),
                 None => Ok(None),
             }
         }
