@@ -9,12 +9,12 @@
 //! through real directories only cannot leave the root; a path with a
 //! symlink on the way is still resolved on the disk, as before.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::PathMap;
 use super::confine::{Refused, Root, read_regular};
 use super::ignored::Ignored;
 
@@ -23,7 +23,7 @@ pub struct Disk {
     top: PathBuf,
     root: Root,
     /// Directories by repo-relative path, listed on first use.
-    listings: Mutex<HashMap<PathBuf, Listing>>,
+    listings: Mutex<PathMap<PathBuf, Listing>>,
     /// Bytes read so far, against `budget`.
     spent: AtomicUsize,
     /// Bytes all the reads may take (`source::Limits::max_read_bytes`).
@@ -35,7 +35,7 @@ pub struct Disk {
 /// An entry's own type, as the directory listing gives it (a symlink is
 /// not followed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     File,
     Dir,
     Link,
@@ -43,10 +43,13 @@ enum Kind {
     Other,
 }
 
+/// A directory's entries by name.
+pub(super) type Entries = PathMap<OsString, Kind>;
+
 #[derive(Clone)]
 enum Listing {
     /// A directory reached from the root through real directories only.
-    Plain(Arc<HashMap<OsString, Kind>>),
+    Plain(Arc<Entries>),
     /// Reached through a symlink, or not listable: ask the disk.
     Unknown,
 }
@@ -61,7 +64,7 @@ impl Disk {
         Disk {
             top: top.to_path_buf(),
             root: Root::new(top),
-            listings: Mutex::new(HashMap::new()),
+            listings: Mutex::new(PathMap::default()),
             spent: AtomicUsize::new(0),
             budget,
             ignored: Ignored::default(),
@@ -75,6 +78,20 @@ impl Disk {
 
     pub fn ignored(&self) -> &Ignored {
         &self.ignored
+    }
+
+    /// The root as given.
+    pub fn top(&self) -> &Path {
+        &self.top
+    }
+
+    /// Takes the listing of directory `rel`, reached from the root through
+    /// real directories only, from a walk that listed it whole.
+    pub(super) fn listed(&self, rel: PathBuf, entries: Entries) {
+        let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+        listings
+            .entry(rel)
+            .or_insert_with(|| Listing::Plain(Arc::new(entries)));
     }
 
     /// A directory of the repository: not one a symlink leads to outside it.
@@ -164,7 +181,7 @@ impl Disk {
     /// The entries of directory `rel`, when it is reached through real
     /// directories only; `None` otherwise, or when something on the way is
     /// not a directory (then the caller asks the disk, which words it).
-    fn listing(&self, rel: &Path) -> Option<Arc<HashMap<OsString, Kind>>> {
+    fn listing(&self, rel: &Path) -> Option<Arc<Entries>> {
         let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(listing) = listings.get(rel) {
             return match listing {
@@ -196,11 +213,7 @@ impl Disk {
         entries
     }
 
-    fn list(
-        &self,
-        listings: &mut HashMap<PathBuf, Listing>,
-        dir: &Path,
-    ) -> Option<Arc<HashMap<OsString, Kind>>> {
+    fn list(&self, listings: &mut PathMap<PathBuf, Listing>, dir: &Path) -> Option<Arc<Entries>> {
         let listing = listings.entry(dir.to_path_buf()).or_insert_with(|| {
             match list_dir(&self.top.join(dir)) {
                 Ok(entries) => Listing::Plain(Arc::new(entries)),
@@ -214,8 +227,8 @@ impl Disk {
     }
 }
 
-fn list_dir(abs: &Path) -> std::io::Result<HashMap<OsString, Kind>> {
-    let mut entries = HashMap::new();
+fn list_dir(abs: &Path) -> std::io::Result<Entries> {
+    let mut entries = Entries::default();
     for entry in std::fs::read_dir(abs)? {
         let entry = entry?;
         let kind = entry.file_type()?;
@@ -263,48 +276,74 @@ mod tests {
         symlink("missing", root.join("apps/dangling")).unwrap();
         let fifo = std::ffi::CString::new(root.join("apps/fifo").to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-        let disk = Disk::new(&root, usize::MAX);
-        for rel in [
-            "",
-            "apps",
-            "apps/db",
-            "apps/db/kustomization.yaml",
-            "apps/db/kustomization.yml",
-            "apps/db/kustomization.yaml/x",
-            "apps/alias",
-            "apps/alias/kustomization.yaml",
-            "apps/file-link",
-            "apps/out",
-            "apps/out/secret.yaml",
-            "apps/dangling",
-            "apps/fifo",
-            "apps/missing/kustomization.yaml",
-            "apps/./db/kustomization.yaml",
-            "apps/../apps/db",
-        ] {
-            let rel = Path::new(rel);
-            let (file, dir, outside) = asked_of_the_disk(&root, rel);
-            assert_eq!(disk.is_file(rel), file, "is_file {rel:?}");
-            assert_eq!(disk.is_dir(rel), dir, "is_dir {rel:?}");
+        // A real directory the walk enters (`db` is entered through `alias`
+        // first, so the walk does not enter it again).
+        std::fs::create_dir(root.join("apps/cfg")).unwrap();
+        std::fs::write(root.join("apps/cfg/cm.yaml"), "c").unwrap();
+        // Hidden entries: not walked into, but in the listings all the same.
+        std::fs::create_dir(root.join(".hidden")).unwrap();
+        std::fs::write(root.join("apps/.sops.yaml"), "s").unwrap();
+        for walked_first in [false, true] {
+            let disk = Disk::new(&root, usize::MAX);
+            if walked_first {
+                // The walk lists every real directory whole, each as the
+                // disk would list it.
+                crate::source::walk::yaml_files_on(&disk);
+                let walked = disk.listings.lock().unwrap();
+                for dir in ["", "apps", "apps/cfg"] {
+                    match walked.get(Path::new(dir)) {
+                        Some(Listing::Plain(entries)) => {
+                            assert_eq!(**entries, list_dir(&root.join(dir)).unwrap(), "{dir:?}")
+                        }
+                        _ => panic!("{dir:?} not listed by the walk"),
+                    }
+                }
+                for dir in ["apps/alias", "apps/db"] {
+                    assert!(walked.get(Path::new(dir)).is_none(), "{dir:?}");
+                }
+            }
+            for rel in [
+                "",
+                "apps",
+                "apps/db",
+                "apps/db/kustomization.yaml",
+                "apps/db/kustomization.yml",
+                "apps/db/kustomization.yaml/x",
+                "apps/alias",
+                "apps/alias/kustomization.yaml",
+                "apps/file-link",
+                "apps/out",
+                "apps/out/secret.yaml",
+                "apps/dangling",
+                "apps/fifo",
+                "apps/missing/kustomization.yaml",
+                "apps/./db/kustomization.yaml",
+                "apps/../apps/db",
+            ] {
+                let rel = Path::new(rel);
+                let (file, dir, outside) = asked_of_the_disk(&root, rel);
+                assert_eq!(disk.is_file(rel), file, "is_file {rel:?}");
+                assert_eq!(disk.is_dir(rel), dir, "is_dir {rel:?}");
+                assert_eq!(
+                    disk.outside(rel)
+                        .is_some_and(|e| matches!(e, Refused::Outside { .. })),
+                    outside,
+                    "outside {rel:?}"
+                );
+            }
             assert_eq!(
-                disk.outside(rel)
-                    .is_some_and(|e| matches!(e, Refused::Outside { .. })),
-                outside,
-                "outside {rel:?}"
+                disk.read(Path::new("apps/alias/kustomization.yaml"), 9)
+                    .unwrap(),
+                b"k"
             );
+            assert!(matches!(
+                disk.read(Path::new("apps/out/secret.yaml"), 9),
+                Err(Refused::Outside { .. })
+            ));
+            assert!(matches!(
+                disk.read(Path::new("apps/fifo"), 9),
+                Err(Refused::NotRegular(_))
+            ));
         }
-        assert_eq!(
-            disk.read(Path::new("apps/alias/kustomization.yaml"), 9)
-                .unwrap(),
-            b"k"
-        );
-        assert!(matches!(
-            disk.read(Path::new("apps/out/secret.yaml"), 9),
-            Err(Refused::Outside { .. })
-        ));
-        assert!(matches!(
-            disk.read(Path::new("apps/fifo"), 9),
-            Err(Refused::NotRegular(_))
-        ));
     }
 }

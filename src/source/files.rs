@@ -12,6 +12,7 @@ use super::disk::Disk;
 use super::issue::Issue;
 use super::limits::Limits;
 use super::limits::kustomize::RunBudget;
+use super::{PathMap, PathSet};
 use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
 mod budget;
@@ -91,7 +92,7 @@ pub struct Files {
     /// kustomization file that read them first.
     pub inputs: HashMap<PathBuf, (Input, PathBuf)>,
     /// Directories whose kustomization a build read.
-    pub built_dirs: HashSet<PathBuf>,
+    pub built_dirs: PathSet<PathBuf>,
     /// Texts read instead of the files at these paths: a fix's edits,
     /// rendered again before anything is written.
     overlay: HashMap<PathBuf, String>,
@@ -155,11 +156,11 @@ type Cached = Result<Arc<Parsed>, Issue>;
 /// are gone, so it is never copied.
 #[derive(Default)]
 struct ParseCache {
-    shared: Arc<HashMap<PathBuf, Cached>>,
+    shared: Arc<PathMap<PathBuf, Cached>>,
     /// In a fork: what it parsed itself.
-    own: HashMap<PathBuf, Cached>,
+    own: PathMap<PathBuf, Cached>,
     /// In a fork: the entries of `shared` it took.
-    taken: HashSet<PathBuf>,
+    taken: PathSet<PathBuf>,
     forked: bool,
 }
 
@@ -216,7 +217,7 @@ impl ParseCache {
 type Forked<R> = Option<(
     R,
     Journal,
-    HashSet<PathBuf>,
+    PathSet<PathBuf>,
     Option<Box<dyn ReadLayer>>,
     RunBudget,
 )>;
@@ -253,7 +254,7 @@ impl Files {
             parsed: ParseCache::default(),
             made_once: HashMap::new(),
             inputs: HashMap::new(),
-            built_dirs: HashSet::new(),
+            built_dirs: PathSet::default(),
             overlay: HashMap::new(),
             inline_docs: HashMap::new(),
             layer: None,
@@ -391,7 +392,7 @@ impl Files {
             parsed: self.parsed.fork(),
             made_once: self.made_once.clone(),
             inputs: HashMap::new(),
-            built_dirs: HashSet::new(),
+            built_dirs: PathSet::default(),
             overlay: self.overlay.clone(),
             inline_docs: HashMap::new(),
             layer: self.layer.as_ref().and_then(|l| l.fork()),
@@ -410,7 +411,7 @@ impl Files {
     fn take_journal(
         &mut self,
         journal: Journal,
-        dirs: HashSet<PathBuf>,
+        dirs: PathSet<PathBuf>,
         layer: Option<Box<dyn ReadLayer>>,
     ) {
         for (path, role, by) in journal.inputs {
@@ -557,9 +558,7 @@ impl Files {
     pub fn yaml_files(&self) -> Listing {
         let (mut paths, issues) = match (&self.listed, &*self.backing) {
             (Some(listed), _) => (**listed).clone(),
-            (None, Backing::Disk(disk)) => {
-                super::walk::yaml_files_except(&self.root, disk.ignored())
-            }
+            (None, Backing::Disk(disk)) => super::walk::yaml_files_on(disk),
             (None, Backing::Commit(tree)) => (tree.yaml_files(), Vec::new()),
         };
         // An editor's buffer of a file not (or no longer) on disk is read

@@ -202,8 +202,12 @@ fn flux_root(dir: &Path, top: Option<&Path>) -> Option<PathBuf> {
         paths.push(p.to_string());
         !resolves(preferred, p)
     };
-    let (files, _) = super::walk::yaml_files(dir);
-    for_each_flux_path(dir, files, &mut |p| collect(&mut paths, p));
+    // The walk stops at the first path that resolves from `preferred`,
+    // as `decide` then does: at 100k objects, listing the rest of the
+    // tree was a tenth of the run.
+    super::walk::each_yaml_file(dir, |rel| {
+        flux_paths_in(dir, rel, &mut |p| collect(&mut paths, p))
+    });
     if let Some(root) = decide(&paths) {
         return Some(root);
     }
@@ -225,11 +229,12 @@ fn flux_root(dir: &Path, top: Option<&Path>) -> Option<PathBuf> {
     // manifests): the top level, if the repository holds a Flux tree
     // rooted there.
     let top = top?;
-    let (files, _) = super::walk::yaml_files(top);
     let mut from_top = false;
-    for_each_flux_path(top, files, &mut |p| {
-        from_top = resolves(top, p);
-        !from_top
+    super::walk::each_yaml_file(top, |rel| {
+        flux_paths_in(top, rel, &mut |p| {
+            from_top = resolves(top, p);
+            !from_top
+        })
     });
     from_top.then(|| top.to_path_buf())
 }
@@ -244,26 +249,34 @@ fn resolves(root: &Path, raw: &str) -> bool {
 /// (relative to `dir`) until it returns false. A text scan, not a parse:
 /// it only picks a candidate root, which the render then uses as any other.
 fn for_each_flux_path(dir: &Path, files: Vec<PathBuf>, each: &mut dyn FnMut(&str) -> bool) {
-    let limit = crate::yaml::Limits::default().max_bytes;
     for rel in files {
-        let Ok(bytes) = read_regular(&dir.join(&rel), limit) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        if !text.contains("kustomize.toolkit.fluxcd.io") {
-            continue;
-        }
-        for line in text.lines() {
-            let Some(value) = line.trim_start().strip_prefix("path:") else {
-                continue;
-            };
-            let value = value.split(" #").next().unwrap_or("").trim();
-            let value = value.trim_matches(|c| c == '"' || c == '\'');
-            if !value.is_empty() && !value.contains("${") && !each(value) {
-                return;
-            }
+        if !flux_paths_in(dir, &rel, each) {
+            return;
         }
     }
+}
+
+/// [`for_each_flux_path`] of one file; false once `each` returned false.
+fn flux_paths_in(dir: &Path, rel: &Path, each: &mut dyn FnMut(&str) -> bool) -> bool {
+    let limit = crate::yaml::Limits::default().max_bytes;
+    let Ok(bytes) = read_regular(&dir.join(rel), limit) else {
+        return true;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    if !text.contains("kustomize.toolkit.fluxcd.io") {
+        return true;
+    }
+    for line in text.lines() {
+        let Some(value) = line.trim_start().strip_prefix("path:") else {
+            continue;
+        };
+        let value = value.split(" #").next().unwrap_or("").trim();
+        let value = value.trim_matches(|c| c == '"' || c == '\'');
+        if !value.is_empty() && !value.contains("${") && !each(value) {
+            return false;
+        }
+    }
+    true
 }
 
 #[cfg(test)]

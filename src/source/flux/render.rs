@@ -15,7 +15,7 @@ use super::tree::{
 };
 use crate::source::Gap;
 use crate::source::coverage::{FluxRender, Outcome};
-use crate::source::{Files, Issue, Object, StepKind, join_within, kustomize};
+use crate::source::{Files, Issue, Object, PathSet, StepKind, join_within, kustomize};
 use crate::yaml::{Node, SourceMap, Span};
 
 impl FluxTree {
@@ -495,7 +495,7 @@ pub(super) fn build_noting_dirs(
     files: &mut Files,
     dir: &Path,
     components: &[(String, Span)],
-) -> (Result<kustomize::Built, Issue>, HashSet<PathBuf>) {
+) -> (Result<kustomize::Built, Issue>, PathSet<PathBuf>) {
     let before = std::mem::take(&mut files.built_dirs);
     let result = build(layer, files, dir, components);
     let dirs = std::mem::replace(&mut files.built_dirs, before);

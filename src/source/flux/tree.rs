@@ -15,7 +15,7 @@ use super::artifact::Artifacts;
 use super::layer::BuildLayer;
 use super::sources::source_of;
 use crate::source::coverage::{FluxRender, Unapplied};
-use crate::source::{Files, Issue, Object, kustomize};
+use crate::source::{Files, Issue, Object, PathMap, PathSet, kustomize};
 use crate::yaml::{FileId, Node, Span};
 
 pub(crate) const FLUX_KS_GROUP: &str = "kustomize.toolkit.fluxcd.io";
@@ -61,7 +61,7 @@ pub(crate) struct Rendered {
     /// Files of loose Flux Kustomizations that nothing applies.
     pub stray: HashSet<FileId>,
     /// The kustomization directories of the builds rendered.
-    pub rendered_dirs: HashSet<PathBuf>,
+    pub rendered_dirs: PathSet<PathBuf>,
     /// Flux Kustomizations written here that no root reaches.
     pub unapplied: Vec<Unapplied>,
 }
@@ -119,9 +119,9 @@ pub(super) struct FluxTree {
     pub(super) written: Vec<Object>,
     /// kustomize output per path, before any Flux step: several Flux
     /// Kustomizations may build one path.
-    pub(super) builds: HashMap<BuildKey, Result<kustomize::Built, Issue>>,
+    pub(super) builds: PathMap<BuildKey, Result<kustomize::Built, Issue>>,
     /// Renders still to come per build, counted when the roots are found.
-    pub(super) uses: HashMap<BuildKey, usize>,
+    pub(super) uses: PathMap<BuildKey, usize>,
     pub(super) output: Vec<Object>,
     /// `kind/name` of the sources the root Kustomizations build from:
     /// the ones that are this repository, with their root directory.
@@ -154,10 +154,10 @@ pub(super) struct FluxTree {
     /// repository root.
     pub(super) guessed_roots: Vec<Issue>,
     /// The kustomization directories each build went through.
-    pub(super) build_dirs: HashMap<BuildKey, HashSet<PathBuf>>,
+    pub(super) build_dirs: PathMap<BuildKey, PathSet<PathBuf>>,
     /// The kustomization directories of the builds rendered: a file a
     /// kustomization elsewhere lists is unreachable, not left out of it.
-    pub(super) rendered_dirs: HashSet<PathBuf>,
+    pub(super) rendered_dirs: PathSet<PathBuf>,
     /// Flux Kustomizations written here that no root reaches.
     pub(super) unapplied: Vec<Unapplied>,
 }
@@ -277,8 +277,8 @@ impl FluxTree {
         FluxTree {
             layer,
             written,
-            builds: HashMap::new(),
-            uses: HashMap::new(),
+            builds: PathMap::default(),
+            uses: PathMap::default(),
             output: Vec::new(),
             local_sources: BTreeMap::new(),
             source_roots: HashMap::new(),
@@ -292,8 +292,8 @@ impl FluxTree {
             by_hand_files: HashMap::new(),
             stray: HashSet::new(),
             guessed_roots: Vec::new(),
-            build_dirs: HashMap::new(),
-            rendered_dirs: HashSet::new(),
+            build_dirs: PathMap::default(),
+            rendered_dirs: PathSet::default(),
             unapplied: Vec::new(),
         }
     }
