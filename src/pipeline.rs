@@ -385,7 +385,11 @@ fn load_recording(
         .clone()
         .map(|s| std::sync::Arc::new(crate::source::remote::Fetcher::new(s)));
     let files = files.fetching(fetcher);
-    let mut repo = repo::load_files(if record { files.recording() } else { files });
+    let files = match record {
+        true => crate::source::reuse::recording(files),
+        false => files,
+    };
+    let mut repo = repo::load_files(files);
     show_from_top(&mut repo, &found);
     let loaded = Loaded {
         repo,

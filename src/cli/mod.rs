@@ -194,6 +194,7 @@ fn cluster_options(args: &LiveArgs, verbose: u8) -> crate::source::cluster::Opti
         verbose,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         chunk_size: args.chunk_size,
+        kinds: crate::model::postgres::live_kinds(),
     }
 }
 

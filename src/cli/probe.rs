@@ -225,6 +225,7 @@ fn in_cluster<T>(
         verbose: 0,
         progress: false,
         chunk_size: 500,
+        kinds: Vec::new(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

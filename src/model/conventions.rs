@@ -7,7 +7,7 @@
 
 use super::postgres::{Derived, OPERATORS};
 use super::{Model, ObjRef};
-use crate::source::flux::data::{self, DataValue};
+use crate::source::data::{self, DataValue};
 use crate::yaml::Node;
 
 /// The value an ExternalSecret template `template` renders, when the

@@ -9,7 +9,7 @@
 use super::app::{App, workload_containers};
 use super::{Model, ObjRef, conventions};
 use crate::source::Concealed;
-use crate::source::flux::data::{self, DataValue};
+use crate::source::data::{self, DataValue};
 use crate::yaml::{Node, PathSeg, Span, Value};
 
 #[derive(Clone, Debug)]

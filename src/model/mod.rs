@@ -19,7 +19,7 @@ pub mod volume;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::source::flux::data;
+use crate::source::data;
 use crate::source::helm::{self, Release};
 use crate::source::{Object, repo::Repo};
 use crate::yaml::{FileId, Origin, SourceMap};

@@ -9,7 +9,7 @@
 use super::database::Database;
 use super::env::{self, EnvValue, EnvVar};
 use super::{Model, settings};
-use crate::source::flux::data::decode_base64;
+use crate::source::data::decode_base64;
 use crate::yaml::Span;
 
 /// How an app names its database and role, and passes connection options.

@@ -13,7 +13,7 @@ use crate::rules::{self, BaselineState, Finding, Rule, config::Config};
 use crate::source::commit_tree::Tree;
 use crate::source::git::{GitError, Held};
 use crate::source::repo::{self, Repo};
-use crate::source::reuse::Lent;
+use crate::source::reuse::{self, Lent};
 use crate::source::root::Found;
 use crate::source::{Files, Issue, git};
 
@@ -216,7 +216,7 @@ fn open_in_background(commit: git::Commit) -> Opening {
 /// already loaded is the base commit's and is not read again. Else the
 /// base load reuses what the linted one parsed and built where its inputs
 /// are the same (see [`crate::source::reuse`]), and its texts of the
-/// files git says are unchanged ([`Files::sharing_unchanged`]).
+/// files git says are unchanged ([`reuse::sharing_unchanged`]).
 pub fn prepare(
     req: &BaseRequest,
     located: Option<Located>,
@@ -266,13 +266,13 @@ pub fn prepare(
         let fetcher = linted.files.remote().cloned();
         let mut files = Files::in_commit(root, tree, *linted.files.limits()).fetching(fetcher);
         if let Some(lent) = lent {
-            files = files.borrowing(lent);
+            files = reuse::borrowing(files, lent);
             if let Some(changed) = &changed {
-                files = files.sharing_unchanged(changed);
+                files = reuse::sharing_unchanged(files, changed);
             }
         }
         let loaded = read.insert(repo::load_files(files));
-        returned = loaded.files.take_lent();
+        returned = reuse::take_lent(&mut loaded.files);
         // What the cache saved is for who measures it: -v.
         if let Some(lent) = returned.as_ref().filter(|_| verbose > 0) {
             reused = format!("; {}", lent.summary());

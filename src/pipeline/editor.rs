@@ -17,7 +17,7 @@ use crate::rules::{self, Finding, Rule, releases::Baseline, select::Selection};
 use crate::source::Issue;
 use crate::source::ignored::Ignored;
 use crate::source::repo;
-use crate::source::reuse::Lent;
+use crate::source::reuse::{self, Lent};
 use crate::source::root::Found;
 
 /// One repository open in an editor.
@@ -72,14 +72,17 @@ impl Session {
     /// line would stop on: a configuration file that does not read.
     pub fn analyse(&mut self, overlay: HashMap<PathBuf, String>) -> Result<Analysis, Error> {
         let started = Instant::now();
-        let mut files =
-            super::work_tree_files(&self.found, self.ignored.clone(), overlay).recording();
+        let mut files = reuse::recording(super::work_tree_files(
+            &self.found,
+            self.ignored.clone(),
+            overlay,
+        ));
         if let Some(lent) = self.lent.take() {
-            files = files.borrowing(lent);
+            files = reuse::borrowing(files, lent);
         }
         let mut repo = repo::load_files(files);
         super::show_from_top(&mut repo, &self.found);
-        let reused = repo.files.take_lent().map(|l| l.summary());
+        let reused = reuse::take_lent(&mut repo.files).map(|l| l.summary());
         self.lent = Lent::of(&mut repo.files);
         let loaded_in = started.elapsed();
         let loaded = Loaded {

@@ -34,7 +34,7 @@ impl Default for Options {
     }
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// The URL without user info or query.

@@ -11,7 +11,7 @@ pub mod verdict;
 use std::time::Duration;
 
 /// Latency figures of one series of samples, in milliseconds.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stats {
     pub samples_ms: Vec<f64>,

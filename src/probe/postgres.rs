@@ -125,7 +125,7 @@ impl Default for Options {
 }
 
 /// How each sample forces a WAL flush.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Method {
     EmitMessage,
@@ -135,7 +135,7 @@ pub enum Method {
     },
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Setting {
     pub name: String,
@@ -145,7 +145,7 @@ pub struct Setting {
 }
 
 /// A per-database or per-role `synchronous_commit` (`pg_db_role_setting`).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DbRoleSetting {
     /// Database name, or None for all databases.
@@ -155,7 +155,7 @@ pub struct DbRoleSetting {
     pub value: String,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// Where the probe connected (no password).
@@ -186,7 +186,7 @@ pub struct Report {
 
 /// The parts of a commit's wait, from the p50s of the three series
 /// (a part measured below zero, which is noise, is zero).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Attribution {
     /// p50 effective − p50 local: the wait for synchronous standbys.

@@ -22,9 +22,10 @@ use crate::yaml::{Limits, SourceMap};
 
 /// The kinds the resolvers read: workloads (images, env), storage
 /// (StorageClass, PVC, PV), Services, ConfigMaps (valuesFrom, envFrom),
-/// Flux objects, the Postgres operators' clusters and Rook's block pools
-/// (the copies a Ceph RBD class keeps). Never Secrets.
-pub const KINDS: &[(&str, &str)] = &[
+/// Flux objects and Rook's block pools (the copies a Ceph RBD class
+/// keeps); the Postgres operators' clusters come with the options
+/// ([`Options::kinds`]). Never Secrets.
+const KINDS: &[(&str, &str)] = &[
     ("", "ConfigMap"),
     ("", "PersistentVolume"),
     ("", "PersistentVolumeClaim"),
@@ -37,10 +38,6 @@ pub const KINDS: &[(&str, &str)] = &[
     ("helm.toolkit.fluxcd.io", "HelmRelease"),
     ("kustomize.toolkit.fluxcd.io", "Kustomization"),
     ("source.toolkit.fluxcd.io", "OCIRepository"),
-    ("acid.zalan.do", "postgresql"),
-    ("postgresql.cnpg.io", "Cluster"),
-    ("postgresql.cnpg.io", "Pooler"),
-    ("postgres-operator.crunchydata.com", "PostgresCluster"),
     ("ceph.rook.io", "CephBlockPool"),
 ];
 
@@ -63,6 +60,9 @@ pub struct Options {
     /// Items per list call; 0: one call per list, as kubectl's
     /// `--chunk-size 0`.
     pub chunk_size: usize,
+    /// Kinds (group, kind) read besides [`KINDS`]: each Postgres
+    /// operator's, which the model knows.
+    pub kinds: Vec<(&'static str, &'static str)>,
 }
 
 /// What was read.
@@ -129,6 +129,8 @@ struct Ctx {
     client: kube::Client,
     calls: AtomicUsize,
     verbose: u8,
+    /// The kinds read: [`KINDS`] and [`Options::kinds`].
+    kinds: Vec<(&'static str, &'static str)>,
 }
 
 impl Ctx {
@@ -247,6 +249,7 @@ pub fn read(options: &Options, sources: &mut SourceMap) -> Result<Read, Error> {
         client,
         calls: AtomicUsize::new(0),
         verbose: options.verbose,
+        kinds: [KINDS, &options.kinds].concat(),
     });
     let collected = runtime.block_on(async {
         tokio::time::timeout(options.timeout, collect(ctx.clone(), options)).await
@@ -430,8 +433,8 @@ const CORE: &[(&str, bool)] = &[
 const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,\
                           application/json";
 
-fn wanted_group(name: &str) -> bool {
-    KINDS.iter().any(|(g, _)| !g.is_empty() && *g == name)
+fn wanted_group(kinds: &[(&str, &str)], name: &str) -> bool {
+    kinds.iter().any(|(g, _)| !g.is_empty() && *g == name)
 }
 
 /// The groups we read, from `/apis`: their resources at once when the
@@ -445,13 +448,17 @@ async fn discover_groups(ctx: &Ctx) -> Result<(Vec<Resource>, Vec<String>), Stri
         .map_err(|e| api_reason(&e))?;
     let groups: serde_json::Value = serde_json::from_str(&groups).map_err(|e| e.to_string())?;
     if groups["kind"] == "APIGroupDiscoveryList" {
-        return Ok((aggregated_resources(&groups), Vec::new()));
+        return Ok((aggregated_resources(&ctx.kinds, &groups), Vec::new()));
     }
     let group_versions: Vec<String> = groups["groups"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|g| g["name"].as_str().is_some_and(wanted_group))
+        .filter(|g| {
+            g["name"]
+                .as_str()
+                .is_some_and(|name| wanted_group(&ctx.kinds, name))
+        })
         .filter_map(|g| g["preferredVersion"]["groupVersion"].as_str())
         .map(str::to_string)
         .collect();
@@ -466,7 +473,12 @@ async fn discover_groups(ctx: &Ctx) -> Result<(Vec<Resource>, Vec<String>), Stri
     for (gv, list) in group_versions.iter().zip(lists) {
         let group = gv.split('/').next().unwrap_or("");
         match list {
-            Ok(text) => resources.extend(resources_in(&format!("/apis/{gv}"), group, &text)),
+            Ok(text) => resources.extend(resources_in(
+                &ctx.kinds,
+                &format!("/apis/{gv}"),
+                group,
+                &text,
+            )),
             Err(e) => warnings.push(format!(
                 "cannot discover {gv}: {}; its kinds are not read",
                 api_reason(&e)
@@ -521,11 +533,11 @@ pub fn api_reason(e: &kube::Error) -> String {
 
 /// The wanted kinds that can be listed, from an `APIGroupDiscoveryList`:
 /// each group's first version is its preferred one.
-fn aggregated_resources(list: &serde_json::Value) -> Vec<Resource> {
+fn aggregated_resources(kinds: &[(&str, &str)], list: &serde_json::Value) -> Vec<Resource> {
     let mut out = Vec::new();
     for group in list["items"].as_array().into_iter().flatten() {
         let name = group["metadata"]["name"].as_str().unwrap_or("");
-        if !wanted_group(name) {
+        if !wanted_group(kinds, name) {
             continue;
         }
         let Some(version) = group["versions"].as_array().and_then(|v| v.first()) else {
@@ -537,7 +549,7 @@ fn aggregated_resources(list: &serde_json::Value) -> Vec<Resource> {
             let listable = r["verbs"]
                 .as_array()
                 .is_some_and(|v| v.iter().any(|v| v == "list"));
-            if listable && KINDS.contains(&(name, kind)) {
+            if listable && kinds.contains(&(name, kind)) {
                 out.push(Resource {
                     base: format!("/apis/{name}/{v}"),
                     plural: r["resource"].as_str().unwrap_or("").to_string(),
@@ -551,7 +563,7 @@ fn aggregated_resources(list: &serde_json::Value) -> Vec<Resource> {
 }
 
 /// The wanted kinds in one APIResourceList that can be listed.
-fn resources_in(base: &str, group: &str, text: &str) -> Vec<Resource> {
+fn resources_in(kinds: &[(&str, &str)], base: &str, group: &str, text: &str) -> Vec<Resource> {
     let Ok(list) = serde_json::from_str::<serde_json::Value>(text) else {
         return Vec::new();
     };
@@ -564,7 +576,7 @@ fn resources_in(base: &str, group: &str, text: &str) -> Vec<Resource> {
             let name = r["name"].as_str().unwrap_or("");
             // Subresources (`pods/log`) carry their parent's kind.
             !name.contains('/')
-                && KINDS.contains(&(group, kind))
+                && kinds.contains(&(group, kind))
                 && r["verbs"]
                     .as_array()
                     .is_some_and(|v| v.iter().any(|v| v == "list"))
@@ -641,7 +653,7 @@ mod tests {
             {"name":"pods/log","kind":"Pod","namespaced":true,"verbs":["get"]},
             {"name":"secrets","kind":"Secret","namespaced":true,"verbs":["get","list"]},
             {"name":"persistentvolumes","kind":"PersistentVolume","namespaced":false,"verbs":["list"]}]}"#;
-        let r = resources_in("/api/v1", "", text);
+        let r = resources_in(KINDS, "/api/v1", "", text);
         let names: Vec<_> = r
             .iter()
             .map(|r| (r.plural.as_str(), r.namespaced))
@@ -668,7 +680,8 @@ mod tests {
                 {"resource": "jobs", "responseKind": {"kind": "Job"},
                  "scope": "Namespaced", "verbs": ["list"]}]}]}
         ]});
-        let r: Vec<_> = aggregated_resources(&list)
+        let kinds = [KINDS, &[("acid.zalan.do", "postgresql")]].concat();
+        let r: Vec<_> = aggregated_resources(&kinds, &list)
             .into_iter()
             .map(|r| format!("{}/{} {}", r.base, r.plural, r.namespaced))
             .collect();

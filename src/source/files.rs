@@ -10,13 +10,13 @@ use super::commit_tree::Tree;
 use super::confine::Refused;
 use super::disk::Disk;
 use super::issue::Issue;
-use super::kustomize::RunBudget;
-use super::reuse::{Event, Lent, Recorder};
+use super::limits::Limits;
+use super::limits::kustomize::RunBudget;
 use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
 mod budget;
-mod limits;
-pub use limits::Limits;
+mod layer;
+pub(crate) use layer::{Event, ReadLayer};
 
 /// Parsed documents of one file.
 #[derive(Clone, Debug)]
@@ -80,8 +80,11 @@ pub struct Files {
     /// with forks, which read no file that is not in one of the two.
     unreadable: Arc<HashMap<PathBuf, Issue>>,
     parsed: ParseCache,
-    /// kustomize's built-in field specs, parsed on first use.
-    pub(crate) kustomize_defaults: Option<Arc<crate::source::kustomize::Config>>,
+    /// What is made once per load from its files and shared with its
+    /// forks, by type (kustomize's built-in field specs, whose parse
+    /// registers a file of its own): the reader need not know what reads
+    /// through it.
+    made_once: HashMap<std::any::TypeId, Arc<dyn std::any::Any + Send + Sync>>,
     /// Files kustomizations read other than as resources, with the
     /// kustomization file that read them first.
     pub inputs: HashMap<PathBuf, (Input, PathBuf)>,
@@ -94,10 +97,9 @@ pub struct Files {
     /// written, whether as a block scalar, and their text (see
     /// `kustomize::patches::inline_docs`).
     pub(crate) inline_docs: HashMap<(Span, bool, String), Vec<Node>>,
-    /// What each build asks, kept for a base load to reuse (`--base`).
-    pub(super) recorder: Option<Recorder>,
-    /// What the working tree's load lends this one (a base commit's).
-    pub(super) lent: Option<Lent>,
+    /// What these files are read through, when a load reuses an earlier
+    /// one's work or records its own for a later load ([`ReadLayer`]).
+    layer: Option<Box<dyn ReadLayer>>,
     /// For a base commit's load: the working tree's texts of the files
     /// git says are as the commit has them, read instead of their blobs
     /// (the same text, and the same `Arc`, which a reused build's check
@@ -201,13 +203,19 @@ impl ParseCache {
     }
 }
 
-/// A job's result from a fork, with what it left behind; `None` when the
-/// fork could not do it (see [`Journal::spoiled`]).
-/// A fork's result, what it left, and the budget it used.
-type Forked<R> = Option<(R, Journal, HashSet<PathBuf>, Option<Recorder>, RunBudget)>;
+/// A job's result from a fork, with what it left behind and the budget
+/// it used; `None` when the fork could not do it (see
+/// [`Journal::spoiled`]).
+type Forked<R> = Option<(
+    R,
+    Journal,
+    HashSet<PathBuf>,
+    Option<Box<dyn ReadLayer>>,
+    RunBudget,
+)>;
 
 /// The disk below the root, or a commit's tree in git's object store.
-enum Backing {
+pub(super) enum Backing {
     /// Every path read is confined to the root.
     Disk(Disk),
     Commit(Tree),
@@ -236,13 +244,12 @@ impl Files {
             limits,
             unreadable: Default::default(),
             parsed: ParseCache::default(),
-            kustomize_defaults: None,
+            made_once: HashMap::new(),
             inputs: HashMap::new(),
             built_dirs: HashSet::new(),
             overlay: HashMap::new(),
             inline_docs: HashMap::new(),
-            recorder: None,
-            lent: None,
+            layer: None,
             unchanged: HashMap::new(),
             unchanged_bytes: HashSet::new(),
             journal: None,
@@ -279,70 +286,28 @@ impl Files {
         }
     }
 
-    /// These files, with what each build asks of them recorded, for a
-    /// load of another commit to reuse ([`Lent::of`]).
-    pub fn recording(self) -> Files {
-        Files {
-            recorder: Some(Recorder::default()),
-            ..self
-        }
-    }
-
-    /// These files, reusing what `lent` holds where it is the same.
-    pub fn borrowing(self, lent: Lent) -> Files {
-        Files {
-            lent: Some(lent),
-            ..self
-        }
-    }
-
-    /// A commit's files, reading the lent texts of the files not in
-    /// `changed` (the paths git says differ from the working tree, see
-    /// [`super::git::changed_since`]) instead of their blobs. Only a file
-    /// of the tree named as git names it counts: git compares a path
-    /// through a symlink or into a submodule as that symlink or submodule.
-    pub fn sharing_unchanged(mut self, changed: &HashSet<PathBuf>) -> Files {
-        if let (Backing::Commit(tree), Some(lent)) = (&*self.backing, &self.lent) {
-            let unchanged = |path: &Path| !changed.contains(path) && tree.is_plain_file(path);
-            self.unchanged.reserve(lent.texts().len());
-            self.unchanged.extend(
-                lent.texts()
-                    .filter(|(path, _)| unchanged(path))
-                    .map(|(path, text)| (path.clone(), text.clone())),
-            );
-            self.unchanged_bytes = lent
-                .bytes_read()
-                .filter(|path| unchanged(path))
-                .map(Path::to_path_buf)
-                .collect();
-        }
-        self
-    }
-
-    /// Whether a read of `rel`'s bytes that the working tree's load made
-    /// whole reads the same here (see [`Files::sharing_unchanged`]).
-    pub(crate) fn bytes_unchanged(&self, rel: &Path) -> bool {
-        self.unchanged_bytes.contains(rel)
-    }
-
     /// Does `job` for each of `jobs`, leaving these files as doing them
     /// one after another here would, and on every core where it can:
     /// each worker does jobs on its own fork of these files, and what a
     /// job left on its fork (notes, the questions a recorded build asked)
     /// is taken here in the order of `jobs`. A job that would register a
-    /// new file is done again here, in its turn. Before kustomize's
-    /// built-in field specs are registered (by the first build that needs
-    /// them, after any file a build before it registered), and for a load
-    /// that borrows builds (whose reuse registers files as it checks),
+    /// new file is done again here, in its turn. Until `ready` holds (the
+    /// jobs' own set-up is registered, such as kustomize's built-in field
+    /// specs by the first build that needs them, after any file a build
+    /// before it registered), and for a load whose layer keeps jobs in
+    /// order (one that reuses builds registers files as it checks them),
     /// jobs are done here.
     pub(crate) fn each_in_order<J: Sync, R: Send>(
         &mut self,
         jobs: &[J],
+        ready: impl Fn(&Files) -> bool,
         job: impl Fn(&mut Files, &J) -> R + Sync,
     ) -> Vec<R> {
         let mut out = Vec::with_capacity(jobs.len());
         let forkable = |files: &Files| {
-            files.kustomize_defaults.is_some() && files.lent.is_none() && files.journal.is_none()
+            ready(files)
+                && !files.layer.as_ref().is_some_and(|l| l.in_order())
+                && files.journal.is_none()
         };
         while out.len() < jobs.len() && !forkable(self) {
             out.push(job(self, &jobs[out.len()]));
@@ -377,9 +342,10 @@ impl Files {
                         drop(total);
                         let journal = fork.journal.replace(Journal::default()).unwrap_or_default();
                         let dirs = std::mem::take(&mut fork.built_dirs);
-                        let recorder = fork.recorder.as_mut().map(std::mem::take);
+                        let fresh = fork.layer.as_ref().and_then(|l| l.fork());
+                        let layer = std::mem::replace(&mut fork.layer, fresh);
                         let kept = !journal.spoiled && !fork.budget_spent;
-                        Some((k, kept.then_some((result, journal, dirs, recorder, used))))
+                        Some((k, kept.then_some((result, journal, dirs, layer, used))))
                     })
                     .collect();
                     done.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
@@ -394,9 +360,9 @@ impl Files {
                 // give here, in its turn, if it fits in what is left after
                 // the jobs before it; otherwise it runs again here, so
                 // which build the budget stops never depends on timing.
-                Some((result, journal, dirs, recorder, used)) if self.left.covers(&used) => {
+                Some((result, journal, dirs, layer, used)) if self.left.covers(&used) => {
                     self.left = self.left.minus(used);
-                    self.take_journal(journal, dirs, recorder);
+                    self.take_journal(journal, dirs, layer);
                     result
                 }
                 _ => job(self, &jobs[k]),
@@ -415,13 +381,12 @@ impl Files {
             limits: self.limits,
             unreadable: self.unreadable.clone(),
             parsed: self.parsed.fork(),
-            kustomize_defaults: self.kustomize_defaults.clone(),
+            made_once: self.made_once.clone(),
             inputs: HashMap::new(),
             built_dirs: HashSet::new(),
             overlay: self.overlay.clone(),
             inline_docs: HashMap::new(),
-            recorder: self.recorder.as_ref().map(|_| Recorder::default()),
-            lent: None,
+            layer: self.layer.as_ref().and_then(|l| l.fork()),
             unchanged: self.unchanged.clone(),
             unchanged_bytes: self.unchanged_bytes.clone(),
             journal: Some(Journal::default()),
@@ -437,7 +402,7 @@ impl Files {
         &mut self,
         journal: Journal,
         dirs: HashSet<PathBuf>,
-        recorder: Option<Recorder>,
+        layer: Option<Box<dyn ReadLayer>>,
     ) {
         for (path, role, by) in journal.inputs {
             self.inputs.entry(path).or_insert((role, by));
@@ -446,32 +411,8 @@ impl Files {
         for rel in &journal.taken {
             self.parsed.remove(rel);
         }
-        if let (Some(mine), Some(theirs)) = (self.recorder.as_mut(), recorder) {
+        if let (Some(mine), Some(theirs)) = (self.layer.as_mut(), layer) {
             mine.adopt(theirs);
-        }
-    }
-
-    /// Whether this load records what a base load may reuse.
-    pub(crate) fn records(&self) -> bool {
-        self.recorder.is_some()
-    }
-
-    /// Keeps a render's Flux-level steps when this load records.
-    pub(crate) fn keep_render(&mut self, record: super::reuse::RenderRecord) {
-        if let Some(recorder) = self.recorder.as_mut() {
-            recorder.keep_render(record);
-        }
-    }
-
-    /// What was lent to this load, with its counts of what was reused.
-    pub fn take_lent(&mut self) -> Option<Lent> {
-        self.lent.take()
-    }
-
-    /// Notes a question a build asked, and its answer, when recording.
-    fn note(&self, event: impl FnOnce() -> Event) {
-        if let Some(recorder) = &self.recorder {
-            recorder.note(event);
         }
     }
 
@@ -717,8 +658,8 @@ impl Files {
         let mut to_parse = Vec::new();
         self.sources.reserve(rels.len());
         self.parsed.reserve(rels.len());
-        if let Some(recorder) = self.recorder.as_mut() {
-            recorder.reserve_parsed(rels.len());
+        if let Some(layer) = self.layer.as_mut() {
+            layer.reserve_parsed(rels.len());
         }
         for (rel, text) in rels.iter().zip(texts) {
             match text {
@@ -734,14 +675,10 @@ impl Files {
         }
         // The working tree's parse of a file with the same text at the
         // same id is this one's.
-        if let Some(lent) = self.lent.as_mut() {
+        if let Some(layer) = self.layer.as_mut() {
             to_parse.retain(
-                |(rel, file, _)| match lent.parsed(rel, *file, &self.sources) {
+                |(rel, file, _)| match layer.parsed(rel, *file, &self.sources) {
                     Some(parsed) => {
-                        // Lent on again by a load that also records.
-                        if let Some(recorder) = self.recorder.as_mut() {
-                            recorder.keep_parsed(rel.clone(), parsed.clone());
-                        }
                         self.parsed.insert(rel.clone(), Ok(parsed));
                         false
                     }
@@ -754,8 +691,8 @@ impl Files {
             .map(|(rel, file, text)| parse(rel, *file, text, &limits.yaml))
             .collect();
         for ((rel, _, _), result) in to_parse.into_iter().zip(parsed) {
-            if let (Some(recorder), Ok(parsed)) = (self.recorder.as_mut(), &result) {
-                recorder.keep_parsed(rel.clone(), parsed.clone());
+            if let (Some(layer), Ok(parsed)) = (self.layer.as_mut(), &result) {
+                layer.keep_parsed(rel.clone(), parsed.clone());
             }
             self.parsed.insert(rel, result);
         }
@@ -816,7 +753,7 @@ impl Files {
 impl Files {
     /// Notes the text of `rel` as a question, when a build is recorded.
     fn note_text(&mut self, rel: &Path) {
-        if self.recorder.is_some() {
+        if self.records() {
             let _ = self.text(rel);
         }
     }

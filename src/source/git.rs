@@ -174,7 +174,7 @@ pub fn resolve(dir: &Path, reference: &str) -> Result<Commit, GitError> {
 /// spends in git): the base is then loaded from the commit, and an
 /// untracked file is not in its tree, or `git diff` names it (a path of
 /// the commit missing from the index is deleted), so it is no file
-/// whose text [`Files::sharing_unchanged`](super::Files::sharing_unchanged)
+/// whose text [`reuse::sharing_unchanged`](super::reuse::sharing_unchanged)
 /// could share. `None` when git cannot tell.
 pub fn changed_since(dir: &Path, commit: &str) -> Option<HashSet<PathBuf>> {
     let changed: HashSet<PathBuf> = listed(

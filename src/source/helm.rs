@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use crate::source::flux::data::{self, DataValue};
+use crate::source::data::{self, DataValue};
 use crate::source::{Issue, Object};
 use crate::yaml::{Limits, Node, SourceMap, Span, Value, parse_values};
 

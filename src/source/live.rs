@@ -102,7 +102,7 @@ pub fn normalize(root: &mut Node, redact: &mut Vec<(u32, u32)>) -> Vec<(String, 
                     // `stringData` is plain and wins, as the API server
                     // merges it.
                     let text = v.scalar_text().and_then(|t| match key {
-                        "data" => crate::source::flux::data::decode_base64(&t)
+                        "data" => crate::source::data::decode_base64(&t)
                             .map(|b| String::from_utf8_lossy(&b).into_owned()),
                         _ => Some(t),
                     });

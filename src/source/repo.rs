@@ -174,15 +174,15 @@ pub fn load_files(mut files: Files) -> Repo {
     let (bootstrap, config_sources): (Vec<Object>, Vec<Object>) = config_sources
         .into_iter()
         .partition(|o| is_bootstrap_input(o.group(), o.kind()));
-    let flux = flux::tree::render(
-        &mut files,
-        written_ks,
-        &generators,
+    let layer = super::reuse::build_layer(&mut files);
+    let written = flux::tree::Written {
+        kustomizations: written_ks,
+        generators: &generators,
         git_repos,
-        &config_sources,
+        config_sources: &config_sources,
         bootstrap,
-        &mut issues,
-    );
+    };
+    let flux = flux::tree::render(&mut files, layer, written, &mut issues);
     for (path, at) in unparsed {
         if let Some((Input::GeneratorInput, by)) = files.inputs.get(path.as_path()) {
             issues[at].message.push_str(&format!(

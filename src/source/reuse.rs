@@ -28,7 +28,14 @@
 //! are the steps that make each build's bootstrap inputs (a flux-instance
 //! HelmRelease, the ConfigMaps it reads) as its Flux Kustomization
 //! applies them, before the renders.
+//!
+//! All of it is a layer over the file reader and the renderer: the files
+//! of such a load are read through a [`ReuseLayer`] (the reader's
+//! [`ReadLayer`]), which holds what is recorded and what was lent, and the
+//! renderer builds and runs steps through [`Reusing`] (its
+//! [`BuildLayer`]). Neither knows how reuse is done.
 
+use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -36,32 +43,12 @@ use std::sync::{Arc, Mutex};
 use super::Issue;
 use super::Limits;
 use super::Object;
-use super::files::{Files, Input, Parsed, ReadError};
-use super::flux::Budget;
-use super::flux::tree::Inherited;
+use super::files::{Event, Files, Parsed, ReadLayer};
+use super::flux::layer::{
+    BuildLayer, Lookup, Plain, RenderInputs, RenderKey, RenderOutputs, RunSteps,
+};
 use super::kustomize::{Built, RunBudget};
 use crate::yaml::{FileId, Node, Origin, SourceMap, Span, Value};
-
-/// One question a build asked of the files, with the answer it got, or
-/// one note it left.
-#[derive(Debug)]
-pub(crate) enum Event {
-    /// A text (for itself, or for its documents), registered on first read.
-    Text(PathBuf, Result<(FileId, Arc<str>), Issue>),
-    Bytes(PathBuf, Result<Vec<u8>, ReadError>),
-    IsDir(PathBuf, bool),
-    IsFile(PathBuf, bool),
-    Outside(PathBuf, Option<String>),
-    ListDir(PathBuf, Result<Vec<(PathBuf, bool)>, ReadError>),
-    /// A file read other than as a resource ([`Files::note_input`]).
-    Input(PathBuf, Input, PathBuf),
-    BuiltDir(PathBuf),
-    /// kustomize's built-in field specs were parsed (and registered).
-    Defaults,
-    /// A remote entry was fetched: what it holds is not the commit's, so
-    /// the build is never reused.
-    Fetched,
-}
 
 /// What identifies a build: the path and the Flux components, with the
 /// spans they are written at.
@@ -79,7 +66,7 @@ struct Recorded {
 
 /// Kept by a load of the working tree when a base load is to follow.
 #[derive(Default)]
-pub(crate) struct Recorder {
+struct Recorder {
     /// The questions of the build under way; `None` between builds.
     /// Behind a lock because files are read from several threads.
     trace: Mutex<Option<Vec<Event>>>,
@@ -90,7 +77,7 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     /// Notes a question and its answer when a build is under way.
-    pub(crate) fn note(&self, event: impl FnOnce() -> Event) {
+    fn note(&self, event: impl FnOnce() -> Event) {
         let mut trace = self.trace.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(events) = trace.as_mut() {
             events.push(event());
@@ -98,7 +85,7 @@ impl Recorder {
     }
 
     /// Takes the builds another recorder (a fork's) recorded.
-    pub(crate) fn adopt(&mut self, other: Recorder) {
+    fn adopt(&mut self, other: Recorder) {
         for (key, recorded) in other.builds {
             self.builds.entry(key).or_insert(recorded);
         }
@@ -108,22 +95,170 @@ impl Recorder {
     }
 
     /// Keeps a render's Flux-level steps, for a base load to reuse.
-    pub(crate) fn keep_render(&mut self, record: RenderRecord) {
+    fn keep_render(&mut self, record: RenderRecord) {
         self.renders
             .entry(record.key.clone())
             .or_default()
             .push(record);
     }
+}
 
-    /// Room for `more` parses (see [`SourceMap::reserve`]).
-    pub(crate) fn reserve_parsed(&mut self, more: usize) {
-        self.parsed.reserve(more);
+/// What the files of a load that records or borrows are read through.
+struct ReuseLayer {
+    /// What each build asks, kept for a later load to reuse.
+    recorder: Option<Recorder>,
+    /// What an earlier load (the working tree's) lends this one.
+    lent: Option<Lent>,
+}
+
+impl ReadLayer for ReuseLayer {
+    fn note(&self, event: &dyn Fn() -> Event) {
+        if let Some(recorder) = &self.recorder {
+            recorder.note(event);
+        }
+    }
+
+    fn records(&self) -> bool {
+        self.recorder.is_some()
+    }
+
+    /// A load that borrows registers files as it checks a build: in order.
+    fn in_order(&self) -> bool {
+        self.lent.is_some()
+    }
+
+    /// A fork records what its jobs ask, for the files it was forked
+    /// from to adopt; it borrows nothing.
+    fn fork(&self) -> Option<Box<dyn ReadLayer>> {
+        self.recorder.as_ref()?;
+        Some(Box::new(ReuseLayer {
+            recorder: Some(Recorder::default()),
+            lent: None,
+        }))
+    }
+
+    fn adopt(&mut self, fork: Box<dyn ReadLayer>) {
+        let fork: Box<dyn Any> = fork;
+        if let (Some(mine), Ok(theirs)) = (self.recorder.as_mut(), fork.downcast::<ReuseLayer>())
+            && let Some(theirs) = theirs.recorder
+        {
+            mine.adopt(theirs);
+        }
+    }
+
+    fn reserve_parsed(&mut self, more: usize) {
+        if let Some(recorder) = self.recorder.as_mut() {
+            recorder.parsed.reserve(more);
+        }
+    }
+
+    /// The working tree's parse of a file with the same text at the same
+    /// id is this one's.
+    fn parsed(&mut self, rel: &Path, id: FileId, sources: &SourceMap) -> Option<Arc<Parsed>> {
+        let parsed = self.lent.as_mut()?.parsed(rel, id, sources)?;
+        // Lent on again by a load that also records.
+        self.keep_parsed(rel.to_path_buf(), parsed.clone());
+        Some(parsed)
     }
 
     /// Keeps a file's parsed documents: the load moves them into its
     /// objects, which then copies them instead.
-    pub(crate) fn keep_parsed(&mut self, path: PathBuf, parsed: Arc<Parsed>) {
-        self.parsed.insert(path, parsed);
+    fn keep_parsed(&mut self, rel: PathBuf, parsed: Arc<Parsed>) {
+        if let Some(recorder) = self.recorder.as_mut() {
+            recorder.parsed.insert(rel, parsed);
+        }
+    }
+}
+
+/// The reuse layer `files` are read through, when they are.
+fn layer(files: &mut Files) -> Option<&mut ReuseLayer> {
+    files.layer_mut::<ReuseLayer>()
+}
+
+/// What `files` record, when they do.
+fn recorder(files: &mut Files) -> Option<&mut Recorder> {
+    layer(files)?.recorder.as_mut()
+}
+
+/// `files`, with `change` made to their reuse layer (a new one when they
+/// have none).
+fn with_reuse(mut files: Files, change: impl FnOnce(&mut ReuseLayer)) -> Files {
+    if let Some(layer) = layer(&mut files) {
+        change(layer);
+        return files;
+    }
+    let mut layer = ReuseLayer {
+        recorder: None,
+        lent: None,
+    };
+    change(&mut layer);
+    files.with_layer(Box::new(layer))
+}
+
+/// `files`, with what each build asks of them recorded, for a load of
+/// another commit (or the editor's next) to reuse ([`Lent::of`]).
+pub fn recording(files: Files) -> Files {
+    with_reuse(files, |layer| layer.recorder = Some(Recorder::default()))
+}
+
+/// `files`, reusing what `lent` holds where it is the same.
+pub fn borrowing(files: Files, lent: Lent) -> Files {
+    with_reuse(files, |layer| layer.lent = Some(lent))
+}
+
+/// A commit's `files`, reading the lent texts of the files not in
+/// `changed` (the paths git says differ from the working tree, see
+/// [`super::git::changed_since`]) instead of their blobs (see
+/// [`Files::sharing_unchanged`]).
+pub fn sharing_unchanged(mut files: Files, changed: &HashSet<PathBuf>) -> Files {
+    let Some(lent) = layer(&mut files).and_then(|l| l.lent.take()) else {
+        return files;
+    };
+    let mut files = files.sharing_unchanged(lent.texts(), lent.bytes_read(), changed);
+    if let Some(layer) = layer(&mut files) {
+        layer.lent = Some(lent);
+    }
+    files
+}
+
+/// What was lent to `files`, with its counts of what was reused.
+pub fn take_lent(files: &mut Files) -> Option<Lent> {
+    layer(files)?.lent.take()
+}
+
+/// What `files` are built and rendered through: [`Reusing`] when they
+/// record or borrow, else [`Plain`].
+pub(crate) fn build_layer(files: &mut Files) -> &'static dyn BuildLayer {
+    match layer(files) {
+        Some(_) => &Reusing,
+        None => &Plain,
+    }
+}
+
+/// Builds and runs a Flux Kustomization's steps reusing what was lent
+/// ([`build`], [`steps`]), keeping them when the load records.
+struct Reusing;
+
+impl BuildLayer for Reusing {
+    fn build(
+        &self,
+        files: &mut Files,
+        dir: &Path,
+        components: &[(String, Span)],
+        run: &dyn Fn(&mut Files) -> Result<Built, Issue>,
+    ) -> Result<Built, Issue> {
+        build(files, dir, components, run)
+    }
+
+    fn steps<'p>(
+        &self,
+        files: &mut Files,
+        key: RenderKey,
+        given: RenderInputs,
+        lookup: Lookup<'_, 'p>,
+        run: RunSteps<'_, 'p>,
+    ) -> RenderOutputs {
+        steps(files, key, given, lookup, run)
     }
 }
 
@@ -145,10 +280,10 @@ pub struct Lent {
 }
 
 impl Lent {
-    /// What `files` (a load made with [`Files::recording`]) lends; `None`
-    /// when it did not record.
+    /// What `files` (a load made with [`recording`]) lends; `None` when
+    /// it did not record.
     pub fn of(files: &mut Files) -> Option<Lent> {
-        let recorder = files.recorder.take()?;
+        let recorder = layer(files)?.recorder.take()?;
         Some(Lent {
             sources: sources_by_id(&files.sources),
             limits: *files.limits(),
@@ -163,13 +298,13 @@ impl Lent {
     }
 
     /// The lender's files and texts.
-    pub(crate) fn texts(&self) -> std::slice::Iter<'_, (PathBuf, Arc<str>)> {
+    fn texts(&self) -> std::slice::Iter<'_, (PathBuf, Arc<str>)> {
         self.sources.iter()
     }
 
     /// The files the lender's builds and renders read whole, within the
     /// size limit.
-    pub(crate) fn bytes_read(&self) -> impl Iterator<Item = &Path> {
+    fn bytes_read(&self) -> impl Iterator<Item = &Path> {
         let builds = self.builds.values().map(|r| &r.events);
         let renders = self
             .renders
@@ -204,12 +339,7 @@ impl Lent {
 
     /// The lender's parse of `path`, registered as `id` with `text`
     /// here, when it is the same file at the same id.
-    pub(crate) fn parsed(
-        &mut self,
-        path: &Path,
-        id: FileId,
-        sources: &SourceMap,
-    ) -> Option<Arc<Parsed>> {
+    fn parsed(&mut self, path: &Path, id: FileId, sources: &SourceMap) -> Option<Arc<Parsed>> {
         let parsed = self.parsed.get(path).filter(|p| p.file == id)?.clone();
         self.is_aligned(id, sources).then(|| {
             self.reused_parses += 1;
@@ -239,7 +369,7 @@ fn sources_by_id(sources: &SourceMap) -> Vec<(PathBuf, Arc<str>)> {
 /// A build of `dir` with `components`: the lender's, when every question
 /// it asked has the same answer here; else `build` run here, recorded
 /// when this load records.
-pub(crate) fn build(
+fn build(
     files: &mut Files,
     dir: &Path,
     components: &[(String, Span)],
@@ -249,7 +379,7 @@ pub(crate) fn build(
         let result = recorded.result.clone();
         // A load that both borrows and records (an editor's, one per
         // edit) lends what it reused to the next one too.
-        if let Some(recorder) = files.recorder.as_mut() {
+        if let Some(recorder) = recorder(files) {
             recorder
                 .builds
                 .entry((dir.to_path_buf(), components.to_vec()))
@@ -262,7 +392,7 @@ pub(crate) fn build(
     // A build the load's budget stopped depends on the builds before it,
     // not only on what it asked: it is not kept.
     let (stopped, spent) = (files.budget_stopped(), left.minus(files.budget_left()));
-    if let (Some(recorder), Some(events), false) = (files.recorder.as_mut(), events, stopped) {
+    if let (Some(recorder), Some(events), false) = (recorder(files), events, stopped) {
         recorder
             .builds
             .entry((dir.to_path_buf(), components.to_vec()))
@@ -278,21 +408,18 @@ pub(crate) fn build(
 /// Runs `job` on `files`, with the questions it asks when this load
 /// records; `None` when it does not, or when a job under way (a build
 /// within a build, a build within a render's steps) records them.
-pub(crate) fn traced<R>(
-    files: &mut Files,
-    job: impl FnOnce(&mut Files) -> R,
-) -> (R, Option<Vec<Event>>) {
-    let Some(recorder) = files.recorder.as_mut() else {
+fn traced<R>(files: &mut Files, job: impl FnOnce(&mut Files) -> R) -> (R, Option<Vec<Event>>) {
+    let Some(recording) = recorder(files) else {
         return (job(files), None);
     };
-    let slot = recorder.trace.get_mut().unwrap_or_else(|p| p.into_inner());
+    let slot = recording.trace.get_mut().unwrap_or_else(|p| p.into_inner());
     if slot.is_some() {
         return (job(files), None);
     }
     *slot = Some(Vec::new());
     let result = job(files);
-    let events = files.recorder.as_mut().and_then(|recorder| {
-        let slot = recorder.trace.get_mut().unwrap_or_else(|p| p.into_inner());
+    let events = recorder(files).and_then(|recording| {
+        let slot = recording.trace.get_mut().unwrap_or_else(|p| p.into_inner());
         slot.take()
     });
     (result, events)
@@ -301,7 +428,7 @@ pub(crate) fn traced<R>(
 /// The lender's build, when its questions are answered alike here and
 /// its objects point into files that have the same ids here.
 fn borrowed(files: &mut Files, dir: &Path, components: &[(String, Span)]) -> Option<Recorded> {
-    let mut lent = files.lent.take()?;
+    let mut lent = layer(files)?.lent.take()?;
     let key = (dir.to_path_buf(), components.to_vec());
     let found = (lent.limits == *files.limits())
         .then(|| lent.builds.remove(&key))
@@ -318,7 +445,9 @@ fn borrowed(files: &mut Files, dir: &Path, components: &[(String, Span)]) -> Opt
         files.spend_reused(recorded.spent);
         lent.reused_builds += 1;
     }
-    files.lent = Some(lent);
+    if let Some(layer) = layer(files) {
+        layer.lent = Some(lent);
+    }
     found
 }
 
@@ -424,77 +553,26 @@ fn node_files(node: &Node, ids: &mut FileIds) {
     }
 }
 
-/// Which steps of a Flux Kustomization a [`RenderRecord`] is of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Steps {
-    /// Those of its render.
-    Render,
-    /// Those that make the bootstrap inputs of its build as it applies
-    /// them (targetNamespace, postBuild substitution), before the renders.
-    Bootstrap,
-}
-
-/// Which render a [`RenderRecord`] is of: the steps, the Flux
-/// Kustomization's file and document, and its identity in the tree
-/// (namespace, name).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct RenderKey {
-    pub steps: Steps,
-    pub path: PathBuf,
-    pub doc_index: usize,
-    pub id: (String, String),
-}
-
-/// What a Flux Kustomization's Flux-level steps (targetNamespace,
-/// `spec.patches`, postBuild substitution) are given.
-#[derive(Clone, Debug)]
-pub(crate) struct RenderInputs {
-    /// The Flux Kustomization as rendered.
-    pub ks: Object,
-    /// What its parent passed on.
-    pub inherited: Inherited,
-    /// Its build's objects, before the steps.
-    pub objects: Vec<Object>,
-    /// The directory its `spec.patches` are read from, when it has any.
-    pub patch_dir: Option<PathBuf>,
-    /// The substitution budget left before it.
-    pub budget: Option<Budget>,
-}
-
 /// A `substituteFrom` look-up (kind, namespace, name) and what it found.
 #[derive(Clone, Debug)]
-pub(crate) struct LookedUp {
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
-    pub found: Option<Object>,
-}
-
-/// What the steps give.
-#[derive(Clone, Debug)]
-pub(crate) struct RenderOutputs {
-    pub objects: Vec<Object>,
-    /// Problems they found, in order.
-    pub issues: Vec<Issue>,
-    /// Substitutions that left a value unparsable: the render fails.
-    pub unparsed: Vec<Issue>,
-    /// What it passes on to the Flux Kustomizations it applies.
-    pub passed: Inherited,
-    /// The substitution budget left after it.
-    pub budget: Option<Budget>,
+struct LookedUp {
+    kind: String,
+    namespace: String,
+    name: String,
+    found: Option<Object>,
 }
 
 /// One render's Flux-level steps: a plain value (inputs and outputs), so
 /// that renders done apart (on other threads) can each keep theirs.
 #[derive(Debug)]
-pub(crate) struct RenderRecord {
-    pub key: RenderKey,
-    pub given: RenderInputs,
+struct RenderRecord {
+    key: RenderKey,
+    given: RenderInputs,
     /// The look-ups the steps made, in order.
-    pub looked_up: Vec<LookedUp>,
+    looked_up: Vec<LookedUp>,
     /// The questions they asked of the files; `None`: not known.
-    pub events: Option<Vec<Event>>,
-    pub gave: RenderOutputs,
+    events: Option<Vec<Event>>,
+    gave: RenderOutputs,
 }
 
 /// A Flux Kustomization's steps `run` on what `given` holds: the
@@ -502,18 +580,16 @@ pub(crate) struct RenderRecord {
 /// [`lent_render`]), else run here, and recorded when this load records.
 /// `lookup` finds the ConfigMaps and Secrets substitution reads (kind,
 /// namespace, name); `run` is to look them up through the one it is given.
-pub(crate) fn steps<'p>(
+fn steps<'p>(
     files: &mut Files,
     key: RenderKey,
     mut given: RenderInputs,
-    lookup: &dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>,
-    run: impl FnOnce(&mut Files, Vec<Object>, &RenderInputs, Lookup<'_, 'p>) -> RenderOutputs,
+    lookup: Lookup<'_, 'p>,
+    run: RunSteps<'_, 'p>,
 ) -> RenderOutputs {
     if let Some(record) = lent_render(files, &key, &given, lookup) {
         let gave = record.gave.clone();
-        if files.records() {
-            files.keep_render(record);
-        }
+        keep_render(files, record);
         return gave;
     }
     if !files.records() {
@@ -533,19 +609,25 @@ pub(crate) fn steps<'p>(
     };
     let objects = given.objects.clone();
     let (gave, events) = traced(files, |files| run(files, objects, &given, &noted));
-    files.keep_render(RenderRecord {
-        key,
-        given,
-        looked_up: asked.into_inner(),
-        events,
-        gave: gave.clone(),
-    });
+    keep_render(
+        files,
+        RenderRecord {
+            key,
+            given,
+            looked_up: asked.into_inner(),
+            events,
+            gave: gave.clone(),
+        },
+    );
     gave
 }
 
-/// A look-up of the ConfigMaps and Secrets substitution reads, in the
-/// files' source map: kind, namespace, name.
-pub(crate) type Lookup<'l, 'p> = &'l dyn Fn(&SourceMap, &str, &str, &str) -> Option<&'p Object>;
+/// Keeps a render's Flux-level steps when `files` record.
+fn keep_render(files: &mut Files, record: RenderRecord) {
+    if let Some(recorder) = recorder(files) {
+        recorder.keep_render(record);
+    }
+}
 
 /// The lender's record of the render `key`, when one of its records was
 /// given what `given` is here, each look-up finds the same object here
@@ -557,9 +639,11 @@ fn lent_render<'p>(
     given: &RenderInputs,
     lookup: Lookup<'_, 'p>,
 ) -> Option<RenderRecord> {
-    let mut lent = files.lent.take()?;
+    let mut lent = layer(files)?.lent.take()?;
     let found = lent.render(files, key, given, lookup);
-    files.lent = Some(lent);
+    if let Some(layer) = layer(files) {
+        layer.lent = Some(lent);
+    }
     found
 }
 

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use homelab_lint::report::json::Report;
+use homelab_lint::report::json::{Finding, Report};
 
 /// The linter binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
@@ -276,4 +276,28 @@ pub fn rules_and_paths(out: &Output) -> Vec<(String, String)> {
         .collect();
     found.sort();
     found
+}
+
+/// The first finding of `rule` in a JSON report on a run's stdout;
+/// panics with the run's stdout and stderr when there is none.
+pub fn finding(out: &Output, rule: &str) -> Finding {
+    report(out)
+        .findings
+        .into_iter()
+        .find(|f| f.rule == rule)
+        .unwrap_or_else(|| {
+            panic!(
+                "no {rule} finding: {}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+}
+
+/// The evidence `key` of finding `f`; panics, showing the finding, when
+/// it has none.
+pub fn evidence<'f>(f: &'f Finding, key: &str) -> &'f str {
+    f.evidence
+        .get(key)
+        .unwrap_or_else(|| panic!("no evidence {key} in {f:#?}"))
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use homelab_lint::model::Model;
 use homelab_lint::source::repo::{self, Repo};
-use homelab_lint::source::reuse::Lent;
+use homelab_lint::source::reuse::{self, Lent};
 use homelab_lint::source::{Files, Limits, commit_tree, git};
 use homelab_lint::yaml::FileId;
 
@@ -82,10 +82,10 @@ fn base_twice(dir: &Path) -> (Repo, Repo, Lent) {
 
 /// [`base_twice`], with what was reused (its counts).
 fn base_twice_with(dir: &Path, limits: Limits) -> (Repo, Repo, Lent) {
-    let mut head = repo::load_files(Files::new(dir, limits).recording());
+    let mut head = repo::load_files(reuse::recording(Files::new(dir, limits)));
     let lent = Lent::of(&mut head.files).expect("the load recorded");
     let mut reused = repo::load_files(borrowing(dir, limits, lent));
-    let lent = reused.files.take_lent().unwrap();
+    let lent = reuse::take_lent(&mut reused.files).unwrap();
     let fresh = repo::load_files(Files::in_commit(dir, tree(dir), limits));
     (reused, fresh, lent)
 }
@@ -98,9 +98,8 @@ fn tree(dir: &Path) -> homelab_lint::source::commit_tree::Tree {
 fn borrowing(dir: &Path, limits: Limits, lent: Lent) -> Files {
     let head = commit_tree::checkout(dir, "HEAD").unwrap().commit;
     let changed = git::changed_since(dir, &head).expect("git lists the changes");
-    Files::in_commit(dir, tree(dir), limits)
-        .borrowing(lent)
-        .sharing_unchanged(&changed)
+    let files = reuse::borrowing(Files::in_commit(dir, tree(dir), limits), lent);
+    reuse::sharing_unchanged(files, &changed)
 }
 
 fn assert_same(name: &str, reused: &Repo, fresh: &Repo) {
@@ -273,7 +272,7 @@ fn a_path_through_a_symlink_and_blobs_over_the_limit_load_as_from_scratch() {
     }
     // The working tree's load has read the file through the link too, as
     // a kustomization naming it would: its text there is the changed one.
-    let mut head = repo::load_files(Files::new(&dir, limits).recording());
+    let mut head = repo::load_files(reuse::recording(Files::new(&dir, limits)));
     let (_, text) = head
         .files
         .text(Path::new("apps/link/configmap.yaml"))

@@ -226,8 +226,8 @@ fn cli_fix_on_the_example_repo_is_minimal_and_idempotent() {
     let before = snapshot(tmp.path());
     let first = run();
     assert!(first.status.success(), "{first:?}");
-    let report: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
-    assert_eq!(report["findings"].as_array().map(Vec::len), Some(0));
+    let report = common::report(&first);
+    assert!(report.findings.is_empty(), "{report:#?}");
     let after = snapshot(tmp.path());
     let changed: Vec<&PathBuf> = before
         .iter()
@@ -265,14 +265,12 @@ fn lint_output(root: &Path, args: &[&str]) -> std::process::Output {
 
 fn from_json(root: &Path) -> Applicabilities {
     let out = lint_output(root, &["-o", "json"]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut found: Applicabilities = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let mut found: Applicabilities = common::report(&out)
+        .findings
+        .into_iter()
         .map(|f| {
-            let how = f["fix"]["applicability"].as_str().unwrap_or("none");
-            (f["rule"].as_str().unwrap().to_string(), how.to_string())
+            let how = f.fix.map_or("none", |fix| fix.applicability.as_str());
+            (f.rule, how.to_string())
         })
         .collect();
     found.sort();

@@ -157,14 +157,13 @@ fn a_base_commit_listing_a_huge_path_beside_a_symlink_is_linted_within_bounds() 
 /// The base commit of `dir` (HEAD) loaded borrowing what a recorded load
 /// of the working tree lends, as `--base HEAD` loads it, and from scratch.
 fn base_reused_and_fresh(dir: &Path, limits: Limits) -> (Repo, Repo) {
-    use homelab_lint::source::reuse::Lent;
-    let mut head = repo::load_files(Files::new(dir, limits).recording());
+    use homelab_lint::source::reuse::{self, Lent};
+    let mut head = repo::load_files(reuse::recording(Files::new(dir, limits)));
     let lent = Lent::of(&mut head.files).expect("the load recorded");
     let checkout = commit_tree::checkout(dir, "HEAD").unwrap();
     let changed = git::changed_since(dir, &checkout.commit).unwrap();
-    let borrowing = Files::in_commit(dir, checkout.tree, limits)
-        .borrowing(lent)
-        .sharing_unchanged(&changed);
+    let files = reuse::borrowing(Files::in_commit(dir, checkout.tree, limits), lent);
+    let borrowing = reuse::sharing_unchanged(files, &changed);
     let reused = repo::load_files(borrowing);
     let fresh = repo::load_files(Files::in_commit(
         dir,

@@ -9,6 +9,7 @@ use crate::support;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
+use homelab_lint::probe::postgres::Method;
 use support::limited;
 
 /// An HTTP server on 127.0.0.1 that answers every request with 200 and a
@@ -218,9 +219,11 @@ fn with_a_logical_replication_slot_the_commit_probe_sends_it_nothing() {
     ]);
     let run = limited::run_limited(cmd, limited::Limits::default());
     assert_eq!(run.code(), Some(0), "{}", run.stderr);
-    let report = run.json();
-    assert_eq!(report["method"]["kind"], "tempTable", "{report:#}");
-    let reason = report["method"]["reason"].as_str().unwrap();
+    let report: homelab_lint::probe::postgres::Report = serde_json::from_slice(&run.stdout)
+        .unwrap_or_else(|e| panic!("not a probe report ({e}): {}", run.stdout_text()));
+    let Method::TempTable { reason } = &report.method else {
+        panic!("not the temp table method: {report:#?}");
+    };
     assert!(
         reason.starts_with("1 logical replication slot(s) exist"),
         "{reason}"

@@ -98,12 +98,12 @@ fn kubectl_homelab_lint_lints_the_example_with_kubectl_style_output_flag() {
     let out = kubectl(&path, &["homelab-lint", "--example", "-o", "json"]);
     // Findings at warning level: exit 1 passes through kubectl.
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rules = common::rules(&out);
     assert!(
-        json["findings"].as_array().is_some_and(|f| f
+        rules
             .iter()
-            .any(|f| f["rule"] == "authentik-cache-on-sync-replicated-postgres")),
-        "{json}"
+            .any(|r| r == "authentik-cache-on-sync-replicated-postgres"),
+        "{rules:?}"
     );
 }
 

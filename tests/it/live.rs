@@ -6,6 +6,8 @@ use crate::common;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use homelab_lint::fix::Applicability;
+
 /// The password planted in the fixture's Secrets, plain and in base64.
 const PLANTED: &[&str] = &["Planted-Pa55word-7c1e", "UGxhbnRlZC1QYTU1d29yZC03YzFl"];
 
@@ -141,25 +143,14 @@ fn live_only_database_fix_is_a_kubectl_patch_with_flux_warning() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let finding = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "authentik-cache-on-sync-replicated-postgres")
-        .expect("the founding finding");
-    let fix = &finding["fix"];
-    assert_eq!(fix["applicability"], "display-only");
-    assert!(
-        fix["edits"].as_array().is_none_or(|e| e.is_empty()),
-        "{fix}"
-    );
-    let notes: Vec<&str> = fix["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|n| n.as_str())
-        .collect();
+    let finding = common::finding(&out, "authentik-cache-on-sync-replicated-postgres");
+    let fix = finding
+        .fix
+        .as_ref()
+        .unwrap_or_else(|| panic!("no fix: {finding:#?}"));
+    assert_eq!(fix.applicability, Applicability::DisplayOnly);
+    assert!(fix.edits.is_empty(), "{fix:#?}");
+    let notes = &fix.notes;
     assert!(
         notes.iter().any(|n| n.contains(
             r#"kubectl patch postgresql.acid.zalan.do auth-postgres -n security --type merge -p '{"spec":{"postgresql":{"parameters":{"synchronous_commit":"off"}}}}'"#
@@ -243,12 +234,7 @@ fn cluster_only_conn_options_decide_and_are_never_printed() {
                 );
             }
             if args.iter().any(|a| *a == "json") {
-                let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-                let fired = json["findings"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|f| f["rule"] == rule);
+                let fired = common::rules(&out).iter().any(|r| r == rule);
                 assert_eq!(fired, fires, "{case}: {stdout}");
             }
         }
@@ -256,5 +242,5 @@ fn cluster_only_conn_options_decide_and_are_never_printed() {
 }
 
 fn base64_decode(text: &str) -> Vec<u8> {
-    homelab_lint::source::flux::data::decode_base64(text).expect("base64")
+    homelab_lint::source::data::decode_base64(text).expect("base64")
 }

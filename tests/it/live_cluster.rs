@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use fake_api::{FakeApi, Faults, Fixture};
+use homelab_lint::report::json::{Finding, Report};
 
 fn fixture() -> Fixture {
     Fixture::from_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cluster"))
@@ -361,16 +362,10 @@ fn live_only_reproduces_the_founding_findings_like_the_snapshot() {
 #[test]
 fn live_with_repo_points_findings_at_repo_files() {
     let (report, err) = lint_example_with(fixture());
-    let found: Vec<(&str, &str)> = report["findings"]
-        .as_array()
-        .unwrap()
+    let found: Vec<(&str, &str)> = report
+        .findings
         .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap(),
-                f["location"]["path"].as_str().unwrap(),
-            )
-        })
+        .map(|f| (f.rule.as_str(), f.location.path.as_str()))
         .collect();
     assert_eq!(
         found.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
@@ -390,7 +385,7 @@ fn live_with_repo_points_findings_at_repo_files() {
 
 /// The example repository linted with the cluster `fixture` (no probe):
 /// the JSON report, and stderr for messages.
-fn lint_example_with(cluster: Fixture) -> (serde_json::Value, String) {
+fn lint_example_with(cluster: Fixture) -> (Report, String) {
     let api = FakeApi::start(cluster, Faults::default());
     let dir = tempfile::tempdir().unwrap();
     let kc = api.kubeconfig(dir.path());
@@ -402,19 +397,12 @@ fn lint_example_with(cluster: Fixture) -> (serde_json::Value, String) {
         "json",
         "--no-probe",
     ]);
-    let report = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(&out), stderr(&out)));
-    (report, stderr(&out))
+    (common::report(&out), stderr(&out))
 }
 
 /// The findings of `rule` in a JSON report.
-fn findings_of<'r>(report: &'r serde_json::Value, rule: &str) -> Vec<&'r serde_json::Value> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == rule)
-        .collect()
+fn findings_of<'r>(report: &'r Report, rule: &str) -> Vec<&'r Finding> {
+    report.findings.iter().filter(|f| f.rule == rule).collect()
 }
 
 #[test]
@@ -430,21 +418,24 @@ fn repo_version_crossing_a_release_from_the_running_one_is_found() {
     });
     let (report, err) = lint_example_with(cluster);
     let upgrade = findings_of(&report, UPGRADE);
-    assert_eq!(upgrade.len(), 1, "{report}\n{err}");
-    let message = upgrade[0]["message"].as_str().unwrap();
+    assert_eq!(upgrade.len(), 1, "{report:#?}\n{err}");
+    let message = &upgrade[0].message;
     assert!(
         message.contains("from 2025.8.3 (running in the cluster) to 2025.10.1"),
         "{message}"
     );
     assert_eq!(
-        upgrade[0]["location"]["path"], "apps/authentik/helmrelease.yaml",
-        "{}",
+        upgrade[0].location.path, "apps/authentik/helmrelease.yaml",
+        "{:#?}",
         upgrade[0]
     );
 
     // Deployed as declared: no bump.
     let (report, err) = lint_example_with(fixture());
-    assert!(findings_of(&report, UPGRADE).is_empty(), "{report}\n{err}");
+    assert!(
+        findings_of(&report, UPGRADE).is_empty(),
+        "{report:#?}\n{err}"
+    );
 }
 
 #[test]
@@ -481,17 +472,17 @@ fn parameter_patched_in_the_cluster_is_drift_pointing_at_the_repo() {
     });
     let (report, err) = lint_example_with(cluster);
     let drift = findings_of(&report, "postgres-parameter-drift");
-    assert_eq!(drift.len(), 1, "{report}\n{err}");
+    assert_eq!(drift.len(), 1, "{report:#?}\n{err}");
     let f = drift[0];
     assert_eq!(
-        f["message"],
+        f.message,
         "postgresql/security/auth-postgres: synchronous_commit is \"off\" in the cluster \
          but unset in the repository"
     );
     // At the declaration's parameter map (its first line), where the
     // value would go.
-    assert_eq!(f["location"]["path"], "apps/authentik/database.yaml");
-    assert_eq!(f["location"]["line"], 21, "{f}");
+    assert_eq!(f.location.path, "apps/authentik/database.yaml");
+    assert_eq!(f.location.line, 21, "{f:#?}");
 
     // The same parameters on both sides: no drift.
     let (report, _) = lint_example_with(fixture());
@@ -583,19 +574,18 @@ fn bound_volume_csi_driver_stands_in_for_an_unreadable_storage_class() {
         "{}",
         stderr(&out)
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let cache = findings_of(&json, FOUNDING[0])[0];
+    let report = common::report(&out);
+    let cache = findings_of(&report, FOUNDING[0])[0];
     assert_eq!(
-        cache["evidence"]["storage.provisioner"],
+        common::evidence(cache, "storage.provisioner"),
         "rook-ceph.rbd.csi.ceph.com"
     );
     assert!(
-        cache["related"]
-            .as_array()
-            .unwrap()
+        cache
+            .related
             .iter()
-            .any(|r| r["path"] == "cluster://fake/persistentvolumes"),
-        "{cache}"
+            .any(|r| r.path == "cluster://fake/persistentvolumes"),
+        "{cache:#?}"
     );
 }
 
@@ -848,14 +838,13 @@ fn several_contexts_are_linted_in_one_run() {
         .collect();
     assert_eq!(names, ["home", "lab"]);
     for c in contexts {
-        let rules: Vec<&str> = c["report"]["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["rule"].as_str().unwrap())
-            .collect();
+        // Each context's report is the JSON report of a single run.
+        let report: Report = serde_json::from_value(c["report"].clone())
+            .unwrap_or_else(|e| panic!("not a JSON report ({e}): {c}"));
         assert!(
-            rules.contains(&"authentik-cache-on-sync-replicated-postgres"),
+            report
+                .rules()
+                .contains(&"authentik-cache-on-sync-replicated-postgres"),
             "{c}"
         );
     }

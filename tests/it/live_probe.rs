@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use common::pg::{self, PgServer};
 use fake_api::{FakeApi, Faults, Fixture, Forward};
+use homelab_lint::report::json::Finding;
+use homelab_lint::rules::Severity;
 
 const PLANTED: &str = "Planted-Pa55word-7c1e";
 const FOUNDING: &str = "authentik-cache-on-sync-replicated-postgres";
@@ -49,7 +51,7 @@ fn forwarding_to(server: &PgServer, drop_after: Option<Duration>) -> Faults {
     faults
 }
 
-fn lint(api: &FakeApi, extra: &[&str]) -> (Output, serde_json::Value) {
+fn lint(api: &FakeApi, extra: &[&str]) -> (Output, Finding) {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.kubeconfig(dir.path());
     let out = std::process::Command::new(common::BIN)
@@ -65,23 +67,18 @@ fn lint(api: &FakeApi, extra: &[&str]) -> (Output, serde_json::Value) {
         !stdout.contains(PLANTED) && !stderr.contains(PLANTED),
         "the planted password was printed"
     );
-    let report: serde_json::Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("JSON report ({e}): {stdout}\n{stderr}"));
-    let founding = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == FOUNDING)
-        .unwrap_or_else(|| panic!("no founding finding: {stdout}\n{stderr}"))
-        .clone();
+    let founding = common::finding(&out, FOUNDING);
     (out, founding)
 }
 
-fn number(f: &serde_json::Value, key: &str) -> f64 {
-    f["evidence"][key]
-        .as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("{key} in {f}"))
+fn number(f: &Finding, key: &str) -> f64 {
+    common::evidence(f, key)
+        .parse()
+        .unwrap_or_else(|e| panic!("{key} ({e}) in {f:#?}"))
+}
+
+fn verdict(f: &Finding) -> &str {
+    common::evidence(f, "probe.verdict")
 }
 
 #[test]
@@ -96,37 +93,25 @@ fn founding_finding_is_confirmed_through_the_port_forward() {
     common::measure_twice(|| {
         let api = FakeApi::start(fixture(), forwarding_to(&server, None));
         let (out, f) = lint(&api, &["-vv"]);
-        assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+        assert_eq!(verdict(&f), "confirmed", "{f:#?}");
         let p50 = number(&f, "probe.commit.p50_ms");
-        assert!(p50 >= 8.0, "{f}");
-        assert!(number(&f, "probe.commit_off.p50_ms") <= p50 / 3.0, "{f}");
+        assert!(p50 >= 8.0, "{f:#?}");
+        assert!(number(&f, "probe.commit_off.p50_ms") <= p50 / 3.0, "{f:#?}");
         run = Some((api, out, f));
     });
     let (api, out, f) = run.unwrap();
-    assert_eq!(out.status.code(), Some(1), "{f}");
-    assert_eq!(f["severity"], "warning");
-    let target = f["evidence"]["probe.target"].as_str().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{f:#?}");
+    assert_eq!(f.severity, Severity::Warning);
+    let target = common::evidence(&f, "probe.target");
     assert_eq!(
         target,
         "authentik@pod security/auth-postgres-0:5432/authentik (port-forward)"
     );
     // The keepalive finding binds only the app: it is measured on the
     // database the founding finding names, in the same probe run.
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let keepalive = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "authentik-persistent-connections-without-keepalives")
-        .expect("the keepalive finding");
-    assert_eq!(
-        keepalive["evidence"]["probe.verdict"], "confirmed",
-        "{keepalive}"
-    );
-    assert_eq!(
-        keepalive["evidence"]["probe.target"],
-        f["evidence"]["probe.target"]
-    );
+    let keepalive = common::finding(&out, "authentik-persistent-connections-without-keepalives");
+    assert_eq!(verdict(&keepalive), "confirmed", "{keepalive:#?}");
+    assert_eq!(common::evidence(&keepalive, "probe.target"), target);
     // One Secret read by name, when the probe needed it; never a list.
     let requests = api.requests();
     let secret_reads: Vec<_> = requests.iter().filter(|r| r.contains("secrets")).collect();
@@ -158,16 +143,16 @@ fn without_slow_storage_the_founding_finding_is_not_confirmed() {
     let server = database(0);
     let api = FakeApi::start(fixture(), forwarding_to(&server, None));
     let (_, f) = lint(&api, &[]);
-    assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
+    assert_eq!(verdict(&f), "not confirmed", "{f:#?}");
     // Refuted: info, evidence kept.
-    assert_eq!(f["severity"], "info", "{f}");
+    assert_eq!(f.severity, Severity::Info, "{f:#?}");
     // On tmpfs a flush is free: a commit costs what it costs without the
     // flush wait, however slow a loaded machine makes both.
     let (on, off) = (
         number(&f, "probe.commit.p50_ms"),
         number(&f, "probe.commit_off.p50_ms"),
     );
-    assert!(on < 2.0 || on < 3.0 * off, "{f}");
+    assert!(on < 2.0 || on < 3.0 * off, "{f:#?}");
     server.assert_no_probe_session();
 }
 
@@ -186,12 +171,13 @@ fn port_forward_dropped_mid_probe_is_inconclusive_within_budget() {
     let started = Instant::now();
     let (_, f) = lint(&api, &["--probe-budget", "2s"]);
     let took = started.elapsed();
-    assert_eq!(f["evidence"]["probe.verdict"], "inconclusive", "{f}");
+    assert_eq!(verdict(&f), "inconclusive", "{f:#?}");
     assert_eq!(
-        f["severity"], "warning",
-        "an unmeasured finding stands: {f}"
+        f.severity,
+        Severity::Warning,
+        "an unmeasured finding stands: {f:#?}"
     );
-    let notes = f["notes"].to_string();
+    let notes = f.notes.join("\n");
     assert!(notes.contains("the probe failed"), "{notes}");
     assert!(
         !notes.contains("budget"),
@@ -211,8 +197,8 @@ fn forbidden_port_forward_is_inconclusive_with_the_reason() {
     faults.forbidden.push("pods/portforward".into());
     let api = FakeApi::start(fixture(), faults);
     let (_, f) = lint(&api, &[]);
-    assert_eq!(f["evidence"]["probe.verdict"], "inconclusive", "{f}");
-    let notes = f["notes"].to_string();
+    assert_eq!(verdict(&f), "inconclusive", "{f:#?}");
+    let notes = f.notes.join("\n");
     assert!(
         notes.contains("cannot port-forward to pod security/auth-postgres-0: forbidden"),
         "{notes}"
@@ -227,7 +213,7 @@ fn no_probe_reads_no_secret_and_skips() {
     let server = database(0);
     let api = FakeApi::start(fixture(), forwarding_to(&server, None));
     let (_, f) = lint(&api, &["--no-probe"]);
-    assert_eq!(f["evidence"]["probe.verdict"], "skipped", "{f}");
+    assert_eq!(verdict(&f), "skipped", "{f:#?}");
     let requests = api.requests();
     assert!(
         !requests
@@ -298,14 +284,12 @@ fn http_probe_reaches_a_service_pod_through_the_api() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(!stdout.contains(TOKEN) && !stderr.contains(TOKEN));
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report: homelab_lint::probe::http::Report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not a probe report ({e}): {stdout}"));
+    assert_eq!(report.sequential.samples_ms.len(), 4);
+    assert_eq!(report.parallel.samples_ms.len(), 4);
     assert_eq!(
-        report["sequential"]["samplesMs"].as_array().unwrap().len(),
-        4
-    );
-    assert_eq!(report["parallel"]["samplesMs"].as_array().unwrap().len(), 4);
-    assert_eq!(
-        report["target"],
+        report.target,
         "security/authentik-server/api/v3/core/applications/ \
          (port-forward to pod security/authentik-server-7d9f8b6c5d-x2x9q:9000 of Service authentik-server)"
     );
@@ -368,16 +352,14 @@ fn probe_postgres_database_measures_the_primary_through_the_api() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(!stdout.contains(PLANTED) && !stderr.contains(PLANTED));
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report: homelab_lint::probe::postgres::Report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not a probe report ({e}): {stdout}"));
     assert_eq!(
-        report["target"],
+        report.target,
         "authentik@pod security/auth-postgres-0:5432/authentik (port-forward)"
     );
-    assert!(
-        report["effective"]["p50Ms"].as_f64().unwrap() >= 8.0,
-        "{report}"
-    );
-    assert_eq!(report["synchronousCommit"], "on");
+    assert!(report.effective.p50_ms >= 8.0, "{report:#?}");
+    assert_eq!(report.synchronous_commit, "on");
     server.assert_no_probe_session();
 
     // A name no operator declares: a clear error, exit 2.

@@ -37,6 +37,8 @@ fn harness_slow_fsync_makes_commits_slow() {
 use std::time::{Duration, Instant};
 
 use homelab_lint::probe::postgres::{self as probe, APPLICATION_NAME, Method, Options, ProbeError};
+use homelab_lint::report::json::{Finding, Report};
+use homelab_lint::rules::Severity;
 
 fn options(dsn: String) -> Options {
     Options {
@@ -353,8 +355,8 @@ fn cli_prints_a_before_after_table_without_the_password() {
         .output()
         .unwrap();
     assert!(json.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert!(v["effective"]["p50Ms"].as_f64().unwrap() >= 8.0, "{v}");
+    let report: probe::Report = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(report.effective.p50_ms >= 8.0, "{report:#?}");
     assert!(!String::from_utf8_lossy(&json.stdout).contains(pg::PW_PASSWORD));
 
     // A wrong password: exit 2, a reason, and neither password echoed.
@@ -371,19 +373,22 @@ fn cli_prints_a_before_after_table_without_the_password() {
 }
 
 /// The finding of `rule` in a JSON report.
-fn finding_of(stdout: &[u8], rule: &str) -> serde_json::Value {
-    let v: serde_json::Value = serde_json::from_slice(stdout).expect("JSON report");
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == rule)
+fn finding_of(stdout: &[u8], rule: &str) -> Finding {
+    Report::from_json(stdout)
+        .expect("JSON report")
+        .findings
+        .into_iter()
+        .find(|f| f.rule == rule)
         .unwrap_or_else(|| panic!("a finding of {rule}"))
-        .clone()
+}
+
+/// Everything a finding says (message, evidence, notes, fix), as JSON.
+fn said(f: &Finding) -> String {
+    serde_json::to_string(f).expect("a finding serializes")
 }
 
 /// `probe.verdict` and the other probe evidence of the founding finding.
-fn founding_evidence(stdout: &[u8]) -> serde_json::Value {
+fn founding_evidence(stdout: &[u8]) -> Finding {
     finding_of(stdout, "authentik-cache-on-sync-replicated-postgres")
 }
 
@@ -405,64 +410,73 @@ fn lint_with_probe_dsn_confirms_or_refutes_the_founding_finding() {
     let out = lint(&dsn);
     assert_eq!(out.status.code(), Some(1));
     let f = founding_evidence(&out.stdout);
-    eprintln!("{}", f["evidence"]);
-    assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+    eprintln!("{:?}", f.evidence);
+    assert_eq!(common::evidence(&f, "probe.verdict"), "confirmed", "{f:#?}");
     assert_eq!(
-        f["evidence"]["probe.synchronous_commit"],
+        common::evidence(&f, "probe.synchronous_commit"),
         "on (source: default)"
     );
-    let p50: f64 = f["evidence"]["probe.commit.p50_ms"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(p50 >= 8.0, "{f}");
+    let p50: f64 = common::evidence(&f, "probe.commit.p50_ms").parse().unwrap();
+    assert!(p50 >= 8.0, "{f:#?}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains(pg::PW_PASSWORD));
     // The same probe judges the keepalive finding: the server's default
     // keepalive idle time is the kernel's two hours.
     let k = finding_of(&out.stdout, KEEPALIVE_RULE);
-    assert_eq!(k["evidence"]["probe.verdict"], "confirmed", "{k}");
-    assert_eq!(k["severity"], "warning");
+    assert_eq!(common::evidence(&k, "probe.verdict"), "confirmed", "{k:#?}");
+    assert_eq!(k.severity, Severity::Warning);
 
     server.psql("ALTER DATABASE postgres SET synchronous_commit = off");
     server.psql("ALTER DATABASE postgres SET tcp_keepalives_idle = 60");
     let out = lint(&dsn);
     let f = founding_evidence(&out.stdout);
-    assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
-    // Refuted: reported as info, with its evidence kept.
-    assert_eq!(f["severity"], "info", "{f}");
-    assert!(f["evidence"]["probe.commit.p50_ms"].is_string(), "{f}");
-    let k = finding_of(&out.stdout, KEEPALIVE_RULE);
-    assert_eq!(k["evidence"]["probe.verdict"], "not confirmed", "{k}");
     assert_eq!(
-        k["evidence"]["probe.tcp_keepalives_idle"],
+        common::evidence(&f, "probe.verdict"),
+        "not confirmed",
+        "{f:#?}"
+    );
+    // Refuted: reported as info, with its evidence kept.
+    assert_eq!(f.severity, Severity::Info, "{f:#?}");
+    assert!(f.evidence.contains_key("probe.commit.p50_ms"), "{f:#?}");
+    let k = finding_of(&out.stdout, KEEPALIVE_RULE);
+    assert_eq!(
+        common::evidence(&k, "probe.verdict"),
+        "not confirmed",
+        "{k:#?}"
+    );
+    assert_eq!(
+        common::evidence(&k, "probe.tcp_keepalives_idle"),
         "60s (source: database)"
     );
     assert_eq!(
-        f["evidence"]["probe.synchronous_commit"],
+        common::evidence(&f, "probe.synchronous_commit"),
         "off (source: database)"
     );
-    let notes = f.to_string();
-    assert!(notes.contains("already runs synchronous_commit=off"), "{f}");
+    let notes = said(&f);
+    assert!(
+        notes.contains("already runs synchronous_commit=off"),
+        "{f:#?}"
+    );
 
     // An unreachable server leaves the finding standing, with the reason.
     let down = format!("host=127.0.0.1 port={} user=postgres", server.port + 1);
     let out = lint(&down);
     assert_eq!(out.status.code(), Some(1));
     let f = founding_evidence(&out.stdout);
-    assert_eq!(f["evidence"]["probe.verdict"], "inconclusive", "{f}");
+    assert_eq!(
+        common::evidence(&f, "probe.verdict"),
+        "inconclusive",
+        "{f:#?}"
+    );
     assert!(
-        f.to_string()
-            .contains("inconclusive: the probe failed: cannot connect"),
-        "{f}"
+        said(&f).contains("inconclusive: the probe failed: cannot connect"),
+        "{f:#?}"
     );
     // Findings of rules without a probe carry no probe evidence.
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for other in v["findings"].as_array().unwrap() {
-        if other["rule"] != "authentik-cache-on-sync-replicated-postgres"
-            && other["rule"] != KEEPALIVE_RULE
+    for other in Report::from_json(&out.stdout).unwrap().findings {
+        if other.rule != "authentik-cache-on-sync-replicated-postgres"
+            && other.rule != KEEPALIVE_RULE
         {
-            assert!(other["evidence"].get("probe.verdict").is_none(), "{other}");
+            assert!(!other.evidence.contains_key("probe.verdict"), "{other:#?}");
         }
     }
     // --no-probe: skipped, and nothing connects.
@@ -478,8 +492,8 @@ fn lint_with_probe_dsn_confirms_or_refutes_the_founding_finding() {
         .output()
         .unwrap();
     let f = founding_evidence(&out.stdout);
-    assert_eq!(f["evidence"]["probe.verdict"], "skipped", "{f}");
-    assert!(f.to_string().contains("--no-probe"), "{f}");
+    assert_eq!(common::evidence(&f, "probe.verdict"), "skipped", "{f:#?}");
+    assert!(said(&f).contains("--no-probe"), "{f:#?}");
     server.assert_no_probe_session();
 }
 
@@ -583,39 +597,39 @@ fn synchronous_standby_confirms_the_synchronous_replication_finding() {
     common::measure_twice(|| {
         let out = lint();
         let f = finding_of(&out.stdout, SYNC_RULE);
-        assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+        assert_eq!(common::evidence(&f, "probe.verdict"), "confirmed", "{f:#?}");
         confirmed = Some((out, f));
     });
     let (out, f) = confirmed.unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(f["severity"], "warning", "{f}");
+    assert_eq!(f.severity, Severity::Warning, "{f:#?}");
     assert_eq!(
-        f["evidence"]["probe.synchronous_standby_names"], "* (source: configuration file)",
-        "{f}"
+        common::evidence(&f, "probe.synchronous_standby_names"),
+        "* (source: configuration file)",
+        "{f:#?}"
     );
-    let p50: f64 = f["evidence"]["probe.commit.p50_ms"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(p50 >= 8.0, "{f}");
-    assert!(f.to_string().contains("the standby wait dominates"), "{f}");
+    let p50: f64 = common::evidence(&f, "probe.commit.p50_ms").parse().unwrap();
+    assert!(p50 >= 8.0, "{f:#?}");
+    assert!(said(&f).contains("the standby wait dominates"), "{f:#?}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains(pg::PW_PASSWORD));
 
     // Remedies: commits stop waiting for the standby.
     primary.psql("ALTER DATABASE postgres SET synchronous_commit = local");
     let f = finding_of(&lint().stdout, SYNC_RULE);
-    assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
-    assert_eq!(f["evidence"]["probe.standby_wait_ms"], "0.00", "{f}");
-    assert!(f.to_string().contains("the standby wait is small"), "{f}");
+    assert_eq!(
+        common::evidence(&f, "probe.verdict"),
+        "not confirmed",
+        "{f:#?}"
+    );
+    assert_eq!(
+        common::evidence(&f, "probe.standby_wait_ms"),
+        "0.00",
+        "{f:#?}"
+    );
+    assert!(said(&f).contains("the standby wait is small"), "{f:#?}");
     primary.psql("ALTER DATABASE postgres SET synchronous_commit = off");
     let f = finding_of(&lint().stdout, SYNC_RULE);
-    assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
-    assert_eq!(f["severity"], "info", "{f}");
-    assert_eq!(
-        f["evidence"]["probe.synchronous_commit"], "off (source: database)",
-        "{f}"
-    );
+    assert_refuted_by_off_in_the_database(&f);
     primary.assert_no_probe_session();
 }
 
@@ -634,31 +648,41 @@ fn probe_decides_a_remedy_that_ran_only_at_bootstrap() {
     let lint =
         |args: &[&str]| lint_sync_fixture("cnpg-post-init-application-sql-alter-database", args);
     let f = finding_of(&lint(&["--no-probe"]).stdout, SYNC_RULE);
-    assert_eq!(f["severity"], "info", "{f}");
+    assert_eq!(f.severity, Severity::Info, "{f:#?}");
     assert!(
-        f.to_string()
-            .contains("runs once, when the cluster is created"),
-        "{f}"
+        said(&f).contains("runs once, when the cluster is created"),
+        "{f:#?}"
     );
 
     let f = finding_of(&lint(&["--probe-dsn", &dsn]).stdout, SYNC_RULE);
-    assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
-    assert_eq!(f["severity"], "warning", "{f}");
+    assert_eq!(common::evidence(&f, "probe.verdict"), "confirmed", "{f:#?}");
+    assert_eq!(f.severity, Severity::Warning, "{f:#?}");
     assert!(
-        f.to_string()
-            .contains("is not in effect on the probed server"),
-        "{f}"
+        said(&f).contains("is not in effect on the probed server"),
+        "{f:#?}"
     );
 
     server.psql("ALTER DATABASE postgres SET synchronous_commit = off");
     let f = finding_of(&lint(&["--probe-dsn", &dsn]).stdout, SYNC_RULE);
-    assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
-    assert_eq!(f["severity"], "info", "{f}");
-    assert_eq!(
-        f["evidence"]["probe.synchronous_commit"], "off (source: database)",
-        "{f}"
-    );
+    assert_refuted_by_off_in_the_database(&f);
     server.assert_no_probe_session();
+}
+
+/// A finding the probe refuted because the database runs
+/// synchronous_commit = off: info, its evidence naming where the value
+/// comes from.
+fn assert_refuted_by_off_in_the_database(f: &Finding) {
+    assert_eq!(
+        common::evidence(f, "probe.verdict"),
+        "not confirmed",
+        "{f:#?}"
+    );
+    assert_eq!(f.severity, Severity::Info, "{f:#?}");
+    assert_eq!(
+        common::evidence(f, "probe.synchronous_commit"),
+        "off (source: database)",
+        "{f:#?}"
+    );
 }
 
 /// A JSON lint of a fires/ fixture of the synchronous-replication rule.
@@ -739,11 +763,10 @@ fn a_slow_synchronous_standby_is_attributed_the_wait() {
             .stdout,
             SYNC_RULE,
         );
-        assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+        assert_eq!(common::evidence(&f, "probe.verdict"), "confirmed", "{f:#?}");
         assert!(
-            f.to_string()
-                .contains("each commit waits for a synchronous standby"),
-            "{f}"
+            said(&f).contains("each commit waits for a synchronous standby"),
+            "{f:#?}"
         );
     });
     primary.assert_no_probe_session();
@@ -773,21 +796,28 @@ fn a_slow_local_flush_is_not_blamed_on_a_standby() {
             &lint_sync_fixture("cnpg-min-sync-replicas", &["--probe-dsn", &dsn]).stdout,
             SYNC_RULE,
         );
-        assert_eq!(f["evidence"]["probe.verdict"], "not confirmed", "{f}");
-        assert_eq!(f["severity"], "info", "{f}");
+        assert_eq!(
+            common::evidence(&f, "probe.verdict"),
+            "not confirmed",
+            "{f:#?}"
+        );
+        assert_eq!(f.severity, Severity::Info, "{f:#?}");
         // No standby names: the standby wait is 0 by definition.
-        assert_eq!(f["evidence"]["probe.standby_wait_ms"], "0.00", "{f}");
-        assert!(f.to_string().contains("the standby wait is small"), "{f}");
+        assert_eq!(
+            common::evidence(&f, "probe.standby_wait_ms"),
+            "0.00",
+            "{f:#?}"
+        );
+        assert!(said(&f).contains("the standby wait is small"), "{f:#?}");
         let out = plugin()
             .args(["--example", "-o", "json", "--probe-dsn", &dsn])
             .output()
             .unwrap();
         let f = founding_evidence(&out.stdout);
-        assert_eq!(f["evidence"]["probe.verdict"], "confirmed", "{f}");
+        assert_eq!(common::evidence(&f, "probe.verdict"), "confirmed", "{f:#?}");
         assert!(
-            f.to_string()
-                .contains("each commit waits for the local WAL flush"),
-            "{f}"
+            said(&f).contains("each commit waits for the local WAL flush"),
+            "{f:#?}"
         );
     });
     server.assert_no_probe_session();

@@ -144,17 +144,15 @@ fn same_named_databases_in_two_clusters_have_their_own_fingerprints() {
         .args(["-o", "json", "--no-probe"])
         .output()
         .unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-    let findings = report["findings"].as_array().unwrap();
-    let prints: std::collections::BTreeSet<&str> = findings
-        .iter()
-        .map(|f| f["fingerprint"].as_str().unwrap())
-        .collect();
-    assert_eq!(findings.len(), 2, "{report:#}");
+    let report = crate::common::report(&run);
+    let findings = &report.findings;
+    let prints: std::collections::BTreeSet<&str> =
+        findings.iter().map(|f| f.fingerprint.as_str()).collect();
+    assert_eq!(findings.len(), 2, "{report:#?}");
     assert_eq!(
         prints.len(),
         2,
-        "one fingerprint for two alerts: {report:#}"
+        "one fingerprint for two alerts: {report:#?}"
     );
 }
 

@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use homelab_lint::report::json::Finding;
 
-use crate::common::{self, BIN};
+use crate::common::{self, BIN, rules};
 
 fn run(cwd: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
@@ -21,26 +21,19 @@ fn run(cwd: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn findings(out: &Output) -> Vec<Value> {
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    json["findings"].as_array().unwrap().clone()
+fn findings(out: &Output) -> Vec<Finding> {
+    common::report(out).findings
 }
 
 /// The paths of every place of a finding.
-fn places(f: &Value) -> Vec<PathBuf> {
-    std::iter::once(&f["location"])
-        .chain(f["related"].as_array().unwrap())
-        .map(|l| PathBuf::from(l["path"].as_str().unwrap()))
+fn places(f: &Finding) -> Vec<PathBuf> {
+    std::iter::once(&f.location)
+        .chain(&f.related)
+        .map(|l| PathBuf::from(&l.path))
         .collect()
 }
 
-fn under(f: &Value, folder: &Path) -> bool {
+fn under(f: &Finding, folder: &Path) -> bool {
     places(f).iter().any(|p| p.starts_with(folder))
 }
 
@@ -57,7 +50,7 @@ fn git_copy(repo: &Path, into: &Path) -> PathBuf {
 /// The folders from the root down to an app folder (one with a `ks.yaml`
 /// or an `app` folder), at each level the subfolder holding the most of
 /// the root run's findings.
-fn levels_down(root: &Path, all: &[Value]) -> Vec<PathBuf> {
+fn levels_down(root: &Path, all: &[Finding]) -> Vec<PathBuf> {
     let mut levels = Vec::new();
     let mut here = PathBuf::new();
     for _ in 0..8 {
@@ -115,7 +108,7 @@ fn every_folder_down_to_an_app_reports_the_root_findings_under_it() {
         let levels = levels_down(&copy, &whole);
         assert!(levels.len() >= 3, "{}: {levels:?}", repo.display());
         for (depth, folder) in levels.iter().enumerate() {
-            let want: Vec<&Value> = whole.iter().filter(|f| under(f, folder)).collect();
+            let want: Vec<&Finding> = whole.iter().filter(|f| under(f, folder)).collect();
             // From inside the folder, and (every other level) naming it
             // from the root: the same report.
             let out = if depth % 2 == 0 {
@@ -124,7 +117,7 @@ fn every_folder_down_to_an_app_reports_the_root_findings_under_it() {
                 run(&copy, &[folder.to_str().unwrap(), "-o", "json"])
             };
             let got = findings(&out);
-            let got: Vec<&Value> = got.iter().collect();
+            let got: Vec<&Finding> = got.iter().collect();
             assert_eq!(
                 got,
                 want,
@@ -151,15 +144,6 @@ fn example_git(dir: &Path) -> PathBuf {
     common::git(&repo, &["add", "-A"]);
     common::git(&repo, &["commit", "-q", "-m", "init"]);
     repo
-}
-
-fn rules(out: &Output) -> Vec<String> {
-    let mut r: Vec<String> = findings(out)
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect();
-    r.sort();
-    r
 }
 
 /// A kustomization lists a file that is on disk but gitignored: Flux never
@@ -321,10 +305,9 @@ fn the_closest_configuration_from_the_folder_up_applies() {
     .unwrap();
     let from_apps = run(&apps, &["-o", "json"]);
     assert!(
-        findings(&from_apps).iter().all(|f| !f["location"]["path"]
-            .as_str()
-            .unwrap()
-            .starts_with("kubernetes/apps/")),
+        findings(&from_apps)
+            .iter()
+            .all(|f| !f.location.path.starts_with("kubernetes/apps/")),
         "{}",
         String::from_utf8_lossy(&from_apps.stdout)
     );

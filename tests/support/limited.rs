@@ -127,6 +127,16 @@ impl Run {
     pub fn stdout_text(&self) -> String {
         String::from_utf8_lossy(&self.stdout).into_owned()
     }
+    /// The JSON report (`-o json`) on stdout, typed.
+    pub fn report(&self) -> homelab_lint::report::json::Report {
+        homelab_lint::report::json::Report::from_json(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not a JSON report ({e}):\n{}\nstderr:\n{}",
+                self.stdout_text(),
+                self.stderr
+            )
+        })
+    }
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.stdout).unwrap_or_else(|e| {
             panic!(

@@ -122,6 +122,11 @@ impl PostgresOperator for Cnpg {
         })
     }
 
+    /// Its clusters, and the poolers in front of them.
+    fn live_kinds(&self) -> &'static [(&'static str, &'static str)] {
+        &[(GROUP, "Cluster"), (GROUP, "Pooler")]
+    }
+
     fn api_resource(&self) -> Option<ApiResource> {
         Some(ApiResource {
             group: GROUP,

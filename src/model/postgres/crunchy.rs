@@ -10,7 +10,7 @@ use crate::model::database::Database;
 use crate::model::replication::{self, Synchronous};
 use crate::model::{Model, ObjRef, Unknown};
 use crate::source::Object;
-use crate::yaml::Node;
+use crate::yaml::{Node, Span};
 
 const KIND: (&str, &str) = ("postgres-operator.crunchydata.com", "PostgresCluster");
 
@@ -162,6 +162,20 @@ impl PostgresOperator for Crunchy {
         Some("postgres-operator.crunchydata.com/cluster")
     }
 
+    /// `spec.patroni.dynamicConfiguration.postgresql.<name>`, beside its
+    /// `parameters`: Patroni reads only the latter.
+    fn ignored_copy(&self, model: &Model, db: &Database, name: &str) -> Option<(String, Span)> {
+        let at = [
+            "spec",
+            "patroni",
+            "dynamicConfiguration",
+            "postgresql",
+            name,
+        ];
+        let node = model.object(db.object).root.path(&at)?;
+        Some((at.join("."), node.span))
+    }
+
     /// Patroni `synchronous_mode` (Patroni docs, "Replication modes"), in
     /// PGO's Patroni dynamic configuration.
     fn synchronous(&self, model: &Model, db: &Database) -> Option<Synchronous> {
@@ -205,6 +219,10 @@ impl PostgresOperator for Crunchy {
                 "Crunchy PGO generates key {key} of Secret {secret} itself"
             )),
         })
+    }
+
+    fn live_kinds(&self) -> &'static [(&'static str, &'static str)] {
+        &[KIND]
     }
 
     fn api_resource(&self) -> Option<ApiResource> {

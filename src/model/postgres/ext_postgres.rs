@@ -9,7 +9,7 @@ use crate::model::conventions::template_value;
 use crate::model::env::{self, EnvValue};
 use crate::model::{Model, ObjRef, is_helm_release};
 use crate::source::StepKind;
-use crate::source::flux::data::{self, DataValue};
+use crate::source::data::{self, DataValue};
 use crate::yaml::{Node, Value};
 
 pub struct ExtPostgres;

@@ -11,7 +11,7 @@ use super::replication::Synchronous;
 use super::storage::{self, Storage};
 use super::{Model, ObjRef, Unknown};
 use crate::source::Object;
-use crate::yaml::Node;
+use crate::yaml::{Node, Span};
 
 pub mod drift;
 
@@ -162,6 +162,14 @@ pub trait PostgresOperator: Sync {
             .map(|p| ParameterHome::Map(p))
     }
 
+    /// A copy of parameter `name` written in the declaring object where
+    /// neither the operator nor the server reads it, with its path: a fix
+    /// of the setting warns of it, since it reads as the setting to anyone
+    /// who opens the file.
+    fn ignored_copy(&self, _model: &Model, _db: &Database, _name: &str) -> Option<(String, Span)> {
+        None
+    }
+
     /// Where a statement run once when the cluster is created goes, for
     /// advice.
     fn init_sql_home(&self) -> Option<&'static str> {
@@ -210,6 +218,12 @@ pub trait PostgresOperator: Sync {
     /// The resource its cluster objects are served as.
     fn api_resource(&self) -> Option<ApiResource> {
         None
+    }
+
+    /// The kinds (group, kind) of its own objects that a read of the live
+    /// cluster lists.
+    fn live_kinds(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
     }
 
     /// Where the primary pod of the cluster `object` declares is, and the
@@ -270,6 +284,16 @@ impl PartialEq for Provider {
 }
 
 impl Eq for Provider {}
+
+/// The kinds of every operator's objects that a read of the live cluster
+/// lists ([`PostgresOperator::live_kinds`]).
+pub fn live_kinds() -> Vec<(&'static str, &'static str)> {
+    OPERATORS
+        .iter()
+        .flat_map(|o| o.live_kinds())
+        .copied()
+        .collect()
+}
 
 /// The operator that declares a cluster in object `r`, if any.
 pub fn declaring(model: &Model, r: ObjRef) -> Option<Provider> {

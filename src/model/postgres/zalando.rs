@@ -96,6 +96,10 @@ impl PostgresOperator for Zalando {
         })
     }
 
+    fn live_kinds(&self) -> &'static [(&'static str, &'static str)] {
+        &[KIND]
+    }
+
     fn api_resource(&self) -> Option<ApiResource> {
         Some(ApiResource {
             group: KIND.0,

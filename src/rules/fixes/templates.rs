@@ -229,22 +229,14 @@ pub fn postgres_parameter(
 }
 
 /// A note on a copy of the setting where the operator does not read it
-/// (Crunchy's `spec.patroni.dynamicConfiguration.postgresql.<name>`,
-/// beside its `parameters`): left beside the fix's edit, it reads as the
-/// setting to anyone who opens the file.
+/// ([`crate::model::postgres::PostgresOperator::ignored_copy`]): left
+/// beside the fix's edit, it reads as the setting to anyone who opens the
+/// file.
 pub fn ignored_copy_note(model: &Model, db: &Database, name: &str) -> Option<String> {
-    let at = [
-        "spec",
-        "patroni",
-        "dynamicConfiguration",
-        "postgresql",
-        name,
-    ];
-    let node = model.object(db.object).root.path(&at)?;
+    let (path, span) = db.provider.ignored_copy(model, db, name)?;
     Some(format!(
-        "{} at {} is read by neither the operator nor Patroni: delete it with this change, so that it is not taken for the setting",
-        at.join("."),
-        model.sources.location(node.span)
+        "{path} at {} is read by neither the operator nor Patroni: delete it with this change, so that it is not taken for the setting",
+        model.sources.location(span)
     ))
 }
 

@@ -134,7 +134,7 @@ pub(super) fn passes(test: &ValueTest, seen: &Seen) -> bool {
 
 /// `CONN_OPTIONS` is base64 of a JSON object of libpq keywords.
 fn lacks_json_keys(val: &str, keys: &[String]) -> bool {
-    let Some(bytes) = crate::source::flux::data::decode_base64(val.trim()) else {
+    let Some(bytes) = crate::source::data::decode_base64(val.trim()) else {
         return true;
     };
     let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(&bytes)

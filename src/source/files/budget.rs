@@ -1,7 +1,7 @@
 //! What the builds of a load spend of its budgets ([`RunBudget`]).
 
 use super::Files;
-use crate::source::kustomize::RunBudget;
+use crate::source::limits::kustomize::RunBudget;
 
 impl Files {
     /// What the builds of this load may still spend.

@@ -9,14 +9,16 @@ fn jobs_on_forks_leave_what_jobs_in_order_leave() {
     }
     let mut files = Files::new(dir.path(), Limits::default());
     files.preload(&[PathBuf::from("a.yaml")]);
-    // As after the first build that needed them: jobs may fork.
-    files.kustomize_defaults = Some(Default::default());
     let jobs = ["a.yaml", "c.env", "a.yaml", "b.env", "c.env", "a.yaml"];
-    let ids = files.each_in_order(&jobs, |files, path| {
-        let by = PathBuf::from(format!("by-{path}-{}", files.sources.len()));
-        files.note_input(PathBuf::from("shared"), Input::Patch, by);
-        files.text(Path::new(path)).map(|(id, _)| id.0)
-    });
+    let ids = files.each_in_order(
+        &jobs,
+        |_| true,
+        |files, path| {
+            let by = PathBuf::from(format!("by-{path}-{}", files.sources.len()));
+            files.note_input(PathBuf::from("shared"), Input::Patch, by);
+            files.text(Path::new(path)).map(|(id, _)| id.0)
+        },
+    );
     // Files read late are registered in the order of the jobs, not
     // of the threads: c.env by the second job, b.env by the fourth.
     let ids: Vec<u32> = ids.into_iter().map(Result::unwrap).collect();
@@ -38,16 +40,17 @@ fn forks_take_the_shared_parse_and_the_files_drop_it_in_order() {
     let mut files = Files::new(dir.path(), Limits::default());
     let rels = [PathBuf::from("a.yaml"), PathBuf::from("b.yaml")];
     files.preload(&rels);
-    files.kustomize_defaults = Some(Default::default());
     let cached: Vec<Arc<Node>> = rels
         .iter()
         .map(|rel| files.documents(rel).unwrap().docs[0].clone())
         .collect();
     // Each file is taken twice, by jobs on whichever fork (or here).
     let jobs = [0, 1, 0, 1];
-    let taken = files.each_in_order(&jobs, |files, &i| {
-        files.take_documents(&rels[i]).unwrap().docs[0].clone()
-    });
+    let taken = files.each_in_order(
+        &jobs,
+        |_| true,
+        |files, &i| files.take_documents(&rels[i]).unwrap().docs[0].clone(),
+    );
     let shared: Vec<bool> = taken
         .iter()
         .zip(jobs)

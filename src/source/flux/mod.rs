@@ -6,19 +6,17 @@
 
 pub mod artifact;
 pub mod bootstrap;
-pub mod data;
 mod envsubst;
 pub mod foreign;
 mod goyaml_v2;
-mod limits;
+pub(crate) mod layer;
 mod render;
 mod sources;
 mod steps;
 pub mod substitute;
 pub(crate) mod tree;
 
-pub use data::DataValue;
+pub use crate::source::limits::flux::Limits;
 pub use envsubst::Budget;
-pub use limits::Limits;
 pub use sources::{path_in_source, source_of};
 pub use substitute::{Var, Vars, budget, collect_vars, substitute};

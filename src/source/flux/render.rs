@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use super::layer::{BuildLayer, RenderInputs, RenderKey, Steps};
 use super::sources::source_of;
 use super::steps::{flux_steps, substitute_from};
 use super::substitute::is_disabled;
@@ -14,7 +15,6 @@ use super::tree::{
 };
 use crate::source::Gap;
 use crate::source::coverage::{FluxRender, Outcome};
-use crate::source::reuse::{self, RenderInputs, RenderKey, Steps};
 use crate::source::{Files, Issue, Object, StepKind, join_within, kustomize};
 use crate::yaml::{Node, SourceMap, Span};
 
@@ -30,8 +30,9 @@ impl FluxTree {
             .flatten()
             .filter(|key| !self.builds.contains_key(&key.0) && queued.insert(&key.0))
             .collect();
-        let built = files.each_in_order(&todo, |files, (key, components)| {
-            build_noting_dirs(files, &key.0, components)
+        let (ready, layer) = (kustomize::defaults_registered, self.layer);
+        let built = files.each_in_order(&todo, ready, |files, (key, components)| {
+            build_noting_dirs(layer, files, &key.0, components)
         });
         for ((key, _), (result, dirs)) in todo.into_iter().zip(built) {
             self.build_dirs.insert(key.clone(), dirs);
@@ -206,7 +207,7 @@ impl FluxTree {
             match self.builds.remove(&key) {
                 Some(result) => result,
                 None => {
-                    let (result, dirs) = build_noting_dirs(files, &key.0, &components);
+                    let (result, dirs) = build_noting_dirs(self.layer, files, &key.0, &components);
                     self.build_dirs.insert(key.clone(), dirs);
                     result
                 }
@@ -311,12 +312,12 @@ impl FluxTree {
         let lookup = |sources: &SourceMap, kind: &str, _namespace: &str, name: &str| {
             substitute_from(lookup_pool, tree_files, sources, ks, &id.0, kind, name)
         };
-        let gave = reuse::steps(
+        let gave = self.layer.steps(
             files,
             key,
             given,
             &lookup,
-            |files, objects, given, lookup| flux_steps(files, id, ks, objects, given, lookup),
+            &|files, objects, given, lookup| flux_steps(files, id, ks, objects, given, lookup),
         );
         issues.extend(gave.issues);
         if !gave.unparsed.is_empty() {
@@ -469,14 +470,15 @@ impl FluxTree {
     }
 }
 
-/// [`kustomize::build_flux_path`]; a base load (`--base`) reuses the
-/// working tree's build when every input is alike ([`reuse::build`]).
+/// [`kustomize::build_flux_path`], through `layer` (which may reuse an
+/// earlier load's build where every input is alike).
 pub(super) fn build(
+    layer: &dyn BuildLayer,
     files: &mut Files,
     dir: &Path,
     components: &[(String, Span)],
 ) -> Result<kustomize::Built, Issue> {
-    reuse::build(files, dir, components, |files| {
+    layer.build(files, dir, components, &|files| {
         kustomize::build_flux_path(files, dir, components)
     })
 }
@@ -484,12 +486,13 @@ pub(super) fn build(
 /// [`build`], with the directories it builds (noted in `files.built_dirs`
 /// too).
 pub(super) fn build_noting_dirs(
+    layer: &dyn BuildLayer,
     files: &mut Files,
     dir: &Path,
     components: &[(String, Span)],
 ) -> (Result<kustomize::Built, Issue>, HashSet<PathBuf>) {
     let before = std::mem::take(&mut files.built_dirs);
-    let result = build(files, dir, components);
+    let result = build(layer, files, dir, components);
     let dirs = std::mem::replace(&mut files.built_dirs, before);
     files.built_dirs.extend(dirs.iter().cloned());
     (result, dirs)

@@ -6,13 +6,13 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use super::layer::{Lookup, RenderInputs, RenderKey, RenderOutputs, Steps};
 use super::substitute::{collect_vars, substitute};
 use super::tree::{
     BuildKey, ByName, DocId, FluxTree, Inherited, KsId, LookupPool, doc_id, is_bootstrap_input,
     ks_id,
 };
 use crate::source::Gap;
-use crate::source::reuse::{self, Lookup, RenderInputs, RenderKey, RenderOutputs, Steps};
 use crate::source::{Files, Issue, Object, StepKind, kustomize};
 use crate::yaml::{FileId, SourceMap};
 
@@ -57,7 +57,7 @@ impl FluxTree {
                     (is_bootstrap_input(o.group(), o.kind())
                         && (o.kind() != "HelmRelease"
                             || crate::source::flux::bootstrap::may_sync(o)))
-                        || crate::source::flux::data::provides(o).is_some()
+                        || crate::source::data::provides(o).is_some()
                 })
                 .cloned()
                 .collect();
@@ -74,9 +74,11 @@ impl FluxTree {
                 doc_index: ks.doc_index,
                 id: ks_id(ks),
             };
-            let gave = reuse::steps(files, key, given, &lookup, |files, objs, given, lookup| {
-                bootstrap_steps(files, ks, objs, given, lookup)
-            });
+            let gave =
+                self.layer
+                    .steps(files, key, given, &lookup, &|files, objs, given, lookup| {
+                        bootstrap_steps(files, ks, objs, given, lookup)
+                    });
             budget = gave.budget;
             // `issues` holds targetNamespace's failure only.
             let placed = ks.root.str_at(&["spec", "targetNamespace"]).is_some();
@@ -282,7 +284,7 @@ pub(super) fn substitute_from<'p>(
     kind: &str,
     name: &str,
 ) -> Option<&'p Object> {
-    use crate::source::flux::data::{namespace_unknown, provided_in};
+    use crate::source::data::{namespace_unknown, provided_in};
     let ks_path = sources.path(ks.file);
     let candidates = lookup_pool.get(&(kind.to_string(), name.to_string()))?;
     candidates

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::envsubst::{self, BUDGET, Budget, Expanded, Lookup};
 use super::goyaml_v2::{self, Emit};
 use crate::source::Gap;
-use crate::source::flux::data::{self, DataValue};
+use crate::source::data::{self, DataValue};
 use crate::source::{Issue, Object, StepKind};
 use crate::yaml::{Limits, Node, Origin, SourceMap, Span, Style, Value, parse_documents};
 

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 use super::artifact::Artifacts;
+use super::layer::BuildLayer;
 use crate::source::coverage::FluxRender;
 use crate::source::{Files, Issue, Object, kustomize};
 use crate::yaml::{FileId, Node, Span};
@@ -62,20 +63,36 @@ pub(crate) struct Rendered {
     pub rendered_dirs: HashSet<PathBuf>,
 }
 
-/// Renders the tree of the Flux Kustomizations `written` in files, with
-/// the ArtifactGenerators `generators`, the GitRepositories `git_repos`,
-/// the ConfigMaps and Secrets written in files (`config_sources`) and the
-/// objects a sync Kustomization may come from (`bootstrap`).
+/// What a render starts from, as written in files.
+pub(crate) struct Written<'w> {
+    /// The Flux Kustomizations.
+    pub kustomizations: Vec<Object>,
+    /// The ArtifactGenerators.
+    pub generators: &'w [Object],
+    /// The GitRepositories.
+    pub git_repos: Vec<Object>,
+    /// The ConfigMaps and Secrets.
+    pub config_sources: &'w [Object],
+    /// The objects a sync Kustomization may come from.
+    pub bootstrap: Vec<Object>,
+}
+
+/// Renders the tree of the Flux Kustomizations `written` in files,
+/// building and running their steps through `layer`.
 pub(crate) fn render(
     files: &mut Files,
-    written: Vec<Object>,
-    generators: &[Object],
-    git_repos: Vec<Object>,
-    config_sources: &[Object],
-    bootstrap: Vec<Object>,
+    layer: &'static dyn BuildLayer,
+    written: Written<'_>,
     issues: &mut Vec<Issue>,
 ) -> Rendered {
-    let mut flux = FluxTree::new(written, Artifacts::from_generators(generators));
+    let Written {
+        kustomizations: written,
+        generators,
+        git_repos,
+        config_sources,
+        bootstrap,
+    } = written;
+    let mut flux = FluxTree::new(written, Artifacts::from_generators(generators), layer);
     flux.foreign = super::foreign::foreign_git_sources(&git_repos, &bootstrap);
     drop(git_repos);
     flux.render_all(files, config_sources, bootstrap, issues);
@@ -92,6 +109,8 @@ pub(crate) fn render(
 
 /// The Flux Kustomizations of the repo and what they render to.
 pub(super) struct FluxTree {
+    /// What builds and Flux-level steps are done through.
+    pub(super) layer: &'static dyn BuildLayer,
     /// Flux Kustomizations as written in files.
     pub(super) written: Vec<Object>,
     /// kustomize output per path, before any Flux step: several Flux
@@ -244,8 +263,13 @@ pub(super) fn child_id(parent: &Object, child: &Object) -> KsId {
 }
 
 impl FluxTree {
-    pub(super) fn new(written: Vec<Object>, artifacts: Artifacts) -> FluxTree {
+    pub(super) fn new(
+        written: Vec<Object>,
+        artifacts: Artifacts,
+        layer: &'static dyn BuildLayer,
+    ) -> FluxTree {
         FluxTree {
+            layer,
             written,
             builds: HashMap::new(),
             uses: HashMap::new(),
@@ -325,7 +349,13 @@ impl FluxTree {
         } = seen;
         let synced_ids: HashSet<DocId> = synced.iter().map(doc_id).collect();
         written.extend(synced);
-        let by_hand = applied_by_hand(files, &written, &produced, &mut self.by_hand_files);
+        let by_hand = applied_by_hand(
+            self.layer,
+            files,
+            &written,
+            &produced,
+            &mut self.by_hand_files,
+        );
         self.written = written;
         // A file under a kustomization.yaml that no build includes is not
         // applied by anything (left out on purpose, commented out of a
@@ -353,7 +383,7 @@ impl FluxTree {
         builds.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let wanted = self.substitute_from_names();
         let looked_for = |o: &Object| {
-            crate::source::flux::data::provides(o)
+            crate::source::data::provides(o)
                 .is_some_and(|(_, name)| wanted.as_ref().is_none_or(|w| w.contains(name)))
         };
         let mut pooled: Vec<Object> = Vec::new();
@@ -375,7 +405,7 @@ impl FluxTree {
         for o in pooled.into_iter().chain(config_sources) {
             // Keyed by what the cluster will hold: a SealedSecret or an
             // ExternalSecret stands for the Secret it makes.
-            if let Some((kind, name)) = crate::source::flux::data::provides(&o) {
+            if let Some((kind, name)) = crate::source::data::provides(&o) {
                 lookup_pool
                     .entry((kind.to_string(), name.to_string()))
                     .or_default()
@@ -542,6 +572,7 @@ impl FluxTree {
 /// a top-level kustomization `D` (under no other kustomization) that no
 /// Flux Kustomization builds.
 pub(super) fn applied_by_hand(
+    layer: &dyn BuildLayer,
     files: &mut Files,
     written: &[Object],
     produced: &HashSet<DocId>,
@@ -565,7 +596,7 @@ pub(super) fn applied_by_hand(
     let (built_dirs, inputs) = (files.built_dirs.clone(), files.inputs.clone());
     let mut out = HashSet::new();
     for top in tops {
-        if let Ok(built) = super::render::build(files, &top, &[]) {
+        if let Ok(built) = super::render::build(layer, files, &top, &[]) {
             let roots: Vec<DocId> = built
                 .objects
                 .iter()

@@ -11,7 +11,6 @@ mod builder;
 mod fieldspecs;
 mod generators;
 mod kustomization;
-mod limits;
 mod namereference;
 mod patch_json6902;
 mod patch_smp;
@@ -30,12 +29,12 @@ use crate::source::object::{Object, StepKind};
 use crate::source::{Gap, Issue};
 use crate::yaml::{Node, Span};
 
-pub(crate) use budget::RunBudget;
 pub(crate) use builder::Builder;
 pub(crate) use fieldspecs::Config;
 
+pub use crate::source::limits::kustomize::Limits;
+pub(crate) use crate::source::limits::kustomize::RunBudget;
 pub(crate) use kustomization::FILE_NAMES as KUSTOMIZATION_FILES;
-pub use limits::Limits;
 pub use patches::apply_patches;
 
 /// Group, version and kind of an object.
@@ -366,8 +365,8 @@ pub fn build_flux_path(
 /// kustomize's built-in field specs, parsed once per [`Files`]: every
 /// kustomization level of every build needs them.
 pub(crate) fn default_config(files: &mut Files) -> Result<std::sync::Arc<Config>, Issue> {
-    if let Some(c) = &files.kustomize_defaults {
-        return Ok(c.clone());
+    if let Some(c) = files.made::<Config>() {
+        return Ok(c);
     }
     // Registered in the source map: a base load that reuses the build
     // registers it at the same point.
@@ -382,8 +381,15 @@ pub(crate) fn default_config(files: &mut Files) -> Result<std::sync::Arc<Config>
         config.merge(&Config::parse(d).map_err(|(s, m)| Issue::at(&files.sources, s, m))?);
     }
     let config = std::sync::Arc::new(config);
-    files.kustomize_defaults = Some(config.clone());
+    files.keep_made(config.clone());
     Ok(config)
+}
+
+/// Whether kustomize's built-in field specs are registered: until then,
+/// builds run one after another, so that the build that registers them
+/// does it at the same point in every run.
+pub(crate) fn defaults_registered(files: &Files) -> bool {
+    files.made::<Config>().is_some()
 }
 
 /// Whether `dir` holds a kustomization file (which then decides what of

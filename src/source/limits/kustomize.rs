@@ -1,6 +1,7 @@
 //! The budgets of kustomize builds, which keep a chain of components or
 //! overlays bounded on hostile input: a build over one is an issue at the
-//! kustomization, never a hang.
+//! kustomization, never a hang; and what is left of them while the
+//! builds of one load spend them ([`RunBudget`]).
 
 /// What kustomize builds may go through and gather.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,5 +51,59 @@ impl Default for Limits {
             max_run_work: 20_000_000,
             max_run_output_bytes: 64 << 20,
         }
+    }
+}
+
+/// What is left of the budgets of one load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunBudget {
+    /// Kustomization and component directories the builds may go through
+    /// (`Limits::max_run_builds`).
+    pub builds: usize,
+    /// Node visits (`Limits::max_run_work`).
+    pub work: u64,
+    /// Bytes added by transformers (`Limits::max_run_output_bytes`).
+    pub bytes: u64,
+}
+
+impl RunBudget {
+    /// Nothing: the start of a count of what was spent.
+    pub const NONE: RunBudget = RunBudget {
+        builds: 0,
+        work: 0,
+        bytes: 0,
+    };
+
+    /// The whole of a load's budgets.
+    pub fn new(limits: &Limits) -> RunBudget {
+        RunBudget {
+            builds: limits.max_run_builds,
+            work: limits.max_run_work,
+            bytes: limits.max_run_output_bytes,
+        }
+    }
+
+    /// `self` less `other`, field by field and never below zero: what
+    /// was spent between two readings, or what is left after a spending.
+    pub fn minus(self, other: RunBudget) -> RunBudget {
+        RunBudget {
+            builds: self.builds.saturating_sub(other.builds),
+            work: self.work.saturating_sub(other.work),
+            bytes: self.bytes.saturating_sub(other.bytes),
+        }
+    }
+
+    /// `self` and `other` together (saturating).
+    pub fn plus(self, other: RunBudget) -> RunBudget {
+        RunBudget {
+            builds: self.builds.saturating_add(other.builds),
+            work: self.work.saturating_add(other.work),
+            bytes: self.bytes.saturating_add(other.bytes),
+        }
+    }
+
+    /// Whether `spent` fits in what is left.
+    pub fn covers(&self, spent: &RunBudget) -> bool {
+        spent.builds <= self.builds && spent.work <= self.work && spent.bytes <= self.bytes
     }
 }

@@ -1,6 +1,11 @@
 //! The budgets of one load together: the YAML reader's, the kustomize
-//! builds' and the Flux renders', each defined beside what it bounds, and
-//! the disk reads'. `Limits::default()` is the run's setting.
+//! builds' and the Flux renders', one file each, and the disk reads'.
+//! `Limits::default()` is the run's setting. They sit below the stages
+//! they bound: the file reader carries them to every stage, and so uses
+//! none of the stages.
+
+pub mod flux;
+pub mod kustomize;
 
 /// Every budget a load of a repository enforces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -8,9 +13,9 @@ pub struct Limits {
     /// What one file may hold, and one tree grow to.
     pub yaml: crate::yaml::Limits,
     /// What kustomize builds may go through and gather.
-    pub kustomize: crate::source::kustomize::Limits,
+    pub kustomize: kustomize::Limits,
     /// What Flux renders and postBuild substitution may make.
-    pub flux: crate::source::flux::Limits,
+    pub flux: flux::Limits,
     /// Bytes all the reads of one load from the disk may take. Each file
     /// is held to `yaml.max_bytes`, and the walk reads a file once however
     /// many links reach it; this bounds the sum, so that many large files
