@@ -25,6 +25,9 @@ pub(super) type Spanned<'t> = (Event<'t>, u32, u32);
 /// depth budget with its error position).
 const MAX_DEPTH: usize = 64;
 
+/// Flow collections nested deeper than this go to saphyr.
+const MAX_FLOW: usize = 8;
+
 /// Longest implicit key saphyr takes (the YAML spec's 1024 characters),
 /// counted here in bytes and with a margin.
 const MAX_KEY: usize = 1000;
@@ -209,7 +212,11 @@ impl<'t> Scanner<'t> {
         match self.pending.take() {
             None => Some(()),
             Some(p) if p.key => {
-                self.push(Event::Scalar(Cow::Borrowed(""), ScalarStyle::Plain, 0, None), p.colon, p.colon);
+                self.push(
+                    Event::Scalar(Cow::Borrowed(""), ScalarStyle::Plain, 0, None),
+                    p.colon,
+                    p.colon,
+                );
                 Some(())
             }
             // An empty sequence item: rare, and its span is saphyr's
@@ -431,7 +438,12 @@ impl<'t> Scanner<'t> {
                     j += 1;
                 }
                 self.push(
-                    Event::Scalar(Cow::Borrowed(&self.text[v..end]), ScalarStyle::Plain, 0, None),
+                    Event::Scalar(
+                        Cow::Borrowed(&self.text[v..end]),
+                        ScalarStyle::Plain,
+                        0,
+                        None,
+                    ),
                     v,
                     end,
                 );
@@ -473,7 +485,10 @@ impl<'t> Scanner<'t> {
             };
             (value, ScalarStyle::DoubleQuoted)
         } else if inner.contains("''") {
-            (Cow::Owned(inner.replace("''", "'")), ScalarStyle::SingleQuoted)
+            (
+                Cow::Owned(inner.replace("''", "'")),
+                ScalarStyle::SingleQuoted,
+            )
         } else {
             (Cow::Borrowed(inner), ScalarStyle::SingleQuoted)
         };
@@ -481,9 +496,57 @@ impl<'t> Scanner<'t> {
         Some(end)
     }
 
-    /// `[]`, `{}`, or a one-line flow sequence of plain and quoted
-    /// scalars, at `v`.
+    /// A one-line flow collection at `v` (`[a, "b"]`, `{kind: X, name:
+    /// y}`, nested up to [`MAX_FLOW`]) that ends its line.
     fn flow(&mut self, v: usize) -> Option<()> {
+        let end = self.flow_node(v, 0)?;
+        // As for quoted scalars, saphyr's span of the closing bracket
+        // takes in a comment after it.
+        is_break(self.b.get(end)).then_some(())
+    }
+
+    /// The flow node at `j`; returns where it ends.
+    fn flow_node(&mut self, j: usize, depth: usize) -> Option<usize> {
+        let b = self.b;
+        match *b.get(j)? {
+            // saphyr's span of a closing bracket runs to the next token:
+            // only one right before it is taken.
+            b'[' | b'{' if depth < MAX_FLOW => {
+                let end = self.flow_collection(j, depth + 1)?;
+                (depth == 0 || matches!(b.get(end), Some(b',' | b']' | b'}'))).then_some(end)
+            }
+            b'"' | b'\'' => {
+                let end = self.quoted(j)?;
+                matches!(b.get(end), Some(b',' | b']' | b'}' | b':')).then_some(end)
+            }
+            _ => {
+                if !plain_start(b, j) || b[j] == b'-' {
+                    return None;
+                }
+                let (from, mut end, mut k) = (j, j, j);
+                loop {
+                    match *b.get(k)? {
+                        b',' | b']' | b'}' => break,
+                        b':' if b.get(k + 1) == Some(&b' ') => break,
+                        b'\n' | b'[' | b'{' | b':' | b'#' => return None,
+                        b' ' => {}
+                        _ => end = k + 1,
+                    }
+                    k += 1;
+                }
+                let text = &self.text[from..end];
+                self.push(
+                    Event::Scalar(Cow::Borrowed(text), ScalarStyle::Plain, 0, None),
+                    from,
+                    end,
+                );
+                Some(k)
+            }
+        }
+    }
+
+    /// The flow sequence or mapping whose bracket is at `v`.
+    fn flow_collection(&mut self, v: usize, depth: usize) -> Option<usize> {
         let b = self.b;
         let seq = b[v] == b'[';
         let close = if seq { b']' } else { b'}' };
@@ -501,53 +564,32 @@ impl<'t> Scanner<'t> {
         };
         self.push(start, v, j);
         if b.get(j) != Some(&close) {
-            if !seq {
-                return None;
-            }
             loop {
-                match b.get(j)? {
-                    b'"' | b'\'' => {
-                    j = self.quoted(j)?;
-                    if !matches!(b.get(j), Some(b',' | b']')) {
+                if seq {
+                    j = skip(self.flow_node(j, depth)?);
+                } else {
+                    // A scalar key, `: `, a value.
+                    if matches!(b.get(j), Some(b'[' | b'{')) {
                         return None;
                     }
-                }
-                    _ => {
-                        let from = j;
-                        let mut end = j;
-                        if !plain_start(b, j) || b[j] == b'-' {
-                            return None;
-                        }
-                        loop {
-                            match b.get(j)? {
-                                b',' | b']' => break,
-                                b'\n' | b'[' | b'{' | b'}' | b':' | b'#' => return None,
-                                b' ' => {}
-                                _ => end = j + 1,
-                            }
-                            j += 1;
-                        }
-                        self.push(
-                            Event::Scalar(
-                                Cow::Borrowed(&self.text[from..end]),
-                                ScalarStyle::Plain,
-                                0,
-                                None,
-                            ),
-                            from,
-                            end,
-                        );
+                    j = self.flow_node(j, depth)?;
+                    if b.get(j) != Some(&b':') || b.get(j + 1) != Some(&b' ') {
+                        return None;
                     }
+                    j = skip(j + 1);
+                    if matches!(b.get(j), Some(b',' | b'}' | b']')) {
+                        return None;
+                    }
+                    j = skip(self.flow_node(j, depth)?);
                 }
-                j = skip(j);
-                match b.get(j)? {
+                match *b.get(j)? {
                     b',' => {
                         j = skip(j + 1);
-                        if matches!(b.get(j), Some(b']' | b',')) {
+                        if matches!(b.get(j), Some(b']' | b'}' | b',')) {
                             return None;
                         }
                     }
-                    b']' => break,
+                    c if c == close => break,
                     _ => return None,
                 }
             }
@@ -558,9 +600,7 @@ impl<'t> Scanner<'t> {
             Event::MappingEnd
         };
         self.push(end, j, j + 1);
-        // As for quoted scalars, saphyr's span of the closing bracket
-        // takes in a comment after it.
-        is_break(b.get(j + 1)).then_some(())
+        Some(j + 1)
     }
 
     /// A literal (`|`) or folded (`>`) scalar whose indicator is at `h`,
@@ -750,4 +790,3 @@ fn plain_start(b: &[u8], i: usize) -> bool {
         _ => true,
     }
 }
-

@@ -12,10 +12,11 @@ fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
         let Ok(entry) = entry else { continue };
         let path = entry.path();
-        let yaml = path
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml");
-        if entry.file_type().is_file() && yaml && !path.components().any(|c| c.as_os_str() == ".git") {
+        let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+        if entry.file_type().is_file()
+            && yaml
+            && !path.components().any(|c| c.as_os_str() == ".git")
+        {
             out.push(path.to_path_buf());
         }
     }
@@ -53,5 +54,9 @@ fn block_scanner_reads_every_corpus_and_fixture_file_as_saphyr_does() {
     );
     assert!(differences.is_empty(), "{}", differences.join("\n"));
     // The scanner must take most files, or the test proves little.
-    assert!(taken * 2 > files.len(), "only {taken} of {} files taken", files.len());
+    assert!(
+        taken * 2 > files.len(),
+        "only {taken} of {} files taken",
+        files.len()
+    );
 }

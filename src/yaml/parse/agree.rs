@@ -100,6 +100,9 @@ mod tests {
             "a: >-\n  x\n  y\n\n  z\n   more\n  w\n\n\nb: |+\n  k\n\n\n",
             "- a\n-\n  b: 1\n- \"x\" # c\n- \"y\"\n",
             "a: [ \"x\", y , z ]\nb: { }\n",
+            "r: {kind: H, name: c, n: 'q'}\ns: [{kind: C, name: \"x\"}, {a: [1, 2]}]\nt: {a: {b: c}}\n",
+            "r: {a: }\ns: {a}\nt: {a: b,}\nu: {\"k\": v}\n",
+            "x: [a, [b, c]]\ny: [ {a: b} ]\n",
             "a:\n  - x\n  - y\nb: 1\n",
             "e:\n- g: h\n  i: j\n- k\nz: 1\n",
             "--- # c\na: b #c\n...\n",
@@ -127,11 +130,32 @@ mod tests {
     /// saphyr. Deterministic: the same texts every run.
     #[test]
     fn block_scanner_agrees_with_saphyr_on_generated_documents() {
-        const VALUES: [&str; 24] = [
-            "1", "-2.5", "true", "~", "x y", "http://h:80/p", "'q''s'", "\"d q\"", "[]", "{}",
-            "[a, \"b\", c d]", "|\n{i}  l1\n\n{i}  l2\n", ">-\n{i}  f1\n{i}  f2\n\n{i}   m\n",
-            "|+\n{i}  k\n\n", ">\n{i}  a\n{i}  b", "", "# c", "x # c", "é", "--flag=1", "a:b",
-            "\"x\" ", "[a,]", "|\n\n{i}  late",
+        const VALUES: [&str; 25] = [
+            "1",
+            "-2.5",
+            "true",
+            "~",
+            "x y",
+            "http://h:80/p",
+            "'q''s'",
+            "\"d q\"",
+            "[]",
+            "{}",
+            "[a, \"b\", c d]",
+            "{k: v, \"q\": [1, {x: y}]}",
+            "|\n{i}  l1\n\n{i}  l2\n",
+            ">-\n{i}  f1\n{i}  f2\n\n{i}   m\n",
+            "|+\n{i}  k\n\n",
+            ">\n{i}  a\n{i}  b",
+            "",
+            "# c",
+            "x # c",
+            "é",
+            "--flag=1",
+            "a:b",
+            "\"x\" ",
+            "[a,]",
+            "|\n\n{i}  late",
         ];
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = |n: usize| {
