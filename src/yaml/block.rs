@@ -225,6 +225,22 @@ impl<'t> Scanner<'t> {
         }
     }
 
+    /// Opens a block sequence or mapping at column `indent`, its start
+    /// event at `at`.
+    fn open(&mut self, seq: bool, indent: usize, at: usize) -> Option<()> {
+        if self.stack.len() >= MAX_DEPTH {
+            return None;
+        }
+        self.stack.push(Open { seq, indent });
+        let event = if seq {
+            Event::SequenceStart(0, None)
+        } else {
+            Event::MappingStart(0, None)
+        };
+        self.push(event, at, at);
+        Some(())
+    }
+
     /// Reads the content line whose first character is at `at`, in
     /// column `indent`; returns where the next line starts.
     fn content_line(&mut self, at: usize, indent: usize) -> Option<usize> {
@@ -232,23 +248,11 @@ impl<'t> Scanner<'t> {
         if let Some(p) = self.pending {
             if indent > p.indent {
                 self.pending = None;
-                if self.stack.len() >= MAX_DEPTH {
-                    return None;
-                }
-                self.stack.push(Open { seq: dash, indent });
-                let event = if dash {
-                    Event::SequenceStart(0, None)
-                } else {
-                    Event::MappingStart(0, None)
-                };
-                self.push(event, at, at);
+                self.open(dash, indent, at)?;
             } else if indent == p.indent && p.key && dash {
                 // A sequence at its key's column (`key:` then `- item`):
                 // saphyr starts it at the first item's content.
                 self.pending = None;
-                if self.stack.len() >= MAX_DEPTH {
-                    return None;
-                }
                 let mut c = at + 1;
                 while self.at(c) == Some(b' ') {
                     c += 1;
@@ -256,8 +260,7 @@ impl<'t> Scanner<'t> {
                 if is_break(self.b.get(c)) || self.b[c] == b'#' {
                     return None;
                 }
-                self.stack.push(Open { seq: true, indent });
-                self.push(Event::SequenceStart(0, None), c, c);
+                self.open(true, indent, c)?;
             } else {
                 self.resolve_empty(at)?;
             }
@@ -276,13 +279,7 @@ impl<'t> Scanner<'t> {
             if !matches!(self.events.last(), Some((Event::DocumentStart(_), ..))) {
                 return None;
             }
-            self.stack.push(Open { seq: dash, indent });
-            let event = if dash {
-                Event::SequenceStart(0, None)
-            } else {
-                Event::MappingStart(0, None)
-            };
-            self.push(event, at, at);
+            self.open(dash, indent, at)?;
         }
         let top = *self.stack.last()?;
         if top.indent != indent || top.seq != dash {

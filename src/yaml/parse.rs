@@ -78,30 +78,17 @@ fn parse_with(
     let mut repaired = compat::Repaired::default();
     // The block-style subset nearly every file is in, read by our own
     // scanner; anything else, and every error, is saphyr's.
-    if let Some(events) = block::scan(text) {
-        let builder = Builder {
-            lines: &lines,
-            file,
-            limits,
-            folded,
-            repaired: &repaired,
-        };
-        if let Ok(docs) = builder.build(text, events.into_iter().map(Ok)) {
-            return Ok(docs);
-        }
+    if let Some(events) = block::scan(text)
+        && let Ok(docs) = Builder::new(&lines, file, limits, folded, &repaired)
+            .build(text, events.into_iter().map(Ok))
+    {
+        return Ok(docs);
     }
     let mut first_error = None;
     let mut last_error = None;
     for _ in 0..=limits.max_repairs {
         let working = repaired.text.as_deref().unwrap_or(text);
-        let builder = Builder {
-            lines: &lines,
-            file,
-            limits,
-            folded,
-            repaired: &repaired,
-        };
-        let stop = match builder.run(working) {
+        let stop = match Builder::new(&lines, file, limits, folded, &repaired).run(working) {
             Ok(docs) => return Ok(docs),
             Err(stop) => stop,
         };
@@ -275,7 +262,23 @@ struct Budget {
     bytes: usize,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
+    fn new(
+        lines: &'a Lines<'a>,
+        file: FileId,
+        limits: &'a Limits,
+        folded: Folded,
+        repaired: &'a compat::Repaired,
+    ) -> Self {
+        Builder {
+            lines,
+            file,
+            limits,
+            folded,
+            repaired,
+        }
+    }
+
     /// The span of bytes `start..end` of the text parsed, in the file as
     /// written.
     fn span(&self, start: u32, end: u32) -> Span {

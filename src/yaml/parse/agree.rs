@@ -15,13 +15,13 @@ pub fn block_scanner_differs(text: &str) -> (bool, Option<String>) {
     let limits = Limits::default();
     let lines = Lines::new(text);
     let repaired = compat::Repaired::default();
-    let builder = Builder {
-        lines: &lines,
-        file: FileId(0),
-        limits: &limits,
-        folded: Folded::AsKustomizeWrites,
-        repaired: &repaired,
-    };
+    let builder = Builder::new(
+        &lines,
+        FileId(0),
+        &limits,
+        Folded::AsKustomizeWrites,
+        &repaired,
+    );
     let fast = builder.build(text, events.into_iter().map(Ok));
     let full = builder.run(text);
     let differs = match (fast, full) {
