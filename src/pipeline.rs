@@ -173,8 +173,14 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     // rules
     let all_rules = all_rules?;
     // Suppressions may name any rule loaded, running or not.
-    let known: Vec<String> = all_rules.iter().map(|r| r.id.clone()).collect();
-    let rules = select_rules(all_rules, &config, config_path.as_deref(), &req.selection)?;
+    let known = rules::redirect::Known::of(&all_rules);
+    let rules = select_rules(
+        all_rules,
+        &config,
+        config_path.as_deref(),
+        &req.selection,
+        log,
+    )?;
     // base
     let mut base = base::prepare(
         &req.base,
@@ -633,17 +639,27 @@ fn repo_config(req: &Request, loaded: &Loaded) -> Result<(config::Config, Option
     Ok((config.in_folder(folder), Some(shown)))
 }
 
-/// The built-in and user rules, as the configuration sets them.
+/// The built-in and user rules, as the configuration sets them. A former
+/// id of a renamed rule, in the file or on the command line, is a warning
+/// that names the rule's id now.
 fn select_rules(
     all: Vec<Rule>,
     config: &config::Config,
     config_path: Option<&Path>,
     selection: &rules::select::Selection,
+    log: &mut Log,
 ) -> Result<Vec<Rule>, Error> {
-    if let Some(p) = config_path
-        && let Some(problem) = config.check(&all, p).into_iter().next()
-    {
-        return Err(Error::Config(problem));
+    if let Some(p) = config_path {
+        if let Some(problem) = config.check(&all, p).into_iter().next() {
+            return Err(Error::Config(problem));
+        }
+        for renamed in config.renamed(&all, p) {
+            log(&control::escape_line(&format!("warning: {renamed}")));
+        }
+    }
+    let (_, renamed) = selection.redirected(&all);
+    for renamed in renamed {
+        log(&control::escape_line(&format!("warning: {renamed}")));
     }
     config
         .apply_to_rules(all, selection)
@@ -792,9 +808,16 @@ fn render(
             control::defuse_commands(text.trim_end()).into_owned()
         }
         Format::Graph(language) => {
-            let mut drawn = graph::Graph::default();
+            // Every app and database of the repository, then the findings'
+            // chains over them, marked with their rules.
+            let mut drawn = graph::Graph::by_namespace();
+            if let Some(repo) = repo {
+                for chain in rules::chains::of_repository(&Model::new(repo), rules) {
+                    drawn.add_chain(&chain);
+                }
+            }
             for f in findings {
-                drawn.add_chain(&f.chain);
+                drawn.add_finding(&f.chain, &f.rule);
             }
             drawn.write(language).trim_end().to_string()
         }

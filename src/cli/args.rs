@@ -446,9 +446,10 @@ pub struct InventoryArgs {
     #[arg(long)]
     pub name: Option<String>,
 
-    /// Draw what the findings rest on instead (app → database (setting) →
-    /// storage class), every finding's chain in one graph: Mermaid or
-    /// Graphviz DOT.
+    /// Draw the repository instead: every app and Postgres database (app →
+    /// database (synchronous_commit) → storage class), grouped by
+    /// namespace, the edges a finding rests on marked with its rule:
+    /// Mermaid or Graphviz DOT.
     #[arg(long, value_enum, value_name = "LANGUAGE", conflicts_with_all = ["provenance", "kind", "name"])]
     pub graph: Option<GraphLanguage>,
 }

@@ -245,7 +245,13 @@ fn render_data<T: serde::Serialize>(
     }
 }
 
+/// The rule `id` names; a renamed rule's former id names it too, with a
+/// warning that gives its id now.
 fn find_rule<'r>(rules: &'r [rules::Rule], id: &str) -> Result<&'r rules::Rule, String> {
+    if let (current, Some(renamed)) = rules::redirect::resolve(rules, id) {
+        stderr_line(&format!("warning: {renamed}"));
+        return find_rule(rules, &current);
+    }
     rules.iter().find(|r| r.id == id).ok_or_else(|| {
         rules::select::Unknown::of(id, rules.iter().map(|r| r.id.as_str())).to_string()
     })
@@ -270,16 +276,19 @@ fn run_rules(command: RulesCommand) -> Result<u8, String> {
     match command {
         RulesCommand::List { rule_dirs, format } => {
             let rules = load_rules(&rule_dirs).map_err(|e| e.to_string())?;
-            let data: Vec<serde_json::Value> = rules
-                .iter()
-                .map(|r| {
-                    serde_json::json!({
-                        "id": r.id,
+            let data: Vec<serde_json::Value> = listed(&rules)
+                .map(|(id, r)| {
+                    let mut entry = serde_json::json!({
+                        "id": id,
                         "severity": r.severity.as_str(),
                         "category": r.category.as_str(),
                         "fixable": fixable(r),
                         "title": r.title,
-                    })
+                    });
+                    if id != r.id {
+                        entry["deprecated"] = serde_json::json!({ "successor": r.id });
+                    }
+                    entry
                 })
                 .collect();
             write_stdout(&render_data(format, &data, |_| rules_table(&rules))?)?;
@@ -304,17 +313,34 @@ fn fixable(rule: &rules::Rule) -> Option<&'static str> {
     rule.fix.as_ref().map(|f| f.applicability.as_str())
 }
 
+/// Each id `rules list` lists, in order, with its rule: a rule's id, then
+/// the former ids it was renamed from.
+fn listed(rules: &[rules::Rule]) -> impl Iterator<Item = (&str, &rules::Rule)> {
+    rules.iter().flat_map(|r| {
+        std::iter::once(r.id.as_str())
+            .chain(r.former_ids.iter().map(String::as_str))
+            .map(move |id| (id, r))
+    })
+}
+
 /// A header, then one line per rule: id, severity, category, fix and
-/// title, the columns as wide as their longest entry.
+/// title, the columns as wide as their longest entry; a former id's
+/// title says it is deprecated and names the rule's id now.
 fn rules_table(rules: &[rules::Rule]) -> String {
+    let titles: Vec<String> = listed(rules)
+        .map(|(id, r)| match id == r.id {
+            true => r.title.clone(),
+            false => format!("(deprecated: now {}) {}", r.id, r.title),
+        })
+        .collect();
     let rows: Vec<[&str; 5]> = std::iter::once(["ID", "SEVERITY", "CATEGORY", "FIX", "TITLE"])
-        .chain(rules.iter().map(|r| {
+        .chain(listed(rules).zip(&titles).map(|((id, r), title)| {
             [
-                r.id.as_str(),
+                id,
                 r.severity.as_str(),
                 r.category.as_str(),
                 fixable(r).unwrap_or("-"),
-                r.title.as_str(),
+                title.as_str(),
             ]
         }))
         .collect();
@@ -360,7 +386,7 @@ fn run_inventory(inv: &InventoryArgs, verbose: u8) -> Result<u8, String> {
 }
 
 /// `inventory --graph`: a lint of the repository with every rule, its
-/// findings' chains drawn as one graph.
+/// apps and databases drawn as one graph with the findings' chains marked.
 fn run_graph(inv: &InventoryArgs, language: graph::Language, verbose: u8) -> Result<u8, String> {
     let req = pipeline::Request {
         input: Input {

@@ -238,6 +238,40 @@ pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
     apps
 }
 
+/// Every app of the model, whatever rule asks: each HelmRelease, by its
+/// chart and chart version, and each workload, by its first container's
+/// image (the whole repository's graph draws them all).
+pub fn every(model: &Model) -> Vec<App> {
+    model
+        .app_facts()
+        .iter()
+        .map(|facts| match facts {
+            AppFacts::Release {
+                object,
+                chart,
+                chart_version,
+                ..
+            } => App {
+                object: *object,
+                identity: chart.clone(),
+                version: chart_version.as_ref().and_then(version_of),
+                version_node: chart_version.clone(),
+            },
+            AppFacts::Workload { object, images } => {
+                let first = images.first();
+                App {
+                    object: *object,
+                    identity: first.map(|(_, repo, _)| repo.clone()).unwrap_or_default(),
+                    version: first
+                        .and_then(|(_, _, tag)| tag.as_deref())
+                        .and_then(parse_lenient),
+                    version_node: first.map(|(image, _, _)| image.clone()),
+                }
+            }
+        })
+        .collect()
+}
+
 /// The chart version a HelmRelease's status says is deployed: the newest
 /// `history` snapshot that is deployed (helm-controller v1), else
 /// `lastAppliedRevision` (v2beta1).

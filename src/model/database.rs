@@ -117,6 +117,48 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
     Ok(db)
 }
 
+/// The clusters an app's environment names, whatever rule asks: a
+/// variable whose name says it holds a host (`DB_HOST`, `PGHOST`,
+/// `AUTHENTIK_POSTGRESQL__HOST`) or a `postgres://` connection URI
+/// (libpq's URI form, postgresql.org/docs/current/libpq-connect.html
+/// 34.1.1.2), and a chart-bundled Postgres still enabled. Values the
+/// repository does not hold name nothing. Each cluster once.
+pub fn named_in_env(model: &Model, app: &App) -> Vec<Database> {
+    let mut found: Vec<Database> = Vec::new();
+    for var in env::of_app(model, app, &[]) {
+        let Some(value) = var.known() else { continue };
+        let host = match uri_host(value) {
+            Some(host) => host,
+            None if var.name.to_ascii_uppercase().contains("HOST") => value.trim(),
+            None => continue,
+        };
+        let (service, namespace) = split_host(host, model.namespace_of(app.object));
+        if let Some(db) = by_service(model, app.object, service, namespace)
+            && !found.iter().any(|d| d.object == db.object)
+        {
+            found.push(db);
+        }
+    }
+    if let Some(db) = bitnami::bundled(model, app.object, "postgresql")
+        && !found.iter().any(|d| d.object == db.object)
+    {
+        found.push(db);
+    }
+    found
+}
+
+/// The host of a `postgres://` or `postgresql://` URI: after the user
+/// info, before the path or query.
+fn uri_host(value: &str) -> Option<&str> {
+    let rest = value
+        .trim()
+        .strip_prefix("postgresql://")
+        .or_else(|| value.trim().strip_prefix("postgres://"))?;
+    let authority = rest.split(['/', '?']).next().unwrap_or(rest);
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    (!host.is_empty()).then_some(host)
+}
+
 /// `svc`, `svc.ns`, `svc.ns.svc`, `svc.ns.svc.cluster.local`, each maybe
 /// with `:port` (ext-postgres-operator's POSTGRES_HOST carries one).
 fn split_host<'a>(host: &'a str, default_ns: &'a str) -> (&'a str, &'a str) {
@@ -138,4 +180,20 @@ fn by_service(model: &Model, near: ObjRef, service: &str, ns: &str) -> Option<Da
         let r = o.by_service(model, near, service, ns)?;
         Some(Database::new(model, Provider(*o), r, String::new()))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uri_host;
+
+    #[test]
+    fn the_host_of_a_connection_uri() {
+        assert_eq!(
+            uri_host("postgresql://user:secret@pg-rw.db:5432/app?sslmode=require"),
+            Some("pg-rw.db:5432")
+        );
+        assert_eq!(uri_host("postgres://pg-rw/app"), Some("pg-rw"));
+        assert_eq!(uri_host("postgres:///app"), None);
+        assert_eq!(uri_host("pg-rw.db"), None);
+    }
 }

@@ -92,12 +92,15 @@ impl Session {
         };
         let (config, config_path) = super::repo_config(&Request::default(), &loaded)?;
         // Suppressions may name any rule loaded, running or not.
-        let known: Vec<String> = self.rules.iter().map(|r| r.id.clone()).collect();
+        let known = rules::redirect::Known::of(&self.rules);
+        // The configuration's warnings (a renamed rule's former id) go to
+        // the server's log, as the command line's go to its.
         let rules = super::select_rules(
             self.rules.clone(),
             &config,
             config_path.as_deref(),
             &Selection::default(),
+            &mut |line: &str| eprintln!("{line}"),
         )?;
         let repo = &loaded.repo;
         let model = Model::new(repo);

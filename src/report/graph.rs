@@ -15,7 +15,10 @@ use crate::rules::Link;
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Graph {
     nodes: Vec<Node>,
-    edges: Vec<(usize, usize)>,
+    edges: Vec<Edge>,
+    /// Draw each namespace's objects in a subgraph of their own (a whole
+    /// repository's graph; one finding's chain reads better without).
+    by_namespace: bool,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -23,8 +26,19 @@ struct Node {
     /// The object (`Kind/namespace/name`), or the binding's name for a
     /// chain that starts with no object.
     title: String,
+    /// The namespace the object is drawn in, when it has one.
+    group: Option<String>,
     /// One line per binding that describes the object: `binding: k=v, …`.
     lines: Vec<String>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Edge {
+    from: usize,
+    to: usize,
+    /// The rules whose findings rest on this edge: drawn thick and
+    /// labelled with them.
+    rules: Vec<String>,
 }
 
 /// The languages a graph is written in.
@@ -35,10 +49,28 @@ pub enum Language {
 }
 
 impl Graph {
-    /// Adds one finding's chain: a binding with an object is a node (one
-    /// per object, however many findings name it), a binding without one
-    /// (a setting) is a line of the node before it.
+    /// A graph whose objects are grouped by namespace.
+    pub fn by_namespace() -> Graph {
+        Graph {
+            by_namespace: true,
+            ..Graph::default()
+        }
+    }
+
+    /// Adds one chain: a binding with an object is a node (one per
+    /// object, however many chains name it), a binding without one (a
+    /// setting) is a line of the node before it.
     pub fn add_chain(&mut self, chain: &[Link]) {
+        self.add(chain, None);
+    }
+
+    /// Adds the chain of a finding of `rule`: its edges are marked with
+    /// the rule.
+    pub fn add_finding(&mut self, chain: &[Link], rule: &str) {
+        self.add(chain, Some(rule));
+    }
+
+    fn add(&mut self, chain: &[Link], rule: Option<&str>) {
         let mut previous: Option<usize> = None;
         for link in chain {
             // A binding that neither names an object nor states a fact
@@ -61,11 +93,10 @@ impl Graph {
                 (None, Some(at)) => at,
                 (object, _) => {
                     let title = object.clone().unwrap_or_else(|| link.binding.clone());
-                    let at = self.node(title);
-                    if let Some(from) = previous.filter(|from| *from != at)
-                        && !self.edges.contains(&(from, at))
-                    {
-                        self.edges.push((from, at));
+                    let group = link.group.as_deref().filter(|_| self.by_namespace);
+                    let at = self.node(title, group);
+                    if let Some(from) = previous.filter(|from| *from != at) {
+                        self.edge(from, at, rule);
                     }
                     at
                 }
@@ -82,17 +113,56 @@ impl Graph {
         self.nodes.is_empty()
     }
 
-    fn node(&mut self, title: String) -> usize {
+    fn node(&mut self, title: String, group: Option<&str>) -> usize {
         match self.nodes.iter().position(|n| n.title == title) {
-            Some(at) => at,
+            Some(at) => {
+                let node = &mut self.nodes[at];
+                if node.group.is_none() {
+                    node.group = group.map(str::to_string);
+                }
+                at
+            }
             None => {
                 self.nodes.push(Node {
                     title,
+                    group: group.map(str::to_string),
                     lines: Vec::new(),
                 });
                 self.nodes.len() - 1
             }
         }
+    }
+
+    fn edge(&mut self, from: usize, to: usize, rule: Option<&str>) {
+        let at = match self.edges.iter().position(|e| (e.from, e.to) == (from, to)) {
+            Some(at) => at,
+            None => {
+                self.edges.push(Edge {
+                    from,
+                    to,
+                    rules: Vec::new(),
+                });
+                self.edges.len() - 1
+            }
+        };
+        let rules = &mut self.edges[at].rules;
+        if let Some(rule) = rule.filter(|r| !rules.iter().any(|known| known == r)) {
+            rules.push(rule.to_string());
+        }
+    }
+
+    /// The nodes of each namespace, namespaces in name order, then the
+    /// nodes of none.
+    fn grouped(&self) -> (Vec<(&str, Vec<usize>)>, Vec<usize>) {
+        let mut groups: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+        let mut loose = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            match &n.group {
+                Some(g) => groups.entry(g).or_default().push(i),
+                None => loose.push(i),
+            }
+        }
+        (groups.into_iter().collect(), loose)
     }
 
     pub fn write(&self, language: Language) -> String {
@@ -102,34 +172,94 @@ impl Graph {
         }
     }
 
-    /// A Mermaid flowchart, left to right.
+    /// Each namespace's nodes between the lines `group` opens and closes
+    /// it with, the other nodes, then the edges: a language's words for
+    /// each come from `group`, `node` and `edge`.
+    fn layout(
+        &self,
+        out: &mut String,
+        group: impl Fn(usize, &str) -> (String, &'static str),
+        node: impl Fn(usize, &Node) -> String,
+        edge: impl Fn(&Edge) -> String,
+    ) {
+        let (groups, loose) = self.grouped();
+        for (g, (name, members)) in groups.iter().enumerate() {
+            let (open, close) = group(g, name);
+            out.push_str(&open);
+            for &i in members {
+                let _ = writeln!(out, "    {}", node(i, &self.nodes[i]));
+            }
+            out.push_str(close);
+        }
+        for i in loose {
+            let _ = writeln!(out, "  {}", node(i, &self.nodes[i]));
+        }
+        for e in &self.edges {
+            let _ = writeln!(out, "  {}", edge(e));
+        }
+    }
+
+    /// A Mermaid flowchart, left to right, a subgraph per namespace.
     pub fn mermaid(&self) -> String {
         let mut out = String::from("flowchart LR\n");
-        for (i, n) in self.nodes.iter().enumerate() {
-            let label: Vec<String> = std::iter::once(format!("<b>{}</b>", mermaid_text(&n.title)))
-                .chain(n.lines.iter().map(|l| mermaid_text(l)))
-                .collect();
-            let _ = writeln!(out, "  n{i}[\"{}\"]", label.join("<br/>"));
-        }
-        for (from, to) in &self.edges {
-            let _ = writeln!(out, "  n{from} --> n{to}");
-        }
+        self.layout(
+            &mut out,
+            |g, name| {
+                (
+                    format!("  subgraph g{g}[\"{}\"]\n", mermaid_text(name)),
+                    "  end\n",
+                )
+            },
+            |i, n| {
+                let label: Vec<String> =
+                    std::iter::once(format!("<b>{}</b>", mermaid_text(&n.title)))
+                        .chain(n.lines.iter().map(|l| mermaid_text(l)))
+                        .collect();
+                format!("n{i}[\"{}\"]", label.join("<br/>"))
+            },
+            |e| match e.rules.is_empty() {
+                true => format!("n{} --> n{}", e.from, e.to),
+                false => format!(
+                    "n{} ==>|\"{}\"| n{}",
+                    e.from,
+                    mermaid_text(&e.rules.join(", ")),
+                    e.to
+                ),
+            },
+        );
         out
     }
 
-    /// A Graphviz digraph, left to right, one box per object.
+    /// A Graphviz digraph, left to right, one box per object, a cluster
+    /// per namespace.
     pub fn dot(&self) -> String {
         let mut out = String::from("digraph homelab {\n  rankdir=LR;\n  node [shape=box];\n");
-        for (i, n) in self.nodes.iter().enumerate() {
-            let label: Vec<String> = std::iter::once(&n.title)
-                .chain(&n.lines)
-                .map(|l| dot_text(l))
-                .collect();
-            let _ = writeln!(out, "  n{i} [label=\"{}\\l\"];", label.join("\\l"));
-        }
-        for (from, to) in &self.edges {
-            let _ = writeln!(out, "  n{from} -> n{to};");
-        }
+        self.layout(
+            &mut out,
+            |g, name| {
+                let open = format!(
+                    "  subgraph cluster_{g} {{\n    label=\"{}\";\n",
+                    dot_text(name)
+                );
+                (open, "  }\n")
+            },
+            |i, n| {
+                let label: Vec<String> = std::iter::once(&n.title)
+                    .chain(&n.lines)
+                    .map(|l| dot_text(l))
+                    .collect();
+                format!("n{i} [label=\"{}\\l\"];", label.join("\\l"))
+            },
+            |e| match e.rules.is_empty() {
+                true => format!("n{} -> n{};", e.from, e.to),
+                false => format!(
+                    "n{} -> n{} [color=red, penwidth=2, label=\"{}\"];",
+                    e.from,
+                    e.to,
+                    dot_text(&e.rules.join(", "))
+                ),
+            },
+        );
         out.push_str("}\n");
         out
     }
@@ -173,6 +303,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            group: None,
         }
     }
 
@@ -221,6 +352,49 @@ mod tests {
              \x20 n0 --> n1\n\
              \x20 n1 --> n2\n"
         );
+    }
+
+    /// A repository's graph puts each namespace's objects in a subgraph
+    /// and marks the edges a finding rests on with its rule; objects of
+    /// no namespace (a storage class) stay outside.
+    #[test]
+    fn namespaces_are_subgraphs_and_findings_mark_their_edges() {
+        let mut g = Graph::by_namespace();
+        let mut grouped = chain();
+        grouped[0].group = Some("security".into());
+        grouped[1].group = Some("security".into());
+        g.add_chain(&grouped);
+        let mut plex = link("app", Some("HelmRelease/media/plex"), &[]);
+        plex.group = Some("media".into());
+        g.add_chain(&[plex]);
+        g.add_finding(&chain(), "some-rule");
+        assert_eq!(
+            g.mermaid(),
+            "flowchart LR\n\
+             \x20 subgraph g0[\"media\"]\n\
+             \x20   n3[\"<b>HelmRelease/media/plex</b><br/>app\"]\n\
+             \x20 end\n\
+             \x20 subgraph g1[\"security\"]\n\
+             \x20   n0[\"<b>HelmRelease/security/authentik</b><br/>app: version=2025.10.1\"]\n\
+             \x20   n1[\"<b>postgresql/security/pg</b><br/>database: instances=1<br/>setting: name=synchronous_commit, value=on\"]\n\
+             \x20 end\n\
+             \x20 n2[\"<b>StorageClass/ceph-block</b><br/>storage: replicas=3\"]\n\
+             \x20 n0 ==>|\"some-rule\"| n1\n\
+             \x20 n1 ==>|\"some-rule\"| n2\n"
+        );
+        let d = g.dot();
+        assert!(
+            d.contains("  subgraph cluster_1 {\n    label=\"security\";\n    n0 [label="),
+            "{d}"
+        );
+        assert!(
+            d.contains("n0 -> n1 [color=red, penwidth=2, label=\"some-rule\"];"),
+            "{d}"
+        );
+        // Without grouping (one finding's diagram), no subgraph.
+        let mut plain = Graph::default();
+        plain.add_chain(&grouped);
+        assert!(!plain.mermaid().contains("subgraph"));
     }
 
     /// Text that would end a label, open markup or hide characters is

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use super::redirect;
 use super::select::{self, Selection, Unknown};
 use super::{Finding, Rule, Severity};
 use crate::source::Issue;
@@ -75,6 +76,15 @@ pub struct RuleSettings {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, Severity>")]
     pub severity: BTreeMap<String, Spanned<Severity>>,
+}
+
+fn located(path: &Path, at: &serde_saphyr::Location, message: String) -> Issue {
+    Issue::located(
+        path.display().to_string(),
+        at.line() as u32,
+        at.column() as u32,
+        message,
+    )
 }
 
 /// The configuration in force.
@@ -173,41 +183,58 @@ impl Config {
         Config { folder, ..self }
     }
 
-    /// Problems that make the config wrong for these rules: unknown ids
-    /// would silently do nothing. Each names the nearest id.
-    pub fn check(&self, rules: &[Rule], path: &Path) -> Vec<Issue> {
+    /// Every rule entry of the file, where it is written, and whether it
+    /// must name one rule exactly (a severity) rather than be a prefix.
+    fn entries(&self) -> impl Iterator<Item = (&String, &serde_saphyr::Location, bool)> {
         let settings = &self.file.rules;
-        let names = |entry: &str, exact: bool| {
-            rules.iter().any(|r| {
-                if exact {
-                    r.id == entry
-                } else {
-                    select::names(entry, &r.id)
-                }
-            })
-        };
         // A severity is written on its rule id's line, and names one rule.
         let severities = settings
             .severity
             .iter()
             .map(|(id, s)| (id, &s.referenced, true));
-        let chosen = settings
+        settings
             .select
             .iter()
             .flatten()
             .chain(&settings.extend_select)
             .chain(&settings.disable)
-            .map(|id| (&id.value, &id.referenced, false));
-        chosen
+            .map(|id| (&id.value, &id.referenced, false))
             .chain(severities)
+    }
+
+    /// Problems that make the config wrong for these rules: unknown ids
+    /// would silently do nothing. Each names the nearest id. A renamed
+    /// rule's former id is no problem ([`Config::renamed`] warns of it).
+    pub fn check(&self, rules: &[Rule], path: &Path) -> Vec<Issue> {
+        let names = |entry: &str, exact: bool| {
+            redirect::successor(rules, entry).is_some()
+                || rules.iter().any(|r| {
+                    if exact {
+                        r.id == entry
+                    } else {
+                        select::names(entry, &r.id)
+                    }
+                })
+        };
+        self.entries()
             .filter(|(id, _, exact)| !names(id, *exact))
             .map(|(id, at, _)| {
-                Issue::located(
-                    path.display().to_string(),
-                    at.line() as u32,
-                    at.column() as u32,
+                located(
+                    path,
+                    at,
                     Unknown::of(id, rules.iter().map(|r| r.id.as_str())).to_string(),
                 )
+            })
+            .collect()
+    }
+
+    /// The former ids of renamed rules the file names, each a warning at
+    /// its line and column that names the rule's id now.
+    pub fn renamed(&self, rules: &[Rule], path: &Path) -> Vec<Issue> {
+        self.entries()
+            .filter_map(|(id, at, _)| {
+                let (_, renamed) = redirect::resolve(rules, id);
+                Some(located(path, at, renamed?.to_string()))
             })
             .collect()
     }
@@ -225,12 +252,19 @@ impl Config {
 
     /// The rules that run, chosen by this file and then `over` (the
     /// command line's), with severities overridden.
+    /// Former ids of renamed rules in either stand for the rules' ids now
+    /// (the warnings are [`Config::renamed`]'s and the caller's).
     pub fn apply_to_rules(&self, rules: Vec<Rule>, over: &Selection) -> Result<Vec<Rule>, Unknown> {
-        let rules = self.selection().overridden_by(over).apply(rules)?;
+        let (selection, _) = self.selection().overridden_by(over).redirected(&rules);
+        let rules = selection.apply(rules)?;
+        let severities = &self.file.rules.severity;
         Ok(rules
             .into_iter()
             .map(|mut r| {
-                if let Some(s) = self.file.rules.severity.get(&r.id) {
+                let written = std::iter::once(&r.id)
+                    .chain(&r.former_ids)
+                    .find_map(|id| severities.get(id));
+                if let Some(s) = written {
                     r.severity = s.value;
                 }
                 r

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use super::finding::{Evidence, Finding, Label, Link, Subjects};
+use super::finding::{Evidence, Finding, Label, Subjects};
 use super::releases::Baseline;
 use super::schema::Rule;
-use super::steps::{AppFact, Bindings, DatabaseFact, Shape, Spec, first};
+use super::steps::{AppFact, Bindings, DatabaseFact, Shape, Spec, first, link};
 use crate::model::{Model, Unknown};
 
 /// What evaluation could not decide, per rule (shown with `--verbose`).
@@ -188,11 +188,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     for (name, fact) in bindings {
         let described = fact.describe(model);
         labels.extend(described.labels.into_iter().map(|l| (name.clone(), l)));
-        chain.push(Link {
-            binding: name.clone(),
-            object: fact.node(model),
-            facts: described.evidence.clone(),
-        });
+        chain.push(link(model, name, fact.as_ref(), described.evidence.clone()));
         evidence.extend(described.evidence.into_iter().map(|(k, v)| Evidence {
             key: format!("{name}.{k}"),
             value: v,

@@ -63,6 +63,9 @@ pub struct Link {
     pub object: Option<String>,
     /// The fact's evidence fields, in the order the fact gives them.
     pub facts: Vec<(String, String)>,
+    /// The namespace of the object bound, when the link is drawn as that
+    /// object: a graph of a whole repository groups its nodes by it.
+    pub group: Option<String>,
 }
 
 /// A finding compared with the base commit's findings (`--base`).

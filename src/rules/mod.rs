@@ -1,11 +1,13 @@
 //! Rules as data: the built-in pack embedded from `rules/`, user rules
 //! from `--rules DIR`, one schema for both, and the engine that runs them.
 
+pub mod chains;
 pub mod config;
 pub mod docs;
 pub mod engine;
 pub mod finding;
 pub mod fixes;
+pub mod redirect;
 pub mod releases;
 pub mod schema;
 pub mod select;
@@ -52,17 +54,18 @@ pub fn lint_with(
     rules: &[Rule],
     baseline: &releases::Baseline,
 ) -> Lint {
-    let mut known: Vec<String> = rules.iter().map(|r| r.id.clone()).collect();
-    known.extend(builtin_ids().iter().cloned());
+    let mut known = redirect::Known::of(rules);
+    known.extend(builtin_rules());
     lint_known(model, rules, &known, baseline)
 }
 
 /// [`lint_with`], where suppressions may name the `known` rule ids (the
-/// rules loaded, the ones not running too) and no others.
+/// rules loaded, the ones not running too, and their former ids) and no
+/// others.
 pub fn lint_known(
     model: &crate::model::Model,
     rules: &[Rule],
-    known: &[String],
+    known: &redirect::Known,
     baseline: &releases::Baseline,
 ) -> Lint {
     let outcome = engine::evaluate_with(model, rules, baseline);
@@ -77,11 +80,10 @@ pub fn lint_known(
     }
 }
 
-/// The ids of the built-in rules, read once.
-pub fn builtin_ids() -> &'static [String] {
-    static IDS: std::sync::LazyLock<Vec<String>> =
-        std::sync::LazyLock::new(|| builtin().into_iter().map(|r| r.id).collect());
-    &IDS
+/// The built-in rules, read once.
+fn builtin_rules() -> &'static [Rule] {
+    static RULES: std::sync::LazyLock<Vec<Rule>> = std::sync::LazyLock::new(builtin);
+    &RULES
 }
 
 /// Typed loading of the project's own YAML files (rules, release facts,
@@ -181,20 +183,30 @@ pub fn load(user_dirs: &[impl AsRef<Path>]) -> (Vec<Rule>, Vec<Issue>) {
     (rules, issues)
 }
 
+fn is_kebab(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !id.starts_with('-')
+        && !id.ends_with('-')
+}
+
 /// Problems with a rule's metadata, in the style clippy checks its own
 /// lints: messages start lower-case without a final period; prose
 /// sections are complete sentences.
 pub fn check_metadata(rule: &Rule) -> Vec<String> {
     let mut problems = Vec::new();
-    let id_ok = !rule.id.is_empty()
-        && rule
-            .id
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !rule.id.starts_with('-')
-        && !rule.id.ends_with('-');
+    let id_ok = is_kebab(&rule.id);
     if !id_ok {
         problems.push(format!("id {:?} is not kebab-case", rule.id));
+    }
+    for former in &rule.former_ids {
+        if former == &rule.id || !is_kebab(former) {
+            problems.push(format!(
+                "former id {former:?} must be kebab-case and not the rule's id"
+            ));
+        }
     }
     if rule.message.starts_with(|c: char| c.is_uppercase())
         || rule.message.trim_end().ends_with('.')

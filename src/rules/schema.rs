@@ -15,6 +15,11 @@ pub struct Rule {
     /// Stable identifier, kebab-case, naming the bad pattern
     /// (`authentik-cache-on-sync-replicated-postgres`).
     pub id: String,
+    /// Ids the rule had before it was renamed. Each still works wherever
+    /// an id is accepted (rule selection, the configuration file,
+    /// suppressions, `explain`), with a warning that names `id`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub former_ids: Vec<String>,
     /// One-line title, in sentence case.
     pub title: String,
     pub severity: Severity,

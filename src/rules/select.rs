@@ -9,6 +9,7 @@
 //! quietly select nothing.
 
 use super::Rule;
+use super::redirect::{self, Renamed};
 
 /// The entry that names every rule.
 pub const ALL: &str = "ALL";
@@ -109,6 +110,29 @@ impl Selection {
             .flatten()
             .chain(&self.extend_select)
             .chain(&self.ignore)
+    }
+
+    /// The same selection with each renamed rule's former id replaced by
+    /// its id now, and the renamings, to warn about. A prefix is taken as
+    /// written: it names the rules whose ids it starts now.
+    pub fn redirected(&self, rules: &[Rule]) -> (Selection, Vec<Renamed>) {
+        let mut renamed = Vec::new();
+        let mut map = |entries: &[String]| -> Vec<String> {
+            entries
+                .iter()
+                .map(|e| {
+                    let (id, was) = redirect::resolve(rules, e);
+                    renamed.extend(was);
+                    id
+                })
+                .collect()
+        };
+        let selection = Selection {
+            select: self.select.as_deref().map(&mut map),
+            extend_select: map(&self.extend_select),
+            ignore: map(&self.ignore),
+        };
+        (selection, renamed)
     }
 
     /// The entries that name none of `rules`.

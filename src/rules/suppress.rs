@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::redirect::Known;
 use super::select::Unknown;
 use super::{Finding, Label, Rule};
 use crate::model::Model;
@@ -60,11 +61,22 @@ pub struct Outcome {
 /// Drops suppressed findings and adds one `unused-suppression` finding per
 /// suppression that matched nothing, and one `unknown-rule-in-suppression`
 /// finding per suppression naming none of the `known` rule ids (running
-/// or not), when those rules run.
-pub fn apply(model: &Model, rules: &[Rule], known: &[String], findings: Vec<Finding>) -> Outcome {
+/// or not), when those rules run. A suppression naming a renamed rule's
+/// former id suppresses that rule, with a warning that names its id now.
+pub fn apply(model: &Model, rules: &[Rule], known: &Known, findings: Vec<Finding>) -> Outcome {
     let mut issues = Vec::new();
     let mut all = comments(model, &mut issues);
     all.extend(annotations(model, &mut issues));
+    for s in all.iter_mut().filter(|s| !known.contains(&s.rule)) {
+        if let Some(renamed) = known.successor(&s.rule) {
+            issues.push(Issue::at(
+                model.sources,
+                s.span,
+                format!("suppression: {renamed}; write {}", renamed.successor),
+            ));
+            s.rule = renamed.successor.clone();
+        }
+    }
     let mut kept = Vec::new();
     let mut suppressed_count = 0;
     for f in findings {
@@ -93,8 +105,10 @@ pub fn apply(model: &Model, rules: &[Rule], known: &[String], findings: Vec<Find
     }
     for s in all.iter().filter(|s| !known.contains(&s.rule)) {
         kept.extend(reported(model, rules, UNKNOWN, s, || {
-            let ids = known.iter().map(String::as_str);
-            (Unknown::of(&s.rule, ids).to_string(), "suppresses no rule")
+            (
+                Unknown::of(&s.rule, known.ids()).to_string(),
+                "suppresses no rule",
+            )
         }));
     }
     Outcome {

@@ -593,6 +593,33 @@ fn a_git_repository_of_another_url_is_not_this_repository() {
     assert_eq!(names(&r, "ConfigMap"), ["a"]);
 }
 
+/// A Flux Kustomization with no `spec.path` builds the root of its source
+/// (Flux: "Defaults to 'None', which translates to the root path of the
+/// SourceRef"), here the CRDs of another repository: the reason given is
+/// that source, not a path the object does not have.
+#[test]
+fn a_kustomization_without_path_builds_the_root_of_its_source() {
+    let crds = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: gateway-api-crd, namespace: flux-system}\nspec: {url: 'https://github.com/kubernetes-sigs/gateway-api', ref: {tag: v1.2.1}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: gateway-api, namespace: flux-system}\nspec:\n  prune: true\n  sourceRef: {kind: GitRepository, name: gateway-api-crd}\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        (
+            "clusters/home/apps.yaml",
+            &ks("apps", "./apps", "GitRepository/flux-system"),
+        ),
+        ("apps/crds.yaml", crds),
+        ("apps/cm.yaml", &cm("a")),
+    ]);
+    let crds = r.flux.iter().find(|f| f.name == "gateway-api").unwrap();
+    assert!(
+        matches!(&crds.outcome, Outcome::OtherSource(why)
+            if why == "it builds from GitRepository/gateway-api-crd, which is not this repository"),
+        "{:?}",
+        crds.outcome
+    );
+    assert!(r.issues.is_empty(), "{:?}", r.issues);
+    assert_eq!(names(&r, "ConfigMap"), ["a"]);
+}
+
 /// A HelmRelease's `valuesFrom` Secret made by a ClusterExternalSecret
 /// that selects its namespace is in the repository;
 /// one it does not select is not.

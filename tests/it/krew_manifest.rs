@@ -1,8 +1,13 @@
 //! The krew manifest, written by `scripts/krew-manifest` from the
-//! SHA256SUMS of `scripts/release`, has what krew and krew-index require
-//! (name, a `v` version, one platform per OS and architecture with uri,
-//! sha256 and bin, LICENSE among the files, a short description of at
-//! most 50 characters, the project's repository as homepage); the release
+//! SHA256SUMS of `scripts/release`, passes krew's own validation
+//! (kubernetes-sigs/krew internal/index/validation/validate.go and
+//! cmd/validate-krew-manifest/main.go: a safe name equal to the file's, a
+//! `v` semantic version, selectors of `os`/`arch` only matching one
+//! platform krew installs on each and never two platforms the same one,
+//! sha256 of 64 lower-case hex digits, uri, bin, `files` entries with
+//! `from` and `to`, a licence among them) and this project's release
+//! conventions (an https `.tar.gz` of the version, a short description of
+//! at most 50 characters, the project's repository as homepage); the release
 //! script packages a binary with LICENSE, completions and man page, and
 //! the manifest carries the sha256 of the archive actually built. Under
 //! CI, `.ci/run` builds the real distribution archive and names its
@@ -29,7 +34,40 @@ fn str_at<'a>(node: &'a Node, path: &[&str]) -> &'a str {
         .unwrap_or_else(|| panic!("{} is missing or not a string", path.join(".")))
 }
 
-/// Problems with a manifest, as krew's validation would find them.
+/// The `os`/`arch` pairs krew installs on: a platform whose selector
+/// matches none is refused (kubernetes-sigs/krew
+/// cmd/validate-krew-manifest/main.go, allPlatforms).
+const KREW_PLATFORMS: [(&str, &str); 11] = [
+    ("windows", "386"),
+    ("windows", "amd64"),
+    ("windows", "arm64"),
+    ("linux", "386"),
+    ("linux", "amd64"),
+    ("linux", "arm"),
+    ("linux", "arm64"),
+    ("linux", "ppc64le"),
+    ("darwin", "386"),
+    ("darwin", "amd64"),
+    ("darwin", "arm64"),
+];
+
+/// Names krew refuses as a plugin name, whatever their case (Windows
+/// device names; internal/index/validation/validate.go, windowsForbidden).
+const WINDOWS_FORBIDDEN: [&str; 22] = [
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+];
+
+/// Problems with a manifest, as krew's own checks find them: the
+/// structural validation of kubernetes-sigs/krew
+/// internal/index/validation/validate.go (ValidatePlugin, validatePlatform,
+/// validateFiles, validateSelector) and what cmd/validate-krew-manifest,
+/// which krew-index's CI runs, adds (the file name is the plugin name,
+/// each selector matches a platform krew installs on, no two platforms
+/// match the same one, a licence among the files installed). Beyond krew:
+/// this project's release wants an https `.tar.gz` of the version, `bin`
+/// its binary, a short description of at most 50 characters and its
+/// repository as homepage (krew-index's review guidelines).
 fn problems(file_stem: &str, m: &Node) -> Vec<String> {
     let mut out = Vec::new();
     let mut check = |ok: bool, what: String| {
@@ -42,10 +80,22 @@ fn problems(file_stem: &str, m: &Node) -> Vec<String> {
         "apiVersion".into(),
     );
     check(m.str_at(&["kind"]) == Some("Plugin"), "kind".into());
+    // IsSafePluginName: `^[\w-]+$`, and no Windows device name.
+    check(
+        !file_stem.is_empty()
+            && file_stem
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            && !WINDOWS_FORBIDDEN
+                .iter()
+                .any(|f| f.eq_ignore_ascii_case(file_stem)),
+        format!("the plugin name {file_stem:?} is not allowed"),
+    );
     check(
         m.str_at(&["metadata", "name"]) == Some(file_stem),
         format!("metadata.name must equal the file name {file_stem}"),
     );
+    // semver.Parse: a leading `v`, then a semantic version.
     let version = m.str_at(&["spec", "version"]).unwrap_or("");
     check(
         version.starts_with('v') && semver::Version::parse(&version[1..]).is_ok(),
@@ -60,6 +110,10 @@ fn problems(file_stem: &str, m: &Node) -> Vec<String> {
     }
     let short = m.str_at(&["spec", "shortDescription"]).unwrap_or("");
     check(
+        !short.contains(['\r', '\n']),
+        "spec.shortDescription has a line break".into(),
+    );
+    check(
         short.chars().count() <= 50,
         format!("spec.shortDescription is over 50 characters: {short:?}"),
     );
@@ -73,20 +127,24 @@ fn problems(file_stem: &str, m: &Node) -> Vec<String> {
         .cloned()
         .unwrap_or_default();
     check(!platforms.is_empty(), "spec.platforms is empty".into());
-    let mut seen = Vec::new();
+    let mut selected: Vec<Vec<(&str, &str)>> = Vec::new();
     for (i, p) in platforms.iter().enumerate() {
-        let os = p.str_at(&["selector", "matchLabels", "os"]).unwrap_or("");
-        let arch = p.str_at(&["selector", "matchLabels", "arch"]).unwrap_or("");
+        let (problem, matched) = selector(p.get("selector"));
         check(
-            !seen.contains(&(os, arch)),
-            format!("platform {i}: {os}/{arch} twice"),
+            problem.is_none(),
+            format!("platform {i}: {}", problem.unwrap_or_default()),
         );
-        seen.push((os, arch));
+        check(
+            !matched.is_empty(),
+            format!("platform {i}: the selector matches no platform krew installs on"),
+        );
+        selected.push(matched);
         let uri = p.str_at(&["uri"]).unwrap_or("");
         check(
             uri.starts_with("https://") && uri.ends_with(".tar.gz") && uri.contains(version),
             format!("platform {i}: uri {uri:?} must be an https .tar.gz of {version}"),
         );
+        // validSHA256: `^[a-f0-9]{64}$`.
         let sha = p.str_at(&["sha256"]).unwrap_or("");
         check(
             sha.len() == 64
@@ -100,17 +158,113 @@ fn problems(file_stem: &str, m: &Node) -> Vec<String> {
             bin == "kubectl-homelab_lint",
             format!("platform {i}: bin {bin:?}"),
         );
+        // validateFiles: absent, or entries that each have `from` and `to`.
+        let files = p
+            .get("files")
+            .map(|f| f.as_seq().cloned().unwrap_or_default());
+        if let Some(files) = &files {
+            check(
+                !files.is_empty(),
+                format!("platform {i}: files must be absent or not empty"),
+            );
+            for (j, f) in files.iter().enumerate() {
+                for field in ["from", "to"] {
+                    check(
+                        f.str_at(&[field]).is_some_and(|s| !s.is_empty()),
+                        format!("platform {i}: files[{j}] has no {field}"),
+                    );
+                }
+            }
+        }
         // The bin and the licence must be among the files copied out of
-        // the archive (krew-index requires the licence).
-        let files = p.get("files").and_then(Node::as_seq);
+        // the archive (validate-krew-manifest looks for the licence among
+        // the files installed).
         for wanted in [bin, "LICENSE"] {
             check(
-                files.is_some_and(|fs| fs.iter().any(|f| f.str_at(&["from"]) == Some(wanted))),
+                files
+                    .as_ref()
+                    .is_some_and(|fs| fs.iter().any(|f| f.str_at(&["from"]) == Some(wanted))),
                 format!("platform {i}: files do not include {wanted}"),
             );
         }
     }
+    // isOverlappingPlatformSelectors: no os/arch is matched twice.
+    for pair in KREW_PLATFORMS {
+        let matching = selected.iter().filter(|m| m.contains(&pair)).count();
+        check(
+            matching <= 1,
+            format!("{}/{} is matched by {matching} platforms", pair.0, pair.1),
+        );
+    }
     out
+}
+
+/// What krew's validateSelector says of a platform's selector, and the
+/// os/arch pairs of [`KREW_PLATFORMS`] it matches (matchLabels and
+/// matchExpressions with In, NotIn, Exists and DoesNotExist, as
+/// k8s.io/apimachinery's LabelSelectorAsSelector reads them).
+fn selector(sel: Option<&Node>) -> (Option<String>, Vec<(&'static str, &'static str)>) {
+    let Some(sel) = sel else {
+        return (Some("nil selector is not supported".into()), Vec::new());
+    };
+    let labels = sel.get("matchLabels").and_then(Node::as_map);
+    let expressions = sel.get("matchExpressions").and_then(Node::as_seq);
+    if labels.is_none_or(|l| l.is_empty()) && expressions.is_none_or(|e| e.is_empty()) {
+        return (Some("empty selector is not supported".into()), Vec::new());
+    }
+    let label_keys = labels
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k.as_str().unwrap_or(""));
+    let expression_keys = expressions
+        .into_iter()
+        .flatten()
+        .map(|e| e.str_at(&["key"]).unwrap_or(""));
+    if let Some(key) = label_keys
+        .chain(expression_keys)
+        .find(|k| *k != "os" && *k != "arch")
+    {
+        return (Some(format!("key {key:?} not supported")), Vec::new());
+    }
+    if labels.is_some_and(|l| l.is_empty()) {
+        return (Some("`matchLabels` specified but empty".into()), Vec::new());
+    }
+    if expressions.is_some_and(|e| e.is_empty()) {
+        return (
+            Some("`matchExpressions` specified but empty".into()),
+            Vec::new(),
+        );
+    }
+    let matches = |os: &str, arch: &str| {
+        let value = |key: &str| if key == "os" { os } else { arch };
+        labels
+            .into_iter()
+            .flatten()
+            .all(|(k, v)| v.as_str() == Some(value(k.as_str().unwrap_or(""))))
+            && expressions.into_iter().flatten().all(|e| {
+                let key = e.str_at(&["key"]).unwrap_or("");
+                let values: Vec<&str> = e
+                    .get("values")
+                    .and_then(Node::as_seq)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Node::as_str)
+                    .collect();
+                match e.str_at(&["operator"]).unwrap_or("") {
+                    "In" => values.contains(&value(key)),
+                    "NotIn" => !values.contains(&value(key)),
+                    // Both keys always have a value: DoesNotExist
+                    // matches nothing.
+                    "Exists" => true,
+                    _ => false,
+                }
+            })
+    };
+    let matched = KREW_PLATFORMS
+        .into_iter()
+        .filter(|(os, arch)| matches(os, arch))
+        .collect();
+    (None, matched)
 }
 
 const TARGETS: [&str; 4] = [
@@ -287,6 +441,76 @@ fn the_checker_rejects_what_krew_rejects() {
             "{from} -> {to} went unnoticed"
         );
     }
+}
+
+/// Each rule of krew's validation the checker follows, broken once: the
+/// checker names it.
+#[test]
+fn the_checker_follows_krews_validation() {
+    if !common::bash_available() {
+        return;
+    }
+    let good = manifest_from_sums(&four_platform_sums()).to_json();
+    let good = serde_json::to_string(&good).unwrap();
+    let linux_amd64 = r#""matchLabels":{"arch":"amd64","os":"linux"}"#;
+    for (from, to, said) in [
+        (r#""to":".""#, r#""to":"""#, "files[0] has no to"),
+        (
+            r#""os":"linux""#,
+            r#""os":"plan9""#,
+            "matches no platform krew installs on",
+        ),
+        (
+            linux_amd64,
+            r#""matchLabels":{"os":"linux","zone":"a"}"#,
+            "key \"zone\" not supported",
+        ),
+        (
+            linux_amd64,
+            r#""matchLabels":{}"#,
+            "empty selector is not supported",
+        ),
+        (
+            linux_amd64,
+            r#""matchExpressions":[{"key":"os","operator":"In","values":["linux"]}]"#,
+            "linux/arm64 is matched by 2 platforms",
+        ),
+        (
+            r#""files":["#,
+            r#""files":[],"unused":["#,
+            "files must be absent or not empty",
+        ),
+        (
+            r#""shortDescription":""#,
+            r#""shortDescription":"two\nlines "#,
+            "spec.shortDescription has a line break",
+        ),
+    ] {
+        assert!(good.contains(from), "{from}");
+        let found = problems("homelab-lint", &parse(&good.replacen(from, to, 1)));
+        assert!(
+            found.iter().any(|p| p.contains(said)),
+            "{from} -> {to}: {found:?}"
+        );
+    }
+    // A Windows device name is no plugin name, whatever its case.
+    let con = parse(&good.replacen(r#""name":"homelab-lint""#, r#""name":"con""#, 1));
+    let found = problems("con", &con);
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("the plugin name \"con\" is not allowed")),
+        "{found:?}"
+    );
+    // matchExpressions select as Kubernetes reads them: one platform per
+    // os/arch, written as expressions, passes.
+    let expressions = good.replacen(
+        linux_amd64,
+        r#""matchExpressions":[{"key":"os","operator":"In","values":["linux"]},{"key":"arch","operator":"NotIn","values":["arm64","386","arm","ppc64le"]}]"#,
+        1,
+    );
+    let found = problems("homelab-lint", &parse(&expressions));
+    assert!(found.is_empty(), "{found:?}");
 }
 
 #[test]

@@ -70,6 +70,7 @@ mod review_output;
 mod roots;
 mod rule_docs;
 mod rule_fixtures;
+mod rule_redirects;
 mod run_anywhere;
 mod sarif_schema;
 mod suppressions;

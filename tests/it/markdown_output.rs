@@ -1,7 +1,8 @@
 //! `-o markdown` and `inventory --graph`: the summary of the example and
 //! of three corpus folders (snapshots), every Mermaid diagram they hold
 //! rendered to SVG by the real Mermaid CLI (headless Chromium), and every
-//! `--graph dot` by Graphviz. `scripts/install-mermaid-cli` puts the
+//! `--graph dot` by Graphviz; each repository's graph draws every app and
+//! database of it. `scripts/install-mermaid-cli` puts the
 //! Mermaid CLI into `target/tools/mermaid`; Chromium and Graphviz are
 //! Debian's `chromium` and `graphviz`.
 
@@ -9,6 +10,8 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use homelab_lint::pipeline::Input;
 
 /// The corpus folders snapshotted, each with the name of its snapshot
 /// (what it shows): a chain drawn (buroa: CloudNativePG on ceph-block), a
@@ -131,27 +134,107 @@ fn summaries_and_graphs_render() {
     let example = example_markdown();
     insta::assert_snapshot!("markdown_example", example);
     let mut diagrams = mermaid_blocks(&example);
-    diagrams.push(run(&["inventory", "--example", "--graph", "mermaid"]));
-    let mut dots = vec![run(&["inventory", "--example", "--graph", "dot"])];
+    let example_input = Input {
+        example: true,
+        ..Input::default()
+    };
+    let (mermaid, dot) = repository_graphs(&["--example"], &example_input);
+    // The example's finding marks the edges of its chain with its rule.
+    let rule = "authentik-cache-on-sync-replicated-postgres";
+    assert!(mermaid.contains(&format!("==>|\"{rule}\"|")), "{mermaid}");
     assert!(
-        dots[0].contains("HelmRelease/security/authentik"),
-        "{}",
-        dots[0]
+        dot.contains(&format!("color=red, penwidth=2, label=\"{rule}\"")),
+        "{dot}"
     );
+    diagrams.push(mermaid);
+    let mut dots = vec![dot];
     for ((_, snapshot), dir) in CORPUS.iter().zip(corpus_dirs().unwrap_or_default()) {
+        let input = Input {
+            paths: vec![dir.clone()],
+            ..Input::default()
+        };
         let dir = dir.to_str().unwrap();
         let text = markdown(dir);
         insta::assert_snapshot!(*snapshot, text);
         diagrams.extend(mermaid_blocks(&text));
-        let graph = run(&["inventory", dir, "--graph", "mermaid"]);
-        if graph.lines().count() > 1 {
-            diagrams.push(graph);
-        }
-        dots.push(run(&["inventory", dir, "--graph", "dot"]));
+        let (mermaid, dot) = repository_graphs(&[dir], &input);
+        diagrams.push(mermaid);
+        dots.push(dot);
     }
     assert!(diagrams.len() >= 3, "{diagrams:#?}");
     render_with_mermaid(&diagrams);
     render_with_dot(&dots);
+}
+
+/// `inventory --graph mermaid` and `--graph dot` of a repository, after
+/// checking that each draws every app and every database of it, in a
+/// subgraph of its namespace: the apps are the HelmReleases and workloads
+/// `inventory -o json` lists, the databases those of the typed model.
+fn repository_graphs(repo: &[&str], input: &Input) -> (String, String) {
+    let graph = |language: &str| run(&[&["inventory"], repo, &["--graph", language]].concat());
+    let (mermaid, dot) = (graph("mermaid"), graph("dot"));
+    let listing: serde_json::Value =
+        serde_json::from_str(&run(&[&["inventory"], repo, &["-o", "json"]].concat())).unwrap();
+    let mut drawn: Vec<(String, Option<String>)> = listing["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| {
+            let kind = o["kind"].as_str().unwrap();
+            let group = o["apiVersion"]
+                .as_str()
+                .unwrap()
+                .rsplit_once('/')
+                .map(|(g, _)| g);
+            let containers = ["spec", "template", "spec", "containers"]
+                .iter()
+                .try_fold(&o["object"], |v, k| v.get(k))
+                .or_else(|| o["object"]["spec"].get("containers"))
+                .or_else(|| o["object"].pointer("/spec/jobTemplate/spec/template/spec/containers"));
+            match (group, kind) {
+                (Some("helm.toolkit.fluxcd.io"), "HelmRelease") => true,
+                (Some("apps" | "batch") | None, _) => containers.is_some(),
+                _ => false,
+            }
+        })
+        .map(|o| {
+            let id = format!(
+                "{}/{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["namespace"].as_str().unwrap(),
+                o["name"].as_str().unwrap()
+            );
+            (id, o["namespace"].as_str().map(str::to_string))
+        })
+        .collect();
+    let loaded = homelab_lint::pipeline::load(input).unwrap();
+    let model = homelab_lint::model::Model::new(&loaded.repo);
+    let databases = homelab_lint::model::database::all(&model);
+    for db in &databases {
+        let o = model.object(db.object);
+        drawn.push((o.id(), o.namespace().map(str::to_string)));
+    }
+    assert!(!drawn.is_empty(), "{repo:?} has no app");
+    for (id, namespace) in &drawn {
+        assert!(
+            mermaid.contains(&format!("<b>{id}</b>")),
+            "{id} is not drawn:\n{mermaid}"
+        );
+        assert!(
+            dot.contains(&format!("[label=\"{id}\\l")),
+            "{id} is not drawn:\n{dot}"
+        );
+        let namespace = namespace.as_deref().unwrap();
+        assert!(
+            mermaid.contains(&format!("[\"{namespace}\"]")),
+            "{namespace}"
+        );
+        assert!(
+            dot.contains(&format!("label=\"{namespace}\";")),
+            "{namespace}"
+        );
+    }
+    (mermaid, dot)
 }
 
 /// Renders each graph to SVG with Graphviz `dot`: no error, no warning,
@@ -184,7 +267,7 @@ fn render_with_dot(graphs: &[String]) {
     }
 }
 
-/// `--graph` draws the findings' chains: the object filters and
+/// `--graph` draws the whole repository: the object filters and
 /// provenance of the inventory listing do not apply, and are refused.
 #[test]
 fn graph_refuses_the_listing_options() {

@@ -252,15 +252,22 @@ fn wrong_password_is_an_auth_error_without_the_password() {
         return;
     };
     let server = PgServer::start(0);
+    // The budget is also the connect timeout: on a loaded machine a scram
+    // exchange can take longer than the default 2 s, which would turn the
+    // auth error this test is about into a budget error.
+    let generous = |dsn| Options {
+        budget: Duration::from_secs(60),
+        ..options(dsn)
+    };
     let dsn = format!("{} password=not-the-password", server.dsn(pg::PW_USER));
-    let err = probe::run_blocking(&options(dsn)).unwrap_err();
+    let err = probe::run_blocking(&generous(dsn)).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, ProbeError::Auth { .. }), "{err:?}");
     assert!(text.contains("password authentication failed"), "{text}");
     assert!(!text.contains("not-the-password"), "{text}");
     // The right password works.
     let dsn = format!("{} password={}", server.dsn(pg::PW_USER), pg::PW_PASSWORD);
-    probe::run_blocking(&options(dsn)).expect("probe with the right password");
+    probe::run_blocking(&generous(dsn)).expect("probe with the right password");
     server.assert_no_probe_session();
 }
 

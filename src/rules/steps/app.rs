@@ -78,8 +78,10 @@ impl AppFact {
     }
 }
 
-impl Step for AppStep {
-    fn eval(&self, cx: &mut Ctx, _bound: &Bindings) -> Vec<Bindings> {
+impl AppStep {
+    /// The apps the step names, whatever their version, each with the
+    /// chart conventions the step gives.
+    pub(crate) fn apps(&self, model: &Model) -> Vec<AppFact> {
         let prefixes: Vec<ValuesPrefix> = self
             .values_env_prefixes
             .iter()
@@ -92,21 +94,25 @@ impl Step for AppStep {
             charts: &self.charts,
             images: &self.images,
         };
-        app::find(cx.model, &query)
+        app::find(model, &query)
+            .into_iter()
+            .map(|app| AppFact {
+                app,
+                prefixes: prefixes.clone(),
+            })
+            .collect()
+    }
+}
+
+impl Step for AppStep {
+    fn eval(&self, cx: &mut Ctx, _bound: &Bindings) -> Vec<Bindings> {
+        self.apps(cx.model)
             .into_iter()
             .filter(|a| match &self.version {
                 None => true,
-                Some(constraint) => meets(cx, a, constraint),
+                Some(constraint) => meets(cx, &a.app, constraint),
             })
-            .map(|app| {
-                vec![bind(
-                    "app",
-                    AppFact {
-                        app,
-                        prefixes: prefixes.clone(),
-                    },
-                )]
-            })
+            .map(|fact| vec![bind("app", fact)])
             .collect()
     }
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{AppFact, Bindings, Described, Fact, Step, bind, find, object_span};
 use crate::model::database::{self, Database, HostQuery};
-use crate::model::{Model, ObjRef};
+use crate::model::{Model, ObjRef, Unknown};
 use crate::rules::engine::Ctx;
 use crate::rules::finding::Label;
 
@@ -21,24 +21,32 @@ pub struct DatabaseStep {
     pub bundled: Option<String>,
 }
 
+impl DatabaseStep {
+    /// The database the app uses, by the host variables and bundled
+    /// chart the step names.
+    pub(crate) fn of_app(&self, model: &Model, fact: &AppFact) -> Result<Database, Unknown> {
+        let query = HostQuery {
+            env: &self.host_env,
+            bundled: self.bundled.as_deref(),
+            prefixes: &fact.prefixes,
+        };
+        database::of_app(model, &fact.app, &query)
+    }
+}
+
 /// A Postgres cluster (of the repository, or of the live cluster).
 #[derive(Clone, Debug)]
 pub(crate) struct DatabaseFact(pub Database);
 
 impl Step for DatabaseStep {
     fn eval(&self, cx: &mut Ctx, bound: &Bindings) -> Vec<Bindings> {
-        let Some(AppFact { app, prefixes }) = find(bound, "app") else {
+        let Some(fact) = find::<AppFact>(bound, "app") else {
             return Vec::new();
         };
-        let query = HostQuery {
-            env: &self.host_env,
-            bundled: self.bundled.as_deref(),
-            prefixes,
-        };
-        match database::of_app(cx.model, app, &query) {
+        match self.of_app(cx.model, fact) {
             Ok(db) => vec![vec![bind("database", DatabaseFact(db))]],
             Err(unknown) => {
-                let subject = cx.model.object(app.object).id();
+                let subject = cx.model.object(fact.app.object).id();
                 cx.note_unknown(subject, unknown);
                 Vec::new()
             }

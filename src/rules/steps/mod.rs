@@ -51,9 +51,11 @@ pub(crate) use database::DatabaseFact;
 pub(crate) use env::EnvFact;
 pub(crate) use object::ValueFact;
 pub(crate) use setting::SettingFact;
+pub(crate) use storage::StorageFact;
+pub(crate) use synchronous_replication::ReplicationFact;
 
 use super::engine::Ctx;
-use super::finding::Label;
+use super::finding::{Label, Link};
 use crate::model::{Model, ObjRef};
 use crate::yaml::{Node, Origin, Span};
 
@@ -88,6 +90,29 @@ pub(crate) trait Fact: Any + std::fmt::Debug + Send + Sync {
     fn shape(&self, _finding: &mut Shape) {}
     /// Message-only wording under the fact's binding name.
     fn message_fields(&self, _name: &str, _fields: &mut BTreeMap<String, String>) {}
+}
+
+/// The link `fact`, bound as `binding`, is in a chain, with the evidence
+/// it describes: grouped under its object's namespace when it is drawn
+/// as that object (a storage class drawn from a chart's values is not).
+pub(crate) fn link(
+    model: &Model,
+    binding: &str,
+    fact: &dyn Fact,
+    evidence: Vec<(String, String)>,
+) -> Link {
+    let object = fact.node(model);
+    let group = fact
+        .object()
+        .map(|r| model.object(r))
+        .filter(|o| object.as_deref() == Some(o.id().as_str()))
+        .and_then(|o| o.namespace().map(str::to_string));
+    Link {
+        binding: binding.to_string(),
+        object,
+        facts: evidence,
+        group,
+    }
 }
 
 /// One fact's part of a finding.

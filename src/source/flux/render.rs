@@ -399,10 +399,15 @@ impl FluxTree {
         ks: &Object,
         substituted: bool,
     ) -> (String, Option<Issue>) {
-        let Some(node) = ks.root.path(&["spec", "path"]) else {
-            return ("its path is not a directory".into(), None);
-        };
-        let raw = node.as_str().unwrap_or("");
+        // An absent spec.path is the root of the source (Flux's API:
+        // "Defaults to 'None', which translates to the root path of the
+        // SourceRef"); the issue then points at the sourceRef.
+        let node = ks
+            .root
+            .path(&["spec", "path"])
+            .or_else(|| ks.root.path(&["spec", "sourceRef"]))
+            .unwrap_or(&ks.root);
+        let raw = ks.root.str_at(&["spec", "path"]).unwrap_or("./");
         let source = source_of(ks);
         if !self.local.contains(&source) {
             let why = match join_within(Path::new(""), raw.trim_start_matches('/'))
