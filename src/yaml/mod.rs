@@ -1,6 +1,7 @@
 //! YAML with a span on every node, and the registry of source files that
 //! spans point into.
 
+mod block;
 mod compat;
 mod limits;
 mod mask;
@@ -14,7 +15,7 @@ pub mod edit;
 pub mod jsonpath;
 pub use limits::Limits;
 pub use mask::{redacted, secrets as mask_secrets};
-pub use parse::{YamlError, parse_documents, parse_values, resolve_plain};
+pub use parse::{YamlError, block_scanner_differs, parse_documents, parse_values, resolve_plain};
 pub use position::OffsetMap;
 pub use size::Size;
 

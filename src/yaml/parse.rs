@@ -16,6 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
 
+use super::block;
 use super::compat;
 use super::limits::Limits;
 use super::node::{CompactString, FileId, Node, Span, Style, Value};
@@ -75,19 +76,19 @@ fn parse_with(
         });
     }
     let mut repaired = compat::Repaired::default();
+    // The block-style subset nearly every file is in, read by our own
+    // scanner; anything else, and every error, is saphyr's.
+    if let Some(events) = block::scan(text)
+        && let Ok(docs) = Builder::new(&lines, file, limits, folded, &repaired)
+            .build(text, events.into_iter().map(Ok))
+    {
+        return Ok(docs);
+    }
     let mut first_error = None;
     let mut last_error = None;
     for _ in 0..=limits.max_repairs {
         let working = repaired.text.as_deref().unwrap_or(text);
-        let builder = Builder {
-            offsets: OffsetMap::new(working),
-            lines: &lines,
-            file,
-            limits,
-            folded,
-            repaired: &repaired,
-        };
-        let stop = match builder.run(working) {
+        let stop = match Builder::new(&lines, file, limits, folded, &repaired).run(working) {
             Ok(docs) => return Ok(docs),
             Err(stop) => stop,
         };
@@ -248,7 +249,6 @@ struct Frame {
 }
 
 struct Builder<'a> {
-    offsets: OffsetMap<'a>,
     lines: &'a Lines<'a>,
     file: FileId,
     limits: &'a Limits,
@@ -262,7 +262,23 @@ struct Budget {
     bytes: usize,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
+    fn new(
+        lines: &'a Lines<'a>,
+        file: FileId,
+        limits: &'a Limits,
+        folded: Folded,
+        repaired: &'a compat::Repaired,
+    ) -> Self {
+        Builder {
+            lines,
+            file,
+            limits,
+            folded,
+            repaired,
+        }
+    }
+
     /// The span of bytes `start..end` of the text parsed, in the file as
     /// written.
     fn span(&self, start: u32, end: u32) -> Span {
@@ -279,8 +295,27 @@ impl Builder<'_> {
         }
     }
 
+    /// The trees of `text` as saphyr reads it.
     fn run(&self, text: &str) -> Result<Vec<Node>, Stop> {
+        let offsets = OffsetMap::new(text);
         let mut parser = Parser::new_from_str(text);
+        let events = std::iter::from_fn(move || parser.next_event()).map(|event| {
+            event
+                .map(|(event, span)| {
+                    let start = offsets.byte(span.start.index());
+                    (event, start, offsets.byte(span.end.index()))
+                })
+                .map_err(|e| (offsets.byte(e.marker().index()), e.info().to_string()))
+        });
+        self.build(text, events)
+    }
+
+    /// The trees of the events of `text`, each with its byte range there.
+    fn build<'t>(
+        &self,
+        text: &'t str,
+        events: impl Iterator<Item = Result<block::Spanned<'t>, (u32, String)>>,
+    ) -> Result<Vec<Node>, Stop> {
         let mut docs = Vec::new();
         let mut stack: Vec<Frame> = Vec::new();
         let mut scratch = Scratch::default();
@@ -291,15 +326,13 @@ impl Builder<'_> {
         };
         let mut root: Option<Node> = None;
 
-        while let Some(ev) = parser.next_event() {
-            let (event, pspan) = ev.map_err(|e| Stop {
-                offset: self.offsets.byte(e.marker().index()),
-                message: e.info().to_string(),
+        for ev in events {
+            let (event, start, end) = ev.map_err(|(offset, message)| Stop {
+                offset,
+                message,
                 repairable: true,
                 flow_start: stack.iter().find(|f| f.flow).map(|f| f.start),
             })?;
-            let start = self.offsets.byte(pspan.start.index());
-            let end = self.offsets.byte(pspan.end.index());
             let (node, cost, anchor) = match event {
                 Event::StreamStart | Event::Nothing | Event::StreamEnd => continue,
                 Event::DocumentStart(_) => {
@@ -664,6 +697,9 @@ fn is_yaml_float(s: &str) -> bool {
     }
     i == b.len()
 }
+
+mod agree;
+pub use agree::block_scanner_differs;
 
 #[cfg(test)]
 mod tests;

@@ -77,3 +77,4 @@ mod sarif_schema;
 mod suppressions;
 mod user_rules;
 mod workflows;
+mod yaml_fast_path;

@@ -1,0 +1,789 @@
+//! A scanner for the block-style YAML that nearly every GitOps file is:
+//! mappings and sequences by indentation, one-line plain and quoted
+//! scalars, literal and folded block scalars, `[]`/`{}` and one-line flow
+//! sequences of scalars, comments and `---` between documents.
+//!
+//! saphyr's scanner costs about 150 instructions per byte (BENCHMARKS.md,
+//! "Parser candidates"), most of it in a character buffer this subset
+//! does not need. This one gives the events saphyr gives, with the same
+//! spans (in bytes), or nothing at all: a file with anything it does not
+//! take (anchors, aliases, tags, multi-line plain or quoted scalars, other
+//! flow collections, escapes, tabs, carriage returns, a BOM, directives,
+//! a syntax error) is left whole to saphyr, which also reports every
+//! error. `tests/it/yaml_fast_path.rs` holds the two to the same trees on
+//! every corpus and test file, and the `yaml_fast_path` fuzz target on
+//! any input.
+
+use std::borrow::Cow;
+
+use saphyr_parser::{Event, ScalarStyle};
+
+/// An event with its byte range in the text.
+pub(super) type Spanned<'t> = (Event<'t>, u32, u32);
+
+/// Collections nested deeper than this go to saphyr (which enforces the
+/// depth budget with its error position).
+const MAX_DEPTH: usize = 64;
+
+/// Flow collections nested deeper than this go to saphyr.
+const MAX_FLOW: usize = 8;
+
+/// Longest implicit key saphyr takes (the YAML spec's 1024 characters),
+/// counted here in bytes and with a margin.
+const MAX_KEY: usize = 1000;
+
+/// The events of `text`, or `None` when the text is not all in the
+/// subset this scanner takes.
+pub(super) fn scan(text: &str) -> Option<Vec<Spanned<'_>>> {
+    if text.len() >= u32::MAX as usize || !plain_bytes(text.as_bytes()) {
+        return None;
+    }
+    let mut scanner = Scanner {
+        text,
+        b: text.as_bytes(),
+        events: Vec::with_capacity(text.len() / 6),
+        stack: Vec::new(),
+        pending: None,
+    };
+    scanner.run()?;
+    Some(scanner.events)
+}
+
+/// Whether the text holds no byte this scanner leaves to saphyr: tabs,
+/// carriage returns and other control characters, and the characters
+/// YAML treats specially beyond ASCII (C1 controls, NEL, the line and
+/// paragraph separators, BOMs and noncharacters).
+fn plain_bytes(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x20 && c != b'\n' || c == 0x7f {
+            return false;
+        }
+        if c >= 0x80 {
+            let next = b.get(i + 1).copied().unwrap_or(0);
+            let third = b.get(i + 2).copied().unwrap_or(0);
+            let special = match c {
+                0xC2 => next < 0xA0,
+                0xE2 => next == 0x80 && matches!(third, 0xA8 | 0xA9),
+                0xEF => next == 0xBB && third == 0xBF || next == 0xBF && third >= 0xBE,
+                _ => false,
+            };
+            if special {
+                return false;
+            }
+        }
+        i += 1;
+    }
+    true
+}
+
+#[derive(Clone, Copy)]
+struct Open {
+    seq: bool,
+    /// Column of the keys, or of the dashes.
+    indent: usize,
+}
+
+/// A `key:` or `-` with nothing after it on its line: its value is the
+/// collection on the next lines, or an empty scalar.
+#[derive(Clone, Copy)]
+struct Pending {
+    /// Column of the collection the key or dash belongs to.
+    indent: usize,
+    /// Where the empty scalar is (the colon), for a key.
+    colon: usize,
+    key: bool,
+}
+
+struct Scanner<'t> {
+    text: &'t str,
+    b: &'t [u8],
+    events: Vec<Spanned<'t>>,
+    stack: Vec<Open>,
+    pending: Option<Pending>,
+}
+
+fn is_break(c: Option<&u8>) -> bool {
+    matches!(c, None | Some(b'\n'))
+}
+
+impl<'t> Scanner<'t> {
+    fn push(&mut self, event: Event<'t>, start: usize, end: usize) {
+        self.events.push((event, start as u32, end as u32));
+    }
+
+    fn at(&self, i: usize) -> Option<u8> {
+        self.b.get(i).copied()
+    }
+
+    /// Whether the line from `i` on is blank or a comment (after `i`'s
+    /// spaces).
+    fn rest_is_empty(&self, mut i: usize) -> bool {
+        while self.at(i) == Some(b' ') {
+            i += 1;
+        }
+        matches!(self.at(i), None | Some(b'\n' | b'#'))
+    }
+
+    /// Where the line holding `i` ends (its `\n`, or the end).
+    fn line_end(&self, i: usize) -> usize {
+        match memchr::memchr(b'\n', &self.b[i..]) {
+            Some(n) => i + n,
+            None => self.b.len(),
+        }
+    }
+
+    /// After a value that must end its line: only spaces and a comment
+    /// may follow.
+    fn end_of_line(&self, i: usize) -> Option<()> {
+        let mut j = i;
+        while self.at(j) == Some(b' ') {
+            j += 1;
+        }
+        match self.at(j) {
+            None | Some(b'\n') => Some(()),
+            Some(b'#') if j > i => Some(()),
+            _ => None,
+        }
+    }
+
+    fn run(&mut self) -> Option<()> {
+        self.push(Event::StreamStart, 0, 0);
+        let mut line = 0;
+        let mut open_doc = false;
+        loop {
+            // The next line with content.
+            let (start, indent) = loop {
+                if line >= self.b.len() {
+                    break (self.b.len(), None);
+                }
+                let mut i = line;
+                while self.at(i) == Some(b' ') {
+                    i += 1;
+                }
+                match self.at(i) {
+                    None => break (self.b.len(), None),
+                    Some(b'\n') | Some(b'#') => line = self.line_end(i) + 1,
+                    Some(_) => break (i, Some(i - line)),
+                }
+            };
+            let Some(indent) = indent else {
+                self.close_document(start, open_doc)?;
+                self.push(Event::StreamEnd, start, start);
+                return Some(());
+            };
+            let b = self.b;
+            let marker = indent == 0 && b.len() >= start + 3 && is_break_or_blank(b.get(start + 3));
+            if marker && &b[start..start + 3] == b"..." || indent == 0 && b[start] == b'%' {
+                return None;
+            }
+            if marker && &b[start..start + 3] == b"---" {
+                self.close_document(start, open_doc)?;
+                self.end_of_line(start + 3)?;
+                self.push(Event::DocumentStart(true), start, start + 3);
+                open_doc = true;
+                line = self.line_end(start) + 1;
+                continue;
+            }
+            if !open_doc {
+                self.push(Event::DocumentStart(false), start, start);
+                open_doc = true;
+            }
+            line = self.content_line(start, indent)?;
+        }
+    }
+
+    /// Ends the open document (if any) at `at`: the empty value of a last
+    /// `key:`, the collections still open.
+    fn close_document(&mut self, at: usize, open: bool) -> Option<()> {
+        self.resolve_empty(at)?;
+        while let Some(open) = self.stack.pop() {
+            self.push(end_event(open), at, at);
+        }
+        if open {
+            self.push(Event::DocumentEnd, at, at);
+        }
+        Some(())
+    }
+
+    /// The pending value, known at `at` to be empty.
+    fn resolve_empty(&mut self, _at: usize) -> Option<()> {
+        match self.pending.take() {
+            None => Some(()),
+            Some(p) if p.key => {
+                self.push(
+                    Event::Scalar(Cow::Borrowed(""), ScalarStyle::Plain, 0, None),
+                    p.colon,
+                    p.colon,
+                );
+                Some(())
+            }
+            // An empty sequence item: rare, and its span is saphyr's
+            // business.
+            Some(_) => None,
+        }
+    }
+
+    /// Opens a block sequence or mapping at column `indent`, its start
+    /// event at `at`.
+    fn open(&mut self, seq: bool, indent: usize, at: usize) -> Option<()> {
+        if self.stack.len() >= MAX_DEPTH {
+            return None;
+        }
+        self.stack.push(Open { seq, indent });
+        let event = if seq {
+            Event::SequenceStart(0, None)
+        } else {
+            Event::MappingStart(0, None)
+        };
+        self.push(event, at, at);
+        Some(())
+    }
+
+    /// Reads the content line whose first character is at `at`, in
+    /// column `indent`; returns where the next line starts.
+    fn content_line(&mut self, at: usize, indent: usize) -> Option<usize> {
+        let dash = self.b[at] == b'-' && is_break_or_blank(self.b.get(at + 1));
+        if let Some(p) = self.pending {
+            if indent > p.indent {
+                self.pending = None;
+                self.open(dash, indent, at)?;
+            } else if indent == p.indent && p.key && dash {
+                // A sequence at its key's column (`key:` then `- item`):
+                // saphyr starts it at the first item's content.
+                self.pending = None;
+                let mut c = at + 1;
+                while self.at(c) == Some(b' ') {
+                    c += 1;
+                }
+                if is_break(self.b.get(c)) || self.b[c] == b'#' {
+                    return None;
+                }
+                self.open(true, indent, c)?;
+            } else {
+                self.resolve_empty(at)?;
+            }
+        }
+        while let Some(&top) = self.stack.last() {
+            if top.indent > indent || top.seq && top.indent == indent && !dash {
+                self.stack.pop();
+                self.push(end_event(top), at, at);
+            } else {
+                break;
+            }
+        }
+        if self.stack.is_empty() {
+            // A document's first line opens its root collection; a line
+            // after the root collection closed is beyond this scanner.
+            if !matches!(self.events.last(), Some((Event::DocumentStart(_), ..))) {
+                return None;
+            }
+            self.open(dash, indent, at)?;
+        }
+        let top = *self.stack.last()?;
+        if top.indent != indent || top.seq != dash {
+            return None;
+        }
+        if dash {
+            self.item(at + 1, indent)
+        } else {
+            self.entry(at, indent)
+        }
+    }
+
+    /// A sequence item after its dash (at `i`); the sequence is at column
+    /// `indent`.
+    fn item(&mut self, i: usize, indent: usize) -> Option<usize> {
+        let mut c = i;
+        while self.at(c) == Some(b' ') {
+            c += 1;
+        }
+        if self.rest_is_empty(c) {
+            self.pending = Some(Pending {
+                indent,
+                colon: c,
+                key: false,
+            });
+            return Some(self.line_end(c) + 1);
+        }
+        if self.b[c] == b'-' && is_break_or_blank(self.b.get(c + 1)) {
+            return None;
+        }
+        let line_start = i - 1 - indent;
+        if self.key_ahead(c)? {
+            if self.stack.len() >= MAX_DEPTH {
+                return None;
+            }
+            let column = c - line_start;
+            self.stack.push(Open {
+                seq: false,
+                indent: column,
+            });
+            self.push(Event::MappingStart(0, None), c, c);
+            return self.entry(c, column);
+        }
+        self.value(c, indent, c)
+    }
+
+    /// Whether a key (`key:` then a blank or the line's end) starts at
+    /// `c`; `None` when the line is beyond this scanner.
+    fn key_ahead(&self, c: usize) -> Option<bool> {
+        let end = match self.b[c] {
+            b'"' | b'\'' => self.quoted_end(c)?,
+            _ if !plain_start(self.b, c) => return Some(false),
+            _ => {
+                let mut j = c;
+                loop {
+                    match self.at(j) {
+                        None | Some(b'\n') => return Some(false),
+                        Some(b':') if is_break_or_blank(self.b.get(j + 1)) => break j,
+                        Some(b' ') if self.at(j + 1) == Some(b'#') => return Some(false),
+                        _ => j += 1,
+                    }
+                }
+            }
+        };
+        Some(self.at(end) == Some(b':') && is_break_or_blank(self.b.get(end + 1)))
+    }
+
+    /// A mapping entry whose key starts at `at`; the mapping is at
+    /// column `indent`.
+    fn entry(&mut self, at: usize, indent: usize) -> Option<usize> {
+        let colon = match self.b[at] {
+            b'"' | b'\'' => self.quoted(at)?,
+            _ => {
+                if !plain_start(self.b, at) {
+                    return None;
+                }
+                let mut j = at;
+                loop {
+                    match self.at(j) {
+                        None | Some(b'\n') => return None,
+                        Some(b':') if is_break_or_blank(self.b.get(j + 1)) => break,
+                        Some(b' ') if self.at(j + 1) == Some(b'#') => return None,
+                        _ => j += 1,
+                    }
+                }
+                let mut end = j;
+                while self.b[end - 1] == b' ' {
+                    end -= 1;
+                }
+                let key = &self.text[at..end];
+                self.push(
+                    Event::Scalar(Cow::Borrowed(key), ScalarStyle::Plain, 0, None),
+                    at,
+                    end,
+                );
+                j
+            }
+        };
+        if colon - at > MAX_KEY
+            || self.at(colon) != Some(b':')
+            || !is_break_or_blank(self.b.get(colon + 1))
+        {
+            return None;
+        }
+        let mut v = colon + 1;
+        while self.at(v) == Some(b' ') {
+            v += 1;
+        }
+        self.value(v, indent, colon)
+    }
+
+    /// The value at `v` of a key or item of the collection at column
+    /// `indent`; `colon` is where an empty value's scalar goes.
+    fn value(&mut self, v: usize, indent: usize, colon: usize) -> Option<usize> {
+        let b = self.b;
+        match b.get(v) {
+            None | Some(b'\n') | Some(b'#') => {
+                self.pending = Some(Pending {
+                    indent,
+                    colon,
+                    key: true,
+                });
+                return Some(self.line_end(v) + 1);
+            }
+            Some(b'|') | Some(b'>') => return self.block_scalar(v, indent),
+            // saphyr ends a quoted scalar's span after whatever follows
+            // it on its line (spaces, a comment): only one that ends its
+            // line is taken.
+            Some(b'"') | Some(b'\'') => {
+                let end = self.quoted(v)?;
+                if !is_break(b.get(end)) {
+                    return None;
+                }
+            }
+            Some(b'[') | Some(b'{') => self.flow(v)?,
+            _ => {
+                if !plain_start(b, v) {
+                    return None;
+                }
+                let mut j = v;
+                let mut end = v;
+                loop {
+                    match b.get(j) {
+                        None | Some(b'\n') => break,
+                        Some(b':') if is_break_or_blank(b.get(j + 1)) => return None,
+                        Some(b' ') => {
+                            if b.get(j + 1) == Some(&b'#') {
+                                break;
+                            }
+                        }
+                        Some(_) => end = j + 1,
+                    }
+                    j += 1;
+                }
+                self.push(
+                    Event::Scalar(
+                        Cow::Borrowed(&self.text[v..end]),
+                        ScalarStyle::Plain,
+                        0,
+                        None,
+                    ),
+                    v,
+                    end,
+                );
+            }
+        }
+        Some(self.line_end(v) + 1)
+    }
+
+    /// The end of the one-line quoted scalar at `q` (after its closing
+    /// quote), without reading it.
+    fn quoted_end(&self, q: usize) -> Option<usize> {
+        let quote = self.b[q];
+        let mut j = q + 1;
+        loop {
+            match self.at(j)? {
+                b'\n' => return None,
+                // An escape: the character after it is never the end.
+                b'\\' if quote == b'"' => j += 2,
+                c if c == quote => {
+                    if quote == b'\'' && self.at(j + 1) == Some(b'\'') {
+                        j += 2;
+                        continue;
+                    }
+                    return Some(j + 1);
+                }
+                _ => j += 1,
+            }
+        }
+    }
+
+    /// Reads the one-line quoted scalar at `q`; returns where it ends.
+    fn quoted(&mut self, q: usize) -> Option<usize> {
+        let end = self.quoted_end(q)?;
+        let inner = &self.text[q + 1..end - 1];
+        let (value, style) = if self.b[q] == b'"' {
+            let value = match inner.contains('\\') {
+                true => Cow::Owned(unescape(inner)?),
+                false => Cow::Borrowed(inner),
+            };
+            (value, ScalarStyle::DoubleQuoted)
+        } else if inner.contains("''") {
+            (
+                Cow::Owned(inner.replace("''", "'")),
+                ScalarStyle::SingleQuoted,
+            )
+        } else {
+            (Cow::Borrowed(inner), ScalarStyle::SingleQuoted)
+        };
+        self.push(Event::Scalar(value, style, 0, None), q, end);
+        Some(end)
+    }
+
+    /// A one-line flow collection at `v` (`[a, "b"]`, `{kind: X, name:
+    /// y}`, nested up to [`MAX_FLOW`]) that ends its line.
+    fn flow(&mut self, v: usize) -> Option<()> {
+        let end = self.flow_node(v, 0)?;
+        // As for quoted scalars, saphyr's span of the closing bracket
+        // takes in a comment after it.
+        is_break(self.b.get(end)).then_some(())
+    }
+
+    /// The flow node at `j`; returns where it ends.
+    fn flow_node(&mut self, j: usize, depth: usize) -> Option<usize> {
+        let b = self.b;
+        match *b.get(j)? {
+            // saphyr's span of a closing bracket runs to the next token:
+            // only one right before it is taken.
+            b'[' | b'{' if depth < MAX_FLOW => {
+                let end = self.flow_collection(j, depth + 1)?;
+                (depth == 0 || matches!(b.get(end), Some(b',' | b']' | b'}'))).then_some(end)
+            }
+            b'"' | b'\'' => {
+                let end = self.quoted(j)?;
+                matches!(b.get(end), Some(b',' | b']' | b'}' | b':')).then_some(end)
+            }
+            _ => {
+                if !plain_start(b, j) || b[j] == b'-' {
+                    return None;
+                }
+                let (from, mut end, mut k) = (j, j, j);
+                loop {
+                    match *b.get(k)? {
+                        b',' | b']' | b'}' => break,
+                        b':' if b.get(k + 1) == Some(&b' ') => break,
+                        b'\n' | b'[' | b'{' | b':' | b'#' => return None,
+                        b' ' => {}
+                        _ => end = k + 1,
+                    }
+                    k += 1;
+                }
+                let text = &self.text[from..end];
+                self.push(
+                    Event::Scalar(Cow::Borrowed(text), ScalarStyle::Plain, 0, None),
+                    from,
+                    end,
+                );
+                Some(k)
+            }
+        }
+    }
+
+    /// The flow sequence or mapping whose bracket is at `v`.
+    fn flow_collection(&mut self, v: usize, depth: usize) -> Option<usize> {
+        let b = self.b;
+        let seq = b[v] == b'[';
+        let close = if seq { b']' } else { b'}' };
+        let skip = |mut j: usize| {
+            while b.get(j) == Some(&b' ') {
+                j += 1;
+            }
+            j
+        };
+        let mut j = skip(v + 1);
+        let start = if seq {
+            Event::SequenceStart(0, None)
+        } else {
+            Event::MappingStart(0, None)
+        };
+        self.push(start, v, j);
+        if b.get(j) != Some(&close) {
+            loop {
+                if seq {
+                    j = skip(self.flow_node(j, depth)?);
+                } else {
+                    // A scalar key, `: `, a value.
+                    if matches!(b.get(j), Some(b'[' | b'{')) {
+                        return None;
+                    }
+                    j = self.flow_node(j, depth)?;
+                    if b.get(j) != Some(&b':') || b.get(j + 1) != Some(&b' ') {
+                        return None;
+                    }
+                    j = skip(j + 1);
+                    if matches!(b.get(j), Some(b',' | b'}' | b']')) {
+                        return None;
+                    }
+                    j = skip(self.flow_node(j, depth)?);
+                }
+                match *b.get(j)? {
+                    b',' => {
+                        j = skip(j + 1);
+                        if matches!(b.get(j), Some(b']' | b'}' | b',')) {
+                            return None;
+                        }
+                    }
+                    c if c == close => break,
+                    _ => return None,
+                }
+            }
+        }
+        let end = if seq {
+            Event::SequenceEnd
+        } else {
+            Event::MappingEnd
+        };
+        self.push(end, j, j + 1);
+        Some(j + 1)
+    }
+
+    /// A literal (`|`) or folded (`>`) scalar whose indicator is at `h`,
+    /// value of a key or item of the collection at column `indent`,
+    /// read as saphyr's `scan_block_scalar` reads it.
+    fn block_scalar(&mut self, h: usize, indent: usize) -> Option<usize> {
+        let b = self.b;
+        let literal = b[h] == b'|';
+        let mut j = h + 1;
+        // Clip, strip (`-`) or keep (`+`); indentation indicators are
+        // left to saphyr.
+        let chomp = match b.get(j) {
+            Some(b'-') => {
+                j += 1;
+                b'-'
+            }
+            Some(b'+') => {
+                j += 1;
+                b'+'
+            }
+            _ => b' ',
+        };
+        if !is_break_or_blank(b.get(j)) {
+            return None;
+        }
+        self.end_of_line(j)?;
+        let mut line = self.line_end(j) + 1;
+        if line >= b.len() {
+            return None;
+        }
+        // The first line sets the indentation; leading blank lines and
+        // an empty scalar are left to saphyr.
+        let mut i = line;
+        while self.at(i) == Some(b' ') {
+            i += 1;
+        }
+        let width = i - line;
+        if is_break(b.get(i)) || width <= indent {
+            return None;
+        }
+        let start = i;
+        let mut string = String::new();
+        let mut leading_break = false;
+        let mut trailing_breaks = 0usize;
+        let mut leading_blank = false;
+        let mut at = i;
+        let mut ended_by_eof_mid_line = false;
+        loop {
+            // `at` is the first content character of a content line.
+            let trailing_blank = b[at] == b' ';
+            if !literal && leading_break && !leading_blank && !trailing_blank {
+                push_breaks(&mut string, trailing_breaks);
+                if trailing_breaks == 0 {
+                    string.push(' ');
+                }
+            } else {
+                if leading_break {
+                    string.push('\n');
+                }
+                push_breaks(&mut string, trailing_breaks);
+            }
+            leading_break = false;
+            trailing_breaks = 0;
+            leading_blank = trailing_blank;
+            let end = self.line_end(at);
+            string.push_str(&self.text[at..end]);
+            if end >= b.len() {
+                at = end;
+                ended_by_eof_mid_line = true;
+                break;
+            }
+            leading_break = true;
+            line = end + 1;
+            // Indentation and blank lines up to the next content line.
+            loop {
+                let mut k = line;
+                while k - line < width && self.at(k) == Some(b' ') {
+                    k += 1;
+                }
+                at = k;
+                if self.at(k) == Some(b'\n') {
+                    trailing_breaks += 1;
+                    line = k + 1;
+                    continue;
+                }
+                break;
+            }
+            if at - line < width || at >= b.len() {
+                break;
+            }
+        }
+        if chomp != b'-' {
+            if leading_break {
+                string.push('\n');
+            }
+            if at >= b.len() && (ended_by_eof_mid_line || at - line >= width.max(1)) {
+                string.push('\n');
+            }
+        }
+        if chomp == b'+' {
+            push_breaks(&mut string, trailing_breaks);
+        }
+        let style = if literal {
+            ScalarStyle::Literal
+        } else {
+            ScalarStyle::Folded
+        };
+        self.push(Event::Scalar(Cow::Owned(string), style, 0, None), start, at);
+        // The next line with content starts at or before `at`'s line.
+        Some(if at >= b.len() { b.len() } else { line })
+    }
+}
+
+/// The text of a one-line double-quoted scalar, its escapes (YAML 1.2,
+/// 5.7) decoded; `None` for an escape saphyr refuses or one this scanner
+/// leaves to it.
+fn unescape(inner: &str) -> Option<String> {
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let decoded = match chars.next()? {
+            '0' => '\0',
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            't' => '\t',
+            'n' => '\n',
+            'v' => '\u{b}',
+            'f' => '\u{c}',
+            'r' => '\r',
+            'e' => '\u{1b}',
+            ' ' => ' ',
+            '"' => '"',
+            '/' => '/',
+            '\\' => '\\',
+            'N' => '\u{85}',
+            '_' => '\u{a0}',
+            'L' => '\u{2028}',
+            'P' => '\u{2029}',
+            kind @ ('x' | 'u' | 'U') => {
+                let width = match kind {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let digits: String = chars.by_ref().take(width).collect();
+                if digits.len() != width || !digits.bytes().all(|d| d.is_ascii_hexdigit()) {
+                    return None;
+                }
+                char::from_u32(u32::from_str_radix(&digits, 16).ok()?)?
+            }
+            _ => return None,
+        };
+        out.push(decoded);
+    }
+    Some(out)
+}
+
+fn push_breaks(string: &mut String, n: usize) {
+    for _ in 0..n {
+        string.push('\n');
+    }
+}
+
+fn end_event(open: Open) -> Event<'static> {
+    if open.seq {
+        Event::SequenceEnd
+    } else {
+        Event::MappingEnd
+    }
+}
+
+fn is_break_or_blank(c: Option<&u8>) -> bool {
+    matches!(c, None | Some(b'\n' | b' '))
+}
+
+/// Whether a plain scalar may start at `i` in block context (and this
+/// scanner reads it): no indicator, except `-` before a non-blank.
+fn plain_start(b: &[u8], i: usize) -> bool {
+    match b[i] {
+        b'-' => !is_break_or_blank(b.get(i + 1)),
+        b'?' | b':' | b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|'
+        | b'>' | b'\'' | b'"' | b'%' | b'@' | b'`' | b' ' | b'\n' => false,
+        _ => true,
+    }
+}

@@ -1,0 +1,62 @@
+//! The block scanner (src/yaml/block.rs) against saphyr: on every YAML
+//! file of the corpus and of the test fixtures that the scanner takes,
+//! the trees must be the same, values, styles and spans alike.
+
+use std::path::{Path, PathBuf};
+
+use homelab_lint::yaml::block_scanner_differs;
+
+use crate::common;
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let Ok(entry) = entry else { continue };
+        let path = entry.path();
+        let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+        if entry.file_type().is_file()
+            && yaml
+            && !path.components().any(|c| c.as_os_str() == ".git")
+        {
+            out.push(path.to_path_buf());
+        }
+    }
+}
+
+#[test]
+fn block_scanner_reads_every_corpus_and_fixture_file_as_saphyr_does() {
+    let mut files = Vec::new();
+    for repo in common::corpus_repos() {
+        yaml_files(&repo, &mut files);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in ["testdata", "tests", "rules", "examples"] {
+        yaml_files(&root.join(dir), &mut files);
+    }
+    let (mut taken, mut bytes, mut taken_bytes) = (0, 0, 0);
+    let mut differences = Vec::new();
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        bytes += text.len();
+        let (scanned, differs) = block_scanner_differs(&text);
+        if scanned {
+            taken += 1;
+            taken_bytes += text.len();
+        }
+        if let Some(d) = differs {
+            differences.push(format!("{}: {d}", path.display()));
+        }
+    }
+    eprintln!(
+        "block scanner: {taken} of {} files, {taken_bytes} of {bytes} bytes",
+        files.len()
+    );
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    // The scanner must take most files, or the test proves little.
+    assert!(
+        taken * 2 > files.len(),
+        "only {taken} of {} files taken",
+        files.len()
+    );
+}
