@@ -247,7 +247,7 @@ fn list_dir(abs: &Path) -> std::io::Result<Entries> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
@@ -262,13 +262,14 @@ mod tests {
         )
     }
 
-    #[test]
-    fn listings_answer_as_the_disk_does() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("repo");
+    /// A repository under `dir` with every kind of entry the listings must
+    /// answer for: symlinks to a directory, to a file, out of the
+    /// repository and to nothing, a FIFO, hidden entries.
+    pub(in crate::source) fn every_kind_of_entry(dir: &Path) -> std::path::PathBuf {
+        let root = dir.join("repo");
         std::fs::create_dir_all(root.join("apps/db")).unwrap();
-        std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
-        std::fs::write(dir.path().join("elsewhere/secret.yaml"), "s").unwrap();
+        std::fs::create_dir(dir.join("elsewhere")).unwrap();
+        std::fs::write(dir.join("elsewhere/secret.yaml"), "s").unwrap();
         std::fs::write(root.join("apps/db/kustomization.yaml"), "k").unwrap();
         symlink("db", root.join("apps/alias")).unwrap();
         symlink("db/kustomization.yaml", root.join("apps/file-link")).unwrap();
@@ -283,67 +284,74 @@ mod tests {
         // Hidden entries: not walked into, but in the listings all the same.
         std::fs::create_dir(root.join(".hidden")).unwrap();
         std::fs::write(root.join("apps/.sops.yaml"), "s").unwrap();
-        for walked_first in [false, true] {
-            let disk = Disk::new(&root, usize::MAX);
-            if walked_first {
-                // The walk lists every real directory whole, each as the
-                // disk would list it.
-                crate::source::walk::yaml_files_on(&disk);
-                let walked = disk.listings.lock().unwrap();
-                for dir in ["", "apps", "apps/cfg"] {
-                    match walked.get(Path::new(dir)) {
-                        Some(Listing::Plain(entries)) => {
-                            assert_eq!(**entries, list_dir(&root.join(dir)).unwrap(), "{dir:?}")
-                        }
-                        _ => panic!("{dir:?} not listed by the walk"),
-                    }
-                }
-                for dir in ["apps/alias", "apps/db"] {
-                    assert!(walked.get(Path::new(dir)).is_none(), "{dir:?}");
-                }
-            }
-            for rel in [
-                "",
-                "apps",
-                "apps/db",
-                "apps/db/kustomization.yaml",
-                "apps/db/kustomization.yml",
-                "apps/db/kustomization.yaml/x",
-                "apps/alias",
-                "apps/alias/kustomization.yaml",
-                "apps/file-link",
-                "apps/out",
-                "apps/out/secret.yaml",
-                "apps/dangling",
-                "apps/fifo",
-                "apps/missing/kustomization.yaml",
-                "apps/./db/kustomization.yaml",
-                "apps/../apps/db",
-            ] {
-                let rel = Path::new(rel);
-                let (file, dir, outside) = asked_of_the_disk(&root, rel);
-                assert_eq!(disk.is_file(rel), file, "is_file {rel:?}");
-                assert_eq!(disk.is_dir(rel), dir, "is_dir {rel:?}");
-                assert_eq!(
-                    disk.outside(rel)
-                        .is_some_and(|e| matches!(e, Refused::Outside { .. })),
-                    outside,
-                    "outside {rel:?}"
-                );
-            }
+        root
+    }
+
+    /// The listing `disk` holds for `dir` (`None` when it holds none, or
+    /// only that it could not list it), and what listing it afresh gives.
+    pub(in crate::source) fn held_and_fresh(
+        disk: &Disk,
+        root: &Path,
+        dir: &str,
+    ) -> (Option<Entries>, Entries) {
+        let held = match disk.listings.lock().unwrap().get(Path::new(dir)) {
+            Some(Listing::Plain(entries)) => Some((**entries).clone()),
+            _ => None,
+        };
+        (held, list_dir(&root.join(dir)).unwrap())
+    }
+
+    /// Every question of [`every_kind_of_entry`]'s repository answered by
+    /// `disk` as the disk itself answers it.
+    pub(in crate::source) fn answers_as_the_disk_does(disk: &Disk, root: &Path) {
+        for rel in [
+            "",
+            "apps",
+            "apps/db",
+            "apps/db/kustomization.yaml",
+            "apps/db/kustomization.yml",
+            "apps/db/kustomization.yaml/x",
+            "apps/alias",
+            "apps/alias/kustomization.yaml",
+            "apps/file-link",
+            "apps/out",
+            "apps/out/secret.yaml",
+            "apps/dangling",
+            "apps/fifo",
+            "apps/missing/kustomization.yaml",
+            "apps/./db/kustomization.yaml",
+            "apps/../apps/db",
+        ] {
+            let rel = Path::new(rel);
+            let (file, dir, outside) = asked_of_the_disk(root, rel);
+            assert_eq!(disk.is_file(rel), file, "is_file {rel:?}");
+            assert_eq!(disk.is_dir(rel), dir, "is_dir {rel:?}");
             assert_eq!(
-                disk.read(Path::new("apps/alias/kustomization.yaml"), 9)
-                    .unwrap(),
-                b"k"
+                disk.outside(rel)
+                    .is_some_and(|e| matches!(e, Refused::Outside { .. })),
+                outside,
+                "outside {rel:?}"
             );
-            assert!(matches!(
-                disk.read(Path::new("apps/out/secret.yaml"), 9),
-                Err(Refused::Outside { .. })
-            ));
-            assert!(matches!(
-                disk.read(Path::new("apps/fifo"), 9),
-                Err(Refused::NotRegular(_))
-            ));
         }
+        assert_eq!(
+            disk.read(Path::new("apps/alias/kustomization.yaml"), 9)
+                .unwrap(),
+            b"k"
+        );
+        assert!(matches!(
+            disk.read(Path::new("apps/out/secret.yaml"), 9),
+            Err(Refused::Outside { .. })
+        ));
+        assert!(matches!(
+            disk.read(Path::new("apps/fifo"), 9),
+            Err(Refused::NotRegular(_))
+        ));
+    }
+
+    #[test]
+    fn listings_answer_as_the_disk_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = every_kind_of_entry(dir.path());
+        answers_as_the_disk_does(&Disk::new(&root, usize::MAX), &root);
     }
 }

@@ -219,3 +219,30 @@ pub fn is_yaml(path: &Path) -> bool {
         Some("yaml" | "yml")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::disk::tests::{
+        answers_as_the_disk_does, every_kind_of_entry, held_and_fresh,
+    };
+    use super::*;
+
+    /// The walk hands the disk every real directory it lists whole, each as
+    /// the disk would list it, and the disk still answers every question
+    /// as the disk itself does.
+    #[test]
+    fn the_walk_lists_for_the_disk_as_the_disk_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = every_kind_of_entry(dir.path());
+        let disk = Disk::new(&root, usize::MAX);
+        yaml_files_on(&disk);
+        for dir in ["", "apps", "apps/cfg"] {
+            let (held, fresh) = held_and_fresh(&disk, &root, dir);
+            assert_eq!(held, Some(fresh), "{dir:?} as the walk listed it");
+        }
+        for dir in ["apps/alias", "apps/db"] {
+            assert_eq!(held_and_fresh(&disk, &root, dir).0, None, "{dir:?}");
+        }
+        answers_as_the_disk_does(&disk, &root);
+    }
+}
