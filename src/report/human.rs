@@ -13,7 +13,7 @@ use miette::{
 
 use super::control::{self, Breaks, escape};
 use crate::rules::{Finding, Label, Severity};
-use crate::yaml::{FileId, SourceMap};
+use crate::yaml::{FileId, SourceMap, ceil_char, floor_char};
 
 /// When human output is coloured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -382,25 +382,6 @@ fn named(
         })
         .collect();
     (file, labels)
-}
-
-/// The char boundary at or before `at` (`str::floor_char_boundary`,
-/// newer than this crate's MSRV).
-fn floor_char(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-/// The char boundary at or after `at`.
-fn ceil_char(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 fn severity(s: Severity) -> miette::Severity {

@@ -289,26 +289,51 @@ fn applied_as_written_note(model: &Model, file: crate::yaml::FileId) -> Option<S
     ))
 }
 
-/// Fills `{binding.field}` placeholders; unknown ones stay visible.
-/// Bytes of one repository text (a variable or object name, a value)
-/// that a message or label shows: a 100 KB variable name used once in a
-/// file that 200 Flux Kustomizations render made 200 findings that
-/// printed it twice each (28 MB of report from 100 KB of input).
-const SHOWN_TEXT: usize = 256;
+/// Bytes of one word (a run without whitespace) of a repository text (a
+/// variable or object name, a value) that a message or label shows: a
+/// 100 KB variable name used once in a file that 200 Flux Kustomizations
+/// render made 200 findings that printed it twice each (28 MB of report
+/// from 100 KB of input). Prose (a release's breaking changes from the
+/// release knowledge files) is words of ordinary length and stays whole.
+const SHOWN_WORD: usize = 256;
 
-/// `text` cut to [`SHOWN_TEXT`] bytes on a character boundary, with `…`
-/// where it was cut.
+/// Bytes of one filled field or label in all, for text of many words.
+const SHOWN_TEXT: usize = 16 * 1024;
+
+/// `text` with each word longer than [`SHOWN_WORD`] bytes cut on a
+/// character boundary and the whole cut at [`SHOWN_TEXT`], each cut
+/// marked `…`.
 fn clipped(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.len() <= SHOWN_TEXT {
+    let longest_word = text.split_whitespace().map(str::len).max().unwrap_or(0);
+    if longest_word <= SHOWN_WORD && text.len() <= SHOWN_TEXT {
         return text.into();
     }
-    let end = (0..=SHOWN_TEXT)
-        .rev()
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(0);
-    format!("{}…", &text[..end]).into()
+    let mut out = String::new();
+    let mut rest = text;
+    while !rest.is_empty() && out.len() < SHOWN_TEXT {
+        let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..word_end];
+        if word.len() > SHOWN_WORD {
+            out.push_str(&word[..crate::yaml::floor_char(word, SHOWN_WORD)]);
+            out.push('…');
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[word_end..];
+        let space_end = rest
+            .find(|c: char| !c.is_whitespace())
+            .unwrap_or(rest.len());
+        out.push_str(&rest[..space_end]);
+        rest = &rest[space_end..];
+    }
+    if !rest.is_empty() {
+        out.truncate(crate::yaml::floor_char(&out, SHOWN_TEXT));
+        out.push('…');
+    }
+    out.into()
 }
 
+/// Fills `{binding.field}` placeholders; unknown ones stay visible.
 pub(crate) fn fill(template: &str, fields: &BTreeMap<String, String>) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
@@ -336,6 +361,28 @@ pub(crate) fn fill(template: &str, fields: &BTreeMap<String, String>) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_word_is_clipped_and_prose_stays_whole() {
+        let prose = "2025.8: background tasks move from Redis to Postgres; ".repeat(20);
+        assert_eq!(clipped(&prose), prose);
+        let name = "A".repeat(100_000);
+        let text = format!("uses ${{{name}}} here");
+        assert_eq!(
+            clipped(&text),
+            format!("uses ${{{}… here", "A".repeat(SHOWN_WORD - 2))
+        );
+        let words = "word ".repeat(10_000);
+        let shown = clipped(&words);
+        assert!(
+            shown.len() <= SHOWN_TEXT + '…'.len_utf8(),
+            "{}",
+            shown.len()
+        );
+        assert!(shown.ends_with('…') && words.starts_with(shown.trim_end_matches('…')));
+        let wide = "é".repeat(SHOWN_WORD);
+        assert_eq!(clipped(&wide), format!("{}…", "é".repeat(SHOWN_WORD / 2)));
+    }
 
     #[test]
     fn placeholders_are_filled_and_unknown_ones_stay_visible() {

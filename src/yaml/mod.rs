@@ -16,7 +16,7 @@ pub mod jsonpath;
 pub use limits::Limits;
 pub use mask::{redacted, secrets as mask_secrets};
 pub use parse::{YamlError, block_scanner_differs, parse_documents, parse_values, resolve_plain};
-pub use position::OffsetMap;
+pub use position::{OffsetMap, ceil_char, floor_char};
 pub use size::Size;
 
 use std::path::{Path, PathBuf};

@@ -116,3 +116,22 @@ impl<'a> Lines<'a> {
         }
     }
 }
+
+/// The char boundary at or before `at` (`str::floor_char_boundary`,
+/// newer than this crate's MSRV).
+pub fn floor_char(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The char boundary at or after `at`.
+pub fn ceil_char(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
