@@ -188,9 +188,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
     for (name, fact) in bindings {
         let described = fact.describe(model);
         labels.extend(described.labels.into_iter().map(|mut l| {
-            if let std::borrow::Cow::Owned(shown) = clipped(&l.text) {
-                l.text = shown;
-            }
+            clip(&mut l.text);
             (name.clone(), l)
         }));
         chain.push(link(model, name, fact.as_ref(), described.evidence.clone()));
@@ -240,6 +238,20 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         fact.message_fields(name, &mut fields);
     }
     let fingerprint = rehash("", &identity.join("\u{1f}"));
+    // The fix is built from the whole values (it edits the file); what
+    // every output format shows of them is clipped as messages are.
+    let fix = rule
+        .fix
+        .as_ref()
+        .map(|spec| super::fixes::build(model, spec, bindings, &fields));
+    for e in &mut evidence {
+        clip(&mut e.value);
+    }
+    for link in &mut chain {
+        link.object.iter_mut().for_each(clip);
+        link.facts.iter_mut().for_each(|(_, value)| clip(value));
+    }
+    notes.iter_mut().for_each(clip);
     Finding {
         rule: rule.id.clone(),
         severity,
@@ -251,10 +263,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         help: rule.remediation.trim().to_string(),
         unconfirmed_severity: (severity != rule.severity).then_some(rule.severity),
         fingerprint,
-        fix: rule
-            .fix
-            .as_ref()
-            .map(|spec| super::fixes::build(model, spec, bindings, &fields)),
+        fix,
         subjects: Subjects {
             app: first::<AppFact>(bindings).map(|a| a.app.object),
             database: first::<DatabaseFact>(bindings).map(|d| d.0.object),
@@ -331,6 +340,15 @@ fn clipped(text: &str) -> std::borrow::Cow<'_, str> {
         out.push('…');
     }
     out.into()
+}
+
+/// [`clipped`] in place: what a finding carries of repository text
+/// (labels, evidence, the chain's facts, notes) reaches every output
+/// format, machine ones included.
+fn clip(text: &mut String) {
+    if let std::borrow::Cow::Owned(shown) = clipped(text) {
+        *text = shown;
+    }
 }
 
 /// Fills `{binding.field}` placeholders; unknown ones stay visible.

@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use super::Issue;
 use super::files::Input;
+use super::{Budget, Issue};
 use crate::yaml::FileId;
 
 /// The fate of one file.
@@ -140,7 +140,7 @@ pub struct Coverage {
     /// Flux Kustomizations: all met while rendering, and those that did not
     /// render completely, by outcome.
     pub kustomizations: usize,
-    pub incomplete: BTreeMap<&'static str, usize>,
+    pub incomplete: BTreeMap<String, usize>,
 }
 
 impl Coverage {
@@ -156,7 +156,9 @@ impl Coverage {
         }
         c.kustomizations = renders.len();
         for r in renders.iter().filter(|r| !r.outcome.is_complete()) {
-            *c.incomplete.entry(r.outcome.key()).or_default() += 1;
+            *c.incomplete
+                .entry(r.outcome.key().into_owned())
+                .or_default() += 1;
         }
         c
     }
@@ -269,6 +271,9 @@ pub enum Outcome {
     Failed(Vec<Issue>),
     /// kustomize fails on it; nothing rendered.
     BuildFailed(Issue),
+    /// A budget of the load stopped its build or render (the issue says
+    /// where); nothing rendered. Not a fault of what is written.
+    Stopped(Budget, Issue),
     /// Not built, and why.
     NotBuilt(String),
     /// It builds from a source that is not this repository.
@@ -281,14 +286,24 @@ impl Outcome {
         matches!(self, Outcome::Rendered)
     }
 
-    pub fn key(&self) -> &'static str {
+    pub fn key(&self) -> std::borrow::Cow<'static, str> {
         match self {
-            Outcome::Rendered => "rendered",
-            Outcome::Partial(_) => "partly rendered (remote entries)",
-            Outcome::Failed(_) => "failed (build errors)",
-            Outcome::BuildFailed(_) => "build failed",
-            Outcome::NotBuilt(_) => "not built",
-            Outcome::OtherSource(_) => "other source",
+            Outcome::Rendered => "rendered".into(),
+            Outcome::Partial(_) => "partly rendered (remote entries)".into(),
+            Outcome::Failed(_) => "failed (build errors)".into(),
+            Outcome::BuildFailed(_) => "build failed".into(),
+            Outcome::Stopped(budget, _) => format!("stopped: {budget}").into(),
+            Outcome::NotBuilt(_) => "not built".into(),
+            Outcome::OtherSource(_) => "other source".into(),
+        }
+    }
+
+    /// The outcome of a build that failed with `issue`: stopped, when a
+    /// budget stopped it.
+    pub fn of_failed_build(issue: Issue) -> Outcome {
+        match issue.budget {
+            Some(budget) => Outcome::Stopped(budget, issue),
+            None => Outcome::BuildFailed(issue),
         }
     }
 
@@ -302,7 +317,7 @@ impl Outcome {
                 .map(Issue::to_string)
                 .collect::<Vec<_>>()
                 .join("; "),
-            Outcome::BuildFailed(issue) => issue.to_string(),
+            Outcome::BuildFailed(issue) | Outcome::Stopped(_, issue) => issue.to_string(),
             Outcome::NotBuilt(why) | Outcome::OtherSource(why) => why.clone(),
         }
     }
@@ -310,7 +325,7 @@ impl Outcome {
     /// Why nothing of it rendered, for the files under its path.
     fn lost_reason(&self) -> Option<String> {
         match self {
-            Outcome::BuildFailed(issue) => Some(issue.to_string()),
+            Outcome::BuildFailed(issue) | Outcome::Stopped(_, issue) => Some(issue.to_string()),
             Outcome::NotBuilt(why) => Some(why.clone()),
             _ => None,
         }

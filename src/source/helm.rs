@@ -319,6 +319,11 @@ fn resolve_values<'a>(
         };
         let secret = kind == "Secret";
         if let Some(path) = target_path {
+            // The value is copied whole into each release that sets it:
+            // 2,000 releases setting one 1 MB key took 2.2 GB.
+            if !spent(shared, release, sources, entry.span, text.len()) {
+                continue;
+            }
             let set = target_value(&text, node.span)
                 .map(|mut value| {
                     if secret {
@@ -349,9 +354,7 @@ fn resolve_values<'a>(
         if let Some(values) = values {
             // Each merge copies the document again: 200 entries naming
             // one 12 MB key copied 2.4 GB.
-            if let Err(why) = shared.spend(text.len() as u64) {
-                release.values_incomplete = true;
-                release.issues.push(Issue::at(sources, entry.span, why));
+            if !spent(shared, release, sources, entry.span, text.len()) {
                 continue;
             }
             let mut values = Node::clone(&values);
@@ -372,6 +375,26 @@ fn resolve_values<'a>(
         .retain(|d| placeholder_at(values, &d.path, d.at));
     let spans: Vec<Span> = release.deferred.iter().map(|d| d.at).collect();
     remove_placeholders(values, &spans);
+}
+
+/// Takes `bytes` that a `valuesFrom` entry at `at` copies from the
+/// shared budget; when they do not fit, the release's values are
+/// incomplete, with the reason at the entry.
+fn spent(
+    shared: &Shared,
+    release: &mut Release,
+    sources: &SourceMap,
+    at: Span,
+    bytes: usize,
+) -> bool {
+    match shared.spend(bytes as u64) {
+        Ok(()) => true,
+        Err(why) => {
+            release.values_incomplete = true;
+            release.issues.push(Issue::at(sources, at, why));
+            false
+        }
+    }
 }
 
 /// Marks the values (not the keys) of a values document read from a

@@ -18,6 +18,49 @@ pub struct Issue {
     pub message: String,
     /// Set when the input is one a build can go on without (see [`Gap`]).
     pub gap: Option<Gap>,
+    /// Set when a budget of the load stopped the work (see [`Budget`]).
+    pub budget: Option<Budget>,
+}
+
+/// A budget of the load (`source::Limits`) that stopped a build or a
+/// render: what it stopped is not wrong as written, only more than the
+/// run follows, and the summary counts it apart from build errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Budget {
+    /// Objects the Flux Kustomizations of a load render in all
+    /// (`flux::Limits::max_rendered_objects`).
+    RenderedObjects(usize),
+    /// Kustomizations nested in one another (`kustomize::Limits::max_depth`).
+    Depth(usize),
+    /// Directories one kustomize build goes through
+    /// (`kustomize::Limits::max_builds`).
+    Builds(usize),
+    /// Directories the builds of a load go through in all
+    /// (`kustomize::Limits::max_run_builds`).
+    RunBuilds(usize),
+    /// Objects one kustomize build gathers (`kustomize::Limits::max_objects`).
+    GatheredObjects(usize),
+    /// Bytes the generators of one build read.
+    GeneratorBytes(usize),
+}
+
+impl std::fmt::Display for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Budget::RenderedObjects(n) => write!(f, "render budget of {n} objects reached"),
+            Budget::Depth(n) => write!(f, "nesting budget of {n} levels reached"),
+            Budget::Builds(n) => write!(f, "build budget of {n} directories per build reached"),
+            Budget::RunBuilds(n) => {
+                write!(f, "build budget of {n} directories per run reached")
+            }
+            Budget::GatheredObjects(n) => {
+                write!(f, "build budget of {n} objects per build reached")
+            }
+            Budget::GeneratorBytes(n) => {
+                write!(f, "generator budget of {n} bytes per build reached")
+            }
+        }
+    }
 }
 
 /// An entry of a kustomization that is not in the repository. A Flux
@@ -92,6 +135,7 @@ impl Issue {
             col,
             message: message.into(),
             gap: None,
+            budget: None,
         }
     }
 
@@ -118,6 +162,14 @@ impl Issue {
     pub fn shown_as(self, shown: impl FnOnce(&str) -> String) -> Issue {
         Issue {
             path: shown(&self.path),
+            ..self
+        }
+    }
+
+    /// The same issue, marked as where `budget` stopped the work.
+    pub fn stopped_by(self, budget: Budget) -> Issue {
+        Issue {
+            budget: Some(budget),
             ..self
         }
     }

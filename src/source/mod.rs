@@ -40,6 +40,6 @@ pub type PathSet<K> = std::collections::HashSet<K, PathHasher>;
 
 pub use confine::join_within;
 pub use files::Files;
-pub use issue::{Gap, Issue};
+pub use issue::{Budget, Gap, Issue};
 pub use limits::Limits;
 pub use object::{Concealed, Object, Step, StepKind};

@@ -119,6 +119,41 @@ fn kustomizations_nested_past_the_depth_budget_stop_with_an_issue() {
     );
 }
 
+/// A Flux Kustomization a budget stops is counted apart from those with
+/// build errors, and says which budget, in every format that shows the
+/// summary (it was counted as "build failed" like a broken kustomization).
+#[test]
+fn a_kustomization_a_budget_stops_is_summarised_as_stopped_in_every_format() {
+    let dir = repo();
+    for i in 0..150 {
+        write(
+            dir.path(),
+            &format!("deep/l{i}/kustomization.yaml"),
+            &format!("resources:\n  - ../l{}\n", i + 1),
+        );
+    }
+    write(
+        dir.path(),
+        "deep/l150/kustomization.yaml",
+        "resources: []\n",
+    );
+    flux_ks(dir.path(), "deep", "./deep/l0");
+    let root = dir.path().to_str().unwrap();
+    let stopped = "1 stopped: nesting budget of 100 levels reached";
+    for format in ["human", "concise", "json", "yaml", "sarif", "markdown"] {
+        let run = limited::run_linter(&["-o", format, "--color", "never", root]);
+        let out = run.stdout_text();
+        assert!(out.contains(stopped), "{format}:\n{out}\n{}", run.stderr);
+        assert!(!out.contains("build failed"), "{format}:\n{out}");
+    }
+    let inv = limited::inventory(dir.path());
+    let incomplete = &inv.json["coverage"]["fluxKustomizationsIncomplete"];
+    assert_eq!(
+        incomplete[0]["outcome"], "stopped: nesting budget of 100 levels reached",
+        "{incomplete:#}"
+    );
+}
+
 #[test]
 fn a_chain_of_components_each_applied_twice_stops_at_the_build_budget() {
     let dir = repo();
@@ -593,9 +628,58 @@ fn objects_multiplied_by_overlays_or_flux_kustomizations_stop_at_their_budgets()
         .collect();
     assert_eq!(over.len(), 1, "{issues:#?}");
     assert!(over[0].starts_with("flux/copy3.yaml:1:"), "{over:?}");
+    // Counted as stopped by that budget, not as failed.
+    let copy3 = loaded.flux.iter().find(|r| r.name == "copy3").unwrap();
+    assert_eq!(
+        copy3.outcome.key(),
+        "stopped: render budget of 100 objects reached"
+    );
+    assert!(
+        loaded
+            .coverage
+            .summary()
+            .contains("1 stopped: render budget of 100 objects reached"),
+        "{}",
+        loaded.coverage.summary()
+    );
     // The three copies before it are rendered.
     let copies = loaded.objects.iter().filter(|o| o.name() == "cm0").count();
     assert!(copies >= 3, "{copies}");
+}
+
+/// 3,000 Flux Kustomizations, each its own name, over one directory of
+/// 500 ConfigMaps (630 KB): every one looked through all that the ones
+/// before it rendered for its own document (3,000 roots over up to
+/// 500,000 objects: 51 s, 646 MB on a release build), and each past the
+/// render budget copied the build and ran its steps before being
+/// refused. The directory is built once; the first 1,000 render, the
+/// rest stop at the budget before any copy, each counted as stopped.
+#[test]
+fn many_flux_kustomizations_over_one_directory_share_its_build_and_stop_at_the_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let cms: String = (0..500)
+        .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{i}, namespace: default}}\ndata: {{a: b}}\n"))
+        .collect();
+    write(root, "apps/cms.yaml", &cms);
+    write(root, "apps/kustomization.yaml", "resources: [cms.yaml]\n");
+    let kss: String = (0..3000)
+        .map(|i| format!("---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: k{i}, namespace: flux-system}}\nspec:\n  path: ./apps\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"))
+        .collect();
+    write(root, "flux/ks.yaml", &kss);
+    assert_small(root);
+    let run = limited::run_linter(&["-o", "json", root.to_str().unwrap()]);
+    assert!(matches!(run.code(), Some(0 | 1)), "{}", run.stderr);
+    let coverage = &run.json()["coverage"];
+    let summary = coverage["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(
+            "3000 Flux Kustomizations (2000 stopped: render budget of 500000 objects reached)"
+        ),
+        "{summary}"
+    );
+    let stopped = &coverage["fluxKustomizationsIncomplete"][0];
+    assert_eq!(stopped["kustomization"], "flux-system/k1000", "{stopped:#}");
 }
 
 /// A HelmRelease whose `valuesFrom` entries each set `kN[65536]`: every

@@ -250,3 +250,52 @@ fn a_long_name_in_a_finding_is_shown_clipped() {
     assert!(longest < 2000, "a line of {longest} bytes");
     assert!(out.len() < 200_000, "{} bytes of output", out.len());
 }
+
+/// A 1 MB variable name in a value: the finding's message and labels
+/// were clipped, but its evidence and chain (what `-o json`, `-o yaml`,
+/// `-o sarif`, the Markdown diagrams and the graph carry) held the value
+/// whole. Every format shows at most the clipped word.
+#[test]
+fn a_megabyte_value_in_a_finding_is_clipped_in_every_output_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let name = "A".repeat(1 << 20);
+    write(
+        root,
+        "apps/cm.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: s}}\ndata:\n  a: '${{{name}}}'\n"
+        ),
+    );
+    write(
+        root,
+        "flux/k.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux-system}\nspec:\n  path: ./apps\n  postBuild:\n    substitute: {B: b}\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    );
+    let root = root.to_str().unwrap();
+    let longest_run = |out: &str| out.split(|c| c != 'A').map(str::len).max().unwrap_or(0);
+    for format in [
+        "human", "concise", "json", "yaml", "sarif", "github", "markdown",
+    ] {
+        let run = run_linter(&["-o", format, "--color", "never", root]);
+        let out = run.stdout_text();
+        assert!(
+            out.contains("flux-variable-undefined"),
+            "{format}: {}",
+            run.stderr
+        );
+        let run_of_a = longest_run(&out);
+        assert!(
+            run_of_a <= 256,
+            "{format}: {run_of_a} bytes of the value in {} bytes of output",
+            out.len()
+        );
+        assert!(out.len() < 64 * 1024, "{format}: {} bytes", out.len());
+    }
+    for language in ["mermaid", "dot"] {
+        let run = run_linter(&["inventory", "--graph", language, root]);
+        let out = run.stdout_text();
+        assert!(out.contains("flux-variable-undefined"), "{language}: {out}");
+        assert!(longest_run(&out) <= 256, "{language}: {} bytes", out.len());
+    }
+}

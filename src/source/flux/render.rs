@@ -15,7 +15,7 @@ use super::tree::{
 };
 use crate::source::Gap;
 use crate::source::coverage::{FluxRender, Outcome};
-use crate::source::{Files, Issue, Object, PathSet, StepKind, join_within, kustomize};
+use crate::source::{Budget, Files, Issue, Object, PathSet, StepKind, join_within, kustomize};
 use crate::yaml::{Node, SourceMap, Span};
 
 impl FluxTree {
@@ -112,6 +112,9 @@ impl FluxTree {
                 }
             }
             self.tree_files.extend(objs.iter().map(|o| o.file));
+            for o in &objs {
+                self.first_tree.entry(doc_id(o)).or_insert(tree);
+            }
             self.output.extend(objs.into_iter().map(|mut o| {
                 o.tree = Some(tree);
                 o
@@ -129,10 +132,7 @@ impl FluxTree {
     /// release syncs `kubernetes/flux/cluster`, which applies
     /// `cluster-apps`): one cluster, not two.
     pub(super) fn joined_tree(&self, root: &Object) -> Option<u32> {
-        self.output
-            .iter()
-            .find(|o| doc_id(o) == doc_id(root) && o.tree.is_some())
-            .and_then(|o| o.tree)
+        self.first_tree.get(&doc_id(root)).copied()
     }
 
     /// Drops from a joining root's objects those the tree already holds:
@@ -190,28 +190,54 @@ impl FluxTree {
     }
 
     /// The build for a render, moved out of the cache by its last user:
-    /// a large repo would otherwise hold every object twice.
+    /// a large repo would otherwise hold every object twice. A build of
+    /// more objects than the render budget has left is the budget's issue
+    /// instead, found before any copy of it is made: Flux's own steps
+    /// never add objects, so such a render cannot fit (many Flux
+    /// Kustomizations over one directory each asked for a copy of its
+    /// build and ran their steps on it, only to be refused after).
     pub(super) fn take_build(
         &mut self,
         files: &mut Files,
         ks: &Object,
+        name: &str,
     ) -> Option<Result<kustomize::Built, Issue>> {
         let (key, components) = self.build_key(files, ks)?;
         let uses = self.uses.entry(key.clone()).or_default();
         *uses = uses.saturating_sub(1);
-        let result = if *uses > 0
-            && let Some(cached) = self.builds.get(&key)
-        {
-            cached.clone()
-        } else {
-            match self.builds.remove(&key) {
-                Some(result) => result,
+        let last = *uses == 0;
+        let max = files.limits().flux.max_rendered_objects;
+        let room = max.saturating_sub(self.output.len());
+        let fits = |result: &Result<kustomize::Built, Issue>| {
+            result.as_ref().map_or(true, |b| b.objects.len() <= room)
+        };
+        let result = match self.builds.get(&key) {
+            Some(cached) if !fits(cached) => {
+                if last {
+                    self.builds.remove(&key);
+                }
+                None
+            }
+            Some(cached) if !last => Some(cached.clone()),
+            _ => match self.builds.remove(&key) {
+                Some(result) => Some(result),
                 None => {
                     let (result, dirs) = build_noting_dirs(self.layer, files, &key.0, &components);
                     self.build_dirs.insert(key.clone(), dirs);
-                    result
+                    fits(&result).then_some(result)
                 }
-            }
+            },
+        };
+        let Some(result) = result else {
+            let issue = Issue::at(
+                &files.sources,
+                ks.root.span,
+                format!(
+                    "render budget exceeded: the Flux Kustomizations of this repository render \
+                     more than {max} objects in all; Flux Kustomization {name} is not rendered"
+                ),
+            );
+            return Some(Err(issue.stopped_by(Budget::RenderedObjects(max))));
         };
         if let Some(dirs) = self.build_dirs.get(&key) {
             self.rendered_dirs.extend(dirs.iter().cloned());
@@ -260,7 +286,7 @@ impl FluxTree {
             substituted: false,
         };
         let name = format!("{}/{}", id.0, id.1);
-        let (objs, outcome) = match self.take_build(files, ks) {
+        let (objs, outcome) = match self.take_build(files, ks, &name) {
             Some(Ok(built)) => {
                 let (remote, missing): (Vec<Issue>, Vec<Issue>) = built
                     .gaps
@@ -281,7 +307,7 @@ impl FluxTree {
             }
             Some(Err(issue)) => {
                 issues.push(issue.clone());
-                self.record(files, ks, id, Outcome::BuildFailed(issue));
+                self.record(files, ks, id, Outcome::of_failed_build(issue));
                 return (Vec::new(), passed_on);
             }
             None => {
@@ -324,20 +350,6 @@ impl FluxTree {
             self.fail_render(gave.unparsed);
         }
         self.subst_budget = gave.budget;
-        let max = files.limits().flux.max_rendered_objects;
-        if self.output.len() + gave.objects.len() > max {
-            let issue = Issue::at(
-                &files.sources,
-                ks.root.span,
-                format!(
-                    "render budget exceeded: the Flux Kustomizations of this repository render \
-                     more than {max} objects in all; Flux Kustomization {name} is not rendered"
-                ),
-            );
-            issues.push(issue.clone());
-            self.fail_render(vec![issue]);
-            return (Vec::new(), passed_on);
-        }
         (gave.objects, gave.passed)
     }
 

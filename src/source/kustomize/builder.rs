@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::source::Budget;
 
 /// A kustomization built once, for the next entries that list it.
 pub(super) struct Memo {
@@ -77,7 +78,8 @@ impl<'f> Builder<'f> {
                     "kustomize build budget exceeded: more than {max} objects gathered (a \
                      directory listed by several overlays is copied into each)"
                 ),
-            ));
+            )
+            .stopped_by(Budget::GatheredObjects(max)));
         }
         acc.config.merge(&sub.config);
         for res in sub.into_res() {
@@ -172,29 +174,39 @@ impl<'f> Builder<'f> {
         let limits = self.files.limits().kustomize;
         self.builds += 1;
         let over = if self.stack.len() >= limits.max_depth {
-            Some(format!(
-                "kustomizations and components nested more than {} deep",
-                limits.max_depth
+            Some((
+                format!(
+                    "kustomizations and components nested more than {} deep",
+                    limits.max_depth
+                ),
+                Budget::Depth(limits.max_depth),
             ))
         } else if self.builds > limits.max_builds {
-            Some(format!(
-                "more than {} kustomization and component directories built (a component listed twice is applied twice)",
-                limits.max_builds
+            Some((
+                format!(
+                    "more than {} kustomization and component directories built (a component listed twice is applied twice)",
+                    limits.max_builds
+                ),
+                Budget::Builds(limits.max_builds),
             ))
         } else if !self.files.spend_build() {
-            Some(format!(
-                "the builds of this repository went through more than {} kustomization and component directories in all",
-                limits.max_run_builds
+            Some((
+                format!(
+                    "the builds of this repository went through more than {} kustomization and component directories in all",
+                    limits.max_run_builds
+                ),
+                Budget::RunBuilds(limits.max_run_builds),
             ))
         } else {
             None
         };
-        if let Some(what) = over {
+        if let Some((what, budget)) = over {
             let msg = format!("kustomize build budget exceeded: {what}");
-            return Err(match from {
+            let issue = match from {
                 Some(s) => Issue::at(&self.files.sources, s, msg),
                 None => Issue::file(dir, msg),
-            });
+            };
+            return Err(issue.stopped_by(budget));
         }
         let Some(kfile) = kustomization::find(self.files, dir)? else {
             let msg = if self.files.is_dir(dir) {

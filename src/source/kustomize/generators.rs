@@ -210,12 +210,14 @@ fn load_pairs(
             *bytes_left = left;
             Ok(())
         }
-        None => Err(k.err(
-            at,
-            format!(
-                "kustomize build budget exceeded: generators of this build read more than {limit} bytes"
-            ),
-        )),
+        None => Err(k
+            .err(
+                at,
+                format!(
+                    "kustomize build budget exceeded: generators of this build read more than {limit} bytes"
+                ),
+            )
+            .stopped_by(crate::source::Budget::GeneratorBytes(limit))),
     }
     };
     let mut out = Vec::new();
