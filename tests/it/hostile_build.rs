@@ -682,6 +682,39 @@ fn many_flux_kustomizations_over_one_directory_share_its_build_and_stop_at_the_b
     assert_eq!(stopped["kustomization"], "flux-system/k1000", "{stopped:#}");
 }
 
+/// 1,200 HelmReleases whose `valuesFrom` entries each set one 400 KB
+/// ConfigMap key at a `targetPath` (850 KB of input): each entry copied
+/// the value whole, outside the budget on what valuesFrom merges copy
+/// (2,000 releases over a 1 MB key reached 2.2 GB). Such copies spend the
+/// same budget; past it, an issue at the entry.
+#[test]
+fn many_releases_setting_one_large_key_at_a_target_path_share_the_values_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let value = "v".repeat(400 * 1024);
+    let entries: String = (0..4)
+        .map(|i| format!("    - {{kind: ConfigMap, name: big, targetPath: t{i}}}\n"))
+        .collect();
+    let releases: String = (0..1200)
+        .map(|i| format!("---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: r{i}, namespace: default}}\nspec:\n  chart:\n    spec: {{chart: app, sourceRef: {{kind: HelmRepository, name: charts}}}}\n  valuesFrom:\n{entries}"))
+        .collect();
+    write(
+        root,
+        "apps/big.yaml",
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big, namespace: default}}\ndata:\n  values.yaml: {value}\n"),
+    );
+    write(root, "apps/releases.yaml", &releases);
+    assert_small(root);
+    let run = limited::run_linter(&["-o", "json", root.to_str().unwrap()]);
+    assert!(matches!(run.code(), Some(0 | 1)), "{}", run.stderr);
+    assert!(
+        run.stderr.lines().any(|l| l.contains("apps/releases.yaml:")
+            && l.contains("Helm values budget exceeded")),
+        "{}",
+        &run.stderr[..run.stderr.len().min(4000)]
+    );
+}
+
 /// A HelmRelease whose `valuesFrom` entries each set `kN[65536]`: every
 /// one made a list of 65,537 items (1,000 entries, 74 KB, aborted at
 /// 2.4 GB). The items the targetPaths of one release may create are
