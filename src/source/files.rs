@@ -126,8 +126,8 @@ pub struct Files {
     left: RunBudget,
     /// The budget the load started with, for what an issue says.
     total: RunBudget,
-    /// A build found a part of `left` spent.
-    budget_spent: bool,
+    /// The budget a build found spent, the last time one was.
+    budget_refused: Option<crate::source::Budget>,
     /// Fetches remote entries when the user asked for it (`--remote`).
     remote: Option<Arc<super::remote::Fetcher>>,
 }
@@ -264,7 +264,7 @@ impl Files {
             journal: None,
             left: RunBudget::new(&limits.kustomize),
             total: RunBudget::new(&limits.kustomize),
-            budget_spent: false,
+            budget_refused: None,
             remote: None,
         }
     }
@@ -343,7 +343,7 @@ impl Files {
                         let j = jobs.get(k)?;
                         let so_far = *spent.lock().unwrap_or_else(|p| p.into_inner());
                         let left = me.left.minus(so_far);
-                        (fork.left, fork.budget_spent) = (left, false);
+                        (fork.left, fork.budget_refused) = (left, None);
                         let result = job(&mut fork, j);
                         let used = left.minus(fork.left);
                         let mut total = spent.lock().unwrap_or_else(|p| p.into_inner());
@@ -353,7 +353,7 @@ impl Files {
                         let dirs = std::mem::take(&mut fork.built_dirs);
                         let fresh = fork.layer.as_ref().and_then(|l| l.fork());
                         let layer = std::mem::replace(&mut fork.layer, fresh);
-                        let kept = !journal.spoiled && !fork.budget_spent;
+                        let kept = !journal.spoiled && fork.budget_refused.is_none();
                         Some((k, kept.then_some((result, journal, dirs, layer, used))))
                     })
                     .collect();
@@ -402,7 +402,7 @@ impl Files {
             journal: Some(Journal::default()),
             left: self.left,
             total: self.total,
-            budget_spent: false,
+            budget_refused: None,
             remote: self.remote.clone(),
         }
     }

@@ -42,6 +42,12 @@ pub enum Budget {
     GatheredObjects(usize),
     /// Bytes the generators of one build read.
     GeneratorBytes(usize),
+    /// Node visits the patches, replacements and transformers of a load
+    /// make in all (`kustomize::Limits::max_run_work`).
+    Work(u64),
+    /// Bytes transformers add to the objects of a load in all
+    /// (`kustomize::Limits::max_run_output_bytes`).
+    OutputBytes(u64),
 }
 
 impl std::fmt::Display for Budget {
@@ -59,6 +65,8 @@ impl std::fmt::Display for Budget {
             Budget::GeneratorBytes(n) => {
                 write!(f, "generator budget of {n} bytes per build reached")
             }
+            Budget::Work(n) => write!(f, "work budget of {n} node visits reached"),
+            Budget::OutputBytes(n) => write!(f, "output budget of {n} bytes added reached"),
         }
     }
 }

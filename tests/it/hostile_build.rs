@@ -142,7 +142,8 @@ fn a_kustomization_a_budget_stops_is_summarised_as_stopped_in_every_format() {
     let stopped = "1 stopped: nesting budget of 100 levels reached";
     for format in ["human", "concise", "json", "yaml", "sarif", "markdown"] {
         let run = limited::run_linter(&["-o", format, "--color", "never", root]);
-        let out = run.stdout_text();
+        // Markdown escapes the colon.
+        let out = run.stdout_text().replace("\\:", ":");
         assert!(out.contains(stopped), "{format}:\n{out}\n{}", run.stderr);
         assert!(!out.contains("build failed"), "{format}:\n{out}");
     }
@@ -701,7 +702,9 @@ fn many_releases_setting_one_large_key_at_a_target_path_share_the_values_budget(
     write(
         root,
         "apps/big.yaml",
-        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big, namespace: default}}\ndata:\n  values.yaml: {value}\n"),
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big, namespace: default}}\ndata:\n  values.yaml: {value}\n"
+        ),
     );
     write(root, "apps/releases.yaml", &releases);
     assert_small(root);

@@ -2,6 +2,7 @@
 
 use super::Files;
 use crate::source::limits::kustomize::RunBudget;
+use crate::source::{Budget, Issue};
 
 impl Files {
     /// What the builds of this load may still spend.
@@ -12,7 +13,23 @@ impl Files {
     /// Whether a spending did not fit in the budget (since this fork's
     /// job began, in a fork).
     pub(crate) fn budget_stopped(&self) -> bool {
-        self.budget_spent
+        self.budget_refused.is_some()
+    }
+
+    /// Runs `build`; an error it ends with after a spending did not fit
+    /// is that budget's stop (a spending refused ends the build: it is
+    /// never a gap the build goes on without).
+    pub(crate) fn stopped_by_budget<T>(
+        &mut self,
+        build: impl FnOnce(&mut Files) -> Result<T, Issue>,
+    ) -> Result<T, Issue> {
+        let before = self.budget_refused.take();
+        let result = build(self).map_err(|issue| match (issue.budget, self.budget_refused) {
+            (None, Some(budget)) => issue.stopped_by(budget),
+            _ => issue,
+        });
+        self.budget_refused = self.budget_refused.or(before);
+        result
     }
 
     /// The budget the load started with.
@@ -30,7 +47,14 @@ impl Files {
     /// when it does not fit.
     pub(crate) fn spend(&mut self, spent: RunBudget) -> bool {
         if !self.left.covers(&spent) {
-            self.budget_spent = true;
+            let (left, total) = (self.left, self.total);
+            self.budget_refused = Some(if spent.builds > left.builds {
+                Budget::RunBuilds(total.builds)
+            } else if spent.work > left.work {
+                Budget::Work(total.work)
+            } else {
+                Budget::OutputBytes(total.bytes)
+            });
             return false;
         }
         self.left = self.left.minus(spent);

@@ -341,6 +341,15 @@ pub fn build_flux_path(
     dir: &Path,
     components: &[(String, Span)],
 ) -> Result<Built, Issue> {
+    files.stopped_by_budget(|files| build_flux_dir(files, dir, components))
+}
+
+/// [`build_flux_path`], before a budget's stop is told apart.
+fn build_flux_dir(
+    files: &mut Files,
+    dir: &Path,
+    components: &[(String, Span)],
+) -> Result<Built, Issue> {
     let mut b = Builder::new(files, false);
     let mut acc = Acc::default();
     if kustomization::find(b.files, dir)?.is_some() {
