@@ -293,7 +293,9 @@ fn a_megabyte_value_in_a_finding_is_clipped_in_every_output_format() {
             "{format}: {run_of_a} bytes of the value in {} bytes of output",
             out.len()
         );
-        assert!(out.len() < 64 * 1024, "{format}: {} bytes", out.len());
+        // SARIF carries every rule's metadata (about 140 KB); the value
+        // whole would be a megabyte.
+        assert!(out.len() < 512 * 1024, "{format}: {} bytes", out.len());
     }
     for language in ["mermaid", "dot"] {
         let run = run_linter(&["inventory", "--graph", language, root]);
