@@ -230,10 +230,20 @@ impl<'f> Builder<'f> {
         k.restrict = self.restrict;
         // kubectl renders a Component named directly like a kustomization.
         if from.is_some() && component != k.is_component() {
-            let msg = if component {
-                format!("expected kind 'Component' for path '{}'", dir.display())
+            // kustomize's errors (api/internal/target/kusttarget.go
+            // `accumulateDirectory`); a kustomization without `kind` is
+            // a Kustomization (api/types/kustomization.go
+            // `FixKustomization`).
+            let (msg, listed) = if component {
+                let kind = k.root.str_at(&["kind"]).unwrap_or("Kustomization");
+                let msg = format!(
+                    "expected kind 'Component' for path '{}' but got '{kind}'",
+                    dir.display()
+                );
+                (msg, Listed::KustomizationAsComponent)
             } else {
-                format!("expected kind != 'Component' for path '{}'", dir.display())
+                let msg = format!("expected kind != 'Component' for path '{}'", dir.display());
+                (msg, Listed::ComponentAsResource)
             };
             // An entry of a kustomization Flux generates has no line
             // (`Span::default()`): the directory's own `kind` is what to
@@ -241,7 +251,7 @@ impl<'f> Builder<'f> {
             let at = from
                 .filter(|s| *s != Span::default())
                 .unwrap_or_else(|| k.root.get("kind").map_or(k.root.span, |n| n.span));
-            return Err(Issue::at(&self.files.sources, at, msg).gap(Gap::WrongKind));
+            return Err(Issue::at(&self.files.sources, at, msg).gap(Gap::WrongKind(listed)));
         }
         self.files.note_built_dir(dir.to_path_buf());
         self.stack.push(dir.to_path_buf());
