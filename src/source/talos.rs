@@ -23,7 +23,9 @@ pub fn what(doc: &Node) -> Option<String> {
     if api == Some("v1alpha1") {
         let kind = doc.str_at(&["kind"]).unwrap_or("");
         return Some(match kind {
-            "" => "a Talos machine configuration document (apiVersion v1alpha1, no API group)".into(),
+            "" => {
+                "a Talos machine configuration document (apiVersion v1alpha1, no API group)".into()
+            }
             k => format!("a Talos machine configuration document (apiVersion v1alpha1, kind {k})"),
         });
     }
@@ -32,7 +34,9 @@ pub fn what(doc: &Node) -> Option<String> {
     }
     let config_keys = ["cluster", "debug", "persist"].iter().any(|k| has(k));
     if has("machine") || (doc.str_at(&["version"]) == Some("v1alpha1") && config_keys) {
-        return Some("a Talos machine configuration or patch (machine and cluster settings)".into());
+        return Some(
+            "a Talos machine configuration or patch (machine and cluster settings)".into(),
+        );
     }
     // `talosctl gen secrets` (and talhelper's talsecret.yaml).
     if ["cluster", "secrets", "trustdinfo", "certs"]
@@ -62,19 +66,37 @@ mod tests {
     #[test]
     fn talos_documents_are_told_apart_from_chart_values() {
         let cases = [
-            ("apiVersion: v1alpha1\nkind: HostnameConfig\nhostname: a\n", Some("kind HostnameConfig")),
-            ("version: v1alpha1\nmachine: {type: worker}\ncluster: {}\n", Some("machine configuration")),
+            (
+                "apiVersion: v1alpha1\nkind: HostnameConfig\nhostname: a\n",
+                Some("kind HostnameConfig"),
+            ),
+            (
+                "version: v1alpha1\nmachine: {type: worker}\ncluster: {}\n",
+                Some("machine configuration"),
+            ),
             ("machine:\n  network: {}\n", Some("patch")),
-            ("cluster: {id: x}\nsecrets: {}\ntrustdinfo: {}\ncerts: {}\n", Some("secrets bundle")),
-            ("clusterName: c\ntalosVersion: v1.6.4\nnodes: []\n", Some("talhelper")),
+            (
+                "cluster: {id: x}\nsecrets: {}\ntrustdinfo: {}\ncerts: {}\n",
+                Some("secrets bundle"),
+            ),
+            (
+                "clusterName: c\ntalosVersion: v1.6.4\nnodes: []\n",
+                Some("talhelper"),
+            ),
             // Cilium's values: a bare `cluster:` is no Talos file.
             ("cluster:\n  name: main\n  id: 1\n", None),
-            ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", None),
+            (
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+                None,
+            ),
         ];
         for (text, want) in cases {
             let got = what(&doc(text));
             match want {
-                Some(part) => assert!(got.as_deref().is_some_and(|g| g.contains(part)), "{text}: {got:?}"),
+                Some(part) => assert!(
+                    got.as_deref().is_some_and(|g| g.contains(part)),
+                    "{text}: {got:?}"
+                ),
                 None => assert_eq!(got, None, "{text}"),
             }
         }
