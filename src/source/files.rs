@@ -130,6 +130,9 @@ pub struct Files {
     budget_spent: bool,
     /// Fetches remote entries when the user asked for it (`--remote`).
     remote: Option<Arc<super::remote::Fetcher>>,
+    /// Set when these are the files of a fetched git folder: what its
+    /// paths are called where a user reads them.
+    checkout: Option<super::remote::Checkout>,
 }
 
 /// What a build on a fork leaves behind.
@@ -266,6 +269,7 @@ impl Files {
             total: RunBudget::new(&limits.kustomize),
             budget_spent: false,
             remote: None,
+            checkout: None,
         }
     }
 
@@ -274,6 +278,24 @@ impl Files {
         Files {
             remote: fetcher,
             ..self
+        }
+    }
+
+    /// These files, as the checkout of a fetched git folder.
+    pub fn of_checkout(self, checkout: super::remote::Checkout) -> Files {
+        Files {
+            checkout: Some(checkout),
+            ..self
+        }
+    }
+
+    /// A path of these files as a user reads it: repository paths as
+    /// they are, a fetched folder's under its remote name.
+    pub fn shown(&self, rel: &Path) -> String {
+        let rel = rel.display().to_string();
+        match &self.checkout {
+            Some(c) => c.name(&rel),
+            None => rel,
         }
     }
 
@@ -404,6 +426,7 @@ impl Files {
             total: self.total,
             budget_spent: false,
             remote: self.remote.clone(),
+            checkout: self.checkout.clone(),
         }
     }
 

@@ -263,7 +263,7 @@ impl<'f> Builder<'f> {
                     0,
                     crate::source::Step {
                         kind: StepKind::Component,
-                        detail: dir.display().to_string(),
+                        detail: self.files.shown(dir),
                         at: from,
                     },
                 );
@@ -278,7 +278,7 @@ impl<'f> Builder<'f> {
                     0,
                     crate::source::Step {
                         kind: StepKind::Kustomization,
-                        detail: dir.display().to_string(),
+                        detail: self.files.shown(dir),
                         at: Some(k.root.span),
                     },
                 );

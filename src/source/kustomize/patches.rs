@@ -236,7 +236,7 @@ fn patch_docs(
     if let Some(p) = entry.get("patch").filter(|n| !n.is_null()) {
         return Ok((
             inline_docs(files, p, kfile)?,
-            format!("inline patch in {}", kfile.display()),
+            format!("inline patch in {}", files.shown(kfile)),
         ));
     }
     let Some(p) = entry.get("path").filter(|n| !n.is_null()) else {
@@ -254,7 +254,7 @@ fn patch_docs(
         .iter()
         .map(|d| Node::clone(d))
         .collect();
-    Ok((docs, path.display().to_string()))
+    Ok((docs, files.shown(&path)))
 }
 
 fn local_path(
@@ -707,7 +707,7 @@ pub(crate) fn apply_strategic_merge_list(
         let (docs, detail) = if text.contains('\n') {
             (
                 inline_docs(files, entry, &k.file)?,
-                format!("inline patch in {}", k.file.display()),
+                format!("inline patch in {}", files.shown(&k.file)),
             )
         } else {
             let path = local_path(files, &k.dir, text, entry.span, k.restrict)?;
@@ -718,7 +718,7 @@ pub(crate) fn apply_strategic_merge_list(
                     .iter()
                     .map(|d| Node::clone(d))
                     .collect(),
-                path.display().to_string(),
+                files.shown(&path),
             )
         };
         for patch in docs.iter().filter(|d| !d.is_null()) {

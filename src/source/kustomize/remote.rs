@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::source::files::Parsed;
-use crate::source::remote::{self, Entry, Fetched};
+use crate::source::remote::{self, Checkout, Entry, Fetched};
 use crate::yaml::FileId;
 
 impl Builder<'_> {
@@ -51,11 +51,8 @@ impl Builder<'_> {
                     reference,
                 },
             ) => {
-                let at = |rel: &str| match &reference {
-                    Some(r) => format!("{repo}//{rel}?ref={r}"),
-                    None => format!("{repo}//{rel}"),
-                };
-                self.remote_tree(&dir, &path, &at, span, acc)
+                let checkout = Checkout { repo, reference };
+                self.remote_tree(&dir, &path, checkout, span, acc)
             }
             _ => Err(gap(
                 self.files,
@@ -95,31 +92,49 @@ impl Builder<'_> {
 
     /// Builds folder `path` of the checkout in `dir` as kubectl would a
     /// local kustomization, on files of its own, then takes its texts in
-    /// under the names `at` gives them.
+    /// under their remote names.
     fn remote_tree(
         &mut self,
         dir: &Path,
         path: &str,
-        at: &dyn Fn(&str) -> String,
+        checkout: Checkout,
         span: Span,
         acc: &mut Acc,
     ) -> Result<(), Issue> {
+        let at = |rel: &str| checkout.name(rel);
         let Some(folder) = crate::source::join_within(Path::new(""), path) else {
             let message = format!("remote folder '{path}' leaves its repository");
             return Err(Issue::at(&self.files.sources, span, message).gap(Gap::Remote));
         };
-        let mut files =
-            Files::new(dir, *self.files.limits()).fetching(self.files.remote().cloned());
+        let mut files = Files::new(dir, *self.files.limits())
+            .fetching(self.files.remote().cloned())
+            .of_checkout(checkout.clone())
+            .within_budget_of(self.files);
         let mut sub = Acc::default();
         let (result, gaps) = {
             let mut b = Builder::new(&mut files, true);
+            // One build's budgets, the fetched folder's part of it.
+            (b.builds, b.generator_bytes_left) = (self.builds, self.generator_bytes_left);
             let result = b.build_dir(&folder, &mut sub, false, None);
+            (self.builds, self.generator_bytes_left) = (b.builds, b.generator_bytes_left);
             (result, std::mem::take(&mut b.gaps))
+        };
+        self.files.take_spent(&files);
+        // A remote entry of the fetched folder is already registered
+        // under its own remote name.
+        let fetched = |path: &Path| {
+            files
+                .sources
+                .find(path)
+                .is_some_and(|id| files.sources.is_virtual(id))
         };
         let ids: Vec<FileId> = (0..files.sources.len())
             .map(|i| {
                 let f = files.sources.get(FileId(i as u32));
-                let name = PathBuf::from(at(&f.path.to_string_lossy()));
+                let name = match fetched(&f.path) {
+                    true => f.path.clone(),
+                    false => PathBuf::from(at(&f.path.to_string_lossy())),
+                };
                 match self.files.sources.find(&name) {
                     Some(id) => id,
                     None => self.files.sources.add_external(name, f.text.clone()),
@@ -127,7 +142,7 @@ impl Builder<'_> {
             })
             .collect();
         let named = |mut issue: Issue| {
-            if !issue.path.is_empty() {
+            if !issue.path.is_empty() && !fetched(Path::new(&issue.path)) {
                 issue.path = at(&issue.path);
             }
             issue
