@@ -556,6 +556,33 @@ spec:
     - port: 8080
 ",
     );
+    // A component another repository applies to its own objects.
+    write(
+        "components/tier/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+resources:
+  - service.yaml
+patches:
+  - path: tier.yaml
+    target:
+      kind: Deployment
+",
+    );
+    write(
+        "components/tier/service.yaml",
+        &std::fs::read_to_string(work.join("components/metrics/service.yaml")).unwrap(),
+    );
+    write(
+        "components/tier/tier.yaml",
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: any
+  labels:
+    tier: backend
+",
+    );
     common::git(&work, &["init", "-q"]);
     common::git(&work, &["add", "-A"]);
     common::git(&work, &["commit", "-q", "-m", "v1"]);
@@ -775,5 +802,72 @@ fn offline_a_remote_base_says_what_it_names_and_that_remote_would_fetch_it() {
         "nothing of the remote base is made up offline"
     );
     assert!(!d.cache.exists(), "an offline run made the cache folder");
+    assert_home_untouched(&d);
+}
+
+/// The app kustomization of [`repo_listing`], listing `components` too.
+fn with_components(repo: &Path, components: &[&str]) {
+    let path = repo.join("apps/operator/kustomization.yaml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("\ncomponents:\n");
+    for c in components {
+        text.push_str(&format!("  - {c}\n"));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn a_remote_component_changes_the_objects_of_the_kustomization_that_lists_it() {
+    if !common::git_available() {
+        return;
+    }
+    let d = dirs();
+    let bare = upstream_base(&d.root);
+    let repo_url = format!("file://{}", bare.display());
+    let entry = format!("{repo_url}//components/tier?ref=v1.0.0");
+    let repo = repo_listing(&d.root, &["operator.yaml"]);
+    std::fs::write(repo.join("apps/operator/operator.yaml"), OPERATOR).unwrap();
+    with_components(&repo, &[&entry]);
+
+    let out = inventory(&repo, &d.home, &d.cache, true, &["--remote"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let name = |rel: &str| format!("{repo_url}//{rel}?ref=v1.0.0");
+    let op = object(&out, "Deployment", "ext-postgres-operator").expect("the local Deployment");
+    assert_eq!(op["file"], "apps/operator/operator.yaml", "{op}");
+    assert_eq!(
+        op["object"]["metadata"]["labels"]["tier"], "backend",
+        "{op}"
+    );
+    assert_eq!(
+        op["provenance"]["metadata.labels.tier"]["at"],
+        format!("{}:6:11", name("components/tier/tier.yaml")).as_str(),
+        "{op}"
+    );
+    // The local patch still applies, at its own line.
+    assert_eq!(
+        op["object"]["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"],
+        "main-rw.databases.svc:5432"
+    );
+    let service = object(&out, "Service", "operator-metrics").expect("the component's Service");
+    assert_eq!(
+        service["file"],
+        name("components/tier/service.yaml").as_str()
+    );
+    assert_eq!(service["namespace"], "databases");
+
+    // Offline, the component is a gap that names it.
+    let offline = inventory(&repo, &d.home, &d.root.join("cache2"), false, &[]);
+    let err = stderr(&offline);
+    assert!(
+        err.contains(&format!(
+            "remote component '{entry}' is not fetched: it is git repository {repo_url}, folder \
+             components/tier, at ref v1.0.0; remote entries are fetched only with --remote"
+        )),
+        "{err}"
+    );
+    let op = object(&offline, "Deployment", "ext-postgres-operator").unwrap();
+    assert!(op["object"]["metadata"].get("labels").is_none(), "{op}");
     assert_home_untouched(&d);
 }

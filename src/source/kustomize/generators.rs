@@ -256,7 +256,7 @@ fn load_pairs(
                     e.span,
                     format!(
                         "{}: line {}: {key:?} is not a valid key name",
-                        path.display(),
+                        files.shown(&path),
                         i + 1
                     ),
                 ));

@@ -119,7 +119,7 @@ fn parse_inline(files: &Files, node: &Node, text: &str, kfile: &Path) -> Result<
                 0
             };
         Issue::located(
-            kfile.display().to_string(),
+            files.shown(kfile),
             line,
             node.span.col,
             format!("inline patch: {}", e.message),
@@ -277,8 +277,8 @@ fn local_path(
             span,
             format!(
                 "security; file '{}' is not in or below '{}'",
-                path.display(),
-                dir.display()
+                files.shown(&path),
+                files.shown(dir)
             ),
         ));
     }
@@ -289,7 +289,7 @@ fn local_path(
         return Err(Issue::at(
             &files.sources,
             span,
-            format!("file '{}' does not exist", path.display()),
+            format!("file '{}' does not exist", files.shown(&path)),
         )
         .gap(crate::source::Gap::Missing));
     }
