@@ -202,7 +202,7 @@ impl Coverage {
 /// A Flux Kustomization written in the repository that no root reaches.
 #[derive(Clone, Debug)]
 pub struct Unapplied {
-    /// `namespace/name`.
+    /// `namespace/name`, or `name` when written without a namespace.
     pub id: String,
     /// The file it is written in, and the line.
     pub file: PathBuf,
