@@ -219,6 +219,15 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
                 u.rule, u.subject, u.reason
             ));
         }
+        // Not problems (the cluster often makes them), but Helm gets
+        // none of their values here.
+        for absent in model.release_absent() {
+            if issue_in_scope(&absent, scope) {
+                let shown =
+                    absent.shown_as(|path| control::escape(path, Breaks::Escape).into_owned());
+                log(&format!("absent: {shown}"));
+            }
+        }
     }
     log_issues(&outcome.issues, scope, log);
     // filter

@@ -83,9 +83,10 @@ pub struct RepoArgs {
 /// Remote kustomize entries: fetched only when the user asks.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RemoteArgs {
-    /// Fetch remote kustomize resources (https URLs of manifests, git
-    /// repositories such as github.com/org/repo/folder?ref=v1) as Flux
-    /// would, over https and without credentials, through a cache.
+    /// Fetch remote kustomize resources and components (https URLs of
+    /// manifests, git repositories such as
+    /// github.com/org/repo/folder?ref=v1) as Flux would, over https and
+    /// without credentials, through a cache.
     /// Without it, each is reported as not fetched.
     #[arg(long, env = "HOMELAB_LINT_REMOTE")]
     pub remote: bool,

@@ -35,9 +35,9 @@ pub fn missing_paths(model: &Model) -> Vec<(ObjRef, Node)> {
 
 /// Flux Kustomizations that Flux fails because a local entry of their
 /// build is missing, malformed or of the wrong kind, each with a node at
-/// the entry that holds kustomize's error and a word for what is wrong.
+/// the entry that holds kustomize's error and what is wrong with it.
 /// The rest of the Kustomization was rendered anyway.
-pub fn failed_builds(model: &Model) -> Vec<(ObjRef, Node, &'static str)> {
+pub fn failed_builds(model: &Model) -> Vec<(ObjRef, Node, Option<Gap>)> {
     let mut out = Vec::new();
     for r in model.flux {
         let Outcome::Failed(missing) = &r.outcome else {
@@ -64,13 +64,7 @@ pub fn failed_builds(model: &Model) -> Vec<(ObjRef, Node, &'static str)> {
                 line: issue.line,
                 col: issue.col,
             };
-            let what = match issue.gap {
-                Some(Gap::Malformed) => "malformed",
-                Some(Gap::WrongKind) => "wrong kind",
-                Some(Gap::Substitution) => "substitution",
-                _ => "missing",
-            };
-            out.push((object, Node::synthetic_str(&issue.message, span), what));
+            out.push((object, Node::synthetic_str(&issue.message, span), issue.gap));
         }
     }
     out

@@ -159,6 +159,19 @@ impl<'r> Model<'r> {
             .collect()
     }
 
+    /// The `valuesFrom` sources, not optional, that the repository does
+    /// not hold (see [`Release::absent`]), each once.
+    pub fn release_absent(&self) -> Vec<crate::source::Issue> {
+        let mut seen = std::collections::HashSet::new();
+        self.releases
+            .iter()
+            .flatten()
+            .flat_map(|r| &r.absent)
+            .filter(|i| seen.insert(*i))
+            .cloned()
+            .collect()
+    }
+
     pub(crate) fn app_facts(&self) -> &[app::AppFacts] {
         self.app_facts.get_or_init(|| app::facts(self))
     }

@@ -182,6 +182,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         severity: rule.severity,
         notes: Vec::new(),
         harmless: None,
+        help: None,
     };
     let mut identity = vec![rule.id.clone()];
     let mut chain = Vec::new();
@@ -203,6 +204,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         severity,
         mut notes,
         harmless,
+        help,
     } = shape;
     let primary_name = rule
         .primary
@@ -260,7 +262,7 @@ fn finding(model: &Model, rule: &Rule, bindings: &Bindings) -> Finding {
         related: labels.into_iter().map(|(_, l)| l).collect(),
         evidence,
         notes,
-        help: rule.remediation.trim().to_string(),
+        help: help.unwrap_or_else(|| rule.remediation.trim().to_string()),
         unconfirmed_severity: (severity != rule.severity).then_some(rule.severity),
         fingerprint,
         fix,

@@ -209,6 +209,14 @@ fn helm_values(repo: &Repo, hit: &Hit) -> Option<String> {
     if release.values_incomplete {
         out.push_str("\n\nSome `valuesFrom` source is encrypted or not in the repository: Helm may get more.");
     }
+    // Often made in the cluster (an operator's Secret), so not a problem
+    // of the repository; but Helm gets none of their values here.
+    if !release.absent.is_empty() {
+        out.push('\n');
+    }
+    for absent in &release.absent {
+        out.push_str(&format!("\n- line {}: {}", absent.line, absent.message));
+    }
     Some(out)
 }
 

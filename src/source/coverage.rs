@@ -46,8 +46,9 @@ pub enum Fate {
     /// other one lists or waits for, in a repository whose bootstrap is
     /// found: nothing applies it.
     Stray,
-    /// YAML with no Kubernetes object in it.
-    NoObject,
+    /// YAML with no Kubernetes object in it; what it is instead, when
+    /// known (a Talos machine configuration, see [`super::talos`]).
+    NoObject { what: Option<String> },
     /// Not loadable (a template, a syntax error), and why.
     Unloadable(String),
 }
@@ -64,7 +65,7 @@ impl Fate {
             Fate::Lost { .. } => "lost",
             Fate::NotListed { .. } => "not-listed",
             Fate::Unreachable { .. } | Fate::UnderUnapplied { .. } | Fate::Stray => "unreachable",
-            Fate::NoObject => "no-object",
+            Fate::NoObject { .. } => "no-object",
             Fate::Unloadable(_) => "unloadable",
         }
     }
@@ -114,7 +115,12 @@ impl Fate {
                             Kustomization lists and none waits for (dependsOn), so no root \
                             reaches it"
                 .into(),
-            Fate::NoObject => "no Kubernetes object in it (no apiVersion and kind)".into(),
+            Fate::NoObject { what: None } => {
+                "no Kubernetes object in it (no apiVersion and kind)".into()
+            }
+            Fate::NoObject { what: Some(what) } => {
+                format!("no Kubernetes object in it: {what}, which Kubernetes does not read")
+            }
             Fate::Unloadable(why) => why.clone(),
         }
     }
@@ -198,7 +204,7 @@ impl Coverage {
 /// A Flux Kustomization written in the repository that no root reaches.
 #[derive(Clone, Debug)]
 pub struct Unapplied {
-    /// `namespace/name`.
+    /// `namespace/name`, or `name` when written without a namespace.
     pub id: String,
     /// The file it is written in, and the line.
     pub file: PathBuf,
@@ -212,7 +218,9 @@ pub struct Unapplied {
 /// Flux would apply it through that one (a path without a kustomization
 /// file gets one generated that lists every file), so that one not being
 /// applied is the true cause, and listing the file would be the wrong fix.
-/// The deepest such path wins.
+/// The deepest such path wins. Likewise a file under a kustomization that
+/// nothing built, when an unapplied Flux Kustomization's path is that
+/// kustomization's folder: that one would build it.
 pub(crate) fn blame_unapplied(fates: &mut [FileFate], unapplied: &[Unapplied]) {
     if unapplied.is_empty() {
         return;
@@ -222,13 +230,21 @@ pub(crate) fn blame_unapplied(fates: &mut [FileFate], unapplied: &[Unapplied]) {
         .map(|f| (f.path.clone(), f.fate.reason()))
         .collect();
     for f in fates.iter_mut() {
-        let Fate::NotListed { kustomization } = &f.fate else {
-            continue;
+        let (kustomization, listed) = match &f.fate {
+            Fate::NotListed { kustomization } => (kustomization, true),
+            Fate::Unreachable { kustomization } => (kustomization, false),
+            _ => continue,
         };
         let dir = kustomization.parent().unwrap_or(Path::new(""));
+        let builds = |u: &&Unapplied| match listed {
+            // The kustomization of `dir` is built and leaves the file out:
+            // only a deeper path would take it in.
+            true => u.path != dir && u.path.starts_with(dir) && f.path.starts_with(&u.path),
+            false => u.path == dir,
+        };
         let Some(u) = unapplied
             .iter()
-            .filter(|u| u.path != dir && u.path.starts_with(dir) && f.path.starts_with(&u.path))
+            .filter(builds)
             .max_by_key(|u| u.path.components().count())
         else {
             continue;

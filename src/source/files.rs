@@ -130,6 +130,9 @@ pub struct Files {
     budget_refused: Option<crate::source::Budget>,
     /// Fetches remote entries when the user asked for it (`--remote`).
     remote: Option<Arc<super::remote::Fetcher>>,
+    /// Set when these are the files of a fetched git folder: what its
+    /// paths are called where a user reads them.
+    checkout: Option<super::remote::Checkout>,
 }
 
 /// What a build on a fork leaves behind.
@@ -266,6 +269,7 @@ impl Files {
             total: RunBudget::new(&limits.kustomize),
             budget_refused: None,
             remote: None,
+            checkout: None,
         }
     }
 
@@ -274,6 +278,40 @@ impl Files {
         Files {
             remote: fetcher,
             ..self
+        }
+    }
+
+    /// The files of a fetched git folder checked out in `dir`, read for a
+    /// build of these: registered in these files' source map, under their
+    /// remote names, so that every span of the build (of a fetched
+    /// component, on objects of this repository too) points into one
+    /// table, which [`Files::take_checkout`] takes back. They share the
+    /// fetcher, what is made once (kustomize's built-in field specs) and
+    /// the budget.
+    pub(crate) fn checkout(&self, dir: &Path, checkout: super::remote::Checkout) -> Files {
+        Files {
+            sources: self.sources.clone(),
+            made_once: self.made_once.clone(),
+            remote: self.remote.clone(),
+            checkout: Some(checkout),
+            ..Files::new(dir, self.limits)
+        }
+        .within_budget_of(self)
+    }
+
+    /// What a build on [`Files::checkout`] of these registered and spent.
+    pub(crate) fn take_checkout(&mut self, sub: Files) {
+        self.take_spent(&sub);
+        self.sources = sub.sources;
+    }
+
+    /// A path of these files as a user reads it: repository paths as
+    /// they are, a fetched folder's under its remote name.
+    pub fn shown(&self, rel: &Path) -> String {
+        let rel = rel.display().to_string();
+        match &self.checkout {
+            Some(c) => c.name(&rel),
+            None => rel,
         }
     }
 
@@ -404,6 +442,7 @@ impl Files {
             total: self.total,
             budget_refused: None,
             remote: self.remote.clone(),
+            checkout: self.checkout.clone(),
         }
     }
 
@@ -522,7 +561,7 @@ impl Files {
             Backing::Commit(tree) => tree.outside(rel),
         };
         let answer = match refused {
-            Some(e @ Refused::Outside { .. }) => Some(format!("'{}' {e}", rel.display())),
+            Some(e @ Refused::Outside { .. }) => Some(format!("'{}' {e}", self.shown(rel))),
             _ => None,
         };
         self.note(|| Event::Outside(rel.to_path_buf(), answer.clone()));
@@ -532,7 +571,9 @@ impl Files {
     /// The bytes of a repository file within the size budget (files a
     /// generator reads whole, which need not be text).
     pub fn bytes(&self, rel: &Path) -> Result<Vec<u8>, ReadError> {
-        let answer = self.raw(rel).map_err(|e| ReadError::new(rel, e));
+        let answer = self
+            .raw(rel)
+            .map_err(|e| ReadError::new(Path::new(&self.shown(rel)), e));
         self.note(|| Event::Bytes(rel.to_path_buf(), answer.clone()));
         answer
     }
@@ -610,7 +651,7 @@ impl Files {
     }
 
     fn text_unnoted(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
-        if let Some(id) = self.sources.find(rel) {
+        if let Some(id) = self.sources.find(&self.name_of(rel)) {
             return Ok((id, self.sources.get(id).text.clone()));
         }
         if let Some(issue) = self.unreadable.get(rel) {
@@ -628,12 +669,26 @@ impl Files {
     }
 
     fn read(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
+        let name = self.name_of(rel);
         let text: Arc<str> = match self.known_text(rel) {
             Some(text) => text.clone(),
-            None => text_of(self.raw(rel), rel)?.into(),
+            None => text_of(self.raw(rel), &name)?.into(),
         };
-        let id = self.sources.add(rel.to_path_buf(), text.clone());
+        // A fetched folder's file is no file of the repository: no fix
+        // edits it.
+        let id = match self.checkout {
+            Some(_) => self.sources.add_external(name, text.clone()),
+            None => self.sources.add(name, text.clone()),
+        };
         Ok((id, text))
+    }
+
+    /// The name `rel` is registered under in the source map.
+    fn name_of(&self, rel: &Path) -> PathBuf {
+        match &self.checkout {
+            Some(_) => PathBuf::from(self.shown(rel)),
+            None => rel.to_path_buf(),
+        }
     }
 
     /// Reads and parses many files using every core: the first thing a
@@ -732,9 +787,10 @@ impl Files {
             return cached.clone();
         }
         let limits = self.limits;
+        let name = self.name_of(rel);
         let result = self
             .text_unnoted(rel)
-            .and_then(|(file, text)| parse(rel, file, &text, &limits.yaml));
+            .and_then(|(file, text)| parse(&name, file, &text, &limits.yaml));
         self.parsed.insert(rel.to_path_buf(), result.clone());
         result
     }
@@ -762,7 +818,7 @@ impl Files {
             Some(cached) => cached?,
             None => {
                 let (file, text) = self.text_unnoted(rel)?;
-                parse(rel, file, &text, &self.limits.yaml)?
+                parse(&self.name_of(rel), file, &text, &self.limits.yaml)?
             }
         };
         Ok(Arc::unwrap_or_clone(parsed))

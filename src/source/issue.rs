@@ -94,7 +94,7 @@ pub enum Gap {
     /// != 'Component' for path ...", api/internal/target/kusttarget.go
     /// `accumulateDirectory`) and kustomize-controller fails the whole
     /// Flux Kustomization; here the entry loses only itself.
-    WrongKind,
+    WrongKind(Listed),
     /// A value postBuild substitution cannot parse (`${__field.labels.job}`
     /// in a Grafana dashboard: a name stops at the `.`, so envsubst finds no
     /// closing brace). Not a kustomize entry, but the same end:
@@ -102,6 +102,15 @@ pub enum Gap {
     /// failed", fluxcd/pkg kustomize/kustomize_varsub.go), strict or not,
     /// and applies nothing of the Flux Kustomization.
     Substitution,
+}
+
+/// Which list of a kustomization holds a directory of the other kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Listed {
+    /// A `kind: Component` directory under `resources:`.
+    ComponentAsResource,
+    /// A kustomization (any other kind) under `components:`.
+    KustomizationAsComponent,
 }
 
 fn location(line: u32, col: u32) -> String {

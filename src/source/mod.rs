@@ -24,6 +24,7 @@ pub mod repo;
 pub mod reuse;
 pub mod root;
 pub mod snapshot;
+pub mod talos;
 #[cfg(test)]
 pub(crate) mod test_repo;
 pub mod walk;
@@ -40,6 +41,6 @@ pub type PathSet<K> = std::collections::HashSet<K, PathHasher>;
 
 pub use confine::join_within;
 pub use files::Files;
-pub use issue::{Budget, Gap, Issue};
+pub use issue::{Budget, Gap, Issue, Listed};
 pub use limits::Limits;
 pub use object::{Concealed, Object, Step, StepKind};

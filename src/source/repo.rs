@@ -114,6 +114,9 @@ pub fn load_files(mut files: Files) -> Repo {
     // Files that do not parse (a template, a syntax error), with their fate.
     let mut unloadable: HashMap<PathBuf, Fate> = HashMap::new();
     let mut object_docs: Vec<(&PathBuf, FileId, Vec<usize>)> = Vec::new();
+    // Files of no Kubernetes object whose documents are known to be
+    // something else, with their fate.
+    let mut no_object: HashMap<PathBuf, Fate> = HashMap::new();
     for path in &paths {
         let parsed = match files.documents(path) {
             Ok(p) => p,
@@ -133,7 +136,12 @@ pub fn load_files(mut files: Files) -> Repo {
         };
         let mut any = false;
         let mut docs = Vec::new();
+        let mut foreign = Vec::new();
         for (i, doc) in parsed.docs.iter().enumerate() {
+            if let Some(what) = super::talos::what(doc) {
+                foreign.push((i, what));
+                continue;
+            }
             if !Object::looks_like_object(doc) {
                 continue;
             }
@@ -169,10 +177,28 @@ pub fn load_files(mut files: Files) -> Repo {
             object_docs.push((path, parsed.file, docs));
         }
         if !any && !is_kustomization_file(path) {
+            let fate = Fate::NoObject {
+                what: foreign.first().map(|(_, what)| what.clone()),
+            };
             skipped.push(Skipped {
                 path: path.clone(),
-                reason: "no Kubernetes object in it (no apiVersion and kind)".into(),
+                reason: fate.reason(),
             });
+            if let Fate::NoObject { what: Some(_) } = &fate {
+                no_object.insert(path.clone(), fate);
+            }
+        } else if any {
+            // Beside Kubernetes objects, each is said apart.
+            for (i, what) in foreign {
+                skipped.push(Skipped {
+                    path: path.clone(),
+                    reason: format!(
+                        "document {} is not a Kubernetes object: {what}; the file's other \
+                         documents are loaded",
+                        i + 1
+                    ),
+                });
+            }
         }
     }
 
@@ -317,10 +343,10 @@ pub fn load_files(mut files: Files) -> Repo {
             }
         } else if is_kustomization_file(path) {
             Fate::Kustomization
-        } else if let Some(fate) = unloadable.remove(path) {
+        } else if let Some(fate) = unloadable.remove(path).or_else(|| no_object.remove(path)) {
             fate
         } else {
-            Fate::NoObject
+            Fate::NoObject { what: None }
         };
         fates.push(FileFate {
             path: path.clone(),

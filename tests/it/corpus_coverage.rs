@@ -108,7 +108,7 @@ const DECLARED_TWICE: &[(&str, &str, &str)] = &[
 fn unremarkable(f: &Fate) -> bool {
     matches!(
         f,
-        Fate::Rendered { .. } | Fate::Kustomization | Fate::NoObject
+        Fate::Rendered { .. } | Fate::Kustomization | Fate::NoObject { .. }
     )
 }
 

@@ -75,6 +75,7 @@ mod rule_redirects;
 mod run_anywhere;
 mod sarif_schema;
 mod suppressions;
+mod unused_reasons;
 mod user_rules;
 mod workflows;
 mod yaml_fast_path;

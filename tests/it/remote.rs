@@ -496,3 +496,378 @@ spec: {interval: 1h, path: ./apps/db, prune: true, sourceRef: {kind: GitReposito
     );
     assert_home_untouched(&d);
 }
+
+/// An upstream repository whose `deploy` folder is a kustomization with
+/// what a remote base may hold: a resource, a component from a sibling
+/// folder, a ConfigMap generator reading a file and an env file, and a
+/// patch file. Returns the bare repository `upstream.git` under `root`.
+fn upstream_base(root: &Path) -> PathBuf {
+    let work = root.join("upstream");
+    let write = |rel: &str, text: &str| {
+        let path = work.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "deploy/kustomization.yaml",
+        "resources:
+  - operator.yaml
+components:
+  - ../components/metrics
+configMapGenerator:
+  - name: operator-config
+    files:
+      - settings.conf
+    envs:
+      - operator.env
+patches:
+  - path: replicas.yaml
+",
+    );
+    write("deploy/operator.yaml", OPERATOR);
+    write("deploy/settings.conf", "max_connections=100\n");
+    write("deploy/operator.env", "POSTGRES_DEFAULT_DATABASE=app\n");
+    write(
+        "deploy/replicas.yaml",
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ext-postgres-operator
+spec:
+  replicas: 2
+",
+    );
+    write(
+        "components/metrics/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+resources:
+  - service.yaml
+",
+    );
+    write(
+        "components/metrics/service.yaml",
+        "apiVersion: v1
+kind: Service
+metadata:
+  name: operator-metrics
+spec:
+  ports:
+    - port: 8080
+",
+    );
+    // A component another repository applies to its own objects.
+    write(
+        "components/tier/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+resources:
+  - service.yaml
+patches:
+  - path: tier.yaml
+    target:
+      kind: Deployment
+",
+    );
+    write(
+        "components/tier/service.yaml",
+        &std::fs::read_to_string(work.join("components/metrics/service.yaml")).unwrap(),
+    );
+    write(
+        "components/tier/tier.yaml",
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: any
+  labels:
+    tier: backend
+",
+    );
+    common::git(&work, &["init", "-q"]);
+    common::git(&work, &["add", "-A"]);
+    common::git(&work, &["commit", "-q", "-m", "v1"]);
+    common::git(&work, &["tag", "v1.0.0"]);
+    common::git(root, &["clone", "-q", "--bare", "upstream", "upstream.git"]);
+    root.join("upstream.git")
+}
+
+/// Serves the git repositories under `dir` over git's smart HTTP
+/// protocol, through `git http-backend` as CGI; returns the base URL.
+fn serve_git(dir: PathBuf) -> String {
+    use http_body_util::BodyExt;
+    let addr = support::serve::spawn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let dir = dir.clone();
+        async move {
+            let (parts, body) = req.into_parts();
+            let body = body
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            let header = |name: &str| {
+                parts
+                    .headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let mut cgi = Command::new("git")
+                .arg("http-backend")
+                .env("GIT_PROJECT_ROOT", &dir)
+                .env("GIT_HTTP_EXPORT_ALL", "1")
+                .env("PATH_INFO", parts.uri.path())
+                .env("QUERY_STRING", parts.uri.query().unwrap_or(""))
+                .env("REQUEST_METHOD", parts.method.as_str())
+                .env("CONTENT_TYPE", header("content-type"))
+                .env("CONTENT_LENGTH", body.len().to_string())
+                .env("HTTP_CONTENT_ENCODING", header("content-encoding"))
+                .env("GIT_PROTOCOL", header("git-protocol"))
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = cgi.stdin.take().unwrap();
+            let writer = std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stdin.write_all(&body);
+            });
+            let out = cgi.wait_with_output().unwrap();
+            writer.join().unwrap();
+            // CGI: headers, a blank line, the body.
+            let split = out
+                .stdout
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .map(|i| (i, 4))
+                .or_else(|| {
+                    out.stdout
+                        .windows(2)
+                        .position(|w| w == b"\n\n")
+                        .map(|i| (i, 2))
+                })
+                .unwrap_or((out.stdout.len(), 0));
+            let head = String::from_utf8_lossy(&out.stdout[..split.0]).into_owned();
+            let mut response = hyper::Response::builder();
+            for line in head.lines() {
+                let Some((name, value)) = line.split_once(':') else {
+                    continue;
+                };
+                let value = value.trim();
+                if name.eq_ignore_ascii_case("status") {
+                    let code = value.split(' ').next().unwrap_or("200");
+                    response = response.status(code.parse::<u16>().unwrap_or(500));
+                } else {
+                    response = response.header(name.trim(), value);
+                }
+            }
+            let rest = out.stdout[(split.0 + split.1).min(out.stdout.len())..].to_vec();
+            response
+                .body(http_body_util::Full::new(hyper::body::Bytes::from(rest)))
+                .unwrap()
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// What a render of the remote base must hold: the patch, the generator
+/// and the component applied, each value at its remote file.
+fn assert_remote_base_built(out: &Output, repo_url: &str) {
+    let err = stderr(out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("remote: {repo_url} at v1.0.0: fetched")),
+        "{err}"
+    );
+    let name = |rel: &str| format!("{repo_url}//{rel}?ref=v1.0.0");
+    let op = object(out, "Deployment", "ext-postgres-operator")
+        .unwrap_or_else(|| panic!("the remote Deployment: {err}"));
+    assert_eq!(op["object"]["spec"]["replicas"], 2, "{op}");
+    assert_eq!(
+        op["provenance"]["spec.replicas"]["at"],
+        format!("{}:6:13", name("deploy/replicas.yaml")).as_str(),
+        "{op}"
+    );
+    let steps: Vec<(String, String)> = op["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["kind"].as_str().unwrap().into(),
+                s["detail"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(
+        steps.contains(&("patch".into(), name("deploy/replicas.yaml"))),
+        "a remote step names its remote file: {steps:?}"
+    );
+
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let config = json["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| {
+            o["kind"] == "ConfigMap"
+                && o["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("operator-config-"))
+        })
+        .unwrap_or_else(|| panic!("the generated ConfigMap: {err}"));
+    assert_eq!(config["namespace"], "databases");
+    assert_eq!(
+        config["object"]["data"]["settings.conf"],
+        "max_connections=100\n"
+    );
+    assert_eq!(config["object"]["data"]["POSTGRES_DEFAULT_DATABASE"], "app");
+    assert_eq!(config["file"], name("deploy/kustomization.yaml").as_str());
+
+    let service = object(out, "Service", "operator-metrics")
+        .unwrap_or_else(|| panic!("the component's Service: {err}"));
+    assert_eq!(
+        service["file"],
+        name("components/metrics/service.yaml").as_str()
+    );
+    assert_eq!(service["namespace"], "databases");
+    assert!(
+        service["chain"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["kind"] == "component" && s["detail"] == name("components/metrics").as_str()),
+        "{service}"
+    );
+}
+
+#[test]
+fn a_remote_base_from_a_local_git_remote_builds_its_component_generator_and_patch() {
+    if !common::git_available() {
+        return;
+    }
+    let d = dirs();
+    let bare = upstream_base(&d.root);
+    let repo_url = format!("file://{}", bare.display());
+    let entry = format!("{repo_url}//deploy?ref=v1.0.0");
+    let repo = repo_listing(&d.root, &[&entry]);
+    let out = inventory(&repo, &d.home, &d.cache, true, &["--remote"]);
+    assert_remote_base_built(&out, &repo_url);
+    assert_home_untouched(&d);
+}
+
+#[test]
+fn a_remote_base_over_http_builds_its_component_generator_and_patch() {
+    if !common::git_available() {
+        return;
+    }
+    let d = dirs();
+    upstream_base(&d.root);
+    let base = serve_git(d.root.clone());
+    let repo_url = format!("{base}/upstream.git");
+    let entry = format!("{repo_url}//deploy?ref=v1.0.0");
+    let repo = repo_listing(&d.root, &[&entry]);
+    let out = inventory(&repo, &d.home, &d.cache, true, &["--remote"]);
+    assert_remote_base_built(&out, &repo_url);
+
+    // Without the tests' allowance, plain http is refused before git runs.
+    let refused = inventory(&repo, &d.home, &d.root.join("cache2"), false, &["--remote"]);
+    assert!(
+        stderr(&refused).contains(&format!(
+            "remote resource '{entry}' is not fetched: plain http is not fetched, only https"
+        )),
+        "{}",
+        stderr(&refused)
+    );
+    assert_home_untouched(&d);
+}
+
+#[test]
+fn offline_a_remote_base_says_what_it_names_and_that_remote_would_fetch_it() {
+    let d = dirs();
+    let entry = "https://github.com/movetokube/postgres-operator//deploy?ref=2.4.0";
+    let repo = repo_listing(&d.root, &[entry]);
+    let out = inventory(&repo, &d.home, &d.cache, false, &[]);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "apps/operator/kustomization.yaml:5:5: remote resource '{entry}' is not fetched: it \
+             is git repository https://github.com/movetokube/postgres-operator, folder deploy, at \
+             ref 2.4.0; remote entries are fetched only with --remote"
+        )),
+        "{err}"
+    );
+    assert!(
+        object(&out, "Service", "operator-metrics").is_none(),
+        "nothing of the remote base is made up offline"
+    );
+    assert!(!d.cache.exists(), "an offline run made the cache folder");
+    assert_home_untouched(&d);
+}
+
+/// The app kustomization of [`repo_listing`], listing `components` too.
+fn with_components(repo: &Path, components: &[&str]) {
+    let path = repo.join("apps/operator/kustomization.yaml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("\ncomponents:\n");
+    for c in components {
+        text.push_str(&format!("  - {c}\n"));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn a_remote_component_changes_the_objects_of_the_kustomization_that_lists_it() {
+    if !common::git_available() {
+        return;
+    }
+    let d = dirs();
+    let bare = upstream_base(&d.root);
+    let repo_url = format!("file://{}", bare.display());
+    let entry = format!("{repo_url}//components/tier?ref=v1.0.0");
+    let repo = repo_listing(&d.root, &["operator.yaml"]);
+    std::fs::write(repo.join("apps/operator/operator.yaml"), OPERATOR).unwrap();
+    with_components(&repo, &[&entry]);
+
+    let out = inventory(&repo, &d.home, &d.cache, true, &["--remote"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let name = |rel: &str| format!("{repo_url}//{rel}?ref=v1.0.0");
+    let op = object(&out, "Deployment", "ext-postgres-operator").expect("the local Deployment");
+    assert_eq!(op["file"], "apps/operator/operator.yaml", "{op}");
+    assert_eq!(
+        op["object"]["metadata"]["labels"]["tier"], "backend",
+        "{op}"
+    );
+    assert_eq!(
+        op["provenance"]["metadata.labels.tier"]["at"],
+        format!("{}:6:11", name("components/tier/tier.yaml")).as_str(),
+        "{op}"
+    );
+    // The local patch still applies, at its own line.
+    assert_eq!(
+        op["object"]["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"],
+        "main-rw.databases.svc:5432"
+    );
+    let service = object(&out, "Service", "operator-metrics").expect("the component's Service");
+    assert_eq!(
+        service["file"],
+        name("components/tier/service.yaml").as_str()
+    );
+    assert_eq!(service["namespace"], "databases");
+
+    // Offline, the component is a gap that names it.
+    let offline = inventory(&repo, &d.home, &d.root.join("cache2"), false, &[]);
+    let err = stderr(&offline);
+    assert!(
+        err.contains(&format!(
+            "remote component '{entry}' is not fetched: it is git repository {repo_url}, folder \
+             components/tier, at ref v1.0.0; remote entries are fetched only with --remote"
+        )),
+        "{err}"
+    );
+    let op = object(&offline, "Deployment", "ext-postgres-operator").unwrap();
+    assert!(op["object"]["metadata"].get("labels").is_none(), "{op}");
+    assert_home_untouched(&d);
+}

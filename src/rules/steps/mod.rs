@@ -129,6 +129,9 @@ pub(crate) struct Shape {
     pub notes: Vec<String>,
     /// Said after the message when what is ignored changes nothing.
     pub harmless: Option<String>,
+    /// The remedy of this case, when it is one of several the rule's
+    /// remediation lists.
+    pub help: Option<String>,
 }
 
 pub(crate) type Bound = Arc<dyn Fact>;

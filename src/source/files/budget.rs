@@ -61,6 +61,20 @@ impl Files {
         true
     }
 
+    /// These files, spending what `other` has left: a fetched folder's
+    /// build is one of the load's builds.
+    pub(crate) fn within_budget_of(mut self, other: &Files) -> Files {
+        (self.left, self.total) = (other.left, other.total);
+        self
+    }
+
+    /// Takes what `sub` ([`Files::within_budget_of`] these) spent as
+    /// spent here.
+    pub(crate) fn take_spent(&mut self, sub: &Files) {
+        self.left = sub.left;
+        self.budget_refused = self.budget_refused.or(sub.budget_refused);
+    }
+
     /// Counts one directory built; false once the budget is spent.
     pub(crate) fn spend_build(&mut self) -> bool {
         self.spend(RunBudget {

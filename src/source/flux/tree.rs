@@ -521,9 +521,14 @@ impl FluxTree {
             .iter()
             .filter(|ks| !rendered.contains(&doc_id(ks)) && self.local.contains(&source_of(ks)))
             .filter_map(|ks| {
-                let (namespace, name) = ks_id(ks);
+                // Written without a namespace, it gets one only from what
+                // would apply it, which nothing does.
+                let id = match ks_id(ks) {
+                    (namespace, name) if namespace.is_empty() => name,
+                    (namespace, name) => format!("{namespace}/{name}"),
+                };
                 Some(Unapplied {
-                    id: format!("{namespace}/{name}"),
+                    id,
                     file: files.sources.path(ks.file).to_path_buf(),
                     line: ks.root.span.line,
                     path: self.ks_path_text(files, ks)?,

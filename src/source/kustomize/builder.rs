@@ -157,13 +157,13 @@ impl<'f> Builder<'f> {
         if let Some(pos) = self.stack.iter().position(|d| d == dir) {
             let mut cycle: Vec<String> = self.stack[pos..]
                 .iter()
-                .map(|d| d.display().to_string())
+                .map(|d| self.files.shown(d))
                 .collect();
-            cycle.push(dir.display().to_string());
+            cycle.push(self.files.shown(dir));
             let msg = format!("kustomization cycle: {}", cycle.join(" -> "));
             return Err(match from {
                 Some(s) => Issue::at(&self.files.sources, s, msg),
-                None => Issue::file(dir, msg),
+                None => Issue::file(Path::new(&self.files.shown(dir)), msg),
             });
         }
         if !component && let Some(memo) = self.memo.get(dir) {
@@ -204,7 +204,7 @@ impl<'f> Builder<'f> {
             let msg = format!("kustomize build budget exceeded: {what}");
             let issue = match from {
                 Some(s) => Issue::at(&self.files.sources, s, msg),
-                None => Issue::file(dir, msg),
+                None => Issue::file(Path::new(&self.files.shown(dir)), msg),
             };
             return Err(issue.stopped_by(budget));
         }
@@ -212,7 +212,7 @@ impl<'f> Builder<'f> {
             let msg = if self.files.is_dir(dir) {
                 format!(
                     "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
-                    dir.display()
+                    self.files.shown(dir)
                 )
             } else {
                 // kustomize: "must build at directory: not a valid
@@ -227,25 +227,38 @@ impl<'f> Builder<'f> {
                         "directory '{}' does not exist; '{}' is a file: a component or a \
                          kustomization listed as a directory must be a directory with a \
                          kustomization.yaml",
-                        dir.display(),
-                        f.display()
+                        self.files.shown(dir),
+                        self.files.shown(&f)
                     ),
-                    None => format!("directory '{}' does not exist", dir.display()),
+                    None => format!("directory '{}' does not exist", self.files.shown(dir)),
                 }
             };
             return Err(match from {
                 Some(s) => Issue::at(&self.files.sources, s, msg).gap(Gap::Missing),
-                None => Issue::file(dir, msg),
+                None => Issue::file(Path::new(&self.files.shown(dir)), msg),
             });
         };
         let mut k = kustomization::Kustomization::load(self.files, &kfile, dir)?;
         k.restrict = self.restrict;
         // kubectl renders a Component named directly like a kustomization.
         if from.is_some() && component != k.is_component() {
-            let msg = if component {
-                format!("expected kind 'Component' for path '{}'", dir.display())
+            // kustomize's errors (api/internal/target/kusttarget.go
+            // `accumulateDirectory`); a kustomization without `kind` is
+            // a Kustomization (api/types/kustomization.go
+            // `FixKustomization`).
+            let (msg, listed) = if component {
+                let kind = k.root.str_at(&["kind"]).unwrap_or("Kustomization");
+                let msg = format!(
+                    "expected kind 'Component' for path '{}' but got '{kind}'",
+                    self.files.shown(dir)
+                );
+                (msg, Listed::KustomizationAsComponent)
             } else {
-                format!("expected kind != 'Component' for path '{}'", dir.display())
+                let msg = format!(
+                    "expected kind != 'Component' for path '{}'",
+                    self.files.shown(dir)
+                );
+                (msg, Listed::ComponentAsResource)
             };
             // An entry of a kustomization Flux generates has no line
             // (`Span::default()`): the directory's own `kind` is what to
@@ -253,7 +266,7 @@ impl<'f> Builder<'f> {
             let at = from
                 .filter(|s| *s != Span::default())
                 .unwrap_or_else(|| k.root.get("kind").map_or(k.root.span, |n| n.span));
-            return Err(Issue::at(&self.files.sources, at, msg).gap(Gap::WrongKind));
+            return Err(Issue::at(&self.files.sources, at, msg).gap(Gap::WrongKind(listed)));
         }
         self.files.note_built_dir(dir.to_path_buf());
         self.stack.push(dir.to_path_buf());
@@ -265,7 +278,7 @@ impl<'f> Builder<'f> {
                     0,
                     crate::source::Step {
                         kind: StepKind::Component,
-                        detail: dir.display().to_string(),
+                        detail: self.files.shown(dir),
                         at: from,
                     },
                 );
@@ -280,7 +293,7 @@ impl<'f> Builder<'f> {
                     0,
                     crate::source::Step {
                         kind: StepKind::Kustomization,
-                        detail: dir.display().to_string(),
+                        detail: self.files.shown(dir),
                         at: Some(k.root.span),
                     },
                 );
@@ -416,18 +429,8 @@ impl<'f> Builder<'f> {
         for (entry, span) in components {
             let span = *span;
             if resources::is_remote(entry) {
-                // A component changes the objects of the kustomization
-                // that lists it, which a build of another repository's
-                // files cannot do here.
-                let issue = Issue::at(
-                    &self.files.sources,
-                    span,
-                    format!(
-                        "remote component '{entry}' is not fetched: only remote resources are \
-                         fetched, with --remote"
-                    ),
-                );
-                self.tolerate(Err(issue.gap(Gap::Remote)))?;
+                let r = self.load_remote(entry, span, acc, true);
+                self.tolerate(r)?;
                 continue;
             }
             let Some(dir) = crate::source::join_within(base, entry) else {
@@ -451,7 +454,7 @@ impl<'f> Builder<'f> {
         acc: &mut Acc,
     ) -> Result<(), Issue> {
         if resources::is_remote(entry) {
-            return self.load_remote(entry, span, acc);
+            return self.load_remote(entry, span, acc, false);
         }
         let Some(path) = crate::source::join_within(dir, entry) else {
             return Err(Issue::at(
@@ -480,8 +483,8 @@ impl<'f> Builder<'f> {
                     span,
                     format!(
                         "security; file '{}' is not in or below '{}'",
-                        path.display(),
-                        dir.display()
+                        self.files.shown(path),
+                        self.files.shown(dir)
                     ),
                 ));
             }

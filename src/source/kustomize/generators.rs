@@ -187,7 +187,7 @@ fn generate(
     let mut obj = Object::new(Node::synthetic_map(root, span), span.file, 0);
     obj.push_step(
         StepKind::Generator,
-        format!("{kind} generator in {}", k.file.display()),
+        format!("{kind} generator in {}", files.shown(&k.file)),
         Some(span),
     );
     let mut res = Res::new(obj);
@@ -258,7 +258,7 @@ fn load_pairs(
                     e.span,
                     format!(
                         "{}: line {}: {key:?} is not a valid key name",
-                        path.display(),
+                        files.shown(&path),
                         i + 1
                     ),
                 ));

@@ -23,7 +23,7 @@ pub(crate) fn find(files: &Files, dir: &Path) -> Result<Option<PathBuf>, Issue> 
         0 => Ok(None),
         1 => Ok(found.into_iter().next()),
         _ => Err(Issue::file(
-            dir,
+            Path::new(&files.shown(dir)),
             "found multiple kustomization files in this directory",
         )),
     }
@@ -33,6 +33,8 @@ pub(crate) struct Kustomization {
     pub root: Node,
     pub dir: PathBuf,
     pub file: PathBuf,
+    /// The file as a user reads its name ([`Files::shown`]).
+    pub shown: String,
     /// kubectl only reads files in or below the kustomization's directory;
     /// Flux lifts that restriction (but stays inside the repository).
     pub restrict: bool,
@@ -106,18 +108,14 @@ impl Kustomization {
             root,
             dir: dir.to_path_buf(),
             file: file.to_path_buf(),
+            shown: files.shown(file),
             restrict: true,
         })
     }
 
     /// An issue at a span inside this kustomization file.
     pub fn err(&self, span: Span, message: impl Into<String>) -> Issue {
-        Issue::located(
-            self.file.display().to_string(),
-            span.line,
-            span.col,
-            message,
-        )
+        Issue::located(self.shown.clone(), span.line, span.col, message)
     }
 
     pub fn is_component(&self) -> bool {
@@ -162,8 +160,9 @@ impl Kustomization {
     ) -> Result<PathBuf, Issue> {
         if super::resources::is_remote(entry) {
             let message = format!(
-                "remote file '{entry}' is not fetched: only remote resources are fetched, with \
-                 --remote"
+                "remote file '{entry}' is not fetched: a file a kustomization reads (generator \
+                 input, patch, configuration) is read from its own folder; remote resources and \
+                 components are fetched, with --remote"
             );
             return Err(Issue::at(&files.sources, span, message).gap(Gap::Remote));
         }
@@ -180,8 +179,8 @@ impl Kustomization {
                 span,
                 format!(
                     "security; file '{}' is not in or below '{}'",
-                    path.display(),
-                    self.dir.display()
+                    files.shown(&path),
+                    files.shown(&self.dir)
                 ),
             ));
         }
@@ -192,7 +191,7 @@ impl Kustomization {
             return Err(Issue::at(
                 &files.sources,
                 span,
-                format!("file '{}' does not exist", path.display()),
+                format!("file '{}' does not exist", files.shown(&path)),
             )
             .gap(Gap::Missing));
         }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use crate::source::files::{Files, Input};
 use crate::source::object::{Object, StepKind};
-use crate::source::{Gap, Issue};
+use crate::source::{Gap, Issue, Listed};
 use crate::yaml::{Node, Span};
 
 pub(crate) use builder::Builder;

@@ -119,7 +119,7 @@ fn parse_inline(files: &Files, node: &Node, text: &str, kfile: &Path) -> Result<
                 0
             };
         Issue::located(
-            kfile.display().to_string(),
+            files.shown(kfile),
             line,
             node.span.col,
             format!("inline patch: {}", e.message),
@@ -236,7 +236,7 @@ fn patch_docs(
     if let Some(p) = entry.get("patch").filter(|n| !n.is_null()) {
         return Ok((
             inline_docs(files, p, kfile)?,
-            format!("inline patch in {}", kfile.display()),
+            format!("inline patch in {}", files.shown(kfile)),
         ));
     }
     let Some(p) = entry.get("path").filter(|n| !n.is_null()) else {
@@ -254,7 +254,7 @@ fn patch_docs(
         .iter()
         .map(|d| Node::clone(d))
         .collect();
-    Ok((docs, path.display().to_string()))
+    Ok((docs, files.shown(&path)))
 }
 
 fn local_path(
@@ -277,8 +277,8 @@ fn local_path(
             span,
             format!(
                 "security; file '{}' is not in or below '{}'",
-                path.display(),
-                dir.display()
+                files.shown(&path),
+                files.shown(dir)
             ),
         ));
     }
@@ -289,7 +289,7 @@ fn local_path(
         return Err(Issue::at(
             &files.sources,
             span,
-            format!("file '{}' does not exist", path.display()),
+            format!("file '{}' does not exist", files.shown(&path)),
         )
         .gap(crate::source::Gap::Missing));
     }
@@ -707,7 +707,7 @@ pub(crate) fn apply_strategic_merge_list(
         let (docs, detail) = if text.contains('\n') {
             (
                 inline_docs(files, entry, &k.file)?,
-                format!("inline patch in {}", k.file.display()),
+                format!("inline patch in {}", files.shown(&k.file)),
             )
         } else {
             let path = local_path(files, &k.dir, text, entry.span, k.restrict)?;
@@ -718,7 +718,7 @@ pub(crate) fn apply_strategic_merge_list(
                     .iter()
                     .map(|d| Node::clone(d))
                     .collect(),
-                path.display().to_string(),
+                files.shown(&path),
             )
         };
         for patch in docs.iter().filter(|d| !d.is_null()) {

@@ -1,31 +1,48 @@
-//! Remote entries of a kustomization: a remote resource is fetched and
-//! read when the user asked for it (`--remote`, see
+//! Remote entries of a kustomization: a remote resource or component is
+//! fetched and read when the user asked for it (`--remote`, see
 //! [`crate::source::remote`]), else it is a gap that says what it names
-//! and why it was not read. A remote git folder is built as a
-//! kustomization of its own checkout, and its objects keep where each
-//! value is written there (`<repo>//<file>?ref=<ref>`).
+//! and why it was not read. A remote git folder is built as kustomize
+//! builds it (api/internal/target/kusttarget.go `accumulateResources`
+//! and `accumulateComponents`: `ldr.New(path)` clones the repository and
+//! `accumulateDirectory` builds the folder, a component against the
+//! objects of the kustomization that lists it), on the files of its
+//! checkout registered in the run's one source map under their remote
+//! names (`<repo>//<file>?ref=<ref>`): its components, generator inputs
+//! and patch files are read like a local folder's, and its objects keep
+//! where each value is written there.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::*;
 use crate::source::files::Parsed;
-use crate::source::remote::{self, Entry, Fetched};
-use crate::yaml::FileId;
+use crate::source::remote::{self, Checkout, Entry, Fetched};
 
 impl Builder<'_> {
-    /// A remote `resources:` entry at `span`.
+    /// A remote `resources:` entry at `span`, or with `component` a
+    /// remote `components:` entry.
     pub(super) fn load_remote(
         &mut self,
         entry: &str,
         span: Span,
         acc: &mut Acc,
+        component: bool,
     ) -> Result<(), Issue> {
+        let what = match component {
+            true => "component",
+            false => "resource",
+        };
         let gap = |files: &Files, why: String| {
-            let message = format!("remote resource '{entry}' is not fetched: {why}");
+            let message = format!("remote {what} '{entry}' is not fetched: {why}");
             Issue::at(&files.sources, span, message).gap(Gap::Remote)
         };
         let parsed = remote::parse(entry).map_err(|why| gap(self.files, why))?;
+        if component && let Entry::File { .. } = parsed {
+            // kustomize builds a component from a folder with a
+            // kustomization only (`accumulateComponents`).
+            let why = "it is a manifest file, and a component is a folder of a git repository";
+            return Err(gap(self.files, why.into()));
+        }
         let Some(fetcher) = self.files.remote().cloned() else {
             let why = format!(
                 "{}; remote entries are fetched only with --remote",
@@ -51,11 +68,8 @@ impl Builder<'_> {
                     reference,
                 },
             ) => {
-                let at = |rel: &str| match &reference {
-                    Some(r) => format!("{repo}//{rel}?ref={r}"),
-                    None => format!("{repo}//{rel}"),
-                };
-                self.remote_tree(&dir, &path, &at, span, acc)
+                let checkout = Checkout { repo, reference };
+                self.remote_tree(&dir, &path, checkout, span, acc, component)
             }
             _ => Err(gap(
                 self.files,
@@ -93,65 +107,42 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// Builds folder `path` of the checkout in `dir` as kubectl would a
-    /// local kustomization, on files of its own, then takes its texts in
-    /// under the names `at` gives them.
+    /// Builds folder `path` of the checkout in `dir` into `acc`, as the
+    /// entry at `span` lists it: a kustomization, or with `component` a
+    /// component applied to `acc`'s objects. What fails in it is a gap of
+    /// this build, which goes on without it.
     fn remote_tree(
         &mut self,
         dir: &Path,
         path: &str,
-        at: &dyn Fn(&str) -> String,
+        checkout: Checkout,
         span: Span,
         acc: &mut Acc,
+        component: bool,
     ) -> Result<(), Issue> {
         let Some(folder) = crate::source::join_within(Path::new(""), path) else {
             let message = format!("remote folder '{path}' leaves its repository");
             return Err(Issue::at(&self.files.sources, span, message).gap(Gap::Remote));
         };
-        let mut files =
-            Files::new(dir, *self.files.limits()).fetching(self.files.remote().cloned());
-        let mut sub = Acc::default();
+        // Registered here first, at the same point in every run, and
+        // shared with the checkout's files.
+        self.default_config()?;
+        let mut files = self.files.checkout(dir, checkout);
         let (result, gaps) = {
             let mut b = Builder::new(&mut files, true);
-            let result = b.build_dir(&folder, &mut sub, false, None);
+            // One build's budgets, the fetched folder's part of them.
+            (b.builds, b.merged, b.generator_bytes_left) =
+                (self.builds, self.merged, self.generator_bytes_left);
+            let result = b.build_dir(&folder, acc, component, Some(span));
+            (self.builds, self.merged, self.generator_bytes_left) =
+                (b.builds, b.merged, b.generator_bytes_left);
             (result, std::mem::take(&mut b.gaps))
         };
-        let ids: Vec<FileId> = (0..files.sources.len())
-            .map(|i| {
-                let f = files.sources.get(FileId(i as u32));
-                let name = PathBuf::from(at(&f.path.to_string_lossy()));
-                match self.files.sources.find(&name) {
-                    Some(id) => id,
-                    None => self.files.sources.add_external(name, f.text.clone()),
-                }
-            })
-            .collect();
-        let named = |mut issue: Issue| {
-            if !issue.path.is_empty() {
-                issue.path = at(&issue.path);
-            }
-            issue
-        };
-        self.gaps.extend(gaps.into_iter().map(named));
-        if let Err(issue) = result {
+        self.files.take_checkout(files);
+        self.gaps.extend(gaps);
+        result.map_err(|issue| {
             let gap = issue.gap.unwrap_or(Gap::Remote);
-            return Err(named(issue).gap(gap));
-        }
-        for r in sub.res_mut() {
-            rehome_object(&mut r.obj, &ids);
-        }
-        self.merge_into(sub, acc, span)
+            issue.gap(gap)
+        })
     }
-}
-
-/// Points every span of `obj` at the file `ids` maps its file to.
-fn rehome_object(obj: &mut Object, ids: &[FileId]) {
-    let map = |id: FileId| ids.get(id.0 as usize).copied().unwrap_or(id);
-    obj.file = map(obj.file);
-    for step in &mut obj.chain {
-        if let Some(at) = &mut step.at {
-            at.file = map(at.file);
-        }
-    }
-    Arc::make_mut(&mut obj.root).each_mut(&mut |n| n.span.file = map(n.span.file));
 }

@@ -94,7 +94,7 @@ fn generated_below(
 ) -> Result<(), Issue> {
     let entries = files
         .list_dir(here)
-        .map_err(|e| Issue::file(dir, e.to_string()))?;
+        .map_err(|e| Issue::file(Path::new(&files.shown(dir)), e.to_string()))?;
     for (rel, is_dir) in entries {
         if is_dir {
             if kustomization::find(files, &rel)?.is_some() {

@@ -5,7 +5,8 @@
 //! helpers emptied, no prompt, no system or global configuration, and
 //! `HOME` set to the fetch's own folder so that no `~/.netrc` is read.
 //! Only the https transport is allowed (`protocol.allow=never`), and
-//! git's `file` transport too when the test-only setting asks for it.
+//! git's `file` and (to a loopback address) `http` transports too when
+//! the test-only setting asks for it.
 //! Submodules are not fetched.
 
 use std::io::Read;
@@ -94,7 +95,16 @@ fn no_credentials(mut cmd: Command, dir: &Path, allow_local: bool) -> Command {
             "protocol.https.allow=always",
         ]);
     if allow_local {
-        cmd.args(["-c", "protocol.file.allow=always"]);
+        // The fetcher lets through plain http to a loopback address only;
+        // no redirect may take git elsewhere.
+        cmd.args([
+            "-c",
+            "protocol.file.allow=always",
+            "-c",
+            "protocol.http.allow=always",
+            "-c",
+            "http.followRedirects=false",
+        ]);
     }
     for var in [
         "GIT_ASKPASS",

@@ -18,6 +18,25 @@ use sha2::{Digest, Sha256};
 
 pub use spec::{Entry, parse};
 
+/// Where the files of a fetched git folder come from: each is named
+/// `<repo>//<path>?ref=<ref>`, kustomize's own form of a remote entry, so
+/// that no file of another repository passes for one of this one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkout {
+    pub repo: String,
+    pub reference: Option<String>,
+}
+
+impl Checkout {
+    /// The name of the checkout's file (or folder) at `rel`.
+    pub fn name(&self, rel: &str) -> String {
+        match &self.reference {
+            Some(r) => format!("{}//{rel}?ref={r}", self.repo),
+            None => format!("{}//{rel}", self.repo),
+        }
+    }
+}
+
 /// What the user allows a run to fetch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {

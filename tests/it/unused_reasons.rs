@@ -1,0 +1,384 @@
+//! What the linter cannot use says why, through the real binary and the
+//! language server: a HelmRelease's `valuesFrom` source that is not in
+//! the repository, a folder only an unapplied Flux Kustomization builds,
+//! a Component listed under `resources:`, and Talos files beside the
+//! manifests.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::common;
+
+const ROOT: &str = "apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1h, url: https://example.com/home-ops, ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1h, path: ./clusters/home, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+";
+
+fn ks(name: &str, path: &str) -> String {
+    format!(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: {name}, namespace: flux-system}}
+spec: {{interval: 1h, path: {path}, prune: true, sourceRef: {{kind: GitRepository, name: flux-system}}}}
+"
+    )
+}
+
+const HELM_RELEASE: &str = "apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: app, namespace: apps}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: app, version: 1.0.0, sourceRef: {kind: HelmRepository, name: charts}}
+  valuesFrom:
+    - kind: ConfigMap
+      name: bucket-settings
+  values:
+    replicas: 1
+";
+
+/// A repository of `files` under a temporary folder, committed to git
+/// when git is here (the language server finds it by its top level).
+fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("repo");
+    for (rel, text) in files {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    if common::git_available() {
+        common::git(&root, &["init", "-q"]);
+        common::git(&root, &["add", "-A"]);
+        common::git(&root, &["commit", "-q", "-m", "repo"]);
+    }
+    (tmp, root)
+}
+
+/// `args` on the binary, from `dir`; stderr as text.
+fn run(dir: &Path, args: &[&str]) -> (Output, String) {
+    let out = common::lint(dir, args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out, err)
+}
+
+#[test]
+fn an_absent_values_from_source_is_named_under_verbose() {
+    let (_tmp, root) = repo(&[
+        (
+            "clusters/home/flux.yaml",
+            &format!("{ROOT}---\n{}", ks("app", "./apps/app")),
+        ),
+        (
+            "apps/app/kustomization.yaml",
+            "resources:\n  - helmrelease.yaml\n",
+        ),
+        ("apps/app/helmrelease.yaml", HELM_RELEASE),
+    ]);
+    let (_, err) = run(&root, &[".", "-v", "--fail-on", "never"]);
+    assert!(
+        err.contains(
+            "absent: apps/app/helmrelease.yaml:9:7: valuesFrom ConfigMap apps/bucket-settings is \
+             not in the repository and not optional: helm-controller fails unless it exists in \
+             the cluster"
+        ),
+        "{err}"
+    );
+    let (_, quiet) = run(&root, &[".", "--fail-on", "never"]);
+    assert!(!quiet.contains("absent:"), "not a problem: {quiet}");
+}
+
+/// Messages framed as LSP frames them.
+fn send(to: &mut impl Write, message: &serde_json::Value) {
+    let body = message.to_string();
+    write!(to, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    to.flush().unwrap();
+}
+
+fn receive(from: &mut impl BufRead) -> Option<serde_json::Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if from.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Content-Length: ") {
+            length = n.parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    from.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// The server's answer to a hover at `line`, `character` (0-based) of
+/// `rel` in `root`.
+fn hover(root: &Path, rel: &str, line: u32, character: u32) -> serde_json::Value {
+    let mut server = Command::new(common::BIN)
+        .arg("server")
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut to = server.stdin.take().unwrap();
+    let mut from = BufReader::new(server.stdout.take().unwrap());
+    let uri = format!("file://{}", root.join(rel).display());
+    let text = std::fs::read_to_string(root.join(rel)).unwrap();
+    send(
+        &mut to,
+        &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"capabilities": {}, "rootUri": format!("file://{}", root.display())}}),
+    );
+    let mut answer = serde_json::Value::Null;
+    while let Some(m) = receive(&mut from) {
+        if m["id"] == 1 {
+            break;
+        }
+    }
+    send(
+        &mut to,
+        &serde_json::json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    );
+    send(
+        &mut to,
+        &serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+            "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}}),
+    );
+    send(
+        &mut to,
+        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover",
+            "params": {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}}),
+    );
+    while let Some(m) = receive(&mut from) {
+        if m["id"] == 2 {
+            answer = m["result"].clone();
+            break;
+        }
+    }
+    send(
+        &mut to,
+        &serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}),
+    );
+    while let Some(m) = receive(&mut from) {
+        if m["id"] == 3 {
+            break;
+        }
+    }
+    send(
+        &mut to,
+        &serde_json::json!({"jsonrpc": "2.0", "method": "exit"}),
+    );
+    drop(to);
+    server.wait().unwrap();
+    answer
+}
+
+#[test]
+fn hover_on_a_helm_release_names_its_absent_values_from_source() {
+    if !common::git_available() {
+        return;
+    }
+    let (_tmp, root) = repo(&[
+        (
+            "clusters/home/flux.yaml",
+            &format!("{ROOT}---\n{}", ks("app", "./apps/app")),
+        ),
+        (
+            "apps/app/kustomization.yaml",
+            "resources:\n  - helmrelease.yaml\n",
+        ),
+        ("apps/app/helmrelease.yaml", HELM_RELEASE),
+    ]);
+    // On `kind: HelmRelease` (line 2).
+    let answer = hover(&root, "apps/app/helmrelease.yaml", 1, 7);
+    let text = answer["contents"]["value"].as_str().unwrap_or_default();
+    assert!(text.contains("Helm values"), "{answer}");
+    assert!(
+        text.contains(
+            "- line 9: valuesFrom ConfigMap apps/bucket-settings is not in the repository and \
+             not optional: helm-controller fails unless it exists in the cluster"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_folder_only_an_unapplied_flux_kustomization_builds_names_it() {
+    let (_tmp, root) = repo(&[
+        (
+            "clusters/home/flux.yaml",
+            &format!("{ROOT}---\n{}", ks("apps", "./apps")),
+        ),
+        (
+            "apps/kustomization.yaml",
+            "resources:\n  - ./other/ks.yaml\n",
+        ),
+        ("apps/other/ks.yaml", &ks("other", "./apps/other/app")),
+        (
+            "apps/other/app/kustomization.yaml",
+            "resources:\n  - cm.yaml\n",
+        ),
+        (
+            "apps/other/app/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: default}\n",
+        ),
+        ("apps/media/ks.yaml", &ks("media", "./apps/media/app")),
+        (
+            "apps/media/app/kustomization.yaml",
+            "resources:\n  - helmrelease.yaml\n",
+        ),
+        ("apps/media/app/helmrelease.yaml", HELM_RELEASE),
+    ]);
+    let (_, err) = run(&root, &["inventory", ".", "-v"]);
+    assert!(
+        err.contains(
+            "skipped: apps/media/app/helmrelease.yaml: not applied: under the path of Flux \
+             Kustomization flux-system/media (apps/media/ks.yaml:1), which is not applied: \
+             apps/kustomization.yaml does not list it"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("no Flux Kustomization builds"), "{err}");
+}
+
+#[test]
+fn a_component_under_resources_gets_the_help_kustomizes_error_implies() {
+    let (_tmp, root) = repo(&[
+        (
+            "clusters/home/flux.yaml",
+            &format!("{ROOT}---\n{}", ks("app", "./apps/app")),
+        ),
+        (
+            "apps/app/kustomization.yaml",
+            "resources:\n  - cm.yaml\n  - ../../components/volsync\n",
+        ),
+        (
+            "apps/app/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\n",
+        ),
+        (
+            "components/volsync/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n  - pvc.yaml\n",
+        ),
+        (
+            "components/volsync/pvc.yaml",
+            "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n",
+        ),
+        ("apps/other/kustomization.yaml", "components:\n  - ../app\n"),
+        ("clusters/home/other.yaml", &ks("other", "./apps/other")),
+    ]);
+    let (out, _) = run(&root, &[".", "-o", "json", "--fail-on", "never"]);
+    let report = common::report(&out);
+    let failed: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "flux-kustomization-build-fails")
+        .collect();
+    let component = failed
+        .iter()
+        .find(|f| f.message.contains("expected kind != 'Component'"))
+        .unwrap_or_else(|| panic!("{failed:?}"));
+    assert_eq!(component.location.path, "apps/app/kustomization.yaml");
+    assert!(
+        component
+            .help
+            .contains("move the entry from `resources:` to `components:`"),
+        "{}",
+        component.help
+    );
+    assert!(
+        !component.help.contains("Commit the file"),
+        "{}",
+        component.help
+    );
+    let kustomization = failed
+        .iter()
+        .find(|f| {
+            f.message
+                .contains("expected kind 'Component' for path 'apps/app' but got 'Kustomization'")
+        })
+        .unwrap_or_else(|| panic!("{failed:?}"));
+    assert!(
+        kustomization
+            .help
+            .contains("move the entry from `components:` to `resources:`"),
+        "{}",
+        kustomization.help
+    );
+}
+
+#[test]
+fn talos_files_beside_the_manifests_are_skipped_as_what_they_are() {
+    let (_tmp, root) = repo(&[
+        ("clusters/home/flux.yaml", ROOT),
+        (
+            "talos/controlplane.yaml",
+            "version: v1alpha1\ndebug: false\npersist: true\nmachine:\n  type: controlplane\ncluster:\n  clusterName: home\n",
+        ),
+        (
+            "talos/hostname.yaml",
+            "apiVersion: v1alpha1\nkind: HostnameConfig\nhostname: node-1\n---\napiVersion: v1alpha1\nkind: UserVolumeConfig\nname: data\n",
+        ),
+        (
+            "talos/patches/network.yaml",
+            "machine:\n  network:\n    nameservers: [1.1.1.1]\n",
+        ),
+        // Cilium's values: `cluster:` alone is no Talos file.
+        ("values/cilium.yaml", "cluster:\n  name: home\n  id: 1\n"),
+    ]);
+    let (out, err) = run(&root, &["inventory", ".", "-v"]);
+    assert!(out.status.success(), "{err}");
+    let inventory: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds: Vec<&str> = inventory["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["kind"].as_str())
+        .collect();
+    assert!(
+        !kinds.iter().any(|k| k.ends_with("Config")),
+        "a Talos document was loaded: {kinds:?}"
+    );
+    for (file, what) in [
+        (
+            "talos/controlplane.yaml",
+            "a Talos machine configuration or patch",
+        ),
+        (
+            "talos/patches/network.yaml",
+            "a Talos machine configuration or patch",
+        ),
+        (
+            "talos/hostname.yaml",
+            "a Talos machine configuration document (apiVersion v1alpha1, kind HostnameConfig)",
+        ),
+    ] {
+        assert!(
+            err.contains(&format!(
+                "skipped: {file}: no Kubernetes object in it: {what}"
+            )),
+            "{file}: {err}"
+        );
+    }
+    assert!(
+        err.contains(
+            "skipped: values/cilium.yaml: no Kubernetes object in it (no apiVersion and kind)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("warning"), "{err}");
+}
