@@ -3,12 +3,11 @@
 //! file nothing changed since reads as it did, and the walk finds what it
 //! found (an edit is then not a walk and a read of every file).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::Files;
-use crate::source::Issue;
+use crate::source::{Issue, PathMap};
 
 /// The YAML files of a repository, sorted, and the entries that could not
 /// be listed (see [`crate::source::walk::yaml_files`]).
@@ -22,7 +21,7 @@ impl Files {
     pub fn remembering(
         self,
         listed: Option<Arc<Listing>>,
-        texts: HashMap<PathBuf, Arc<str>>,
+        texts: PathMap<PathBuf, Arc<str>>,
     ) -> Files {
         Files {
             listed,
