@@ -18,12 +18,12 @@ use super::fixes::{self, FixRequest};
 use super::{Error, Loaded, Request};
 use crate::model::Model;
 use crate::rules::{self, Finding, Rule, releases::Baseline, select::Selection};
-use crate::source::{Issue, PathMap};
 use crate::source::files::Listing;
 use crate::source::ignored::Ignored;
 use crate::source::repo;
 use crate::source::reuse::{self, Lent};
 use crate::source::root::Found;
+use crate::source::{DiskListings, Issue, PathMap};
 
 /// One repository open in an editor.
 pub struct Session {
@@ -54,6 +54,8 @@ struct Disk {
     /// as looked up once; emptied when a file or folder is created or
     /// deleted.
     plain: PathMap<PathBuf, bool>,
+    /// The directories listed, less those a change may have changed.
+    dirs: Arc<DiskListings>,
 }
 
 /// One lint of the repository as the editor holds it.
@@ -127,6 +129,7 @@ impl Session {
             disk.plain.clear();
         }
         disk.texts.retain(|path, _| !path.starts_with(rel));
+        disk.dirs.forget(rel);
     }
 
     pub fn found(&self) -> &Found {
@@ -145,7 +148,8 @@ impl Session {
                 let root = &self.found.root;
                 Arc::new(crate::source::walk::yaml_files_except(root, &self.ignored))
             });
-            files = files.remembering(Some(listed.clone()), std::mem::take(&mut disk.texts));
+            let texts = std::mem::take(&mut disk.texts);
+            files = files.remembering(Some(listed.clone()), texts, disk.dirs.clone());
         }
         let mut files = reuse::recording(files);
         if let Some(lent) = self.lent.take() {

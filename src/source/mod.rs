@@ -30,6 +30,7 @@ pub mod walk;
 
 pub use crate::yaml::{PathHasher, PathMap, PathSet};
 pub use confine::join_within;
+pub use disk::DiskListings;
 pub use files::Files;
 pub use issue::{Gap, Issue};
 pub use limits::Limits;

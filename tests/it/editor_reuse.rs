@@ -66,13 +66,22 @@ fn an_editors_lints_after_edits_are_a_fresh_sessions() {
     let steps = [
         (
             "the component edited",
-            vec![(COMPONENT, edited(&component, "instances: 3", "instances: 1"))],
+            vec![(
+                COMPONENT,
+                edited(&component, "instances: 3", "instances: 1"),
+            )],
         ),
         (
             "a HelmRelease edited too",
             vec![
-                (COMPONENT, edited(&component, "instances: 3", "instances: 1")),
-                (RELEASE, edited(&release, "TZ: America/Edmonton", "TZ: America/Toronto")),
+                (
+                    COMPONENT,
+                    edited(&component, "instances: 3", "instances: 1"),
+                ),
+                (
+                    RELEASE,
+                    edited(&release, "TZ: America/Edmonton", "TZ: America/Toronto"),
+                ),
             ],
         ),
         (

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::Files;
-use crate::source::{Issue, PathMap};
+use super::{Backing, Files};
+use crate::source::{DiskListings, Issue, PathMap};
 
 /// The YAML files of a repository, sorted, and the entries that could not
 /// be listed (see [`crate::source::walk::yaml_files`]).
@@ -16,13 +16,19 @@ pub type Listing = (Vec<PathBuf>, Vec<Issue>);
 impl Files {
     /// These files of the work tree as the last load found them: `listed`,
     /// the YAML files its walk found (see [`Files::yaml_files`]), is not
-    /// walked again, and `texts` are read instead of the files at their
-    /// paths. A buffer of the overlay is read before either.
+    /// walked again, `texts` are read instead of the files at their
+    /// paths, and the directories `dirs` holds are not listed again (those
+    /// listed now are kept there). A buffer of the overlay is read before
+    /// any of them.
     pub fn remembering(
-        self,
+        mut self,
         listed: Option<Arc<Listing>>,
         texts: PathMap<PathBuf, Arc<str>>,
+        dirs: Arc<DiskListings>,
     ) -> Files {
+        if let Some(Backing::Disk(disk)) = Arc::get_mut(&mut self.backing) {
+            disk.share_listings(dirs);
+        }
         Files {
             listed,
             unchanged: texts,
