@@ -377,4 +377,38 @@ pub(super) mod tests {
         let root = every_kind_of_entry(dir.path());
         answers_as_the_disk_does(&Disk::new(&root, usize::MAX), &root);
     }
+
+    /// Listings kept for a later disk answer as the disk does once a
+    /// change forgets what it may have changed: a file made in a listed
+    /// folder, a file turned into a folder, a folder deleted.
+    #[test]
+    fn kept_listings_forget_what_a_change_touches() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = every_kind_of_entry(dir.path());
+        let kept = Arc::new(DiskListings::default());
+        let disk = |kept: &Arc<DiskListings>| {
+            let mut disk = Disk::new(&root, usize::MAX);
+            disk.share_listings(kept.clone());
+            disk
+        };
+        answers_as_the_disk_does(&disk(&kept), &root);
+        let new = Path::new("apps/db/new.yaml");
+        std::fs::write(root.join(new), "n").unwrap();
+        assert!(
+            !disk(&kept).is_file(new),
+            "held: the listing before the change"
+        );
+        kept.forget(new);
+        assert!(disk(&kept).is_file(new));
+        std::fs::remove_file(root.join(new)).unwrap();
+        std::fs::create_dir_all(root.join(new).join("below")).unwrap();
+        kept.forget(new);
+        assert!(disk(&kept).is_dir(new));
+        assert!(disk(&kept).is_dir(&new.join("below")));
+        std::fs::remove_dir_all(root.join(new)).unwrap();
+        kept.forget(new);
+        let after = disk(&kept);
+        assert!(!after.is_dir(new) && !after.is_dir(&new.join("below")));
+        answers_as_the_disk_does(&after, &root);
+    }
 }
