@@ -18,6 +18,7 @@ use crate::common;
 const REPO: &str = "joryirving__home-ops";
 const COMPONENT: &str = "kubernetes/components/postgres/cluster.yaml";
 const RELEASE: &str = "kubernetes/apps/base/downloads/radarr/helmrelease.yaml";
+const KUSTOMIZATION: &str = "kubernetes/apps/base/downloads/radarr/kustomization.yaml";
 
 fn session(repo: &Path, watched: bool) -> Session {
     let found = root::find(&[repo.to_path_buf()]).expect("the copy has a root");
@@ -63,6 +64,7 @@ fn an_editors_lints_after_edits_are_a_fresh_sessions() {
     let repo = repo.canonicalize().unwrap();
     let component = std::fs::read_to_string(repo.join(COMPONENT)).unwrap();
     let release = std::fs::read_to_string(repo.join(RELEASE)).unwrap();
+    let kustomization = std::fs::read_to_string(repo.join(KUSTOMIZATION)).unwrap();
     let steps = [
         (
             "the component edited",
@@ -85,8 +87,20 @@ fn an_editors_lints_after_edits_are_a_fresh_sessions() {
             ],
         ),
         (
-            "both taken back",
-            vec![(COMPONENT, component.clone()), (RELEASE, release.clone())],
+            // Read by the build, pointed into by none of what it keeps.
+            "a resource dropped from the kustomization",
+            vec![(
+                KUSTOMIZATION,
+                edited(&kustomization, "  - ./pvc.yaml\n", ""),
+            )],
+        ),
+        (
+            "all taken back",
+            vec![
+                (COMPONENT, component.clone()),
+                (RELEASE, release.clone()),
+                (KUSTOMIZATION, kustomization.clone()),
+            ],
         ),
     ];
     for watched in [true, false] {
