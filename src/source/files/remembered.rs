@@ -7,11 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{Backing, Files};
-use crate::source::{DiskListings, Issue, PathMap};
-
-/// The YAML files of a repository, sorted, and the entries that could not
-/// be listed (see [`crate::source::walk::yaml_files`]).
-pub type Listing = (Vec<PathBuf>, Vec<Issue>);
+pub use crate::source::walk::Listing;
+use crate::source::{DiskListings, PathMap};
 
 impl Files {
     /// These files of the work tree as the last load found them: `listed`,
