@@ -18,12 +18,12 @@ use super::fixes::{self, FixRequest};
 use super::{Error, Loaded, Request};
 use crate::model::Model;
 use crate::rules::{self, Finding, Rule, releases::Baseline, select::Selection};
-use crate::source::Issue;
 use crate::source::files::Listing;
 use crate::source::ignored::Ignored;
 use crate::source::repo;
 use crate::source::reuse::{self, Lent};
 use crate::source::root::Found;
+use crate::source::{DiskListings, Issue, PathMap};
 
 /// One repository open in an editor.
 pub struct Session {
@@ -49,11 +49,13 @@ struct Disk {
     listed: Option<Arc<Listing>>,
     /// The texts it read, but the editor's buffers and the files reached
     /// through a symlink (the editor reports a change where it is made).
-    texts: HashMap<PathBuf, Arc<str>>,
+    texts: PathMap<PathBuf, Arc<str>>,
     /// Whether each file read is reached through real directories only,
     /// as looked up once; emptied when a file or folder is created or
     /// deleted.
-    plain: HashMap<PathBuf, bool>,
+    plain: PathMap<PathBuf, bool>,
+    /// The directories listed, less those a change may have changed.
+    dirs: Arc<DiskListings>,
 }
 
 /// One lint of the repository as the editor holds it.
@@ -127,6 +129,7 @@ impl Session {
             disk.plain.clear();
         }
         disk.texts.retain(|path, _| !path.starts_with(rel));
+        disk.dirs.forget(rel);
     }
 
     pub fn found(&self) -> &Found {
@@ -145,7 +148,8 @@ impl Session {
                 let root = &self.found.root;
                 Arc::new(crate::source::walk::yaml_files_except(root, &self.ignored))
             });
-            files = files.remembering(Some(listed.clone()), std::mem::take(&mut disk.texts));
+            let texts = std::mem::take(&mut disk.texts);
+            files = files.remembering(Some(listed.clone()), texts, disk.dirs.clone());
         }
         let mut files = reuse::recording(files);
         if let Some(lent) = self.lent.take() {
@@ -153,7 +157,12 @@ impl Session {
         }
         let mut repo = repo::load_files(files);
         super::show_from_top(&mut repo, &self.found);
-        let reused = reuse::take_lent(&mut repo.files).map(|l| l.summary());
+        let lent = reuse::take_lent(&mut repo.files);
+        let reused = lent.as_ref().map(Lent::summary);
+        // What the last load lent and this one did not take back (its
+        // records, its files' paths) is freed off the way to the
+        // diagnostics.
+        retire(lent);
         self.lent = Lent::of(&mut repo.files);
         if let Some(disk) = self.disk.as_mut() {
             disk.remember(&repo.files, &open);
@@ -207,4 +216,14 @@ impl Session {
             took: (loaded_in, started.elapsed() - loaded_in),
         })
     }
+}
+
+/// Drops `value` on a thread of its own: freeing the trees of a whole
+/// repository's last lint (3.6 M instructions on joryirving__home-ops)
+/// is no work the user need wait for before the diagnostics go out.
+pub fn retire<T: Send + 'static>(value: T) {
+    // Without a thread to spare, the spawn fails and drops it here.
+    let _ = std::thread::Builder::new()
+        .name("retire".into())
+        .spawn(move || drop(value));
 }

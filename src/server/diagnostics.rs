@@ -3,7 +3,6 @@
 //! that could not be used where they are written, and a hint on a file
 //! nothing applies.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use lsp_types::{
@@ -14,6 +13,7 @@ use lsp_types::{
 use super::documents::{self, Documents};
 use crate::pipeline::editor::Analysis;
 use crate::rules::{Label, Severity};
+use crate::source::PathMap;
 use crate::source::coverage::Fate;
 use crate::yaml::{SourceMap, Span};
 
@@ -24,11 +24,15 @@ pub fn of(
     root: &Path,
     last: &Result<Analysis, String>,
     docs: &Documents,
-) -> HashMap<PathBuf, Vec<Diagnostic>> {
-    let mut out: HashMap<PathBuf, Vec<Diagnostic>> = docs
+) -> PathMap<PathBuf, Vec<Diagnostic>> {
+    let mut out: PathMap<PathBuf, Vec<Diagnostic>> = docs
         .under(root)
         .map(|(rel, _)| (root.join(rel), Vec::new()))
         .collect();
+    // Every file has a fate, and a few are open: each is looked for among
+    // these before its absolute path is made.
+    let open: Vec<&Path> = docs.under(root).map(|(rel, _)| rel).collect();
+    let is_open = |rel: &Path| open.contains(&rel);
     let analysis = match last {
         Ok(a) => a,
         Err(e) => {
@@ -104,7 +108,7 @@ pub fn of(
         });
     }
     let flux_repo = !repo.flux.is_empty();
-    for fate in &repo.fates {
+    for fate in repo.fates.iter().filter(|f| is_open(&f.path)) {
         let Some(list) = out.get_mut(&root.join(&fate.path)) else {
             continue;
         };

@@ -8,7 +8,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::pipeline::editor::{Analysis, Session};
+use crate::pipeline::editor::{self, Analysis, Session};
 use crate::source::root;
 
 use super::documents::Documents;
@@ -120,8 +120,9 @@ impl Workspace {
             if repo.due.is_some_and(|d| all || d <= now) {
                 repo.due = None;
                 let started = Instant::now();
-                repo.last = Some(lint(&mut repo.session, docs));
+                let previous = repo.last.replace(lint(&mut repo.session, docs));
                 repo.took = started.elapsed();
+                editor::retire(previous);
                 linted.push(i);
             }
         }

@@ -23,7 +23,7 @@ pub struct Disk {
     top: PathBuf,
     root: Root,
     /// Directories by repo-relative path, listed on first use.
-    listings: Mutex<PathMap<PathBuf, Listing>>,
+    listings: Arc<DiskListings>,
     /// Bytes read so far, against `budget`.
     spent: AtomicUsize,
     /// Bytes all the reads may take (`source::Limits::max_read_bytes`).
@@ -46,6 +46,24 @@ pub(super) enum Kind {
 /// A directory's entries by name.
 pub(super) type Entries = PathMap<OsString, Kind>;
 
+/// The directories listed so far, by repo-relative path: kept from one
+/// load to the next by an editor that is told of every change on disk
+/// (a reused build's check asks of every file it read whether it is one,
+/// and listing each directory again was most of that).
+#[derive(Default)]
+pub struct DiskListings(Mutex<PathMap<PathBuf, Listing>>);
+
+impl DiskListings {
+    /// Forgets what a change on disk at `rel` may have changed: the
+    /// listing of its folder (an entry's type) and, for a folder, those
+    /// below it.
+    pub fn forget(&self, rel: &Path) {
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        let mut listings = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        listings.retain(|dir, _| dir != parent && !dir.starts_with(rel));
+    }
+}
+
 #[derive(Clone)]
 enum Listing {
     /// A directory reached from the root through real directories only.
@@ -64,11 +82,16 @@ impl Disk {
         Disk {
             top: top.to_path_buf(),
             root: Root::new(top),
-            listings: Mutex::new(PathMap::default()),
+            listings: Arc::default(),
             spent: AtomicUsize::new(0),
             budget,
             ignored: Ignored::default(),
         }
+    }
+
+    /// Lists directories into `listings` (and takes those it holds).
+    pub fn share_listings(&mut self, listings: Arc<DiskListings>) {
+        self.listings = listings;
     }
 
     /// The same disk with what git ignores left out.
@@ -88,7 +111,7 @@ impl Disk {
     /// Takes the listing of directory `rel`, reached from the root through
     /// real directories only, from a walk that listed it whole.
     pub(super) fn listed(&self, rel: PathBuf, entries: Entries) {
-        let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+        let mut listings = self.listings.0.lock().unwrap_or_else(|p| p.into_inner());
         listings
             .entry(rel)
             .or_insert_with(|| Listing::Plain(Arc::new(entries)));
@@ -182,7 +205,7 @@ impl Disk {
     /// directories only; `None` otherwise, or when something on the way is
     /// not a directory (then the caller asks the disk, which words it).
     fn listing(&self, rel: &Path) -> Option<Arc<Entries>> {
-        let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+        let mut listings = self.listings.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(listing) = listings.get(rel) {
             return match listing {
                 Listing::Plain(entries) => Some(entries.clone()),
@@ -293,7 +316,7 @@ pub(super) mod tests {
         root: &Path,
         dir: &str,
     ) -> (Option<Entries>, Entries) {
-        let held = match disk.listings.lock().unwrap().get(Path::new(dir)) {
+        let held = match disk.listings.0.lock().unwrap().get(Path::new(dir)) {
             Some(Listing::Plain(entries)) => Some((**entries).clone()),
             _ => None,
         };
@@ -352,5 +375,39 @@ pub(super) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = every_kind_of_entry(dir.path());
         answers_as_the_disk_does(&Disk::new(&root, usize::MAX), &root);
+    }
+
+    /// Listings kept for a later disk answer as the disk does once a
+    /// change forgets what it may have changed: a file made in a listed
+    /// folder, a file turned into a folder, a folder deleted.
+    #[test]
+    fn kept_listings_forget_what_a_change_touches() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = every_kind_of_entry(dir.path());
+        let kept = Arc::new(DiskListings::default());
+        let disk = |kept: &Arc<DiskListings>| {
+            let mut disk = Disk::new(&root, usize::MAX);
+            disk.share_listings(kept.clone());
+            disk
+        };
+        answers_as_the_disk_does(&disk(&kept), &root);
+        let new = Path::new("apps/db/new.yaml");
+        std::fs::write(root.join(new), "n").unwrap();
+        assert!(
+            !disk(&kept).is_file(new),
+            "held: the listing before the change"
+        );
+        kept.forget(new);
+        assert!(disk(&kept).is_file(new));
+        std::fs::remove_file(root.join(new)).unwrap();
+        std::fs::create_dir_all(root.join(new).join("below")).unwrap();
+        kept.forget(new);
+        assert!(disk(&kept).is_dir(new));
+        assert!(disk(&kept).is_dir(&new.join("below")));
+        std::fs::remove_dir_all(root.join(new)).unwrap();
+        kept.forget(new);
+        let after = disk(&kept);
+        assert!(!after.is_dir(new) && !after.is_dir(&new.join("below")));
+        answers_as_the_disk_does(&after, &root);
     }
 }

@@ -1,7 +1,7 @@
 //! Reading repo files once: text registered in the [`SourceMap`] for spans,
 //! YAML parsed once and shared by every stage that needs it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -81,7 +81,7 @@ pub struct Files {
     /// Files that could not be read; the texts of the others are in
     /// `sources`, which a second map keyed by path would double. Shared
     /// with forks, which read no file that is not in one of the two.
-    unreadable: Arc<HashMap<PathBuf, Issue>>,
+    unreadable: Arc<PathMap<PathBuf, Issue>>,
     parsed: ParseCache,
     /// What is made once per load from its files and shared with its
     /// forks, by type (kustomize's built-in field specs, whose parse
@@ -90,12 +90,12 @@ pub struct Files {
     made_once: HashMap<std::any::TypeId, Arc<dyn std::any::Any + Send + Sync>>,
     /// Files kustomizations read other than as resources, with the
     /// kustomization file that read them first.
-    pub inputs: HashMap<PathBuf, (Input, PathBuf)>,
+    pub inputs: PathMap<PathBuf, (Input, PathBuf)>,
     /// Directories whose kustomization a build read.
     pub built_dirs: PathSet<PathBuf>,
     /// Texts read instead of the files at these paths: a fix's edits,
     /// rendered again before anything is written.
-    overlay: HashMap<PathBuf, String>,
+    overlay: PathMap<PathBuf, String>,
     /// Inline patches and transformers parsed so far, by where they are
     /// written, whether as a block scalar, and their text (see
     /// `kustomize::patches::inline_docs`).
@@ -109,7 +109,7 @@ pub struct Files {
     /// tree's texts of the files git says are as the commit has them; for
     /// an editor's, the last load's of the files nothing changed since
     /// ([`Files::remembering`]).
-    unchanged: HashMap<PathBuf, Arc<str>>,
+    unchanged: PathMap<PathBuf, Arc<str>>,
     /// The YAML files the walk would find, and the entries it could not
     /// list, when known without walking ([`Files::remembering`]).
     listed: Option<Arc<Listing>>,
@@ -118,7 +118,7 @@ pub struct Files {
     /// input), with what they read: a replayed read of one is that read,
     /// without its blob (22 of the 23 blobs joryirving__home-ops read
     /// with one HelmRelease edited).
-    unchanged_bytes: HashSet<PathBuf>,
+    unchanged_bytes: PathSet<PathBuf>,
     /// Set in a fork: what its build leaves behind, for the files it was
     /// forked from to take in order ([`Files::each_in_order`]).
     journal: Option<Journal>,
@@ -256,14 +256,14 @@ impl Files {
             unreadable: Default::default(),
             parsed: ParseCache::default(),
             made_once: HashMap::new(),
-            inputs: HashMap::new(),
+            inputs: PathMap::default(),
             built_dirs: PathSet::default(),
-            overlay: HashMap::new(),
+            overlay: PathMap::default(),
             inline_docs: HashMap::new(),
             layer: None,
-            unchanged: HashMap::new(),
+            unchanged: PathMap::default(),
             listed: None,
-            unchanged_bytes: HashSet::new(),
+            unchanged_bytes: PathSet::default(),
             journal: None,
             left: RunBudget::new(&limits.kustomize),
             total: RunBudget::new(&limits.kustomize),
@@ -429,7 +429,7 @@ impl Files {
             unreadable: self.unreadable.clone(),
             parsed: self.parsed.fork(),
             made_once: self.made_once.clone(),
-            inputs: HashMap::new(),
+            inputs: PathMap::default(),
             built_dirs: PathSet::default(),
             overlay: self.overlay.clone(),
             inline_docs: HashMap::new(),
@@ -495,7 +495,7 @@ impl Files {
         overlay: HashMap<PathBuf, String>,
     ) -> Files {
         Files {
-            overlay,
+            overlay: overlay.into_iter().collect(),
             ..Files::new(root, limits)
         }
     }
@@ -648,6 +648,22 @@ impl Files {
         let answer = self.text_unnoted(rel);
         self.note(|| Event::Text(rel.to_path_buf(), answer.clone()));
         answer
+    }
+
+    /// Whether [`Files::text`] gives `text` registered as `id` for `rel`,
+    /// asked (and noted) as it asks; a file registered at `id` already is
+    /// not looked up by its path.
+    pub(crate) fn text_is(&mut self, rel: &Path, id: FileId, text: &Arc<str>) -> bool {
+        if !self.sources.holds_at(rel, id) {
+            return match self.text(rel) {
+                Ok((now_id, now)) => now_id == id && (Arc::ptr_eq(&now, text) || now == *text),
+                Err(_) => false,
+            };
+        }
+        let now = &self.sources.get(id).text;
+        let same = Arc::ptr_eq(now, text) || now == text;
+        self.note(|| Event::Text(rel.to_path_buf(), Ok((id, now.clone()))));
+        same
     }
 
     fn text_unnoted(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {

@@ -4,15 +4,17 @@
 //! as if they were not there, and a kustomization that lists one fails
 //! as Flux's build will.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+
+use super::PathSet;
 
 /// Ignored files and folders, relative to the repository root.
 #[derive(Debug, Default, Clone)]
 pub struct Ignored {
     /// As git lists them, sorted: a wholly ignored folder is one entry.
     listed: Vec<PathBuf>,
-    set: HashSet<PathBuf>,
+    /// Looked up for every ancestor of every path a build asks about.
+    set: PathSet<PathBuf>,
 }
 
 impl Ignored {

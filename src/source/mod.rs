@@ -29,17 +29,9 @@ pub mod talos;
 pub(crate) mod test_repo;
 pub mod walk;
 
-/// The hasher of the maps keyed by repository paths, and by names in
-/// them: std's SipHash over `Path` was 13 % of the main thread at 100k
-/// objects. foldhash is as fast as FxHash on short keys and, seeded per
-/// process as std's is, no repository can choose paths that collide.
-pub type PathHasher = foldhash::fast::RandomState;
-/// A map keyed by repository paths (or names in them), with [`PathHasher`].
-pub type PathMap<K, V> = std::collections::HashMap<K, V, PathHasher>;
-/// A set of repository paths (or names in them), with [`PathHasher`].
-pub type PathSet<K> = std::collections::HashSet<K, PathHasher>;
-
+pub use crate::yaml::{PathHasher, PathMap, PathSet};
 pub use confine::join_within;
+pub use disk::DiskListings;
 pub use files::Files;
 pub use issue::{Budget, Gap, Issue, Listed};
 pub use limits::Limits;

@@ -36,13 +36,14 @@
 //! [`BuildLayer`]). Neither knows how reuse is done.
 
 use std::any::Any;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::Issue;
 use super::Limits;
 use super::Object;
+use super::PathMap;
 use super::files::{Event, Files, Parsed, ReadLayer};
 use super::flux::layer::{
     BuildLayer, Lookup, Plain, RenderInputs, RenderKey, RenderOutputs, RunSteps,
@@ -70,9 +71,9 @@ struct Recorder {
     /// The questions of the build under way; `None` between builds.
     /// Behind a lock because files are read from several threads.
     trace: Mutex<Option<Vec<Event>>>,
-    builds: HashMap<BuildKey, Recorded>,
-    parsed: HashMap<PathBuf, Arc<Parsed>>,
-    renders: HashMap<RenderKey, Vec<RenderRecord>>,
+    builds: PathMap<BuildKey, Recorded>,
+    parsed: PathMap<PathBuf, Arc<Parsed>>,
+    renders: PathMap<RenderKey, Vec<RenderRecord>>,
 }
 
 impl Recorder {
@@ -267,11 +268,11 @@ pub struct Lent {
     /// The working tree's files by id: what its objects point into.
     sources: Vec<(PathBuf, Arc<str>)>,
     limits: Limits,
-    builds: HashMap<BuildKey, Recorded>,
-    parsed: HashMap<PathBuf, Arc<Parsed>>,
-    renders: HashMap<RenderKey, Vec<RenderRecord>>,
+    builds: PathMap<BuildKey, Recorded>,
+    parsed: PathMap<PathBuf, Arc<Parsed>>,
+    renders: PathMap<RenderKey, Vec<RenderRecord>>,
     /// Ids known to mean the same file with the same text in both loads.
-    aligned: HashSet<FileId>,
+    aligned: FileIds,
     /// How many builds and files were reused, for the log.
     pub reused_builds: usize,
     pub reused_parses: usize,
@@ -290,7 +291,7 @@ impl Lent {
             builds: recorder.builds,
             parsed: recorder.parsed,
             renders: recorder.renders,
-            aligned: HashSet::new(),
+            aligned: FileIds::default(),
             reused_builds: 0,
             reused_parses: 0,
             reused_renders: 0,
@@ -320,7 +321,7 @@ impl Lent {
     /// Whether `id` is the same file with the same text in the lender
     /// and in `sources`.
     fn is_aligned(&mut self, id: FileId, sources: &SourceMap) -> bool {
-        if self.aligned.contains(&id) {
+        if self.aligned.contains(id) {
             return true;
         }
         let Some((path, text)) = self.sources.get(id.0 as usize) else {
@@ -455,13 +456,8 @@ fn borrowed(files: &mut Files, dir: &Path, components: &[(String, Span)]) -> Opt
 /// and says whether the answer is the recorded one.
 fn answers_alike(files: &mut Files, event: &Event) -> bool {
     match event {
-        Event::Text(path, answer) => match (files.text(path), answer) {
-            (Ok((id, text)), Ok((was_id, was_text))) => {
-                id == *was_id && (Arc::ptr_eq(&text, was_text) || text == *was_text)
-            }
-            (Err(issue), Err(was)) => issue == *was,
-            _ => false,
-        },
+        Event::Text(path, Ok((id, text))) => files.text_is(path, *id, text),
+        Event::Text(path, Err(was)) => files.text(path).err().is_some_and(|issue| issue == *was),
         // A file git says is unchanged reads as the lender read it.
         Event::Bytes(path, answer) => {
             (answer.is_ok() && files.bytes_unchanged(path)) || files.bytes(path) == *answer
@@ -512,6 +508,10 @@ impl FileIds {
             self.0.resize(i + 1, false);
         }
         self.0[i] = true;
+    }
+
+    fn contains(&self, id: FileId) -> bool {
+        self.0.get(id.0 as usize).copied().unwrap_or(false)
     }
 
     fn iter(&self) -> impl Iterator<Item = FileId> + '_ {

@@ -19,7 +19,7 @@ use homelab_lint::source::{Files, Limits, commit_tree, git};
 use homelab_lint::yaml::FileId;
 
 /// Everything a load produced, spans included, in a comparable form.
-fn everything(repo: &Repo, rules: &[homelab_lint::rules::Rule]) -> Vec<String> {
+pub(crate) fn everything(repo: &Repo, rules: &[homelab_lint::rules::Rule]) -> Vec<String> {
     let mut out = vec![
         format!("{:?}", repo.objects),
         format!("{:?}", repo.issues),
@@ -46,7 +46,7 @@ fn everything(repo: &Repo, rules: &[homelab_lint::rules::Rule]) -> Vec<String> {
     out
 }
 
-fn commit_all(dir: &Path) {
+pub(crate) fn commit_all(dir: &Path) {
     common::git(dir, &["init", "-q"]);
     common::git(dir, &["add", "-A"]);
     common::git(dir, &["commit", "-q", "-m", "base"]);
@@ -102,7 +102,7 @@ fn borrowing(dir: &Path, limits: Limits, lent: Lent) -> Files {
     reuse::sharing_unchanged(files, &changed)
 }
 
-fn assert_same(name: &str, reused: &Repo, fresh: &Repo) {
+pub(crate) fn assert_same(name: &str, reused: &Repo, fresh: &Repo) {
     let rules = homelab_lint::pipeline::load_rules(&[]).unwrap();
     let (a, b) = (everything(reused, &rules), everything(fresh, &rules));
     assert_eq!(a.len(), b.len(), "{name}: the source maps differ in length");

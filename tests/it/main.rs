@@ -31,6 +31,7 @@ mod corpus_undecided;
 mod demo_script;
 mod deploy_fetch;
 mod deploy_manifests;
+mod editor_reuse;
 mod example_variants;
 mod fake_port_forward;
 mod fixes;

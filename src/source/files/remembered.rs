@@ -3,23 +3,29 @@
 //! file nothing changed since reads as it did, and the walk finds what it
 //! found (an edit is then not a walk and a read of every file).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::Files;
+use super::{Backing, Files};
 pub use crate::source::walk::Listing;
+use crate::source::{DiskListings, PathMap};
 
 impl Files {
     /// These files of the work tree as the last load found them: `listed`,
     /// the YAML files its walk found (see [`Files::yaml_files`]), is not
-    /// walked again, and `texts` are read instead of the files at their
-    /// paths. A buffer of the overlay is read before either.
+    /// walked again, `texts` are read instead of the files at their
+    /// paths, and the directories `dirs` holds are not listed again (those
+    /// listed now are kept there). A buffer of the overlay is read before
+    /// any of them.
     pub fn remembering(
-        self,
+        mut self,
         listed: Option<Arc<Listing>>,
-        texts: HashMap<PathBuf, Arc<str>>,
+        texts: PathMap<PathBuf, Arc<str>>,
+        dirs: Arc<DiskListings>,
     ) -> Files {
+        if let Some(Backing::Disk(disk)) = Arc::get_mut(&mut self.backing) {
+            disk.share_listings(dirs);
+        }
         Files {
             listed,
             unchanged: texts,

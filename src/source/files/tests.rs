@@ -77,3 +77,37 @@ fn join_within_folds_dots_and_refuses_escape() {
     assert!(join_within(Path::new("a"), "../../x").is_none());
     assert!(join_within(Path::new("a"), "/etc/passwd").is_none());
 }
+
+/// A reused build's check of a text ([`Files::text_is`]) answers as
+/// asking [`Files::text`] again and comparing would, whether or not the
+/// file is looked up by its path.
+#[test]
+fn a_text_is_checked_as_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [("a.yaml", "a: 1\n"), ("b.env", "B=1\n")] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let mut files = Files::new(dir.path(), Limits::default());
+    files.preload(&[PathBuf::from("a.yaml")]);
+    let (a, text) = files.text(Path::new("a.yaml")).unwrap();
+    let same: Arc<str> = Arc::from("a: 1\n");
+    let other: Arc<str> = Arc::from("a: 2\n");
+    assert!(files.text_is(Path::new("a.yaml"), a, &text));
+    assert!(
+        files.text_is(Path::new("a.yaml"), a, &same),
+        "equal text, other Arc"
+    );
+    assert!(!files.text_is(Path::new("a.yaml"), a, &other));
+    assert!(
+        !files.text_is(Path::new("a.yaml"), FileId(1), &text),
+        "another id"
+    );
+    // Not registered yet: read and registered, as a read would.
+    let env: Arc<str> = Arc::from("B=1\n");
+    assert!(files.text_is(Path::new("b.env"), FileId(1), &env));
+    assert_eq!(files.sources.find(Path::new("b.env")), Some(FileId(1)));
+    // A path registered twice is looked up, not taken from the id.
+    files.sources.add(PathBuf::from("a.yaml"), other.clone());
+    assert!(!files.text_is(Path::new("a.yaml"), a, &text));
+    assert!(files.text_is(Path::new("a.yaml"), FileId(2), &other));
+}
