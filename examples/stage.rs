@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     match stage.as_str() {
         "parse" => {
             let mut files = Files::new(root, Limits::default());
-            let (paths, _issues) = walk::yaml_files(root);
+            let paths = walk::yaml_files(root).paths;
             files.preload(&paths);
             eprintln!("parsed {} files", paths.len());
         }

@@ -152,7 +152,13 @@ fn render_within(
             diag.related.clear();
         }
         // Rendering into a String cannot fail.
-        let _ = handler.render_report(&mut out, &diag);
+        let mut report = String::new();
+        let _ = handler.render_report(&mut report, &diag);
+        // miette writes a severity word before each related report
+        // ("Advice: "), alone on its line when that report has no code: a
+        // related snippet is this finding's place in another file, not
+        // advice of its own, and its first line names the file.
+        out.push_str(&report.replace("\nAdvice: \n", "\n"));
         for line in after {
             out.push_str(&format!("  \u{261e} {line}\n"));
         }

@@ -277,8 +277,7 @@ pub(super) mod tests {
         symlink("missing", root.join("apps/dangling")).unwrap();
         let fifo = std::ffi::CString::new(root.join("apps/fifo").to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-        // A real directory the walk enters (`db` is entered through `alias`
-        // first, so the walk does not enter it again).
+        // A second real directory the walk enters.
         std::fs::create_dir(root.join("apps/cfg")).unwrap();
         std::fs::write(root.join("apps/cfg/cm.yaml"), "c").unwrap();
         // Hidden entries: not walked into, but in the listings all the same.

@@ -586,14 +586,19 @@ impl Files {
         }
     }
 
-    /// Every YAML file of the repository, and the entries that could not
-    /// be listed (see [`super::walk::yaml_files`]).
+    /// Every YAML file of the repository, the entries that could not be
+    /// listed, and the second paths to what was met (see
+    /// [`super::walk::yaml_files`]).
     pub fn yaml_files(&self) -> Listing {
-        let (mut paths, issues) = match (&self.listed, &*self.backing) {
+        let mut listing = match (&self.listed, &*self.backing) {
             (Some(listed), _) => (**listed).clone(),
             (None, Backing::Disk(disk)) => super::walk::yaml_files_on(disk),
-            (None, Backing::Commit(tree)) => (tree.yaml_files(), Vec::new()),
+            (None, Backing::Commit(tree)) => Listing {
+                paths: tree.yaml_files(),
+                ..Listing::default()
+            },
         };
+        let paths = &mut listing.paths;
         // An editor's buffer of a file not (or no longer) on disk is read
         // as the editor holds it.
         let before = paths.len();
@@ -607,7 +612,7 @@ impl Files {
         if paths.len() > before {
             paths.sort();
         }
-        (paths, issues)
+        listing
     }
 
     /// The entries directly in directory `rel`, sorted by name, each with

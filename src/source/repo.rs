@@ -87,9 +87,19 @@ pub fn load_overlaid(
 /// Loads every YAML file of `files` (the disk, or a commit's tree) and
 /// renders the Flux tree.
 pub fn load_files(mut files: Files) -> Repo {
-    let (paths, mut issues) = files.yaml_files();
+    let super::walk::Listing {
+        paths,
+        mut issues,
+        aliases,
+    } = files.yaml_files();
     files.preload(&paths);
-    let mut skipped = Vec::new();
+    let mut skipped: Vec<Skipped> = aliases
+        .iter()
+        .map(|a| Skipped {
+            path: a.path.clone(),
+            reason: a.reason(),
+        })
+        .collect();
 
     // Every file as written: documents that are Kubernetes objects. Only
     // what rendering looks up (Flux Kustomizations, and the ConfigMaps and

@@ -9,6 +9,60 @@ use super::confine::{Refused, Root};
 use super::disk::{Disk, Entries, Kind};
 use super::ignored::Ignored;
 
+/// What a walk found: the YAML files, sorted, the entries it could not
+/// list, and the second paths to what it had already met.
+#[derive(Clone, Debug, Default)]
+pub struct Listing {
+    pub paths: Vec<PathBuf>,
+    pub issues: Vec<Issue>,
+    pub aliases: Vec<Alias>,
+}
+
+/// A second path to a file or directory the walk met first at `first`:
+/// not entered or read again. Not a problem of the repository (an Ansible
+/// collection links its task files to each other), so it is a skipped
+/// entry with its reason, not an issue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alias {
+    pub path: PathBuf,
+    pub first: PathBuf,
+    pub dir: bool,
+    /// How the two paths lead to one entry.
+    pub how: Linked,
+}
+
+/// Which of an [`Alias`]'s two paths goes through a symlink. The walk
+/// meets paths in name order, so the first may be the link and the
+/// second the entry itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linked {
+    /// The second path is itself a symlink.
+    Second,
+    /// The second path lies under a symlinked directory.
+    SecondUnder,
+    /// The second path is the entry's own; the first went through a
+    /// symlink.
+    First,
+    /// Neither: two names of one file (a hard link).
+    Neither,
+}
+
+impl Alias {
+    pub fn reason(&self) -> String {
+        let what = if self.dir { "directory" } else { "file" };
+        let first = self.first.display();
+        let how = match self.how {
+            Linked::Second => format!("a symlink to the same {what} as {first}"),
+            Linked::SecondUnder => {
+                format!("the same {what} as {first}, reached again through a symlinked directory")
+            }
+            Linked::First => format!("the {what} that {first} reaches through a symlink"),
+            Linked::Neither => format!("the same {what} as {first} (a hard link)"),
+        };
+        format!("{how}: read once, as {first}")
+    }
+}
+
 /// Every `.yaml`/`.yml` file below `root`, repo-relative and sorted, plus
 /// an issue per entry that could not be read (a symlink loop, a directory
 /// without permission, a symlink that leaves the repository: reported
@@ -16,28 +70,33 @@ use super::ignored::Ignored;
 /// hold no manifests Flux applies, so they are not entered.
 ///
 /// Each directory and file is visited once, by its identity (device and
-/// inode): a second path to it through a symlink is an issue naming the
-/// first, and is not entered or listed. Symlinks that stay in the
+/// inode): a second path to it through a symlink is an [`Alias`] naming
+/// the first, and is not entered or listed. Symlinks that stay in the
 /// repository can otherwise form a DAG whose paths double per level (two
 /// links in each of 20 directories: a million paths to one file) or make
 /// one large file count a hundred times.
-pub fn yaml_files(root: &Path) -> (Vec<PathBuf>, Vec<Issue>) {
+pub fn yaml_files(root: &Path) -> Listing {
     yaml_files_except(root, &Ignored::default())
 }
 
 /// [`yaml_files`] without what git ignores (not entered either).
-pub fn yaml_files_except(root: &Path, ignored: &Ignored) -> (Vec<PathBuf>, Vec<Issue>) {
-    let mut files = Vec::new();
-    let issues = walk(
+pub fn yaml_files_except(root: &Path, ignored: &Ignored) -> Listing {
+    let mut paths = Vec::new();
+    let (issues, aliases) = walk(
         root,
         ignored,
         |_, _| {},
         |rel| {
-            files.push(rel.to_path_buf());
+            paths.push(rel.to_path_buf());
             true
         },
     );
-    (files, issues)
+    paths.sort();
+    Listing {
+        paths,
+        issues,
+        aliases,
+    }
 }
 
 /// Calls `each` with the files of [`yaml_files`], in its order, until it
@@ -51,14 +110,19 @@ pub fn each_yaml_file(root: &Path, each: impl FnMut(&Path) -> bool) {
 /// builds then ask it of its entries without listing it again (at 100k
 /// objects the second listing of 40,000 directories was a fifth of the
 /// main thread).
-pub fn yaml_files_on(disk: &Disk) -> (Vec<PathBuf>, Vec<Issue>) {
-    let mut files = Vec::new();
+pub fn yaml_files_on(disk: &Disk) -> Listing {
+    let mut paths = Vec::new();
     let listed = |dir, entries| disk.listed(dir, entries);
-    let issues = walk(disk.top(), disk.ignored(), listed, |rel| {
-        files.push(rel.to_path_buf());
+    let (issues, aliases) = walk(disk.top(), disk.ignored(), listed, |rel| {
+        paths.push(rel.to_path_buf());
         true
     });
-    (files, issues)
+    paths.sort();
+    Listing {
+        paths,
+        issues,
+        aliases,
+    }
 }
 
 /// Each directory being walked that is reached from the root through
@@ -68,20 +132,28 @@ pub fn yaml_files_on(disk: &Disk) -> (Vec<PathBuf>, Vec<Issue>) {
 type Listings = Vec<Option<(PathBuf, Entries)>>;
 
 /// The walk of [`yaml_files`]: each file to `found` until it returns
-/// false, each directory listed whole to `listed`; returns the issues.
+/// false, each directory listed whole to `listed`; returns the issues and
+/// the aliases.
 fn walk(
     root: &Path,
     ignored: &Ignored,
     mut listed: impl FnMut(PathBuf, Entries),
     mut found: impl FnMut(&Path) -> bool,
-) -> Vec<Issue> {
+) -> (Vec<Issue>, Vec<Alias>) {
     let mut issues = Vec::new();
-    let mut seen: PathMap<(u64, u64), PathBuf> = PathMap::default();
+    let mut aliases = Vec::new();
+    // Each identity's first path, and whether it went through a symlink.
+    let mut seen: PathMap<(u64, u64), (PathBuf, bool)> = PathMap::default();
     let confined = Root::new(root);
     let mut listings: Listings = vec![Some((PathBuf::new(), Entries::default()))];
     let mut walker = walkdir::WalkDir::new(root)
         .follow_links(true)
-        .sort_by_file_name()
+        // Real entries before the symlinks beside them, so that a file or
+        // directory met twice is read under its own name when it sits
+        // beside its link; the listing is sorted by path after.
+        .sort_by(|a, b| {
+            (a.path_is_symlink(), a.file_name()).cmp(&(b.path_is_symlink(), b.file_name()))
+        })
         .into_iter();
     while let Some(entry) = walker.next() {
         let depth = match &entry {
@@ -125,23 +197,33 @@ fn walk(
             && let Ok(meta) = e.metadata()
         {
             let rel = e.path().strip_prefix(root).unwrap_or(e.path());
-            if let Some(first) = seen.get(&(meta.dev(), meta.ino())) {
-                let what = if e.file_type().is_dir() {
+            // The frame of the directory the entry is in is `None` when
+            // that directory was reached through a symlink.
+            let under_link = e.depth() > 0 && listings.last().is_none_or(Option::is_none);
+            let linked = e.path_is_symlink() || under_link;
+            if let Some((first, first_linked)) = seen.get(&(meta.dev(), meta.ino())) {
+                let dir = e.file_type().is_dir();
+                if dir {
                     walker.skip_current_dir();
-                    "directory"
+                }
+                let how = if e.path_is_symlink() {
+                    Linked::Second
+                } else if under_link {
+                    Linked::SecondUnder
+                } else if *first_linked {
+                    Linked::First
                 } else {
-                    "file"
+                    Linked::Neither
                 };
-                issues.push(Issue::file(
-                    rel,
-                    format!(
-                        "the same {what} as {} (through a symlink): read once, there",
-                        first.display()
-                    ),
-                ));
+                aliases.push(Alias {
+                    path: rel.to_path_buf(),
+                    first: first.clone(),
+                    dir,
+                    how,
+                });
                 continue;
             }
-            seen.insert((meta.dev(), meta.ino()), rel.to_path_buf());
+            seen.insert((meta.dev(), meta.ino()), (rel.to_path_buf(), linked));
             if e.depth() > 0 && e.file_type().is_dir() {
                 let plain = !e.path_is_symlink() && listings.last().is_some_and(Option::is_some);
                 listings.push(plain.then(|| (rel.to_path_buf(), Entries::default())));
@@ -155,7 +237,7 @@ fn walk(
                     && !found(rel)
                 {
                     // The directories being walked are not listed whole.
-                    return issues;
+                    return (issues, aliases);
                 }
             }
             Ok(_) => {}
@@ -179,7 +261,7 @@ fn walk(
     for (dir, entries) in listings.into_iter().flatten() {
         listed(dir, entries);
     }
-    issues
+    (issues, aliases)
 }
 
 /// Puts `entry` in the listing of the directory it is in, by its own type
@@ -236,13 +318,12 @@ mod tests {
         let root = every_kind_of_entry(dir.path());
         let disk = Disk::new(&root, usize::MAX);
         yaml_files_on(&disk);
-        for dir in ["", "apps", "apps/cfg"] {
+        // `db` is entered under its own name, before `alias`, its link.
+        for dir in ["", "apps", "apps/cfg", "apps/db"] {
             let (held, fresh) = held_and_fresh(&disk, &root, dir);
             assert_eq!(held, Some(fresh), "{dir:?} as the walk listed it");
         }
-        for dir in ["apps/alias", "apps/db"] {
-            assert_eq!(held_and_fresh(&disk, &root, dir).0, None, "{dir:?}");
-        }
+        assert_eq!(held_and_fresh(&disk, &root, "apps/alias").0, None);
         answers_as_the_disk_does(&disk, &root);
     }
 }

@@ -206,6 +206,32 @@ impl Inventory {
             .unwrap_or_else(|| panic!("no issue at {path} mentioning {words:?} in {issues:#?}"))
     }
 
+    /// The skipped entry at `path` (exactly) whose reason contains `words`
+    /// (case-insensitive); panics listing every skipped entry when there
+    /// is none.
+    pub fn skipped(&self, path: &str, words: &str) -> String {
+        let skipped: Vec<String> = self.json["skipped"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                format!(
+                    "{}: {}",
+                    s["path"].as_str().unwrap_or(""),
+                    s["reason"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        skipped
+            .iter()
+            .find(|s| {
+                s.strip_prefix(path).is_some_and(|r| r.starts_with(": "))
+                    && s.to_lowercase().contains(&words.to_lowercase())
+            })
+            .cloned()
+            .unwrap_or_else(|| panic!("no skipped {path} mentioning {words:?} in {skipped:#?}"))
+    }
+
     /// Panics unless an object of each name was loaded: the rest of the
     /// repository survived the hostile part.
     pub fn assert_loaded(&self, names: &[&str]) {

@@ -8,11 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::Files;
-use crate::source::Issue;
-
-/// The YAML files of a repository, sorted, and the entries that could not
-/// be listed (see [`crate::source::walk::yaml_files`]).
-pub type Listing = (Vec<PathBuf>, Vec<Issue>);
+pub use crate::source::walk::Listing;
 
 impl Files {
     /// These files of the work tree as the last load found them: `listed`,
