@@ -214,20 +214,21 @@ impl ParseCache {
 /// A job's result from a fork, with what it left behind and the budget
 /// it used; `None` when the fork could not do it (see
 /// [`Journal::spoiled`]).
-pub(crate) struct Forked<R>(
-    Option<(
-        R,
-        Journal,
-        PathSet<PathBuf>,
-        Option<Box<dyn ReadLayer>>,
-        RunBudget,
-    )>,
-);
+pub(crate) struct Forked<R>(Option<Left<R>>);
+
+/// What a job gave on a fork and left there.
+struct Left<R> {
+    result: R,
+    journal: Journal,
+    dirs: PathSet<PathBuf>,
+    layer: Option<Box<dyn ReadLayer>>,
+    used: RunBudget,
+}
 
 impl<R> Forked<R> {
     /// What the job gave on its fork, if the fork could do it.
     pub(crate) fn result(&self) -> Option<&R> {
-        self.0.as_ref().map(|(result, ..)| result)
+        self.0.as_ref().map(|left| &left.result)
     }
 }
 
@@ -385,7 +386,13 @@ impl Files {
                         let kept = !journal.spoiled && !fork.budget_spent;
                         Some((
                             k,
-                            Forked(kept.then_some((result, journal, dirs, layer, used))),
+                            Forked(kept.then_some(Left {
+                                result,
+                                journal,
+                                dirs,
+                                layer,
+                                used,
+                            })),
                         ))
                     })
                     .collect();
@@ -404,10 +411,10 @@ impl Files {
     /// again here, in its turn.
     pub(crate) fn adopt<R>(&mut self, forked: Forked<R>) -> Option<R> {
         match forked.0 {
-            Some((result, journal, dirs, layer, used)) if self.left.covers(&used) => {
-                self.left = self.left.minus(used);
-                self.take_journal(journal, dirs, layer);
-                Some(result)
+            Some(left) if self.left.covers(&left.used) => {
+                self.left = self.left.minus(left.used);
+                self.take_journal(left.journal, left.dirs, left.layer);
+                Some(left.result)
             }
             _ => None,
         }
