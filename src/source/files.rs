@@ -217,13 +217,23 @@ impl ParseCache {
 /// A job's result from a fork, with what it left behind and the budget
 /// it used; `None` when the fork could not do it (see
 /// [`Journal::spoiled`]).
-type Forked<R> = Option<(
-    R,
-    Journal,
-    PathSet<PathBuf>,
-    Option<Box<dyn ReadLayer>>,
-    RunBudget,
-)>;
+pub(crate) struct Forked<R>(Option<Left<R>>);
+
+/// What a job gave on a fork and left there.
+struct Left<R> {
+    result: R,
+    journal: Journal,
+    dirs: PathSet<PathBuf>,
+    layer: Option<Box<dyn ReadLayer>>,
+    used: RunBudget,
+}
+
+impl<R> Forked<R> {
+    /// What the job gave on its fork, if the fork could do it.
+    pub(crate) fn result(&self) -> Option<&R> {
+        self.0.as_ref().map(|left| &left.result)
+    }
+}
 
 /// The disk below the root, or a commit's tree in git's object store.
 pub(super) enum Backing {
@@ -351,36 +361,56 @@ impl Files {
         job: impl Fn(&mut Files, &J) -> R + Sync,
     ) -> Vec<R> {
         let mut out = Vec::with_capacity(jobs.len());
-        let forkable = |files: &Files| {
-            ready(files)
-                && !files.layer.as_ref().is_some_and(|l| l.in_order())
-                && files.journal.is_none()
-        };
-        while out.len() < jobs.len() && !forkable(self) {
+        while out.len() < jobs.len() && !self.forkable(&ready) {
             out.push(job(self, &jobs[out.len()]));
         }
         let start = out.len();
-        let workers = rayon::current_num_threads().min(jobs.len() - start);
-        if workers < 2 {
+        if rayon::current_num_threads().min(jobs.len() - start) < 2 {
             out.extend(jobs[start..].iter().map(|j| job(self, j)));
             return out;
         }
-        let next = std::sync::atomic::AtomicUsize::new(start);
+        let forked = self.fork_each(&jobs[start..], &job);
+        for (j, forked) in jobs[start..].iter().zip(forked) {
+            // A job that did not run out of budget gives what it would
+            // give here, in its turn, if it fits in what is left after
+            // the jobs before it; otherwise it runs again here, so
+            // which build the budget stops never depends on timing.
+            let result = self.adopt(forked);
+            out.push(result.unwrap_or_else(|| job(self, j)));
+        }
+        out
+    }
+
+    /// Whether jobs may run on forks of these files now ([`Files::each_in_order`]).
+    pub(crate) fn forkable(&self, ready: impl Fn(&Files) -> bool) -> bool {
+        ready(self) && !self.layer.as_ref().is_some_and(|l| l.in_order()) && self.journal.is_none()
+    }
+
+    /// Does `job` for each of `jobs` on forks of these files, on every
+    /// core, and gives each result with what the job left on its fork,
+    /// in the order of `jobs`, for [`Files::adopt`] to take in that order
+    /// (once [`Files::forkable`] holds).
+    pub(crate) fn fork_each<J: Sync, R: Send>(
+        &self,
+        jobs: &[J],
+        job: &(impl Fn(&mut Files, &J) -> R + Sync),
+    ) -> Vec<Forked<R>> {
+        let workers = rayon::current_num_threads().min(jobs.len()).max(1);
+        let next = std::sync::atomic::AtomicUsize::new(0);
         // The run's budget, spent by every worker: a job starts with what
         // is left then, so the workers together spend at most the budget
         // plus what the jobs in flight spend.
         let spent = std::sync::Mutex::new(RunBudget::NONE);
         let done: std::sync::Mutex<Vec<(usize, Forked<R>)>> = Default::default();
-        let (me, job) = (&*self, &job);
         rayon::scope(|s| {
             for _ in 0..workers {
                 s.spawn(|_| {
-                    let mut fork = me.fork();
+                    let mut fork = self.fork();
                     let mine: Vec<_> = std::iter::from_fn(|| {
                         let k = next.fetch_add(1, Relaxed);
                         let j = jobs.get(k)?;
                         let so_far = *spent.lock().unwrap_or_else(|p| p.into_inner());
-                        let left = me.left.minus(so_far);
+                        let left = self.left.minus(so_far);
                         (fork.left, fork.budget_refused) = (left, None);
                         let result = job(&mut fork, j);
                         let used = left.minus(fork.left);
@@ -392,7 +422,16 @@ impl Files {
                         let fresh = fork.layer.as_ref().and_then(|l| l.fork());
                         let layer = std::mem::replace(&mut fork.layer, fresh);
                         let kept = !journal.spoiled && fork.budget_refused.is_none();
-                        Some((k, kept.then_some((result, journal, dirs, layer, used))))
+                        Some((
+                            k,
+                            Forked(kept.then_some(Left {
+                                result,
+                                journal,
+                                dirs,
+                                layer,
+                                used,
+                            })),
+                        ))
                     })
                     .collect();
                     done.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
@@ -401,21 +440,22 @@ impl Files {
         });
         let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
         done.sort_unstable_by_key(|(k, _)| *k);
-        for (k, forked) in done {
-            out.push(match forked {
-                // A job that did not run out of budget gives what it would
-                // give here, in its turn, if it fits in what is left after
-                // the jobs before it; otherwise it runs again here, so
-                // which build the budget stops never depends on timing.
-                Some((result, journal, dirs, layer, used)) if self.left.covers(&used) => {
-                    self.left = self.left.minus(used);
-                    self.take_journal(journal, dirs, layer);
-                    result
-                }
-                _ => job(self, &jobs[k]),
-            });
+        done.into_iter().map(|(_, forked)| forked).collect()
+    }
+
+    /// What a job of [`Files::fork_each`] gave, with what it left on its
+    /// fork taken here as doing it here would have left it, when it fits
+    /// in the run's budget left now; `None` when the job is to be done
+    /// again here, in its turn.
+    pub(crate) fn adopt<R>(&mut self, forked: Forked<R>) -> Option<R> {
+        match forked.0 {
+            Some(left) if self.left.covers(&left.used) => {
+                self.left = self.left.minus(left.used);
+                self.take_journal(left.journal, left.dirs, left.layer);
+                Some(left.result)
+            }
+            _ => None,
         }
-        out
     }
 
     /// A copy of these files for a job on another thread: the texts and

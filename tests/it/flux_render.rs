@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use homelab_lint::source::Limits;
 use homelab_lint::source::coverage::Outcome;
 use homelab_lint::source::repo::{self, Repo};
 
@@ -757,4 +758,132 @@ fn substitute_from_names_a_parent_substitutes_or_patches_are_looked_up() {
             r.issues
         );
     }
+}
+
+/// `files` loaded with `limits` on one thread and on four (the steps of
+/// Flux Kustomizations that apply no other one run on forks there): the
+/// same objects, issues and renders. Returns the load on four.
+fn same_on_one_core_and_on_four(files: &[(&str, &str)], limits: Limits) -> Repo {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let load = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| repo::load(dir.path(), limits))
+    };
+    let (one, four) = (load(1), load(4));
+    let same = |what: &str, a: String, b: String| {
+        assert!(a == b, "the {what} differ between one thread and four");
+    };
+    same(
+        "objects",
+        format!("{:?}", one.objects),
+        format!("{:?}", four.objects),
+    );
+    same(
+        "issues",
+        format!("{:?}", one.issues),
+        format!("{:?}", four.issues),
+    );
+    same(
+        "renders",
+        format!("{:?}", one.flux),
+        format!("{:?}", four.flux),
+    );
+    four
+}
+
+/// The run's substitution budget runs out at the same Flux Kustomization
+/// whether their steps ran one after another or on forks at once: each
+/// of ten apps adds 36 bytes of a 200-byte budget, so five are
+/// substituted and the other five stop at the cap.
+#[test]
+fn the_substitution_budget_stops_the_same_apps_on_every_core() {
+    let mut files = vec![
+        ("clusters/home/flux-system.yaml", GIT_ROOT.to_string()),
+        (
+            "clusters/home/apps.yaml",
+            ks("apps", "./apps", "GitRepository/flux-system"),
+        ),
+    ];
+    let names: Vec<String> = (0..10).map(|i| format!("app-{i}")).collect();
+    for name in &names {
+        let value = "v".repeat(40);
+        files.push((
+            Box::leak(format!("apps/{name}.yaml").into_boxed_str()),
+            format!(
+                "{}  postBuild:\n    substitute: {{V: {value}}}\n",
+                ks(name, &format!("./src/{name}"), "GitRepository/flux-system")
+            ),
+        ));
+        files.push((
+            Box::leak(format!("src/{name}/cm.yaml").into_boxed_str()),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\ndata:\n  v: ${{V}}\n"
+            ),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let limits = Limits {
+        flux: homelab_lint::source::flux::Limits {
+            max_subst_growth_bytes: 200,
+            ..Default::default()
+        },
+        ..Limits::default()
+    };
+    let r = same_on_one_core_and_on_four(&files, limits);
+    let done = names
+        .iter()
+        .filter(|n| substituted(&r, n, "v").is_some_and(|v| !v.contains('$')))
+        .count();
+    let capped = r
+        .issues
+        .iter()
+        .filter(|i| i.message.starts_with("substitution budget exceeded"))
+        .count();
+    assert_eq!((done, capped), (5, 5), "{:#?}", r.issues);
+}
+
+/// Which substituteFrom ConfigMap a Flux Kustomization reads depends on
+/// the files its tree holds by then: `settings` renders before `app` and
+/// adds its cluster-settings, which `app` then prefers to another of the
+/// name, on every core.
+#[test]
+fn a_sibling_rendered_before_adds_the_settings_the_next_one_reads() {
+    let settings = |data: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cluster-settings, namespace: flux-system}}\ndata:\n  X: {data}\n"
+        )
+    };
+    let app = format!(
+        "{}  postBuild:\n    substituteFrom: [{{kind: ConfigMap, name: cluster-settings}}]\n",
+        ks("app", "./app", "GitRepository/flux-system")
+    );
+    let r = same_on_one_core_and_on_four(
+        &[
+            ("clusters/home/flux-system.yaml", GIT_ROOT),
+            ("clusters/home/a-app.yaml", &app),
+            (
+                "clusters/home/b-settings.yaml",
+                &ks("settings", "./settings", "GitRepository/flux-system"),
+            ),
+            ("settings/cm.yaml", &settings("from-the-tree")),
+            ("zz-elsewhere/cm.yaml", &settings("from-elsewhere")),
+            (
+                "app/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  x: ${X}\n",
+            ),
+        ],
+        Limits::default(),
+    );
+    assert_eq!(
+        substituted(&r, "app", "x").as_deref(),
+        Some("from-the-tree")
+    );
 }

@@ -30,6 +30,30 @@ pub struct Budget {
     /// Pattern-matching steps left for the run (a trim is a dynamic
     /// programme over pattern x value).
     pub steps_left: u64,
+    /// Whether a cap of the run stopped an expansion: with more left, the
+    /// same expansions would have given something else.
+    pub exceeded: bool,
+}
+
+impl Budget {
+    /// This budget after a run of expansions spent from `before` what
+    /// it spent (down to `after`): `None` when a cap of the run was hit
+    /// (by then, or by that run) or that run spent more than this budget
+    /// holds, so the same expansions from this budget might have given
+    /// something else. Whatever a run that hit no cap spent, it spends
+    /// from any budget that holds as much.
+    pub fn replay(&self, before: &Budget, after: &Budget) -> Option<Budget> {
+        if after.exceeded {
+            return None;
+        }
+        let growth = before.growth_left.checked_sub(after.growth_left)?;
+        let steps = before.steps_left.checked_sub(after.steps_left)?;
+        Some(Budget {
+            growth_left: self.growth_left.checked_sub(growth)?,
+            steps_left: self.steps_left.checked_sub(steps)?,
+            ..self.clone()
+        })
+    }
 }
 
 /// Marks the messages of budget hits, for callers and tests.
@@ -114,6 +138,7 @@ pub fn expand<'v>(
     }
     let grown = out.len().saturating_sub(text.len());
     if grown > ev.budget.growth_left {
+        ev.budget.exceeded = true;
         return Err(format!(
             "{BUDGET}: substitution output of the run passed its cap"
         ));
@@ -324,6 +349,7 @@ impl Eval<'_, '_, '_> {
         };
         let cost = (glob.len() as u64 + 1).saturating_mul(s.len() as u64 + 1);
         if cost > self.budget.steps_left {
+            self.budget.exceeded = true;
             return Err(format!(
                 "{BUDGET}: pattern matching of the run passed its cap"
             ));

@@ -5,6 +5,7 @@
 //! store them (shared with HelmRelease `valuesFrom`).
 
 pub mod artifact;
+mod batch;
 pub mod bootstrap;
 mod envsubst;
 pub mod foreign;

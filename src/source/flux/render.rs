@@ -5,7 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::layer::{BuildLayer, RenderInputs, RenderKey, Steps};
+use super::batch::Batch;
+use super::layer::{BuildLayer, RenderInputs, RenderKey, RenderOutputs, Steps};
 use super::sources::source_of;
 use super::steps::{flux_steps, substitute_from};
 use super::substitute::is_disabled;
@@ -16,7 +17,44 @@ use super::tree::{
 use crate::source::Gap;
 use crate::source::coverage::{FluxRender, Outcome};
 use crate::source::{Budget, Files, Issue, Object, PathSet, StepKind, join_within, kustomize};
-use crate::yaml::{Node, SourceMap, Span};
+use crate::yaml::{FileId, Node, SourceMap, Span, Value};
+
+/// A Flux Kustomization taken from the queue ([`FluxTree::take`]): its
+/// build done, its Flux-level steps still to run, nothing recorded yet.
+pub(super) struct Taken {
+    pub id: KsId,
+    pub ks: Object,
+    /// What its build gave to show before what the steps find (remote
+    /// entries left out, or why it failed).
+    pub noted: Vec<Issue>,
+    pub outcome: Outcome,
+    /// What its steps run on; `None` without a build.
+    pub steps: Option<(RenderKey, RenderInputs)>,
+    /// What it passes on without steps.
+    pub passed_on: Inherited,
+}
+
+impl Taken {
+    /// Whether its render applies no Flux Kustomization, whatever its
+    /// steps do: no object of its build is one or may become one (a `$`
+    /// in a top-level key, `apiVersion` or `kind` that substitution may
+    /// fill in), and it has no `spec.patches` to make one.
+    pub fn is_leaf(&self) -> bool {
+        let Some((_, given)) = &self.steps else {
+            return true;
+        };
+        let may_become = |o: &Object| {
+            let Value::Map(entries) = &o.root.value else {
+                return false;
+            };
+            entries.iter().any(|(k, v)| {
+                let text = |n: &Node| n.as_str().is_some_and(|t| t.contains('$'));
+                text(k) || (matches!(k.as_str(), Some("apiVersion" | "kind")) && text(v))
+            })
+        };
+        given.patch_dir.is_none() && !given.objects.iter().any(|o| is_flux_ks(o) || may_become(o))
+    }
+}
 
 impl FluxTree {
     /// Builds each of `kss`, noting the Flux Kustomizations each produces.
@@ -95,13 +133,49 @@ impl FluxTree {
                 }
             }
         }
+        // Kustomizations that apply no other one (an app's) wait in a
+        // batch whose steps run on every core; a joining root's objects are
+        // checked against the tree's as each one renders.
+        let mut batch = (joined.is_none() && Batch::may_run(files)).then(Batch::default);
         while let Some((id, at, inherited)) = queue.pop() {
             if !done.insert(id.clone()) {
                 continue;
             }
             let ks = at.map_or_else(|| root.clone(), |i| self.output[i].clone());
             rendered.insert(doc_id(&ks));
-            let (mut objs, passed) = self.render(files, &id, &ks, inherited, lookup_pool, issues);
+            if let Some(batch) = &mut batch {
+                // A build made now would come before the waiting steps.
+                if !batch.is_empty() && !self.build_cached(files, &ks) {
+                    self.flush(files, batch, lookup_pool, tree, issues);
+                }
+            }
+            let mut taken = self.take(files, id, ks, inherited);
+            if let Some(batch) = &mut batch
+                && taken.is_leaf()
+            {
+                if batch.is_full() || batch.would_see(&taken, lookup_pool) {
+                    self.flush(files, batch, lookup_pool, tree, issues);
+                }
+                batch.push(taken, &self.tree_files);
+                continue;
+            }
+            if let Some(batch) = &mut batch {
+                self.flush(files, batch, lookup_pool, tree, issues);
+            }
+            let gave = taken.steps.take().map(|steps| {
+                let (id, ks) = (&taken.id, &taken.ks);
+                run_steps(
+                    self.layer,
+                    files,
+                    id,
+                    ks,
+                    steps,
+                    lookup_pool,
+                    &self.tree_files,
+                )
+            });
+            let ks = taken.ks.clone();
+            let (mut objs, passed) = self.finish(files, taken, gave, issues);
             if joined.is_some() {
                 self.drop_applied(files, tree, &mut objs, issues);
             }
@@ -111,14 +185,10 @@ impl FluxTree {
                     queue.push((child_id(&ks, child), Some(first + i), passed));
                 }
             }
-            self.tree_files.extend(objs.iter().map(|o| o.file));
-            for o in &objs {
-                self.first_tree.entry(doc_id(o)).or_insert(tree);
-            }
-            self.output.extend(objs.into_iter().map(|mut o| {
-                o.tree = Some(tree);
-                o
-            }));
+            self.append(objs, tree);
+        }
+        if let Some(batch) = &mut batch {
+            self.flush(files, batch, lookup_pool, tree, issues);
         }
         if joined.is_none() {
             self.trees += 1;
@@ -229,15 +299,7 @@ impl FluxTree {
             },
         };
         let Some(result) = result else {
-            let issue = Issue::at(
-                &files.sources,
-                ks.root.span,
-                format!(
-                    "render budget exceeded: the Flux Kustomizations of this repository render \
-                     more than {max} objects in all; Flux Kustomization {name} is not rendered"
-                ),
-            );
-            return Some(Err(issue.stopped_by(Budget::RenderedObjects(max))));
+            return Some(Err(over_render_budget(files, ks, name)));
         };
         if let Some(dirs) = self.build_dirs.get(&key) {
             self.rendered_dirs.extend(dirs.iter().cloned());
@@ -267,89 +329,139 @@ impl FluxTree {
         Some(((path, names), components))
     }
 
-    /// One Flux Kustomization: build, then targetNamespace, patches and
-    /// postBuild substitution, in Flux's order. Returns the objects and
-    /// what they inherit from this render ([`Inherited`]); `inherited`
-    /// is what the parent passed to this Kustomization.
-    pub(super) fn render(
+    /// Adds a render's objects to `tree`'s output.
+    pub(super) fn append(&mut self, objs: Vec<Object>, tree: u32) {
+        self.tree_files.extend(objs.iter().map(|o| o.file));
+        for o in &objs {
+            self.first_tree.entry(doc_id(o)).or_insert(tree);
+        }
+        self.output.extend(objs.into_iter().map(|mut o| {
+            o.tree = Some(tree);
+            o
+        }));
+    }
+
+    /// Whether the build `ks` renders is made already (or it has none):
+    /// taking it then changes nothing the steps of others read.
+    fn build_cached(&mut self, files: &mut Files, ks: &Object) -> bool {
+        self.build_key(files, ks)
+            .is_none_or(|(key, _)| self.builds.contains_key(&key))
+    }
+
+    /// One Flux Kustomization taken from the queue: its build, and what
+    /// its Flux-level steps (targetNamespace, patches and postBuild
+    /// substitution, in Flux's order) are to run on; `inherited` is what
+    /// the parent passed to it. Nothing is recorded yet ([`Self::finish`]).
+    pub(super) fn take(
         &mut self,
         files: &mut Files,
-        id: &KsId,
-        ks: &Object,
+        id: KsId,
+        ks: Object,
         inherited: Inherited,
-        lookup_pool: &LookupPool,
-        issues: &mut Vec<Issue>,
-    ) -> (Vec<Object>, Inherited) {
-        let inherited_unknowns = inherited.unknowns;
+    ) -> Taken {
         let passed_on = Inherited {
-            unknowns: inherited_unknowns,
+            unknowns: inherited.unknowns,
             substituted: false,
         };
-        let name = format!("{}/{}", id.0, id.1);
-        let (objs, outcome) = match self.take_build(files, ks, &name) {
+        let mut taken = Taken {
+            id,
+            ks,
+            noted: Vec::new(),
+            outcome: Outcome::Rendered,
+            steps: None,
+            passed_on,
+        };
+        let name = format!("{}/{}", taken.id.0, taken.id.1);
+        let ks = &taken.ks;
+        match self.take_build(files, ks, &name) {
             Some(Ok(built)) => {
                 let (remote, missing): (Vec<Issue>, Vec<Issue>) = built
                     .gaps
                     .into_iter()
                     .partition(|g| g.gap == Some(Gap::Remote));
-                issues.extend(remote.iter().map(|g| {
-                    g.clone()
-                        .noting(format_args!("(Flux Kustomization {name})"))
-                }));
-                let outcome = if !missing.is_empty() {
+                taken.outcome = if !missing.is_empty() {
                     Outcome::Failed(missing)
                 } else if !remote.is_empty() {
                     Outcome::Partial(remote.len())
                 } else {
                     Outcome::Rendered
                 };
-                (built.objects, outcome)
+                taken.noted = remote
+                    .iter()
+                    .map(|g| {
+                        g.clone()
+                            .noting(format_args!("(Flux Kustomization {name})"))
+                    })
+                    .collect();
+                let given = RenderInputs {
+                    ks: ks.clone(),
+                    inherited,
+                    objects: built.objects,
+                    patch_dir: ks
+                        .root
+                        .path(&["spec", "patches"])
+                        .and_then(|_| self.ks_path(files, ks)),
+                    budget: self.subst_budget.clone(),
+                };
+                let key = RenderKey {
+                    steps: Steps::Render,
+                    path: files.sources.path(ks.file).to_path_buf(),
+                    doc_index: ks.doc_index,
+                    id: taken.id.clone(),
+                };
+                taken.steps = Some((key, given));
             }
             Some(Err(issue)) => {
-                issues.push(issue.clone());
-                self.record(files, ks, id, Outcome::of_failed_build(issue));
-                return (Vec::new(), passed_on);
+                taken.noted.push(issue.clone());
+                taken.outcome = Outcome::of_failed_build(issue);
             }
             None => {
                 let (outcome, issue) = self.unbuilt(files, ks, inherited.substituted);
-                issues.extend(issue);
-                self.record(files, ks, id, outcome);
-                return (Vec::new(), passed_on);
+                taken.noted.extend(issue);
+                taken.outcome = outcome;
             }
+        }
+        taken
+    }
+
+    /// Records what became of a taken Flux Kustomization, given what its
+    /// steps gave (`None`: it had no build to run them on). Returns the
+    /// objects and what they inherit from this render ([`Inherited`]).
+    pub(super) fn finish(
+        &mut self,
+        files: &mut Files,
+        taken: Taken,
+        gave: Option<RenderOutputs>,
+        issues: &mut Vec<Issue>,
+    ) -> (Vec<Object>, Inherited) {
+        let Taken {
+            id,
+            ks,
+            noted,
+            outcome,
+            passed_on,
+            ..
+        } = taken;
+        issues.extend(noted);
+        self.record(files, &ks, &id, outcome);
+        let Some(gave) = gave else {
+            return (Vec::new(), passed_on);
         };
-        self.record(files, ks, id, outcome);
-        let given = RenderInputs {
-            ks: ks.clone(),
-            inherited,
-            objects: objs,
-            patch_dir: ks
-                .root
-                .path(&["spec", "patches"])
-                .and_then(|_| self.ks_path(files, ks)),
-            budget: self.subst_budget.clone(),
-        };
-        let key = RenderKey {
-            steps: Steps::Render,
-            path: files.sources.path(ks.file).to_path_buf(),
-            doc_index: ks.doc_index,
-            id: id.clone(),
-        };
-        let tree_files = &self.tree_files;
-        let lookup = |sources: &SourceMap, kind: &str, _namespace: &str, name: &str| {
-            substitute_from(lookup_pool, tree_files, sources, ks, &id.0, kind, name)
-        };
-        let gave = self.layer.steps(
-            files,
-            key,
-            given,
-            &lookup,
-            &|files, objects, given, lookup| flux_steps(files, id, ks, objects, given, lookup),
-        );
         issues.extend(gave.issues);
         if !gave.unparsed.is_empty() {
             self.fail_render(gave.unparsed);
         }
         self.subst_budget = gave.budget;
+        // A batch takes the builds of its Kustomizations before it adds
+        // any of their objects, so the room `take_build` saw may be gone.
+        if self.output.len() + gave.objects.len() > files.limits().flux.max_rendered_objects {
+            let issue = over_render_budget(files, &ks, &format!("{}/{}", id.0, id.1));
+            issues.push(issue.clone());
+            if let Some(last) = self.renders.last_mut() {
+                last.outcome = Outcome::of_failed_build(issue);
+            }
+            return (Vec::new(), passed_on);
+        }
         (gave.objects, gave.passed)
     }
 
@@ -485,6 +597,44 @@ impl FluxTree {
             None => (format!("its path '{raw}' leaves the repository"), None),
         }
     }
+}
+
+/// The render budget's stop for the Flux Kustomization `ks` named `name`.
+fn over_render_budget(files: &Files, ks: &Object, name: &str) -> Issue {
+    let max = files.limits().flux.max_rendered_objects;
+    let issue = Issue::at(
+        &files.sources,
+        ks.root.span,
+        format!(
+            "render budget exceeded: the Flux Kustomizations of this repository render \
+             more than {max} objects in all; Flux Kustomization {name} is not rendered"
+        ),
+    );
+    issue.stopped_by(Budget::RenderedObjects(max))
+}
+
+/// A Flux Kustomization's Flux-level steps through `layer`, its
+/// substitution sources looked up in `lookup_pool`, preferring those
+/// `tree_files` holds (see [`substitute_from`]).
+pub(super) fn run_steps(
+    layer: &dyn BuildLayer,
+    files: &mut Files,
+    id: &KsId,
+    ks: &Object,
+    (key, given): (RenderKey, RenderInputs),
+    lookup_pool: &LookupPool,
+    tree_files: &HashSet<FileId>,
+) -> RenderOutputs {
+    let lookup = |sources: &SourceMap, kind: &str, _namespace: &str, name: &str| {
+        substitute_from(lookup_pool, tree_files, sources, ks, &id.0, kind, name)
+    };
+    layer.steps(
+        files,
+        key,
+        given,
+        &lookup,
+        &|files, objects, given, lookup| flux_steps(files, id, ks, objects, given, lookup),
+    )
 }
 
 /// [`kustomize::build_flux_path`], through `layer` (which may reuse an

@@ -81,6 +81,7 @@ pub fn budget(limits: &super::Limits) -> Budget {
         max_value_bytes: limits.max_subst_value_bytes,
         growth_left: limits.max_subst_growth_bytes,
         steps_left: limits.max_subst_steps,
+        exceeded: false,
     }
 }
 

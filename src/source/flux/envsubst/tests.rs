@@ -5,6 +5,7 @@ fn budget() -> Budget {
         max_value_bytes: 1 << 20,
         growth_left: 1 << 24,
         steps_left: 10_000_000,
+        exceeded: false,
     }
 }
 
