@@ -166,7 +166,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
              (only --remote, or a --config file you name, fetches remote resources)",
             config_path
                 .as_deref()
-                .map(|p| control::escape(&p.to_string_lossy(), Breaks::Escape).into_owned())
+                .map(control::path)
                 .unwrap_or_default()
         ));
     }
@@ -214,10 +214,9 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
             if shown.as_ref().is_some_and(|s| !s.contains(&u.subject)) {
                 continue;
             }
-            log(&format!(
-                "undecided: {}: {}: {}",
-                u.rule, u.subject, u.reason
-            ));
+            // One line, whatever the names in it hold.
+            let line = format!("undecided: {}: {}: {}", u.rule, u.subject, u.reason);
+            log(&control::escape(&line, Breaks::Escape));
         }
         // Not problems (the cluster often makes them), but Helm gets
         // none of their values here.
@@ -540,14 +539,14 @@ pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
         for s in repo.skipped.iter().filter(|s| found.in_scope(&s.path)) {
             log(&format!(
                 "skipped: {}: {}",
-                control::escape(&s.path.to_string_lossy(), Breaks::Escape),
+                control::path(&s.path),
                 s.reason
             ));
         }
         for path in repo.files.ignored().iter().filter(|p| found.in_scope(p)) {
             log(&format!(
                 "ignored: {}: git ignores it and does not track it, so Flux never gets it",
-                control::escape(&path.to_string_lossy(), Breaks::Escape)
+                control::path(path)
             ));
         }
         for line in repo.files.remote().map(|f| f.log()).unwrap_or_default() {

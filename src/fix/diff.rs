@@ -1,17 +1,20 @@
 //! Unified diffs of fixed files, for `--diff` and snapshot tests.
 
+use std::path::Path;
+
 use similar::TextDiff;
 
 use super::apply::Plan;
 use crate::yaml::SourceMap;
 
 /// The unified diff of every file a plan changes, named as reports name
-/// them. Context lines may be a Secret's, in the file as it is and as
-/// the fix leaves it: both are masked.
-pub fn of_plan(plan: &Plan, sources: &SourceMap) -> String {
+/// them, each path written by `shown` (within one line). Context lines
+/// may be a Secret's, in the file as it is and as the fix leaves it:
+/// both are masked.
+pub fn of_plan(plan: &Plan, sources: &SourceMap, shown: impl Fn(&Path) -> String) -> String {
     let mut out = String::new();
     for change in &plan.changes {
-        let path = sources.shown(change.file).display().to_string();
+        let path = shown(&sources.shown(change.file));
         let new_text = crate::yaml::mask_secrets(&change.new_text);
         out.push_str(&unified(
             &path,

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::Log;
 use crate::fix::{Applicability, Fix, apply, diff, write};
+use crate::report::control;
 use crate::rules::Finding;
 use crate::yaml::{FileId, SourceMap};
 
@@ -61,7 +62,7 @@ pub(super) fn diffs(
     let selected = args.selected(findings);
     let fixes: Vec<&Fix> = selected.iter().map(|(_, x)| *x).collect();
     let plan = apply::plan(sources, &fixes);
-    let out = diff::of_plan(&plan, sources);
+    let out = diff::of_plan(&plan, sources, control::path);
     log(&format!(
         "{} would be applied{}",
         super::plural(plan.applied.len(), "fix"),
@@ -107,7 +108,7 @@ pub(super) fn write(
                 .or_insert_with(|| {
                     let rel = sources.path(e.file);
                     write::refusal(root, rel, &sources.get(e.file).text)
-                        .map(|r| format!("{}: {r}", rel.display()))
+                        .map(|r| format!("{}: {r}", control::path(rel)))
                 })
                 .clone()
         });
@@ -124,7 +125,7 @@ pub(super) fn write(
         let mut files: Vec<String> = fix
             .edits
             .iter()
-            .map(|e| sources.shown(e.file).display().to_string())
+            .map(|e| control::path(&sources.shown(e.file)))
             .collect();
         files.dedup();
         log(&format!(
@@ -142,7 +143,7 @@ pub(super) fn write(
         ));
     }
     for path in &written {
-        log(&format!("wrote {}", path.display()));
+        log(&format!("wrote {}", control::path(path)));
     }
     log(&format!(
         "{} applied{}",

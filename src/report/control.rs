@@ -131,6 +131,13 @@ pub fn escape(s: &str, breaks: Breaks) -> Cow<'_, str> {
     )
 }
 
+/// A path shown within one line (a log line, a diff's header): a line
+/// break in a file or directory name would start a line of the
+/// repository's making.
+pub fn path(p: &std::path::Path) -> String {
+    escape(&p.to_string_lossy(), Breaks::Escape).into_owned()
+}
+
 /// A text that starts a line of the output, its line breaks kept: a line
 /// of stderr (a progress line, an input problem, an error) or a diff.
 pub fn escape_line(s: &str) -> Cow<'_, str> {

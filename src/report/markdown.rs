@@ -15,7 +15,7 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use super::control::{Breaks, escape};
+use super::control::{self, Breaks, escape};
 use super::graph::Graph;
 use crate::fix::{Applicability, apply, diff};
 use crate::rules::{Finding, Label, Severity};
@@ -152,7 +152,7 @@ fn section(out: &mut String, n: usize, f: &Finding, sources: &SourceMap) {
         if !fix.notes.is_empty() {
             out.push('\n');
         }
-        let patch = diff::of_plan(&apply::plan(sources, &[fix]), sources);
+        let patch = diff::of_plan(&apply::plan(sources, &[fix]), sources, control::path);
         if !patch.is_empty() {
             out.push_str(&code_block("diff", &escape(&patch, Breaks::Keep)));
         }

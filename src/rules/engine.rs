@@ -353,6 +353,18 @@ fn clip(text: &mut String) {
     }
 }
 
+/// `text` with its line breaks written `\x0a` and `\x0d`, as reports
+/// write them in a path: a field filled into a message is shown within
+/// its line, and a break in a name (`"pg\nforged.yaml:1:1: error"`)
+/// would start a line of the repository's making, which a CI log's
+/// problem matcher reads as a finding.
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(['\n', '\r']) {
+        return text.into();
+    }
+    text.replace('\n', "\\x0a").replace('\r', "\\x0d").into()
+}
+
 /// Fills `{binding.field}` placeholders; unknown ones stay visible.
 pub(crate) fn fill(template: &str, fields: &BTreeMap<String, String>) -> String {
     let mut out = String::with_capacity(template.len());
@@ -363,7 +375,7 @@ pub(crate) fn fill(template: &str, fields: &BTreeMap<String, String>) -> String 
             Some(close) => {
                 let key = &rest[open + 1..open + close];
                 match fields.get(key) {
-                    Some(v) => out.push_str(&clipped(v)),
+                    Some(v) => out.push_str(&one_line(&clipped(v))),
                     None => out.push_str(&rest[open..open + close + 1]),
                 }
                 rest = &rest[open + close + 1..];

@@ -288,7 +288,9 @@ pub enum Outcome {
     /// kustomize fails on it; nothing rendered.
     BuildFailed(Issue),
     /// A budget of the load stopped its build or render (the issue says
-    /// where); nothing rendered. Not a fault of what is written.
+    /// where): nothing rendered, or, when its postBuild substitution
+    /// stopped, the value there left as written. Not a fault of what is
+    /// written.
     Stopped(Budget, Issue),
     /// Not built, and why.
     NotBuilt(String),

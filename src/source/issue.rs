@@ -45,7 +45,12 @@ pub enum Budget {
     /// Node visits the patches, replacements and transformers of a load
     /// make in all (`kustomize::Limits::max_run_work`).
     Work(u64),
-    /// Bytes transformers add to the objects of a load in all
+    /// What postBuild substitution may expand (`flux::Limits`: the bytes
+    /// of one value, the bytes and pattern steps of the run, the nesting
+    /// of expressions); the issue says which.
+    Substitution,
+    /// Bytes patches, replacements and transformers add to the objects
+    /// of a load in all, values and steps
     /// (`kustomize::Limits::max_run_output_bytes`).
     OutputBytes(u64),
 }
@@ -67,6 +72,7 @@ impl std::fmt::Display for Budget {
             }
             Budget::Work(n) => write!(f, "work budget of {n} node visits reached"),
             Budget::OutputBytes(n) => write!(f, "output budget of {n} bytes added reached"),
+            Budget::Substitution => write!(f, "substitution budget reached"),
         }
     }
 }

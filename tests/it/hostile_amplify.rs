@@ -69,7 +69,7 @@ fn a_name_prefix_copied_into_every_object_stops_at_the_output_budget() {
     assert!(
         why.starts_with("apps/kustomization.yaml:2:13: namePrefix/nameSuffix: ConfigMap/default/cm")
             && why.ends_with(
-                "kustomize output budget exceeded: transformers would add more than 67108864 bytes to the objects of this repository in all; not applied further"
+                "kustomize output budget exceeded: the patches, replacements and transformers of this repository would add more than 67108864 bytes to its objects in all (the values they set and the steps that record them); not applied further"
             ),
         "{why}"
     );

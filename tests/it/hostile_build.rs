@@ -92,24 +92,30 @@ fn a_kustomization_dag_listing_each_level_twice_is_built_once_per_directory() {
     assert!(why.starts_with("dag/l40/kustomization.yaml:2:5: "), "{why}");
 }
 
-#[test]
-fn kustomizations_nested_past_the_depth_budget_stop_with_an_issue() {
-    let dir = repo();
-    // Each level is a frame of the recursive build: 9,000 of them
-    // overflowed the stack.
-    for i in 0..9000 {
+/// Kustomizations `deep/l0` .. `deep/l{levels}`, each listing the next,
+/// the last one empty, built by a Flux Kustomization `deep`.
+fn nested(root: &Path, levels: usize) {
+    for i in 0..levels {
         write(
-            dir.path(),
+            root,
             &format!("deep/l{i}/kustomization.yaml"),
             &format!("resources:\n  - ../l{}\n", i + 1),
         );
     }
     write(
-        dir.path(),
-        "deep/l9000/kustomization.yaml",
+        root,
+        &format!("deep/l{levels}/kustomization.yaml"),
         "resources: []\n",
     );
-    flux_ks(dir.path(), "deep", "./deep/l0");
+    flux_ks(root, "deep", "./deep/l0");
+}
+
+#[test]
+fn kustomizations_nested_past_the_depth_budget_stop_with_an_issue() {
+    let dir = repo();
+    // Each level is a frame of the recursive build: 9,000 of them
+    // overflowed the stack.
+    nested(dir.path(), 9000);
     let inv = limited::inventory(dir.path());
     inv.assert_loaded(&["survivor"]);
     let why = inv.why_incomplete();
@@ -125,19 +131,7 @@ fn kustomizations_nested_past_the_depth_budget_stop_with_an_issue() {
 #[test]
 fn a_kustomization_a_budget_stops_is_summarised_as_stopped_in_every_format() {
     let dir = repo();
-    for i in 0..150 {
-        write(
-            dir.path(),
-            &format!("deep/l{i}/kustomization.yaml"),
-            &format!("resources:\n  - ../l{}\n", i + 1),
-        );
-    }
-    write(
-        dir.path(),
-        "deep/l150/kustomization.yaml",
-        "resources: []\n",
-    );
-    flux_ks(dir.path(), "deep", "./deep/l0");
+    nested(dir.path(), 150);
     let root = dir.path().to_str().unwrap();
     let stopped = "1 stopped: nesting budget of 100 levels reached";
     for format in ["human", "concise", "json", "yaml", "sarif", "markdown"] {
@@ -773,6 +767,6 @@ fn a_common_annotation_copied_into_every_object_is_bounded() {
     let inv = limited::inventory(root);
     inv.issue(
         "apps/kustomization.yaml:3:",
-        "kustomize output budget exceeded: transformers would add more than 67108864 bytes",
+        "kustomize output budget exceeded: the patches, replacements and transformers of this repository would add more than 67108864 bytes",
     );
 }

@@ -10,6 +10,7 @@ pub mod bootstrap;
 mod envsubst;
 pub mod foreign;
 mod goyaml_v2;
+mod joined;
 pub(crate) mod layer;
 mod render;
 mod sources;

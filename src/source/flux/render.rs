@@ -2,17 +2,17 @@
 //! Flux-level steps ([`super::steps`]), and the Flux Kustomizations in its
 //! output rendered in turn; what became of each is recorded.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::batch::Batch;
+use super::joined::Joined;
 use super::layer::{BuildLayer, RenderInputs, RenderKey, RenderOutputs, Steps};
 use super::sources::source_of;
 use super::steps::{flux_steps, substitute_from};
 use super::substitute::is_disabled;
 use super::tree::{
     BuildKey, DocId, FluxTree, Inherited, KsId, LookupPool, Produced, child_id, doc_id, is_flux_ks,
-    ks_id,
 };
 use crate::source::Gap;
 use crate::source::coverage::{FluxRender, Outcome};
@@ -124,21 +124,28 @@ impl FluxTree {
         let joined = self.joined_tree(&root);
         let tree = joined.unwrap_or(self.trees);
         let mut done: HashSet<KsId> = HashSet::new();
-        self.tree_files.clear();
-        if joined.is_some() {
-            for o in self.output.iter().filter(|o| o.tree == Some(tree)) {
-                self.tree_files.insert(o.file);
-                if is_flux_ks(o) {
-                    done.insert(ks_id(o));
-                }
-            }
+        let mut index = joined.map(|tree| {
+            let mut index = self
+                .joined
+                .remove(&tree)
+                .unwrap_or_else(|| Joined::of(&self.output, tree));
+            self.tree_files = std::mem::take(&mut index.files);
+            index
+        });
+        if index.is_none() {
+            self.tree_files.clear();
         }
+        let start = self.output.len();
+        // The tree's own Flux Kustomizations are not rendered again.
+        let seen = |done: &HashSet<KsId>, index: &Option<Joined>, id: &KsId| {
+            done.contains(id) || index.as_ref().is_some_and(|j| j.kss.contains(id))
+        };
         // Kustomizations that apply no other one (an app's) wait in a
         // batch whose steps run on every core; a joining root's objects are
         // checked against the tree's as each one renders.
         let mut batch = (joined.is_none() && Batch::may_run(files)).then(Batch::default);
         while let Some((id, at, inherited)) = queue.pop() {
-            if !done.insert(id.clone()) {
+            if seen(&done, &index, &id) || !done.insert(id.clone()) {
                 continue;
             }
             let ks = at.map_or_else(|| root.clone(), |i| self.output[i].clone());
@@ -176,22 +183,32 @@ impl FluxTree {
             });
             let ks = taken.ks.clone();
             let (mut objs, passed) = self.finish(files, taken, gave, issues);
-            if joined.is_some() {
-                self.drop_applied(files, tree, &mut objs, issues);
+            if let Some(index) = &index {
+                index.drop_applied(files, &self.output, &mut objs, issues);
             }
             let first = self.output.len();
             for (i, child) in objs.iter().enumerate().filter(|(_, o)| is_flux_ks(o)) {
-                if !done.contains(&child_id(&ks, child)) {
+                if !seen(&done, &index, &child_id(&ks, child)) {
                     queue.push((child_id(&ks, child), Some(first + i), passed));
                 }
             }
             self.append(objs, tree);
+            if let Some(index) = &mut index {
+                for (i, o) in self.output.iter().enumerate().skip(first) {
+                    index.add(i, o);
+                }
+            }
         }
         if let Some(batch) = &mut batch {
             self.flush(files, batch, lookup_pool, tree, issues);
         }
-        if joined.is_none() {
-            self.trees += 1;
+        match index {
+            Some(mut index) => {
+                index.done(&self.output[start..]);
+                index.files = std::mem::take(&mut self.tree_files);
+                self.joined.insert(tree, index);
+            }
+            None => self.trees += 1,
         }
     }
 
@@ -203,60 +220,6 @@ impl FluxTree {
     /// `cluster-apps`): one cluster, not two.
     pub(super) fn joined_tree(&self, root: &Object) -> Option<u32> {
         self.first_tree.get(&doc_id(root)).copied()
-    }
-
-    /// Drops from a joining root's objects those the tree already holds:
-    /// the cluster holds one object of a kind, namespace and name, and
-    /// kustomize-controller applies it from each Kustomization that has it
-    /// as that one reconciles, so the two take turns (the last apply wins).
-    /// Rendered once, as the first applier has it, and the double applier
-    /// is reported.
-    pub(super) fn drop_applied(
-        &self,
-        files: &Files,
-        tree: u32,
-        objs: &mut Vec<Object>,
-        issues: &mut Vec<Issue>,
-    ) {
-        let applier = |o: &Object| {
-            o.chain
-                .iter()
-                .find(|s| s.kind == StepKind::FluxKustomization)
-                .map(|s| s.detail.clone())
-                .unwrap_or_default()
-        };
-        let key = |o: &Object| {
-            (
-                o.group().to_string(),
-                o.kind().to_string(),
-                o.namespace().map(str::to_string),
-                o.name().to_string(),
-            )
-        };
-        let held: HashMap<_, &Object> = self
-            .output
-            .iter()
-            .filter(|o| o.tree == Some(tree))
-            .map(|o| (key(o), o))
-            .collect();
-        objs.retain(|o| {
-            let Some(first) = held.get(&key(o)) else {
-                return true;
-            };
-            issues.push(Issue::file(
-                files.sources.path(o.file),
-                format!(
-                    "{} is applied by Flux Kustomization {} and again by {}: the cluster \
-                     holds one object, which each re-applies as it reconciles (the last apply \
-                     wins); rendered once, as {} has it",
-                    o.id(),
-                    applier(first),
-                    applier(o),
-                    applier(first),
-                ),
-            ));
-            false
-        });
     }
 
     /// The build for a render, moved out of the cache by its last user:
@@ -447,10 +410,12 @@ impl FluxTree {
         let Some(gave) = gave else {
             return (Vec::new(), passed_on);
         };
-        issues.extend(gave.issues);
         if !gave.unparsed.is_empty() {
             self.fail_render(gave.unparsed);
+        } else if let Some(stop) = gave.issues.iter().find(|i| i.budget.is_some()) {
+            self.stop_render(stop.clone());
         }
+        issues.extend(gave.issues);
         self.subst_budget = gave.budget;
         // A batch takes the builds of its Kustomizations before it adds
         // any of their objects, so the room `take_build` saw may be gone.
@@ -478,6 +443,19 @@ impl FluxTree {
             }
             _ => Outcome::Failed(why),
         };
+    }
+
+    /// The Flux Kustomization recorded last was stopped in its own steps
+    /// by a budget of the load (its postBuild substitution, say): counted
+    /// as stopped by that budget, as one whose build a budget stopped is,
+    /// unless it fails or stopped already.
+    fn stop_render(&mut self, issue: Issue) {
+        let (Some(last), Some(budget)) = (self.renders.last_mut(), issue.budget) else {
+            return;
+        };
+        if matches!(last.outcome, Outcome::Rendered | Outcome::Partial(_)) {
+            last.outcome = Outcome::Stopped(budget, issue);
+        }
     }
 
     pub(super) fn record(&mut self, files: &Files, ks: &Object, id: &KsId, outcome: Outcome) {

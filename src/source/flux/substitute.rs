@@ -424,15 +424,18 @@ impl Cx<'_> {
         }
         let text = text.clone();
         let report = |cx: &mut Self, message: String| {
-            let message = if message.starts_with(BUDGET) {
-                format!("{message} in {}: left as written", shorten(&text))
+            let issue = if message.starts_with(BUDGET) {
+                let message = format!("{message} in {}: left as written", shorten(&text));
+                Issue::at(cx.sources, node.span, message)
+                    .stopped_by(crate::source::Budget::Substitution)
             } else {
-                format!(
+                let message = format!(
                     "variable substitution failed in {}: {message}",
                     shorten(&text)
-                )
+                );
+                Issue::at(cx.sources, node.span, message)
             };
-            cx.issues.push(Issue::at(cx.sources, node.span, message));
+            cx.issues.push(issue);
         };
         let expanded = match self.expand(&text) {
             Ok(e) => e,

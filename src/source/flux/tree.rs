@@ -128,6 +128,9 @@ pub(super) struct FluxTree {
     /// (a search of `output` per root made 3,000 roots over one
     /// directory of 500 objects quadratic).
     pub(super) first_tree: HashMap<DocId, u32>,
+    /// Each tree a later root joined, as joining roots check their
+    /// objects against it.
+    pub(super) joined: HashMap<u32, super::joined::Joined>,
     /// `kind/name` of the sources the root Kustomizations build from:
     /// the ones that are this repository, with their root directory.
     pub(super) local_sources: BTreeMap<String, PathBuf>,
@@ -286,6 +289,7 @@ impl FluxTree {
             uses: PathMap::default(),
             output: Vec::new(),
             first_tree: HashMap::new(),
+            joined: HashMap::new(),
             local_sources: BTreeMap::new(),
             source_roots: HashMap::new(),
             trees: 0,

@@ -10,7 +10,7 @@ use crate::source::join_within;
 use crate::source::object::{Object, StepKind};
 use crate::yaml::{FileId, Node, Size, Span, Style, Value, parse_documents};
 
-use super::budget::spend_work;
+use super::budget::{record_step, spend_work};
 use super::kustomization::Kustomization;
 use super::{Gvk, Res, ResId, patch_json6902, patch_smp};
 
@@ -652,7 +652,8 @@ fn apply_smp_to(
                 }
             }
         }
-        r.obj.push_step(StepKind::Patch, detail, Some(span));
+        record_step(files, &mut r.obj, StepKind::Patch, detail, span)
+            .map_err(|m| Issue::at(&files.sources, span, format!("{}: {m}", r.obj.id())))?;
     }
     deleted.sort_unstable();
     for i in deleted.into_iter().rev() {
@@ -688,7 +689,8 @@ fn apply_json(
             format!("{}: {m}", r.obj.id()),
         )
     })?;
-    r.obj.push_step(StepKind::Patch, detail, Some(span));
+    record_step(files, &mut r.obj, StepKind::Patch, detail, span)
+        .map_err(|m| Issue::at(&files.sources, span, format!("{}: {m}", r.obj.id())))?;
     Ok(())
 }
 

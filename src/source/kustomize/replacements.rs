@@ -6,7 +6,7 @@ use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
 use crate::yaml::{Node, Size, Span, Value};
 
-use super::budget::{Spend, scan_cost, spend_work};
+use super::budget::{Spend, record_step, scan_cost, spend_work};
 use super::kustomization::Kustomization;
 use super::{Res, ResId, patches::inline_docs};
 
@@ -250,8 +250,15 @@ fn apply_one(
                 };
                 *slot = new;
             }
-            r.obj
-                .push_step(StepKind::Transformer, "replacement", Some(repl.span));
+            let span = repl.span;
+            record_step(
+                files,
+                &mut r.obj,
+                StepKind::Transformer,
+                "replacement",
+                span,
+            )
+            .map_err(|m| fail(files, r, m))?;
         }
     }
     Ok(())

@@ -5,7 +5,7 @@ use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
 use crate::yaml::{Node, Span, Value};
 
-use super::budget::{spend_output, spend_work_on};
+use super::budget::{record_step, spend_output, spend_scan, spend_work_on};
 use super::fieldspecs::{Config, FieldSpec, Leaf, parse_specs, split_path, visit};
 use super::kustomization::Kustomization;
 use super::{Acc, Res, ResId, patches, replacements};
@@ -90,7 +90,8 @@ pub(crate) fn run(
         .into_iter()
         .flatten()
     {
-        replicas(acc.res_mut(), entry, &config.replicas).map_err(|m| k.err(entry.span, m))?;
+        replicas(files, acc.res_mut(), entry, &config.replicas)
+            .map_err(|m| k.err(entry.span, m))?;
     }
     for entry in k.get("images").and_then(Node::as_seq).into_iter().flatten() {
         images(files, acc.res_mut(), entry, &config.images)?;
@@ -143,6 +144,11 @@ fn set_map_entries(
         .iter()
         .map(|(k, v)| k.len() + v.scalar_text().map_or(0, |t| t.len()))
         .sum();
+    let fail = |files: &Files, r: &Res, m: String| {
+        Issue::at(&files.sources, span, format!("{what}: {}: {m}", r.obj.id()))
+    };
+    spend_scan(files, res.len())
+        .map_err(|m| Issue::at(&files.sources, span, format!("{what}: {m}")))?;
     for r in res.iter_mut() {
         let gvk = r.gvk();
         let mut touched = false;
@@ -163,12 +169,11 @@ fn set_map_entries(
                     Ok(())
                 },
             );
-            done.map_err(|m| {
-                Issue::at(&files.sources, span, format!("{what}: {}: {m}", r.obj.id()))
-            })?;
+            done.map_err(|m| fail(files, r, m))?;
         }
         if touched {
-            r.obj.push_step(StepKind::Transformer, what, Some(span));
+            record_step(files, &mut r.obj, StepKind::Transformer, what, span)
+                .map_err(|m| fail(files, r, m))?;
         }
     }
     Ok(())
@@ -181,6 +186,13 @@ pub(crate) fn namespace(
     span: Span,
     specs: &[FieldSpec],
 ) -> Result<(), Issue> {
+    let fail = |files: &Files, r: &Res, m: String| {
+        Issue::at(
+            &files.sources,
+            span,
+            format!("namespace: {}: {m}", r.obj.id()),
+        )
+    };
     for r in res.iter_mut() {
         if r.obj.root.as_map().is_none_or(|m| m.is_empty()) {
             continue;
@@ -188,13 +200,7 @@ pub(crate) fn namespace(
         let gvk = r.gvk();
         // At most the object's own field and one per field spec.
         let fields = 1 + specs.iter().filter(|fs| fs.selects(&gvk)).count();
-        spend_output(files, ns.len().saturating_mul(fields)).map_err(|m| {
-            Issue::at(
-                &files.sources,
-                span,
-                format!("namespace: {}: {m}", r.obj.id()),
-            )
-        })?;
+        spend_output(files, ns.len().saturating_mul(fields)).map_err(|m| fail(files, r, m))?;
         r.store_prev();
         if !gvk.is_cluster_scoped() {
             super::set_meta(r.obj.root_mut(), "namespace", ns, span);
@@ -230,11 +236,9 @@ pub(crate) fn namespace(
                 },
             );
         }
-        r.obj.push_step(
-            StepKind::Transformer,
-            format!("namespace: {ns}"),
-            Some(span),
-        );
+        let step = format!("namespace: {ns}");
+        record_step(files, &mut r.obj, StepKind::Transformer, step, span)
+            .map_err(|m| fail(files, r, m))?;
     }
     // Ids that match share group, kind and name: compared within those
     // buckets, not every pair (quadratic in a build's objects).
@@ -274,6 +278,15 @@ fn prefix_suffix(
     specs: &[FieldSpec],
 ) -> Result<(), Issue> {
     let added = prefix.len() + suffix.len();
+    let fail = |files: &Files, r: &Res, m: String| {
+        Issue::at(
+            &files.sources,
+            span,
+            format!("namePrefix/nameSuffix: {}: {m}", r.obj.id()),
+        )
+    };
+    spend_scan(files, res.len())
+        .map_err(|m| Issue::at(&files.sources, span, format!("namePrefix/nameSuffix: {m}")))?;
     // A field the transformer cannot set is passed over, as kustomize
     // does; only the budget stops it.
     let mut over = None;
@@ -308,21 +321,27 @@ fn prefix_suffix(
                 },
             );
             if let Some(m) = over.take() {
-                let id = r.obj.id();
-                return Err(Issue::at(
-                    &files.sources,
-                    span,
-                    format!("namePrefix/nameSuffix: {id}: {m}"),
-                ));
+                return Err(fail(files, r, m));
             }
         }
-        r.obj
-            .push_step(StepKind::Transformer, "namePrefix/nameSuffix", Some(span));
+        record_step(
+            files,
+            &mut r.obj,
+            StepKind::Transformer,
+            "namePrefix/nameSuffix",
+            span,
+        )
+        .map_err(|m| fail(files, r, m))?;
     }
     Ok(())
 }
 
-fn replicas(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) -> Result<(), String> {
+fn replicas(
+    files: &mut Files,
+    res: &mut [Res],
+    entry: &Node,
+    specs: &[FieldSpec],
+) -> Result<(), String> {
     let name = entry
         .get("name")
         .and_then(Node::scalar_text)
@@ -332,6 +351,7 @@ fn replicas(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) -> Result<(), St
         _ => return Err("replicas entry needs an integer count".into()),
     };
     let span = entry.get("count").map_or(entry.span, |n| n.span);
+    spend_scan(files, res.len())?;
     for r in res.iter_mut().filter(|r| r.names().contains(&name)) {
         let gvk = r.gvk();
         for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
@@ -347,11 +367,9 @@ fn replicas(res: &mut [Res], entry: &Node, specs: &[FieldSpec]) -> Result<(), St
                 },
             )?;
         }
-        r.obj.push_step(
-            StepKind::Transformer,
-            format!("replicas: {count}"),
-            Some(span),
-        );
+        let step = format!("replicas: {count}");
+        record_step(files, &mut r.obj, StepKind::Transformer, step, span)
+            .map_err(|m| format!("{}: {m}", r.obj.id()))?;
     }
     Ok(())
 }
@@ -460,8 +478,10 @@ fn images(
         spend_output(files, added.saturating_mul(updated.take()))
             .map_err(|m| Issue::at(&files.sources, span, format!("images: {}: {m}", r.obj.id())))?;
         if r.obj.root != before {
-            r.obj
-                .push_step(StepKind::Transformer, format!("images: {name}"), Some(span));
+            let step = format!("images: {name}");
+            record_step(files, &mut r.obj, StepKind::Transformer, step, span).map_err(|m| {
+                Issue::at(&files.sources, span, format!("images: {}: {m}", r.obj.id()))
+            })?;
         }
     }
     Ok(())
