@@ -770,3 +770,70 @@ fn a_common_annotation_copied_into_every_object_is_bounded() {
         "kustomize output budget exceeded: the patches, replacements and transformers of this repository would add more than 67108864 bytes",
     );
 }
+
+/// A FluxInstance in a self-applying root's tree syncs a directory of
+/// 2,000 Flux Kustomizations, each over its own ConfigMap; the tree holds
+/// 5,000 more (1 MB in all). The FluxInstance's root joins that tree
+/// (one cluster), and each object it renders is checked against the
+/// tree's: that check made a map of the whole tree for each Kustomization
+/// rendered (68 s on a debug build), and its set-up scanned the whole
+/// output for each joining root. The tree's index is made once and kept
+/// up to date: well within a CPU budget a twentieth of that.
+#[test]
+fn a_root_that_joins_an_earlier_tree_checks_its_renders_in_linear_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    write(
+        root,
+        "flux/config/cluster.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {url: https://github.com/example/home-ops, ref: {branch: main}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster, namespace: flux-system}\nspec:\n  path: ./flux\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    );
+    write(
+        root,
+        "flux/cluster/ks.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster-apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    );
+    write(
+        root,
+        "apps/flux-instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux, namespace: flux-system}\nspec:\n  distribution: {version: 2.x}\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/home-ops\n    ref: refs/heads/main\n    path: other\n",
+    );
+    let cms: String = (0..5000)
+        .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{i}, namespace: default}}\ndata: {{a: b}}\n"))
+        .collect();
+    write(root, "apps/cms.yaml", &cms);
+    let kss: String = (0..2000)
+        .map(|i| format!("---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: o{i}, namespace: flux-system}}\nspec:\n  path: ./o/o{i}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"))
+        .collect();
+    write(root, "other/ks.yaml", &kss);
+    for i in 0..2000 {
+        write(
+            root,
+            &format!("o/o{i}/cm.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: oc{i}, namespace: default}}\ndata: {{a: b}}\n"
+            ),
+        );
+    }
+    let mut cmd = limited::linter();
+    cmd.args(["-o", "json", root.to_str().unwrap()]);
+    let run = limited::run_limited(
+        cmd,
+        limited::Limits {
+            cpu_seconds: 20,
+            ..Default::default()
+        },
+    );
+    assert!(matches!(run.code(), Some(0 | 1)), "{}", run.stderr);
+    let summary = run.json()["coverage"]["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Every file rendered once, as one cluster: the tree's Kustomizations
+    // and the 2,000 the joining root applies.
+    assert!(
+        summary.starts_with("2005 of 2005 manifest files rendered through Flux")
+            && summary.ends_with("2003 Flux Kustomizations"),
+        "{summary}"
+    );
+}

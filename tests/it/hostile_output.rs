@@ -306,3 +306,89 @@ fn a_megabyte_value_in_a_finding_is_clipped_in_every_output_format() {
         assert!(run_of_a <= 256, "{language}: {} bytes", out.len());
     }
 }
+
+/// Lines of `text` that start, once leading blanks and the human
+/// format's box drawing are set aside, with `forged`.
+fn forged_lines<'t>(text: &'t str, forged: &str) -> Vec<&'t str> {
+    text.lines()
+        .filter(|l| {
+            l.trim_start_matches(|c: char| c.is_whitespace() || "│╭╰·×".contains(c))
+                .starts_with(forged)
+        })
+        .collect()
+}
+
+/// A fixed file in a directory named `x\n+++ b`: `--diff` wrote the
+/// name raw into its `---`/`+++` header, whose second line then named
+/// `forged.yaml` as the file patched (a patch tool reading the diff
+/// would take that file), and `--fix` logged `fixed x` and `wrote x`
+/// with the rest on a line of its own. Paths stay on their line.
+#[test]
+fn a_line_break_in_a_fixed_file_name_starts_no_line_of_a_diff_or_the_fix_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fixes/cnpg-flow-parameters");
+    for name in ["helmrelease.yaml", "rook-ceph-cluster.yaml"] {
+        std::fs::copy(fixture.join(name), tmp.path().join(name)).unwrap();
+    }
+    write(
+        tmp.path(),
+        "x\n+++ b/forged.yaml",
+        &std::fs::read_to_string(fixture.join("database.yaml")).unwrap(),
+    );
+    let root = tmp.path().to_str().unwrap();
+    let diff = run_linter(&["--diff", "--unsafe-fixes", root]);
+    let out = diff.stdout_text();
+    assert!(out.contains("+++ b/x\\x0a+++ b/forged.yaml"), "{out}");
+    assert_eq!(
+        forged_lines(&out, "+++ b/forged"),
+        Vec::<&str>::new(),
+        "{out}"
+    );
+    let fix = run_linter(&["--fix", "--unsafe-fixes", root]);
+    assert!(
+        fix.stderr.contains("wrote x\\x0a+++ b/forged.yaml"),
+        "{}",
+        fix.stderr
+    );
+    assert_eq!(
+        forged_lines(&fix.stderr, "+++ b/forged"),
+        Vec::<&str>::new(),
+        "{}",
+        fix.stderr
+    );
+}
+
+/// An object named `"pg\nforged.yaml:1:1: error[forged-rule]: fake"`:
+/// its name, filled into a finding's message and into `-v`'s undecided
+/// line, started a line that reads as a compiler's diagnostic (which a
+/// CI log's problem matcher turns into an annotation). Names stay on
+/// their line in every format and on stderr.
+#[test]
+fn a_line_break_in_an_object_name_starts_no_line_of_a_message_or_the_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "apps/pg.yaml",
+        "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: \"pg\\nforged.yaml:1:1: error[forged-rule]: fake\"\n  namespace: database\nspec:\n  instances: 1\n  imageName: ghcr.io/cloudnative-pg/postgresql:16.4\n  storage:\n    size: 10Gi\n  postgresql:\n    parameters:\n      log_checkpoints: true\n",
+    );
+    let root = tmp.path().to_str().unwrap();
+    for format in ["human", "concise", "github", "markdown"] {
+        let run = run_linter(&["-o", format, "--color", "never", "-v", root]);
+        let out = run.stdout_text();
+        assert!(
+            out.contains("postgres-parameter-not-a-string"),
+            "{format}:\n{out}"
+        );
+        assert_eq!(
+            forged_lines(&out, "forged.yaml"),
+            Vec::<&str>::new(),
+            "{format}:\n{out}"
+        );
+        assert_eq!(
+            forged_lines(&run.stderr, "forged.yaml"),
+            Vec::<&str>::new(),
+            "{format}:\n{}",
+            run.stderr
+        );
+    }
+}

@@ -176,3 +176,37 @@ fn deep_nesting_and_long_escape_runs_are_bounded() {
         Some(200_000)
     );
 }
+
+/// A Flux Kustomization whose postBuild substitution stops at a budget
+/// is counted as stopped by it in the summary, as one whose build a
+/// budget stops is (it was counted as rendered, its value left as
+/// written).
+#[test]
+fn a_substitution_stopped_by_its_budget_is_summarised_as_stopped() {
+    let mut text = "aa".to_string();
+    for _ in 0..32 {
+        text = format!("${{V//a/{text}}}");
+    }
+    let dir = repo(&[("V", "aa")], &hostile_cm(&text));
+    let root = dir.path().to_str().unwrap();
+    let stopped = "1 stopped: substitution budget reached";
+    for format in ["human", "json", "sarif"] {
+        let run = limited::run_linter(&["-o", format, "--color", "never", root]);
+        let out = run.stdout_text();
+        assert!(out.contains(stopped), "{format}:\n{out}\n{}", run.stderr);
+    }
+    let (json, issues) = inventory(dir.path());
+    assert_budget_issue(&json, &issues);
+    let incomplete = &json["coverage"]["fluxKustomizationsIncomplete"];
+    assert_eq!(
+        incomplete[0]["outcome"], "stopped: substitution budget reached",
+        "{incomplete:#}"
+    );
+    assert!(
+        incomplete[0]["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("app/hostile.yaml:6:8: substitution budget exceeded"),
+        "{incomplete:#}"
+    );
+}
