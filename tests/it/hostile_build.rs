@@ -837,3 +837,89 @@ fn a_root_that_joins_an_earlier_tree_checks_its_renders_in_linear_time() {
         "{summary}"
     );
 }
+
+/// git in `dir` with `input` on stdin: its output, trimmed.
+fn git_out(dir: &Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=a", "-c", "user.email=a@example.com"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// With `--remote`, a remote git folder whose commit names 10^8 files
+/// in a few hundred bytes (one tree listed ten times, eight levels
+/// deep): `git checkout` builds an index entry per file before writing
+/// any (it grew by 28 MB a second until the time budget, 120 s by
+/// default, ended it). The commit's listing is read first and refused
+/// past 100,000 files, with the reason at the entry; the rest is linted.
+#[test]
+fn a_remote_folder_of_a_hundred_million_files_is_refused_before_its_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bare = tmp.path().join("bomb.git");
+    std::fs::create_dir_all(&bare).unwrap();
+    git_out(&bare, &["init", "-q", "--bare"], "");
+    let blob = git_out(&bare, &["hash-object", "-w", "--stdin"], "x\n");
+    let mut tree = git_out(
+        &bare,
+        &["mktree"],
+        &(0..10)
+            .map(|i| format!("100644 blob {blob}\tf{i}\n"))
+            .collect::<String>(),
+    );
+    for _ in 0..7 {
+        let entries: String = (0..10)
+            .map(|i| format!("040000 tree {tree}\td{i}\n"))
+            .collect();
+        tree = git_out(&bare, &["mktree"], &entries);
+    }
+    let commit = git_out(&bare, &["commit-tree", &tree, "-m", "bomb"], "");
+    git_out(&bare, &["tag", "v1", &commit], "");
+    let dir = repo();
+    let root = dir.path();
+    write(
+        root,
+        "remote/kustomization.yaml",
+        &format!("resources:\n  - file://{}//d0?ref=v1\n", bare.display()),
+    );
+    flux_ks(root, "remote", "./remote");
+    let home = tmp.path().join("home");
+    let mut cmd = limited::linter();
+    cmd.args(["inventory", "--remote", "--remote-budget", "60s"])
+        .arg("--remote-cache")
+        .arg(tmp.path().join("cache"))
+        .arg(root)
+        .env("HOME", &home)
+        .env("HOMELAB_LINT_REMOTE_LOCAL", "1");
+    let run = limited::run_limited(cmd, limited::Limits::default());
+    assert!(run.status.success(), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.starts_with("warning: remote/kustomization.yaml:2:5:")
+                && l.contains("the checkout would hold more than 100000 files")),
+        "{}",
+        run.stderr
+    );
+    let names: Vec<String> = run.json()["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(names.iter().any(|n| n == "survivor"), "{names:?}");
+}

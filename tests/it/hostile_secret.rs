@@ -305,3 +305,53 @@ fn values_from_generated_secrets_appear_in_no_output() {
     let out = assert_hidden("inventory", &run);
     assert!(out.contains("\"leak\": \"<redacted: 13 bytes>\""), "{out}");
 }
+
+/// A Flux Kustomization whose `spec.path` its parent substitutes from a
+/// Secret's variable, a path that is no directory: the finding showed
+/// the path as its length, but the coverage's reason why it was not
+/// rendered (JSON, SARIF, `inventory`) printed it whole.
+#[test]
+fn a_path_substituted_from_a_secret_is_hidden_in_why_it_is_not_rendered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    write(
+        root,
+        "sec/secret.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: vars, namespace: flux-system}}\nstringData:\n  DIR: {PLANTED}-dir-value\n"
+        ),
+    );
+    write(
+        root,
+        "apps/ks.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: child, namespace: flux-system}\nspec:\n  path: ./apps/${DIR}\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    );
+    for (name, path, post) in [
+        ("sec", "./sec", ""),
+        (
+            "apps",
+            "./apps",
+            "  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: vars}\n",
+        ),
+    ] {
+        write(
+            root,
+            &format!("flux/{name}.yaml"),
+            &format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n{post}"
+            ),
+        );
+    }
+    let dir = root.to_str().unwrap();
+    for format in ["human", "json", "sarif"] {
+        let run = limited::run_linter(&["-o", format, dir]);
+        let out = assert_hidden(format, &run);
+        assert!(out.contains("child"), "{format}: {out}");
+    }
+    let inv = limited::run_linter(&["inventory", dir]);
+    let out = assert_hidden("inventory", &inv);
+    assert!(
+        out.contains("its path <redacted: 18 bytes> is not a directory of the repository"),
+        "{out}"
+    );
+}

@@ -564,15 +564,21 @@ impl FluxTree {
             let issue = Issue::at(&files.sources, node.span, format!("not rendered: {reason}"));
             return (reason, Some(issue));
         }
+        // A path substituted from a Secret is shown as its length, as
+        // the finding on it shows it.
+        let shown = |text: String| files.sources.shown_value(node, text);
         match self.ks_path(files, ks) {
             Some(p) => (
                 format!(
                     "its path {} is not a directory of the repository",
-                    p.display()
+                    shown(p.display().to_string())
                 ),
                 None,
             ),
-            None => (format!("its path '{raw}' leaves the repository"), None),
+            None => (
+                format!("its path '{}' leaves the repository", shown(raw.into())),
+                None,
+            ),
         }
     }
 }

@@ -38,6 +38,7 @@ pub(super) fn fetch(
             reference.unwrap_or("HEAD"),
         ],
     )?;
+    within_budget(dir, budget, deadline)?;
     run(dir, budget, deadline, &["checkout", "-q", "FETCH_HEAD"])?;
     let size = super::tree_size(dir);
     if size > budget.bytes {
@@ -47,6 +48,68 @@ pub(super) fn fetch(
         ));
     }
     Ok(())
+}
+
+/// Files a checkout may hold. A remote kustomize folder comes from a
+/// repository of a few thousand files; git's checkout holds an index
+/// entry per file in memory before it writes any, and a tree that lists
+/// one tree ten times, eight levels deep (a few hundred bytes fetched),
+/// names 10^8 files: `git checkout` grew by 28 MB a second until the
+/// time budget ended it.
+const MAX_FILES: u64 = 100_000;
+
+/// Refuses a fetched commit whose checkout would hold more than
+/// [`MAX_FILES`] files or more bytes than the budget has left, from its
+/// listing (`git ls-tree -r -l`), read as git writes it and stopped at
+/// the first entry past either, before anything is checked out.
+fn within_budget(dir: &Path, budget: &Budget, deadline: Instant) -> Result<(), String> {
+    use std::io::BufRead;
+    let mut cmd = no_credentials(crate::source::git::command(dir), dir, budget.allow_local);
+    cmd.args(["ls-tree", "-r", "-l", "-z", "--full-tree", "FETCH_HEAD"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
+    let Some(stdout) = child.stdout.take() else {
+        return Err("git ls-tree has no output pipe".into());
+    };
+    let (mut files, mut bytes) = (0u64, 0u64);
+    let mut over = None;
+    for record in std::io::BufReader::new(stdout).split(0) {
+        let Ok(record) = record else { break };
+        // `<mode> <type> <object> <size>\t<path>`; a submodule's size is `-`.
+        let meta = record.split(|b| *b == b'\t').next().unwrap_or_default();
+        let size = std::str::from_utf8(meta)
+            .ok()
+            .and_then(|m| m.split_whitespace().nth(3))
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0);
+        files += 1;
+        bytes = bytes.saturating_add(size);
+        over = if files > MAX_FILES {
+            Some(format!(
+                "the checkout would hold more than {MAX_FILES} files"
+            ))
+        } else if bytes > budget.bytes {
+            Some(format!(
+                "the checkout would hold more than the {} bytes left in the budget",
+                budget.bytes
+            ))
+        } else if Instant::now() >= deadline {
+            Some("the time budget ran out".to_string())
+        } else {
+            None
+        };
+        if over.is_some() {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let status = child.wait().map_err(|e| e.to_string())?;
+    match over {
+        Some(why) => Err(why),
+        None if status.success() => Ok(()),
+        None => Err(format!("git ls-tree exited with {status}")),
+    }
 }
 
 /// One git command in `dir`, killed at the deadline.
