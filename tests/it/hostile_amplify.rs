@@ -252,3 +252,21 @@ fn steps_of_changes_that_set_nothing_stop_at_the_output_budget() {
         );
     }
 }
+
+/// Replacements whose target selects nothing still look at every object
+/// of the build: 4,000 selecting kind `Nope` over 5,000 ConfigMaps (860
+/// KB) ran past 120 s of a debug build, reading the selector again for
+/// each object and spending nothing of the work budget. A selector is
+/// read once, and each pass over the objects (the source's, each
+/// target's) is paid from the work budget.
+#[test]
+fn replacement_targets_that_select_nothing_pay_for_their_pass() {
+    let list = "  - source: {kind: ConfigMap, name: cm0, fieldPath: data.a}\n    targets:\n      - select: {kind: Nope}\n        fieldPaths: [data.x]\n".repeat(4000);
+    let dir = repo(5000, &format!("replacements:\n{list}"));
+    let why = why_apps_failed(&limited::inventory(dir.path()));
+    assert!(
+        why.starts_with("apps/kustomization.yaml:")
+            && why.contains("kustomize work budget exceeded"),
+        "{why}"
+    );
+}

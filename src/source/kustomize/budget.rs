@@ -67,10 +67,12 @@ pub(crate) fn spend_output(files: &mut Files, bytes: usize) -> Result<(), String
 }
 
 /// Spends what going once through the `objects` of a build costs a
-/// transformer, whether or not it changes them: each is looked at (its
-/// kind, its name) for each entry, and an entry that changes nothing
-/// (a label to a kind the build does not hold, a replica count of a name
-/// it does not have) costs as much as one that does.
+/// patch's or replacement's target selection or a transformer's pass,
+/// whether or not it changes them: each is looked at (its kind, its
+/// name) for each entry, and an entry that changes nothing (a target of
+/// a kind the build does not hold, a replica count of a name it does not
+/// have) costs as much as one that does (4,000 replacements selecting
+/// nothing over 5,000 ConfigMaps ran past 120 s).
 pub(crate) fn spend_scan(files: &mut Files, objects: usize) -> Result<(), String> {
     spend_work(files, objects)
 }

@@ -10,7 +10,7 @@ use crate::source::join_within;
 use crate::source::object::{Object, StepKind};
 use crate::yaml::{FileId, Node, Size, Span, Style, Value, parse_documents};
 
-use super::budget::{record_step, spend_work};
+use super::budget::{record_step, spend_scan, spend_work};
 use super::kustomization::Kustomization;
 use super::{Gvk, Res, ResId, patch_json6902, patch_smp};
 
@@ -453,8 +453,9 @@ fn label_selector_matches(sel: &str, map: Option<&Node>) -> Result<bool, String>
     Ok(true)
 }
 
-fn select(files: &Files, res: &[Res], target: &Node) -> Result<Vec<usize>, Issue> {
+fn select(files: &mut Files, res: &[Res], target: &Node) -> Result<Vec<usize>, Issue> {
     let sel = Selector::parse(target).map_err(|m| Issue::at(&files.sources, target.span, m))?;
+    spend_scan(files, res.len()).map_err(|m| Issue::at(&files.sources, target.span, m))?;
     let mut out = Vec::new();
     for (i, r) in res.iter().enumerate() {
         if sel
@@ -552,7 +553,8 @@ fn apply_entries(
 
 /// The one object a target-less strategic-merge patch is for, found by the
 /// patch's own id against every id the objects have had.
-fn unique_by_id(files: &Files, res: &[Res], patch: &Node) -> Result<usize, Issue> {
+fn unique_by_id(files: &mut Files, res: &[Res], patch: &Node) -> Result<usize, Issue> {
+    spend_scan(files, res.len()).map_err(|m| Issue::at(&files.sources, patch.span, m))?;
     let id = ResId::of(patch);
     let found: Vec<usize> = res
         .iter()
