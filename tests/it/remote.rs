@@ -43,7 +43,10 @@ pub(crate) fn serve_files(files: &[(&'static str, &'static str)]) -> (String, Ar
     let counted = hits.clone();
     let addr = support::serve::spawn(move |req: hyper::Request<hyper::body::Incoming>| {
         let counted = counted.clone();
-        let found = files.iter().find(|(p, _)| *p == req.uri().path()).map(|(_, b)| *b);
+        let found = files
+            .iter()
+            .find(|(p, _)| *p == req.uri().path())
+            .map(|(_, b)| *b);
         async move {
             counted.fetch_add(1, Ordering::SeqCst);
             let (status, body) = match found {
@@ -119,7 +122,13 @@ resources:
 
 /// `inventory PATH --provenance -v` with `args`, `HOME` at `home` and the
 /// cache at `cache`.
-pub(crate) fn inventory(repo: &Path, home: &Path, cache: &Path, local: bool, args: &[&str]) -> Output {
+pub(crate) fn inventory(
+    repo: &Path,
+    home: &Path,
+    cache: &Path,
+    local: bool,
+    args: &[&str],
+) -> Output {
     let mut cmd = Command::new(common::BIN);
     cmd.arg("inventory")
         .arg(repo)

@@ -203,14 +203,20 @@ fn generator_files_and_patch_paths_at_urls_are_fetched_with_remote() {
     assert_eq!(env[0]["value"], "main-rw.databases.svc:5432");
     assert_eq!(env[1]["name"], "POSTGRES_USER", "{op}");
     assert_eq!(env[1]["value"], "operator");
-    let at = |path: &str| op["provenance"][path]["at"].as_str().unwrap_or("").to_string();
+    let at = |path: &str| {
+        op["provenance"][path]["at"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
     assert_eq!(at("spec.replicas"), format!("{base}/replicas.yaml:6:13"));
     assert_eq!(
         at("spec.template.spec.containers[0].env[0].value"),
         format!("{base}/host.yaml:12:22")
     );
     assert!(
-        at("spec.template.spec.containers[0].env[1].value").starts_with(&format!("{base}/user.yaml:")),
+        at("spec.template.spec.containers[0].env[1].value")
+            .starts_with(&format!("{base}/user.yaml:")),
         "{op}"
     );
     let steps: Vec<&str> = op["chain"]
@@ -237,7 +243,11 @@ fn generator_files_and_patch_paths_at_urls_are_fetched_with_remote() {
         "{}",
         stderr(&again)
     );
-    assert_eq!(hits.load(Ordering::SeqCst), 5, "the second run asked the server");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        5,
+        "the second run asked the server"
+    );
     assert_eq!(out.stdout, again.stdout);
     assert_home_untouched(&d);
 }

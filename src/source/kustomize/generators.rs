@@ -221,16 +221,15 @@ fn load_pairs(
     }
     };
     let mut out = Vec::new();
-    let mut envs: Vec<&Node> = Vec::new();
-    if let Some(e) = args.get("env").filter(|n| !n.is_null()) {
-        envs.push(e);
-    }
-    envs.extend(
-        args.get("envs")
-            .and_then(Node::as_seq)
-            .into_iter()
-            .flatten(),
-    );
+    // `env` is read after `envs` (api/types/kustomization.go
+    // `FixKustomization` appends it to them).
+    let mut envs: Vec<&Node> = args
+        .get("envs")
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+        .collect();
+    envs.extend(args.get("env").filter(|n| !n.is_null()));
     for e in envs {
         let Some(rel) = e.scalar_text() else {
             return Err(k.err(e.span, "env file entries must be strings"));

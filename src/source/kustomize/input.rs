@@ -92,9 +92,8 @@ fn scheme(entry: &str) -> Option<&str> {
     let (scheme, _) = entry.split_once(':')?;
     let mut chars = scheme.chars();
     let first = chars.next()?;
-    (first.is_ascii_alphabetic()
-        && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)))
-    .then_some(scheme)
+    (first.is_ascii_alphabetic() && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)))
+        .then_some(scheme)
 }
 
 /// The file `entry`, which kustomization `by` in `dir` reads as `role`
@@ -139,7 +138,9 @@ pub(crate) fn open(
         // A remote base's form is a path here: say so, since it reads
         // like something fetched.
         let hint = match super::resources::is_remote(entry) {
-            true => "; kustomize fetches only an http(s) URL here and reads any other entry as a path",
+            true => {
+                "; kustomize fetches only an http(s) URL here and reads any other entry as a path"
+            }
             false => "",
         };
         return Err(Issue::at(

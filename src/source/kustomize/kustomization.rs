@@ -160,6 +160,14 @@ impl Kustomization {
         span: Span,
         role: Input,
     ) -> Result<InputFile, Issue> {
-        super::input::open(files, &self.dir, self.restrict, &self.file, entry, span, role)
+        super::input::open(
+            files,
+            &self.dir,
+            self.restrict,
+            &self.file,
+            entry,
+            span,
+            role,
+        )
     }
 }

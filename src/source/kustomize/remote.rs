@@ -150,7 +150,10 @@ pub(super) fn fetch_input(
         None => url.to_string(),
     };
     let gap = |files: &Files, why: String| {
-        let message = format!("remote file '{url}' ({}) is not fetched: {why}", role.as_str());
+        let message = format!(
+            "remote file '{url}' ({}) is not fetched: {why}",
+            role.as_str()
+        );
         Issue::at(&files.sources, span, message).gap(Gap::Remote)
     };
     let entry = Entry::File { url: url.clone() };
@@ -159,10 +162,7 @@ pub(super) fn fetch_input(
             let (file, text) = register(files, &url, text);
             Ok((url, file, text))
         }
-        Fetched::Tree { .. } => Err(gap(
-            files,
-            "the cache holds another kind of entry".into(),
-        )),
+        Fetched::Tree { .. } => Err(gap(files, "the cache holds another kind of entry".into())),
     }
 }
 
@@ -182,7 +182,10 @@ fn fetch(
         return Err(gap(files, why));
     };
     if files.spoil_fork() {
-        return Err(Issue::file(Path::new(&entry.key().0), "not fetched on a fork"));
+        return Err(Issue::file(
+            Path::new(&entry.key().0),
+            "not fetched on a fork",
+        ));
     }
     fetcher.fetch(entry).map_err(|e| gap(files, e.to_string()))
 }

@@ -725,8 +725,9 @@ fn files_in_forms_of_remote_bases_are_paths_of_the_folder() {
     );
     let err = build_flux_path(&mut files, Path::new("split"), &[]).unwrap_err();
     assert!(
-        err.message
-            .contains("source \"key=https://example.com/a?v=1\" key name or file path contains '='"),
+        err.message.contains(
+            "source \"key=https://example.com/a?v=1\" key name or file path contains '='"
+        ),
         "{err}"
     );
     // A remote transformer entry is kustomize's remote resource, not a

@@ -1,8 +1,8 @@
 //! The built-in transformers, run in kustomize's fixed order.
 
-use crate::source::{Gap, Issue};
 use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
+use crate::source::{Gap, Issue};
 use crate::yaml::{Node, Span, Value};
 
 use super::budget::{spend_output, spend_work_on};
