@@ -82,10 +82,11 @@ impl std::fmt::Display for Budget {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Gap {
     /// A remote base, component or file (`https://...`, `github.com/...?ref=`)
-    /// that was not read: kustomize-controller fetches it (remote bases are
-    /// allowed unless the controller runs with `--no-remote-bases`); this
-    /// tool fetches remote resources only with `--remote`, and the issue
-    /// says why this one was not (see `source::remote`).
+    /// that was not read: kustomize-controller fetches it (a git base
+    /// unless the controller runs with `--no-remote-bases`, a file at an
+    /// http(s) URL even then); this tool fetches remote entries only with
+    /// `--remote`, and the issue says why this one was not (see
+    /// `source::remote`).
     Remote,
     /// A local file or directory that does not exist: kustomize-controller
     /// fails the whole Flux Kustomization with kustomize's error.

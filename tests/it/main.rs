@@ -66,6 +66,7 @@ mod probe_http;
 mod probe_postgres;
 mod pushgateway;
 mod remote;
+mod remote_files;
 mod repo_model;
 mod repo_paths;
 mod review_output;

@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-const OPERATOR: &str = "apiVersion: apps/v1
+pub(crate) const OPERATOR: &str = "apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: ext-postgres-operator
@@ -32,15 +32,26 @@ spec:
 /// Serves `OPERATOR` at `/operator.yaml` and 404 elsewhere; returns the
 /// base URL and the count of requests served.
 fn serve_manifest() -> (String, Arc<AtomicUsize>) {
+    serve_files(&[("/operator.yaml", OPERATOR)])
+}
+
+/// Serves each `(path, body)` of `files` and 404 elsewhere; returns the
+/// base URL and the count of requests served.
+pub(crate) fn serve_files(files: &[(&'static str, &'static str)]) -> (String, Arc<AtomicUsize>) {
+    let files = files.to_vec();
     let hits = Arc::new(AtomicUsize::new(0));
     let counted = hits.clone();
     let addr = support::serve::spawn(move |req: hyper::Request<hyper::body::Incoming>| {
         let counted = counted.clone();
+        let found = files
+            .iter()
+            .find(|(p, _)| *p == req.uri().path())
+            .map(|(_, b)| *b);
         async move {
             counted.fetch_add(1, Ordering::SeqCst);
-            let (status, body) = match req.uri().path() {
-                "/operator.yaml" => (200, OPERATOR),
-                _ => (404, "not found"),
+            let (status, body) = match found {
+                Some(body) => (200, body),
+                None => (404, "not found"),
             };
             hyper::Response::builder()
                 .status(status)
@@ -53,7 +64,7 @@ fn serve_manifest() -> (String, Arc<AtomicUsize>) {
 
 /// A Flux repository whose one app kustomization lists `resources` and
 /// patches the operator's Deployment with its POSTGRES_HOST.
-fn repo_listing(dir: &Path, resources: &[&str]) -> PathBuf {
+pub(crate) fn repo_listing(dir: &Path, resources: &[&str]) -> PathBuf {
     let repo = dir.join("gitops");
     let write = |rel: &str, text: &str| {
         let path = repo.join(rel);
@@ -105,7 +116,13 @@ resources:
 
 /// `inventory PATH --provenance -v` with `args`, `HOME` at `home` and the
 /// cache at `cache`.
-fn inventory(repo: &Path, home: &Path, cache: &Path, local: bool, args: &[&str]) -> Output {
+pub(crate) fn inventory(
+    repo: &Path,
+    home: &Path,
+    cache: &Path,
+    local: bool,
+    args: &[&str],
+) -> Output {
     let mut cmd = Command::new(common::BIN);
     cmd.arg("inventory")
         .arg(repo)
@@ -124,12 +141,12 @@ fn inventory(repo: &Path, home: &Path, cache: &Path, local: bool, args: &[&str])
     cmd.output().unwrap()
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// The inventory's object of `kind` and `name`, if listed.
-fn object(out: &Output, kind: &str, name: &str) -> Option<serde_json::Value> {
+pub(crate) fn object(out: &Output, kind: &str, name: &str) -> Option<serde_json::Value> {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("inventory is not JSON ({e}): {}", stderr(out)));
     json["objects"]
@@ -140,14 +157,14 @@ fn object(out: &Output, kind: &str, name: &str) -> Option<serde_json::Value> {
         .cloned()
 }
 
-struct Dirs {
+pub(crate) struct Dirs {
     _tmp: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    cache: PathBuf,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub cache: PathBuf,
 }
 
-fn dirs() -> Dirs {
+pub(crate) fn dirs() -> Dirs {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().to_path_buf();
     let home = root.join("home");
@@ -160,7 +177,7 @@ fn dirs() -> Dirs {
     }
 }
 
-fn assert_home_untouched(d: &Dirs) {
+pub(crate) fn assert_home_untouched(d: &Dirs) {
     let left: Vec<_> = std::fs::read_dir(&d.home).unwrap().collect();
     assert!(left.is_empty(), "the run wrote into HOME: {left:?}");
 }

@@ -325,14 +325,14 @@ impl<'f> Builder<'f> {
             self.tolerate(r)?;
         }
         for (entry, span) in k.strings("configurations")? {
-            let path = match k.local_file(self.files, &entry, span, Input::Configuration) {
-                Ok(path) => path,
+            let input = match k.input(self.files, &entry, span, Input::Configuration) {
+                Ok(input) => input,
                 Err(e) => {
                     self.tolerate(Err(e))?;
                     continue;
                 }
             };
-            let parsed = self.files.documents(&path)?;
+            let parsed = input.documents(self.files)?;
             for d in &parsed.docs {
                 let c = Config::parse(d).map_err(|(s, m)| Issue::at(&self.files.sources, s, m))?;
                 acc.config.merge(&c);

@@ -221,22 +221,21 @@ fn load_pairs(
     }
     };
     let mut out = Vec::new();
-    let mut envs: Vec<&Node> = Vec::new();
-    if let Some(e) = args.get("env").filter(|n| !n.is_null()) {
-        envs.push(e);
-    }
-    envs.extend(
-        args.get("envs")
-            .and_then(Node::as_seq)
-            .into_iter()
-            .flatten(),
-    );
+    // `env` is read after `envs` (api/types/kustomization.go
+    // `FixKustomization` appends it to them).
+    let mut envs: Vec<&Node> = args
+        .get("envs")
+        .and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+        .collect();
+    envs.extend(args.get("env").filter(|n| !n.is_null()));
     for e in envs {
         let Some(rel) = e.scalar_text() else {
             return Err(k.err(e.span, "env file entries must be strings"));
         };
-        let path = k.local_file(files, &rel, e.span, Input::GeneratorInput)?;
-        let (_, text) = files.text(&path)?;
+        let input = k.input(files, &rel, e.span, Input::GeneratorInput)?;
+        let (_, text) = input.text(files)?;
         for (i, line) in text.lines().enumerate() {
             let line = if i == 0 {
                 line.trim_start_matches('\u{feff}')
@@ -258,7 +257,7 @@ fn load_pairs(
                     e.span,
                     format!(
                         "{}: line {}: {key:?} is not a valid key name",
-                        files.shown(&path),
+                        input.shown(files),
                         i + 1
                     ),
                 ));
@@ -298,27 +297,39 @@ fn load_pairs(
         let Some(src) = f.scalar_text() else {
             return Err(k.err(f.span, "files entries must be strings"));
         };
-        let (key, rel) = match src.split_once('=') {
-            Some((key, rel)) if !key.is_empty() && !rel.is_empty() => {
-                (key.to_string(), rel.to_string())
-            }
-            Some(_) => return Err(k.err(f.span, format!("invalid file source {src}"))),
-            None => {
-                let base = Path::new(&src)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                (base, src.clone())
-            }
-        };
-        let path = k.local_file(files, &rel, f.span, Input::GeneratorInput)?;
-        let bytes = files
-            .bytes(&path)
+        let (key, rel) = file_source(&src).map_err(|m| k.err(f.span, m))?;
+        let input = k.input(files, &rel, f.span, Input::GeneratorInput)?;
+        let bytes = input
+            .bytes(files)
             .map_err(|m| k.err(f.span, m.to_string()))?;
         spend(bytes.len(), f.span)?;
         out.push((key, bytes, f.span));
     }
     Ok(out)
+}
+
+/// The key and the file of a `files:` entry, as kustomize splits them
+/// (api/internal/generators/utils.go `ParseFileSource`): at its one `=`,
+/// else the key is the file's base name; a second `=` fails. A URL's
+/// query is split like the rest: `https://host/a?v=1` is file `1`.
+fn file_source(src: &str) -> Result<(String, String), String> {
+    match src.split('=').collect::<Vec<_>>()[..] {
+        [file] => {
+            let base = Path::new(file)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Ok((base, file.to_string()))
+        }
+        ["", file] => Err(format!(
+            "missing key name for file path {file:?} in source {src:?}"
+        )),
+        [key, ""] => Err(format!(
+            "missing file path for key name {key:?} in source {src:?}"
+        )),
+        [key, file] => Ok((key.to_string(), file.to_string())),
+        _ => Err(format!("source {src:?} key name or file path contains '='")),
+    }
 }
 
 /// Quotes around a whole literal value are dropped, as kustomize does.

@@ -3,10 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::source::Issue;
 use crate::source::files::{Files, Input, Parsed};
-use crate::source::join_within;
-use crate::source::{Gap, Issue};
 use crate::yaml::{Node, Span, Value};
+
+use super::input::InputFile;
 
 pub(crate) const FILE_NAMES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -150,52 +151,23 @@ impl Kustomization {
         Ok(out)
     }
 
-    /// A file named by the kustomization, read as `role`.
-    pub fn local_file(
+    /// A file named by the kustomization, read as `role`: a file of its
+    /// folder, or one fetched from an http(s) URL ([`super::input`]).
+    pub fn input(
         &self,
         files: &mut Files,
         entry: &str,
         span: Span,
         role: Input,
-    ) -> Result<PathBuf, Issue> {
-        if super::resources::is_remote(entry) {
-            let message = format!(
-                "remote file '{entry}' is not fetched: a file a kustomization reads (generator \
-                 input, patch, configuration) is read from its own folder; remote resources and \
-                 components are fetched, with --remote"
-            );
-            return Err(Issue::at(&files.sources, span, message).gap(Gap::Remote));
-        }
-        let Some(path) = join_within(&self.dir, entry) else {
-            return Err(Issue::at(
-                &files.sources,
-                span,
-                format!("'{entry}' leaves the repository"),
-            ));
-        };
-        if self.restrict && !path.starts_with(&self.dir) {
-            return Err(Issue::at(
-                &files.sources,
-                span,
-                format!(
-                    "security; file '{}' is not in or below '{}'",
-                    files.shown(&path),
-                    files.shown(&self.dir)
-                ),
-            ));
-        }
-        if let Some(reason) = files.outside(&path) {
-            return Err(Issue::at(&files.sources, span, reason));
-        }
-        if !files.is_file(&path) {
-            return Err(Issue::at(
-                &files.sources,
-                span,
-                format!("file '{}' does not exist", files.shown(&path)),
-            )
-            .gap(Gap::Missing));
-        }
-        files.note_input(path.clone(), role, self.file.clone());
-        Ok(path)
+    ) -> Result<InputFile, Issue> {
+        super::input::open(
+            files,
+            &self.dir,
+            self.restrict,
+            &self.file,
+            entry,
+            span,
+            role,
+        )
     }
 }

@@ -10,6 +10,7 @@ mod budget;
 mod builder;
 mod fieldspecs;
 mod generators;
+mod input;
 mod kustomization;
 mod namereference;
 mod patch_json6902;

@@ -5,8 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::source::Issue;
-use crate::source::files::Files;
-use crate::source::join_within;
+use crate::source::files::{Files, Input};
 use crate::source::object::{Object, StepKind};
 use crate::yaml::{FileId, Node, Size, Span, Style, Value, parse_documents};
 
@@ -247,59 +246,14 @@ fn patch_docs(
         ));
     };
     let rel = p.scalar_text().unwrap_or_default();
-    let path = local_path(files, dir, &rel, p.span, restrict)?;
-    let docs = files
-        .documents(&path)?
+    let input = super::input::open(files, dir, restrict, kfile, &rel, p.span, Input::Patch)?;
+    let docs = input
+        .documents(files)?
         .docs
         .iter()
         .map(|d| Node::clone(d))
         .collect();
-    Ok((docs, files.shown(&path)))
-}
-
-fn local_path(
-    files: &mut Files,
-    dir: &Path,
-    rel: &str,
-    span: Span,
-    restrict: bool,
-) -> Result<std::path::PathBuf, Issue> {
-    let Some(path) = join_within(dir, rel) else {
-        return Err(Issue::at(
-            &files.sources,
-            span,
-            format!("'{rel}' leaves the repository"),
-        ));
-    };
-    if restrict && !path.starts_with(dir) {
-        return Err(Issue::at(
-            &files.sources,
-            span,
-            format!(
-                "security; file '{}' is not in or below '{}'",
-                files.shown(&path),
-                files.shown(dir)
-            ),
-        ));
-    }
-    if let Some(reason) = files.outside(&path) {
-        return Err(Issue::at(&files.sources, span, reason));
-    }
-    if !files.is_file(&path) {
-        return Err(Issue::at(
-            &files.sources,
-            span,
-            format!("file '{}' does not exist", files.shown(&path)),
-        )
-        .gap(crate::source::Gap::Missing));
-    }
-    let kfile = if (span.file.0 as usize) < files.sources.len() {
-        files.sources.path(span.file).to_path_buf()
-    } else {
-        dir.to_path_buf()
-    };
-    files.note_input(path.clone(), crate::source::files::Input::Patch, kfile);
-    Ok(path)
+    Ok((docs, input.shown(files)))
 }
 
 /// A patch target (kustomize's types.Selector). Name and namespace are
@@ -714,15 +668,15 @@ pub(crate) fn apply_strategic_merge_list(
                 format!("inline patch in {}", files.shown(&k.file)),
             )
         } else {
-            let path = local_path(files, &k.dir, text, entry.span, k.restrict)?;
+            let input = k.input(files, text, entry.span, Input::Patch)?;
             (
-                files
-                    .documents(&path)?
+                input
+                    .documents(files)?
                     .docs
                     .iter()
                     .map(|d| Node::clone(d))
                     .collect(),
-                files.shown(&path),
+                input.shown(files),
             )
         };
         for patch in docs.iter().filter(|d| !d.is_null()) {

@@ -1,11 +1,13 @@
-//! Remote entries of a kustomization: a remote resource or component is
-//! fetched and read when the user asked for it (`--remote`, see
-//! [`crate::source::remote`]), else it is a gap that says what it names
-//! and why it was not read. A remote git folder is built as kustomize
-//! builds it (api/internal/target/kusttarget.go `accumulateResources`
-//! and `accumulateComponents`: `ldr.New(path)` clones the repository and
-//! `accumulateDirectory` builds the folder, a component against the
-//! objects of the kustomization that lists it), on the files of its
+//! Remote entries of a kustomization: a remote resource or component,
+//! or a file it reads at an http(s) URL (a generator input, a patch: see
+//! [`super::input`]), is fetched and read when the user asked for it
+//! (`--remote`, see [`crate::source::remote`]), else it is a gap that
+//! says what it names and why it was not read. A remote git folder is
+//! built as kustomize builds it (api/internal/target/kusttarget.go
+//! `accumulateResources` and `accumulateComponents`: `ldr.New(path)`
+//! clones the repository and `accumulateDirectory` builds the folder, a
+//! component against the objects of the kustomization that lists it),
+//! on the files of its
 //! checkout registered in the run's one source map under their remote
 //! names (`<repo>//<file>?ref=<ref>`): its components, generator inputs
 //! and patch files are read like a local folder's, and its objects keep
@@ -15,8 +17,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::*;
-use crate::source::files::Parsed;
+use crate::source::files::{Input, Parsed};
 use crate::source::remote::{self, Checkout, Entry, Fetched};
+use crate::yaml::FileId;
 
 impl Builder<'_> {
     /// A remote `resources:` entry at `span`, or with `component` a
@@ -43,19 +46,7 @@ impl Builder<'_> {
             let why = "it is a manifest file, and a component is a folder of a git repository";
             return Err(gap(self.files, why.into()));
         }
-        let Some(fetcher) = self.files.remote().cloned() else {
-            let why = format!(
-                "{}; remote entries are fetched only with --remote",
-                parsed.describe()
-            );
-            return Err(gap(self.files, why));
-        };
-        if self.files.spoil_fork() {
-            return Err(Issue::file(Path::new(entry), "not fetched on a fork"));
-        }
-        let fetched = fetcher
-            .fetch(&parsed)
-            .map_err(|e| gap(self.files, e.to_string()))?;
+        let fetched = fetch(self.files, &parsed, &parsed.describe(), &gap)?;
         match (fetched, parsed) {
             (Fetched::File { text }, Entry::File { url }) => {
                 self.remote_file(&url, text, span, acc)
@@ -86,13 +77,7 @@ impl Builder<'_> {
         span: Span,
         acc: &mut Acc,
     ) -> Result<(), Issue> {
-        let name = PathBuf::from(url);
-        let sources = &mut self.files.sources;
-        let file = match sources.find(&name) {
-            Some(id) => id,
-            None => sources.add_external(name, text.into()),
-        };
-        let text = self.files.sources.get(file).text.clone();
+        let (file, text) = register(self.files, url, text);
         let docs = crate::yaml::parse_documents(&text, file, &self.files.limits().yaml)
             .map_err(|e| Issue::yaml(Path::new(url), e).gap(Gap::Malformed))?;
         let parsed = Parsed {
@@ -145,4 +130,74 @@ impl Builder<'_> {
             issue.gap(gap)
         })
     }
+}
+
+/// A file a kustomization reads at `url` (at `span`, as `role`: a
+/// generator input, a patch), fetched as a remote manifest is: the same
+/// fetcher, cache, budgets and `-v` line. kustomize GETs the URL itself,
+/// whatever it looks like (api/internal/loader/fileloader.go
+/// `FileLoader.Load` and `httpClientGetContent`): it is never a git
+/// folder here. Returns the URL, and the text registered under it.
+pub(super) fn fetch_input(
+    files: &mut Files,
+    url: &str,
+    span: Span,
+    role: Input,
+) -> Result<(String, FileId, Arc<str>), Issue> {
+    // Go's url.Parse lowers the scheme; the fetcher's https rule reads it.
+    let url = match url.split_once(':') {
+        Some((scheme, rest)) => format!("{}:{rest}", scheme.to_ascii_lowercase()),
+        None => url.to_string(),
+    };
+    let gap = |files: &Files, why: String| {
+        let message = format!(
+            "remote file '{url}' ({}) is not fetched: {why}",
+            role.as_str()
+        );
+        Issue::at(&files.sources, span, message).gap(Gap::Remote)
+    };
+    let entry = Entry::File { url: url.clone() };
+    match fetch(files, &entry, "kustomize fetches it over HTTP", &gap)? {
+        Fetched::File { text } => {
+            let (file, text) = register(files, &url, text);
+            Ok((url, file, text))
+        }
+        Fetched::Tree { .. } => Err(gap(files, "the cache holds another kind of entry".into())),
+    }
+}
+
+/// `entry` fetched (or from the cache), when the user asked for fetches;
+/// else, or when it cannot be, the issue `gap` makes of why, `what`
+/// saying what the entry is when fetching is off. On a fork, nothing is
+/// fetched: the build is done again in order, so that what a fetch
+/// registers gets the same [`FileId`] in every run.
+fn fetch(
+    files: &mut Files,
+    entry: &Entry,
+    what: &str,
+    gap: &dyn Fn(&Files, String) -> Issue,
+) -> Result<Fetched, Issue> {
+    let Some(fetcher) = files.remote().cloned() else {
+        let why = format!("{what}; remote entries are fetched only with --remote");
+        return Err(gap(files, why));
+    };
+    if files.spoil_fork() {
+        return Err(Issue::file(
+            Path::new(&entry.key().0),
+            "not fetched on a fork",
+        ));
+    }
+    fetcher.fetch(entry).map_err(|e| gap(files, e.to_string()))
+}
+
+/// A fetched file's text, registered in the source map under its URL
+/// (once: a URL read by several entries is one file).
+fn register(files: &mut Files, url: &str, text: String) -> (FileId, Arc<str>) {
+    let name = PathBuf::from(url);
+    let sources = &mut files.sources;
+    let file = match sources.find(&name) {
+        Some(id) => id,
+        None => sources.add_external(name, text.into()),
+    };
+    (file, sources.get(file).text.clone())
 }

@@ -23,8 +23,8 @@ pub(crate) fn apply_list(
     let sizes = &mut sizes;
     for entry in list.as_seq().into_iter().flatten() {
         if let Some(p) = entry.get("path").and_then(Node::as_str) {
-            let path = k.local_file(files, p, entry.span, Input::Replacement)?;
-            let docs = files.documents(&path)?.docs.clone();
+            let input = k.input(files, p, entry.span, Input::Replacement)?;
+            let docs = input.documents(files)?.docs.clone();
             for doc in docs {
                 match &doc.value {
                     Value::Seq(items) => {

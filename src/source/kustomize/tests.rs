@@ -681,3 +681,63 @@ fn a_malformed_file_loses_only_itself() {
     // kubectl refuses the directory as a whole, and so does `build`.
     assert!(build(&mut files, Path::new("app")).is_err());
 }
+
+/// kustomize fetches a file a kustomization reads only at an http(s)
+/// URL; a remote base's other forms are paths in its folder, read when
+/// there and missing (with why) when not. A `files:` entry splits at its
+/// one `=`; a second fails the build. A transformer entry is read like a
+/// resource, so a remote one is a remote gap.
+#[test]
+fn files_in_forms_of_remote_bases_are_paths_of_the_folder() {
+    let dir = repo(&[
+        (
+            "app/kustomization.yaml",
+            "configMapGenerator:\n- name: here\n  files:\n  - github.com/org/repo/a.conf\n- name: gone\n  files:\n  - git::https://example.com/org/repo.git//a.conf\n",
+        ),
+        ("app/github.com/org/repo/a.conf", "x=1\n"),
+        (
+            "split/kustomization.yaml",
+            "configMapGenerator:\n- name: two\n  files:\n  - key=https://example.com/a?v=1\n",
+        ),
+        (
+            "tr/kustomization.yaml",
+            "transformers:\n- github.com/org/repo//transformers?ref=v1\n",
+        ),
+    ]);
+    let mut files = Files::new(dir.path(), Default::default());
+    let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+    let here = &built.objects[0];
+    assert!(here.name().starts_with("here-"), "{}", here.name());
+    assert_eq!(
+        here.root.str_at(&["data", "a.conf"]),
+        Some("x=1\n"),
+        "read from the folder"
+    );
+    assert_eq!(built.gaps.len(), 1, "{:?}", built.gaps);
+    let gap = &built.gaps[0];
+    assert_eq!((gap.gap, gap.line), (Some(Gap::Missing), 7));
+    assert!(
+        gap.message.contains(
+            "file 'app/git::https:/example.com/org/repo.git/a.conf' does not exist; kustomize \
+             fetches only an http(s) URL here"
+        ),
+        "{gap}"
+    );
+    let err = build_flux_path(&mut files, Path::new("split"), &[]).unwrap_err();
+    assert!(
+        err.message.contains(
+            "source \"key=https://example.com/a?v=1\" key name or file path contains '='"
+        ),
+        "{err}"
+    );
+    // A remote transformer entry is kustomize's remote resource, not a
+    // path: a gap that says it is not fetched.
+    let built = build_flux_path(&mut files, Path::new("tr"), &[]).unwrap();
+    assert_eq!(built.gaps.len(), 1, "{:?}", built.gaps);
+    assert_eq!(built.gaps[0].gap, Some(Gap::Remote));
+    assert!(
+        built.gaps[0].message.contains("remote transformer"),
+        "{}",
+        built.gaps[0]
+    );
+}

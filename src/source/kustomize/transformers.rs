@@ -1,8 +1,8 @@
 //! The built-in transformers, run in kustomize's fixed order.
 
-use crate::source::Issue;
 use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
+use crate::source::{Gap, Issue};
 use crate::yaml::{Node, Span, Value};
 
 use super::budget::{record_step, spend_output, spend_scan, spend_work_on};
@@ -529,12 +529,20 @@ fn inline_transformers(
         };
         let docs: Vec<Node> = if let Some(docs) = built.get(text) {
             docs.clone()
+        } else if super::resources::is_remote(text) && !text.contains(char::is_whitespace) {
+            // kustomize accumulates an entry that is no inline YAML like a
+            // resource (api/internal/target/kusttarget.go
+            // `configureExternalTransformers`): a remote file or git folder.
+            let message = format!(
+                "remote transformer '{text}' is not fetched: remote transformer entries are not \
+                 fetched, with or without --remote"
+            );
+            return Err(Issue::at(&files.sources, entry.span, message).gap(Gap::Remote));
         } else if text.contains('\n') || text.contains(':') {
             super::patches::inline_docs(files, entry, &k.file)?
         } else {
-            let path = k.local_file(files, text, entry.span, Input::Transformer)?;
-            files
-                .documents(&path)?
+            k.input(files, text, entry.span, Input::Transformer)?
+                .documents(files)?
                 .docs
                 .iter()
                 .map(|d| Node::clone(d))
