@@ -222,7 +222,7 @@ impl FluxTree {
             o.chain
                 .iter()
                 .find(|s| s.kind == StepKind::FluxKustomization)
-                .map(|s| s.detail.clone())
+                .map(|s| s.detail.to_string())
                 .unwrap_or_default()
         };
         let key = |o: &Object| {
