@@ -11,6 +11,19 @@ use homelab_lint::report::json::{Finding, Report};
 /// The linter binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-homelab_lint");
 
+/// A Flux root at `clusters/home`: the GitRepository and the Flux
+/// Kustomization `flux-system` that applies that folder.
+pub const FLUX_ROOT: &str = "apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1h, url: https://example.com/home-ops, ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1h, path: ./clusters/home, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+";
+
 /// Whether we run under CI, where a missing tool or corpus is a failure.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")

@@ -62,21 +62,15 @@ fn repo_listing(dir: &Path, resources: &[&str]) -> PathBuf {
     };
     write(
         "clusters/home/flux.yaml",
-        "apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: flux-system, namespace: flux-system}
-spec: {interval: 1h, url: https://example.com/home-ops, ref: {branch: main}}
----
+        &format!(
+            "{}---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
-metadata: {name: flux-system, namespace: flux-system}
-spec: {interval: 1h, path: ./clusters/home, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: operator, namespace: flux-system}
-spec: {interval: 1h, path: ./apps/operator, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+metadata: {{name: operator, namespace: flux-system}}
+spec: {{interval: 1h, path: ./apps/operator, prune: true, sourceRef: {{kind: GitRepository, name: flux-system}}}}
 ",
+            common::FLUX_ROOT
+        ),
     );
     let list: String = resources.iter().map(|r| format!("  - {r}\n")).collect();
     write(

@@ -10,16 +10,7 @@ use std::process::{Command, Output, Stdio};
 
 use crate::common;
 
-const ROOT: &str = "apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: flux-system, namespace: flux-system}
-spec: {interval: 1h, url: https://example.com/home-ops, ref: {branch: main}}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: flux-system, namespace: flux-system}
-spec: {interval: 1h, path: ./clusters/home, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
-";
+use crate::common::FLUX_ROOT as ROOT;
 
 fn ks(name: &str, path: &str) -> String {
     format!(
