@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use homelab_lint::source::Object;
-use homelab_lint::source::flux::{Var, Vars, budget, substitute};
+use homelab_lint::source::flux::{Origins, Var, Vars, budget, substitute};
 use homelab_lint::yaml::{FileId, Limits, Node, SourceMap, Span, Value, parse_documents};
 use libfuzzer_sys::fuzz_target;
 
@@ -69,5 +69,11 @@ fuzz_target!(|data: &[u8]| {
         ..Default::default()
     };
     let mut budget = budget(&limits);
-    let _ = substitute(&sources, &mut obj, &vars, &mut budget);
+    let _ = substitute(
+        &sources,
+        &mut obj,
+        &vars,
+        &mut budget,
+        &mut Origins::default(),
+    );
 });

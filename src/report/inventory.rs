@@ -159,7 +159,7 @@ fn object_json<'a>(
                 .map(|s| {
                     json!({
                         "kind": s.kind.as_str(),
-                        "detail": s.detail,
+                        "detail": &*s.detail,
                         "at": s.at.map(|sp| src.location(sp)),
                     })
                 })

@@ -136,8 +136,10 @@ pub struct Files {
     checkout: Option<super::remote::Checkout>,
 }
 
-/// A file's parse, or why it has none.
-type Cached = Result<Arc<Parsed>, Issue>;
+/// A file's parse, or why it has none: boxed, since few files have an
+/// issue and the map has a slot for each of them (at 100k objects, an
+/// issue's size in every slot was 18 MB of the load's peak).
+type Cached = Result<Arc<Parsed>, Box<Issue>>;
 
 /// Parsed documents by path. A fork reads the cache of the files it was
 /// forked from, shared rather than copied (122,000 entries per worker at
@@ -590,7 +592,7 @@ impl Files {
                 }
                 Err(issue) => {
                     Arc::make_mut(&mut self.unreadable).insert(rel.clone(), issue.clone());
-                    self.parsed.insert(rel.clone(), Err(issue));
+                    self.parsed.insert(rel.clone(), Err(Box::new(issue)));
                 }
             }
         }
@@ -615,7 +617,7 @@ impl Files {
             if let (Some(layer), Ok(parsed)) = (self.layer.as_mut(), &result) {
                 layer.keep_parsed(rel.clone(), parsed.clone());
             }
-            self.parsed.insert(rel, result);
+            self.parsed.insert(rel, result.map_err(Box::new));
         }
     }
 
@@ -631,14 +633,15 @@ impl Files {
         // The documents are a function of the text: that is the question.
         self.note_text(rel);
         if let Some(cached) = self.parsed.get(rel) {
-            return cached.clone();
+            return cached.clone().map_err(|issue| *issue);
         }
         let limits = self.limits;
         let name = self.name_of(rel);
         let result = self
             .text_unnoted(rel)
             .and_then(|(file, text)| parse(&name, file, &text, &limits.yaml));
-        self.parsed.insert(rel.to_path_buf(), result.clone());
+        self.parsed
+            .insert(rel.to_path_buf(), result.clone().map_err(Box::new));
         result
     }
 
@@ -662,7 +665,7 @@ impl Files {
             self.parsed.remove(rel)
         };
         let parsed = match cached {
-            Some(cached) => cached?,
+            Some(cached) => cached.map_err(|issue| *issue)?,
             None => {
                 let (file, text) = self.text_unnoted(rel)?;
                 parse(&self.name_of(rel), file, &text, &self.limits.yaml)?

@@ -10,7 +10,9 @@ use crate::yaml::{FileId, Node, Span};
 pub struct Step {
     pub kind: StepKind,
     /// Human text: the directory built, the patch applied, the variable set.
-    pub detail: String,
+    /// Shared: every object of a build has the same steps, and at 100k
+    /// objects a copy each was tens of megabytes.
+    pub detail: Arc<str>,
     /// Where the step is written (the Flux Kustomization object, the
     /// `patches:` entry, ...).
     pub at: Option<Span>,
@@ -149,7 +151,7 @@ impl Object {
         }
     }
 
-    pub fn push_step(&mut self, kind: StepKind, detail: impl Into<String>, at: Option<Span>) {
+    pub fn push_step(&mut self, kind: StepKind, detail: impl Into<Arc<str>>, at: Option<Span>) {
         self.chain.push(Step {
             kind,
             detail: detail.into(),

@@ -399,9 +399,9 @@ fn rendered_by(objects: &[Object], renders: &[FluxRender]) -> HashMap<FileId, (S
         out.entry(o.file).or_insert_with(|| {
             let complete = o
                 .tree
-                .and_then(|tree| by_key.get(&(tree, step.detail.clone())))
+                .and_then(|tree| by_key.get(&(tree, step.detail.to_string())))
                 .is_none_or(|r| r.outcome.is_complete());
-            (step.detail.clone(), complete)
+            (step.detail.to_string(), complete)
         });
     }
     out

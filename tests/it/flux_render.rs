@@ -95,7 +95,7 @@ fn external_artifacts_map_back_to_the_directories_their_generator_copies() {
         .objects
         .iter()
         .find(|o| o.name() == "web" && o.kind() == "ConfigMap");
-    assert_eq!(web.unwrap().chain[0].detail, "flux-system/web");
+    assert_eq!(&*web.unwrap().chain[0].detail, "flux-system/web");
     assert_eq!(r.issues.len(), 1, "{:?}", r.issues);
     assert_eq!(r.issues[0].path, "clusters/home/globbed.yaml");
     assert!(

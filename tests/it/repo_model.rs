@@ -49,7 +49,7 @@ fn example_repo_loads_every_object_through_flux() {
             "authentik",
         )
         .unwrap();
-    let chain: Vec<&str> = hr.chain.iter().map(|s| s.detail.as_str()).collect();
+    let chain: Vec<&str> = hr.chain.iter().map(|s| &*s.detail).collect();
     assert_eq!(chain.first(), Some(&"flux-system/authentik"), "{chain:?}");
 }
 

@@ -39,7 +39,7 @@ fn pinned(case: &str) -> String {
         .iter()
         .map(|o| {
             let tree = o.tree.map_or("-".into(), |t| t.to_string());
-            let by = o.chain.first().map_or("as written", |s| s.detail.as_str());
+            let by = o.chain.first().map_or("as written", |s| &*s.detail);
             format!("{tree} {} <- {by}", o.id())
         })
         .collect();

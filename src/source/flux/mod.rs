@@ -21,4 +21,4 @@ pub(crate) mod tree;
 pub use crate::source::limits::flux::Limits;
 pub use envsubst::Budget;
 pub use sources::{path_in_source, source_of};
-pub use substitute::{Var, Vars, budget, collect_vars, substitute};
+pub use substitute::{Origins, Var, Vars, budget, collect_vars, substitute};

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use super::layer::{Lookup, RenderInputs, RenderKey, RenderOutputs, Steps};
-use super::substitute::{collect_vars, substitute};
+use super::substitute::{Origins, collect_vars, substitute};
 use super::tree::{
     BuildKey, ByName, DocId, FluxTree, Inherited, KsId, LookupPool, doc_id, is_bootstrap_input,
     ks_id,
@@ -170,7 +170,7 @@ pub(super) fn flux_steps<'p>(
 ) -> RenderOutputs {
     let mut issues = Vec::new();
     let ks_span = ks.root.get("metadata").map(|m| m.span);
-    let detail = format!("{}/{}", id.0, id.1);
+    let detail: std::sync::Arc<str> = format!("{}/{}", id.0, id.1).into();
     for o in &mut objs {
         o.chain.insert(
             0,
@@ -206,9 +206,10 @@ pub(super) fn flux_steps<'p>(
         vars.incomplete |= given.inherited.unknowns;
         let budget =
             budget.get_or_insert_with(|| crate::source::flux::budget(&files.limits().flux));
+        let mut origins = Origins::default();
         for o in &mut objs {
             let (failed, other): (Vec<Issue>, Vec<Issue>) =
-                substitute(&files.sources, o, &vars, budget)
+                substitute(&files.sources, o, &vars, budget, &mut origins)
                     .into_iter()
                     .partition(|i| i.gap == Some(Gap::Substitution));
             issues.extend(other);
@@ -254,8 +255,9 @@ pub(super) fn bootstrap_steps<'p>(
         let here =
             |kind: &str, namespace: &str, name: &str| lookup(&files.sources, kind, namespace, name);
         let (vars, _) = collect_vars(&files.sources, ks, &here);
+        let mut origins = Origins::default();
         for o in &mut objs {
-            let _ = substitute(&files.sources, o, &vars, budget);
+            let _ = substitute(&files.sources, o, &vars, budget, &mut origins);
         }
     }
     RenderOutputs {

@@ -289,6 +289,7 @@ pub fn substitute(
     obj: &mut Object,
     vars: &Vars,
     budget: &mut Budget,
+    origins: &mut Origins,
 ) -> Vec<Issue> {
     let mut issues = Vec::new();
     // Without a `$` nothing expands: the object stays shared with the
@@ -302,6 +303,7 @@ pub fn substitute(
         budget,
         issues: &mut issues,
         changed: 0,
+        origins,
     };
     cx.node(obj.root_mut());
     let changed = cx.changed;
@@ -353,6 +355,31 @@ struct Cx<'a> {
     budget: &'a mut Budget,
     issues: &'a mut Vec<Issue>,
     changed: usize,
+    origins: &'a mut Origins,
+}
+
+/// The origins one Flux Kustomization's substitution gave so far, for
+/// the next value with the same origin to share: every use of `${APP}`
+/// in its objects has the same one, and an origin each was a twentieth
+/// of the 100k-object synthetic repository's memory.
+#[derive(Default)]
+pub struct Origins(Vec<Arc<Origin>>);
+
+impl Origins {
+    /// Distinct origins kept to share: a Kustomization's variables are
+    /// few, and a scan of more would cost more than the memory it saves.
+    const KEPT: usize = 32;
+
+    fn share(&mut self, origin: Origin) -> Arc<Origin> {
+        if let Some(same) = self.0.iter().find(|o| ***o == origin) {
+            return same.clone();
+        }
+        let origin = Arc::new(origin);
+        if self.0.len() < Self::KEPT {
+            self.0.push(origin.clone());
+        }
+        origin
+    }
 }
 
 impl Cx<'_> {
@@ -520,7 +547,7 @@ impl Cx<'_> {
             // keeps its `${...}` text: an empty string would be a guess,
             // and a wrong one that rules would then report on.
             self.changed += 1;
-            node.origin = origin.map(Arc::new);
+            node.origin = origin.map(|o| self.origins.share(o));
             node.value = Value::Str(expanded.text.into());
             return false;
         }
@@ -544,7 +571,7 @@ impl Cx<'_> {
             }
         };
         self.changed += 1;
-        node.origin = origin.map(Arc::new);
+        node.origin = origin.map(|o| self.origins.share(o));
         set_value(node, typed);
         key
     }

@@ -273,12 +273,13 @@ impl<'f> Builder<'f> {
         let result = if component {
             let before = acc.res().len();
             let r = self.accumulate(&k, acc);
+            let detail: std::sync::Arc<str> = self.files.shown(dir).into();
             for res in acc.res_mut().iter_mut().skip(before) {
                 res.obj.chain.insert(
                     0,
                     crate::source::Step {
                         kind: StepKind::Component,
-                        detail: self.files.shown(dir),
+                        detail: detail.clone(),
                         at: from,
                     },
                 );
@@ -288,12 +289,13 @@ impl<'f> Builder<'f> {
             let gaps_before = self.gaps.len();
             let mut sub = Acc::default();
             let r = self.accumulate(&k, &mut sub);
+            let detail: std::sync::Arc<str> = self.files.shown(dir).into();
             for res in sub.res_mut() {
                 res.obj.chain.insert(
                     0,
                     crate::source::Step {
                         kind: StepKind::Kustomization,
-                        detail: self.files.shown(dir),
+                        detail: detail.clone(),
                         at: Some(k.root.span),
                     },
                 );

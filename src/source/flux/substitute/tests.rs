@@ -25,7 +25,13 @@ impl Repo {
             .find(|o| o.name() == name)
             .unwrap()
             .clone();
-        let issues = substitute(&self.sources, &mut obj, &vars, &mut test_budget());
+        let issues = substitute(
+            &self.sources,
+            &mut obj,
+            &vars,
+            &mut test_budget(),
+            &mut Origins::default(),
+        );
         (obj, issues)
     }
 }
@@ -162,7 +168,16 @@ data:
     ]);
     let mut obj = repo.find("ConfigMap", "", "app").unwrap().clone();
     let (vars, _) = repo.vars();
-    assert!(substitute(&repo.sources, &mut obj, &vars, &mut test_budget()).is_empty());
+    assert!(
+        substitute(
+            &repo.sources,
+            &mut obj,
+            &vars,
+            &mut test_budget(),
+            &mut Origins::default()
+        )
+        .is_empty()
+    );
     let node = obj.root.path(&["data", "password"]).unwrap();
     match node.origin.as_deref() {
         Some(Origin::Substituted {
@@ -516,7 +531,13 @@ data:
     assert!(vars.get("DOMAIN").unwrap().unknown);
     assert_eq!(vars.get("TZ").unwrap().value, "Europe/Berlin");
     let mut obj = repo.find("ConfigMap", "", "x").unwrap().clone();
-    substitute(&repo.sources, &mut obj, &vars, &mut test_budget());
+    substitute(
+        &repo.sources,
+        &mut obj,
+        &vars,
+        &mut test_budget(),
+        &mut Origins::default(),
+    );
     let j = obj.root.to_json();
     assert_eq!(j["data"]["host"], "app.${DOMAIN}");
     assert_eq!(j["data"]["tz"], "Europe/Berlin");
@@ -565,7 +586,13 @@ fn budget_hits_are_issues_at_the_scalar_and_the_rest_goes_on() {
         max_subst_value_bytes: 1000,
         ..Default::default()
     };
-    let issues = substitute(&repo.sources, &mut obj, &vars, &mut budget(&limits));
+    let issues = substitute(
+        &repo.sources,
+        &mut obj,
+        &vars,
+        &mut budget(&limits),
+        &mut Origins::default(),
+    );
     assert_eq!(issues.len(), 1, "{issues:?}");
     assert_eq!((issues[0].line, issues[0].col), (6, 8));
     assert!(issues[0].message.starts_with(BUDGET), "{issues:?}");
