@@ -622,10 +622,15 @@ impl Files {
     }
 
     /// Drops the parsed documents once rendering is done: the objects own
-    /// copies, and only the texts are needed later (for snippets).
+    /// copies, and only the texts are needed later (for snippets). The
+    /// directory listings the builds asked go too, unless a later load
+    /// keeps them (see [`Disk::forget_unshared_listings`]).
     pub fn release_parsed(&mut self) {
         self.parsed = ParseCache::default();
         self.inline_docs = HashMap::new();
+        if let Backing::Disk(disk) = &*self.backing {
+            disk.forget_unshared_listings();
+        }
     }
 
     /// Every non-empty YAML document of a file.
