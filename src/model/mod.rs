@@ -8,6 +8,7 @@ pub mod conventions;
 pub mod database;
 pub mod env;
 pub mod flux;
+mod index;
 pub mod postgres;
 pub mod replication;
 pub mod session;
@@ -16,13 +17,13 @@ pub mod storage;
 pub mod version;
 pub mod volume;
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::source::data;
 use crate::source::helm::{self, Release};
 use crate::source::{Object, repo::Repo};
 use crate::yaml::{FileId, Origin, SourceMap};
+use index::Index;
 
 /// Index of an object in [`Model::objects`].
 pub type ObjRef = usize;
@@ -46,12 +47,12 @@ pub struct Model<'r> {
     releases: Vec<Option<Box<Release>>>,
     /// Objects by (kind, name): lookups by reference are the model's
     /// inner loop, and a scan per lookup made large repos quadratic.
-    by_name: HashMap<(&'r str, &'r str), Vec<ObjRef>>,
+    by_name: Index<(&'r str, &'r str)>,
     /// Objects that make a Secret (Secret, SealedSecret, ExternalSecret)
     /// by the name of that Secret.
-    secrets: HashMap<&'r str, Vec<ObjRef>>,
+    secrets: Index<&'r str>,
     /// Objects by the file their root node's text is in.
-    by_text_file: HashMap<FileId, Vec<ObjRef>>,
+    by_text_file: Index<FileId>,
     /// Every storage class the repo declares, computed on first use.
     pub(crate) classes: OnceLock<Vec<storage::ClassDecl>>,
     /// What identifies each release's and workload's app, computed on
@@ -85,16 +86,21 @@ impl<'r> Model<'r> {
 
     /// [`Model::from_parts`], the releases sharing `shared`.
     fn sharing(objects: &'r [Object], sources: &'r SourceMap, shared: &helm::Shared) -> Model<'r> {
-        let mut by_name: HashMap<(&str, &str), Vec<ObjRef>> = HashMap::new();
-        let mut secrets: HashMap<&str, Vec<ObjRef>> = HashMap::new();
-        let mut by_text_file: HashMap<FileId, Vec<ObjRef>> = HashMap::new();
+        let mut by_name = Vec::with_capacity(objects.len());
+        let mut secrets = Vec::new();
+        let mut by_text_file = Vec::with_capacity(objects.len());
         for (i, o) in objects.iter().enumerate() {
-            by_name.entry((o.kind(), o.name())).or_default().push(i);
-            by_text_file.entry(o.root.span.file).or_default().push(i);
+            by_name.push(((o.kind(), o.name()), i));
+            by_text_file.push((o.root.span.file, i));
             if let Some(("Secret", name)) = data::provides(o) {
-                secrets.entry(name).or_default().push(i);
+                secrets.push((name, i));
             }
         }
+        let (by_name, secrets, by_text_file) = (
+            Index::new(by_name),
+            Index::new(secrets),
+            Index::new(by_text_file),
+        );
         // Each release resolves on its own (values files, valuesFrom):
         // on both cores, in object order.
         use rayon::prelude::*;
@@ -102,14 +108,14 @@ impl<'r> Model<'r> {
             .par_iter()
             .map(|hr| {
                 let lookup = |kind: &str, ns: &str, name: &str| {
-                    let candidates = match kind {
-                        "Secret" => secrets.get(name)?,
-                        _ => by_name.get(&(kind, name))?,
+                    let seen = |i: ObjRef| {
+                        let o = &objects[i];
+                        (data::made_in(o, ns) && o.same_tree(hr)).then_some(o)
                     };
-                    candidates
-                        .iter()
-                        .map(|&i| &objects[i])
-                        .find(|o| data::made_in(o, ns) && o.same_tree(hr))
+                    match kind {
+                        "Secret" => secrets.get(&name).find_map(seen),
+                        _ => by_name.get(&(kind, name)).find_map(seen),
+                    }
                 };
                 is_helm_release(hr)
                     .then(|| Box::new(helm::resolve_sharing(sources, hr, &lookup, shared)))
@@ -133,7 +139,7 @@ impl<'r> Model<'r> {
     /// Objects whose root node's text is in `file`, in model order: the
     /// candidates for text an edit there touches.
     pub fn with_text_in(&self, file: FileId) -> impl Iterator<Item = ObjRef> + '_ {
-        self.by_text_file.get(&file).into_iter().flatten().copied()
+        self.by_text_file.get(&file)
     }
 
     pub fn object(&self, r: ObjRef) -> &'r Object {
@@ -201,7 +207,7 @@ impl<'r> Model<'r> {
         name: &str,
     ) -> Option<ObjRef> {
         let near = &self.objects[near];
-        self.by_name.get(&(kind, name))?.iter().copied().find(|&i| {
+        self.by_name.get(&(kind, name)).find(|&i| {
             let o = &self.objects[i];
             o.is(group, kind) && o.namespace().is_none_or(|ns| ns == namespace) && o.same_tree(near)
         })
@@ -215,9 +221,7 @@ impl<'r> Model<'r> {
         let elsewhere = self
             .by_name
             .get(&(kind, name))
-            .into_iter()
-            .flatten()
-            .map(|&i| &self.objects[i])
+            .map(|i| &self.objects[i])
             .find(|o| o.namespace().is_none_or(|ns| ns == namespace));
         match elsewhere {
             Some(o) => format!(
@@ -231,9 +235,7 @@ impl<'r> Model<'r> {
                     let mut others: Vec<&str> = self
                         .by_name
                         .get(&(kind, name))
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|&i| self.objects[i].namespace())
+                        .filter_map(|i| self.objects[i].namespace())
                         .collect();
                     others.sort_unstable();
                     others.dedup();
@@ -292,7 +294,7 @@ impl<'r> Model<'r> {
     /// SealedSecret, an ExternalSecret's target), as `near` sees it.
     pub fn find_secret(&self, near: ObjRef, namespace: &str, name: &str) -> Option<ObjRef> {
         let near = &self.objects[near];
-        self.secrets.get(name)?.iter().copied().find(|&i| {
+        self.secrets.get(&name).find(|&i| {
             let o = &self.objects[i];
             data::made_in(o, namespace) && o.same_tree(near)
         })
@@ -306,8 +308,8 @@ impl<'r> Model<'r> {
     pub fn absent(&self, near: ObjRef, kind: &str, namespace: &str, name: &str) -> String {
         let near_obj = &self.objects[near];
         let holders: Vec<ObjRef> = match kind {
-            "Secret" => self.secrets.get(name).cloned().unwrap_or_default(),
-            _ => self.by_name.get(&(kind, name)).cloned().unwrap_or_default(),
+            "Secret" => self.secrets.get(&name).collect(),
+            _ => self.by_name.get(&(kind, name)).collect(),
         };
         let mut elsewhere: Vec<String> = holders
             .iter()
@@ -339,10 +341,7 @@ impl<'r> Model<'r> {
         let near = &self.objects[near];
         let mut out: Vec<ObjRef> = self
             .secrets
-            .get(name)
-            .into_iter()
-            .flatten()
-            .copied()
+            .get(&name)
             .filter(|&i| {
                 let o = &self.objects[i];
                 data::made_in(o, namespace) && o.same_tree(near)
