@@ -388,6 +388,28 @@ pub(super) mod tests {
         answers_as_the_disk_does(&Disk::new(&root, usize::MAX), &root);
     }
 
+    /// A load's own listings go when it is done, and questions asked
+    /// after are answered from the disk again; listings an editor keeps
+    /// for its next load stay.
+    #[test]
+    fn only_listings_no_later_load_keeps_are_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = every_kind_of_entry(dir.path());
+        let own = Disk::new(&root, usize::MAX);
+        answers_as_the_disk_does(&own, &root);
+        own.forget_unshared_listings();
+        assert_eq!(held_and_fresh(&own, &root, "apps/db").0, None);
+        answers_as_the_disk_does(&own, &root);
+
+        let kept = Arc::new(DiskListings::default());
+        let mut shared = Disk::new(&root, usize::MAX);
+        shared.share_listings(kept.clone());
+        answers_as_the_disk_does(&shared, &root);
+        shared.forget_unshared_listings();
+        let (held, fresh) = held_and_fresh(&shared, &root, "apps/db");
+        assert_eq!(held, Some(fresh));
+    }
+
     /// Listings kept for a later disk answer as the disk does once a
     /// change forgets what it may have changed: a file made in a listed
     /// folder, a file turned into a folder, a folder deleted.
