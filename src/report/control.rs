@@ -103,7 +103,16 @@ fn push_text_escape(out: &mut String, c: char) {
     };
 }
 
+/// `s` with every Secret value a name was made from hidden
+/// ([`crate::yaml::hidden`]), then its characters escaped.
 fn rewrite(s: &str, rules: Rules) -> Cow<'_, str> {
+    match crate::yaml::hidden::mask(s) {
+        Cow::Borrowed(s) => escape_chars(s, rules),
+        Cow::Owned(s) => Cow::Owned(escape_chars(&s, rules).into_owned()),
+    }
+}
+
+fn escape_chars(s: &str, rules: Rules) -> Cow<'_, str> {
     if !changes(s, rules) {
         return Cow::Borrowed(s);
     }
@@ -255,6 +264,8 @@ impl serde_json::ser::Formatter for Json {
     ) -> std::io::Result<()> {
         // serde_json has escaped `"`, `\` and C0 controls already: a
         // fragment holds none of them, so `\n` never reaches QUOTED.
+        let masked = crate::yaml::hidden::mask(fragment);
+        let fragment = masked.as_ref();
         let mut result = Ok(());
         let mut from = 0;
         decide(fragment, QUOTED, |at, c, escaped| {
@@ -315,6 +326,7 @@ impl serde_json::ser::Formatter for Json {
 /// quoted string.
 pub fn to_yaml<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, SerializeError> {
     let mut value = serde_json::to_value(value)?;
+    hide_secrets(&mut value);
     let mut strings = Vec::new();
     collect_strings(&value, &mut strings);
     // A token no string of the document holds, so the swap back is exact.
@@ -346,6 +358,25 @@ fn yaml_unsafe(s: &str) -> bool {
     ) || s.contains('\r')
         // A long string is folded at its spaces: any word may start a line.
         || s.split(char::is_whitespace).skip(1).any(|w| w.starts_with("::"))
+}
+
+/// Every string and key of `v` with the Secret values it holds hidden
+/// ([`crate::yaml::hidden`]): serde-saphyr writes most strings itself.
+fn hide_secrets(v: &mut serde_json::Value) {
+    use serde_json::Value as J;
+    let hide = |s: &str| crate::yaml::hidden::mask(s).into_owned();
+    match v {
+        J::String(s) => *s = hide(s),
+        J::Array(items) => items.iter_mut().for_each(hide_secrets),
+        J::Object(map) => {
+            let old = std::mem::take(map);
+            for (k, mut v) in old {
+                hide_secrets(&mut v);
+                map.insert(hide(&k), v);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn collect_strings<'v>(v: &'v serde_json::Value, out: &mut Vec<&'v str>) {

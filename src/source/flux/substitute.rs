@@ -195,12 +195,24 @@ pub fn collect_vars<'a>(
                     unknown: true,
                     secret,
                 },
-                DataValue::Text { text, node } => Var {
-                    value: text.replace('\n', ""),
-                    defined_at: Some(node.span),
-                    unknown: false,
-                    secret,
-                },
+                DataValue::Text { text, node } => {
+                    let value = text.replace('\n', "");
+                    if secret {
+                        // A name made from it travels where no mark
+                        // follows: every print hides it.
+                        crate::yaml::hidden::hide(
+                            &value,
+                            &key,
+                            &format!("{}{name}", qualifier(namespace)),
+                        );
+                    }
+                    Var {
+                        value,
+                        defined_at: Some(node.span),
+                        unknown: false,
+                        secret,
+                    }
+                }
                 DataValue::Unknown { node, .. }
                 | DataValue::Template { node, .. }
                 | DataValue::Concealed { node, .. } => Var {

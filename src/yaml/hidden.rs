@@ -1,0 +1,116 @@
+//! Secret values that leave the tree they were read into. A value Flux
+//! substitutes from a Secret is marked where it lands ([`super::Origin`]),
+//! and reports show that node by its length; but a name or namespace
+//! made from it is copied into identities, messages, step details, the
+//! names of the objects derived from it and every format's fields, where
+//! no mark follows. So each such value is registered here when it is read
+//! from its Secret, and every text the reports print passes through
+//! [`mask`] (`report::control`), which writes the variable and the Secret
+//! it came from in its place.
+//!
+//! The registry is the process's: the Flux builds that read the values
+//! run on several threads, and what one run registers stays hidden in the
+//! next (the language server's), which hides more, never less.
+
+use std::borrow::Cow;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+/// Shorter values are not hidden: two characters are found inside any
+/// text, and would garble every path and word that holds them.
+const MIN_LEN: usize = 3;
+
+#[derive(Default)]
+struct Hidden {
+    /// `(value, what is printed instead)`.
+    values: Vec<(String, String)>,
+    /// Over `values`, built at the first print after a change: one pass
+    /// over a text finds every value, however many a repository defines.
+    finder: Option<AhoCorasick>,
+}
+
+static HIDDEN: RwLock<Hidden> = RwLock::new(Hidden {
+    values: Vec::new(),
+    finder: None,
+});
+/// Whether [`HIDDEN`] holds anything: most runs read no Secret's value,
+/// and every printed field asks.
+static ANY: AtomicBool = AtomicBool::new(false);
+
+/// Registers `value`, read from key `variable` of Secret `secret`
+/// (`namespace/name`), to be printed as `<variable from Secret secret>`.
+pub fn hide(value: &str, variable: &str, secret: &str) {
+    if value.len() < MIN_LEN {
+        return;
+    }
+    let mut hidden = HIDDEN.write().unwrap_or_else(|e| e.into_inner());
+    if hidden.values.iter().any(|(v, _)| v == value) {
+        return;
+    }
+    hidden.values.push((
+        value.to_string(),
+        format!("<{variable} from Secret {secret}>"),
+    ));
+    hidden.finder = None;
+    ANY.store(true, Ordering::Release);
+}
+
+/// `text` with every registered value replaced by its placeholder, the
+/// longest where two start at one place, in one pass (a placeholder is
+/// not searched again); borrowed when none is in it.
+pub fn mask(text: &str) -> Cow<'_, str> {
+    if !ANY.load(Ordering::Acquire) {
+        return Cow::Borrowed(text);
+    }
+    let mut hidden = HIDDEN.read().unwrap_or_else(|e| e.into_inner());
+    if hidden.finder.is_none() {
+        drop(hidden);
+        let mut write = HIDDEN.write().unwrap_or_else(|e| e.into_inner());
+        if write.finder.is_none() {
+            write.finder = AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(write.values.iter().map(|(v, _)| v))
+                .ok();
+        }
+        drop(write);
+        hidden = HIDDEN.read().unwrap_or_else(|e| e.into_inner());
+    }
+    let Some(finder) = &hidden.finder else {
+        // Too many values for an automaton: nothing can be told apart,
+        // so nothing of the text is shown.
+        return Cow::Owned(format!("<{} bytes hidden: Secret values>", text.len()));
+    };
+    let mut matches = finder.find_iter(text).peekable();
+    if matches.peek().is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for m in matches {
+        out.push_str(&text[from..m.start()]);
+        out.push_str(&hidden.values[m.pattern().as_usize()].1);
+        from = m.end();
+    }
+    out.push_str(&text[from..]);
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registered_value_is_shown_as_its_variable_and_secret() {
+        hide("q7-hidden", "SHORT", "flux-system/vars");
+        hide("q7-hidden-name", "NAME", "flux-system/vars");
+        hide("ab", "TOO_SHORT", "flux-system/vars");
+        assert_eq!(
+            mask("ConfigMap/q7-hidden-name and app-q7-hidden, ab"),
+            "ConfigMap/<NAME from Secret flux-system/vars> and \
+             app-<SHORT from Secret flux-system/vars>, ab"
+        );
+        assert!(matches!(mask("nothing here"), Cow::Borrowed(_)));
+    }
+}
