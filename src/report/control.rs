@@ -103,16 +103,18 @@ fn push_text_escape(out: &mut String, c: char) {
     };
 }
 
-/// `s` with every Secret value a name was made from hidden
-/// ([`crate::yaml::hidden`]), then its characters escaped.
-fn rewrite(s: &str, rules: Rules) -> Cow<'_, str> {
+/// `s`, a field, with every Secret value a name was made from hidden
+/// ([`crate::yaml::hidden`]), then its characters escaped. A whole
+/// report is not searched again: its line numbers and counts are the
+/// report's own.
+fn rewrite_field(s: &str, rules: Rules) -> Cow<'_, str> {
     match crate::yaml::hidden::mask(s) {
-        Cow::Borrowed(s) => escape_chars(s, rules),
-        Cow::Owned(s) => Cow::Owned(escape_chars(&s, rules).into_owned()),
+        Cow::Borrowed(s) => rewrite(s, rules),
+        Cow::Owned(s) => Cow::Owned(rewrite(&s, rules).into_owned()),
     }
 }
 
-fn escape_chars(s: &str, rules: Rules) -> Cow<'_, str> {
+fn rewrite(s: &str, rules: Rules) -> Cow<'_, str> {
     if !changes(s, rules) {
         return Cow::Borrowed(s);
     }
@@ -130,7 +132,7 @@ fn escape_chars(s: &str, rules: Rules) -> Cow<'_, str> {
 /// `s`, a field of a report (a message, a path, a name, a value), with
 /// every hidden character escaped; borrowed when there is none.
 pub fn escape(s: &str, breaks: Breaks) -> Cow<'_, str> {
-    rewrite(
+    rewrite_field(
         s,
         Rules {
             breaks,
@@ -150,7 +152,7 @@ pub fn path(p: &std::path::Path) -> String {
 /// A text that starts a line of the output, its line breaks kept: a line
 /// of stderr (a progress line, an input problem, an error) or a diff.
 pub fn escape_line(s: &str) -> Cow<'_, str> {
-    rewrite(
+    rewrite_field(
         s,
         Rules {
             breaks: Breaks::Keep,

@@ -18,9 +18,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-/// Shorter values are not hidden: two characters are found inside any
-/// text, and would garble every path and word that holds them.
-const MIN_LEN: usize = 3;
+/// Shorter values are not hidden: three characters are found inside
+/// many texts, and would garble the paths, words, numbers and
+/// fingerprints that hold them.
+const MIN_LEN: usize = 4;
 
 #[derive(Default)]
 struct Hidden {
@@ -105,11 +106,11 @@ mod tests {
     fn a_registered_value_is_shown_as_its_variable_and_secret() {
         hide("q7-hidden", "SHORT", "flux-system/vars");
         hide("q7-hidden-name", "NAME", "flux-system/vars");
-        hide("ab", "TOO_SHORT", "flux-system/vars");
+        hide("abc", "TOO_SHORT", "flux-system/vars");
         assert_eq!(
-            mask("ConfigMap/q7-hidden-name and app-q7-hidden, ab"),
+            mask("ConfigMap/q7-hidden-name and app-q7-hidden, abc"),
             "ConfigMap/<NAME from Secret flux-system/vars> and \
-             app-<SHORT from Secret flux-system/vars>, ab"
+             app-<SHORT from Secret flux-system/vars>, abc"
         );
         assert!(matches!(mask("nothing here"), Cow::Borrowed(_)));
     }
