@@ -50,6 +50,9 @@ pub struct Vars {
     pub always: bool,
     /// `spec.postBuild` of the Kustomization, for the objects' chains.
     pub at: Option<Span>,
+    /// Each variable read from a Secret, and that Secret (`ns/name`):
+    /// what a name made from it is printed as.
+    pub secret_of: BTreeMap<String, String>,
 }
 
 impl Vars {
@@ -195,24 +198,12 @@ pub fn collect_vars<'a>(
                     unknown: true,
                     secret,
                 },
-                DataValue::Text { text, node } => {
-                    let value = text.replace('\n', "");
-                    if secret {
-                        // A name made from it travels where no mark
-                        // follows: every print hides it.
-                        crate::yaml::hidden::hide(
-                            &value,
-                            &key,
-                            &format!("{}{name}", qualifier(namespace)),
-                        );
-                    }
-                    Var {
-                        value,
-                        defined_at: Some(node.span),
-                        unknown: false,
-                        secret,
-                    }
-                }
+                DataValue::Text { text, node } => Var {
+                    value: text.replace('\n', ""),
+                    defined_at: Some(node.span),
+                    unknown: false,
+                    secret,
+                },
                 DataValue::Unknown { node, .. }
                 | DataValue::Template { node, .. }
                 | DataValue::Concealed { node, .. } => Var {
@@ -231,6 +222,10 @@ pub fn collect_vars<'a>(
                     }
                 }
             };
+            if secret {
+                vars.secret_of
+                    .insert(key.clone(), format!("{}{name}", qualifier(namespace)));
+            }
             vars.map.insert(key, var);
         }
     }
@@ -319,6 +314,7 @@ pub fn substitute(
     };
     cx.node(obj.root_mut());
     let changed = cx.changed;
+    hide_secret_names(obj, vars);
     if changed > 0 {
         obj.push_step(
             StepKind::Substitution,
@@ -327,6 +323,43 @@ pub fn substitute(
         );
     }
     issues
+}
+
+/// The values of Secret variables that the object's name or namespace
+/// (or those it gives what it makes: a Flux Kustomization's or a
+/// HelmRelease's target namespace, a release's name) is made from,
+/// registered to be hidden in every print ([`crate::yaml::hidden`]): a
+/// name is copied into identities, messages and the names derived from
+/// it, where no mark follows. Only these: a value registered is searched
+/// for in every text printed.
+fn hide_secret_names(obj: &Object, vars: &Vars) {
+    const NAMES: [[&str; 2]; 5] = [
+        ["metadata", "name"],
+        ["metadata", "namespace"],
+        ["spec", "targetNamespace"],
+        ["spec", "releaseName"],
+        ["spec", "storageNamespace"],
+    ];
+    if vars.secret_of.is_empty() {
+        return;
+    }
+    for path in NAMES {
+        let Some(node) = obj.root.path(&path) else {
+            continue;
+        };
+        if !node.origin.as_deref().is_some_and(Origin::is_secret) {
+            continue;
+        }
+        let text = node.scalar_text().unwrap_or_default();
+        for (variable, secret) in &vars.secret_of {
+            if let Some(var) = vars
+                .get(variable)
+                .filter(|v| !v.unknown && text.contains(v.value.as_str()))
+            {
+                crate::yaml::hidden::hide(&var.value, variable, secret);
+            }
+        }
+    }
 }
 
 /// Whether any string in `node`, key or value, holds a `$`: the only
