@@ -13,6 +13,7 @@
 //! next (the language server's), which hides more, never less.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -27,6 +28,8 @@ const MIN_LEN: usize = 4;
 struct Hidden {
     /// `(value, what is printed instead)`.
     values: Vec<(String, String)>,
+    /// The values, to register each once.
+    known: BTreeSet<String>,
     /// Over `values`, built at the first print after a change: one pass
     /// over a text finds every value, however many a repository defines.
     finder: Option<AhoCorasick>,
@@ -34,6 +37,7 @@ struct Hidden {
 
 static HIDDEN: RwLock<Hidden> = RwLock::new(Hidden {
     values: Vec::new(),
+    known: BTreeSet::new(),
     finder: None,
 });
 /// Whether [`HIDDEN`] holds anything: most runs read no Secret's value,
@@ -47,7 +51,7 @@ pub fn hide(value: &str, variable: &str, secret: &str) {
         return;
     }
     let mut hidden = HIDDEN.write().unwrap_or_else(|e| e.into_inner());
-    if hidden.values.iter().any(|(v, _)| v == value) {
+    if !hidden.known.insert(value.to_string()) {
         return;
     }
     hidden.values.push((

@@ -314,7 +314,7 @@ pub fn substitute(
     };
     cx.node(obj.root_mut());
     let changed = cx.changed;
-    hide_secret_names(obj, vars);
+    hide_secret_names(sources, obj, vars);
     if changed > 0 {
         obj.push_step(
             StepKind::Substitution,
@@ -332,7 +332,7 @@ pub fn substitute(
 /// name is copied into identities, messages and the names derived from
 /// it, where no mark follows. Only these: a value registered is searched
 /// for in every text printed.
-fn hide_secret_names(obj: &Object, vars: &Vars) {
+fn hide_secret_names(sources: &SourceMap, obj: &Object, vars: &Vars) {
     const NAMES: [[&str; 2]; 5] = [
         ["metadata", "name"],
         ["metadata", "namespace"],
@@ -350,16 +350,36 @@ fn hide_secret_names(obj: &Object, vars: &Vars) {
         if !node.origin.as_deref().is_some_and(Origin::is_secret) {
             continue;
         }
-        let text = node.scalar_text().unwrap_or_default();
-        for (variable, secret) in &vars.secret_of {
-            if let Some(var) = vars
-                .get(variable)
-                .filter(|v| !v.unknown && text.contains(v.value.as_str()))
+        // The variables written in it, as `${NAME`: one look-up each, not
+        // one per Secret variable (a Secret may hold thousands).
+        let written = sources
+            .get(node.span.file)
+            .text
+            .get(node.span.start as usize..node.span.end as usize)
+            .unwrap_or_default();
+        let first = match node.origin.as_deref() {
+            Some(Origin::Substituted { variable, .. }) => Some(variable.as_str()),
+            _ => None,
+        };
+        for variable in first.into_iter().chain(referenced(written)) {
+            if let (Some(var), Some(secret)) = (vars.get(variable), vars.secret_of.get(variable))
+                && !var.unknown
             {
                 crate::yaml::hidden::hide(&var.value, variable, secret);
             }
         }
     }
+}
+
+/// The names after each `${` of `text`.
+fn referenced(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices("${").filter_map(|(at, _)| {
+        let rest = &text[at + 2..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        (end > 0).then(|| &rest[..end])
+    })
 }
 
 /// Whether any string in `node`, key or value, holds a `$`: the only
