@@ -54,9 +54,20 @@ pub fn hide(value: &str, variable: &str, secret: &str) {
     if !hidden.known.insert(value.to_string()) {
         return;
     }
+    // Written into JSON after its escapes, so only characters that need
+    // none (a Kubernetes name's and a variable's, which are all a valid
+    // one holds).
+    let plain = |s: &str| -> String {
+        s.chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '.' | '_' | '/' => c,
+                _ => '?',
+            })
+            .collect()
+    };
     hidden.values.push((
         value.to_string(),
-        format!("<{variable} from Secret {secret}>"),
+        format!("<{} from Secret {}>", plain(variable), plain(secret)),
     ));
     hidden.finder = None;
     ANY.store(true, Ordering::Release);
@@ -117,5 +128,9 @@ mod tests {
              app-<SHORT from Secret flux-system/vars>, abc"
         );
         assert!(matches!(mask("nothing here"), Cow::Borrowed(_)));
+        // A Secret's name is repository text: nothing of it needs an
+        // escape where the placeholder is written.
+        hide("q7-quoted", "Q", "ns/a\"b\\\n::c");
+        assert_eq!(mask("q7-quoted"), "<Q from Secret ns/a?b????c>");
     }
 }
