@@ -251,7 +251,15 @@ pub enum SerializeError {
 pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, SerializeError> {
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut out, Json::default());
-    value.serialize(&mut ser)?;
+    if crate::yaml::hidden::any() {
+        // Each string whole: serde_json hands the formatter the pieces
+        // between its escapes, which may split a value.
+        let mut value = serde_json::to_value(value)?;
+        hide_secrets(&mut value);
+        value.serialize(&mut ser)?;
+    } else {
+        value.serialize(&mut ser)?;
+    }
     Ok(String::from_utf8(out)?)
 }
 
@@ -266,8 +274,6 @@ impl serde_json::ser::Formatter for Json {
     ) -> std::io::Result<()> {
         // serde_json has escaped `"`, `\` and C0 controls already: a
         // fragment holds none of them, so `\n` never reaches QUOTED.
-        let masked = crate::yaml::hidden::mask(fragment);
-        let fragment = masked.as_ref();
         let mut result = Ok(());
         let mut from = 0;
         decide(fragment, QUOTED, |at, c, escaped| {

@@ -73,11 +73,17 @@ pub fn hide(value: &str, variable: &str, secret: &str) {
     ANY.store(true, Ordering::Release);
 }
 
+/// Whether any value is registered: a report written whole can skip
+/// the search.
+pub fn any() -> bool {
+    ANY.load(Ordering::Acquire)
+}
+
 /// `text` with every registered value replaced by its placeholder, the
 /// longest where two start at one place, in one pass (a placeholder is
 /// not searched again); borrowed when none is in it.
 pub fn mask(text: &str) -> Cow<'_, str> {
-    if !ANY.load(Ordering::Acquire) {
+    if !any() {
         return Cow::Borrowed(text);
     }
     let mut hidden = HIDDEN.read().unwrap_or_else(|e| e.into_inner());
