@@ -256,7 +256,7 @@ pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, Serial
         // between its escapes, which may split a value.
         let mut value = serde_json::to_value(value)?;
         hide_secrets(&mut value);
-        value.serialize(&mut ser)?;
+        serde::Serialize::serialize(&value, &mut ser)?;
     } else {
         value.serialize(&mut ser)?;
     }

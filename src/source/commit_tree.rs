@@ -227,7 +227,10 @@ impl Tree {
         let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
             return Err(std::io::Error::other("git has no output pipes"));
         };
-        let listed = Listed::read(BufReader::new(stdout), parse, prefix);
+        // One record may be as long as a path in a tree object can be:
+        // reading stops at the budget, not at the record's end.
+        let capped = BufReader::new(stdout).take(MAX_LISTING_BYTES as u64 + 1);
+        let listed = Listed::read(capped, parse, prefix);
         if listed.is_err() {
             // Stopped before the end: git would write the rest.
             let _ = child.kill();
