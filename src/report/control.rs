@@ -103,6 +103,17 @@ fn push_text_escape(out: &mut String, c: char) {
     };
 }
 
+/// `s`, a field, with every Secret value a name was made from hidden
+/// ([`crate::yaml::hidden`]), then its characters escaped. A whole
+/// report is not searched again: its line numbers and counts are the
+/// report's own.
+fn rewrite_field(s: &str, rules: Rules) -> Cow<'_, str> {
+    match crate::yaml::hidden::mask(s) {
+        Cow::Borrowed(s) => rewrite(s, rules),
+        Cow::Owned(s) => Cow::Owned(rewrite(&s, rules).into_owned()),
+    }
+}
+
 fn rewrite(s: &str, rules: Rules) -> Cow<'_, str> {
     if !changes(s, rules) {
         return Cow::Borrowed(s);
@@ -121,7 +132,7 @@ fn rewrite(s: &str, rules: Rules) -> Cow<'_, str> {
 /// `s`, a field of a report (a message, a path, a name, a value), with
 /// every hidden character escaped; borrowed when there is none.
 pub fn escape(s: &str, breaks: Breaks) -> Cow<'_, str> {
-    rewrite(
+    rewrite_field(
         s,
         Rules {
             breaks,
@@ -141,7 +152,7 @@ pub fn path(p: &std::path::Path) -> String {
 /// A text that starts a line of the output, its line breaks kept: a line
 /// of stderr (a progress line, an input problem, an error) or a diff.
 pub fn escape_line(s: &str) -> Cow<'_, str> {
-    rewrite(
+    rewrite_field(
         s,
         Rules {
             breaks: Breaks::Keep,
@@ -240,7 +251,15 @@ pub enum SerializeError {
 pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, SerializeError> {
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut out, Json::default());
-    value.serialize(&mut ser)?;
+    if crate::yaml::hidden::any() {
+        // Each string whole: serde_json hands the formatter the pieces
+        // between its escapes, which may split a value.
+        let mut value = serde_json::to_value(value)?;
+        hide_secrets(&mut value);
+        serde::Serialize::serialize(&value, &mut ser)?;
+    } else {
+        value.serialize(&mut ser)?;
+    }
     Ok(String::from_utf8(out)?)
 }
 
@@ -315,6 +334,7 @@ impl serde_json::ser::Formatter for Json {
 /// quoted string.
 pub fn to_yaml<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, SerializeError> {
     let mut value = serde_json::to_value(value)?;
+    hide_secrets(&mut value);
     let mut strings = Vec::new();
     collect_strings(&value, &mut strings);
     // A token no string of the document holds, so the swap back is exact.
@@ -346,6 +366,25 @@ fn yaml_unsafe(s: &str) -> bool {
     ) || s.contains('\r')
         // A long string is folded at its spaces: any word may start a line.
         || s.split(char::is_whitespace).skip(1).any(|w| w.starts_with("::"))
+}
+
+/// Every string and key of `v` with the Secret values it holds hidden
+/// ([`crate::yaml::hidden`]): serde-saphyr writes most strings itself.
+fn hide_secrets(v: &mut serde_json::Value) {
+    use serde_json::Value as J;
+    let hide = |s: &str| crate::yaml::hidden::mask(s).into_owned();
+    match v {
+        J::String(s) => *s = hide(s),
+        J::Array(items) => items.iter_mut().for_each(hide_secrets),
+        J::Object(map) => {
+            let old = std::mem::take(map);
+            for (k, mut v) in old {
+                hide_secrets(&mut v);
+                map.insert(hide(&k), v);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn collect_strings<'v>(v: &'v serde_json::Value, out: &mut Vec<&'v str>) {

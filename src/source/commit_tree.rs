@@ -69,6 +69,92 @@ pub struct Tree {
     batch: Mutex<Batch>,
 }
 
+/// Entries a listing may hold below the linted directory: ten times the
+/// largest repository the linter is sized for. Two tree objects of a few
+/// kilobytes each, one listing the other a thousand times, name a million
+/// files, and the listing held about 300 bytes of memory for each.
+const MAX_ENTRIES: usize = 1_000_000;
+
+/// Bytes of listing read (each record as git writes it): a path may be
+/// 4 KB long, and a million of those would hold gigabytes.
+const MAX_LISTING_BYTES: usize = 256 << 20;
+
+/// A tree's entries and directories, read as git lists them.
+struct Listed {
+    entries: HashMap<String, Entry>,
+    dirs: HashMap<String, BTreeMap<String, bool>>,
+    links: bool,
+}
+
+impl Listed {
+    /// Reads `listing` record by record, one per path as `parse` reads
+    /// it, below `prefix`; stopped, with why, at the first record past
+    /// [`MAX_ENTRIES`] or [`MAX_LISTING_BYTES`].
+    fn read(
+        listing: impl BufRead,
+        parse: fn(&[u8]) -> Option<(Entry, &str)>,
+        prefix: &str,
+    ) -> Result<Listed, String> {
+        let strip = prefix.trim_end_matches('/');
+        let mut entries = HashMap::new();
+        let mut dirs: HashMap<String, BTreeMap<String, bool>> =
+            HashMap::from([(String::new(), BTreeMap::new())]);
+        let mut links = false;
+        let mut bytes = 0usize;
+        for record in listing.split(0) {
+            let record = record.map_err(|e| format!("cannot read git's listing: {e}"))?;
+            bytes += record.len() + 1;
+            if bytes > MAX_LISTING_BYTES {
+                return Err(format!(
+                    "its listing is longer than {MAX_LISTING_BYTES} bytes; it is not read"
+                ));
+            }
+            if record.is_empty() {
+                continue;
+            }
+            let Some((meta, path)) = parse(&record) else {
+                continue;
+            };
+            let Some(rel) = below(path, strip) else {
+                continue;
+            };
+            if entries.len() == MAX_ENTRIES {
+                return Err(format!(
+                    "it lists more than {MAX_ENTRIES} files below the linted directory; it is not read"
+                ));
+            }
+            // Each ancestor is listed in its parent, up to the top; the
+            // first one already listed has its own ancestors listed. The
+            // latest entry of a name says whether it is a directory (a
+            // hostile tree may hold a file and a directory of one name).
+            let (mut child, mut is_dir) = (rel, false);
+            loop {
+                let (parent, name) = child.rsplit_once('/').unwrap_or(("", child));
+                let listing = match dirs.get_mut(parent) {
+                    Some(listing) => listing,
+                    None => dirs.entry(parent.to_string()).or_default(),
+                };
+                if let Some(known) = listing.get_mut(name) {
+                    *known = is_dir;
+                    break;
+                }
+                listing.insert(name.to_string(), is_dir);
+                if parent.is_empty() {
+                    break;
+                }
+                (child, is_dir) = (parent, true);
+            }
+            links |= matches!(meta, Entry::Blob { link: true, .. });
+            entries.insert(rel.to_string(), meta);
+        }
+        Ok(Listed {
+            entries,
+            dirs,
+            links,
+        })
+    }
+}
+
 /// The `git cat-file --batch` process.
 struct Batch {
     child: Child,
@@ -133,48 +219,36 @@ impl Tree {
         parse: fn(&[u8]) -> Option<(Entry, &str)>,
         prefix: &str,
     ) -> std::io::Result<Tree> {
-        let out = ls.stdin(Stdio::null()).output()?;
-        if !out.status.success() {
-            return Err(std::io::Error::other(
-                String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            ));
+        let mut child = ls
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(std::io::Error::other("git has no output pipes"));
+        };
+        // One record may be as long as a path in a tree object can be:
+        // reading stops at the budget, not at the record's end.
+        let capped = BufReader::new(stdout).take(MAX_LISTING_BYTES as u64 + 1);
+        let listed = Listed::read(capped, parse, prefix);
+        if listed.is_err() {
+            // Stopped before the end: git would write the rest.
+            let _ = child.kill();
         }
-        let strip = prefix.trim_end_matches('/');
-        let mut entries = HashMap::new();
-        let mut dirs: HashMap<String, BTreeMap<String, bool>> =
-            HashMap::from([(String::new(), BTreeMap::new())]);
-        let mut links = false;
-        for record in out.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-            let Some((meta, path)) = parse(record) else {
-                continue;
-            };
-            let Some(rel) = below(path, strip) else {
-                continue;
-            };
-            // Each ancestor is listed in its parent, up to the top; the
-            // first one already listed has its own ancestors listed. The
-            // latest entry of a name says whether it is a directory (a
-            // hostile tree may hold a file and a directory of one name).
-            let (mut child, mut is_dir) = (rel, false);
-            loop {
-                let (parent, name) = child.rsplit_once('/').unwrap_or(("", child));
-                let listing = match dirs.get_mut(parent) {
-                    Some(listing) => listing,
-                    None => dirs.entry(parent.to_string()).or_default(),
-                };
-                if let Some(known) = listing.get_mut(name) {
-                    *known = is_dir;
-                    break;
-                }
-                listing.insert(name.to_string(), is_dir);
-                if parent.is_empty() {
-                    break;
-                }
-                (child, is_dir) = (parent, true);
+        let mut why = String::new();
+        let _ = stderr.read_to_string(&mut why);
+        let status = child.wait()?;
+        let Listed {
+            entries,
+            dirs,
+            links,
+        } = match listed {
+            Err(over) => return Err(std::io::Error::other(over)),
+            Ok(_) if !status.success() => {
+                return Err(std::io::Error::other(why.trim().to_string()));
             }
-            links |= matches!(meta, Entry::Blob { link: true, .. });
-            entries.insert(rel.to_string(), meta);
-        }
+            Ok(listed) => listed,
+        };
         let mut yaml: Vec<PathBuf> = entries
             .iter()
             .filter(|(path, entry)| {

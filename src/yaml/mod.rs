@@ -3,6 +3,7 @@
 
 mod block;
 mod compat;
+pub mod hidden;
 mod limits;
 mod mask;
 mod node;

@@ -293,3 +293,50 @@ fn base_runs_no_command_the_repository_configures() {
         std::fs::read_to_string(&ran).unwrap_or_default()
     );
 }
+
+/// A commit whose two tree objects (a few kilobytes, one listing the
+/// other ten thousand times, each a thousand files) name ten million
+/// files: its listing was read whole, then kept, about 300 bytes of
+/// memory and 20 µs a file (3 GB and 220 s for the debug build). The
+/// listing is read as git writes it and refused at a million files.
+#[test]
+fn a_commit_listing_ten_million_files_is_refused_while_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    common::git(dir, &["init", "-q"]);
+    let blob = git_out(dir, &["hash-object", "-w", "--stdin"], cm("x").as_bytes());
+    let tree = |entries: Vec<String>| git_out(dir, &["mktree", "-z"], entries.concat().as_bytes());
+    let files = tree(
+        (0..1000)
+            .map(|i| format!("100644 blob {blob}\tf{i}.txt\0"))
+            .collect(),
+    );
+    let dirs = tree(
+        (0..10_000)
+            .map(|i| format!("040000 tree {files}\td{i}\0"))
+            .collect(),
+    );
+    let commit = git_out(
+        dir,
+        &[
+            "-c",
+            "user.name=a",
+            "-c",
+            "user.email=a@example.com",
+            "commit-tree",
+            &dirs,
+            "-m",
+            "huge",
+        ],
+        b"",
+    );
+    let run =
+        support::limited::run_linter(&[dir.to_str().unwrap(), "--no-probe", "--ref", &commit]);
+    assert_eq!(run.code(), Some(2), "{:?}\n{}", run.status, run.stderr);
+    assert!(
+        run.stderr
+            .contains("it lists more than 1000000 files below the linted directory"),
+        "{}",
+        run.stderr
+    );
+}

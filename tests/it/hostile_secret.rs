@@ -355,3 +355,70 @@ fn a_path_substituted_from_a_secret_is_hidden_in_why_it_is_not_rendered() {
         "{out}"
     );
 }
+
+/// Objects whose name and namespace Flux substitutes from a Secret: the
+/// name is copied into identities, messages, step details and coverage
+/// reasons, where no mark of where it came from follows. Each print shows
+/// the variable and its Secret instead of the value.
+#[test]
+fn a_name_substituted_from_a_secret_appears_in_no_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    write(
+        root,
+        "sec/secret.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: vars, namespace: flux-system}}\nstringData:\n  NAME: {PLANTED}-name-value\n  NS: {PLANTED}-ns-value\n"
+        ),
+    );
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-${NAME}\n  namespace: ${NS}\ndata:\n  a: ${UNDEFINED_HERE}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: \"${NAME}\", namespace: flux-system}\nspec:\n  path: ./nowhere\n  targetNamespace: ${NS}\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    );
+    for (name, path, post) in [
+        ("sec", "./sec", ""),
+        (
+            "apps",
+            "./apps",
+            "  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: vars}\n",
+        ),
+    ] {
+        write(
+            root,
+            &format!("flux/{name}.yaml"),
+            &format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n{post}"
+            ),
+        );
+    }
+    let dir = root.to_str().unwrap();
+    for format in [
+        "human", "concise", "json", "yaml", "sarif", "github", "markdown",
+    ] {
+        let run = limited::run_linter(&["--no-probe", "-o", format, "-vv", dir]);
+        let out = assert_hidden(format, &run);
+        for id in ["flux-variable-undefined", "flux-kustomization-path-missing"] {
+            assert!(out.contains(id), "{format}: no finding {id}:\n{out}");
+        }
+    }
+    let run = limited::run_linter(&["--no-probe", "-o", "concise", dir]);
+    let out = assert_hidden("concise", &run);
+    assert!(
+        out.contains(
+            "ConfigMap/<NS from Secret flux-system/vars>/app-<NAME from Secret flux-system/vars>"
+        ),
+        "the name is not shown by its variable:\n{out}"
+    );
+    for args in [
+        &["inventory", dir][..],
+        &["inventory", "-o", "yaml", dir][..],
+        &["inventory", "--provenance", dir][..],
+    ] {
+        let out = assert_hidden("inventory", &limited::run_linter(args));
+        assert!(
+            out.contains("app-<NAME from Secret flux-system/vars>"),
+            "{args:?}: no row for the object:\n{out}"
+        );
+    }
+}

@@ -50,6 +50,9 @@ pub struct Vars {
     pub always: bool,
     /// `spec.postBuild` of the Kustomization, for the objects' chains.
     pub at: Option<Span>,
+    /// Each variable read from a Secret, and that Secret (`ns/name`):
+    /// what a name made from it is printed as.
+    pub secret_of: BTreeMap<String, String>,
 }
 
 impl Vars {
@@ -219,6 +222,10 @@ pub fn collect_vars<'a>(
                     }
                 }
             };
+            if secret {
+                vars.secret_of
+                    .insert(key.clone(), format!("{}{name}", qualifier(namespace)));
+            }
             vars.map.insert(key, var);
         }
     }
@@ -307,6 +314,7 @@ pub fn substitute(
     };
     cx.node(obj.root_mut());
     let changed = cx.changed;
+    hide_secret_names(sources, obj, vars);
     if changed > 0 {
         obj.push_step(
             StepKind::Substitution,
@@ -315,6 +323,63 @@ pub fn substitute(
         );
     }
     issues
+}
+
+/// The values of Secret variables that the object's name or namespace
+/// (or those it gives what it makes: a Flux Kustomization's or a
+/// HelmRelease's target namespace, a release's name) is made from,
+/// registered to be hidden in every print ([`crate::yaml::hidden`]): a
+/// name is copied into identities, messages and the names derived from
+/// it, where no mark follows. Only these: a value registered is searched
+/// for in every text printed.
+fn hide_secret_names(sources: &SourceMap, obj: &Object, vars: &Vars) {
+    const NAMES: [[&str; 2]; 5] = [
+        ["metadata", "name"],
+        ["metadata", "namespace"],
+        ["spec", "targetNamespace"],
+        ["spec", "releaseName"],
+        ["spec", "storageNamespace"],
+    ];
+    if vars.secret_of.is_empty() {
+        return;
+    }
+    for path in NAMES {
+        let Some(node) = obj.root.path(&path) else {
+            continue;
+        };
+        if !node.origin.as_deref().is_some_and(Origin::is_secret) {
+            continue;
+        }
+        // The variables written in it, as `${NAME`: one look-up each, not
+        // one per Secret variable (a Secret may hold thousands).
+        let written = sources
+            .get(node.span.file)
+            .text
+            .get(node.span.start as usize..node.span.end as usize)
+            .unwrap_or_default();
+        let first = match node.origin.as_deref() {
+            Some(Origin::Substituted { variable, .. }) => Some(variable.as_str()),
+            _ => None,
+        };
+        for variable in first.into_iter().chain(referenced(written)) {
+            if let (Some(var), Some(secret)) = (vars.get(variable), vars.secret_of.get(variable))
+                && !var.unknown
+            {
+                crate::yaml::hidden::hide(&var.value, variable, secret);
+            }
+        }
+    }
+}
+
+/// The names after each `${` of `text`.
+fn referenced(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices("${").filter_map(|(at, _)| {
+        let rest = &text[at + 2..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        (end > 0).then(|| &rest[..end])
+    })
 }
 
 /// Whether any string in `node`, key or value, holds a `$`: the only

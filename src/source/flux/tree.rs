@@ -476,19 +476,38 @@ impl FluxTree {
         } else {
             None
         };
-        let (mut roots, mut loose): (Vec<Object>, Vec<Object>) = match started {
+        let (mut roots, loose): (Vec<Object>, Vec<Object>) = match started {
             Some(started) => roots.into_iter().partition(|ks| started(&ks)),
             None => (roots, Vec::new()),
         };
+        // Only what each round added is read for what it waits for, and
+        // the loose ones are found by identity: a chain of loose
+        // Kustomizations, each rendered only because the one before
+        // waits for it, takes one round each, and scanning the whole
+        // output and every loose one per round was quadratic in it.
+        let mut loose: Vec<Option<Object>> = loose.into_iter().map(Some).collect();
+        let mut by_id: HashMap<KsId, Vec<usize>> = HashMap::new();
+        for (i, ks) in loose.iter().enumerate() {
+            if let Some(ks) = ks {
+                by_id.entry(ks_id(ks)).or_default().push(i);
+            }
+        }
+        let mut seen = 0;
         while !roots.is_empty() {
             for root in std::mem::take(&mut roots) {
                 self.render_tree(files, root, &lookup_pool, &mut rendered, issues);
             }
-            let awaited = awaited(&self.output);
-            (roots, loose) = loose
+            let mut woken: Vec<usize> = awaited(&self.output[seen..])
                 .into_iter()
-                .partition(|ks| awaited.contains(&ks_id(ks)));
+                .filter_map(|id| by_id.remove(&id))
+                .flatten()
+                .collect();
+            seen = self.output.len();
+            // In the order they were found, as every round before.
+            woken.sort_unstable();
+            roots.extend(woken.into_iter().filter_map(|i| loose[i].take()));
         }
+        let loose: Vec<Object> = loose.into_iter().flatten().collect();
         // A top-level kustomization none of whose Flux Kustomizations is
         // applied is not applied by hand either.
         let top_of = |ks: &Object| self.by_hand_files.get(&ks.file).cloned();
