@@ -67,6 +67,7 @@ mod probe_postgres;
 mod pushgateway;
 mod remote;
 mod remote_files;
+mod remote_transformers;
 mod repo_model;
 mod repo_paths;
 mod review_output;

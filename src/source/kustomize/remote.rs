@@ -1,5 +1,5 @@
-//! Remote entries of a kustomization: a remote resource or component,
-//! or a file it reads at an http(s) URL (a generator input, a patch: see
+//! Remote entries of a kustomization: a remote resource, component or
+//! transformer, or a file it reads at an http(s) URL (a generator input, a patch: see
 //! [`super::input`]), is fetched and read when the user asked for it
 //! (`--remote`, see [`crate::source::remote`]), else it is a gap that
 //! says what it names and why it was not read. A remote git folder is
@@ -21,20 +21,42 @@ use crate::source::files::{Input, Parsed};
 use crate::source::remote::{self, Checkout, Entry, Fetched};
 use crate::yaml::FileId;
 
+/// The list a remote entry is in, which says how its objects are used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ListedIn {
+    /// `resources:`: its objects join the kustomization's.
+    Resource,
+    /// `components:`: a folder applied to the kustomization's objects.
+    Component,
+    /// `transformers:`: accumulated like a resource, each object it
+    /// yields a transformer's configuration (api/internal/target/
+    /// kusttarget.go `configureExternalTransformers` calls
+    /// `accumulateResources` on the entries that are no inline YAML).
+    Transformer,
+}
+
+impl ListedIn {
+    fn as_str(self) -> &'static str {
+        match self {
+            ListedIn::Resource => "resource",
+            ListedIn::Component => "component",
+            ListedIn::Transformer => "transformer",
+        }
+    }
+}
+
 impl Builder<'_> {
-    /// A remote `resources:` entry at `span`, or with `component` a
-    /// remote `components:` entry.
+    /// A remote entry at `span` of the list `listed`, its objects added
+    /// to `acc` (a component's changes made to them).
     pub(super) fn load_remote(
         &mut self,
         entry: &str,
         span: Span,
         acc: &mut Acc,
-        component: bool,
+        listed: ListedIn,
     ) -> Result<(), Issue> {
-        let what = match component {
-            true => "component",
-            false => "resource",
-        };
+        let what = listed.as_str();
+        let component = listed == ListedIn::Component;
         let gap = |files: &Files, why: String| {
             let message = format!("remote {what} '{entry}' is not fetched: {why}");
             Issue::at(&files.sources, span, message).gap(Gap::Remote)
