@@ -11,7 +11,7 @@ mod spec;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use sha2::{Digest, Sha256};
@@ -92,13 +92,12 @@ pub enum FetchError {
 /// A fetched entry, as read from the cache.
 #[derive(Clone, Debug)]
 pub enum Fetched {
-    File {
-        text: String,
-    },
+    /// A file's bytes as served: what reads it says whether it must be
+    /// text (a manifest, a patch) or may be any bytes (a generator's
+    /// file, which kustomize puts in `binaryData`).
+    File { bytes: Arc<[u8]> },
     /// The checkout of a repository; the entry's folder is below it.
-    Tree {
-        dir: PathBuf,
-    },
+    Tree { dir: PathBuf },
 }
 
 /// The fetches of one run: budgets spent, entries fetched, the log.
@@ -218,11 +217,9 @@ impl Fetcher {
                     return Err(e);
                 }
                 state.bytes += bytes.len() as u64;
-                let text = String::from_utf8(bytes).map_err(|_| FetchError::Failed {
-                    url: entry.key().0,
-                    message: "the file is not UTF-8".into(),
-                })?;
-                Fetched::File { text }
+                Fetched::File {
+                    bytes: bytes.into(),
+                }
             }
             Entry::Git { .. } => {
                 let size = tree_size(&slot);
