@@ -14,7 +14,7 @@ pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path
 pub mod edit;
 pub mod jsonpath;
 pub use limits::Limits;
-pub use mask::{redacted, secrets as mask_secrets};
+pub use mask::{redacted, secrets as mask_secrets, url_credentials, without_credentials};
 pub use parse::{YamlError, block_scanner_differs, parse_documents, parse_values, resolve_plain};
 pub use position::{OffsetMap, ceil_char, floor_char};
 pub use size::Size;

@@ -66,6 +66,7 @@ mod probe_http;
 mod probe_postgres;
 mod pushgateway;
 mod remote;
+mod remote_credentials;
 mod remote_files;
 mod remote_transformers;
 mod repo_model;

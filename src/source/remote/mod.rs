@@ -151,7 +151,9 @@ impl Fetcher {
             Ok((_, false)) => format!("remote: {at}: fetched"),
             Err(e) => format!("remote: {at}: not fetched: {e}"),
         };
-        state.log.push(line);
+        state
+            .log
+            .push(crate::yaml::without_credentials(&line).into_owned());
         let result = result.map(|(f, _)| f);
         state.done.insert(key, result.clone());
         result
@@ -233,9 +235,18 @@ impl Fetcher {
         Ok((fetched, fresh))
     }
 
-    /// Refuses what the settings do not allow: anything but https, unless
-    /// the test-only setting allows loopback http and local git.
+    /// Refuses what the settings do not allow: a URL with credentials
+    /// (`user:password@`, a token as the user), which this tool never
+    /// sends, and anything but https, unless the test-only setting allows
+    /// loopback http and local git.
     fn allowed(&self, entry: &Entry) -> Result<(), FetchError> {
+        if !crate::yaml::url_credentials(&entry.key().0).is_empty() {
+            return Err(FetchError::Refused {
+                reason: "its URL holds credentials (before '@'), and remote entries are \
+                         fetched without credentials"
+                    .into(),
+            });
+        }
         let local = self.settings.allow_local;
         let refused = match (entry.scheme(), entry) {
             ("https", _) => return Ok(()),
