@@ -77,6 +77,16 @@ pub fn without_credentials(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` with the credentials of every URL in it masked byte for byte,
+/// as [`secrets`] masks them: what a value that holds such a URL, and no
+/// Secret's value, looks like in the text reports show.
+pub fn credentials_masked(text: &str) -> Cow<'_, str> {
+    match url_credentials(text) {
+        ranges if ranges.is_empty() => Cow::Borrowed(text),
+        ranges => Cow::Owned(mask(text, &ranges)),
+    }
+}
+
 /// The credentials of each URL in `text`, as byte ranges: the userinfo
 /// between `scheme://` and the last `@` of the authority, which ends at
 /// `/`, `\`, `?` or `#` as a URL parser ends it (the WHATWG URL

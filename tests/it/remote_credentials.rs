@@ -18,7 +18,8 @@ const TOKEN: &str = "ghp_s3cr3tT0ken";
 /// A repository whose app kustomization lists, each with credentials, a
 /// remote resource on the test's server, a remote git folder, a
 /// generator file and a transformer; its patch of the operator's
-/// Deployment gets a stand-in that names the remote entries.
+/// Deployment gets a stand-in that names the remote entries. A
+/// HelmRepository's URL holds a password too.
 fn repo_with_credentials(root: &Path, base: &str) -> std::path::PathBuf {
     let served = base.replace("http://", &format!("http://lint:{PASSWORD}@"));
     let resource = format!("{served}/operator.yaml");
@@ -30,6 +31,13 @@ fn repo_with_credentials(root: &Path, base: &str) -> std::path::PathBuf {
         "configMapGenerator:\n  - name: settings\n    files:\n      - https://u:{PASSWORD}@example.com/a.conf\ntransformers:\n  - https://{TOKEN}@example.com/labels.yaml\n"
     ));
     std::fs::write(path, text).unwrap();
+    std::fs::write(
+        repo.join("clusters/home/charts.yaml"),
+        format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {{name: charts, namespace: flux-system}}\nspec: {{url: \"https://u:{PASSWORD}@charts.example.com\"}}\n"
+        ),
+    )
+    .unwrap();
     repo
 }
 
@@ -99,6 +107,12 @@ fn urls_with_credentials_are_not_fetched_and_no_output_shows_them() {
     assert!(
         stdout.contains("git::https://***@github.com/org/repo//deploy?ref=v1"),
         "the stand-in's step names the entries, hidden: {stdout}"
+    );
+
+    // A value that holds such a URL shows it hidden, not as a Secret.
+    assert!(
+        stdout.contains("\"url\": \"https://***@charts.example.com\""),
+        "{stdout}"
     );
 
     let offline = inventory(&repo, &d.home, &d.cache, true, &[]);
