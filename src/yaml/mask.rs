@@ -108,16 +108,45 @@ pub fn url_credentials(text: &str) -> Vec<(usize, usize)> {
         let end = authority
             .find(|c: char| "/\\?#".contains(c) || c.is_whitespace() || c.is_control())
             .unwrap_or(authority.len());
-        if let Some(at) = authority[..end].rfind('@') {
-            let userinfo = &authority[..at];
-            let ssh_login = scheme.to_ascii_lowercase().contains("ssh") && !userinfo.contains(':');
-            if !userinfo.is_empty() && !ssh_login {
-                out.push((start, start + at));
-            }
+        if let Some(at) = authority[..end].rfind('@')
+            && is_credential(scheme, &authority[..at])
+        {
+            out.push((start, start + at));
         }
         from = start;
     }
     out
+}
+
+/// Whether the userinfo of a `scheme` URL is a credential: its password
+/// (or, without one, its user, where a token goes) is not empty and not a
+/// placeholder a program fills in (`${PASSWORD}`, `$${VAR}` escaped for
+/// Flux, `$TOKEN`, `{TOKEN}`, `{{ .token }}`, `%s`). Without a password,
+/// an ssh user is a login name (ssh authenticates with keys), and an
+/// `s3://` user is a bucket (Longhorn's backup target,
+/// `s3://bucket@region/`).
+fn is_credential(scheme: &str, userinfo: &str) -> bool {
+    let (user, password) = match userinfo.split_once(':') {
+        Some((user, password)) => (user, Some(password).filter(|p| !p.is_empty())),
+        None => (userinfo, None),
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if password.is_none() && (scheme.contains("ssh") || scheme == "s3") {
+        return false;
+    }
+    let secret = password.unwrap_or(user);
+    !secret.is_empty() && !is_placeholder(secret)
+}
+
+fn is_placeholder(text: &str) -> bool {
+    let unsigiled = text.trim_start_matches('$');
+    let variable = unsigiled.len() < text.len()
+        && !unsigiled.is_empty()
+        && unsigiled
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let braced = unsigiled.len() >= 2 && unsigiled.starts_with('{') && unsigiled.ends_with('}');
+    variable || braced || matches!(text, "%s" | "%v")
 }
 
 /// What a report shows instead of a secret value: its length.
@@ -214,6 +243,17 @@ mod url_tests {
             ),
             ("git@github.com:o/r.git", "git@github.com:o/r.git"),
             ("https://", "https://"),
+            // Placeholders a program fills in are no credentials, nor is
+            // Longhorn's `s3://bucket@region/`.
+            (
+                "https://${USER}:${PASSWORD}@h/ postgres://$${U}:$${P}@db \
+                 https://x-access-token:{TOKEN}@github.com https://x:%s@h https://$TOKEN@h \
+                 https://{{ .token }}@h s3://longhorn@ca-east-1/",
+                "https://${USER}:${PASSWORD}@h/ postgres://$${U}:$${P}@db \
+                 https://x-access-token:{TOKEN}@github.com https://x:%s@h https://$TOKEN@h \
+                 https://{{ .token }}@h s3://longhorn@ca-east-1/",
+            ),
+            ("s3://key:s3cret@minio/", "s3://***@minio/"),
             // Sub-delimiters are a password's characters.
             ("'https://u:p(a)ss,w\"@host' is", "'https://***@host' is"),
         ];
