@@ -24,7 +24,9 @@ fn repo_with_credentials(root: &Path, base: &str) -> std::path::PathBuf {
     let served = base.replace("http://", &format!("http://lint:{PASSWORD}@"));
     let resource = format!("{served}/operator.yaml");
     let git = format!("git::https://{TOKEN}@github.com/org/repo//deploy?ref=v1");
-    let repo = repo_listing(root, &[&resource, &git]);
+    // A placeholder is no secret to hide, but would be sent all the same.
+    let placeholder = base.replace("http://", "http://${TOKEN}@") + "/operator.yaml";
+    let repo = repo_listing(root, &[&resource, &git, &placeholder]);
     let path = repo.join("apps/operator/kustomization.yaml");
     let mut text = std::fs::read_to_string(&path).unwrap();
     text.push_str(&format!(
@@ -92,6 +94,10 @@ fn urls_with_credentials_are_not_fetched_and_no_output_shows_them() {
         "remote file 'https://***@example.com/a.conf' (generator input) is not fetched: its URL \
          holds credentials"
             .to_string(),
+        format!(
+            "remote resource 'http://${{TOKEN}}@{host}/operator.yaml' is not fetched: its URL \
+             holds credentials"
+        ),
         "remote transformer 'https://***@example.com/labels.yaml' is not fetched: its URL holds \
          credentials"
             .to_string(),

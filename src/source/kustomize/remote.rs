@@ -1,6 +1,6 @@
 //! Remote entries of a kustomization: a remote resource, component or
-//! transformer, or a file it reads at an http(s) URL (a generator input, a patch: see
-//! [`super::input`]), is fetched and read when the user asked for it
+//! transformer, or a file it reads at an http(s) URL (a generator
+//! input, a patch: see [`super::input`]), is fetched and read when the user asked for it
 //! (`--remote`, see [`crate::source::remote`]), else it is a gap that
 //! says what it names and why it was not read. A remote git folder is
 //! built as kustomize builds it (api/internal/target/kusttarget.go

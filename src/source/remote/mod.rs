@@ -235,12 +235,17 @@ impl Fetcher {
         Ok((fetched, fresh))
     }
 
-    /// Refuses what the settings do not allow: a URL with credentials
-    /// (`user:password@`, a token as the user), which this tool never
-    /// sends, and anything but https, unless the test-only setting allows
-    /// loopback http and local git.
+    /// Refuses what the settings do not allow: a URL with anything
+    /// before `@` (`user:password@`, a token as the user, a placeholder
+    /// such as `${TOKEN}@` that git or reqwest would send as it is),
+    /// since this tool sends no credentials, and anything but https,
+    /// unless the test-only setting allows loopback http and local git.
     fn allowed(&self, entry: &Entry) -> Result<(), FetchError> {
-        if !crate::yaml::url_credentials(&entry.key().0).is_empty() {
+        let url = entry.key().0;
+        let authority = url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split(['/', '\\', '?', '#']).next());
+        if authority.is_some_and(|a| a.contains('@')) {
             return Err(FetchError::Refused {
                 reason: "its URL holds credentials (before '@'), and remote entries are \
                          fetched without credentials"
