@@ -710,16 +710,17 @@ fn parse(
 /// position of the first bad byte).
 fn text_of(bytes: Result<Vec<u8>, Refused>, rel: &Path) -> Result<String, Issue> {
     let bytes = bytes.map_err(|e| Issue::file(rel, e.to_string()))?;
+    utf8_text(bytes, &rel.display().to_string())
+}
+
+/// The bytes of file `shown` (a repository path or a URL) as text, else
+/// an issue at its first byte that is not UTF-8.
+pub(crate) fn utf8_text(bytes: Vec<u8>, shown: &str) -> Result<String, Issue> {
     String::from_utf8(bytes).map_err(|e| {
         let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
         let col = upto.iter().rev().take_while(|b| **b != b'\n').count() as u32 + 1;
-        Issue::located(
-            rel.display().to_string(),
-            line,
-            col,
-            "file is not valid UTF-8",
-        )
+        Issue::located(shown.to_string(), line, col, "file is not valid UTF-8")
     })
 }
 

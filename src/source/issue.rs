@@ -146,7 +146,9 @@ impl Issue {
     }
 
     /// An issue at a 1-based line and column of `path` (0 and 0: the
-    /// whole file), or of what `path` names (a rule, say).
+    /// whole file), or of what `path` names (a rule, say). A URL's
+    /// credentials that either quotes (a remote entry written as
+    /// `https://user:token@host/…`) are hidden: every issue is made here.
     pub fn located(
         path: impl Into<String>,
         line: u32,
@@ -154,10 +156,10 @@ impl Issue {
         message: impl Into<String>,
     ) -> Issue {
         Issue {
-            path: path.into(),
+            path: hide_credentials(path.into()),
             line,
             col,
-            message: message.into(),
+            message: hide_credentials(message.into()),
             gap: None,
             budget: None,
         }
@@ -204,5 +206,14 @@ impl Issue {
             gap: Some(gap),
             ..self
         }
+    }
+}
+
+/// `text` without the credentials of the URLs in it, not copied when it
+/// has none.
+fn hide_credentials(text: String) -> String {
+    match crate::yaml::without_credentials(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(hidden) => hidden,
     }
 }

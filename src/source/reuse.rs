@@ -689,7 +689,7 @@ impl Lent {
 
     fn given_alike(&mut self, was: &RenderInputs, now: &RenderInputs, sources: &SourceMap) -> bool {
         was.inherited == now.inherited
-            && was.patch_dir == now.patch_dir
+            && was.patched == now.patched
             && was.budget == now.budget
             && was.objects.len() == now.objects.len()
             && self.same_object(&was.ks, &now.ks, sources)

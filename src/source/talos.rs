@@ -6,6 +6,22 @@
 
 use crate::yaml::Node;
 
+/// Fields of Talos' `ClusterConfig` that no chart's `cluster:` values
+/// are known to have: the control plane's components and manifests.
+const TALOS_CLUSTER_FIELDS: [&str; 11] = [
+    "apiServer",
+    "controllerManager",
+    "scheduler",
+    "etcd",
+    "coreDNS",
+    "externalCloudProvider",
+    "extraManifests",
+    "inlineManifests",
+    "adminKubeconfig",
+    "allowSchedulingOnControlPlanes",
+    "allowSchedulingOnMasters",
+];
+
 /// What Talos file `doc` is, when it is one.
 ///
 /// Talos' decoder (siderolabs/talos
@@ -15,8 +31,11 @@ use crate::yaml::Node;
 /// `kind` holding `machine`, `cluster`, `debug` or `persist` as the
 /// v1alpha1 `Config`. Kubernetes' only API version without a group is
 /// `v1`, so a group-less `v1alpha1` is never a Kubernetes object. A bare
-/// `cluster:` is also a chart's values (Cilium's), so a `Config` is known
-/// by `machine` or by `version: v1alpha1`.
+/// `cluster:` is also a chart's values (Cilium's `name` and `id`), so a
+/// `Config` is known by `machine`, by `version: v1alpha1`, or by a
+/// `cluster:` holding a field only Talos' `ClusterConfig` has
+/// (pkg/machinery/config/types/v1alpha1/v1alpha1_types.go: a patch of the
+/// control plane's `apiServer`, `etcd`, …, seen alone in real repositories).
 pub fn what(doc: &Node) -> Option<String> {
     let has = |key: &str| doc.get(key).is_some();
     let api = doc.str_at(&["apiVersion"]);
@@ -33,7 +52,13 @@ pub fn what(doc: &Node) -> Option<String> {
         return None;
     }
     let config_keys = ["cluster", "debug", "persist"].iter().any(|k| has(k));
-    if has("machine") || (doc.str_at(&["version"]) == Some("v1alpha1") && config_keys) {
+    let talos_cluster = TALOS_CLUSTER_FIELDS
+        .iter()
+        .any(|k| doc.path(&["cluster", k]).is_some());
+    if has("machine")
+        || talos_cluster
+        || (doc.str_at(&["version"]) == Some("v1alpha1") && config_keys)
+    {
         return Some(
             "a Talos machine configuration or patch (machine and cluster settings)".into(),
         );
@@ -83,6 +108,12 @@ mod tests {
                 "clusterName: c\ntalosVersion: v1.6.4\nnodes: []\n",
                 Some("talhelper"),
             ),
+            // A patch of the control plane alone.
+            (
+                "cluster:\n  apiServer:\n    admissionControl: []\n",
+                Some("patch"),
+            ),
+            ("cluster:\n  etcd:\n    extraArgs: {}\n", Some("patch")),
             // Cilium's values: a bare `cluster:` is no Talos file.
             ("cluster:\n  name: main\n  id: 1\n", None),
             (

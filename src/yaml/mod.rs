@@ -15,7 +15,7 @@ pub use node::{FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path
 pub mod edit;
 pub mod jsonpath;
 pub use limits::Limits;
-pub use mask::{redacted, secrets as mask_secrets};
+pub use mask::{redacted, secrets as mask_secrets, url_credentials, without_credentials};
 pub use parse::{YamlError, block_scanner_differs, parse_documents, parse_values, resolve_plain};
 pub use position::{OffsetMap, ceil_char, floor_char};
 pub use size::Size;
@@ -243,7 +243,10 @@ impl SourceMap {
             return false;
         };
         let range = span.start as usize..span.end as usize;
-        file.text.get(range.clone()) != file.text_to_show().get(range)
+        let (text, shown) = (file.text.get(range.clone()), file.text_to_show().get(range));
+        // A URL's credentials masked make no Secret of the value that
+        // holds them: it is shown with them hidden.
+        text != shown && text.map(mask::credentials_masked).as_deref() != shown
     }
 
     /// Whether what `node` holds came from a Secret: written in one, or
@@ -253,18 +256,23 @@ impl SourceMap {
     }
 
     /// `text`, the value of `node`, as reports show it: its length
-    /// only when it came from a Secret.
+    /// only when it came from a Secret, the credentials of a URL in it
+    /// hidden.
     pub fn shown_value(&self, node: &Node, text: String) -> String {
         match self.is_secret(node) {
             true => mask::redacted(&text),
-            false => text,
+            false => match mask::without_credentials(&text) {
+                std::borrow::Cow::Owned(hidden) => hidden,
+                std::borrow::Cow::Borrowed(_) => text,
+            },
         }
     }
 
     /// `node` as JSON, each value that came from a Secret replaced by
-    /// its length. Keys are kept, as a Secret's own are, unless a
-    /// Secret's variable was substituted into one; a map or list that
-    /// substitution made from one is replaced whole.
+    /// its length, and the credentials of a URL in a value hidden. Keys
+    /// are kept, as a Secret's own are, unless a Secret's variable was
+    /// substituted into one; a map or list that substitution made from
+    /// one is replaced whole.
     pub fn shown_json(&self, node: &Node) -> serde_json::Value {
         node.to_json_with(&|n, key| {
             let scalar = !matches!(n.value, Value::Seq(_) | Value::Map(_));
@@ -276,12 +284,18 @@ impl SourceMap {
                 true => substituted,
                 false => substituted || scalar && self.is_secret(n),
             };
-            hidden.then(|| {
-                serde_json::Value::String(match n.scalar_text() {
+            if hidden {
+                return Some(serde_json::Value::String(match n.scalar_text() {
                     Some(text) if scalar => mask::redacted(&text),
                     _ => "<redacted>".into(),
-                })
-            })
+                }));
+            }
+            // A URL written with its credentials (a GitRepository's, a
+            // DSN in values) shows them hidden.
+            match n.as_str().map(mask::without_credentials) {
+                Some(std::borrow::Cow::Owned(text)) => Some(serde_json::Value::String(text)),
+                _ => None,
+            }
         })
     }
 

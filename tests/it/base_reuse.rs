@@ -355,7 +355,7 @@ fn renders_fixture(dir: &Path, edits: &[(&str, &str, &str)]) {
                 &format!(
                     "  targetNamespace: one\n  patches:\n    - patch: |-\n        \
                      - op: add\n          path: /data/inline\n          value: first\n      \
-                     target:\n        kind: ConfigMap\n    - path: patch.yaml\n{settings}"
+                     target:\n        kind: ConfigMap\n{settings}"
                 ),
             ),
         ),
@@ -461,10 +461,11 @@ fn a_changed_flux_kustomization_is_rendered_afresh() {
 }
 
 #[test]
-fn a_changed_patch_file_is_read_afresh() {
-    // Only `one`'s steps read patch.yaml; its build and the rest are alike.
+fn a_changed_file_nothing_reads_reuses_every_render() {
+    // patch.yaml is listed by no kustomization, and a Flux patch names
+    // no file (fluxcd/pkg apis/kustomize Patch: patch, target).
     renders_reused(
-        "patch file",
+        "unread file",
         &[],
         &[(
             "apps/one/app/patch.yaml",
@@ -472,7 +473,7 @@ fn a_changed_patch_file_is_read_afresh() {
             "from-file: second",
         )],
         Limits::default(),
-        3,
+        4,
     );
 }
 
@@ -618,8 +619,8 @@ fn a_changed_generator_input_is_read_afresh() {
         "resources:\n  - cm.yaml\nconfigMapGenerator:\n  - name: gen\n    files:\n      - \
          config.txt\n",
     )];
-    // patch.yaml changes in both, so that the base is loaded: only `one`'s
-    // Flux-level steps read it, every build is the same.
+    // patch.yaml changes in both, so that the base is loaded: nothing
+    // reads it, every build is the same.
     let patch = (
         "apps/one/app/patch.yaml",
         "from-file: first",

@@ -887,3 +887,66 @@ fn a_sibling_rendered_before_adds_the_settings_the_next_one_reads() {
         Some("from-the-tree")
     );
 }
+
+/// A Flux patch is `patch` and `target` only (fluxcd/pkg apis/kustomize
+/// `Patch`): a kustomize-style `path:` names a file Flux never reads.
+/// The file's change is not made, each `path:` is reported where it is
+/// written, and an inline patch beside one still applies.
+#[test]
+fn a_flux_patch_reads_no_path_and_says_so_where_it_is_written() {
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  path: ./apps
+  sourceRef: {kind: GitRepository, name: flux-system}
+  patches:
+    - path: patch.yaml
+      target: {kind: ConfigMap, name: a}
+    - patch: |
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: a}
+        data: {inline: set}
+      path: ignored.yaml
+      target: {kind: ConfigMap}
+";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", apps),
+        ("apps/kustomization.yaml", "resources: [cm.yaml]\n"),
+        ("apps/cm.yaml", &cm("a")),
+        (
+            "apps/patch.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\ndata: {k: v}\n",
+        ),
+    ]);
+    let a = r.objects.iter().find(|o| o.kind() == "ConfigMap").unwrap();
+    assert_eq!(a.root.str_at(&["data", "inline"]), Some("set"));
+    assert_eq!(a.root.str_at(&["data", "k"]), None, "the file was applied");
+    let issues: Vec<String> = r.issues.iter().map(|i| i.to_string()).collect();
+    let unknown = "is not a field of a Flux patch (fluxcd/pkg apis/kustomize Patch: patch, \
+                   target): the API server drops it, and kubectl apply refuses it as an unknown \
+                   field; the file it names is not applied (inline it in `patch`)";
+    assert_eq!(
+        issues,
+        [
+            format!(
+                "clusters/home/apps.yaml:8:7: spec.patches[0].path {unknown}; `patch` is \
+                 required, so the API server refuses the object (spec.patches[0].patch: \
+                 Required value) and nothing of this entry is applied"
+            ),
+            format!("clusters/home/apps.yaml:15:7: spec.patches[1].path {unknown}"),
+        ]
+    );
+    let fate = r
+        .fates
+        .iter()
+        .find(|f| f.path == Path::new("apps/patch.yaml"))
+        .map(|f| f.fate.reason())
+        .unwrap();
+    assert_eq!(
+        fate,
+        "not applied: apps/kustomization.yaml does not list it"
+    );
+}

@@ -38,6 +38,12 @@ fn serve_manifest() -> (String, Arc<AtomicUsize>) {
 /// Serves each `(path, body)` of `files` and 404 elsewhere; returns the
 /// base URL and the count of requests served.
 pub(crate) fn serve_files(files: &[(&'static str, &'static str)]) -> (String, Arc<AtomicUsize>) {
+    let files: Vec<_> = files.iter().map(|(p, b)| (*p, b.as_bytes())).collect();
+    serve_bytes(&files)
+}
+
+/// [`serve_files`] for bodies that need not be text.
+pub(crate) fn serve_bytes(files: &[(&'static str, &'static [u8])]) -> (String, Arc<AtomicUsize>) {
     let files = files.to_vec();
     let hits = Arc::new(AtomicUsize::new(0));
     let counted = hits.clone();
@@ -51,7 +57,7 @@ pub(crate) fn serve_files(files: &[(&'static str, &'static str)]) -> (String, Ar
             counted.fetch_add(1, Ordering::SeqCst);
             let (status, body) = match found {
                 Some(body) => (200, body),
-                None => (404, "not found"),
+                None => (404, &b"not found"[..]),
             };
             hyper::Response::builder()
                 .status(status)

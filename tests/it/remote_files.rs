@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use crate::remote::{
-    OPERATOR, assert_home_untouched, dirs, inventory, object, repo_listing, serve_files, stderr,
+    OPERATOR, assert_home_untouched, dirs, inventory, object, repo_listing, serve_bytes,
+    serve_files, stderr,
 };
 
 const SETTINGS: &str = "max_connections=100\n";
@@ -352,5 +353,58 @@ fn remote_budgets_stop_generator_files_and_patch_paths_with_a_reason() {
     );
     assert!(generated(&out, "ConfigMap", "operator-config").is_none());
     assert!(generated(&out, "Secret", "operator-secret").is_some());
+    assert_home_untouched(&d);
+}
+
+/// Bytes that are not UTF-8 (a PNG's signature).
+const BINARY: &[u8] = b"\x89PNG\r\n\x1a\n\x00\xff";
+
+#[test]
+fn a_generator_file_at_a_url_that_is_not_utf8_is_binary_data_as_a_local_one_is() {
+    let (base, _) = serve_bytes(&[("/logo.png", BINARY)]);
+    let d = dirs();
+    let body = "configMapGenerator:
+  - name: remote-logo
+    files:
+      - {base}/logo.png
+  - name: local-logo
+    files:
+      - logo.png
+";
+    let repo = repo_reading(&d.root, &base, body);
+    std::fs::write(repo.join("apps/operator/logo.png"), BINARY).unwrap();
+    let out = inventory(&repo, &d.home, &d.cache, true, &["--remote"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("remote: {base}/logo.png: fetched")),
+        "{err}"
+    );
+    let object = |prefix: &str| {
+        generated(&out, "ConfigMap", prefix).unwrap_or_else(|| panic!("ConfigMap {prefix}: {err}"))
+            ["object"]
+            .clone()
+    };
+    let (remote, local) = (object("remote-logo"), object("local-logo"));
+    assert_eq!(
+        remote["binaryData"]["logo.png"], "iVBORw0KGgoA/w==",
+        "{remote}"
+    );
+    assert!(remote.get("data").is_none(), "{remote}");
+    assert_eq!(remote["binaryData"], local["binaryData"]);
+
+    // Read as text (a patch), it is refused at its first bad byte.
+    let d = dirs();
+    let repo = repo_reading(
+        &d.root,
+        &base,
+        "patchesStrategicMerge:\n  - {base}/logo.png\n",
+    );
+    let out = inventory(&repo, &d.home, &d.cache, true, &["--remote"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("{base}/logo.png:1:1: file is not valid UTF-8")),
+        "{err}"
+    );
     assert_home_untouched(&d);
 }

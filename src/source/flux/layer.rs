@@ -105,8 +105,8 @@ pub(crate) struct RenderInputs {
     pub inherited: Inherited,
     /// Its build's objects, before the steps.
     pub objects: Vec<Object>,
-    /// The directory its `spec.patches` are read from, when it has any.
-    pub patch_dir: Option<PathBuf>,
+    /// Whether it has `spec.patches` to apply.
+    pub patched: bool,
     /// The substitution budget left before it.
     pub budget: Option<Budget>,
 }

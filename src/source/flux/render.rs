@@ -52,7 +52,7 @@ impl Taken {
                 text(k) || (matches!(k.as_str(), Some("apiVersion" | "kind")) && text(v))
             })
         };
-        given.patch_dir.is_none() && !given.objects.iter().any(|o| is_flux_ks(o) || may_become(o))
+        !given.patched && !given.objects.iter().any(|o| is_flux_ks(o) || may_become(o))
     }
 }
 
@@ -360,10 +360,7 @@ impl FluxTree {
                     ks: ks.clone(),
                     inherited,
                     objects: built.objects,
-                    patch_dir: ks
-                        .root
-                        .path(&["spec", "patches"])
-                        .and_then(|_| self.ks_path(files, ks)),
+                    patched: ks.root.path(&["spec", "patches"]).is_some(),
                     budget: self.subst_budget.clone(),
                 };
                 let key = RenderKey {

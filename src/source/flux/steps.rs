@@ -65,7 +65,7 @@ impl FluxTree {
                 ks: ks.clone(),
                 inherited: Inherited::default(),
                 objects: objs,
-                patch_dir: None,
+                patched: false,
                 budget: budget.take(),
             };
             let key = RenderKey {
@@ -131,11 +131,9 @@ impl FluxTree {
             };
             seen.insert(doc_id(o));
             let mut ks = [synced.kustomization];
-            if let Some(patches) = synced.patches
-                && let Err(issue) =
-                    kustomize::apply_patches(&mut ks, &patches, files, Path::new(""))
-            {
-                issues.push(issue);
+            if let Some(patches) = synced.patches {
+                let at = "spec.kustomize.patches";
+                super::patches::apply(files, &mut ks, &patches, at, issues);
             }
             let [ks] = ks;
             let same = |w: &&Object| {
@@ -187,10 +185,8 @@ pub(super) fn flux_steps<'p>(
     {
         issues.push(issue);
     }
-    if let (Some(patches), Some(path)) = (ks.root.path(&["spec", "patches"]), &given.patch_dir)
-        && let Err(issue) = kustomize::apply_patches(&mut objs, patches, files, path)
-    {
-        issues.push(issue);
+    if let Some(patches) = ks.root.path(&["spec", "patches"]) {
+        super::patches::apply(files, &mut objs, patches, "spec.patches", &mut issues);
     }
     let mut budget = given.budget.clone();
     let mut unparsed = Vec::new();

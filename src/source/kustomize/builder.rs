@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use super::remote::ListedIn;
 use super::*;
 use crate::source::Budget;
 
@@ -388,19 +389,32 @@ impl<'f> Builder<'f> {
         }
     }
 
-    /// The `transformers:` entries that name a directory, built: kustomize
-    /// accumulates the entries like resources, so a kustomization there is
-    /// built (its namespace, patches and all) and each object it yields is
-    /// a transformer configuration (api/internal/target/kusttarget.go
+    /// The `transformers:` entries that name a directory or a remote
+    /// entry, built: kustomize accumulates the entries that are no inline
+    /// YAML like resources, so a kustomization there is built (its
+    /// namespace, patches and all) and each object it yields is a
+    /// transformer configuration (api/internal/target/kusttarget.go
     /// `configureExternalTransformers`). Seen in real repositories: one
     /// shared NamespaceTransformer that each namespace's overlay gives its
-    /// namespace.
+    /// namespace. A remote entry is fetched as a remote resource is, and
+    /// why it was not is kept for its turn among the transformers.
     pub(super) fn transformer_dirs(
         &mut self,
         k: &kustomization::Kustomization,
-    ) -> Result<HashMap<String, Vec<Node>>, Issue> {
+    ) -> Result<HashMap<String, Result<Vec<Node>, Issue>>, Issue> {
         let mut out = HashMap::new();
         for (entry, span) in k.strings("transformers").unwrap_or_default() {
+            if transformers::is_remote_entry(&entry) {
+                let mut sub = Acc::default();
+                let docs = self
+                    .load_remote(&entry, span, &mut sub, ListedIn::Transformer)
+                    .map(|()| {
+                        let objects = sub.into_res().into_iter();
+                        objects.map(|r| Node::clone(&r.obj.root)).collect()
+                    });
+                out.insert(entry, docs);
+                continue;
+            }
             let dir = crate::source::join_within(&k.dir, &entry);
             let Some(dir) = dir.filter(|d| !entry.contains(':') && self.files.is_dir(d)) else {
                 continue;
@@ -417,7 +431,7 @@ impl<'f> Builder<'f> {
                     Node::clone(&r.obj.root)
                 })
                 .collect();
-            out.insert(entry, docs);
+            out.insert(entry, Ok(docs));
         }
         Ok(out)
     }
@@ -431,7 +445,7 @@ impl<'f> Builder<'f> {
         for (entry, span) in components {
             let span = *span;
             if resources::is_remote(entry) {
-                let r = self.load_remote(entry, span, acc, true);
+                let r = self.load_remote(entry, span, acc, ListedIn::Component);
                 self.tolerate(r)?;
                 continue;
             }
@@ -456,7 +470,7 @@ impl<'f> Builder<'f> {
         acc: &mut Acc,
     ) -> Result<(), Issue> {
         if resources::is_remote(entry) {
-            return self.load_remote(entry, span, acc, false);
+            return self.load_remote(entry, span, acc, ListedIn::Resource);
         }
         let Some(path) = crate::source::join_within(dir, entry) else {
             return Err(Issue::at(

@@ -30,12 +30,9 @@ use crate::yaml::{FileId, Span};
 pub(crate) enum InputFile {
     /// A file of the repository (or of a fetched git folder).
     Local(PathBuf),
-    /// A file fetched from `url`, registered in the source map under it.
-    Remote {
-        url: String,
-        file: FileId,
-        text: Arc<str>,
-    },
+    /// A file fetched from `url`, registered in the source map under it
+    /// when read as text.
+    Remote { url: String, bytes: Arc<[u8]> },
 }
 
 impl InputFile {
@@ -51,15 +48,15 @@ impl InputFile {
     pub fn text(&self, files: &mut Files) -> Result<(FileId, Arc<str>), Issue> {
         match self {
             InputFile::Local(path) => files.text(path),
-            InputFile::Remote { file, text, .. } => Ok((*file, text.clone())),
+            InputFile::Remote { url, bytes } => super::remote::register(files, url, bytes),
         }
     }
 
-    /// Its bytes (a generator reads a file whole).
+    /// Its bytes (a generator reads a file whole, text or not).
     pub fn bytes(&self, files: &Files) -> Result<Vec<u8>, ReadError> {
         match self {
             InputFile::Local(path) => files.bytes(path),
-            InputFile::Remote { text, .. } => Ok(text.as_bytes().to_vec()),
+            InputFile::Remote { bytes, .. } => Ok(bytes.to_vec()),
         }
     }
 
@@ -67,11 +64,12 @@ impl InputFile {
     pub fn documents(&self, files: &mut Files) -> Result<Arc<Parsed>, Issue> {
         match self {
             InputFile::Local(path) => files.documents(path),
-            InputFile::Remote { url, file, text } => {
-                let docs = crate::yaml::parse_documents(text, *file, &files.limits().yaml)
+            InputFile::Remote { url, .. } => {
+                let (file, text) = self.text(files)?;
+                let docs = crate::yaml::parse_documents(&text, file, &files.limits().yaml)
                     .map_err(|e| Issue::yaml(Path::new(url), e))?;
                 Ok(Arc::new(Parsed {
-                    file: *file,
+                    file,
                     docs: docs.into_iter().map(Arc::new).collect(),
                 }))
             }
@@ -110,8 +108,8 @@ pub(crate) fn open(
     role: Input,
 ) -> Result<InputFile, Issue> {
     if is_remote_file(entry) {
-        let (url, file, text) = super::remote::fetch_input(files, entry, span, role)?;
-        return Ok(InputFile::Remote { url, file, text });
+        let (url, bytes) = super::remote::fetch_input(files, entry, span, role)?;
+        return Ok(InputFile::Remote { url, bytes });
     }
     let Some(path) = join_within(dir, entry) else {
         return Err(Issue::at(

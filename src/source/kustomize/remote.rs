@@ -1,6 +1,6 @@
-//! Remote entries of a kustomization: a remote resource or component,
-//! or a file it reads at an http(s) URL (a generator input, a patch: see
-//! [`super::input`]), is fetched and read when the user asked for it
+//! Remote entries of a kustomization: a remote resource, component or
+//! transformer, or a file it reads at an http(s) URL (a generator
+//! input, a patch: see [`super::input`]), is fetched and read when the user asked for it
 //! (`--remote`, see [`crate::source::remote`]), else it is a gap that
 //! says what it names and why it was not read. A remote git folder is
 //! built as kustomize builds it (api/internal/target/kusttarget.go
@@ -21,20 +21,42 @@ use crate::source::files::{Input, Parsed};
 use crate::source::remote::{self, Checkout, Entry, Fetched};
 use crate::yaml::FileId;
 
+/// The list a remote entry is in, which says how its objects are used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ListedIn {
+    /// `resources:`: its objects join the kustomization's.
+    Resource,
+    /// `components:`: a folder applied to the kustomization's objects.
+    Component,
+    /// `transformers:`: accumulated like a resource, each object it
+    /// yields a transformer's configuration (api/internal/target/
+    /// kusttarget.go `configureExternalTransformers` calls
+    /// `accumulateResources` on the entries that are no inline YAML).
+    Transformer,
+}
+
+impl ListedIn {
+    fn as_str(self) -> &'static str {
+        match self {
+            ListedIn::Resource => "resource",
+            ListedIn::Component => "component",
+            ListedIn::Transformer => "transformer",
+        }
+    }
+}
+
 impl Builder<'_> {
-    /// A remote `resources:` entry at `span`, or with `component` a
-    /// remote `components:` entry.
+    /// A remote entry at `span` of the list `listed`, its objects added
+    /// to `acc` (a component's changes made to them).
     pub(super) fn load_remote(
         &mut self,
         entry: &str,
         span: Span,
         acc: &mut Acc,
-        component: bool,
+        listed: ListedIn,
     ) -> Result<(), Issue> {
-        let what = match component {
-            true => "component",
-            false => "resource",
-        };
+        let what = listed.as_str();
+        let component = listed == ListedIn::Component;
         let gap = |files: &Files, why: String| {
             let message = format!("remote {what} '{entry}' is not fetched: {why}");
             Issue::at(&files.sources, span, message).gap(Gap::Remote)
@@ -48,8 +70,8 @@ impl Builder<'_> {
         }
         let fetched = fetch(self.files, &parsed, &parsed.describe(), &gap)?;
         match (fetched, parsed) {
-            (Fetched::File { text }, Entry::File { url }) => {
-                self.remote_file(&url, text, span, acc)
+            (Fetched::File { bytes }, Entry::File { url }) => {
+                self.remote_file(&url, &bytes, span, acc)
             }
             (
                 Fetched::Tree { dir },
@@ -73,11 +95,11 @@ impl Builder<'_> {
     fn remote_file(
         &mut self,
         url: &str,
-        text: String,
+        bytes: &[u8],
         span: Span,
         acc: &mut Acc,
     ) -> Result<(), Issue> {
-        let (file, text) = register(self.files, url, text);
+        let (file, text) = register(self.files, url, bytes).map_err(|i| i.gap(Gap::Malformed))?;
         let docs = crate::yaml::parse_documents(&text, file, &self.files.limits().yaml)
             .map_err(|e| Issue::yaml(Path::new(url), e).gap(Gap::Malformed))?;
         let parsed = Parsed {
@@ -137,13 +159,14 @@ impl Builder<'_> {
 /// fetcher, cache, budgets and `-v` line. kustomize GETs the URL itself,
 /// whatever it looks like (api/internal/loader/fileloader.go
 /// `FileLoader.Load` and `httpClientGetContent`): it is never a git
-/// folder here. Returns the URL, and the text registered under it.
+/// folder here. Returns the URL and the bytes served, which the reader
+/// takes as text ([`register`]) or, a generator, as they are.
 pub(super) fn fetch_input(
     files: &mut Files,
     url: &str,
     span: Span,
     role: Input,
-) -> Result<(String, FileId, Arc<str>), Issue> {
+) -> Result<(String, Arc<[u8]>), Issue> {
     // Go's url.Parse lowers the scheme; the fetcher's https rule reads it.
     let url = match url.split_once(':') {
         Some((scheme, rest)) => format!("{}:{rest}", scheme.to_ascii_lowercase()),
@@ -158,10 +181,7 @@ pub(super) fn fetch_input(
     };
     let entry = Entry::File { url: url.clone() };
     match fetch(files, &entry, "kustomize fetches it over HTTP", &gap)? {
-        Fetched::File { text } => {
-            let (file, text) = register(files, &url, text);
-            Ok((url, file, text))
-        }
+        Fetched::File { bytes } => Ok((url, bytes)),
         Fetched::Tree { .. } => Err(gap(files, "the cache holds another kind of entry".into())),
     }
 }
@@ -191,13 +211,21 @@ fn fetch(
 }
 
 /// A fetched file's text, registered in the source map under its URL
-/// (once: a URL read by several entries is one file).
-fn register(files: &mut Files, url: &str, text: String) -> (FileId, Arc<str>) {
+/// (once: a URL read by several entries is one file); not UTF-8, an
+/// issue at its first bad byte, as a file of the repository gets.
+pub(super) fn register(
+    files: &mut Files,
+    url: &str,
+    bytes: &[u8],
+) -> Result<(FileId, Arc<str>), Issue> {
     let name = PathBuf::from(url);
     let sources = &mut files.sources;
     let file = match sources.find(&name) {
         Some(id) => id,
-        None => sources.add_external(name, text.into()),
+        None => {
+            let text = crate::source::files::utf8_text(bytes.to_vec(), url)?;
+            sources.add_external(name, text.into())
+        }
     };
-    (file, sources.get(file).text.clone())
+    Ok((file, sources.get(file).text.clone()))
 }

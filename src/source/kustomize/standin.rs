@@ -83,7 +83,8 @@ pub(super) fn add(k: &kustomization::Kustomization, acc: &mut Acc, remote: &[Str
             span,
         );
         let mut obj = Object::new(root, span.file, 0);
-        obj.push_step(StepKind::RemoteStandIn, remote.join(", "), Some(span));
+        let named = crate::yaml::without_credentials(&remote.join(", ")).into_owned();
+        obj.push_step(StepKind::RemoteStandIn, named, Some(span));
         acc.push(Res::new(obj));
     }
 }

@@ -1,8 +1,8 @@
 //! The built-in transformers, run in kustomize's fixed order.
 
+use crate::source::Issue;
 use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
-use crate::source::{Gap, Issue};
 use crate::yaml::{Node, Span, Value};
 
 use super::budget::{record_step, spend_output, spend_scan, spend_work_on};
@@ -16,7 +16,7 @@ pub(crate) fn run(
     k: &Kustomization,
     acc: &mut Acc,
     config: &Config,
-    built: &HashMap<String, Vec<Node>>,
+    built: &HashMap<String, Result<Vec<Node>, Issue>>,
 ) -> Result<(), Issue> {
     if let Some(list) = k.get("patchesStrategicMerge") {
         patches::apply_strategic_merge_list(files, acc.res_mut(), list, k)?;
@@ -513,31 +513,30 @@ fn legacy_images(node: &mut Node, update: &dyn Fn(&mut Node)) {
     }
 }
 
+/// Whether a `transformers:` entry is a remote file or git folder:
+/// kustomize reads an entry as inline YAML first, and one that is not
+/// (a URL has no space) as a resource (api/internal/target/kusttarget.go
+/// `configureExternalTransformers`).
+pub(super) fn is_remote_entry(text: &str) -> bool {
+    super::resources::is_remote(text) && !text.contains(char::is_whitespace)
+}
+
 /// `transformers:` entries that configure a built-in transformer, inline,
-/// in a file or built from a directory (`built`, by entry). Plugins are not
-/// run.
+/// in a file or built from a directory or a remote entry (`built`, by
+/// entry, or why it was not). Plugins are not run.
 fn inline_transformers(
     files: &mut Files,
     acc: &mut Acc,
     list: &Node,
     k: &Kustomization,
-    built: &HashMap<String, Vec<Node>>,
+    built: &HashMap<String, Result<Vec<Node>, Issue>>,
 ) -> Result<(), Issue> {
     for entry in list.as_seq().into_iter().flatten() {
         let Some(text) = entry.as_str() else {
             return Err(k.err(entry.span, "transformers entries must be strings"));
         };
         let docs: Vec<Node> = if let Some(docs) = built.get(text) {
-            docs.clone()
-        } else if super::resources::is_remote(text) && !text.contains(char::is_whitespace) {
-            // kustomize accumulates an entry that is no inline YAML like a
-            // resource (api/internal/target/kusttarget.go
-            // `configureExternalTransformers`): a remote file or git folder.
-            let message = format!(
-                "remote transformer '{text}' is not fetched: remote transformer entries are not \
-                 fetched, with or without --remote"
-            );
-            return Err(Issue::at(&files.sources, entry.span, message).gap(Gap::Remote));
+            docs.clone()?
         } else if text.contains('\n') || text.contains(':') {
             super::patches::inline_docs(files, entry, &k.file)?
         } else {

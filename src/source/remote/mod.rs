@@ -11,7 +11,7 @@ mod spec;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use sha2::{Digest, Sha256};
@@ -92,13 +92,12 @@ pub enum FetchError {
 /// A fetched entry, as read from the cache.
 #[derive(Clone, Debug)]
 pub enum Fetched {
-    File {
-        text: String,
-    },
+    /// A file's bytes as served: what reads it says whether it must be
+    /// text (a manifest, a patch) or may be any bytes (a generator's
+    /// file, which kustomize puts in `binaryData`).
+    File { bytes: Arc<[u8]> },
     /// The checkout of a repository; the entry's folder is below it.
-    Tree {
-        dir: PathBuf,
-    },
+    Tree { dir: PathBuf },
 }
 
 /// The fetches of one run: budgets spent, entries fetched, the log.
@@ -152,7 +151,9 @@ impl Fetcher {
             Ok((_, false)) => format!("remote: {at}: fetched"),
             Err(e) => format!("remote: {at}: not fetched: {e}"),
         };
-        state.log.push(line);
+        state
+            .log
+            .push(crate::yaml::without_credentials(&line).into_owned());
         let result = result.map(|(f, _)| f);
         state.done.insert(key, result.clone());
         result
@@ -218,11 +219,9 @@ impl Fetcher {
                     return Err(e);
                 }
                 state.bytes += bytes.len() as u64;
-                let text = String::from_utf8(bytes).map_err(|_| FetchError::Failed {
-                    url: entry.key().0,
-                    message: "the file is not UTF-8".into(),
-                })?;
-                Fetched::File { text }
+                Fetched::File {
+                    bytes: bytes.into(),
+                }
             }
             Entry::Git { .. } => {
                 let size = tree_size(&slot);
@@ -236,9 +235,23 @@ impl Fetcher {
         Ok((fetched, fresh))
     }
 
-    /// Refuses what the settings do not allow: anything but https, unless
-    /// the test-only setting allows loopback http and local git.
+    /// Refuses what the settings do not allow: a URL with anything
+    /// before `@` (`user:password@`, a token as the user, a placeholder
+    /// such as `${TOKEN}@` that git or reqwest would send as it is),
+    /// since this tool sends no credentials, and anything but https,
+    /// unless the test-only setting allows loopback http and local git.
     fn allowed(&self, entry: &Entry) -> Result<(), FetchError> {
+        let url = entry.key().0;
+        let authority = url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split(['/', '\\', '?', '#']).next());
+        if authority.is_some_and(|a| a.contains('@')) {
+            return Err(FetchError::Refused {
+                reason: "its URL holds credentials (before '@'), and remote entries are \
+                         fetched without credentials"
+                    .into(),
+            });
+        }
         let local = self.settings.allow_local;
         let refused = match (entry.scheme(), entry) {
             ("https", _) => return Ok(()),
