@@ -7,7 +7,7 @@
 use homelab_lint::yaml::block_scanner_differs;
 use libfuzzer_sys::fuzz_target;
 
-const FRAGMENTS: [&str; 32] = [
+const FRAGMENTS: [&str; 37] = [
     "a",
     "key",
     ": ",
@@ -40,6 +40,11 @@ const FRAGMENTS: [&str; 32] = [
     "\n  ",
     "\n    ",
     "\n- ",
+    "&a ",
+    "&b",
+    "*a",
+    " *b",
+    " # c",
 ];
 
 fn check(text: &str) {

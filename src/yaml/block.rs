@@ -1,13 +1,15 @@
 //! A scanner for the block-style YAML that nearly every GitOps file is:
 //! mappings and sequences by indentation, one-line plain and quoted
 //! scalars, literal and folded block scalars, `[]`/`{}` and one-line flow
-//! sequences of scalars, comments and `---` between documents.
+//! sequences of scalars, anchors on values and aliases as values,
+//! comments and `---` between documents.
 //!
 //! saphyr's scanner costs about 150 instructions per byte (BENCHMARKS.md,
 //! "Parser candidates"), most of it in a character buffer this subset
 //! does not need. This one gives the events saphyr gives, with the same
 //! spans (in bytes), or nothing at all: a file with anything it does not
-//! take (anchors, aliases, tags, multi-line plain or quoted scalars, other
+//! take (anchors on keys or on flow or block scalars, tags, multi-line
+//! plain or quoted scalars, other
 //! flow collections, escapes, tabs, carriage returns, a BOM, directives,
 //! a syntax error) is left whole to saphyr, which also reports every
 //! error. `tests/it/yaml_fast_path.rs` holds the two to the same trees on
@@ -44,6 +46,8 @@ pub(super) fn scan(text: &str) -> Option<Vec<Spanned<'_>>> {
         events: Vec::with_capacity(text.len() / 6),
         stack: Vec::new(),
         pending: None,
+        anchors: Vec::new(),
+        next_anchor: 1,
     };
     scanner.run()?;
     Some(scanner.events)
@@ -94,6 +98,25 @@ struct Pending {
     /// Where the empty scalar is (the colon), for a key.
     colon: usize,
     key: bool,
+    /// An anchor written after the key or dash, for the collection.
+    anchor: Anchor,
+}
+
+/// An anchor (`&name`) on the node that follows it: its id as saphyr
+/// numbers anchors (from 1, in the order written, across documents;
+/// 0 for none), and where it is written, where saphyr starts the node's
+/// span.
+#[derive(Clone, Copy, Default)]
+struct Anchor {
+    id: usize,
+    at: usize,
+}
+
+impl Anchor {
+    /// Where a node that starts at `node` begins its span.
+    fn start(self, node: usize) -> usize {
+        if self.id == 0 { node } else { self.at }
+    }
 }
 
 struct Scanner<'t> {
@@ -102,6 +125,10 @@ struct Scanner<'t> {
     events: Vec<Spanned<'t>>,
     stack: Vec<Open>,
     pending: Option<Pending>,
+    /// The anchors of the document so far, by name; a later one of the
+    /// same name hides an earlier one, as in saphyr.
+    anchors: Vec<(&'t str, usize)>,
+    next_anchor: usize,
 }
 
 fn is_break(c: Option<&u8>) -> bool {
@@ -182,12 +209,14 @@ impl<'t> Scanner<'t> {
                 self.close_document(start, open_doc)?;
                 self.end_of_line(start + 3)?;
                 self.push(Event::DocumentStart(true), start, start + 3);
+                self.anchors.clear();
                 open_doc = true;
                 line = self.line_end(start) + 1;
                 continue;
             }
             if !open_doc {
                 self.push(Event::DocumentStart(false), start, start);
+                self.anchors.clear();
                 open_doc = true;
             }
             line = self.content_line(start, indent)?;
@@ -211,6 +240,8 @@ impl<'t> Scanner<'t> {
     fn resolve_empty(&mut self, _at: usize) -> Option<()> {
         match self.pending.take() {
             None => Some(()),
+            // An anchored empty value: rare, and saphyr spans it otherwise.
+            Some(p) if p.anchor.id != 0 => None,
             Some(p) if p.key => {
                 self.push(
                     Event::Scalar(Cow::Borrowed(""), ScalarStyle::Plain, 0, None),
@@ -226,18 +257,18 @@ impl<'t> Scanner<'t> {
     }
 
     /// Opens a block sequence or mapping at column `indent`, its start
-    /// event at `at`.
-    fn open(&mut self, seq: bool, indent: usize, at: usize) -> Option<()> {
+    /// event at `at` (or at its anchor).
+    fn open(&mut self, seq: bool, indent: usize, at: usize, anchor: Anchor) -> Option<()> {
         if self.stack.len() >= MAX_DEPTH {
             return None;
         }
         self.stack.push(Open { seq, indent });
         let event = if seq {
-            Event::SequenceStart(0, None)
+            Event::SequenceStart(anchor.id, None)
         } else {
-            Event::MappingStart(0, None)
+            Event::MappingStart(anchor.id, None)
         };
-        self.push(event, at, at);
+        self.push(event, anchor.start(at), at);
         Some(())
     }
 
@@ -248,7 +279,7 @@ impl<'t> Scanner<'t> {
         if let Some(p) = self.pending {
             if indent > p.indent {
                 self.pending = None;
-                self.open(dash, indent, at)?;
+                self.open(dash, indent, at, p.anchor)?;
             } else if indent == p.indent && p.key && dash {
                 // A sequence at its key's column (`key:` then `- item`):
                 // saphyr starts it at the first item's content.
@@ -260,7 +291,7 @@ impl<'t> Scanner<'t> {
                 if is_break(self.b.get(c)) || self.b[c] == b'#' {
                     return None;
                 }
-                self.open(true, indent, c)?;
+                self.open(true, indent, c, p.anchor)?;
             } else {
                 self.resolve_empty(at)?;
             }
@@ -279,7 +310,7 @@ impl<'t> Scanner<'t> {
             if !matches!(self.events.last(), Some((Event::DocumentStart(_), ..))) {
                 return None;
             }
-            self.open(dash, indent, at)?;
+            self.open(dash, indent, at, Anchor::default())?;
         }
         let top = *self.stack.last()?;
         if top.indent != indent || top.seq != dash {
@@ -304,6 +335,7 @@ impl<'t> Scanner<'t> {
                 indent,
                 colon: c,
                 key: false,
+                anchor: Anchor::default(),
             });
             return Some(self.line_end(c) + 1);
         }
@@ -323,7 +355,7 @@ impl<'t> Scanner<'t> {
             self.push(Event::MappingStart(0, None), c, c);
             return self.entry(c, column);
         }
-        self.value(c, indent, c)
+        self.value(c, indent, c, false)
     }
 
     /// Whether a key (`key:` then a blank or the line's end) starts at
@@ -351,7 +383,7 @@ impl<'t> Scanner<'t> {
     /// column `indent`.
     fn entry(&mut self, at: usize, indent: usize) -> Option<usize> {
         let colon = match self.b[at] {
-            b'"' | b'\'' => self.quoted(at)?,
+            b'"' | b'\'' => self.quoted(at, Anchor::default())?,
             _ => {
                 if !plain_start(self.b, at) {
                     return None;
@@ -388,30 +420,44 @@ impl<'t> Scanner<'t> {
         while self.at(v) == Some(b' ') {
             v += 1;
         }
-        self.value(v, indent, colon)
+        self.value(v, indent, colon, true)
     }
 
-    /// The value at `v` of a key or item of the collection at column
-    /// `indent`; `colon` is where an empty value's scalar goes.
-    fn value(&mut self, v: usize, indent: usize, colon: usize) -> Option<usize> {
+    /// The value at `v` of a key (`key`) or item of the collection at
+    /// column `indent`; `colon` is where an empty value's scalar goes.
+    fn value(&mut self, v: usize, indent: usize, colon: usize, key: bool) -> Option<usize> {
         let b = self.b;
+        let (v, anchor) = match b.get(v) {
+            Some(b'&') => self.anchor(v)?,
+            _ => (v, Anchor::default()),
+        };
         match b.get(v) {
             None | Some(b'\n') | Some(b'#') => {
                 self.pending = Some(Pending {
                     indent,
                     colon,
-                    key: true,
+                    key,
+                    anchor,
                 });
                 return Some(self.line_end(v) + 1);
             }
+            // Anchored block scalars, flow collections and aliases (an
+            // error) are left to saphyr.
+            Some(b'|' | b'>' | b'[' | b'{' | b'*' | b'&') if anchor.id != 0 => return None,
+            Some(b'*') => {
+                let end = self.alias(v)?;
+                self.end_of_line(end)?;
+            }
             Some(b'|') | Some(b'>') => return self.block_scalar(v, indent),
-            // saphyr ends a quoted scalar's span after whatever follows
-            // it on its line (spaces, a comment): only one that ends its
-            // line is taken.
+            // saphyr's span of a quoted scalar runs over the spaces and
+            // the comment after it to the line's end (`skip_ws_to_eol` in
+            // its `scan_flow_scalar`).
             Some(b'"') | Some(b'\'') => {
-                let end = self.quoted(v)?;
-                if !is_break(b.get(end)) {
-                    return None;
+                let end = self.quoted(v, anchor)?;
+                self.end_of_line(end)?;
+                let line_end = self.line_end(end) as u32;
+                if let Some(last) = self.events.last_mut() {
+                    last.2 = line_end;
                 }
             }
             Some(b'[') | Some(b'{') => self.flow(v)?,
@@ -438,15 +484,54 @@ impl<'t> Scanner<'t> {
                     Event::Scalar(
                         Cow::Borrowed(&self.text[v..end]),
                         ScalarStyle::Plain,
-                        0,
+                        anchor.id,
                         None,
                     ),
-                    v,
+                    anchor.start(v),
                     end,
                 );
             }
         }
         Some(self.line_end(v) + 1)
+    }
+
+    /// The anchor at `a` (`&name` and at least one space, or the line's
+    /// end): registered, with where the node after it starts.
+    fn anchor(&mut self, a: usize) -> Option<(usize, Anchor)> {
+        let end = self.name_end(a + 1)?;
+        let id = self.next_anchor;
+        self.next_anchor += 1;
+        self.anchors.push((&self.text[a + 1..end], id));
+        let mut v = end;
+        while self.at(v) == Some(b' ') {
+            v += 1;
+        }
+        Some((v, Anchor { id, at: a }))
+    }
+
+    /// The alias at `a` (`*name`) of an anchor of this document; returns
+    /// where it ends.
+    fn alias(&mut self, a: usize) -> Option<usize> {
+        let end = self.name_end(a + 1)?;
+        let name = &self.text[a + 1..end];
+        let (_, id) = *self.anchors.iter().rev().find(|(n, _)| *n == name)?;
+        self.push(Event::Alias(id), a, end);
+        Some(end)
+    }
+
+    /// The end of the anchor or alias name at `i`, as saphyr's
+    /// `is_anchor_char` reads it (up to a blank or a flow indicator),
+    /// here in ASCII.
+    fn name_end(&self, i: usize) -> Option<usize> {
+        let mut j = i;
+        while let Some(c) = self.at(j) {
+            match c {
+                b' ' | b'\n' | b',' | b'[' | b']' | b'{' | b'}' => break,
+                c if c >= 0x80 => return None,
+                _ => j += 1,
+            }
+        }
+        (j > i).then_some(j)
     }
 
     /// The end of the one-line quoted scalar at `q` (after its closing
@@ -471,8 +556,9 @@ impl<'t> Scanner<'t> {
         }
     }
 
-    /// Reads the one-line quoted scalar at `q`; returns where it ends.
-    fn quoted(&mut self, q: usize) -> Option<usize> {
+    /// Reads the one-line quoted scalar at `q`, under `anchor`; returns
+    /// where it ends.
+    fn quoted(&mut self, q: usize, anchor: Anchor) -> Option<usize> {
         let end = self.quoted_end(q)?;
         let inner = &self.text[q + 1..end - 1];
         let (value, style) = if self.b[q] == b'"' {
@@ -489,7 +575,7 @@ impl<'t> Scanner<'t> {
         } else {
             (Cow::Borrowed(inner), ScalarStyle::SingleQuoted)
         };
-        self.push(Event::Scalar(value, style, 0, None), q, end);
+        self.push(Event::Scalar(value, style, anchor.id, None), anchor.start(q), end);
         Some(end)
     }
 
@@ -506,14 +592,28 @@ impl<'t> Scanner<'t> {
     fn flow_node(&mut self, j: usize, depth: usize) -> Option<usize> {
         let b = self.b;
         match *b.get(j)? {
-            // saphyr's span of a closing bracket runs to the next token:
-            // only one right before it is taken.
+            // saphyr's span of a closing bracket runs to the next token.
             b'[' | b'{' if depth < MAX_FLOW => {
                 let end = self.flow_collection(j, depth + 1)?;
-                (depth == 0 || matches!(b.get(end), Some(b',' | b']' | b'}'))).then_some(end)
+                if depth == 0 {
+                    return Some(end);
+                }
+                let mut next = end;
+                while b.get(next) == Some(&b' ') {
+                    next += 1;
+                }
+                if !matches!(b.get(next), Some(b',' | b']' | b'}')) {
+                    return None;
+                }
+                if let Some(last) = self.events.last_mut() {
+                    last.2 = next as u32;
+                }
+                Some(end)
             }
+            // What may follow is the caller's to check.
+            b'*' => self.alias(j),
             b'"' | b'\'' => {
-                let end = self.quoted(j)?;
+                let end = self.quoted(j, Anchor::default())?;
                 matches!(b.get(end), Some(b',' | b']' | b'}' | b':')).then_some(end)
             }
             _ => {
