@@ -575,7 +575,11 @@ impl<'t> Scanner<'t> {
         } else {
             (Cow::Borrowed(inner), ScalarStyle::SingleQuoted)
         };
-        self.push(Event::Scalar(value, style, anchor.id, None), anchor.start(q), end);
+        self.push(
+            Event::Scalar(value, style, anchor.id, None),
+            anchor.start(q),
+            end,
+        );
         Some(end)
     }
 
