@@ -20,6 +20,8 @@ use std::borrow::Cow;
 
 use saphyr_parser::{Event, ScalarStyle};
 
+use super::node::Value;
+
 /// An event with its byte range in the text.
 pub(super) type Spanned<'t> = (Event<'t>, u32, u32);
 
@@ -232,8 +234,27 @@ impl<'t> Scanner<'t> {
         }
         if open {
             self.push(Event::DocumentEnd, at, at);
+            self.drop_empty_document();
         }
         Some(())
+    }
+
+    /// Forgets the document just closed when it holds nothing or a plain
+    /// null, as the tree builder would: a file of bare `---` lines is
+    /// otherwise held as three events per four bytes until it is built.
+    fn drop_empty_document(&mut self) {
+        let n = self.events.len();
+        let empty = |e: &Event| matches!(e, Event::DocumentStart(_));
+        let null = |e: &Event| {
+            matches!(e, Event::Scalar(v, ScalarStyle::Plain, 0, None)
+                if matches!(super::parse::resolve_plain(v), Some(Value::Null)))
+        };
+        let from = match &self.events[..n - 1] {
+            [.., (start, ..)] if empty(start) => n - 2,
+            [.., (start, ..), (value, ..)] if empty(start) && null(value) => n - 3,
+            _ => return,
+        };
+        self.events.truncate(from);
     }
 
     /// The pending value, known at `at` to be empty.
