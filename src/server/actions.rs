@@ -11,7 +11,7 @@ use lsp_types::{
     WorkspaceEdit,
 };
 
-use super::diagnostics::{self, span_range};
+use super::diagnostics::{self, shown, span_range};
 use super::documents;
 use crate::fix::Applicability;
 use crate::pipeline::editor::Analysis;
@@ -63,13 +63,13 @@ fn fix(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
             });
     }
     let (title, preferred, disabled) = match fix.applicability {
-        Applicability::Safe => (fix.title.clone(), true, None),
-        Applicability::Unsafe => (format!("{} (unsafe fix)", fix.title), false, None),
+        Applicability::Safe => (shown(&fix.title), true, None),
+        Applicability::Unsafe => (shown(&format!("{} (unsafe fix)", fix.title)), false, None),
         Applicability::DisplayOnly => (
-            format!("{} (display-only)", fix.title),
+            shown(&format!("{} (display-only)", fix.title)),
             false,
             Some(CodeActionDisabled {
-                reason: fix.notes.join(" "),
+                reason: shown(&fix.notes.join(" ")),
             }),
         ),
     };

@@ -39,7 +39,7 @@ pub fn of(
             for list in out.values_mut() {
                 list.push(whole_file(
                     DiagnosticSeverity::ERROR,
-                    format!("this repository cannot be linted: {e}"),
+                    shown(&format!("this repository cannot be linted: {e}")),
                 ));
             }
             return out;
@@ -57,9 +57,9 @@ pub fn of(
                 continue;
             };
             let message = if i == 0 {
-                finding.message.clone()
+                shown(&finding.message)
             } else {
-                format!("{} ({})", finding.message, label.text)
+                shown(&format!("{} ({})", finding.message, label.text))
             };
             let related = labels
                 .iter()
@@ -68,7 +68,7 @@ pub fn of(
                 .filter_map(|(_, other)| {
                     Some(DiagnosticRelatedInformation {
                         location: location(root, sources, other.span)?,
-                        message: other.text.clone(),
+                        message: shown(&other.text),
                     })
                 })
                 .collect();
@@ -103,7 +103,7 @@ pub fn of(
             severity: Some(DiagnosticSeverity::WARNING),
             code: Some(NumberOrString::String("input".into())),
             source: Some(SOURCE.into()),
-            message: issue.message.clone(),
+            message: shown(&issue.message),
             ..Diagnostic::default()
         });
     }
@@ -127,12 +127,22 @@ pub fn of(
                 code: Some(NumberOrString::String(fate.fate.key().into())),
                 ..whole_file(
                     DiagnosticSeverity::HINT,
-                    format!("applied by no Flux Kustomization: {}", fate.fate.reason()),
+                    shown(&format!(
+                        "applied by no Flux Kustomization: {}",
+                        fate.fate.reason()
+                    )),
                 )
             });
         }
     }
     out
+}
+
+/// A text the editor shows (a diagnostic, a hover, a code action's
+/// title), with every Secret value a name was made from hidden
+/// ([`crate::yaml::hidden`]), as every report hides it.
+pub(super) fn shown(text: &str) -> String {
+    crate::yaml::hidden::mask(text).into_owned()
 }
 
 fn whole_file(severity: DiagnosticSeverity, message: String) -> Diagnostic {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind};
 
-use super::diagnostics::span_range;
+use super::diagnostics::{shown as shown_text, span_range};
 use super::lookup::{self, Hit, Seg};
 use crate::pipeline::editor::Analysis;
 use crate::source::helm;
@@ -293,7 +293,7 @@ fn markdown(value: String, range: Option<lsp_types::Range>) -> Hover {
     Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,
-            value,
+            value: shown_text(&value),
         }),
         range,
     }

@@ -14,7 +14,7 @@ use std::path::Path;
 use support::limited;
 
 /// Each planted secret starts with this; nothing printed may hold it.
-const PLANTED: &str = "Zq9";
+pub(crate) const PLANTED: &str = "Zq9";
 
 fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);
@@ -356,14 +356,11 @@ fn a_path_substituted_from_a_secret_is_hidden_in_why_it_is_not_rendered() {
     );
 }
 
-/// Objects whose name and namespace Flux substitutes from a Secret: the
-/// name is copied into identities, messages, step details and coverage
-/// reasons, where no mark of where it came from follows. Each print shows
-/// the variable and its Secret instead of the value.
-#[test]
-fn a_name_substituted_from_a_secret_appears_in_no_output() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
+/// A ConfigMap and a Flux Kustomization whose names and namespaces Flux
+/// substitutes from Secret `flux-system/vars` (values starting with
+/// [`PLANTED`]), in a repository at `root`; the ConfigMap also reads an
+/// undefined variable, a finding that names it.
+pub(crate) fn secret_named_objects(root: &Path) {
     write(
         root,
         "sec/secret.yaml",
@@ -392,6 +389,17 @@ fn a_name_substituted_from_a_secret_appears_in_no_output() {
             ),
         );
     }
+}
+
+/// Objects whose name and namespace Flux substitutes from a Secret: the
+/// name is copied into identities, messages, step details and coverage
+/// reasons, where no mark of where it came from follows. Each print shows
+/// the variable and its Secret instead of the value.
+#[test]
+fn a_name_substituted_from_a_secret_appears_in_no_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    secret_named_objects(root);
     let dir = root.to_str().unwrap();
     for format in [
         "human", "concise", "json", "yaml", "sarif", "github", "markdown",

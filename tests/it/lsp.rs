@@ -56,6 +56,11 @@ fn an_editor_gets_findings_hover_definitions_and_actions() {
     };
     // The bundled example's fixes: one safe, one unsafe.
     let example = git_copy(&common::example_repo(), &tmp.path().join("example"));
+    // Objects named from a Secret's values, which no text the editor
+    // shows may hold.
+    let secret_src = tmp.path().join("secret-src");
+    crate::hostile_secret::secret_named_objects(&secret_src);
+    let secret = git_copy(&secret_src, &tmp.path().join("secret"));
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp");
     let out = Command::new(&pytest)
         .arg(&tests)
@@ -63,6 +68,8 @@ fn an_editor_gets_findings_hover_definitions_and_actions() {
         .env("HOMELAB_LINT_BIN", common::BIN)
         .env("LSP_REPO", &repo)
         .env("LSP_EXAMPLE_REPO", &example)
+        .env("LSP_SECRET_REPO", &secret)
+        .env("LSP_PLANTED", crate::hostile_secret::PLANTED)
         .current_dir(tmp.path())
         .output()
         .unwrap();

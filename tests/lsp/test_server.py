@@ -408,3 +408,29 @@ async def test_after_edits_and_disk_changes_the_diagnostics_are_a_fresh_lints(
             moved.rename(SETTINGS)
         SETTINGS.write_text(settings)
         created.unlink(missing_ok=True)
+
+
+SECRET_REPO = pathlib.Path(os.environ["LSP_SECRET_REPO"])
+PLANTED = os.environ["LSP_PLANTED"]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_names_made_from_a_secret_are_shown_by_their_variable(client: LanguageClient):
+    """A ConfigMap and a Flux Kustomization named and namespaced from a
+    Secret's values: diagnostics, their related places, hovers and code
+    actions show `<NAME from Secret flux-system/vars>`, never the value."""
+    doc = Buffer(client, SECRET_REPO / "apps/cm.yaml")
+    diagnostics = await doc.diagnostics()
+    codes = {d.code for d in diagnostics}
+    assert {"flux-variable-undefined", "flux-kustomization-path-missing"} <= codes, diagnostics
+    shown = []
+    for d in diagnostics:
+        shown.append(d.message)
+        shown.extend(r.message for r in d.related_information or [])
+        shown.extend(a.title for a in await code_actions(doc, d) or [])
+    for needle, skip in [("app-${NAME}", 6), ("${UNDEFINED_HERE}", 2), ("${NS}", 2)]:
+        hover = await doc.hover(needle, skip)
+        if hover is not None:
+            shown.append(hover.contents.value)
+    assert all(PLANTED not in text for text in shown), shown
+    assert any("<NAME from Secret flux-system/vars>" in text for text in shown), shown
