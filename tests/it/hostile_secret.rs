@@ -306,25 +306,21 @@ fn values_from_generated_secrets_appear_in_no_output() {
     assert!(out.contains("\"leak\": \"<redacted: 13 bytes>\""), "{out}");
 }
 
-/// A Flux Kustomization whose `spec.path` its parent substitutes from a
-/// Secret's variable, a path that is no directory: the finding showed
-/// the path as its length, but the coverage's reason why it was not
-/// rendered (JSON, SARIF, `inventory`) printed it whole.
-#[test]
-fn a_path_substituted_from_a_secret_is_hidden_in_why_it_is_not_rendered() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
+/// Secret `flux-system/vars` in `sec/`, each key of `vars` holding
+/// `{PLANTED}-{word}-value`, applied by Flux Kustomization `sec`; and
+/// Flux Kustomization `apps`, which renders `apps/` with it as
+/// `substituteFrom`.
+fn secret_vars(root: &Path, vars: &[(&str, &str)]) {
+    let data: String = vars
+        .iter()
+        .map(|(key, word)| format!("  {key}: {PLANTED}-{word}-value\n"))
+        .collect();
     write(
         root,
         "sec/secret.yaml",
         &format!(
-            "apiVersion: v1\nkind: Secret\nmetadata: {{name: vars, namespace: flux-system}}\nstringData:\n  DIR: {PLANTED}-dir-value\n"
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: vars, namespace: flux-system}}\nstringData:\n{data}"
         ),
-    );
-    write(
-        root,
-        "apps/ks.yaml",
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: child, namespace: flux-system}\nspec:\n  path: ./apps/${DIR}\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
     );
     for (name, path, post) in [
         ("sec", "./sec", ""),
@@ -342,6 +338,22 @@ fn a_path_substituted_from_a_secret_is_hidden_in_why_it_is_not_rendered() {
             ),
         );
     }
+}
+
+/// A Flux Kustomization whose `spec.path` its parent substitutes from a
+/// Secret's variable, a path that is no directory: the finding showed
+/// the path as its length, but the coverage's reason why it was not
+/// rendered (JSON, SARIF, `inventory`) printed it whole.
+#[test]
+fn a_path_substituted_from_a_secret_is_hidden_in_why_it_is_not_rendered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    secret_vars(root, &[("DIR", "dir")]);
+    write(
+        root,
+        "apps/ks.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: child, namespace: flux-system}\nspec:\n  path: ./apps/${DIR}\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    );
     let dir = root.to_str().unwrap();
     for format in ["human", "json", "sarif"] {
         let run = limited::run_linter(&["-o", format, dir]);
@@ -361,34 +373,12 @@ fn a_path_substituted_from_a_secret_is_hidden_in_why_it_is_not_rendered() {
 /// [`PLANTED`]), in a repository at `root`; the ConfigMap also reads an
 /// undefined variable, a finding that names it.
 pub(crate) fn secret_named_objects(root: &Path) {
-    write(
-        root,
-        "sec/secret.yaml",
-        &format!(
-            "apiVersion: v1\nkind: Secret\nmetadata: {{name: vars, namespace: flux-system}}\nstringData:\n  NAME: {PLANTED}-name-value\n  NS: {PLANTED}-ns-value\n"
-        ),
-    );
+    secret_vars(root, &[("NAME", "name"), ("NS", "ns")]);
     write(
         root,
         "apps/cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-${NAME}\n  namespace: ${NS}\ndata:\n  a: ${UNDEFINED_HERE}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: \"${NAME}\", namespace: flux-system}\nspec:\n  path: ./nowhere\n  targetNamespace: ${NS}\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
     );
-    for (name, path, post) in [
-        ("sec", "./sec", ""),
-        (
-            "apps",
-            "./apps",
-            "  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: vars}\n",
-        ),
-    ] {
-        write(
-            root,
-            &format!("flux/{name}.yaml"),
-            &format!(
-                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n{post}"
-            ),
-        );
-    }
 }
 
 /// Objects whose name and namespace Flux substitutes from a Secret: the

@@ -334,30 +334,49 @@ fn budgets_exceeded_say_which_and_the_run_goes_on() {
     assert_home_untouched(&d);
 }
 
+/// A bare repository `NAME.git` under `root`: `files` committed and
+/// tagged v1.0.0, then `later` (file, from, to) committed on its default
+/// branch, so that only the tag gives the files as written.
+pub(crate) fn tagged_bare_repo(
+    root: &Path,
+    name: &str,
+    files: &[(&str, &str)],
+    later: (&str, &str, &str),
+) -> PathBuf {
+    let work = root.join(name);
+    for (rel, text) in files {
+        let path = work.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    common::git(&work, &["init", "-q"]);
+    common::git(&work, &["add", "-A"]);
+    common::git(&work, &["commit", "-q", "-m", "v1"]);
+    common::git(&work, &["tag", "v1.0.0"]);
+    common::edit(&work, later.0, later.1, later.2);
+    common::git(&work, &["commit", "-q", "-am", "later"]);
+    let bare = format!("{name}.git");
+    common::git(root, &["clone", "-q", "--bare", name, &bare]);
+    root.join(bare)
+}
+
 #[test]
 fn git_folder_is_fetched_from_a_local_repository_at_its_ref() {
     if !common::git_available() {
         return;
     }
     let d = dirs();
-    let work = d.root.join("upstream");
-    std::fs::create_dir_all(work.join("deploy")).unwrap();
-    std::fs::write(
-        work.join("deploy/kustomization.yaml"),
-        "resources:\n  - operator.yaml\ncommonLabels:\n  app.kubernetes.io/part-of: upstream\n",
-    )
-    .unwrap();
-    std::fs::write(work.join("deploy/operator.yaml"), OPERATOR).unwrap();
-    common::git(&work, &["init", "-q"]);
-    common::git(&work, &["add", "-A"]);
-    common::git(&work, &["commit", "-q", "-m", "v1"]);
-    common::git(&work, &["tag", "v1.0.0"]);
-    common::edit(&work, "deploy/operator.yaml", "2.4.0", "9.9.9");
-    common::git(&work, &["commit", "-q", "-am", "later"]);
-    let bare = d.root.join("upstream.git");
-    common::git(
+    let bare = tagged_bare_repo(
         &d.root,
-        &["clone", "-q", "--bare", "upstream", "upstream.git"],
+        "upstream",
+        &[
+            (
+                "deploy/kustomization.yaml",
+                "resources:\n  - operator.yaml\ncommonLabels:\n  app.kubernetes.io/part-of: upstream\n",
+            ),
+            ("deploy/operator.yaml", OPERATOR),
+        ],
+        ("deploy/operator.yaml", "2.4.0", "9.9.9"),
     );
     let entry = format!("file://{}//deploy?ref=v1.0.0", bare.display());
     let repo = repo_listing(&d.root, &[&entry]);

@@ -11,6 +11,7 @@ use std::path::Path;
 use crate::common;
 use crate::remote::{
     OPERATOR, assert_home_untouched, dirs, inventory, object, repo_listing, serve_files, stderr,
+    tagged_bare_repo,
 };
 
 const LABELS: &str = "apiVersion: builtin
@@ -91,25 +92,15 @@ fn a_transformer_at_an_http_url_is_fetched_and_run_with_remote() {
 /// `shared` is a kustomization listing the label transformer, at tag
 /// v1.0.0 (and another label on its default branch).
 fn upstream_transformers(root: &Path) -> std::path::PathBuf {
-    let work = root.join("transformers");
-    std::fs::create_dir_all(work.join("shared")).unwrap();
-    std::fs::write(
-        work.join("shared/kustomization.yaml"),
-        "resources:\n  - labels.yaml\n",
-    )
-    .unwrap();
-    std::fs::write(work.join("shared/labels.yaml"), LABELS).unwrap();
-    common::git(&work, &["init", "-q"]);
-    common::git(&work, &["add", "-A"]);
-    common::git(&work, &["commit", "-q", "-m", "v1"]);
-    common::git(&work, &["tag", "v1.0.0"]);
-    common::edit(&work, "shared/labels.yaml", "backend", "frontend");
-    common::git(&work, &["commit", "-q", "-am", "later"]);
-    common::git(
+    tagged_bare_repo(
         root,
-        &["clone", "-q", "--bare", "transformers", "transformers.git"],
-    );
-    root.join("transformers.git")
+        "transformers",
+        &[
+            ("shared/kustomization.yaml", "resources:\n  - labels.yaml\n"),
+            ("shared/labels.yaml", LABELS),
+        ],
+        ("shared/labels.yaml", "backend", "frontend"),
+    )
 }
 
 #[test]
