@@ -286,7 +286,9 @@ fn all_classes(model: &Model) -> Vec<ClassDecl> {
 /// no StorageClass object is needed for them, as Kubernetes binds a claim
 /// to a PV of the same `storageClassName` (NOTES: the bound volume is the
 /// ground truth). An NFS or CSI volume says what storage it is; the first
-/// PV of a name stands for the class.
+/// PV of a name in each cluster's Flux tree stands for the class there: a
+/// component rendered into several clusters declares the class in each,
+/// and [`classes`] gives a claim only its own cluster's classes.
 fn static_volume_classes(model: &Model, out: &mut Vec<ClassDecl>) {
     for (i, obj) in model.objects.iter().enumerate() {
         if !obj.is("", "PersistentVolume") {
@@ -295,7 +297,9 @@ fn static_volume_classes(model: &Model, out: &mut Vec<ClassDecl>) {
         let Some(name) = obj.root.str_at(&["spec", "storageClassName"]) else {
             continue;
         };
-        if name.is_empty() || out.iter().any(|c| c.name == name) {
+        let declared_here =
+            |c: &ClassDecl| c.name == name && model.object(c.object).tree == obj.tree;
+        if name.is_empty() || out.iter().any(declared_here) {
             continue;
         }
         let spec = obj.root.get("spec");
@@ -706,6 +710,29 @@ mod tests {
         );
         assert_eq!(declared_in_values(&model, "protocol"), None);
         assert_eq!(declared_in_values(&model, "nfs"), None);
+    }
+
+    #[test]
+    fn a_static_volume_class_rendered_into_two_clusters_is_declared_in_each() {
+        let pv = "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: app-pv}\nspec:\n  storageClassName: app-class\n  csi: {driver: cephfs.csi.ceph.com, volumeHandle: app}\n";
+        let pvc = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: app-pvc, namespace: media}\nspec: {storageClassName: app-class}\n";
+        let mut repo = crate::source::test_repo::TestRepo::new(&[
+            ("prod/pv.yaml", pv),
+            ("prod/pvc.yaml", pvc),
+            ("test/pv.yaml", pv),
+            ("test/pvc.yaml", pvc),
+        ]);
+        for (o, tree) in repo.objects.iter_mut().zip([0, 0, 1, 1]) {
+            o.tree = Some(tree);
+        }
+        let model = Model::from_parts(&repo.objects, &repo.sources);
+        for (claim, pv) in [(1, 0), (3, 2)] {
+            let found = classes(&model, Some(claim));
+            assert_eq!(found.len(), 1, "claim {claim}: {found:?}");
+            assert_eq!(found[0].name, "app-class");
+            assert_eq!(found[0].object, pv);
+            assert_eq!(found[0].category, Category::NetworkFilesystem);
+        }
     }
 
     #[test]
