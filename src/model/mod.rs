@@ -117,8 +117,20 @@ impl<'r> Model<'r> {
                         _ => by_name.get(&(kind, name)).find_map(seen),
                     }
                 };
-                is_helm_release(hr)
-                    .then(|| Box::new(helm::resolve_sharing(sources, hr, &lookup, shared)))
+                let elsewhere = |kind: &str, ns: &str, name: &str| {
+                    let found = match kind {
+                        "Secret" => secrets.get(&name).find(|&i| data::made_in(&objects[i], ns)),
+                        _ => by_name
+                            .get(&(kind, name))
+                            .find(|&i| data::made_in(&objects[i], ns)),
+                    }?;
+                    Some(applier(&objects[found]))
+                };
+                is_helm_release(hr).then(|| {
+                    Box::new(helm::resolve_in_tree(
+                        sources, hr, &lookup, &elsewhere, shared,
+                    ))
+                })
             })
             .collect();
         Model {
@@ -411,4 +423,73 @@ pub fn applier(o: &Object) -> String {
 
 pub fn is_helm_release(o: &Object) -> bool {
     o.is("helm.toolkit.fluxcd.io", "HelmRelease")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{Step, StepKind};
+
+    /// A HelmRelease of one cluster whose chartRef and valuesFrom name
+    /// objects the repository holds only in another cluster's Flux tree.
+    #[test]
+    fn a_release_source_only_in_another_clusters_tree_is_said_to_be_there() {
+        let mut repo = crate::source::test_repo::TestRepo::new(&[
+            (
+                "kubernetes/cluster-0/oci.yaml",
+                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: app-template, namespace: flux-system}\nspec:\n  url: oci://ghcr.io/bjw-s-labs/helm/app-template\n  ref: {tag: 4.0.1}\n",
+            ),
+            (
+                "kubernetes/cluster-0/values.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: zot-values, namespace: storage}\ndata: {values.yaml: 'a: 1'}\n",
+            ),
+            (
+                "kubernetes/nas-1/zot.yaml",
+                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: zot, namespace: storage}\nspec:\n  chartRef: {kind: OCIRepository, name: app-template, namespace: flux-system}\n  valuesFrom:\n    - {kind: ConfigMap, name: zot-values}\n    - {kind: ConfigMap, name: nowhere}\n",
+            ),
+        ]);
+        for (o, (tree, ks)) in repo.objects.iter_mut().zip([
+            (0, "cluster-0-apps"),
+            (0, "cluster-0-apps"),
+            (1, "nas-1-apps"),
+        ]) {
+            o.tree = Some(tree);
+            o.chain.push(Step {
+                kind: StepKind::FluxKustomization,
+                detail: format!("flux-system/{ks}").into(),
+                at: None,
+            });
+        }
+        let model = Model::from_parts(&repo.objects, &repo.sources);
+        let messages: Vec<String> = model
+            .release_issues()
+            .into_iter()
+            .chain(model.release_absent())
+            .map(|i| i.message)
+            .collect();
+        let elsewhere = "is in the repository only under Flux Kustomization \
+                         flux-system/cluster-0-apps, which another Flux root applies, so it is \
+                         taken for another cluster than HelmRelease/storage/zot's";
+        assert!(
+            messages.contains(&format!(
+                "chartRef OCIRepository flux-system/app-template {elsewhere}: chart and version are unknown"
+            )),
+            "{messages:#?}"
+        );
+        assert!(
+            messages.contains(&format!(
+                "valuesFrom ConfigMap storage/zot-values {elsewhere} and not optional: \
+                 helm-controller fails unless it exists in the cluster"
+            )),
+            "{messages:#?}"
+        );
+        assert!(
+            messages.contains(
+                &"valuesFrom ConfigMap storage/nowhere is not in the repository and not \
+                  optional: helm-controller fails unless it exists in the cluster"
+                    .to_string()
+            ),
+            "{messages:#?}"
+        );
+    }
 }

@@ -286,7 +286,9 @@ fn all_classes(model: &Model) -> Vec<ClassDecl> {
 /// no StorageClass object is needed for them, as Kubernetes binds a claim
 /// to a PV of the same `storageClassName` (NOTES: the bound volume is the
 /// ground truth). An NFS or CSI volume says what storage it is; the first
-/// PV of a name stands for the class.
+/// PV of a name in each cluster's Flux tree stands for the class there: a
+/// component rendered into several clusters declares the class in each,
+/// and [`classes`] gives a claim only its own cluster's classes.
 fn static_volume_classes(model: &Model, out: &mut Vec<ClassDecl>) {
     for (i, obj) in model.objects.iter().enumerate() {
         if !obj.is("", "PersistentVolume") {
@@ -295,7 +297,9 @@ fn static_volume_classes(model: &Model, out: &mut Vec<ClassDecl>) {
         let Some(name) = obj.root.str_at(&["spec", "storageClassName"]) else {
             continue;
         };
-        if name.is_empty() || out.iter().any(|c| c.name == name) {
+        let declared_here =
+            |c: &ClassDecl| c.name == name && model.object(c.object).tree == obj.tree;
+        if name.is_empty() || out.iter().any(declared_here) {
             continue;
         }
         let spec = obj.root.get("spec");
@@ -586,9 +590,10 @@ fn declared_storage(model: &Model, db: &Database) -> Result<Storage, Unknown> {
     db.provider.storage(model, db)
 }
 
-/// Why a class name matches no declared class: it is not declared, or
-/// it is a Flux variable whose value the repository does not show (the
-/// name is then still as written, `${VAR:=default}`).
+/// Why a class name matches no declared class: it is not declared, it is
+/// declared only in another cluster's Flux tree, or it is a Flux variable
+/// whose value the repository does not show (the name is then still as
+/// written, `${VAR:=default}`).
 fn undeclared_class(model: &Model, near: ObjRef, node: &Node, name: &str) -> String {
     let (class, name) = (name, &model.sources.shown_value(node, name.to_string()));
     match node.origin.as_deref() {
@@ -608,6 +613,12 @@ fn undeclared_class(model: &Model, near: ObjRef, node: &Node, name: &str) -> Str
                 )
             }
         },
+        _ if let Some(c) = classes(model, None).into_iter().find(|c| c.name == class) => format!(
+            "storage class {name} is declared only under {}, which another Flux root applies, so \
+             it is taken for another cluster than {}'s",
+            super::applier(model.object(c.object)),
+            model.object(near).id()
+        ),
         _ => match declared_in_values(model, class) {
             Some(release) => format!(
                 "storage class {name} is declared only in the values of {release}, a chart \
@@ -706,6 +717,65 @@ mod tests {
         );
         assert_eq!(declared_in_values(&model, "protocol"), None);
         assert_eq!(declared_in_values(&model, "nfs"), None);
+    }
+
+    #[test]
+    fn a_static_volume_class_rendered_into_two_clusters_is_declared_in_each() {
+        let pv = "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: app-pv}\nspec:\n  storageClassName: app-class\n  csi: {driver: cephfs.csi.ceph.com, volumeHandle: app}\n";
+        let pvc = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: app-pvc, namespace: media}\nspec: {storageClassName: app-class}\n";
+        let mut repo = crate::source::test_repo::TestRepo::new(&[
+            ("prod/pv.yaml", pv),
+            ("prod/pvc.yaml", pvc),
+            ("test/pv.yaml", pv),
+            ("test/pvc.yaml", pvc),
+        ]);
+        for (o, tree) in repo.objects.iter_mut().zip([0, 0, 1, 1]) {
+            o.tree = Some(tree);
+        }
+        let model = Model::from_parts(&repo.objects, &repo.sources);
+        for (claim, pv) in [(1, 0), (3, 2)] {
+            let found = classes(&model, Some(claim));
+            assert_eq!(found.len(), 1, "claim {claim}: {found:?}");
+            assert_eq!(found[0].name, "app-class");
+            assert_eq!(found[0].object, pv);
+            assert_eq!(found[0].category, Category::NetworkFilesystem);
+        }
+    }
+
+    #[test]
+    fn a_class_only_another_clusters_chart_declares_is_said_to_be_there() {
+        let mut repo = crate::source::test_repo::TestRepo::new(&[
+            (
+                "cluster-0/rook.yaml",
+                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: rook-ceph-cluster, namespace: rook-ceph}\nspec:\n  chart: {spec: {chart: rook-ceph-cluster}}\n  values:\n    cephBlockPools:\n      - name: pool\n        storageClass: {enabled: true, name: ceph-block}\n",
+            ),
+            (
+                "archive/pvc.yaml",
+                "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: monitoring}\nspec: {storageClassName: ceph-block}\n",
+            ),
+        ]);
+        for (o, tree) in repo.objects.iter_mut().zip([0, 1]) {
+            o.tree = Some(tree);
+        }
+        repo.objects[0].chain.push(crate::source::Step {
+            kind: crate::source::StepKind::FluxKustomization,
+            detail: "flux-system/cluster-0-apps".into(),
+            at: None,
+        });
+        let model = Model::from_parts(&repo.objects, &repo.sources);
+        let requested = model
+            .object(1)
+            .root
+            .path(&["spec", "storageClassName"])
+            .cloned();
+        let why = of_request(&model, 1, requested).unwrap_err().0;
+        assert_eq!(
+            why,
+            "storage class ceph-block is declared only under Flux Kustomization \
+             flux-system/cluster-0-apps, which another \
+             Flux root applies, so it is taken for another cluster than \
+             PersistentVolumeClaim/monitoring/data's"
+        );
     }
 
     #[test]

@@ -288,12 +288,16 @@ pub fn prepare(
         .chain(&outcome.issues)
         .map(|i| (i.path.clone(), i.message.clone()))
         .collect();
-    let fingerprints: HashSet<String> = outcome
+    let kept: Vec<_> = outcome
         .findings
         .into_iter()
         .filter(|f| !config.ignores(f, sources))
-        .map(|f| f.fingerprint)
         .collect();
+    // Counted as the run's own summary counts them: the same rule on one
+    // object at three lines is three findings of fewer fingerprints, and a
+    // count of fingerprints reads as findings gone.
+    let found_count = kept.len();
+    let fingerprints: HashSet<String> = kept.into_iter().map(|f| f.fingerprint).collect();
     log(&format!(
         "base {reference} ({found}{}): {}, {}{reused}",
         if unchanged {
@@ -302,7 +306,7 @@ pub fn prepare(
             ""
         },
         super::plural(base_repo.objects.len(), "object"),
-        super::plural(fingerprints.len(), "finding")
+        super::plural(found_count, "finding")
     ));
     let baseline = Baseline::of(
         &model,

@@ -114,6 +114,30 @@ pub fn resolve_sharing<'a>(
     lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
     shared: &Shared,
 ) -> Release {
+    resolve_in_tree(sources, hr, lookup, &|_, _, _| None, shared)
+}
+
+/// The Flux Kustomization of another cluster's tree that applies an
+/// object (kind, namespace, name) which `lookup` does not give.
+pub type Elsewhere<'e> = &'e dyn Fn(&str, &str, &str) -> Option<String>;
+
+/// [`resolve_sharing`] for a release that sees only its own cluster's objects:
+/// a source only another cluster's tree holds is said to be there, not missing.
+pub fn resolve_in_tree<'a>(
+    sources: &SourceMap,
+    hr: &Object,
+    lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+    elsewhere: Elsewhere,
+    shared: &Shared,
+) -> Release {
+    let why = |kind: &str, namespace: &str, name: &str| match elsewhere(kind, namespace, name) {
+        Some(applier) => format!(
+            "{kind} {namespace}/{name} is in the repository only under {applier}, which another \
+             Flux root applies, so it is taken for another cluster than {}'s",
+            hr.id()
+        ),
+        None => format!("{kind} {namespace}/{name} is not in the repository"),
+    };
     let namespace = hr.namespace().unwrap_or("");
     let mut release = Release {
         chart: None,
@@ -125,16 +149,20 @@ pub fn resolve_sharing<'a>(
         issues: Vec::new(),
         absent: Vec::new(),
     };
-    resolve_chart(sources, hr, namespace, lookup, &mut release);
-    resolve_values(sources, hr, namespace, lookup, shared, &mut release);
+    resolve_chart(sources, hr, namespace, lookup, &why, &mut release);
+    resolve_values(sources, hr, namespace, lookup, &why, shared, &mut release);
     release
 }
+
+/// Why a source is not found: not in the repository, or where else it is.
+type Missing<'m> = &'m dyn Fn(&str, &str, &str) -> String;
 
 fn resolve_chart<'a>(
     sources: &SourceMap,
     hr: &Object,
     namespace: &str,
     lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+    missing: Missing,
     release: &mut Release,
 ) {
     if let Some(spec) = hr.root.path(&["spec", "chart", "spec"]) {
@@ -158,8 +186,8 @@ fn resolve_chart<'a>(
             sources,
             r.span,
             format!(
-                "chartRef {} {}/{} is not in the repository: chart and version are unknown",
-                source.kind, source.namespace, source.name
+                "chartRef {}: chart and version are unknown",
+                missing(&source.kind, &source.namespace, &source.name)
             ),
         )),
         Some(obj) => {
@@ -211,6 +239,7 @@ fn resolve_values<'a>(
     hr: &Object,
     namespace: &str,
     lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+    missing: Missing,
     shared: &Shared,
     release: &mut Release,
 ) {
@@ -265,15 +294,17 @@ fn resolve_values<'a>(
                     sources,
                     entry.span,
                     format!(
-                        "valuesFrom {kind} {namespace}/{name} is not in the repository and not \
-                         optional: helm-controller fails unless it exists in the cluster"
+                        "valuesFrom {} and not optional: helm-controller fails unless it \
+                         exists in the cluster",
+                        missing(kind, namespace, name)
                     ),
                 ));
             }
             defer(
                 release,
                 format!(
-                    "{kind} {namespace}/{name} is not in the repository (it may exist only in the cluster)"
+                    "{} (it may exist only in the cluster)",
+                    missing(kind, namespace, name)
                 ),
             );
             continue;

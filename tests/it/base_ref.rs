@@ -201,3 +201,48 @@ fn base_of_a_gitops_tree_in_a_subdirectory_of_the_repository() {
         assert!(!rules_in_json(&out).contains(&"flux-kustomization-path-missing".to_string()));
     }
 }
+
+/// The base commit's count is of findings, as the run's own summary counts
+/// them: one variable undefined at three lines of one object is three
+/// findings of fewer fingerprints, and the base holds all three.
+#[test]
+fn the_base_line_counts_findings_not_fingerprints() {
+    if !common::git_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "flux/apps.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substitute: {DEFINED: x}\n",
+    );
+    write(
+        "apps/app.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  first: ${UNDEFINED}\n  second: ${UNDEFINED}\n  third: ${UNDEFINED}\n",
+    );
+    common::git(root, &["init", "-q"]);
+    common::git(root, &["add", "-A"]);
+    common::git(root, &["commit", "-qm", "base"]);
+    write(
+        "apps/other.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: default}\n",
+    );
+    common::git(root, &["add", "-A"]);
+    common::git(root, &["commit", "-qm", "unrelated"]);
+    let plain = lint(root, &["-o", "concise"]);
+    assert!(
+        stdout(&plain).contains("3 findings: 0 errors, 3 warnings"),
+        "{}",
+        stdout(&plain)
+    );
+    let out = lint(root, &["--base", "HEAD~1", "-o", "concise"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("objects, 3 findings"), "{stderr}");
+    let summary = stdout(&out).lines().last().unwrap_or_default().to_string();
+    assert!(summary.starts_with("0 findings"), "{}", stdout(&out));
+}

@@ -59,6 +59,7 @@ mod live_probe;
 mod lsp;
 mod markdown_output;
 mod metrics;
+mod other_cluster;
 mod output_identity;
 mod pre_commit;
 mod primary_location;
