@@ -61,6 +61,9 @@ pub struct Model<'r> {
     /// show leaves (`${CLAIM:-data}`), by kind and that text, built on
     /// first use: each reference the repository cannot resolve asks it.
     named_if_unset: OnceLock<Index<(&'r str, &'r str)>>,
+    /// The keys of each ConfigMap or Secret asked for one at a time
+    /// ([`Model::data_entry`]), read once.
+    held: data::ReadOnce<'r>,
     /// Every storage class the repo declares, computed on first use.
     pub(crate) classes: OnceLock<Vec<storage::ClassDecl>>,
     /// What identifies each release's and workload's app, computed on
@@ -144,6 +147,7 @@ impl<'r> Model<'r> {
             by_text_file,
             by_kind,
             named_if_unset: OnceLock::new(),
+            held: data::ReadOnce::default(),
             classes: OnceLock::new(),
             app_facts: OnceLock::new(),
         }
@@ -384,7 +388,7 @@ impl<'r> Model<'r> {
 
     /// One key of [`Model::data_entries`].
     pub fn data_entry(&self, r: ObjRef, key: &str) -> Option<data::DataValue<'r>> {
-        data::entry(self.object(r), key, &self.lookup(r))
+        self.held.entry(self.object(r), key, &self.lookup(r))
     }
 
     /// [`data::keys_complete`] for object `r`.

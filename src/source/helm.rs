@@ -215,6 +215,7 @@ fn resolve_values<'a>(
     release: &mut Release,
 ) {
     let list_items = std::cell::Cell::new(RELEASE_LIST_ITEMS);
+    let held = data::ReadOnce::default();
     for entry in hr
         .root
         .path(&["spec", "valuesFrom"])
@@ -278,7 +279,7 @@ fn resolve_values<'a>(
             );
             continue;
         };
-        let (text, node) = match data::entry(obj, key, lookup) {
+        let (text, node) = match held.entry(obj, key, lookup) {
             None if let Err(why) = data::keys_complete(obj, lookup) => {
                 // The key may be one the repository does not show (an
                 // ExternalSecret's dataFrom, a Secret of unknown keys).
