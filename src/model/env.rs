@@ -6,6 +6,8 @@
 //! their values where the repository holds them; a value the repository
 //! does not hold stays hidden, with the object and key that hold it.
 
+use std::collections::HashMap;
+
 use super::app::{App, workload_containers};
 use super::{Model, ObjRef, conventions};
 use crate::source::Concealed;
@@ -482,12 +484,15 @@ fn collect_env_from(refs: &Refs, holder: &Node, vars: &mut Vec<EnvVar>) {
         // Writers of one Secret: the creator's keys, then each Merge
         // writer's on top. Two writers giving one key different values
         // leave it to whichever ESO reconciled last: unknown here.
-        let first = vars.len();
+        // The last variable of each name this source gave: a search of
+        // them per key made an `envFrom` of a ConfigMap of 20,000 keys
+        // take 5.6 s.
+        let mut given: HashMap<String, usize> = HashMap::new();
         for obj in refs.find(source.secret, &source.name) {
             for (key, value) in refs.model.data_entries(obj) {
                 let name = format!("{}{key}", source.prefix);
                 let var = keyed(refs.model, &name, &key, obj, value);
-                let earlier = vars[first..].iter().rev().find(|v| v.name == name);
+                let earlier = given.get(&name).map(|&i| &vars[i]);
                 let var = match earlier {
                     Some(e) if e.value != var.value || e.from.is_none() => EnvVar {
                         value: EnvValue::Hidden(format!(
@@ -500,6 +505,7 @@ fn collect_env_from(refs: &Refs, holder: &Node, vars: &mut Vec<EnvVar>) {
                     },
                     _ => var,
                 };
+                given.insert(name, vars.len());
                 vars.push(var);
             }
         }

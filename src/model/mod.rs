@@ -53,6 +53,17 @@ pub struct Model<'r> {
     secrets: Index<&'r str>,
     /// Objects by the file their root node's text is in.
     by_text_file: Index<FileId>,
+    /// Objects by kind: [`Model::of_kind`] is asked once per database,
+    /// claim or volume a rule looks at, and a scan of every object each
+    /// time made a repository of many workloads quadratic.
+    by_kind: Index<&'r str>,
+    /// Objects whose name is what a Flux variable the repository may not
+    /// show leaves (`${CLAIM:-data}`), by kind and that text, built on
+    /// first use: each reference the repository cannot resolve asks it.
+    named_if_unset: OnceLock<Index<(&'r str, &'r str)>>,
+    /// The keys of each ConfigMap or Secret asked for one at a time
+    /// ([`Model::data_entry`]), read once.
+    held: data::ReadOnce<'r>,
     /// Every storage class the repo declares, computed on first use.
     pub(crate) classes: OnceLock<Vec<storage::ClassDecl>>,
     /// What identifies each release's and workload's app, computed on
@@ -89,17 +100,20 @@ impl<'r> Model<'r> {
         let mut by_name = Vec::with_capacity(objects.len());
         let mut secrets = Vec::new();
         let mut by_text_file = Vec::with_capacity(objects.len());
+        let mut by_kind = Vec::with_capacity(objects.len());
         for (i, o) in objects.iter().enumerate() {
             by_name.push(((o.kind(), o.name()), i));
+            by_kind.push((o.kind(), i));
             by_text_file.push((o.root.span.file, i));
             if let Some(("Secret", name)) = data::provides(o) {
                 secrets.push((name, i));
             }
         }
-        let (by_name, secrets, by_text_file) = (
+        let (by_name, secrets, by_text_file, by_kind) = (
             Index::new(by_name),
             Index::new(secrets),
             Index::new(by_text_file),
+            Index::new(by_kind),
         );
         // Each release resolves on its own (values files, valuesFrom):
         // on both cores, in object order.
@@ -143,6 +157,9 @@ impl<'r> Model<'r> {
             by_name,
             secrets,
             by_text_file,
+            by_kind,
+            named_if_unset: OnceLock::new(),
+            held: data::ReadOnce::default(),
             classes: OnceLock::new(),
             app_facts: OnceLock::new(),
         }
@@ -200,11 +217,9 @@ impl<'r> Model<'r> {
         group: &'a str,
         kind: &'a str,
     ) -> impl Iterator<Item = ObjRef> + 'a {
-        self.objects
-            .iter()
-            .enumerate()
-            .filter(move |(_, o)| o.is(group, kind))
-            .map(|(i, _)| i)
+        self.by_kind
+            .get(&kind)
+            .filter(move |&i| self.objects[i].is(group, kind))
     }
 
     /// An object by kind, namespace and name, as `near` sees it: in the
@@ -276,29 +291,29 @@ impl<'r> Model<'r> {
         name: &str,
     ) -> Option<String> {
         let near_obj = &self.objects[near];
-        self.objects.iter().find_map(|o| {
-            if o.kind() != kind
-                || o.namespace().is_some_and(|ns| ns != namespace)
-                || !o.same_tree(near_obj)
-            {
+        let named = self.named_if_unset.get_or_init(|| {
+            Index::new(
+                self.objects
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, o)| Some(((o.kind(), if_unset(o)?), i)))
+                    .collect(),
+            )
+        });
+        named.get(&(kind, name)).find_map(|i| {
+            let o = &self.objects[i];
+            if o.namespace().is_some_and(|ns| ns != namespace) || !o.same_tree(near_obj) {
                 return None;
             }
             let node = o.root.path(&["metadata", "name"])?;
-            let Some(Origin::Substituted {
-                variable,
-                if_unset: Some(text),
-                ..
-            }) = node.origin.as_deref()
-            else {
+            let Some(Origin::Substituted { variable, .. }) = node.origin.as_deref() else {
                 return None;
             };
-            (text == name).then(|| {
-                format!(
-                    "is the name of the {kind} at {} unless Flux variable {variable} is set, which the variables of {} may do where the repository does not show (a substituteFrom source it does not hold in full)",
-                    self.sources.location(node.span),
-                    applier(o)
-                )
-            })
+            Some(format!(
+                "is the name of the {kind} at {} unless Flux variable {variable} is set, which the variables of {} may do where the repository does not show (a substituteFrom source it does not hold in full)",
+                self.sources.location(node.span),
+                applier(o)
+            ))
         })
     }
 
@@ -385,7 +400,7 @@ impl<'r> Model<'r> {
 
     /// One key of [`Model::data_entries`].
     pub fn data_entry(&self, r: ObjRef, key: &str) -> Option<data::DataValue<'r>> {
-        data::entry(self.object(r), key, &self.lookup(r))
+        self.held.entry(self.object(r), key, &self.lookup(r))
     }
 
     /// [`data::keys_complete`] for object `r`.
@@ -408,6 +423,19 @@ impl<'r> Model<'r> {
     /// Namespace an object lives in, `default` when none is written.
     pub fn namespace_of(&self, r: ObjRef) -> &'r str {
         self.objects[r].namespace().unwrap_or("default")
+    }
+}
+
+/// The name `o` takes unless a Flux variable the repository may not show
+/// is set (`${CLAIM:-data}` gives `data`).
+fn if_unset(o: &Object) -> Option<&str> {
+    let node = o.root.path(&["metadata", "name"])?;
+    match node.origin.as_deref() {
+        Some(Origin::Substituted {
+            if_unset: Some(text),
+            ..
+        }) => Some(text),
+        _ => None,
     }
 }
 

@@ -8,6 +8,11 @@
 use crate::source::{Concealed, Object};
 use crate::yaml::{Node, Value};
 
+mod keyed;
+mod read_once;
+use keyed::Keyed;
+pub use read_once::ReadOnce;
+
 /// One key of a ConfigMap or Secret.
 #[derive(Clone, Debug, PartialEq)]
 pub enum DataValue<'a> {
@@ -53,13 +58,13 @@ pub type Lookup<'l, 'a> = &'l dyn Fn(&str, &str, &str) -> Option<&'a Object>;
 /// the order written. Other kinds have none. `lookup` finds the
 /// ConfigMaps and Secrets an ExternalSecret's `templateFrom` reads.
 pub fn entries<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Vec<(String, DataValue<'a>)> {
-    let mut out: Vec<(String, DataValue<'_>)> = Vec::new();
+    let mut out = Keyed::default();
     match (obj.group(), obj.kind()) {
         ("", "ConfigMap") => {
             let sops = Sops::of(obj);
             for (key, node) in map_entries(obj.root.get("data")) {
                 let encrypted = sops.as_ref().is_some_and(|s| s.encrypts(&["data", &key]));
-                out.push((key, text_value(node, encrypted)));
+                out.push(key, text_value(node, encrypted));
             }
         }
         ("", "Secret") => {
@@ -77,24 +82,24 @@ pub fn entries<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Vec<(String, Data
                 } else {
                     decode_data(node)
                 };
-                out.push((key, value));
+                out.push(key, value);
             }
             for (key, node) in map_entries(obj.root.get("stringData")) {
                 let value = match obj.is_live() {
                     true => cluster_value(obj, &key, node),
                     false => text_value(node, encrypted("stringData", &key)),
                 };
-                set(&mut out, key, value);
+                out.set(key, value);
             }
         }
         ("bitnami.com", "SealedSecret") => {
             for (key, node) in map_entries(obj.root.path(&["spec", "encryptedData"])) {
                 let why = "sealed (SealedSecret encryptedData)";
-                out.push((key, DataValue::Unknown { node, why }));
+                out.push(key, DataValue::Unknown { node, why });
             }
             // Template data may refer to the sealed values with Go templates.
             for (key, node) in map_entries(obj.root.path(&["spec", "template", "data"])) {
-                set(&mut out, key, template_value(node));
+                out.set(key, template_value(node));
             }
         }
         ("external-secrets.io", "ExternalSecret" | "ClusterExternalSecret") => {
@@ -102,7 +107,7 @@ pub fn entries<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Vec<(String, Data
         }
         _ => {}
     }
-    out
+    out.into_vec()
 }
 
 /// The ExternalSecret spec a ClusterExternalSecret copies into each
@@ -181,7 +186,7 @@ pub fn keys_written<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Result<(), S
 
 /// The keys of the Secret an ExternalSecret renders.
 struct Rendered<'a> {
-    entries: Vec<(String, DataValue<'a>)>,
+    entries: Keyed<'a>,
     /// Whether the provider's data (`data`, `dataFrom`) reaches the Secret.
     provider_data: bool,
     /// Why keys may be there that `entries` does not list.
@@ -207,7 +212,7 @@ fn external_secret<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Rendered<'a> 
     let (data, from) = (part("data"), part("templateFrom"));
     let merge = template.and_then(|t| t.str_at(&["mergePolicy"])) == Some("Merge");
     let mut out = Rendered {
-        entries: Vec::new(),
+        entries: Keyed::default(),
         provider_data: (data.is_none() && from.is_none()) || merge,
         unseen: None,
     };
@@ -221,7 +226,7 @@ fn external_secret<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Rendered<'a> 
             if let Some(key) = item.str_at(&["secretKey"]) {
                 let why = "fetched from the secret store";
                 out.entries
-                    .push((key.to_string(), DataValue::Unknown { node: item, why }));
+                    .push(key.to_string(), DataValue::Unknown { node: item, why });
             }
         }
     }
@@ -235,7 +240,7 @@ fn external_secret<'a>(obj: &'a Object, lookup: Lookup<'_, 'a>) -> Rendered<'a> 
         template_from(source, namespace, lookup, &mut out);
     }
     for (key, node) in map_entries(data) {
-        set(&mut out.entries, key, template_value(node));
+        out.entries.set(key, template_value(node));
     }
     out
 }
@@ -308,8 +313,15 @@ fn template_from<'a>(
         // A Secret another ExternalSecret renders is read without its own
         // templateFrom: one level, so no chain of them can loop.
         let held_entries = entries(held, &nowhere);
+        // By key, the first of each: a search per item was quadratic in a
+        // large source.
+        let mut held_keys: std::collections::HashMap<&str, &DataValue> =
+            std::collections::HashMap::with_capacity(held_entries.len());
+        for (k, v) in &held_entries {
+            held_keys.entry(k.as_str()).or_insert(v);
+        }
         for (key, keys_and_values_scope) in &items {
-            let Some((_, value)) = held_entries.iter().find(|(k, _)| k == key) else {
+            let Some(value) = held_keys.get(&**key).copied() else {
                 out.unseen(match keys_complete(held, &nowhere) {
                     Ok(()) => format!(
                         "its templateFrom {} has no key {key} (external-secrets fails to render it)",
@@ -326,11 +338,10 @@ fn template_from<'a>(
             let node = value.node();
             match (value, keys_and_values_scope) {
                 (DataValue::Text { text, .. }, false) => {
-                    set(&mut out.entries, key.to_string(), template_text(text, node));
+                    out.entries.set(key.to_string(), template_text(text, node));
                 }
                 (DataValue::Text { text, .. }, true) => keys_and_values(text, node, &what, out),
-                (_, false) => set(
-                    &mut out.entries,
+                (_, false) => out.entries.set(
                     key.to_string(),
                     DataValue::Unknown {
                         node,
@@ -389,7 +400,7 @@ fn keys_and_values<'a>(text: &str, node: &'a Node, what: &str, out: &mut Rendere
                 ),
             },
         };
-        set(&mut out.entries, key, value);
+        out.entries.set(key, value);
     }
 }
 
@@ -631,13 +642,6 @@ pub fn provided_in(obj: &Object, namespace: &str) -> bool {
         && listed("reflection-auto-namespaces")
 }
 
-fn set<'a>(out: &mut Vec<(String, DataValue<'a>)>, key: String, value: DataValue<'a>) {
-    match out.iter_mut().find(|(k, _)| *k == key) {
-        Some(slot) => slot.1 = value,
-        None => out.push((key, value)),
-    }
-}
-
 const SOPS_ENCRYPTED: &str = "SOPS-encrypted";
 
 /// A template value (external-secrets, SealedSecret templates): Go
@@ -732,7 +736,8 @@ impl Sops {
     }
 }
 
-/// The value of one key, as [`entries`] reads it.
+/// The value of one key, as [`entries`] reads it: every key is read to
+/// give it, so a caller asking many keys of one object uses [`ReadOnce`].
 pub fn entry<'a>(obj: &'a Object, key: &str, lookup: Lookup<'_, 'a>) -> Option<DataValue<'a>> {
     entries(obj, lookup)
         .into_iter()

@@ -244,6 +244,7 @@ fn resolve_values<'a>(
     release: &mut Release,
 ) {
     let list_items = std::cell::Cell::new(RELEASE_LIST_ITEMS);
+    let held = data::ReadOnce::default();
     for entry in hr
         .root
         .path(&["spec", "valuesFrom"])
@@ -309,7 +310,7 @@ fn resolve_values<'a>(
             );
             continue;
         };
-        let (text, node) = match data::entry(obj, key, lookup) {
+        let (text, node) = match held.entry(obj, key, lookup) {
             None if let Err(why) = data::keys_complete(obj, lookup) => {
                 // The key may be one the repository does not show (an
                 // ExternalSecret's dataFrom, a Secret of unknown keys).
@@ -680,11 +681,28 @@ enum Seg {
 /// Helm's `strvals` limit on list indices.
 const MAX_INDEX: usize = 65536;
 
+/// Helm's `strvals.MaxNestedNameLevel`: the `.`s that follow a key (not
+/// those after a list index), past which helm-controller fails the path.
+const MAX_NESTED_NAME_LEVEL: usize = 30;
+
+/// Steps of one path, keys and list indexes together. Helm bounds no
+/// nesting of list indexes (`a[0][0]…`), but the values a path makes are
+/// walked by recursion here (merges, the inventory, dropping them): a
+/// path of 100,000 steps (200 KB) overflowed the stack. As deep as a
+/// YAML document may nest.
+const MAX_PATH_STEPS: usize = 256;
+
 /// A `--set` style path: `a.b`, `a\.b`, `list[0].name`.
 fn parse_path(path: &str) -> Result<Vec<Seg>, String> {
     let mut segs = Vec::new();
     let mut chars = path.chars();
+    let mut nested_names = 0;
     loop {
+        if segs.len() >= MAX_PATH_STEPS {
+            return Err(format!(
+                "the path has more than {MAX_PATH_STEPS} keys and list indexes, more than the linter follows"
+            ));
+        }
         let mut key = String::new();
         let mut stop = None;
         while let Some(c) = chars.next() {
@@ -702,6 +720,14 @@ fn parse_path(path: &str) -> Result<Vec<Seg>, String> {
             return Err("empty key in path".into());
         }
         segs.push(Seg::Key(key));
+        if stop == Some('.') {
+            nested_names += 1;
+            if nested_names > MAX_NESTED_NAME_LEVEL {
+                return Err(format!(
+                    "value name nested level is greater than maximum supported nested level of {MAX_NESTED_NAME_LEVEL}: helm-controller fails"
+                ));
+            }
+        }
         while stop == Some('[') {
             let index: String = chars.by_ref().take_while(|c| *c != ']').collect();
             let i: usize = index
@@ -713,6 +739,11 @@ fn parse_path(path: &str) -> Result<Vec<Seg>, String> {
                 ));
             }
             segs.push(Seg::Index(i));
+            if segs.len() > MAX_PATH_STEPS {
+                return Err(format!(
+                    "the path has more than {MAX_PATH_STEPS} keys and list indexes, more than the linter follows"
+                ));
+            }
             stop = chars.next();
         }
         match stop {

@@ -270,3 +270,32 @@ fn replacement_targets_that_select_nothing_pay_for_their_pass() {
         "{why}"
     );
 }
+
+/// A `configurations:` file whose commonLabels field spec creates a path
+/// of 100,000 fields (200 KB): the label was set at the end of a map
+/// nested that deep, whose recursive walks overflowed the stack (abort,
+/// exit 134); at 10,000 fields the inventory printed 200 MB for 32 KB of
+/// input, a provenance path per level. A path of more fields than a YAML
+/// document may nest fails its build with the reason.
+#[test]
+fn a_field_spec_path_deeper_than_yaml_nests_fails_its_build() {
+    let path = vec!["a"; 100_000].join("/");
+    let dir = repo(1, "configurations: [conf.yaml]\ncommonLabels: {x: y}\n");
+    write(
+        dir.path(),
+        "apps/conf.yaml",
+        &format!("commonLabels:\n- path: {path}\n  create: true\n"),
+    );
+    let inv = limited::inventory(dir.path());
+    let why = why_apps_failed(&inv);
+    assert!(
+        why.starts_with("apps/conf.yaml:2:")
+            && why.contains("field spec path has 100000 fields, more than the 256"),
+        "{why}"
+    );
+    assert!(
+        inv.run.stdout.len() < 1 << 20,
+        "{} bytes",
+        inv.run.stdout.len()
+    );
+}

@@ -739,6 +739,51 @@ fn target_path_list_indexes_are_bounded_per_release() {
     inv.assert_loaded(&["vals", "app"]);
 }
 
+/// `valuesFrom` targetPaths 100,000 steps deep (`a.a.a…`, 200 KB, and
+/// `a[0][0]…`, 300 KB): each made values nested that deep, and the
+/// recursion that walks them overflowed the stack (abort, exit 134).
+/// Past Helm's thirty nested names helm-controller fails the path, and
+/// past 256 steps (list indexes, which Helm does not bound) the linter
+/// does not follow it; each is an issue at its entry.
+#[test]
+fn target_paths_nested_past_the_limits_are_issues_not_a_stack_overflow() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let names = vec!["a"; 100_000].join(".");
+    let lists = format!("a{}", "[0]".repeat(100_000));
+    write(
+        root,
+        "apps/app.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: vals, namespace: default}}\ndata:\n  v: x\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: app, namespace: default}}\nspec:\n  chart:\n    spec: {{chart: authentik, version: 2025.10.0, sourceRef: {{kind: HelmRepository, name: authentik}}}}\n  valuesFrom:\n    - {{kind: ConfigMap, name: vals, valuesKey: v, targetPath: {names}}}\n    - {{kind: ConfigMap, name: vals, valuesKey: v, targetPath: \"{lists}\"}}\n    - {{kind: ConfigMap, name: vals, valuesKey: v, targetPath: ok.path}}\n"
+        ),
+    );
+    let inv = limited::inventory(root);
+    inv.assert_loaded(&["vals", "app"]);
+    let release = inv.json["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "app")
+        .unwrap();
+    assert_eq!(
+        release["helm"]["values"],
+        serde_json::json!({"ok": {"path": "x"}})
+    );
+    let issues: Vec<&str> = release["helm"]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["message"].as_str())
+        .collect();
+    assert!(
+        issues.len() == 2
+            && issues[0].contains("maximum supported nested level of 30: helm-controller fails")
+            && issues[1].contains("more than 256 keys and list indexes"),
+        "{issues:#?}"
+    );
+}
+
 /// A 1 MB `commonAnnotations` value over 3,000 ConfigMaps (1.2 MB of
 /// input before it): each object got a copy (2,000 reached 2.1 GB, 3,000
 /// aborted). The bytes transformers may add in a load are bounded; past

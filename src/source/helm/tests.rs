@@ -369,6 +369,28 @@ fn target_path_forms() {
 }
 
 #[test]
+fn target_paths_nest_as_deep_as_helm_and_the_linter_allow() {
+    let keys = |n: usize| vec!["k"; n].join(".");
+    // Thirty dots after keys pass Helm's strvals; the thirty-first fails.
+    assert_eq!(parse_path(&keys(31)).map(|s| s.len()), Ok(31));
+    let deeper = parse_path(&keys(32)).unwrap_err();
+    assert!(
+        deeper.contains("maximum supported nested level of 30"),
+        "{deeper}"
+    );
+    // A dot after a list index is not counted by Helm; the steps are.
+    let lists = format!("a{}", "[0]".repeat(255));
+    assert_eq!(parse_path(&lists).map(|s| s.len()), Ok(256));
+    let past = parse_path(&format!("{lists}[0]")).unwrap_err();
+    assert!(
+        past.contains("more than 256 keys and list indexes"),
+        "{past}"
+    );
+    let mixed = format!("a{}", "[0].k".repeat(200));
+    assert!(parse_path(&mixed).is_err_and(|e| e.contains("more than 256")));
+}
+
+#[test]
 fn later_values_from_override_target_path_and_inline_overrides_both() {
     let hr = "\
 apiVersion: helm.toolkit.fluxcd.io/v2

@@ -159,6 +159,10 @@ fn text(n: &Node, key: &str) -> String {
     n.get(key).and_then(Node::scalar_text).unwrap_or_default()
 }
 
+/// Fields one field spec path may name: as deep as a YAML document may
+/// nest (`yaml::Limits::max_depth`).
+const MAX_PATH_FIELDS: usize = 256;
+
 pub(crate) fn parse_specs(v: Option<&Node>) -> Result<Vec<FieldSpec>, (Span, String)> {
     let Some(v) = v else { return Ok(Vec::new()) };
     let mut out = Vec::new();
@@ -166,6 +170,20 @@ pub(crate) fn parse_specs(v: Option<&Node>) -> Result<Vec<FieldSpec>, (Span, Str
         let Some(path) = item.get("path").and_then(Node::as_str) else {
             return Err((item.span, "field spec needs a path".into()));
         };
+        // A spec that creates its fields nests them as deep as its path,
+        // and nested values are walked by recursion (here, in merges, in
+        // every output): a path of 100,000 fields overflowed the stack.
+        // kustomize sets no limit; no field it could mean lies deeper
+        // than a YAML document may nest.
+        let fields = split_path(path).len();
+        if fields > MAX_PATH_FIELDS {
+            return Err((
+                item.span,
+                format!(
+                    "field spec path has {fields} fields, more than the {MAX_PATH_FIELDS} the linter follows"
+                ),
+            ));
+        }
         out.push(FieldSpec {
             group: text(item, "group"),
             version: text(item, "version"),
