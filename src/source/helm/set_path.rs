@@ -119,11 +119,7 @@ pub(super) fn target_value(raw: &str, span: Span) -> Result<Node, String> {
 
 /// Splits at the `seps` (backslash escapes any char) and stops at `}`
 /// when `in_list`. Returns the pieces and the unread rest.
-fn split_unescaped<'t>(
-    text: &'t str,
-    seps: &[char],
-    in_list: bool,
-) -> (Vec<String>, &'t str) {
+fn split_unescaped<'t>(text: &'t str, seps: &[char], in_list: bool) -> (Vec<String>, &'t str) {
     let mut items = Vec::new();
     let mut cur = String::new();
     let mut chars = text.char_indices();
