@@ -294,8 +294,16 @@ impl FluxTree {
             .root
             .path(&["spec", "targetNamespace"])
             .and_then(|n| Some((n.as_str()?.to_string(), n.span)));
-        let names = components.iter().map(|(c, _)| c.clone()).collect();
-        let key = (path, names, namespace.as_ref().map(|(ns, _)| ns.clone()));
+        // With where each is written: the objects' steps (and the
+        // namespace's value) point at the Flux Kustomization that wrote
+        // it, so two that build one path alike (two clusters) build it
+        // each.
+        let placed = |(text, at): &(String, Span)| (text.clone(), at.file, at.start);
+        let key = (
+            path,
+            components.iter().map(placed).collect(),
+            namespace.as_ref().map(placed),
+        );
         Some((
             key,
             FluxInputs {

@@ -196,8 +196,12 @@ pub(crate) struct Inherited {
 }
 
 /// A kustomize build: the path, a Flux Kustomization's components and
-/// its target namespace.
-pub(super) type BuildKey = (PathBuf, Vec<String>, Option<String>);
+/// its target namespace, each with where it is written.
+pub(super) type BuildKey = (PathBuf, Vec<Placed>, Option<Placed>);
+
+/// A value a Flux Kustomization writes into a build, and where (file and
+/// byte offset).
+pub(super) type Placed = (String, FileId, u32);
 
 /// ConfigMaps and Secrets by (kind, name), where postBuild variables come from.
 pub(super) type LookupPool = HashMap<(String, String), Vec<Object>>;
