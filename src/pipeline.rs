@@ -406,7 +406,7 @@ fn load_recording(
     };
     let mut repo = repo::load_files(files);
     show_from_top(&mut repo, &found);
-    if !found.known {
+    if !found.known && flux_shaped(&repo) {
         repo.issues.push(Issue::file(
             &found.root,
             "not in a git checkout, and no Flux Kustomization in this folder or just above it \
@@ -421,6 +421,15 @@ fn load_recording(
         _example: example,
     };
     Ok((loaded, located))
+}
+
+/// Whether a repository holds Flux's own objects, which only make sense
+/// in the repository Flux reads them from; plain manifests and plain
+/// kustomize trees are read alike on their own.
+fn flux_shaped(repo: &Repo) -> bool {
+    repo.objects
+        .iter()
+        .any(|o| o.group().ends_with(".toolkit.fluxcd.io"))
 }
 
 /// What git ignores below the root found (nothing outside git).

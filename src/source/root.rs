@@ -275,16 +275,28 @@ fn flux_paths_in(dir: &Path, rel: &Path, each: &mut dyn FnMut(&str) -> bool) -> 
         return true;
     }
     for line in text.lines() {
-        let Some(value) = line.trim_start().strip_prefix("path:") else {
-            continue;
-        };
-        let value = value.split(" #").next().unwrap_or("").trim();
-        let value = value.trim_matches(|c| c == '"' || c == '\'');
-        if !value.is_empty() && !value.contains("${") && !each(value) {
-            return false;
+        for value in path_values(line) {
+            if !value.is_empty() && !value.contains("${") && !each(value) {
+                return false;
+            }
         }
     }
     true
+}
+
+/// The values of `path:` keys on one line: in block style (`path: ./a`)
+/// or inside a flow mapping (`spec: {interval: 1h, path: ./a}`).
+fn path_values(line: &str) -> impl Iterator<Item = &str> {
+    line.match_indices("path:").filter_map(move |(at, key)| {
+        let before = line[..at].trim_end();
+        if !(before.is_empty() || before.ends_with(['{', ','])) {
+            return None;
+        }
+        let rest = &line[at + key.len()..];
+        let end = rest.find([',', '}']).unwrap_or(rest.len());
+        let value = rest[..end].split(" #").next().unwrap_or("").trim();
+        Some(value.trim_matches(|c| c == '"' || c == '\''))
+    })
 }
 
 #[cfg(test)]
@@ -299,6 +311,19 @@ mod tests {
 
     const KS: &str = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
                       metadata: {name: a}\nspec:\n  path: ./kubernetes/apps/a/app\n";
+
+    #[test]
+    fn path_keys_are_read_in_block_and_flow_style() {
+        let values = |line| path_values(line).collect::<Vec<_>>();
+        assert_eq!(values("  path: ./a # the app"), ["./a"]);
+        assert_eq!(
+            values("spec: {interval: 1h, path: './b', prune: true}"),
+            ["./b"]
+        );
+        assert_eq!(values("{path: ./c}"), ["./c"]);
+        assert!(values("  subpath: ./d").is_empty());
+        assert!(values("  fieldpath: x, mountPath: /e").is_empty());
+    }
 
     #[test]
     fn without_git_the_root_is_where_flux_paths_resolve() {
