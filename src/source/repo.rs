@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::Limits;
-use super::coverage::{Coverage, Fate, FileFate, FluxRender, blame_unapplied, lost_under};
+use super::coverage::{
+    Coverage, Fate, FileFate, FluxRender, MovedTrees, blame_unapplied, lost_under,
+};
 use super::files::Input;
 use super::flux::{
     self,
@@ -247,6 +249,7 @@ pub fn load_files(mut files: Files) -> Repo {
         unapplied,
     } = flux;
     let rendered_by = rendered_by(&objects, &renders);
+    let moved = MovedTrees::of(&unapplied);
     let mut fates: Vec<FileFate> = Vec::new();
     for (path, file, docs) in object_docs {
         if let Some((by, complete)) = rendered_by.get(&file) {
@@ -283,10 +286,17 @@ pub fn load_files(mut files: Files) -> Repo {
                 Some(dir) if rendered_dirs.contains(dir) => Some(Fate::NotListed {
                     kustomization: dir.join("kustomization.yaml"),
                 }),
-                Some(dir) => Some(Fate::Unreachable {
-                    kustomization: dir.join("kustomization.yaml"),
-                }),
+                Some(dir) => Some(
+                    moved
+                        .holding(path)
+                        .or_else(|| moved.under(path))
+                        .unwrap_or(Fate::Unreachable {
+                            kustomization: dir.join("kustomization.yaml"),
+                        }),
+                ),
+                None if let Some(fate) = moved.holding(path) => Some(fate),
                 None if stray.contains(&file) => Some(Fate::Stray),
+                None if let Some(fate) = moved.under(path).filter(|_| flux_repo) => Some(fate),
                 None => None,
             }
         };

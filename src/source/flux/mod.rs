@@ -11,6 +11,7 @@ mod envsubst;
 pub mod foreign;
 mod goyaml_v2;
 mod joined;
+mod moved;
 pub(crate) mod layer;
 mod patches;
 mod render;
