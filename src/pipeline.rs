@@ -265,10 +265,14 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
         .cloned()
         .collect();
     let counts = Counts {
-        suppressed: outcome.suppressed,
+        suppressed: outcome
+            .suppressed
+            .iter()
+            .filter(|f| finding_in_scope(f, sources, scope))
+            .count(),
     };
     let text = render(
-        req, &findings, counts, &rules, sources, repo, &problems, log,
+        req, &findings, counts, &rules, sources, repo, scope, &problems, log,
     )?;
     let mut exit = exit_code(req.fail_on, &findings);
     if req.metrics_file.is_some() || req.pushgateway.is_some() {
@@ -535,8 +539,20 @@ fn undecided_in_scope(model: &Model, found: &Found) -> std::collections::HashSet
 /// ignores) are listed only with -v; only those under the paths reported.
 pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
     log_issues(&repo.issues, Some(found), log);
+    // The counts are of what is listed: the paths reported, not the whole
+    // repository read for them.
+    let skipped: Vec<_> = repo
+        .skipped
+        .iter()
+        .filter(|s| found.in_scope(&s.path))
+        .collect();
+    let problems = repo
+        .issues
+        .iter()
+        .filter(|i| issue_in_scope(i, Some(found)))
+        .count();
     if verbose > 0 {
-        for s in repo.skipped.iter().filter(|s| found.in_scope(&s.path)) {
+        for s in &skipped {
             log(&format!(
                 "skipped: {}: {}",
                 control::path(&s.path),
@@ -557,9 +573,9 @@ pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
         "loaded {} from {}; {} skipped{}; {}",
         plural(repo.objects.len(), "object"),
         plural(repo.files.sources.len(), "file"),
-        plural(repo.skipped.len(), "file"),
+        plural(skipped.len(), "file"),
         if verbose > 0 { "" } else { " (-v lists them)" },
-        plural(repo.issues.len(), "problem")
+        plural(problems, "problem")
     ));
     if repo.objects.is_empty() {
         // A lint of the wrong directory would otherwise pass as clean.
@@ -695,15 +711,7 @@ fn filter(
     sources: &SourceMap,
     scope: Option<&Found>,
 ) -> Vec<Finding> {
-    // A finding is reported when any of its places is under a path given:
-    // a database in one folder and the app that uses it in another.
-    let in_scope = |f: &Finding| {
-        scope.is_none_or(|found| {
-            std::iter::once(&f.primary)
-                .chain(&f.related)
-                .any(|l| found.in_scope(sources.path(l.span.file)))
-        })
-    };
+    let in_scope = |f: &Finding| finding_in_scope(f, sources, scope);
     let mut findings: Vec<Finding> = findings
         .into_iter()
         .filter(|f| !config.ignores(f, sources))
@@ -726,6 +734,17 @@ fn filter(
     findings
 }
 
+/// Whether a finding is reported for the paths given: when any of its
+/// places is under one (a database in one folder and the app that uses
+/// it in another).
+fn finding_in_scope(f: &Finding, sources: &SourceMap, scope: Option<&Found>) -> bool {
+    scope.is_none_or(|found| {
+        std::iter::once(&f.primary)
+            .chain(&f.related)
+            .any(|l| found.in_scope(sources.path(l.span.file)))
+    })
+}
+
 /// What the summary line counts beside the findings.
 #[derive(Clone, Copy, Debug, Default)]
 struct Counts {
@@ -734,7 +753,7 @@ struct Counts {
 }
 
 /// `repo`: the repository linted, whose coverage every format reports
-/// (none when only cluster state is linted).
+/// (none when only cluster state is linted), of the files under `scope`.
 #[allow(clippy::too_many_arguments)]
 fn render(
     req: &Request,
@@ -743,9 +762,12 @@ fn render(
     rules: &[Rule],
     sources: &SourceMap,
     repo: Option<&Repo>,
+    scope: Option<&Found>,
     problems: &[Issue],
     log: &mut Log,
 ) -> Result<String, Error> {
+    // Coverage is of the paths reported, as the findings are.
+    let shown = &|p: &Path| scope.is_none_or(|f| f.in_scope(p));
     Ok(match req.format {
         _ if req.fixes.diff => {
             control::escape_line(&fixes::diffs(&req.fixes, findings, sources, log)).into_owned()
@@ -758,7 +780,7 @@ fn render(
                 human::render_sized(findings, sources, req.color.enabled(), req.verbose > 0);
             text.push_str(&summary_line(findings, counts));
             if let Some(repo) = repo.filter(|_| !req.quiet) {
-                text.push_str(&format!("\n{}", repo.coverage.summary()));
+                text.push_str(&format!("\n{}", repo.coverage_of(shown).0.summary()));
             }
             if let Some(line) = fixes::fixable_line(findings).filter(|_| !req.quiet) {
                 text.push('\n');
@@ -769,14 +791,14 @@ fn render(
         Format::Json => {
             let mut out = json::render(findings, sources);
             if let Some(repo) = repo {
-                out["coverage"] = inventory::coverage_json(repo);
+                out["coverage"] = inventory::coverage_json(repo, shown);
             }
             control::to_json(&out)?
         }
         Format::Yaml => {
             let mut out = json::render(findings, sources);
             if let Some(repo) = repo {
-                out["coverage"] = inventory::coverage_json(repo);
+                out["coverage"] = inventory::coverage_json(repo, shown);
             }
             control::to_yaml(&out)?
         }
@@ -787,14 +809,14 @@ fn render(
             }
             text.push_str(&summary_line(findings, counts));
             if let Some(repo) = repo.filter(|_| !req.quiet) {
-                text.push_str(&format!("; {}", repo.coverage.summary()));
+                text.push_str(&format!("; {}", repo.coverage_of(shown).0.summary()));
             }
             control::defuse_commands(&text).into_owned()
         }
         Format::Sarif => {
             let mut out = sarif::render(findings, rules, sources);
             if let Some(repo) = repo {
-                sarif::add_coverage(&mut out, repo);
+                sarif::add_coverage(&mut out, repo, shown);
             }
             sarif::add_problems(&mut out, problems, sources);
             if let Some(p) = sources
@@ -812,7 +834,7 @@ fn render(
             .trim_end()
             .to_string(),
         Format::Markdown => {
-            let coverage = repo.map(|r| r.coverage.summary());
+            let coverage = repo.map(|r| r.coverage_of(shown).0.summary());
             let text = markdown::render(findings, problems, sources, coverage.as_deref());
             control::defuse_commands(text.trim_end()).into_owned()
         }

@@ -57,6 +57,32 @@ impl Repo {
     ) -> Option<&Object> {
         find_in(&self.objects, group, kind, namespace, name)
     }
+
+    /// The coverage of the files `shown` holds for (the paths a run
+    /// reports), with the Flux Kustomizations written in them that did
+    /// not render completely: the whole repository is read, but the
+    /// figures are of what the report is about.
+    pub fn coverage_of(&self, shown: &dyn Fn(&Path) -> bool) -> (Coverage, Vec<&FluxRender>) {
+        let sources = &self.files.sources;
+        let fates: Vec<FileFate> = self
+            .fates
+            .iter()
+            .filter(|f| shown(&f.path))
+            .cloned()
+            .collect();
+        let renders: Vec<FluxRender> = self
+            .flux
+            .iter()
+            .filter(|r| shown(sources.path(r.file)))
+            .cloned()
+            .collect();
+        let incomplete = self
+            .flux
+            .iter()
+            .filter(|r| !r.outcome.is_complete() && shown(sources.path(r.file)))
+            .collect();
+        (Coverage::of(&fates, &renders), incomplete)
+    }
 }
 
 fn find_in<'a>(
@@ -286,14 +312,11 @@ pub fn load_files(mut files: Files) -> Repo {
                 Some(dir) if rendered_dirs.contains(dir) => Some(Fate::NotListed {
                     kustomization: dir.join("kustomization.yaml"),
                 }),
-                Some(dir) => Some(
-                    moved
-                        .holding(path)
-                        .or_else(|| moved.under(path))
-                        .unwrap_or(Fate::Unreachable {
-                            kustomization: dir.join("kustomization.yaml"),
-                        }),
-                ),
+                Some(dir) => Some(moved.holding(path).or_else(|| moved.under(path)).unwrap_or(
+                    Fate::Unreachable {
+                        kustomization: dir.join("kustomization.yaml"),
+                    },
+                )),
                 None if let Some(fate) = moved.holding(path) => Some(fate),
                 None if stray.contains(&file) => Some(Fate::Stray),
                 None if let Some(fate) = moved.under(path).filter(|_| flux_repo) => Some(fate),

@@ -106,7 +106,11 @@ pub(super) fn find(
             continue;
         }
         let raw = ks.root.str_at(&["spec", "path"]).unwrap_or_default();
-        let own_dir = files.sources.path(ks.file).parent().unwrap_or(Path::new(""));
+        let own_dir = files
+            .sources
+            .path(ks.file)
+            .parent()
+            .unwrap_or(Path::new(""));
         let found = own_dir
             .ancestors()
             .filter(|b| !b.as_os_str().is_empty())
