@@ -13,6 +13,7 @@ mod error;
 mod fixes;
 mod lint;
 pub mod pre_commit;
+mod scope;
 mod verdicts;
 
 use std::collections::HashMap;
@@ -40,6 +41,7 @@ use crate::source::repo::{self, Repo};
 use crate::source::root::{self as found, Found};
 use crate::source::{Files, Issue, Object, git};
 use crate::yaml::{Shown, SourceMap};
+use scope::{finding_in_scope, issue_in_scope, undecided_in_scope};
 
 /// Exit status, as ripgrep and ruff use them.
 pub const EXIT_CLEAN: u8 = 0;
@@ -516,25 +518,6 @@ fn log_issues(issues: &[Issue], scope: Option<&Found>, log: &mut Log) {
     }
 }
 
-/// Whether an input problem is about a file under the paths reported
-/// (one with no file, about the run, always is).
-fn issue_in_scope(issue: &Issue, scope: Option<&Found>) -> bool {
-    issue.path.is_empty()
-        || Path::new(&issue.path).is_absolute()
-        || scope.is_none_or(|f| f.in_scope(Path::new(&issue.path)))
-}
-
-/// The subjects (object ids) of undecided lines to show: those of objects
-/// written under the paths reported.
-fn undecided_in_scope(model: &Model, found: &Found) -> std::collections::HashSet<String> {
-    model
-        .objects
-        .iter()
-        .filter(|o| found.in_scope(model.sources.path(o.file)))
-        .map(Object::id)
-        .collect()
-}
-
 /// Problems with single files are warnings; skipped files (and what git
 /// ignores) are listed only with -v; only those under the paths reported.
 pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
@@ -732,17 +715,6 @@ fn filter(
         key(a).cmp(&key(b))
     });
     findings
-}
-
-/// Whether a finding is reported for the paths given: when any of its
-/// places is under one (a database in one folder and the app that uses
-/// it in another).
-fn finding_in_scope(f: &Finding, sources: &SourceMap, scope: Option<&Found>) -> bool {
-    scope.is_none_or(|found| {
-        std::iter::once(&f.primary)
-            .chain(&f.related)
-            .any(|l| found.in_scope(sources.path(l.span.file)))
-    })
 }
 
 /// What the summary line counts beside the findings.
