@@ -13,6 +13,7 @@ mod error;
 mod fixes;
 mod lint;
 pub mod pre_commit;
+mod scope;
 mod verdicts;
 
 use std::collections::HashMap;
@@ -40,6 +41,7 @@ use crate::source::repo::{self, Repo};
 use crate::source::root::{self as found, Found};
 use crate::source::{Files, Issue, Object, git};
 use crate::yaml::{Shown, SourceMap};
+use scope::{finding_in_scope, issue_in_scope, undecided_in_scope};
 
 /// Exit status, as ripgrep and ruff use them.
 pub const EXIT_CLEAN: u8 = 0;
@@ -265,10 +267,14 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
         .cloned()
         .collect();
     let counts = Counts {
-        suppressed: outcome.suppressed,
+        suppressed: outcome
+            .suppressed
+            .iter()
+            .filter(|f| finding_in_scope(f, sources, scope))
+            .count(),
     };
     let text = render(
-        req, &findings, counts, &rules, sources, repo, &problems, log,
+        req, &findings, counts, &rules, sources, repo, scope, &problems, log,
     )?;
     let mut exit = exit_code(req.fail_on, &findings);
     if req.metrics_file.is_some() || req.pushgateway.is_some() {
@@ -530,31 +536,24 @@ fn log_issues(issues: &[Issue], scope: Option<&Found>, log: &mut Log) {
     }
 }
 
-/// Whether an input problem is about a file under the paths reported
-/// (one with no file, about the run, always is).
-fn issue_in_scope(issue: &Issue, scope: Option<&Found>) -> bool {
-    issue.path.is_empty()
-        || Path::new(&issue.path).is_absolute()
-        || scope.is_none_or(|f| f.in_scope(Path::new(&issue.path)))
-}
-
-/// The subjects (object ids) of undecided lines to show: those of objects
-/// written under the paths reported.
-fn undecided_in_scope(model: &Model, found: &Found) -> std::collections::HashSet<String> {
-    model
-        .objects
-        .iter()
-        .filter(|o| found.in_scope(model.sources.path(o.file)))
-        .map(Object::id)
-        .collect()
-}
-
 /// Problems with single files are warnings; skipped files (and what git
 /// ignores) are listed only with -v; only those under the paths reported.
 pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
     log_issues(&repo.issues, Some(found), log);
+    // The counts are of what is listed: the paths reported, not the whole
+    // repository read for them.
+    let skipped: Vec<_> = repo
+        .skipped
+        .iter()
+        .filter(|s| found.in_scope(&s.path))
+        .collect();
+    let problems = repo
+        .issues
+        .iter()
+        .filter(|i| issue_in_scope(i, Some(found)))
+        .count();
     if verbose > 0 {
-        for s in repo.skipped.iter().filter(|s| found.in_scope(&s.path)) {
+        for s in &skipped {
             log(&format!(
                 "skipped: {}: {}",
                 control::path(&s.path),
@@ -575,9 +574,9 @@ pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
         "loaded {} from {}; {} skipped{}; {}",
         plural(repo.objects.len(), "object"),
         plural(repo.files.sources.len(), "file"),
-        plural(repo.skipped.len(), "file"),
+        plural(skipped.len(), "file"),
         if verbose > 0 { "" } else { " (-v lists them)" },
-        plural(repo.issues.len(), "problem")
+        plural(problems, "problem")
     ));
     if repo.objects.is_empty() {
         // A lint of the wrong directory would otherwise pass as clean.
@@ -713,15 +712,7 @@ fn filter(
     sources: &SourceMap,
     scope: Option<&Found>,
 ) -> Vec<Finding> {
-    // A finding is reported when any of its places is under a path given:
-    // a database in one folder and the app that uses it in another.
-    let in_scope = |f: &Finding| {
-        scope.is_none_or(|found| {
-            std::iter::once(&f.primary)
-                .chain(&f.related)
-                .any(|l| found.in_scope(sources.path(l.span.file)))
-        })
-    };
+    let in_scope = |f: &Finding| finding_in_scope(f, sources, scope);
     let mut findings: Vec<Finding> = findings
         .into_iter()
         .filter(|f| !config.ignores(f, sources))
@@ -752,7 +743,7 @@ struct Counts {
 }
 
 /// `repo`: the repository linted, whose coverage every format reports
-/// (none when only cluster state is linted).
+/// (none when only cluster state is linted), of the files under `scope`.
 #[allow(clippy::too_many_arguments)]
 fn render(
     req: &Request,
@@ -761,9 +752,12 @@ fn render(
     rules: &[Rule],
     sources: &SourceMap,
     repo: Option<&Repo>,
+    scope: Option<&Found>,
     problems: &[Issue],
     log: &mut Log,
 ) -> Result<String, Error> {
+    // Coverage is of the paths reported, as the findings are.
+    let shown = &|p: &Path| scope.is_none_or(|f| f.in_scope(p));
     Ok(match req.format {
         _ if req.fixes.diff => {
             control::escape_line(&fixes::diffs(&req.fixes, findings, sources, log)).into_owned()
@@ -776,7 +770,7 @@ fn render(
                 human::render_sized(findings, sources, req.color.enabled(), req.verbose > 0);
             text.push_str(&summary_line(findings, counts));
             if let Some(repo) = repo.filter(|_| !req.quiet) {
-                text.push_str(&format!("\n{}", repo.coverage.summary()));
+                text.push_str(&format!("\n{}", repo.coverage_of(shown).0.summary()));
             }
             if let Some(line) = fixes::fixable_line(findings).filter(|_| !req.quiet) {
                 text.push('\n');
@@ -787,14 +781,14 @@ fn render(
         Format::Json => {
             let mut out = json::render(findings, sources);
             if let Some(repo) = repo {
-                out["coverage"] = inventory::coverage_json(repo);
+                out["coverage"] = inventory::coverage_json(repo, shown);
             }
             control::to_json(&out)?
         }
         Format::Yaml => {
             let mut out = json::render(findings, sources);
             if let Some(repo) = repo {
-                out["coverage"] = inventory::coverage_json(repo);
+                out["coverage"] = inventory::coverage_json(repo, shown);
             }
             control::to_yaml(&out)?
         }
@@ -805,14 +799,14 @@ fn render(
             }
             text.push_str(&summary_line(findings, counts));
             if let Some(repo) = repo.filter(|_| !req.quiet) {
-                text.push_str(&format!("; {}", repo.coverage.summary()));
+                text.push_str(&format!("; {}", repo.coverage_of(shown).0.summary()));
             }
             control::defuse_commands(&text).into_owned()
         }
         Format::Sarif => {
             let mut out = sarif::render(findings, rules, sources);
             if let Some(repo) = repo {
-                sarif::add_coverage(&mut out, repo);
+                sarif::add_coverage(&mut out, repo, shown);
             }
             sarif::add_problems(&mut out, problems, sources);
             if let Some(p) = sources
@@ -830,7 +824,7 @@ fn render(
             .trim_end()
             .to_string(),
         Format::Markdown => {
-            let coverage = repo.map(|r| r.coverage.summary());
+            let coverage = repo.map(|r| r.coverage_of(shown).0.summary());
             let text = markdown::render(findings, problems, sources, coverage.as_deref());
             control::defuse_commands(text.trim_end()).into_owned()
         }

@@ -61,7 +61,7 @@ pub fn document<'r>(repo: &'r Repo, opts: Options<'r>) -> impl Serialize + 'r {
         skipped: Vec<J>,
     }
     Document {
-        coverage: coverage_json(repo),
+        coverage: coverage_json(repo, &|_| true),
         fates: repo
             .fates
             .iter()
@@ -212,15 +212,16 @@ fn redacted(value: &J) -> J {
 /// Coverage figures and the Flux Kustomizations that did not render
 /// completely, with why: the same in `inventory`, `lint --format json`
 /// and SARIF.
-pub fn coverage_json(repo: &Repo) -> J {
-    let c = &repo.coverage;
+/// The coverage of the files `shown` holds for ([`Repo::coverage_of`]).
+pub fn coverage_json(repo: &Repo, shown: &dyn Fn(&std::path::Path) -> bool) -> J {
+    let (c, incomplete) = repo.coverage_of(shown);
     let src = &repo.files.sources;
     json!({
         "manifestFilesRendered": c.rendered,
         "manifestFilesNotRendered": c.lost,
         "filesByFate": c.by_fate,
         "fluxKustomizations": c.kustomizations,
-        "fluxKustomizationsIncomplete": repo.flux.iter().filter(|r| !r.outcome.is_complete()).map(|r| json!({
+        "fluxKustomizationsIncomplete": incomplete.iter().map(|r| json!({
             "kustomization": format!("{}/{}", r.namespace, r.name),
             "file": src.path(r.file).display().to_string(),
             "outcome": r.outcome.key(),

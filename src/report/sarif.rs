@@ -71,14 +71,18 @@ pub fn render(findings: &[Finding], rules: &[Rule], sources: &SourceMap) -> J {
 /// figures that say every file was rendered are not a warning on every
 /// run because one Kustomization elsewhere has a remote entry: that one
 /// has its own warning.
-pub fn add_coverage(log: &mut J, repo: &crate::source::repo::Repo) {
-    let c = &repo.coverage;
+pub fn add_coverage(
+    log: &mut J,
+    repo: &crate::source::repo::Repo,
+    shown: &dyn Fn(&std::path::Path) -> bool,
+) {
+    let (c, incomplete) = repo.coverage_of(shown);
     let sources = &repo.files.sources;
     let mut notes = vec![json!({
         "level": if c.lost > 0 { "warning" } else { "note" },
         "message": { "text": sentence(&c.summary()) },
     })];
-    for r in repo.flux.iter().filter(|r| !r.outcome.is_complete()) {
+    for r in incomplete {
         let mut n = json!({
             "level": "warning",
             "message": { "text": sentence(&format!(

@@ -79,6 +79,7 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
         .collect();
     let mut fingerprints = std::collections::HashSet::new();
     let mut first_span = std::collections::HashMap::new();
+    let mut given = std::collections::HashSet::new();
     for (rule, (findings, mut undecided, over_budget)) in rules.iter().zip(runs) {
         out.undecided.append(&mut undecided);
         if let Some(message) = over_budget {
@@ -109,6 +110,17 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
                     first_span.insert(f.fingerprint.clone(), f.primary.span);
                 }
             }
+            // A third place in the same file would get the second's: told
+            // apart by its line as shown (Secret values masked, so no
+            // hash of one), then by its turn among equal lines, which
+            // keeps each one's print when lines above it move.
+            if given.contains(&f.fingerprint) {
+                f.fingerprint = rehash(&f.fingerprint, primary_line(model, f.primary.span));
+                while given.contains(&f.fingerprint) {
+                    f.fingerprint = rehash(&f.fingerprint, "\u{1f}");
+                }
+            }
+            given.insert(f.fingerprint.clone());
             out.findings.push(f);
         }
     }
@@ -172,6 +184,20 @@ fn rehash(prefix: &str, text: &str) -> String {
         .take(8)
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The text of the line a span starts on, as reports show it, trimmed.
+fn primary_line<'m>(model: &'m Model, span: crate::yaml::Span) -> &'m str {
+    if span.file.0 as usize >= model.sources.len() {
+        return "";
+    }
+    let text = model.sources.get(span.file).text_to_show();
+    let Some((before, after)) = text.split_at_checked(span.start as usize) else {
+        return "";
+    };
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let end = after.find('\n').map_or(text.len(), |i| before.len() + i);
+    text.get(start..end).unwrap_or("").trim()
 }
 
 /// Builds the finding for one complete set of bindings.

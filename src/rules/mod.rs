@@ -39,8 +39,8 @@ pub struct Lint {
     pub undecided: Vec<engine::Undecided>,
     /// Suppressions that are not honoured (no reason).
     pub issues: Vec<Issue>,
-    /// How many findings suppressions dropped.
-    pub suppressed: usize,
+    /// The findings suppressions dropped.
+    pub suppressed: Vec<Finding>,
 }
 
 /// Runs the rules, then applies suppressions: the whole offline lint.

@@ -54,8 +54,8 @@ pub struct Outcome {
     pub findings: Vec<Finding>,
     /// Suppressions without a reason: not honoured.
     pub issues: Vec<Issue>,
-    /// How many findings suppressions dropped.
-    pub suppressed: usize,
+    /// The findings suppressions dropped.
+    pub suppressed: Vec<Finding>,
 }
 
 /// Drops suppressed findings and adds one `unused-suppression` finding per
@@ -78,7 +78,7 @@ pub fn apply(model: &Model, rules: &[Rule], known: &Known, findings: Vec<Finding
         }
     }
     let mut kept = Vec::new();
-    let mut suppressed_count = 0;
+    let mut dropped = Vec::new();
     for f in findings {
         let mut suppressed = false;
         for s in all.iter_mut().filter(|s| s.rule == f.rule) {
@@ -88,7 +88,7 @@ pub fn apply(model: &Model, rules: &[Rule], known: &Known, findings: Vec<Finding
             }
         }
         if suppressed {
-            suppressed_count += 1;
+            dropped.push(f);
         } else {
             kept.push(f);
         }
@@ -114,7 +114,7 @@ pub fn apply(model: &Model, rules: &[Rule], known: &Known, findings: Vec<Finding
     Outcome {
         findings: kept,
         issues,
-        suppressed: suppressed_count,
+        suppressed: dropped,
     }
 }
 

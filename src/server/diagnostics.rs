@@ -117,6 +117,7 @@ pub fn of(
             | Fate::Unreachable { .. }
             | Fate::UnderUnapplied { .. }
             | Fate::Stray
+            | Fate::Moved { .. }
             | Fate::Lost { .. } => true,
             Fate::AsWritten => flux_repo,
             _ => false,

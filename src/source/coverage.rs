@@ -42,6 +42,9 @@ pub enum Fate {
     },
     /// Under a kustomization no Flux Kustomization builds: nothing applies it.
     Unreachable { kustomization: PathBuf },
+    /// Holds the Flux Kustomization `by` (`namespace/name`) of a tree moved
+    /// away from where its paths start; `why` says so.
+    Moved { by: String, why: String },
     /// Holds a Flux Kustomization outside every kustomization that no
     /// other one lists or waits for, in a repository whose bootstrap is
     /// found: nothing applies it.
@@ -64,7 +67,10 @@ impl Fate {
             Fate::Kustomization => "kustomization",
             Fate::Lost { .. } => "lost",
             Fate::NotListed { .. } => "not-listed",
-            Fate::Unreachable { .. } | Fate::UnderUnapplied { .. } | Fate::Stray => "unreachable",
+            Fate::Unreachable { .. }
+            | Fate::UnderUnapplied { .. }
+            | Fate::Stray
+            | Fate::Moved { .. } => "unreachable",
             Fate::NoObject { .. } => "no-object",
             Fate::Unloadable(_) => "unloadable",
         }
@@ -111,6 +117,9 @@ impl Fate {
                 "not applied: not reachable from any root (no Flux Kustomization builds {})",
                 kustomization.display()
             ),
+            Fate::Moved { by, why } => {
+                format!("not applied: Flux Kustomization {by} is of a moved tree: {why}")
+            }
             Fate::Stray => "not applied: a Flux Kustomization that no kustomization or Flux \
                             Kustomization lists and none waits for (dependsOn), so no root \
                             reaches it"
@@ -209,8 +218,53 @@ pub struct Unapplied {
     /// The file it is written in, and the line.
     pub file: PathBuf,
     pub line: u32,
-    /// Its `spec.path` in the repository.
+    /// Its `spec.path` in the repository: for one of a moved tree, the
+    /// directory it names from the folder it was moved to.
     pub path: PathBuf,
+    /// Why Flux applies nothing through it, for one of a moved tree
+    /// ([`crate::source::flux`]'s `moved`).
+    pub moved: Option<String>,
+}
+
+/// Where the Flux Kustomizations of moved trees are, for the files no
+/// Flux Kustomization applies: each file holding one, and each one's
+/// directory.
+pub(crate) struct MovedTrees<'u> {
+    by_file: HashMap<&'u Path, &'u Unapplied>,
+    by_dir: HashMap<&'u Path, &'u Unapplied>,
+}
+
+impl<'u> MovedTrees<'u> {
+    pub(crate) fn of(unapplied: &'u [Unapplied]) -> MovedTrees<'u> {
+        let moved = || unapplied.iter().filter(|u| u.moved.is_some());
+        MovedTrees {
+            by_file: moved().map(|u| (u.file.as_path(), u)).collect(),
+            by_dir: moved().map(|u| (u.path.as_path(), u)).collect(),
+        }
+    }
+
+    /// The fate of a file that holds a moved tree's Flux Kustomization.
+    pub(crate) fn holding(&self, file: &Path) -> Option<Fate> {
+        let u = self.by_file.get(file)?;
+        Some(Fate::Moved {
+            by: u.id.clone(),
+            why: u.moved.clone()?,
+        })
+    }
+
+    /// The fate of a file under the directory of a moved tree's Flux
+    /// Kustomization (the deepest), which nothing else applies.
+    pub(crate) fn under(&self, file: &Path) -> Option<Fate> {
+        if self.by_dir.is_empty() {
+            return None;
+        }
+        let u = file.ancestors().skip(1).find_map(|d| self.by_dir.get(d))?;
+        Some(Fate::UnderUnapplied {
+            by: u.id.clone(),
+            at: format!("{}:{}", u.file.display(), u.line),
+            why: u.moved.clone(),
+        })
+    }
 }
 
 /// A file its directory's kustomization does not list, but that lies
@@ -249,10 +303,12 @@ pub(crate) fn blame_unapplied(fates: &mut [FileFate], unapplied: &[Unapplied]) {
         else {
             continue;
         };
-        let why = reasons
-            .get(&u.file)
-            .and_then(|r| r.strip_prefix("not applied: "))
-            .map(str::to_string);
+        let why = u.moved.clone().or_else(|| {
+            reasons
+                .get(&u.file)
+                .and_then(|r| r.strip_prefix("not applied: "))
+                .map(str::to_string)
+        });
         f.fate = Fate::UnderUnapplied {
             by: u.id.clone(),
             at: format!("{}:{}", u.file.display(), u.line),

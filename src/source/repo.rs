@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::Limits;
-use super::coverage::{Coverage, Fate, FileFate, FluxRender, blame_unapplied, lost_under};
+use super::coverage::{
+    Coverage, Fate, FileFate, FluxRender, MovedTrees, blame_unapplied, lost_under,
+};
 use super::files::Input;
 use super::flux::{
     self,
@@ -54,6 +56,32 @@ impl Repo {
         name: &str,
     ) -> Option<&Object> {
         find_in(&self.objects, group, kind, namespace, name)
+    }
+
+    /// The coverage of the files `shown` holds for (the paths a run
+    /// reports), with the Flux Kustomizations written in them that did
+    /// not render completely: the whole repository is read, but the
+    /// figures are of what the report is about.
+    pub fn coverage_of(&self, shown: &dyn Fn(&Path) -> bool) -> (Coverage, Vec<&FluxRender>) {
+        let sources = &self.files.sources;
+        let fates: Vec<FileFate> = self
+            .fates
+            .iter()
+            .filter(|f| shown(&f.path))
+            .cloned()
+            .collect();
+        let renders: Vec<FluxRender> = self
+            .flux
+            .iter()
+            .filter(|r| shown(sources.path(r.file)))
+            .cloned()
+            .collect();
+        let incomplete = self
+            .flux
+            .iter()
+            .filter(|r| !r.outcome.is_complete() && shown(sources.path(r.file)))
+            .collect();
+        (Coverage::of(&fates, &renders), incomplete)
     }
 }
 
@@ -247,6 +275,7 @@ pub fn load_files(mut files: Files) -> Repo {
         unapplied,
     } = flux;
     let rendered_by = rendered_by(&objects, &renders);
+    let moved = MovedTrees::of(&unapplied);
     let mut fates: Vec<FileFate> = Vec::new();
     for (path, file, docs) in object_docs {
         if let Some((by, complete)) = rendered_by.get(&file) {
@@ -283,10 +312,14 @@ pub fn load_files(mut files: Files) -> Repo {
                 Some(dir) if rendered_dirs.contains(dir) => Some(Fate::NotListed {
                     kustomization: dir.join("kustomization.yaml"),
                 }),
-                Some(dir) => Some(Fate::Unreachable {
-                    kustomization: dir.join("kustomization.yaml"),
-                }),
+                Some(dir) => Some(moved.holding(path).or_else(|| moved.under(path)).unwrap_or(
+                    Fate::Unreachable {
+                        kustomization: dir.join("kustomization.yaml"),
+                    },
+                )),
+                None if let Some(fate) = moved.holding(path) => Some(fate),
                 None if stray.contains(&file) => Some(Fate::Stray),
+                None if let Some(fate) = moved.under(path).filter(|_| flux_repo) => Some(fate),
                 None => None,
             }
         };

@@ -101,11 +101,12 @@ fn buroa_vaultwarden_bumped_to_1_31_points_at_the_3012_route() {
     ) else {
         return;
     };
-    // The k8s-at-home chart's values name a websocket Service port 3012
-    // and route /notifications/hub to it; the first is the label.
+    // The k8s-at-home chart's values name a websocket Service port 3012:
+    // the line a user changes is the primary place, the image tag a
+    // related one.
     assert_eq!(
         found,
-        [(format!("{HR}:32:12"), vec![format!("{HR}:50:19")])]
+        [(format!("{HR}:50:19"), vec![format!("{HR}:32:12")])]
     );
 }
 

@@ -114,8 +114,10 @@ case!(
     "guessed-root"
 );
 // The same archive/ beside the live cluster, whose paths are from the
-// repository root: the guess made for the archive (read first) leaves them
-// there, so the live tree renders and no path is called missing (bykaj/home-ops).
+// repository root: the GitRepository both name is read from the root, so
+// the archive's paths are no directories Flux finds and its tree is not
+// rendered; each of its files says why, and the live tree renders with no
+// path called missing (bykaj/home-ops).
 case!(
     a_guessed_root_does_not_move_paths_from_the_repository_root,
     "guessed-root-beside-live"

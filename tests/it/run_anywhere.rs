@@ -314,3 +314,70 @@ fn the_closest_configuration_from_the_folder_up_applies() {
     // From the root, the root's file applies.
     assert!(!rules(&run(&repo, &["-o", "json"])).contains(&first));
 }
+
+/// `(problems, files skipped)` of the load's summary line on stderr:
+/// `loaded 9 objects from 12 files; 1 file skipped; 3 problems`.
+fn load_counts(stderr: &str) -> (usize, usize) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("loaded "))
+        .unwrap_or_else(|| panic!("no summary line: {stderr}"));
+    let parts: Vec<&str> = line.split("; ").collect();
+    let first = |part: &str| -> usize { part.split(' ').next().unwrap().parse().unwrap() };
+    (first(parts[2]), first(parts[1]))
+}
+
+/// Run from a folder, the summaries count what is shown for that folder:
+/// the problems and skipped files of the rest of the repository are
+/// neither listed nor counted, nor are its suppressed findings and its
+/// files in the coverage line.
+#[test]
+fn the_summaries_of_a_folder_count_what_is_listed_for_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_git(tmp.path());
+    // Outside infrastructure/storage/: a file that is no YAML (a
+    // problem) and a suppressed finding; inside, a file its kustomization
+    // does not list (skipped).
+    std::fs::write(repo.join("infrastructure/broken.yaml"), "a: [\n").unwrap();
+    std::fs::write(
+        repo.join("infrastructure/storage/unlisted.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unlisted, namespace: default}\n",
+    )
+    .unwrap();
+    common::edit(
+        &repo,
+        HELMRELEASE,
+        "value: \"600\"",
+        &format!("value: \"600\" # homelab-lint: ignore {KEEPALIVE} -- measured elsewhere"),
+    );
+    common::git(&repo, &["add", "-A"]);
+    common::git(&repo, &["commit", "-q", "-m", "elsewhere"]);
+    let whole = run(&repo, &["-o", "concise", "-v"]);
+    let (problems, _) = load_counts(&String::from_utf8_lossy(&whole.stderr));
+    assert!(problems > 0, "the broken file is a problem");
+    assert!(String::from_utf8_lossy(&whole.stdout).contains("1 suppressed"));
+
+    let folder = run(
+        &repo.join("infrastructure/storage"),
+        &["-o", "concise", "-v", "."],
+    );
+    let stderr = String::from_utf8_lossy(&folder.stderr);
+    let (problems, skipped) = load_counts(&stderr);
+    let warnings = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .count();
+    let listed = stderr
+        .lines()
+        .filter(|l| l.starts_with("skipped: "))
+        .count();
+    assert_eq!(problems, warnings, "{stderr}");
+    assert_eq!((skipped, listed), (1, 1), "{stderr}");
+    let stdout = String::from_utf8_lossy(&folder.stdout);
+    assert!(!stdout.contains("suppressed"), "{stdout}");
+    // The coverage line is of the folder alone.
+    assert!(
+        stdout.contains("1 of 1 manifest files rendered through Flux; other files: 1 not-listed"),
+        "{stdout}"
+    );
+}

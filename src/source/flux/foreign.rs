@@ -52,7 +52,7 @@ pub fn foreign_git_sources(git_repos: &[Object], bootstrap: &[Object]) -> HashSe
 /// A Git URL as host and path, for comparing the forms one repository is
 /// written in: `https://github.com/o/r.git`, `ssh://git@github.com/o/r`,
 /// `git@github.com:o/r`. `None` for a URL a substitution still makes.
-fn normalized(url: &str) -> Option<String> {
+pub(super) fn normalized(url: &str) -> Option<String> {
     if url.contains('$') {
         return None;
     }

@@ -12,6 +12,7 @@ pub mod foreign;
 mod goyaml_v2;
 mod joined;
 pub(crate) mod layer;
+mod moved;
 mod patches;
 mod render;
 mod sources;

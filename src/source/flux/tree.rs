@@ -10,7 +10,7 @@
 
 use crate::source::kustomize::FluxInputs;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::artifact::Artifacts;
 use super::layer::BuildLayer;
@@ -98,7 +98,12 @@ pub(crate) fn render(
     } = written;
     let mut flux = FluxTree::new(written, Artifacts::from_generators(generators), layer);
     flux.foreign = super::foreign::foreign_git_sources(&git_repos, &bootstrap);
+    let rooted = super::moved::rooted_sources(files, &flux.written, &git_repos, &flux.foreign);
     drop(git_repos);
+    flux.moved = super::moved::find(files, &flux.written, &rooted);
+    // Known from the root: never guessed to be a folder above a file.
+    flux.source_roots
+        .extend(rooted.into_iter().map(|s| (s, PathBuf::new())));
     flux.render_all(files, config_sources, bootstrap, issues);
     Rendered {
         objects: flux.output,
@@ -169,6 +174,9 @@ pub(super) struct FluxTree {
     pub(super) rendered_dirs: PathSet<PathBuf>,
     /// Flux Kustomizations written here that no root reaches.
     pub(super) unapplied: Vec<Unapplied>,
+    /// Flux Kustomizations of trees moved away from where their paths
+    /// start ([`super::moved`]): no root.
+    pub(super) moved: HashMap<DocId, super::moved::Moved>,
 }
 
 /// What the builds of the written Flux Kustomizations produced.
@@ -308,6 +316,7 @@ impl FluxTree {
             build_dirs: PathMap::default(),
             rendered_dirs: PathSet::default(),
             unapplied: Vec::new(),
+            moved: HashMap::new(),
         }
     }
 
@@ -411,7 +420,20 @@ impl FluxTree {
             pooled.extend(build.objects.iter().filter(|o| looked_for(o)).cloned());
         }
         let mut lookup_pool = LookupPool::new();
-        let config_sources = config_sources.iter().filter(|o| looked_for(o)).cloned();
+        // A moved tree's settings are applied by nothing either.
+        let moved_dirs: PathSet<&Path> = self.moved.values().map(|m| m.path.as_path()).collect();
+        let moved_away = |o: &Object| {
+            !moved_dirs.is_empty()
+                && files
+                    .sources
+                    .path(o.file)
+                    .ancestors()
+                    .any(|d| moved_dirs.contains(d))
+        };
+        let config_sources = config_sources
+            .iter()
+            .filter(|o| looked_for(o) && !moved_away(o))
+            .cloned();
         for o in pooled.into_iter().chain(config_sources) {
             // Keyed by what the cluster will hold: a SealedSecret or an
             // ExternalSecret stands for the Secret it makes.
@@ -432,6 +454,11 @@ impl FluxTree {
             })
             .cloned()
             .collect();
+        // A moved tree's Kustomization is applied only when a rendered one
+        // waits for it, as a loose one.
+        let (roots, moved_roots): (Vec<Object>, Vec<Object>) = roots
+            .into_iter()
+            .partition(|ks| !self.moved.contains_key(&doc_id(ks)));
         // A root that produces itself is flux bootstrap's gotk-sync.yaml.
         let self_started = |ks: &&Object| {
             let id = doc_id(ks);
@@ -469,10 +496,11 @@ impl FluxTree {
         } else {
             None
         };
-        let (mut roots, loose): (Vec<Object>, Vec<Object>) = match started {
+        let (mut roots, mut loose): (Vec<Object>, Vec<Object>) = match started {
             Some(started) => roots.into_iter().partition(|ks| started(&ks)),
             None => (roots, Vec::new()),
         };
+        loose.extend(moved_roots);
         // Only what each round added is read for what it waits for, and
         // the loose ones are found by identity: a chain of loose
         // Kustomizations, each rendered only because the one before
@@ -543,11 +571,17 @@ impl FluxTree {
                     (namespace, name) if namespace.is_empty() => name,
                     (namespace, name) => format!("{namespace}/{name}"),
                 };
+                let moved = self.moved.get(&doc_id(ks));
+                let path = match moved {
+                    Some(m) => m.path.clone(),
+                    None => self.ks_path_text(files, ks)?,
+                };
                 Some(Unapplied {
                     id,
                     file: files.sources.path(ks.file).to_path_buf(),
                     line: ks.root.span.line,
-                    path: self.ks_path_text(files, ks)?,
+                    path,
+                    moved: moved.map(|m| m.why.clone()),
                 })
             })
             .collect();
