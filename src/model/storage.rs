@@ -3,6 +3,7 @@
 //! replicates every write over the network.
 
 use super::database::Database;
+use super::index::Index;
 use super::postgres::OPERATORS;
 use super::{Model, ObjRef, Unknown, is_helm_release};
 use crate::yaml::{Node, Origin, PathSeg, Span};
@@ -520,37 +521,64 @@ pub fn of_database(model: &Model, db: &Database) -> Result<Storage, Unknown> {
     }
 }
 
+/// The bound claims (`spec.volumeName` set) by namespace and each name
+/// of a database they may be for: the value of a label Postgres
+/// operators put on their claims naming the cluster, and the NAME of a
+/// claim named `pgdata-NAME-…`, `data-NAME-…` or `NAME-…`. A claim's
+/// name past Kubernetes's 253 bytes (a DNS subdomain) is no claim a
+/// cluster holds, and is not split.
+fn claims_for<'r>(model: &Model<'r>) -> Index<(&'r str, &'r str)> {
+    const MAX_NAME: usize = 253;
+    // Labels Postgres operators put on their volume claims, naming the
+    // cluster.
+    let labels: Vec<&str> = OPERATORS.iter().filter_map(|o| o.claim_label()).collect();
+    let mut entries = Vec::new();
+    for r in model.of_kind("", "PersistentVolumeClaim") {
+        let pvc: &'r crate::source::Object = &model.objects[r];
+        let Some(ns) = pvc.namespace() else { continue };
+        if pvc.root.str_at(&["spec", "volumeName"]).is_none() {
+            continue;
+        }
+        let named = pvc.root.path(&["metadata", "labels"]);
+        for l in &labels {
+            if let Some(v) = named.and_then(|ls| ls.get(l)).and_then(Node::as_str) {
+                entries.push(((ns, v), r));
+            }
+        }
+        let name = pvc.name();
+        if name.len() > MAX_NAME {
+            continue;
+        }
+        for rest in [
+            Some(name),
+            name.strip_prefix("pgdata-"),
+            name.strip_prefix("data-"),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            for (i, _) in rest.match_indices('-') {
+                entries.push(((ns, &rest[..i]), r));
+            }
+        }
+    }
+    Index::new(entries)
+}
+
 /// The storage of a database as a live cluster shows it: a claim in its
 /// namespace labelled with (or named after) the cluster, bound to a PV
 /// whose CSI driver says what the storage is.
 fn bound_volume(model: &Model, db: &Database) -> Option<Storage> {
     let name = db.name(model);
     let ns = model.namespace_of(db.object);
-    let prefixes = [
-        format!("pgdata-{name}-"),
-        format!("data-{name}-"),
-        format!("{name}-"),
-    ];
-    // Labels Postgres operators put on their volume claims, naming the
-    // cluster.
-    let labels: Vec<&str> = OPERATORS.iter().filter_map(|o| o.claim_label()).collect();
-    let claim = model.of_kind("", "PersistentVolumeClaim").find(|&r| {
-        let pvc = model.object(r);
-        pvc.namespace() == Some(ns)
-            && pvc.root.str_at(&["spec", "volumeName"]).is_some()
-            && (labels.iter().any(|l| {
-                pvc.root
-                    .path(&["metadata", "labels"])
-                    .and_then(|ls| ls.get(l))
-                    .and_then(Node::as_str)
-                    == Some(name)
-            }) || prefixes.iter().any(|p| pvc.name().starts_with(p.as_str())))
-    })?;
+    let claim = model
+        .claims_for
+        .get_or_init(|| claims_for(model))
+        .get(&(ns, name))
+        .next()?;
     let claim_obj = model.object(claim);
     let volume = claim_obj.root.str_at(&["spec", "volumeName"])?;
-    let pv = model
-        .of_kind("", "PersistentVolume")
-        .find(|&r| model.object(r).name() == volume)?;
+    let pv = model.named("", "PersistentVolume", volume).next()?;
     let pv_obj = model.object(pv);
     let driver = pv_obj.root.path(&["spec", "csi", "driver"]).or_else(|| {
         pv_obj
@@ -703,6 +731,61 @@ pub fn of_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_database_without_declared_storage_takes_the_volume_of_its_bound_claim() {
+        let db = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: pg, namespace: db}\nspec:\n  template:\n    spec:\n      containers:\n      - {name: c, image: 'postgres:16', volumeMounts: [{name: data, mountPath: /var/lib/postgresql/data}]}\n      volumes:\n      - {name: data, persistentVolumeClaim: {claimName: missing}}\n";
+        let claim = |name: &str, ns: &str, pv: &str| {
+            format!(
+                "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {name}, namespace: {ns}}}\nspec: {{volumeName: {pv}}}\n"
+            )
+        };
+        let pv = |name: &str, driver: &str| {
+            format!(
+                "apiVersion: v1\nkind: PersistentVolume\nmetadata: {{name: {name}}}\nspec: {{csi: {{driver: {driver}}}}}\n"
+            )
+        };
+        let storage = |claims: &[String]| {
+            let mut files = vec![("db.yaml".to_string(), db.to_string())];
+            for (i, c) in claims.iter().enumerate() {
+                files.push((format!("c{i}.yaml"), c.clone()));
+            }
+            files.push(("right.yaml".into(), pv("pv-right", "driver.right")));
+            files.push(("wrong.yaml".into(), pv("pv-wrong", "driver.wrong")));
+            let files: Vec<(&str, &str)> = files
+                .iter()
+                .map(|(p, t)| (p.as_str(), t.as_str()))
+                .collect();
+            let repo = crate::source::test_repo::TestRepo::new(&files);
+            let model = Model::from_parts(&repo.objects, &repo.sources);
+            let db = crate::model::database::all(&model)
+                .into_iter()
+                .next()
+                .expect("the database");
+            of_database(&model, &db).ok().map(|s| s.decl.provisioner)
+        };
+        let right = Some("driver.right".to_string());
+        // Claims of other names, of another namespace, or not bound first.
+        let others = [
+            claim("pgx-0", "db", "pv-wrong"),
+            claim("data-pg-0", "other", "pv-wrong"),
+            claim("p-0", "db", "pv-wrong"),
+        ];
+        assert_eq!(storage(&others), None);
+        for name in ["pg-0", "data-pg-0", "pgdata-pg-1", "pg-a-b"] {
+            let mut claims = others.to_vec();
+            claims.push(claim(name, "db", "pv-right"));
+            assert_eq!(storage(&claims), right, "{name}");
+        }
+        let labelled = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: x, namespace: db, labels: {cnpg.io/cluster: pg}}\nspec: {volumeName: pv-right}\n";
+        assert_eq!(storage(&[labelled.to_string()]), right);
+        // The first bound claim that matches, in the repository's order.
+        let both = [
+            claim("pg-1", "db", "pv-right"),
+            claim("data-pg-0", "db", "pv-wrong"),
+        ];
+        assert_eq!(storage(&both), right);
+    }
 
     #[test]
     fn a_class_only_in_an_unknown_charts_values_is_named_there() {
