@@ -74,7 +74,7 @@ pub struct Model<'r> {
     /// ([`Model::data_entry`]), read once.
     held: data::ReadOnce<'r>,
     /// Every storage class the repo declares, computed on first use.
-    pub(crate) classes: OnceLock<Vec<storage::ClassDecl>>,
+    pub(crate) classes: OnceLock<storage::Classes>,
     /// What identifies each release's and workload's app, computed on
     /// first use.
     app_facts: OnceLock<Vec<app::AppFacts>>,

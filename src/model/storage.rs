@@ -244,15 +244,69 @@ pub(crate) fn csi_volume_copies(model: &Model, pv: ObjRef) -> Option<Copies> {
     )
 }
 
+/// The storage classes of a model, by name and the defaults apart: each
+/// claim and database asks for its class, and a copy of every class per
+/// question made many classes (a PV of its own class each) and many
+/// claims quadratic.
+pub(crate) struct Classes {
+    all: Vec<ClassDecl>,
+    /// Positions in `all` by class name.
+    by_name: Index<String>,
+    /// Positions in `all` of the classes marked default.
+    defaults: Vec<usize>,
+}
+
+fn declared<'m>(model: &'m Model) -> &'m Classes {
+    model.classes.get_or_init(|| {
+        let all = all_classes(model);
+        let by_name = Index::new(
+            all.iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.clone(), i))
+                .collect(),
+        );
+        let defaults = (0..all.len()).filter(|&i| all[i].is_default).collect();
+        Classes {
+            all,
+            by_name,
+            defaults,
+        }
+    })
+}
+
 /// Every storage class the repo declares (in `near`'s cluster, if given).
 pub fn classes(model: &Model, near: Option<ObjRef>) -> Vec<ClassDecl> {
-    model
-        .classes
-        .get_or_init(|| all_classes(model))
+    declared(model)
+        .all
         .iter()
         .filter(|c| near.is_none_or(|n| model.object(c.object).same_tree(model.object(n))))
         .cloned()
         .collect()
+}
+
+/// The classes named `name` (in `near`'s cluster, if given), in the order
+/// [`classes`] gives them.
+fn named<'m>(
+    model: &'m Model,
+    near: Option<ObjRef>,
+    name: &str,
+) -> impl Iterator<Item = &'m ClassDecl> {
+    let classes = declared(model);
+    classes
+        .by_name
+        .get(&name.to_string())
+        .map(|i| &classes.all[i])
+        .filter(move |c| near.is_none_or(|n| model.object(c.object).same_tree(model.object(n))))
+}
+
+/// The classes marked default (in `near`'s cluster, if given).
+fn defaults<'m>(model: &'m Model, near: Option<ObjRef>) -> impl Iterator<Item = &'m ClassDecl> {
+    let classes = declared(model);
+    classes
+        .defaults
+        .iter()
+        .map(|&i| &classes.all[i])
+        .filter(move |c| near.is_none_or(|n| model.object(c.object).same_tree(model.object(n))))
 }
 
 fn all_classes(model: &Model) -> Vec<ClassDecl> {
@@ -593,10 +647,9 @@ fn bound_volume(model: &Model, db: &Database) -> Option<Storage> {
         .to_string();
     let provisioner = driver.as_str()?.to_string();
     // The copies the PV's class keeps, when that class is known.
-    let copies = classes(model, Some(db.object))
-        .into_iter()
-        .find(|c| c.name == class && c.provisioner == provisioner)
-        .and_then(|c| c.copies);
+    let copies = named(model, Some(db.object), &class)
+        .find(|c| c.provisioner == provisioner)
+        .and_then(|c| c.copies.clone());
     let decl = with_category(ClassDecl {
         name: class.clone(),
         provisioner,
@@ -641,7 +694,7 @@ fn undeclared_class(model: &Model, near: ObjRef, node: &Node, name: &str) -> Str
                 )
             }
         },
-        _ if let Some(c) = classes(model, None).into_iter().find(|c| c.name == class) => format!(
+        _ if let Some(c) = named(model, None, class).next() => format!(
             "storage class {name} is declared only under {}, which another Flux root applies, so \
              it is taken for another cluster than {}'s",
             super::applier(model.object(c.object)),
@@ -685,22 +738,20 @@ pub fn of_request(
     near: ObjRef,
     requested: Option<Node>,
 ) -> Result<Storage, Unknown> {
-    let declared = classes(model, Some(near));
     let decl = match &requested {
         Some(node) => {
             let name = node.scalar_text().unwrap_or_default();
-            declared
-                .iter()
-                .find(|c| c.name == name)
+            named(model, Some(near), &name)
+                .next()
                 .cloned()
                 .ok_or_else(|| Unknown(undeclared_class(model, near, node, &name)))?
         }
         None => {
-            let defaults: Vec<&ClassDecl> = declared.iter().filter(|c| c.is_default).collect();
-            match defaults.as_slice() {
+            let marked: Vec<&ClassDecl> = defaults(model, Some(near)).collect();
+            match marked.as_slice() {
                 [one] => (*one).clone(),
                 [] => {
-                    let elsewhere = classes(model, None).into_iter().find(|c| c.is_default);
+                    let elsewhere = defaults(model, None).next();
                     return Err(Unknown(match elsewhere {
                         Some(c) => format!(
                             "no storage class is set, and the default class {} is declared only under {}, which another Flux root applies, so it is taken for another cluster than {}'s",
