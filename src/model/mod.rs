@@ -61,11 +61,20 @@ pub struct Model<'r> {
     /// show leaves (`${CLAIM:-data}`), by kind and that text, built on
     /// first use: each reference the repository cannot resolve asks it.
     named_if_unset: OnceLock<Index<(&'r str, &'r str)>>,
+    /// Bound PersistentVolumeClaims by namespace and each name of a
+    /// database they may hold ([`storage`]'s `bound_volume`), built on
+    /// first use: a scan of every claim per database made many
+    /// databases and claims quadratic.
+    pub(crate) claims_for: OnceLock<Index<(&'r str, &'r str)>>,
+    /// Workloads by each label of their pod template (key and value as
+    /// text), built on first use: what a Service selects is found
+    /// through its rarest label, not by a scan of every object.
+    pod_labels: OnceLock<Index<(&'r str, String)>>,
     /// The keys of each ConfigMap or Secret asked for one at a time
     /// ([`Model::data_entry`]), read once.
     held: data::ReadOnce<'r>,
     /// Every storage class the repo declares, computed on first use.
-    pub(crate) classes: OnceLock<Vec<storage::ClassDecl>>,
+    pub(crate) classes: OnceLock<storage::Classes>,
     /// What identifies each release's and workload's app, computed on
     /// first use.
     app_facts: OnceLock<Vec<app::AppFacts>>,
@@ -159,6 +168,8 @@ impl<'r> Model<'r> {
             by_text_file,
             by_kind,
             named_if_unset: OnceLock::new(),
+            claims_for: OnceLock::new(),
+            pod_labels: OnceLock::new(),
             held: data::ReadOnce::default(),
             classes: OnceLock::new(),
             app_facts: OnceLock::new(),
@@ -220,6 +231,69 @@ impl<'r> Model<'r> {
         self.by_kind
             .get(&kind)
             .filter(move |&i| self.objects[i].is(group, kind))
+    }
+
+    /// Objects of a kind in an API group named `name`, in any namespace
+    /// and tree.
+    pub fn named<'a>(
+        &'a self,
+        group: &'a str,
+        kind: &'a str,
+        name: &'a str,
+    ) -> impl Iterator<Item = ObjRef> + 'a {
+        self.by_name
+            .get(&(kind, name))
+            .filter(move |&i| self.objects[i].is(group, kind))
+    }
+
+    /// The workloads (objects with a pod template) whose template's labels
+    /// hold every entry of `selector` (a Service's), in object order.
+    pub fn selected_by<'a>(
+        &'a self,
+        selector: &'a [(crate::yaml::Node, crate::yaml::Node)],
+    ) -> impl Iterator<Item = ObjRef> + 'a {
+        let index = self.pod_labels.get_or_init(|| {
+            let mut entries = Vec::new();
+            for (i, o) in self.objects.iter().enumerate() {
+                let labels = crate::source::object::pod_spec(o)
+                    .and(o.root.path(&["spec", "template", "metadata", "labels"]))
+                    .and_then(crate::yaml::Node::as_map);
+                for (k, v) in labels.into_iter().flatten() {
+                    if let (Some(k), Some(v)) = (k.as_str(), v.scalar_text()) {
+                        entries.push(((k, v), i));
+                    }
+                }
+            }
+            Index::new(entries)
+        });
+        let pairs: Vec<(&str, String)> = selector
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str()?, v.scalar_text()?)))
+            .collect();
+        // A selector entry no label can equal (a key that is not text)
+        // selects nothing.
+        let rarest = (pairs.len() == selector.len())
+            .then(|| {
+                pairs
+                    .iter()
+                    .min_by_key(|&(k, v)| index.count(&(*k, v.clone())))
+            })
+            .flatten()
+            .map(|(k, v)| (*k, v.clone()));
+        rarest
+            .into_iter()
+            .flat_map(move |key| index.get(&key))
+            .filter(move |&i| {
+                let o = &self.objects[i];
+                let labels = o.root.path(&["spec", "template", "metadata", "labels"]);
+                pairs.iter().all(|(k, v)| {
+                    labels
+                        .and_then(|l| l.get(k))
+                        .and_then(crate::yaml::Node::scalar_text)
+                        .as_ref()
+                        == Some(v)
+                })
+            })
     }
 
     /// An object by kind, namespace and name, as `near` sees it: in the
@@ -457,6 +531,41 @@ pub fn is_helm_release(o: &Object) -> bool {
 mod tests {
     use super::*;
     use crate::source::{Step, StepKind};
+
+    #[test]
+    fn a_selector_selects_the_workloads_whose_pods_carry_all_its_labels() {
+        let workload = |name: &str, labels: &str| {
+            format!(
+                "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n  template:\n    metadata: {{labels: {labels}}}\n    spec: {{containers: [{{name: c, image: x}}]}}\n"
+            )
+        };
+        let text = [
+            workload("common", "{tier: db}"),
+            workload("both", "{tier: db, app: pg}"),
+            workload("number", "{tier: db, app: 1}"),
+            workload("other", "{tier: db, app: redis}"),
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, labels: {tier: db, app: pg}}\n".into(),
+            workload("again", "{app: pg, tier: db, extra: x}"),
+        ]
+        .concat();
+        let repo = crate::source::test_repo::TestRepo::new(&[("w.yaml", &text)]);
+        let model = Model::from_parts(&repo.objects, &repo.sources);
+        let selected = |selector: &str| -> Vec<&str> {
+            let node = crate::yaml::parse_one(selector);
+            model
+                .selected_by(node.as_map().unwrap())
+                .map(|r| repo.objects[r].name())
+                .collect()
+        };
+        assert_eq!(selected("{tier: db, app: pg}"), ["both", "again"]);
+        assert_eq!(selected("{app: '1'}"), ["number"]);
+        assert_eq!(
+            selected("{tier: db}"),
+            ["common", "both", "number", "other", "again"]
+        );
+        assert_eq!(selected("{tier: db, app: none}"), Vec::<&str>::new());
+        assert_eq!(selected("{tier: [db]}"), Vec::<&str>::new());
+    }
 
     /// A HelmRelease of one cluster whose chartRef and valuesFrom name
     /// objects the repository holds only in another cluster's Flux tree.

@@ -3,6 +3,7 @@
 //! replicates every write over the network.
 
 use super::database::Database;
+use super::index::Index;
 use super::postgres::OPERATORS;
 use super::{Model, ObjRef, Unknown, is_helm_release};
 use crate::yaml::{Node, Origin, PathSeg, Span};
@@ -243,15 +244,69 @@ pub(crate) fn csi_volume_copies(model: &Model, pv: ObjRef) -> Option<Copies> {
     )
 }
 
+/// The storage classes of a model, by name and the defaults apart: each
+/// claim and database asks for its class, and a copy of every class per
+/// question made many classes (a PV of its own class each) and many
+/// claims quadratic.
+pub(crate) struct Classes {
+    all: Vec<ClassDecl>,
+    /// Positions in `all` by class name.
+    by_name: Index<String>,
+    /// Positions in `all` of the classes marked default.
+    defaults: Vec<usize>,
+}
+
+fn declared<'m>(model: &'m Model) -> &'m Classes {
+    model.classes.get_or_init(|| {
+        let all = all_classes(model);
+        let by_name = Index::new(
+            all.iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.clone(), i))
+                .collect(),
+        );
+        let defaults = (0..all.len()).filter(|&i| all[i].is_default).collect();
+        Classes {
+            all,
+            by_name,
+            defaults,
+        }
+    })
+}
+
 /// Every storage class the repo declares (in `near`'s cluster, if given).
 pub fn classes(model: &Model, near: Option<ObjRef>) -> Vec<ClassDecl> {
-    model
-        .classes
-        .get_or_init(|| all_classes(model))
+    declared(model)
+        .all
         .iter()
         .filter(|c| near.is_none_or(|n| model.object(c.object).same_tree(model.object(n))))
         .cloned()
         .collect()
+}
+
+/// The classes named `name` (in `near`'s cluster, if given), in the order
+/// [`classes`] gives them.
+fn named<'m>(
+    model: &'m Model,
+    near: Option<ObjRef>,
+    name: &str,
+) -> impl Iterator<Item = &'m ClassDecl> {
+    let classes = declared(model);
+    classes
+        .by_name
+        .get(&name.to_string())
+        .map(|i| &classes.all[i])
+        .filter(move |c| near.is_none_or(|n| model.object(c.object).same_tree(model.object(n))))
+}
+
+/// The classes marked default (in `near`'s cluster, if given).
+fn defaults<'m>(model: &'m Model, near: Option<ObjRef>) -> impl Iterator<Item = &'m ClassDecl> {
+    let classes = declared(model);
+    classes
+        .defaults
+        .iter()
+        .map(|&i| &classes.all[i])
+        .filter(move |c| near.is_none_or(|n| model.object(c.object).same_tree(model.object(n))))
 }
 
 fn all_classes(model: &Model) -> Vec<ClassDecl> {
@@ -520,37 +575,64 @@ pub fn of_database(model: &Model, db: &Database) -> Result<Storage, Unknown> {
     }
 }
 
+/// The bound claims (`spec.volumeName` set) by namespace and each name
+/// of a database they may be for: the value of a label Postgres
+/// operators put on their claims naming the cluster, and the NAME of a
+/// claim named `pgdata-NAME-…`, `data-NAME-…` or `NAME-…`. A claim's
+/// name past Kubernetes's 253 bytes (a DNS subdomain) is no claim a
+/// cluster holds, and is not split.
+fn claims_for<'r>(model: &Model<'r>) -> Index<(&'r str, &'r str)> {
+    const MAX_NAME: usize = 253;
+    // Labels Postgres operators put on their volume claims, naming the
+    // cluster.
+    let labels: Vec<&str> = OPERATORS.iter().filter_map(|o| o.claim_label()).collect();
+    let mut entries = Vec::new();
+    for r in model.of_kind("", "PersistentVolumeClaim") {
+        let pvc: &'r crate::source::Object = &model.objects[r];
+        let Some(ns) = pvc.namespace() else { continue };
+        if pvc.root.str_at(&["spec", "volumeName"]).is_none() {
+            continue;
+        }
+        let named = pvc.root.path(&["metadata", "labels"]);
+        for l in &labels {
+            if let Some(v) = named.and_then(|ls| ls.get(l)).and_then(Node::as_str) {
+                entries.push(((ns, v), r));
+            }
+        }
+        let name = pvc.name();
+        if name.len() > MAX_NAME {
+            continue;
+        }
+        for rest in [
+            Some(name),
+            name.strip_prefix("pgdata-"),
+            name.strip_prefix("data-"),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            for (i, _) in rest.match_indices('-') {
+                entries.push(((ns, &rest[..i]), r));
+            }
+        }
+    }
+    Index::new(entries)
+}
+
 /// The storage of a database as a live cluster shows it: a claim in its
 /// namespace labelled with (or named after) the cluster, bound to a PV
 /// whose CSI driver says what the storage is.
 fn bound_volume(model: &Model, db: &Database) -> Option<Storage> {
     let name = db.name(model);
     let ns = model.namespace_of(db.object);
-    let prefixes = [
-        format!("pgdata-{name}-"),
-        format!("data-{name}-"),
-        format!("{name}-"),
-    ];
-    // Labels Postgres operators put on their volume claims, naming the
-    // cluster.
-    let labels: Vec<&str> = OPERATORS.iter().filter_map(|o| o.claim_label()).collect();
-    let claim = model.of_kind("", "PersistentVolumeClaim").find(|&r| {
-        let pvc = model.object(r);
-        pvc.namespace() == Some(ns)
-            && pvc.root.str_at(&["spec", "volumeName"]).is_some()
-            && (labels.iter().any(|l| {
-                pvc.root
-                    .path(&["metadata", "labels"])
-                    .and_then(|ls| ls.get(l))
-                    .and_then(Node::as_str)
-                    == Some(name)
-            }) || prefixes.iter().any(|p| pvc.name().starts_with(p.as_str())))
-    })?;
+    let claim = model
+        .claims_for
+        .get_or_init(|| claims_for(model))
+        .get(&(ns, name))
+        .next()?;
     let claim_obj = model.object(claim);
     let volume = claim_obj.root.str_at(&["spec", "volumeName"])?;
-    let pv = model
-        .of_kind("", "PersistentVolume")
-        .find(|&r| model.object(r).name() == volume)?;
+    let pv = model.named("", "PersistentVolume", volume).next()?;
     let pv_obj = model.object(pv);
     let driver = pv_obj.root.path(&["spec", "csi", "driver"]).or_else(|| {
         pv_obj
@@ -565,10 +647,9 @@ fn bound_volume(model: &Model, db: &Database) -> Option<Storage> {
         .to_string();
     let provisioner = driver.as_str()?.to_string();
     // The copies the PV's class keeps, when that class is known.
-    let copies = classes(model, Some(db.object))
-        .into_iter()
-        .find(|c| c.name == class && c.provisioner == provisioner)
-        .and_then(|c| c.copies);
+    let copies = named(model, Some(db.object), &class)
+        .find(|c| c.provisioner == provisioner)
+        .and_then(|c| c.copies.clone());
     let decl = with_category(ClassDecl {
         name: class.clone(),
         provisioner,
@@ -613,7 +694,7 @@ fn undeclared_class(model: &Model, near: ObjRef, node: &Node, name: &str) -> Str
                 )
             }
         },
-        _ if let Some(c) = classes(model, None).into_iter().find(|c| c.name == class) => format!(
+        _ if let Some(c) = named(model, None, class).next() => format!(
             "storage class {name} is declared only under {}, which another Flux root applies, so \
              it is taken for another cluster than {}'s",
             super::applier(model.object(c.object)),
@@ -657,22 +738,20 @@ pub fn of_request(
     near: ObjRef,
     requested: Option<Node>,
 ) -> Result<Storage, Unknown> {
-    let declared = classes(model, Some(near));
     let decl = match &requested {
         Some(node) => {
             let name = node.scalar_text().unwrap_or_default();
-            declared
-                .iter()
-                .find(|c| c.name == name)
+            named(model, Some(near), &name)
+                .next()
                 .cloned()
                 .ok_or_else(|| Unknown(undeclared_class(model, near, node, &name)))?
         }
         None => {
-            let defaults: Vec<&ClassDecl> = declared.iter().filter(|c| c.is_default).collect();
-            match defaults.as_slice() {
+            let marked: Vec<&ClassDecl> = defaults(model, Some(near)).collect();
+            match marked.as_slice() {
                 [one] => (*one).clone(),
                 [] => {
-                    let elsewhere = classes(model, None).into_iter().find(|c| c.is_default);
+                    let elsewhere = defaults(model, None).next();
                     return Err(Unknown(match elsewhere {
                         Some(c) => format!(
                             "no storage class is set, and the default class {} is declared only under {}, which another Flux root applies, so it is taken for another cluster than {}'s",
@@ -701,125 +780,4 @@ pub fn of_request(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_class_only_in_an_unknown_charts_values_is_named_there() {
-        let repo = crate::source::test_repo::TestRepo::new(&[(
-            "csi.yaml",
-            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: scale-csi, namespace: scale-csi}\nspec:\n  chart: {spec: {chart: scale-csi}}\n  values:\n    storageClasses:\n      - {name: scale-nfs, protocol: nfs}\n    other: {name: scale-nfs}\n",
-        )]);
-        let model = Model::from_parts(&repo.objects, &repo.sources);
-        assert_eq!(
-            declared_in_values(&model, "scale-nfs").as_deref(),
-            Some("HelmRelease/scale-csi/scale-csi (chart scale-csi)")
-        );
-        assert_eq!(declared_in_values(&model, "protocol"), None);
-        assert_eq!(declared_in_values(&model, "nfs"), None);
-    }
-
-    #[test]
-    fn a_static_volume_class_rendered_into_two_clusters_is_declared_in_each() {
-        let pv = "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: app-pv}\nspec:\n  storageClassName: app-class\n  csi: {driver: cephfs.csi.ceph.com, volumeHandle: app}\n";
-        let pvc = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: app-pvc, namespace: media}\nspec: {storageClassName: app-class}\n";
-        let mut repo = crate::source::test_repo::TestRepo::new(&[
-            ("prod/pv.yaml", pv),
-            ("prod/pvc.yaml", pvc),
-            ("test/pv.yaml", pv),
-            ("test/pvc.yaml", pvc),
-        ]);
-        for (o, tree) in repo.objects.iter_mut().zip([0, 0, 1, 1]) {
-            o.tree = Some(tree);
-        }
-        let model = Model::from_parts(&repo.objects, &repo.sources);
-        for (claim, pv) in [(1, 0), (3, 2)] {
-            let found = classes(&model, Some(claim));
-            assert_eq!(found.len(), 1, "claim {claim}: {found:?}");
-            assert_eq!(found[0].name, "app-class");
-            assert_eq!(found[0].object, pv);
-            assert_eq!(found[0].category, Category::NetworkFilesystem);
-        }
-    }
-
-    #[test]
-    fn a_class_only_another_clusters_chart_declares_is_said_to_be_there() {
-        let mut repo = crate::source::test_repo::TestRepo::new(&[
-            (
-                "cluster-0/rook.yaml",
-                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: rook-ceph-cluster, namespace: rook-ceph}\nspec:\n  chart: {spec: {chart: rook-ceph-cluster}}\n  values:\n    cephBlockPools:\n      - name: pool\n        storageClass: {enabled: true, name: ceph-block}\n",
-            ),
-            (
-                "archive/pvc.yaml",
-                "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: monitoring}\nspec: {storageClassName: ceph-block}\n",
-            ),
-        ]);
-        for (o, tree) in repo.objects.iter_mut().zip([0, 1]) {
-            o.tree = Some(tree);
-        }
-        repo.objects[0].chain.push(crate::source::Step {
-            kind: crate::source::StepKind::FluxKustomization,
-            detail: "flux-system/cluster-0-apps".into(),
-            at: None,
-        });
-        let model = Model::from_parts(&repo.objects, &repo.sources);
-        let requested = model
-            .object(1)
-            .root
-            .path(&["spec", "storageClassName"])
-            .cloned();
-        let why = of_request(&model, 1, requested).unwrap_err().0;
-        assert_eq!(
-            why,
-            "storage class ceph-block is declared only under Flux Kustomization \
-             flux-system/cluster-0-apps, which another \
-             Flux root applies, so it is taken for another cluster than \
-             PersistentVolumeClaim/monitoring/data's"
-        );
-    }
-
-    #[test]
-    fn provisioners_by_category() {
-        assert_eq!(
-            categorize("rook-ceph.rbd.csi.ceph.com"),
-            Category::NetworkReplicatedBlock
-        );
-        assert_eq!(
-            categorize("driver.longhorn.io"),
-            Category::NetworkReplicatedBlock
-        );
-        assert_eq!(
-            categorize("rook-ceph.cephfs.csi.ceph.com"),
-            Category::NetworkFilesystem
-        );
-        assert_eq!(categorize("rancher.io/local-path"), Category::Local);
-        assert_eq!(categorize("openebs.io/local"), Category::Local);
-        assert_eq!(categorize("example.com/unknown"), Category::Unknown);
-        // democratic-csi, named after its driver as the chart examples do.
-        assert_eq!(
-            categorize("org.democratic-csi.local-hostpath"),
-            Category::Local
-        );
-        assert_eq!(
-            categorize("org.democratic-csi.zfs-local-dataset"),
-            Category::Local
-        );
-        assert_eq!(
-            categorize("org.democratic-csi.iscsi"),
-            Category::NetworkBlock
-        );
-        assert_eq!(
-            categorize("org.democratic-csi.nfs-truenas"),
-            Category::NetworkFilesystem
-        );
-        assert_eq!(categorize("org.democratic-csi.manual"), Category::Unknown);
-        assert_eq!(
-            categorize("org.democratic-csi.freenas-api-iscsi"),
-            Category::NetworkBlock
-        );
-        assert_eq!(
-            categorize("org.democratic-csi.zfs-generic-nfs"),
-            Category::NetworkFilesystem
-        );
-    }
-}
+mod tests;

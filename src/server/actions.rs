@@ -11,7 +11,7 @@ use lsp_types::{
     WorkspaceEdit,
 };
 
-use super::diagnostics::{self, shown, span_range};
+use super::diagnostics::{self, Ranges, shown};
 use super::documents;
 use crate::fix::Applicability;
 use crate::pipeline::editor::Analysis;
@@ -25,10 +25,11 @@ pub fn at(analysis: &Analysis, rel: &Path, range: Range) -> Vec<CodeActionOrComm
         return Vec::new();
     };
     let mut out = Vec::new();
+    let mut ranges = Ranges::new(sources);
     for finding in &analysis.findings {
         let here = std::iter::once(&finding.primary)
             .chain(&finding.related)
-            .any(|l| l.span.file == file && overlaps(span_range(sources, l.span), range));
+            .any(|l| l.span.file == file && overlaps(ranges.range(l.span), range));
         if !here {
             continue;
         }
@@ -51,14 +52,14 @@ fn fix(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
     let mut changes: HashMap<lsp_types::Uri, Vec<TextEdit>> = HashMap::new();
+    let mut ranges = Ranges::new(sources);
     for edit in &fix.edits {
         let path = repo.files.root().join(sources.path(edit.file));
-        let text = &sources.get(edit.file).text;
         changes
             .entry(documents::uri_of(&path)?)
             .or_default()
             .push(TextEdit {
-                range: documents::range(text, edit.start as usize, edit.end as usize),
+                range: ranges.between(edit.file, edit.start as usize, edit.end as usize),
                 new_text: edit.replacement.clone(),
             });
     }
@@ -106,7 +107,7 @@ fn suppression(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
         .chars()
         .take_while(|c| *c == ' ' || *c == '\t')
         .collect();
-    let at = documents::position(text, line_start);
+    let at = documents::Lines::new(text).position(line_start);
     let edit = TextEdit {
         range: Range::new(at, at),
         new_text: format!(

@@ -46,9 +46,10 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Vec<Loc
     };
     spans.sort_by_key(|s| (s.file, s.start));
     spans.dedup();
+    let mut ranges = diagnostics::Ranges::new(sources);
     spans
         .into_iter()
-        .filter_map(|s| diagnostics::location(root, sources, s))
+        .filter_map(|s| ranges.location(root, s))
         .collect()
 }
 

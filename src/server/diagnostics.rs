@@ -3,6 +3,7 @@
 //! that could not be used where they are written, and a hint on a file
 //! nothing applies.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use lsp_types::{
@@ -15,7 +16,7 @@ use crate::pipeline::editor::Analysis;
 use crate::rules::{Label, Severity};
 use crate::source::PathMap;
 use crate::source::coverage::Fate;
-use crate::yaml::{SourceMap, Span};
+use crate::yaml::{FileId, SourceMap, Span};
 
 pub const SOURCE: &str = "homelab-lint";
 
@@ -47,6 +48,7 @@ pub fn of(
     };
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
+    let mut ranges = Ranges::new(sources);
     for finding in &analysis.findings {
         let labels: Vec<&Label> = std::iter::once(&finding.primary)
             .chain(&finding.related)
@@ -67,13 +69,13 @@ pub fn of(
                 .filter(|(j, _)| *j != i)
                 .filter_map(|(_, other)| {
                     Some(DiagnosticRelatedInformation {
-                        location: location(root, sources, other.span)?,
+                        location: ranges.location(root, other.span)?,
                         message: shown(&other.text),
                     })
                 })
                 .collect();
             list.push(Diagnostic {
-                range: span_range(sources, label.span),
+                range: ranges.range(label.span),
                 severity: Some(severity(finding.severity)),
                 code: Some(NumberOrString::String(finding.rule.clone())),
                 source: Some(SOURCE.into()),
@@ -91,10 +93,11 @@ pub fn of(
         };
         let range = match sources.find(Path::new(&issue.path)) {
             Some(id) if issue.line > 0 => {
+                let lines = ranges.lines(id);
+                let at = lines.offset_of_line_col(issue.line, issue.col);
                 let text = &sources.get(id).text;
-                let at = documents::offset_of_line_col(text, issue.line, issue.col);
                 let line_end = text[at..].find('\n').map_or(text.len(), |n| at + n);
-                documents::range(text, at, line_end)
+                lines.range(at, line_end)
             }
             _ => Range::default(),
         };
@@ -173,16 +176,43 @@ pub fn file_of(root: &Path, sources: &SourceMap, span: Span) -> Option<PathBuf> 
     Some(root.join(sources.path(span.file)))
 }
 
-/// The range of `span` in the text it was read from.
-pub fn span_range(sources: &SourceMap, span: Span) -> Range {
-    let text = &sources.get(span.file).text;
-    documents::range(text, span.start as usize, span.end as usize)
+/// Ranges and locations of spans, each file's lines indexed the first
+/// time one of its spans is converted.
+pub struct Ranges<'s> {
+    sources: &'s SourceMap,
+    lines: HashMap<FileId, documents::Lines<'s>>,
 }
 
-pub fn location(root: &Path, sources: &SourceMap, span: Span) -> Option<Location> {
-    let path = file_of(root, sources, span)?;
-    Some(Location {
-        uri: documents::uri_of(&path)?,
-        range: span_range(sources, span),
-    })
+impl<'s> Ranges<'s> {
+    pub fn new(sources: &'s SourceMap) -> Ranges<'s> {
+        Ranges {
+            sources,
+            lines: HashMap::new(),
+        }
+    }
+
+    fn lines(&mut self, file: FileId) -> &documents::Lines<'s> {
+        let sources = self.sources;
+        self.lines
+            .entry(file)
+            .or_insert_with(|| documents::Lines::new(&sources.get(file).text))
+    }
+
+    /// The range of `span` in the text it was read from.
+    pub fn range(&mut self, span: Span) -> Range {
+        self.between(span.file, span.start as usize, span.end as usize)
+    }
+
+    /// The range of bytes `start..end` of `file`.
+    pub fn between(&mut self, file: FileId, start: usize, end: usize) -> Range {
+        self.lines(file).range(start, end)
+    }
+
+    pub fn location(&mut self, root: &Path, span: Span) -> Option<Location> {
+        let path = file_of(root, self.sources, span)?;
+        Some(Location {
+            uri: documents::uri_of(&path)?,
+            range: self.range(span),
+        })
+    }
 }

@@ -64,22 +64,83 @@ pub fn uri_of(path: &Path) -> Option<Uri> {
     Uri::from_str(url.as_str()).ok()
 }
 
-/// The protocol's position of a byte offset in `text` (columns count
-/// UTF-16 code units, the protocol's default encoding).
-pub fn position(text: &str, offset: usize) -> Position {
-    let offset = offset.min(text.len());
-    let before = text.get(..offset).unwrap_or(text);
-    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-    Position {
-        line: before.matches('\n').count() as u32,
-        character: before[line_start..].encode_utf16().count() as u32,
-    }
+/// Where each line of a text starts, so that converting an offset costs
+/// a search and its line, not a count over the text before it: every
+/// diagnostic of a file is converted, and counting from the start per
+/// diagnostic made many findings in one large file quadratic.
+pub struct Lines<'t> {
+    text: &'t str,
+    /// The byte offset of each line's start (after a `\n`).
+    starts: Vec<usize>,
+    /// Whether each line is ASCII, where a byte is a column.
+    ascii: Vec<bool>,
 }
 
-pub fn range(text: &str, start: usize, end: usize) -> Range {
-    Range {
-        start: position(text, start),
-        end: position(text, end.max(start)),
+impl<'t> Lines<'t> {
+    pub fn new(text: &'t str) -> Lines<'t> {
+        let (mut starts, mut ascii) = (vec![0], Vec::new());
+        for line in text.split_inclusive('\n') {
+            ascii.push(line.is_ascii());
+            starts.push(starts.last().unwrap_or(&0) + line.len());
+        }
+        // The last start is the text's end: a line only when the text
+        // ends with a break (or is empty).
+        if !text.is_empty() && !text.ends_with('\n') {
+            starts.pop();
+        } else {
+            ascii.push(true);
+        }
+        Lines {
+            text,
+            starts,
+            ascii,
+        }
+    }
+
+    /// The protocol's position of a byte offset (columns count UTF-16
+    /// code units, the protocol's default encoding); an offset inside a
+    /// character is taken for that character's start.
+    pub fn position(&self, offset: usize) -> Position {
+        let offset = crate::yaml::floor_char(self.text, offset.min(self.text.len()));
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let character = match self.ascii[line] {
+            true => offset - start,
+            false => self.text[start..offset].encode_utf16().count(),
+        };
+        Position {
+            line: line as u32,
+            character: character as u32,
+        }
+    }
+
+    pub fn range(&self, start: usize, end: usize) -> Range {
+        Range {
+            start: self.position(start),
+            end: self.position(end.max(start)),
+        }
+    }
+
+    /// The byte offset of a 1-based line and character column (the
+    /// linter's issues), clamped to the text.
+    pub fn offset_of_line_col(&self, line: u32, col: u32) -> usize {
+        let line = line.saturating_sub(1) as usize;
+        let Some(&start) = self.starts.get(line) else {
+            return self.text.len();
+        };
+        let rest = &self.text[start..];
+        let line_len = rest.find('\n').unwrap_or(rest.len());
+        let col = col.saturating_sub(1) as usize;
+        match self.ascii[line] {
+            true => start + col.min(line_len),
+            false => {
+                start
+                    + rest[..line_len]
+                        .char_indices()
+                        .nth(col)
+                        .map_or(line_len, |(i, _)| i)
+            }
+        }
     }
 }
 
@@ -106,24 +167,6 @@ pub fn offset(text: &str, at: Position) -> usize {
     line_end
 }
 
-/// The byte offset of a 1-based line and character column (the linter's
-/// issues), clamped to the text.
-pub fn offset_of_line_col(text: &str, line: u32, col: u32) -> usize {
-    let start = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1) as usize)
-        .map(str::len)
-        .sum::<usize>()
-        .min(text.len());
-    let rest = &text[start..];
-    let line_len = rest.find('\n').unwrap_or(rest.len());
-    start
-        + rest[..line_len]
-            .char_indices()
-            .nth(col.saturating_sub(1) as usize)
-            .map_or(line_len, |(i, _)| i)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,13 +175,17 @@ mod tests {
     fn positions_count_utf16_units_and_round_trip() {
         let text = "a: é𝄞x\nb: 2\n";
         let x = text.find('x').unwrap();
-        let at = position(text, x);
+        let lines = Lines::new(text);
+        let at = lines.position(x);
         assert_eq!((at.line, at.character), (0, 6));
         assert_eq!(offset(text, at), x);
         let b = text.find('b').unwrap();
-        assert_eq!(offset(text, position(text, b)), b);
-        assert_eq!(offset_of_line_col(text, 2, 1), b);
-        assert_eq!(offset_of_line_col(text, 1, 5), text.find('𝄞').unwrap());
+        assert_eq!(offset(text, lines.position(b)), b);
+        assert_eq!(lines.offset_of_line_col(2, 1), b);
+        assert_eq!(lines.offset_of_line_col(1, 5), text.find('𝄞').unwrap());
+        assert_eq!(lines.offset_of_line_col(2, 3), b + 2);
+        let end = lines.position(text.len());
+        assert_eq!((end.line, end.character), (2, 0));
     }
 
     #[test]
@@ -152,7 +199,15 @@ mod tests {
             },
         );
         assert_eq!(end, text.len());
-        assert_eq!(offset_of_line_col(text, 1, 99), 4);
+        let lines = Lines::new(text);
+        assert_eq!(lines.offset_of_line_col(1, 99), 4);
+        assert_eq!(lines.offset_of_line_col(9, 1), text.len());
+        let past = lines.position(99);
+        assert_eq!((past.line, past.character), (1, 0));
+        let unended = Lines::new("a\nbé");
+        let last = unended.position(5);
+        assert_eq!((last.line, last.character), (1, 2));
+        assert_eq!(unended.offset_of_line_col(2, 3), 5);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind};
 
-use super::diagnostics::{shown as shown_text, span_range};
+use super::diagnostics::{Ranges, shown as shown_text};
 use super::lookup::{self, Hit, Seg};
 use crate::pipeline::editor::Analysis;
 use crate::source::helm;
@@ -28,7 +28,7 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
     if let Some(var) = lookup::variable_at(text, offset) {
         let mut lines = vec![format!("**`${{{}}}`**", var.name)];
         lines.extend(variable(repo, &hits, &var.name, rel));
-        let range = super::documents::range(text, var.start, var.end);
+        let range = super::documents::Lines::new(text).range(var.start, var.end);
         return Some(markdown(lines.join("\n\n"), Some(range)));
     }
     let hit = hits.first()?;
@@ -50,7 +50,7 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
     }
     Some(markdown(
         lines.join("\n\n"),
-        Some(span_range(sources, hit.node.span)),
+        Some(Ranges::new(sources).range(hit.node.span)),
     ))
 }
 

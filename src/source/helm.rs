@@ -8,17 +8,18 @@
 //! or, with `targetPath`, set at one path in place; then inline
 //! `spec.values` merged last, so inline values win even over `targetPath`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::source::data::{self, DataValue};
-use crate::source::{Issue, Object};
+use crate::source::{Issue, Object, quoted};
 use crate::yaml::{Limits, Node, SourceMap, Span, Value, parse_values};
 
 mod set_path;
 mod shared;
+mod values;
 use set_path::{RELEASE_LIST_ITEMS, Seg, parse_path, set_path, target_value};
 pub use shared::Shared;
+use values::Values;
 
 /// Where the chart comes from.
 #[derive(Clone, Debug, PartialEq)]
@@ -247,6 +248,7 @@ fn resolve_values<'a>(
 ) {
     let list_items = std::cell::Cell::new(RELEASE_LIST_ITEMS);
     let held = data::ReadOnce::default();
+    let mut built = Values::map(release.values.span);
     for entry in hr
         .root
         .path(&["spec", "valuesFrom"])
@@ -267,16 +269,17 @@ fn resolve_values<'a>(
         };
         if kind != "ConfigMap" && kind != "Secret" {
             report(format!(
-                "valuesFrom kind {kind:?} is not ConfigMap or Secret: helm-controller fails"
+                "valuesFrom kind {} is not ConfigMap or Secret: helm-controller fails",
+                quoted(kind)
             ));
             continue;
         }
-        let defer = |release: &mut Release, why: String| {
+        let defer = |release: &mut Release, built: &mut Values, why: String| {
             if let Some(path) = target_path {
                 // A placeholder, so that a later source that sets the
                 // path is seen to override it.
                 let placeholder = Node::new(Value::Null, entry.span);
-                if set_path(&mut release.values, path, placeholder, &list_items).is_ok() {
+                if set_path(built, path, placeholder, &list_items).is_ok() {
                     release.deferred.push(Deferred {
                         path: path.to_string(),
                         kind: kind.to_string(),
@@ -305,6 +308,7 @@ fn resolve_values<'a>(
             }
             defer(
                 release,
+                &mut built,
                 format!(
                     "{} (it may exist only in the cluster)",
                     missing(kind, namespace, name)
@@ -319,6 +323,7 @@ fn resolve_values<'a>(
                 release.values_incomplete = true;
                 defer(
                     release,
+                    &mut built,
                     format!("key {key} of {} may exist: {why}", obj.id()),
                 );
                 continue;
@@ -326,14 +331,19 @@ fn resolve_values<'a>(
             None => {
                 if !optional {
                     report(format!(
-                        "valuesFrom {kind}/{name} has no key {key:?}: helm-controller fails"
+                        "valuesFrom {kind}/{name} has no key {}: helm-controller fails",
+                        quoted(key)
                     ));
                 }
                 continue;
             }
             Some(DataValue::Unknown { why, .. }) => {
                 release.values_incomplete = true;
-                defer(release, format!("key {key} of {} is {why}", obj.id()));
+                defer(
+                    release,
+                    &mut built,
+                    format!("key {key} of {} is {why}", obj.id()),
+                );
                 continue;
             }
             Some(DataValue::Template { .. } | DataValue::Concealed { .. }) => {
@@ -342,7 +352,11 @@ fn resolve_values<'a>(
                     true => data::CONCEALED,
                     false => data::TEMPLATE,
                 };
-                defer(release, format!("key {key} of {} is {why}", obj.id()));
+                defer(
+                    release,
+                    &mut built,
+                    format!("key {key} of {} is {why}", obj.id()),
+                );
                 continue;
             }
             Some(DataValue::Invalid { node, message }) => {
@@ -365,12 +379,12 @@ fn resolve_values<'a>(
                     }
                     value
                 })
-                .and_then(|value| set_path(&mut release.values, path, value, &list_items));
+                .and_then(|value| set_path(&mut built, path, value, &list_items));
             if let Err(message) = set {
                 release.issues.push(Issue::at(
                     sources,
                     entry.span,
-                    format!("valuesFrom targetPath {path:?}: {message}"),
+                    format!("valuesFrom targetPath {}: {message}", quoted(path)),
                 ));
             }
             continue;
@@ -395,20 +409,22 @@ fn resolve_values<'a>(
             if secret {
                 mark_secret(&mut values);
             }
-            merge(&mut release.values, values);
+            built.merge(values);
         }
     }
     if let Some(inline) = hr.root.path(&["spec", "values"])
         && matches!(inline.value, Value::Map(_))
     {
-        merge(&mut release.values, inline.clone());
+        built.merge(inline.clone());
     }
-    let values = &mut release.values;
     release
         .deferred
-        .retain(|d| placeholder_at(values, &d.path, d.at));
-    let spans: Vec<Span> = release.deferred.iter().map(|d| d.at).collect();
-    remove_placeholders(values, &spans);
+        .retain(|d| parse_path(&d.path).is_ok_and(|segs| built.holds_placeholder(&segs, d.at)));
+    // The surviving placeholders are taken out of map entries, so that no
+    // reader takes them for an explicit null. In a list one stays a null
+    // (taking it out would renumber the items after it).
+    let placeholders = release.deferred.iter().map(|d| d.at).collect();
+    release.values = built.into_node(&placeholders);
 }
 
 /// Takes `bytes` that a `valuesFrom` entry at `at` copies from the
@@ -439,112 +455,6 @@ fn mark_secret(node: &mut Node) {
         Value::Seq(items) => items.iter_mut().for_each(mark_secret),
         Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| mark_secret(v)),
         _ => node.origin = Some(std::sync::Arc::new(crate::yaml::Origin::Secret)),
-    }
-}
-
-/// Whether the placeholder for the entry at `at` is still at `path`.
-fn placeholder_at(values: &Node, path: &str, at: Span) -> bool {
-    let Ok(segs) = parse_path(path) else {
-        return false;
-    };
-    let mut cur = values;
-    for seg in &segs {
-        let next = match seg {
-            Seg::Key(k) => cur.get(k),
-            Seg::Index(i) => cur.as_seq().and_then(|items| items.get(*i)),
-        };
-        match next {
-            Some(n) => cur = n,
-            None => return false,
-        }
-    }
-    cur.is_null() && cur.span == at
-}
-
-/// Takes the surviving placeholders out of map entries, so that no
-/// reader takes them for an explicit null. In a list one stays a null
-/// (taking it out would renumber the items after it).
-fn remove_placeholders(node: &mut Node, spans: &[Span]) {
-    match &mut node.value {
-        Value::Map(entries) => {
-            if entries
-                .iter()
-                .any(|(_, v)| v.is_null() && spans.contains(&v.span))
-            {
-                crate::yaml::edit_vec(entries, |e| {
-                    e.retain(|(_, v)| !(v.is_null() && spans.contains(&v.span)))
-                });
-            }
-            for (_, v) in entries.iter_mut() {
-                remove_placeholders(v, spans);
-            }
-        }
-        Value::Seq(items) => items.iter_mut().for_each(|n| remove_placeholders(n, spans)),
-        _ => {}
-    }
-}
-
-/// A mapping key as [`merge`] compares keys (by value, so `1` and `"1"`
-/// differ); `None` for keys that are not strings, integers or booleans,
-/// which are compared one by one.
-#[derive(Hash, PartialEq, Eq)]
-enum MergeKey {
-    Str(String),
-    Int(i64),
-    Bool(bool),
-}
-
-fn merge_key(k: &Node) -> Option<MergeKey> {
-    match &k.value {
-        Value::Str(s) => Some(MergeKey::Str(s.to_string())),
-        Value::Int(i) => Some(MergeKey::Int(*i)),
-        Value::Bool(b) => Some(MergeKey::Bool(*b)),
-        _ => None,
-    }
-}
-
-/// `transform.MergeMaps`: maps merge key by key, anything else replaces.
-fn merge(dst: &mut Node, src: Node) {
-    let Node {
-        value,
-        span,
-        style,
-        origin,
-    } = src;
-    match (&mut dst.value, value) {
-        (Value::Map(d), Value::Map(s)) => crate::yaml::edit_vec(d, |d| {
-            // Keys indexed, so that merging many values files over a large
-            // one is linear in their sizes (a search per key made 200
-            // `valuesFrom` over 5,000 keys take 89 s).
-            let mut at: HashMap<MergeKey, usize> = d
-                .iter()
-                .enumerate()
-                .filter_map(|(i, (k, _))| Some((merge_key(k)?, i)))
-                .collect();
-            for (k, v) in s {
-                let slot = match merge_key(&k) {
-                    Some(key) => at.get(&key).copied(),
-                    None => d.iter().position(|(dk, _)| dk.value == k.value),
-                };
-                match slot {
-                    Some(i) => merge(&mut d[i].1, v),
-                    None => {
-                        if let Some(key) = merge_key(&k) {
-                            at.insert(key, d.len());
-                        }
-                        d.push((k, v));
-                    }
-                }
-            }
-        }),
-        (_, value) => {
-            *dst = Node {
-                value,
-                span,
-                style,
-                origin,
-            }
-        }
     }
 }
 

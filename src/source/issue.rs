@@ -128,6 +128,21 @@ fn location(line: u32, col: u32) -> String {
     }
 }
 
+/// Characters of user text that a message quotes: a name, a path or a
+/// value written in the repository may be megabytes long, and a message
+/// that echoes it whole is as long (and repeated per finding or entry).
+const QUOTED_CHARS: usize = 120;
+
+/// `text` quoted (`{:?}`, so line breaks and quotes are escaped), cut to
+/// [`QUOTED_CHARS`] characters with its length in bytes said when longer:
+/// every message that quotes text from the repository goes through it.
+pub fn quoted(text: &str) -> String {
+    match text.char_indices().nth(QUOTED_CHARS) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => format!("{:?}… ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
 impl Issue {
     /// An issue about the whole file at `path`.
     pub fn file(path: &Path, message: impl Into<String>) -> Issue {
@@ -215,5 +230,18 @@ fn hide_credentials(text: String) -> String {
     match crate::yaml::without_credentials(&text) {
         std::borrow::Cow::Borrowed(_) => text,
         std::borrow::Cow::Owned(hidden) => hidden,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quoted;
+
+    #[test]
+    fn quoted_text_is_cut_to_a_readable_length() {
+        assert_eq!(quoted("a\"b\n"), r#""a\"b\n""#);
+        let long = "é".repeat(100_000);
+        let shown = quoted(&long);
+        assert_eq!(shown, format!("{:?}… (200000 bytes)", "é".repeat(120)));
     }
 }

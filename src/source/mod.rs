@@ -33,6 +33,6 @@ pub use crate::yaml::{PathHasher, PathMap, PathSet};
 pub use confine::join_within;
 pub use disk::DiskListings;
 pub use files::Files;
-pub use issue::{Budget, Gap, Issue, Listed};
+pub use issue::{Budget, Gap, Issue, Listed, quoted};
 pub use limits::Limits;
 pub use object::{Concealed, Object, Step, StepKind};

@@ -45,17 +45,9 @@ impl PostgresOperator for Plain {
                 .path(&["spec", "selector"])
                 .and_then(Node::as_map)
                 .filter(|m| !m.is_empty())?;
-            return model.objects.iter().enumerate().find_map(|(i, o)| {
-                let labels = pod_spec(o)
-                    .and(o.root.path(&["spec", "template", "metadata", "labels"]))?;
-                let selected = selector.iter().all(|(k, v)| {
-                    k.as_str()
-                        .and_then(|k| labels.get(k))
-                        .and_then(Node::scalar_text)
-                        == v.scalar_text()
-                });
-                (selected && in_ns(o) && o.same_tree(near_obj) && server(o).is_some())
-                    .then_some(i)
+            return model.selected_by(selector).find(|&i| {
+                let o = model.object(i);
+                in_ns(o) && o.same_tree(near_obj) && server(o).is_some()
             });
         }
         model

@@ -517,13 +517,16 @@ impl Cx<'_> {
         let text = text.clone();
         let report = |cx: &mut Self, message: String| {
             let issue = if message.starts_with(BUDGET) {
-                let message = format!("{message} in {}: left as written", shorten(&text));
+                let message = format!(
+                    "{message} in {}: left as written",
+                    crate::source::quoted(&text)
+                );
                 Issue::at(cx.sources, node.span, message)
                     .stopped_by(crate::source::Budget::Substitution)
             } else {
                 let message = format!(
                     "variable substitution failed in {}: {message}",
-                    shorten(&text)
+                    crate::source::quoted(&text)
                 );
                 Issue::at(cx.sources, node.span, message)
             };
@@ -548,7 +551,7 @@ impl Cx<'_> {
                     ),
                     None => format!(
                         "variable substitution failed in {}: {message}",
-                        shorten(&text)
+                        crate::source::quoted(&text)
                     ),
                 };
                 self.issues
@@ -586,7 +589,7 @@ impl Cx<'_> {
                      default; unused here, but strict substitution (on by default since \
                      kustomize-controller v1.9) rejects it",
                     strict.join(", "),
-                    shorten(&text)
+                    crate::source::quoted(&text)
                 ),
             ));
         }
@@ -698,7 +701,7 @@ fn reread(out: &str, key: bool) -> Result<Node, String> {
         format!(
             "after substitution the text is {}, which no longer reads as one YAML {} \
              ({why}): Flux fails to decode the object",
-            shorten(out),
+            crate::source::quoted(out),
             if key { "key" } else { "value" }
         )
     };
@@ -783,16 +786,6 @@ fn written_key(sources: &SourceMap, key: &Node) -> String {
     text.get(key.span.start as usize..key.span.end as usize)
         .unwrap_or_default()
         .to_string()
-}
-
-/// Quoted, and cut to a readable length: the text may be huge.
-fn shorten(text: &str) -> String {
-    const MAX: usize = 120;
-    if text.chars().count() <= MAX {
-        return format!("{text:?}");
-    }
-    let cut: String = text.chars().take(MAX).collect();
-    format!("{cut:?}… ({} bytes)", text.len())
 }
 
 /// The variable reported for a scalar: the first one (outermost first)

@@ -1,5 +1,7 @@
 //! Helm `--set` paths (`targetPath`): parsed, bounded, and set into values.
 
+use super::values::Values;
+use crate::source::quoted;
 use crate::yaml::{Node, Span, Value};
 
 /// One step of a Helm `--set` path.
@@ -63,7 +65,7 @@ pub(super) fn parse_path(path: &str) -> Result<Vec<Seg>, String> {
             let index: String = chars.by_ref().take_while(|c| *c != ']').collect();
             let i: usize = index
                 .parse()
-                .map_err(|_| format!("bad list index {index:?}"))?;
+                .map_err(|_| format!("bad list index {}", quoted(&index)))?;
             if i > MAX_INDEX {
                 return Err(format!(
                     "list index {i} is over Helm's limit of {MAX_INDEX}"
@@ -182,7 +184,7 @@ pub(super) const RELEASE_LIST_ITEMS: usize = 4 * MAX_INDEX;
 /// Sets `value` at a `--set` path, creating maps and lists on the way;
 /// the items lists grow by are taken from `list_items`.
 pub(super) fn set_path(
-    root: &mut Node,
+    root: &mut Values,
     path: &str,
     value: Node,
     list_items: &std::cell::Cell<usize>,
@@ -194,25 +196,15 @@ pub(super) fn set_path(
     for (i, seg) in segs.iter().enumerate() {
         let next = segs.get(i + 1);
         let fresh = || match next {
-            Some(Seg::Index(_)) => Node::new(Value::Seq(Box::default()), span),
-            _ => Node::new(Value::Map(Box::default()), span),
+            Some(Seg::Index(_)) => Values::Node(Node::new(Value::Seq(Box::default()), span)),
+            _ => Values::map(span),
         };
-        let slot: &mut Node = match seg {
-            Seg::Key(k) => {
-                let Value::Map(entries) = &mut cur.value else {
-                    return Err(format!("{k:?} is under a value that is not a map"));
-                };
-                let pos = match entries.iter().position(|(ek, _)| ek.as_str() == Some(k)) {
-                    Some(p) => p,
-                    None => crate::yaml::edit_vec(entries, |e| {
-                        e.push((Node::synthetic_str(k.clone(), span), fresh()));
-                        e.len() - 1
-                    }),
-                };
-                &mut entries[pos].1
-            }
+        let slot: &mut Values = match seg {
+            Seg::Key(k) => cur
+                .key(k, || (Node::synthetic_str(k.as_str(), span), fresh()))
+                .ok_or_else(|| format!("{} is under a value that is not a map", quoted(k)))?,
             Seg::Index(n) => {
-                let Value::Seq(items) = &mut cur.value else {
+                let Some(items) = cur.items() else {
                     return Err(format!("index {n} is under a value that is not a list"));
                 };
                 if items.len() <= *n {
@@ -223,13 +215,13 @@ pub(super) fn set_path(
                         ));
                     };
                     list_items.set(left);
-                    items.resize(n + 1, Node::new(Value::Null, span));
+                    items.resize_with(n + 1, || Values::Node(Node::new(Value::Null, span)));
                 }
                 let item = &mut items[*n];
                 // strvals replaces what is there by an empty map when a
                 // key follows, and starts a list over a null.
                 match next {
-                    Some(Seg::Key(_)) if !matches!(item.value, Value::Map(_)) => *item = fresh(),
+                    Some(Seg::Key(_)) if !item.is_map() => *item = fresh(),
                     Some(Seg::Index(_)) if item.is_null() => *item = fresh(),
                     _ => {}
                 }
@@ -239,13 +231,13 @@ pub(super) fn set_path(
         match next {
             None => {
                 if let Some(v) = value.take() {
-                    *slot = v;
+                    *slot = Values::Node(v);
                 }
             }
-            Some(Seg::Key(_)) if !matches!(slot.value, Value::Map(_)) => {
+            Some(Seg::Key(_)) if !slot.is_map() => {
                 return Err("an intermediate value is not a map".into());
             }
-            Some(Seg::Index(_)) if !matches!(slot.value, Value::Seq(_)) => {
+            Some(Seg::Index(_)) if !slot.is_seq() => {
                 return Err("an intermediate value is not a list".into());
             }
             _ => {}

@@ -342,8 +342,8 @@ spec:
 #[test]
 fn target_path_forms() {
     let span = Span::default();
-    let mut root = Node::new(Value::Map(Box::default()), span);
-    let set = |root: &mut Node, path: &str, raw: &str| {
+    let mut root = Values::map(span);
+    let set = |root: &mut Values, path: &str, raw: &str| {
         target_value(raw, span)
             .and_then(|v| set_path(root, path, v, &std::cell::Cell::new(RELEASE_LIST_ITEMS)))
     };
@@ -353,8 +353,12 @@ fn target_path_forms() {
     set(&mut root, "list[1].name", "x").unwrap();
     set(&mut root, "dotted\\.key", "null").unwrap();
     set(&mut root, "l", "{1,two}").unwrap();
+    assert!(set(&mut root, "a.b.c", "1").is_err());
+    assert!(set(&mut root, "x", "1,y=2").is_err());
+    assert!(set(&mut root, "x[", "1").is_err());
+    assert!(set(&mut root, "", "1").is_err());
     assert_eq!(
-        root.to_json(),
+        root.into_node(&Default::default()).to_json(),
         serde_json::json!({
             "a": {"b": true, "c": "123", "d": "0123"},
             "list": [null, {"name": "x"}],
@@ -362,10 +366,6 @@ fn target_path_forms() {
             "l": [1, "two"],
         })
     );
-    assert!(set(&mut root, "a.b.c", "1").is_err());
-    assert!(set(&mut root, "x", "1,y=2").is_err());
-    assert!(set(&mut root, "x[", "1").is_err());
-    assert!(set(&mut root, "", "1").is_err());
 }
 
 #[test]
