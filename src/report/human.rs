@@ -641,7 +641,9 @@ mod tests {
         // places, so none depends on another).
         let lens: Vec<usize> = findings
             .iter()
-            .map(|f| render_within(std::slice::from_ref(f), &sources, false, true, usize::MAX).len())
+            .map(|f| {
+                render_within(std::slice::from_ref(f), &sources, false, true, usize::MAX).len()
+            })
             .collect();
         assert_eq!(lens.iter().sum::<usize>(), whole.len());
         let budget = lens[..RENDERED_AT_ONCE + 30].iter().sum::<usize>() - 1;
