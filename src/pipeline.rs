@@ -406,6 +406,15 @@ fn load_recording(
     };
     let mut repo = repo::load_files(files);
     show_from_top(&mut repo, &found);
+    if !found.known {
+        repo.issues.push(Issue::file(
+            &found.root,
+            "not in a git checkout, and no Flux Kustomization in this folder or just above it \
+             has a spec.path that resolves from here: its files are read as written, as a \
+             repository of their own, not as Flux renders them. Lint the repository's root \
+             (in a git checkout, a subfolder given then only scopes what is reported)",
+        ));
+    }
     let loaded = Loaded {
         repo,
         found,

@@ -35,6 +35,7 @@
 //! renderer builds and runs steps through [`Reusing`] (its
 //! [`BuildLayer`]). Neither knows how reuse is done.
 
+use crate::source::kustomize::FluxInputs;
 use std::any::Any;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -49,11 +50,11 @@ use super::flux::layer::{
     BuildLayer, Lookup, Plain, RenderInputs, RenderKey, RenderOutputs, RunSteps,
 };
 use super::kustomize::{Built, RunBudget};
-use crate::yaml::{FileId, Node, Origin, SourceMap, Span, Value};
+use crate::yaml::{FileId, Node, Origin, SourceMap, Value};
 
 /// What identifies a build: the path and the Flux components, with the
 /// spans they are written at.
-type BuildKey = (PathBuf, Vec<(String, Span)>);
+type BuildKey = (PathBuf, FluxInputs);
 
 /// A build of the working tree, with the questions it asked.
 struct Recorded {
@@ -245,10 +246,10 @@ impl BuildLayer for Reusing {
         &self,
         files: &mut Files,
         dir: &Path,
-        components: &[(String, Span)],
+        flux: &FluxInputs,
         run: &dyn Fn(&mut Files) -> Result<Built, Issue>,
     ) -> Result<Built, Issue> {
-        build(files, dir, components, run)
+        build(files, dir, flux, run)
     }
 
     fn steps<'p>(
@@ -367,23 +368,23 @@ fn sources_by_id(sources: &SourceMap) -> Vec<(PathBuf, Arc<str>)> {
         .collect()
 }
 
-/// A build of `dir` with `components`: the lender's, when every question
+/// A build of `dir` with what a Flux Kustomization writes into it: the lender's, when every question
 /// it asked has the same answer here; else `build` run here, recorded
 /// when this load records.
 fn build(
     files: &mut Files,
     dir: &Path,
-    components: &[(String, Span)],
+    flux: &FluxInputs,
     build: impl FnOnce(&mut Files) -> Result<Built, Issue>,
 ) -> Result<Built, Issue> {
-    if let Some(recorded) = borrowed(files, dir, components) {
+    if let Some(recorded) = borrowed(files, dir, flux) {
         let result = recorded.result.clone();
         // A load that both borrows and records (an editor's, one per
         // edit) lends what it reused to the next one too.
         if let Some(recorder) = recorder(files) {
             recorder
                 .builds
-                .entry((dir.to_path_buf(), components.to_vec()))
+                .entry((dir.to_path_buf(), flux.clone()))
                 .or_insert(recorded);
         }
         return result;
@@ -396,7 +397,7 @@ fn build(
     if let (Some(recorder), Some(events), false) = (recorder(files), events, stopped) {
         recorder
             .builds
-            .entry((dir.to_path_buf(), components.to_vec()))
+            .entry((dir.to_path_buf(), flux.clone()))
             .or_insert_with(|| Recorded {
                 events,
                 result: result.clone(),
@@ -428,17 +429,19 @@ fn traced<R>(files: &mut Files, job: impl FnOnce(&mut Files) -> R) -> (R, Option
 
 /// The lender's build, when its questions are answered alike here and
 /// its objects point into files that have the same ids here.
-fn borrowed(files: &mut Files, dir: &Path, components: &[(String, Span)]) -> Option<Recorded> {
+fn borrowed(files: &mut Files, dir: &Path, flux: &FluxInputs) -> Option<Recorded> {
     let mut lent = layer(files)?.lent.take()?;
-    let key = (dir.to_path_buf(), components.to_vec());
+    let key = (dir.to_path_buf(), flux.clone());
     let found = (lent.limits == *files.limits())
         .then(|| lent.builds.remove(&key))
         .flatten()
         .filter(|recorded| {
             files.budget_left().covers(&recorded.spent)
                 && recorded.events.iter().all(|e| answers_alike(files, e))
-                && components
+                && flux
+                    .components
                     .iter()
+                    .chain(&flux.namespace)
                     .all(|(_, span)| lent.is_aligned(span.file, &files.sources))
                 && points_into_aligned(&recorded.result, &mut lent, &files.sources)
         });

@@ -31,6 +31,10 @@ pub struct Found {
     /// The paths named, relative to `root`; empty when one of them is the
     /// root itself (nothing is left out).
     pub scope: Vec<PathBuf>,
+    /// Whether the root is known to be a repository's: a git top level,
+    /// or a folder Flux Kustomizations' paths resolve from. Else it is
+    /// only the path given, whose files are read as written.
+    pub known: bool,
     /// The folder where the search for the configuration file starts,
     /// absolute: the deepest one holding every path.
     pub start: PathBuf,
@@ -45,6 +49,7 @@ impl Found {
             top: None,
             prefix: PathBuf::new(),
             scope: Vec::new(),
+            known: true,
         }
     }
 
@@ -97,7 +102,9 @@ pub fn find(paths: &[PathBuf]) -> Result<Found, RootError> {
     let top = git::top_level(&first_dir);
     // No Flux tree rooted anywhere near: the folder itself (plain
     // manifests, or a fixture kept in another repository).
-    let root = flux_root(&first_dir, top.as_deref()).unwrap_or_else(|| first_dir.clone());
+    let flux = flux_root(&first_dir, top.as_deref());
+    let known = flux.is_some() || top.is_some();
+    let root = flux.unwrap_or_else(|| first_dir.clone());
     let mut scope = Vec::new();
     for (given, c) in paths.iter().zip(&canonical) {
         let rel = c.strip_prefix(&root).map_err(|_| RootError::Outside {
@@ -133,6 +140,7 @@ pub fn find(paths: &[PathBuf]) -> Result<Found, RootError> {
         top,
         prefix,
         scope,
+        known,
         start,
     })
 }
@@ -317,9 +325,12 @@ mod tests {
             assert_eq!(found.scope.is_empty(), below.is_empty());
             assert!(found.in_scope(&Path::new(below).join("x.yaml")));
         }
-        // Without git, a folder with no Flux path near it is its own root.
+        // Without git, a folder with no Flux path near it is its own root,
+        // and the run says so.
         let c = repo.join("kubernetes/components/c");
-        assert_eq!(find(std::slice::from_ref(&c)).unwrap().root, c);
+        let found = find(std::slice::from_ref(&c)).unwrap();
+        assert_eq!((found.root, found.known), (c, false));
+        assert!(find(&[repo.join("kubernetes")]).unwrap().known);
     }
 
     #[test]

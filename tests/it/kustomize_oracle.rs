@@ -202,12 +202,12 @@ fn kustomize_matches_kubectl_on_corpus() {
             (Ok(text), _) => (text, kustomize::build(&mut files, dir), false),
             (Err(_), Some(Ok(text))) => {
                 // kubectl rendered it all: an entry we left out is a difference.
-                let ours = kustomize::build_flux_path(&mut files, dir, &[]).and_then(|b| {
-                    match b.gaps.into_iter().next() {
-                        Some(gap) => Err(gap),
-                        None => Ok(b.objects),
-                    }
-                });
+                let ours =
+                    kustomize::build_flux_path(&mut files, dir, &kustomize::FluxInputs::default())
+                        .and_then(|b| match b.gaps.into_iter().next() {
+                            Some(gap) => Err(gap),
+                            None => Ok(b.objects),
+                        });
                 (text, ours, true)
             }
             _ => continue,

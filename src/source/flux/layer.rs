@@ -4,13 +4,14 @@
 //! back that load's build or steps where every input is alike, and keeps
 //! its own for a later load. The renderer need not know how.
 
+use crate::source::kustomize::FluxInputs;
 use std::path::{Path, PathBuf};
 
 use super::Budget;
 use super::tree::Inherited;
 use crate::source::kustomize::Built;
 use crate::source::{Files, Issue, Object};
-use crate::yaml::{SourceMap, Span};
+use crate::yaml::SourceMap;
 
 /// A look-up of the ConfigMaps and Secrets substitution reads, in the
 /// files' source map: kind, namespace, name.
@@ -29,7 +30,7 @@ pub(crate) trait BuildLayer: Sync {
         &self,
         files: &mut Files,
         dir: &Path,
-        components: &[(String, Span)],
+        flux: &FluxInputs,
         build: &dyn Fn(&mut Files) -> Result<Built, Issue>,
     ) -> Result<Built, Issue>;
 
@@ -55,7 +56,7 @@ impl BuildLayer for Plain {
         &self,
         files: &mut Files,
         _dir: &Path,
-        _components: &[(String, Span)],
+        _flux: &FluxInputs,
         build: &dyn Fn(&mut Files) -> Result<Built, Issue>,
     ) -> Result<Built, Issue> {
         build(files)

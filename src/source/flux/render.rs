@@ -2,6 +2,7 @@
 //! Flux-level steps ([`super::steps`]), and the Flux Kustomizations in its
 //! output rendered in turn; what became of each is recorded.
 
+use crate::source::kustomize::FluxInputs;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -63,14 +64,14 @@ impl FluxTree {
     pub(super) fn build_each(&mut self, files: &mut Files, kss: &[Object], seen: &mut Produced) {
         let keys: Vec<_> = kss.iter().map(|ks| self.build_key(files, ks)).collect();
         let mut queued: HashSet<&BuildKey> = HashSet::new();
-        let todo: Vec<&(BuildKey, Vec<(String, Span)>)> = keys
+        let todo: Vec<&(BuildKey, FluxInputs)> = keys
             .iter()
             .flatten()
             .filter(|key| !self.builds.contains_key(&key.0) && queued.insert(&key.0))
             .collect();
         let (ready, layer) = (kustomize::defaults_registered, self.layer);
-        let built = files.each_in_order(&todo, ready, |files, (key, components)| {
-            build_noting_dirs(layer, files, &key.0, components)
+        let built = files.each_in_order(&todo, ready, |files, (key, flux)| {
+            build_noting_dirs(layer, files, &key.0, flux)
         });
         for ((key, _), (result, dirs)) in todo.into_iter().zip(built) {
             self.build_dirs.insert(key.clone(), dirs);
@@ -235,7 +236,7 @@ impl FluxTree {
         ks: &Object,
         name: &str,
     ) -> Option<Result<kustomize::Built, Issue>> {
-        let (key, components) = self.build_key(files, ks)?;
+        let (key, flux) = self.build_key(files, ks)?;
         let uses = self.uses.entry(key.clone()).or_default();
         *uses = uses.saturating_sub(1);
         let last = *uses == 0;
@@ -255,7 +256,7 @@ impl FluxTree {
             _ => match self.builds.remove(&key) {
                 Some(result) => Some(result),
                 None => {
-                    let (result, dirs) = build_noting_dirs(self.layer, files, &key.0, &components);
+                    let (result, dirs) = build_noting_dirs(self.layer, files, &key.0, &flux);
                     self.build_dirs.insert(key.clone(), dirs);
                     fits(&result).then_some(result)
                 }
@@ -270,12 +271,13 @@ impl FluxTree {
         Some(result)
     }
 
-    /// What identifies a build: the path and the Flux components.
+    /// What identifies a build: the path and what the Flux Kustomization
+    /// writes into its kustomization.
     pub(super) fn build_key(
         &mut self,
         files: &mut Files,
         ks: &Object,
-    ) -> Option<(BuildKey, Vec<(String, Span)>)> {
+    ) -> Option<(BuildKey, FluxInputs)> {
         if !self.local.contains(&source_of(ks)) {
             return None;
         }
@@ -288,8 +290,19 @@ impl FluxTree {
             .flatten()
             .filter_map(|c| Some((c.scalar_text()?, c.span)))
             .collect();
+        let namespace = ks
+            .root
+            .path(&["spec", "targetNamespace"])
+            .and_then(|n| Some((n.as_str()?.to_string(), n.span)));
         let names = components.iter().map(|(c, _)| c.clone()).collect();
-        Some(((path, names), components))
+        let key = (path, names, namespace.as_ref().map(|(ns, _)| ns.clone()));
+        Some((
+            key,
+            FluxInputs {
+                components,
+                namespace,
+            },
+        ))
     }
 
     /// Adds a render's objects to `tree`'s output.
@@ -624,10 +637,10 @@ pub(super) fn build(
     layer: &dyn BuildLayer,
     files: &mut Files,
     dir: &Path,
-    components: &[(String, Span)],
+    flux: &FluxInputs,
 ) -> Result<kustomize::Built, Issue> {
-    layer.build(files, dir, components, &|files| {
-        kustomize::build_flux_path(files, dir, components)
+    layer.build(files, dir, flux, &|files| {
+        kustomize::build_flux_path(files, dir, flux)
     })
 }
 
@@ -637,10 +650,10 @@ pub(super) fn build_noting_dirs(
     layer: &dyn BuildLayer,
     files: &mut Files,
     dir: &Path,
-    components: &[(String, Span)],
+    flux: &FluxInputs,
 ) -> (Result<kustomize::Built, Issue>, PathSet<PathBuf>) {
     let before = std::mem::take(&mut files.built_dirs);
-    let result = build(layer, files, dir, components);
+    let result = build(layer, files, dir, flux);
     let dirs = std::mem::replace(&mut files.built_dirs, before);
     files.built_dirs.extend(dirs.iter().cloned());
     (result, dirs)

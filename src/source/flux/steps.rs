@@ -13,7 +13,7 @@ use super::tree::{
     ks_id,
 };
 use crate::source::Gap;
-use crate::source::{Files, Issue, Object, StepKind, kustomize};
+use crate::source::{Files, Issue, Object, StepKind};
 use crate::yaml::{FileId, SourceMap};
 
 impl FluxTree {
@@ -80,9 +80,7 @@ impl FluxTree {
                         bootstrap_steps(files, ks, objs, given, lookup)
                     });
             budget = gave.budget;
-            // `issues` holds targetNamespace's failure only.
-            let placed = ks.root.str_at(&["spec", "targetNamespace"]).is_some();
-            let changed = (placed && gave.issues.is_empty())
+            let changed = ks.root.str_at(&["spec", "targetNamespace"]).is_some()
                 || ks.root.path(&["spec", "postBuild"]).is_some();
             out.extend(gave.objects.into_iter().map(|o| (o, changed)));
         }
@@ -155,9 +153,10 @@ impl FluxTree {
     }
 }
 
-/// A Flux Kustomization's steps after its build, in Flux's order:
-/// targetNamespace, patches, postBuild substitution. Returns what they
-/// give and the `substituteFrom` look-ups they made.
+/// A Flux Kustomization's steps after its build (which set its
+/// targetNamespace, [`kustomize::FluxInputs`]), in Flux's order: patches,
+/// postBuild substitution. Returns what they give and the
+/// `substituteFrom` look-ups they made.
 pub(super) fn flux_steps<'p>(
     files: &mut Files,
     id: &KsId,
@@ -178,12 +177,6 @@ pub(super) fn flux_steps<'p>(
                 at: ks_span,
             },
         );
-    }
-    if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
-        && let Some(ns_text) = ns.as_str()
-        && let Err(issue) = kustomize::set_namespace(files, &mut objs, ns_text, ns.span)
-    {
-        issues.push(issue);
     }
     if let Some(patches) = ks.root.path(&["spec", "patches"]) {
         super::patches::apply(files, &mut objs, patches, "spec.patches", &mut issues);
@@ -226,10 +219,9 @@ pub(super) fn flux_steps<'p>(
     }
 }
 
-/// The bootstrap inputs of a build as the Flux Kustomization `ks` applies
-/// them: its targetNamespace set (its failure is the only issue given)
-/// and its postBuild variables substituted. What goes wrong in the
-/// substitution is reported when the tree renders.
+/// The bootstrap inputs of a build (its targetNamespace set) as the Flux
+/// Kustomization `ks` applies them: its postBuild variables substituted.
+/// What goes wrong in the substitution is reported when the tree renders.
 pub(super) fn bootstrap_steps<'p>(
     files: &mut Files,
     ks: &Object,
@@ -237,13 +229,6 @@ pub(super) fn bootstrap_steps<'p>(
     given: &RenderInputs,
     lookup: Lookup<'_, 'p>,
 ) -> RenderOutputs {
-    let mut issues = Vec::new();
-    if let Some(ns) = ks.root.path(&["spec", "targetNamespace"])
-        && let Some(ns_text) = ns.as_str()
-        && let Err(issue) = kustomize::set_namespace(files, &mut objs, ns_text, ns.span)
-    {
-        issues.push(issue);
-    }
     let mut budget = given.budget.clone();
     if ks.root.path(&["spec", "postBuild"]).is_some()
         && let Some(budget) = budget.as_mut()
@@ -258,7 +243,7 @@ pub(super) fn bootstrap_steps<'p>(
     }
     RenderOutputs {
         objects: objs,
-        issues,
+        issues: Vec::new(),
         unparsed: Vec::new(),
         passed: Inherited::default(),
         budget,

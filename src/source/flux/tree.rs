@@ -8,6 +8,7 @@
 //! syncs, those applied by hand), renders each root's tree
 //! ([`super::render`] and [`super::steps`]) and says what became of every Flux Kustomization.
 
+use crate::source::kustomize::FluxInputs;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -16,7 +17,7 @@ use super::layer::BuildLayer;
 use super::sources::source_of;
 use crate::source::coverage::{FluxRender, Unapplied};
 use crate::source::{Files, Issue, Object, PathMap, PathSet, kustomize};
-use crate::yaml::{FileId, Node, Span};
+use crate::yaml::{FileId, Node};
 
 pub(crate) const FLUX_KS_GROUP: &str = "kustomize.toolkit.fluxcd.io";
 pub(crate) const ARTIFACT_GROUP: &str = "source.extensions.fluxcd.io";
@@ -194,11 +195,9 @@ pub(crate) struct Inherited {
     pub(crate) substituted: bool,
 }
 
-/// A kustomize build: the path and a Flux Kustomization's components.
-pub(super) type BuildKey = (PathBuf, Vec<String>);
-
-/// The `targetNamespace` a Flux Kustomization sets, and where.
-pub(super) type Placed = Option<(String, Span)>;
+/// A kustomize build: the path, a Flux Kustomization's components and
+/// its target namespace.
+pub(super) type BuildKey = (PathBuf, Vec<String>, Option<String>);
 
 /// ConfigMaps and Secrets by (kind, name), where postBuild variables come from.
 pub(super) type LookupPool = HashMap<(String, String), Vec<Object>>;
@@ -395,7 +394,6 @@ impl FluxTree {
         // In build-key order, not the map's (random per process): the
         // lookup breaks ties by position, and the output must not change
         // from one run to the next.
-        let placed = self.placed_namespaces(files);
         let mut builds: Vec<_> = self.builds.iter().collect();
         builds.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let wanted = self.substitute_from_names();
@@ -404,18 +402,9 @@ impl FluxTree {
                 .is_some_and(|(_, name)| wanted.as_ref().is_none_or(|w| w.contains(name)))
         };
         let mut pooled: Vec<Object> = Vec::new();
-        for (key, build) in builds {
+        for (_, build) in builds {
             let Ok(build) = build else { continue };
-            let providers = || build.objects.iter().filter(|o| looked_for(o)).cloned();
-            let targets = placed.get(key).map_or(&[None][..], Vec::as_slice);
-            for target in targets {
-                let mut objs: Vec<Object> = providers().collect();
-                if let Some((ns, span)) = target {
-                    // A conflict is reported when the Kustomization renders.
-                    let _ = kustomize::set_namespace(files, &mut objs, ns, *span);
-                }
-                pooled.extend(objs);
-            }
+            pooled.extend(build.objects.iter().filter(|o| looked_for(o)).cloned());
         }
         let mut lookup_pool = LookupPool::new();
         let config_sources = config_sources.iter().filter(|o| looked_for(o)).cloned();
@@ -592,34 +581,6 @@ impl FluxTree {
         }
         Some(names)
     }
-
-    /// The namespaces Flux places each build's objects in: per build, the
-    /// `targetNamespace` of every written Flux Kustomization that builds
-    /// it (`None` for one without), as kustomize-controller sets it on
-    /// every namespaced object of its build.
-    pub(super) fn placed_namespaces(
-        &mut self,
-        files: &mut Files,
-    ) -> HashMap<BuildKey, Vec<Placed>> {
-        let mut placed: HashMap<BuildKey, Vec<Placed>> = HashMap::new();
-        let written = std::mem::take(&mut self.written);
-        for ks in &written {
-            let Some((key, _)) = self.build_key(files, ks) else {
-                continue;
-            };
-            let target = ks
-                .root
-                .path(&["spec", "targetNamespace"])
-                .and_then(|n| Some((n.as_str()?.to_string(), n.span)));
-            let targets = placed.entry(key).or_default();
-            let ns = |t: &Placed| t.as_ref().map(|(ns, _)| ns.clone());
-            if !targets.iter().any(|t| ns(t) == ns(&target)) {
-                targets.push(target);
-            }
-        }
-        self.written = written;
-        placed
-    }
 }
 
 /// Flux Kustomizations applied by hand (`kubectl apply -k D`, the way
@@ -651,7 +612,7 @@ pub(super) fn applied_by_hand(
     let (built_dirs, inputs) = (files.built_dirs.clone(), files.inputs.clone());
     let mut out = HashSet::new();
     for top in tops {
-        if let Ok(built) = super::render::build(layer, files, &top, &[]) {
+        if let Ok(built) = super::render::build(layer, files, &top, &FluxInputs::default()) {
             let roots: Vec<DocId> = built
                 .objects
                 .iter()

@@ -29,6 +29,9 @@ pub(crate) struct Builder<'f> {
     /// A Flux Kustomization's `spec.components`, added to the top-level
     /// kustomization's own.
     pub(super) flux_components: Vec<(String, Span)>,
+    /// A Flux Kustomization's `spec.targetNamespace`, the top-level
+    /// kustomization's `namespace:` in place of its own.
+    pub(super) flux_namespace: Option<(String, Span)>,
     /// Entries the build went on without.
     pub(super) gaps: Vec<Issue>,
     /// Kustomization directories asked for once in this build, and the
@@ -57,6 +60,7 @@ impl<'f> Builder<'f> {
             stack: Vec::new(),
             restrict,
             flux_components: Vec::new(),
+            flux_namespace: None,
             gaps: Vec::new(),
             requested: HashSet::new(),
             memo: HashMap::new(),
@@ -371,7 +375,11 @@ impl<'f> Builder<'f> {
         }
         let config = self.config_with(&acc.config)?;
         let built = self.transformer_dirs(k)?;
-        let result = transformers::run(self.files, k, acc, &config, &built);
+        let flux_namespace = self
+            .flux_namespace
+            .as_ref()
+            .filter(|_| self.stack.len() == 1);
+        let result = transformers::run(self.files, k, acc, &config, &built, flux_namespace);
         // A patch or replacement whose target is missing after a remote
         // entry was left out may well be for an object of that entry.
         let remote_left_out = self.gaps[gaps_before..]

@@ -333,28 +333,36 @@ pub struct Built {
     pub gaps: Vec<Issue>,
 }
 
+/// What a Flux Kustomization writes into the kustomization at its
+/// `spec.path` before kustomize builds it (fluxcd/pkg kustomize
+/// `Generator.WriteFile`): its `spec.components`, added to the
+/// kustomization's own, and its `spec.targetNamespace` as the
+/// kustomization's `namespace:`, in place of one written there. So the
+/// namespace is set before kustomize's name references are resolved: a
+/// HelmRelease with no namespace finds the hashed name of a generated
+/// ConfigMap that names the target namespace.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FluxInputs {
+    /// `spec.components`, relative to the path.
+    pub components: Vec<(String, Span)>,
+    /// `spec.targetNamespace`, where it is a string.
+    pub namespace: Option<(String, Span)>,
+}
+
 /// What Flux's kustomize-controller renders for a `spec.path`: the
 /// kustomization there, or else one generated over every manifest below it,
-/// with the Flux Kustomization's `spec.components` (paths relative to
-/// `dir`) added to its components.
-pub fn build_flux_path(
-    files: &mut Files,
-    dir: &Path,
-    components: &[(String, Span)],
-) -> Result<Built, Issue> {
-    files.stopped_by_budget(|files| build_flux_dir(files, dir, components))
+/// with what the Flux Kustomization writes into it ([`FluxInputs`]).
+pub fn build_flux_path(files: &mut Files, dir: &Path, flux: &FluxInputs) -> Result<Built, Issue> {
+    files.stopped_by_budget(|files| build_flux_dir(files, dir, flux))
 }
 
 /// [`build_flux_path`], before a budget's stop is told apart.
-fn build_flux_dir(
-    files: &mut Files,
-    dir: &Path,
-    components: &[(String, Span)],
-) -> Result<Built, Issue> {
+fn build_flux_dir(files: &mut Files, dir: &Path, flux: &FluxInputs) -> Result<Built, Issue> {
     let mut b = Builder::new(files, false);
+    b.flux_namespace = flux.namespace.clone();
     let mut acc = Acc::default();
     if kustomization::find(b.files, dir)?.is_some() {
-        b.flux_components = components.to_vec();
+        b.flux_components = flux.components.clone();
         b.build_dir(dir, &mut acc, false, None)?;
         return b.finish(acc);
     }
@@ -368,7 +376,13 @@ fn build_flux_dir(
         let r = b.load_resource_path(&path, dir, &mut acc, Span::default());
         b.tolerate(r)?;
     }
-    b.add_components(dir, components, &mut acc)?;
+    b.add_components(dir, &flux.components, &mut acc)?;
+    if let Some((ns, span)) = &flux.namespace
+        && !ns.is_empty()
+    {
+        let config = b.config_with(&acc.config)?;
+        transformers::namespace(b.files, acc.res_mut(), ns, *span, &config.namespace)?;
+    }
     b.finish(acc)
 }
 
@@ -406,23 +420,6 @@ pub(crate) fn defaults_registered(files: &Files) -> bool {
 /// the directory is applied).
 pub fn has_kustomization(files: &Files, dir: &Path) -> bool {
     !matches!(kustomization::find(files, dir), Ok(None))
-}
-
-/// Flux's `targetNamespace`: kustomize's namespace transformer, which
-/// kustomize-controller applies by writing `namespace:` into the
-/// kustomization it generates.
-pub fn set_namespace(
-    files: &mut Files,
-    objects: &mut Vec<Object>,
-    ns: &str,
-    span: Span,
-) -> Result<(), Issue> {
-    let mut b = Builder::new(files, false);
-    let config = b.default_config()?;
-    let mut res: Vec<Res> = objects.drain(..).map(Res::new).collect();
-    let result = transformers::namespace(b.files, &mut res, ns, span, &config.namespace);
-    objects.extend(res.into_iter().map(|r| r.obj));
-    result
 }
 
 #[cfg(test)]

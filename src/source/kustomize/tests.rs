@@ -106,7 +106,7 @@ fn a_duplicate_in_a_generated_kustomization_is_reported_at_the_object() {
         ),
     ]);
     let mut files = Files::new(dir.path(), Default::default());
-    let err = build_flux_path(&mut files, Path::new("apps"), &[]).unwrap_err();
+    let err = build_flux_path(&mut files, Path::new("apps"), &FluxInputs::default()).unwrap_err();
     assert!(err.message.contains("already registered id"), "{err}");
     assert_eq!((err.path.as_str(), err.line), ("apps/b/ns.yaml", 1));
 }
@@ -180,7 +180,7 @@ fn flux_generates_a_kustomization_over_manifests() {
         ),
     ]);
     let mut files = Files::new(dir.path(), Default::default());
-    let objs = build_flux_path(&mut files, Path::new("apps"), &[])
+    let objs = build_flux_path(&mut files, Path::new("apps"), &FluxInputs::default())
         .unwrap()
         .objects;
     let mut names: Vec<&str> = objs.iter().map(Object::name).collect();
@@ -203,7 +203,7 @@ fn remote_and_missing_entries_leave_their_siblings_rendered() {
         ),
     ]);
     let mut files = Files::new(dir.path(), Default::default());
-    let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+    let built = build_flux_path(&mut files, Path::new("app"), &FluxInputs::default()).unwrap();
     let mut names: Vec<&str> = built.objects.iter().map(Object::name).collect();
     names.sort_unstable();
     assert_eq!(names, ["cm", "local-4h2mbtbbt6"]);
@@ -260,7 +260,7 @@ fn stand_ins_only_for_named_targets_missing_after_a_remote_resource() {
         ),
     ]);
     let mut files = Files::new(dir.path(), Default::default());
-    let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+    let built = build_flux_path(&mut files, Path::new("app"), &FluxInputs::default()).unwrap();
     let found: Vec<(&str, bool, Option<i64>)> = built
         .objects
         .iter()
@@ -289,7 +289,7 @@ fn stand_ins_only_for_named_targets_missing_after_a_remote_resource() {
         ),
     )]);
     let mut files = Files::new(dir.path(), Default::default());
-    let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+    let built = build_flux_path(&mut files, Path::new("app"), &FluxInputs::default()).unwrap();
     assert!(built.objects.is_empty());
 }
 
@@ -297,7 +297,7 @@ fn stand_ins_only_for_named_targets_missing_after_a_remote_resource() {
 fn flux_path_rejects_non_kubernetes_yaml() {
     let dir = repo(&[("apps/values.yaml", "replicaCount: 1\n")]);
     let mut files = Files::new(dir.path(), Default::default());
-    let err = build_flux_path(&mut files, Path::new("apps"), &[]).unwrap_err();
+    let err = build_flux_path(&mut files, Path::new("apps"), &FluxInputs::default()).unwrap_err();
     assert!(
         err.message.contains("failed to decode Kubernetes YAML"),
         "{err}"
@@ -669,7 +669,7 @@ fn a_malformed_file_loses_only_itself() {
         ),
     ]);
     let mut files = Files::new(dir.path(), Default::default());
-    let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+    let built = build_flux_path(&mut files, Path::new("app"), &FluxInputs::default()).unwrap();
     let names: Vec<&str> = built.objects.iter().map(|o| o.name()).collect();
     assert_eq!(names, ["good", "lenient"]);
     assert_eq!(built.gaps.len(), 1, "{:?}", built.gaps);
@@ -705,7 +705,7 @@ fn files_in_forms_of_remote_bases_are_paths_of_the_folder() {
         ),
     ]);
     let mut files = Files::new(dir.path(), Default::default());
-    let built = build_flux_path(&mut files, Path::new("app"), &[]).unwrap();
+    let built = build_flux_path(&mut files, Path::new("app"), &FluxInputs::default()).unwrap();
     let here = &built.objects[0];
     assert!(here.name().starts_with("here-"), "{}", here.name());
     assert_eq!(
@@ -723,7 +723,7 @@ fn files_in_forms_of_remote_bases_are_paths_of_the_folder() {
         ),
         "{gap}"
     );
-    let err = build_flux_path(&mut files, Path::new("split"), &[]).unwrap_err();
+    let err = build_flux_path(&mut files, Path::new("split"), &FluxInputs::default()).unwrap_err();
     assert!(
         err.message.contains(
             "source \"key=https://example.com/a?v=1\" key name or file path contains '='"
@@ -732,7 +732,7 @@ fn files_in_forms_of_remote_bases_are_paths_of_the_folder() {
     );
     // A remote transformer entry is kustomize's remote resource, not a
     // path: a gap that says it is not fetched.
-    let built = build_flux_path(&mut files, Path::new("tr"), &[]).unwrap();
+    let built = build_flux_path(&mut files, Path::new("tr"), &FluxInputs::default()).unwrap();
     assert_eq!(built.gaps.len(), 1, "{:?}", built.gaps);
     assert_eq!(built.gaps[0].gap, Some(Gap::Remote));
     assert!(
@@ -740,4 +740,58 @@ fn files_in_forms_of_remote_bases_are_paths_of_the_folder() {
         "{}",
         built.gaps[0]
     );
+}
+
+/// Flux writes `targetNamespace` into the kustomization before kustomize
+/// builds it, so name references see it: a HelmRelease with no namespace
+/// of its own gets the hashed name of a ConfigMap generated into that
+/// namespace, as `kubectl kustomize` gives with `namespace: observability`
+/// written in (and leaves the name as written without it).
+#[test]
+fn the_target_namespace_is_set_before_name_references_are_resolved() {
+    let dir = repo(&[
+        (
+            "app/kustomization.yaml",
+            "resources: [hr.yaml]\nconfigurations: [nameref.yaml]\nconfigMapGenerator:\n- name: values\n  namespace: observability\n  literals: [a=b]\n",
+        ),
+        (
+            "app/nameref.yaml",
+            "nameReference:\n- kind: ConfigMap\n  fieldSpecs:\n  - path: spec/valuesFrom/name\n    kind: HelmRelease\n",
+        ),
+        (
+            "app/hr.yaml",
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: app}\nspec:\n  valuesFrom:\n  - kind: ConfigMap\n    name: values\n",
+        ),
+    ]);
+    let mut files = Files::new(dir.path(), Default::default());
+    let values_from = |built: &Built| {
+        let hr = built
+            .objects
+            .iter()
+            .find(|o| o.kind() == "HelmRelease")
+            .unwrap();
+        let entry = &hr
+            .root
+            .path(&["spec", "valuesFrom"])
+            .and_then(Node::as_seq)
+            .unwrap()[0];
+        (
+            hr.namespace().map(str::to_string),
+            entry.str_at(&["name"]).map(str::to_string),
+        )
+    };
+    let flux = FluxInputs {
+        components: Vec::new(),
+        namespace: Some(("observability".into(), Span::default())),
+    };
+    let built = build_flux_path(&mut files, Path::new("app"), &flux).unwrap();
+    assert_eq!(
+        values_from(&built),
+        (
+            Some("observability".into()),
+            Some("values-4h2mbtbbt6".into())
+        )
+    );
+    let built = build_flux_path(&mut files, Path::new("app"), &FluxInputs::default()).unwrap();
+    assert_eq!(values_from(&built), (None, Some("values".into())));
 }

@@ -17,6 +17,7 @@ pub(crate) fn run(
     acc: &mut Acc,
     config: &Config,
     built: &HashMap<String, Result<Vec<Node>, Issue>>,
+    flux_namespace: Option<&(String, Span)>,
 ) -> Result<(), Issue> {
     if let Some(list) = k.get("patchesStrategicMerge") {
         patches::apply_strategic_merge_list(files, acc.res_mut(), list, k)?;
@@ -24,13 +25,18 @@ pub(crate) fn run(
     if let Some(list) = k.get("patches") {
         patches::apply_list(files, acc.res_mut(), list, &k.dir, k.restrict)?;
     }
-    if let Some(ns) = k.get("namespace") {
-        let Some(name) = ns.scalar_text() else {
-            return Err(k.err(ns.span, "namespace must be a string"));
-        };
-        if !name.is_empty() {
-            namespace(files, acc.res_mut(), &name, ns.span, &config.namespace)?;
-        }
+    let written = match (flux_namespace, k.get("namespace")) {
+        (Some((name, span)), _) => Some((name.clone(), *span)),
+        (None, Some(ns)) => match ns.scalar_text() {
+            Some(name) => Some((name, ns.span)),
+            None => return Err(k.err(ns.span, "namespace must be a string")),
+        },
+        (None, None) => None,
+    };
+    if let Some((name, span)) = written
+        && !name.is_empty()
+    {
+        namespace(files, acc.res_mut(), &name, span, &config.namespace)?;
     }
     let prefix = k.get("namePrefix");
     let suffix = k.get("nameSuffix");
