@@ -346,8 +346,7 @@ pub fn load_files(mut files: Files) -> Repo {
                 }
             } else if is_kustomization_file(path) {
                 Fate::Kustomization
-            } else if let Some(fate) = unloadable.remove(path).or_else(|| no_object.remove(path))
-            {
+            } else if let Some(fate) = unloadable.remove(path).or_else(|| no_object.remove(path)) {
                 fate
             } else {
                 Fate::NoObject { what: None }
