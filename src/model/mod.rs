@@ -53,6 +53,11 @@ pub struct Model<'r> {
     secrets: Index<&'r str>,
     /// Objects by the file their root node's text is in.
     by_text_file: Index<FileId>,
+    /// Objects by the file their document is in ([`Object::file`]),
+    /// built on first use: a fix looks for the value it changes in the
+    /// objects of that value's file first, and a scan of every object per
+    /// finding made large repos quadratic.
+    by_file: OnceLock<Index<FileId>>,
     /// Objects by kind: [`Model::of_kind`] is asked once per database,
     /// claim or volume a rule looks at, and a scan of every object each
     /// time made a repository of many workloads quadratic.
@@ -167,6 +172,7 @@ impl<'r> Model<'r> {
             secrets,
             by_text_file,
             by_kind,
+            by_file: OnceLock::new(),
             named_if_unset: OnceLock::new(),
             claims_for: OnceLock::new(),
             pod_labels: OnceLock::new(),
@@ -180,6 +186,22 @@ impl<'r> Model<'r> {
     /// candidates for text an edit there touches.
     pub fn with_text_in(&self, file: FileId) -> impl Iterator<Item = ObjRef> + '_ {
         self.by_text_file.get(&file)
+    }
+
+    /// Objects whose document is in `file` (for generated objects, the
+    /// kustomization.yaml that generated them), in model order.
+    pub fn written_in(&self, file: FileId) -> impl Iterator<Item = ObjRef> + '_ {
+        self.by_file
+            .get_or_init(|| {
+                Index::new(
+                    self.objects
+                        .iter()
+                        .enumerate()
+                        .map(|(i, o)| (o.file, i))
+                        .collect(),
+                )
+            })
+            .get(&file)
     }
 
     pub fn object(&self, r: ObjRef) -> &'r Object {

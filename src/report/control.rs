@@ -89,9 +89,30 @@ fn decide(s: &str, rules: Rules, mut emit: impl FnMut(usize, char, bool)) {
 }
 
 fn changes(s: &str, rules: Rules) -> bool {
+    if plain(s, rules) {
+        return false;
+    }
     let mut any = false;
     decide(s, rules, |_, _, escaped| any |= escaped);
     any
+}
+
+/// Whether [`decide`] surely escapes nothing in `s`: it holds no byte an
+/// escaped character can start with, no `::` and no `##[`. A scan of the
+/// bytes, where `decide` walks every character: a whole report and every
+/// source a snippet shows are asked this, and nearly all are plain.
+fn plain(s: &str, rules: Rules) -> bool {
+    let maybe = |b: &u8| match *b {
+        b'\n' => rules.breaks == Breaks::Escape,
+        b'\r' => true,
+        b'\t' => false,
+        0..=0x1f | 0x7f => rules.controls,
+        // The lead bytes of the C1 controls (U+0080-U+009F), U+061C and
+        // U+200E-U+2069 (the bidi marks and the line separators).
+        0xc2 | 0xd8 | 0xe2 => rules.controls,
+        _ => false,
+    };
+    !s.as_bytes().iter().any(maybe) && !s.contains("::") && !s.contains("##[")
 }
 
 fn push_text_escape(out: &mut String, c: char) {
@@ -448,6 +469,46 @@ fn yaml_double_quoted(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte scan that answers first says "plain" only where the walk
+    /// over the characters escapes nothing: every character an escape
+    /// starts from, alone and between others, under every rule set.
+    #[test]
+    fn the_plain_scan_misses_no_character_that_is_escaped() {
+        let specials = [
+            "\n", "\r", "\r\n", "\t", "\u{0}", "\u{1b}", "\u{7f}", "\u{80}", "\u{9b}", "\u{9f}",
+            "\u{61c}", "\u{200e}", "\u{200f}", "\u{202a}", "\u{202e}", "\u{2028}", "\u{2029}",
+            "\u{2066}", "\u{2069}", "::", " ::", "a::", "##[", "#[", "é", "╭─", "→", ":", "[",
+        ];
+        let mut texts = vec![String::new(), "plain text".to_string()];
+        for c in specials {
+            texts.extend([
+                c.to_string(),
+                format!("a{c}b"),
+                format!("x\n{c}"),
+                format!("{c}{c}"),
+            ]);
+        }
+        for breaks in [Breaks::Keep, Breaks::Escape] {
+            for starts_line in [false, true] {
+                for controls in [false, true] {
+                    let rules = Rules {
+                        breaks,
+                        starts_line,
+                        controls,
+                    };
+                    for t in &texts {
+                        let mut walked = false;
+                        decide(t, rules, |_, _, escaped| walked |= escaped);
+                        assert_eq!(changes(t, rules), walked, "{t:?} {rules:?}");
+                        if walked {
+                            assert!(!plain(t, rules), "{t:?} {rules:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn escape_sequences_and_bidi_overrides_are_shown_not_obeyed() {

@@ -114,57 +114,93 @@ fn render_within(
     let mut files = Files::default();
     let mut listed: HashMap<Vec<&Label>, &str> = HashMap::new();
     let mut elided = false;
-    for f in findings {
-        let (mut diag, elsewhere) = snippet(f, sources, &mut files);
-        let mut after = Vec::new();
-        let places = elsewhere.len();
-        if places > 1 {
-            match listed.get(&elsewhere) {
-                Some(rule) => {
-                    diag.related.clear();
-                    after.push(format!(
-                        "related: the same {places} places in other files as the {} finding above",
-                        escape(rule, Breaks::Escape)
-                    ));
+    // A chunk of findings at a time: their snippets in order (what one
+    // shows depends on those before it), drawn on every core, joined in
+    // order. Drawing was a fifth of the serial path of a large run.
+    for chunk in findings.chunks(RENDERED_AT_ONCE) {
+        let prepared: Vec<(Snippet, Vec<String>)> = chunk
+            .iter()
+            .map(|f| {
+                let (mut diag, elsewhere) = snippet(f, sources, &mut files);
+                let mut after = Vec::new();
+                let places = elsewhere.len();
+                if places > 1 {
+                    match listed.get(&elsewhere) {
+                        Some(rule) => {
+                            diag.related.clear();
+                            after.push(format!(
+                                "related: the same {places} places in other files as the {} finding above",
+                                escape(rule, Breaks::Escape)
+                            ));
+                        }
+                        None => {
+                            listed.insert(elsewhere, &f.rule);
+                        }
+                    }
                 }
-                None => {
-                    listed.insert(elsewhere, &f.rule);
+                if !all && diag.related.len() > MOST_RELATED_FILES {
+                    let more = diag.related.len() - MOST_RELATED_FILES;
+                    diag.related.truncate(MOST_RELATED_FILES);
+                    let files = if more == 1 { "file" } else { "files" };
+                    after.push(format!("and {more} more related {files} (-v shows all)"));
                 }
+                (diag, after)
+            })
+            .collect();
+        // Past the budget, a finding is drawn again without its snippets
+        // (cheap); before it, the drawings made in parallel are kept.
+        let drawn: Vec<Option<String>> = if elided {
+            prepared.iter().map(|_| None).collect()
+        } else {
+            use rayon::prelude::*;
+            prepared
+                .par_iter()
+                .map(|(diag, _)| Some(draw(&handler, diag)))
+                .collect()
+        };
+        for ((f, (mut diag, after)), drawn) in chunk.iter().zip(prepared).zip(drawn) {
+            if !elided && out.len() > budget {
+                elided = true;
+                out.push_str(&format!(
+                    "note: snippets elided from here on: the report passed {budget} bytes; each finding below is its message and location\n\n"
+                ));
             }
+            let report = match drawn {
+                Some(report) if !elided => report,
+                _ => {
+                    let at = sources.location(f.primary.span);
+                    let at = escape(&at, Breaks::Escape);
+                    diag.help = Some(format!("at {at}\n{}", diag.help.unwrap_or_default()));
+                    diag.labels.clear();
+                    diag.related.clear();
+                    draw(&handler, &diag)
+                }
+            };
+            out.push_str(&report);
+            for line in after {
+                out.push_str(&format!("  \u{261e} {line}\n"));
+            }
+            out.push('\n');
         }
-        if !all && diag.related.len() > MOST_RELATED_FILES {
-            let more = diag.related.len() - MOST_RELATED_FILES;
-            diag.related.truncate(MOST_RELATED_FILES);
-            let files = if more == 1 { "file" } else { "files" };
-            after.push(format!("and {more} more related {files} (-v shows all)"));
-        }
-        if !elided && out.len() > budget {
-            elided = true;
-            out.push_str(&format!(
-                "note: snippets elided from here on: the report passed {budget} bytes; each finding below is its message and location\n\n"
-            ));
-        }
-        if elided {
-            let at = sources.location(f.primary.span);
-            let at = escape(&at, Breaks::Escape);
-            diag.help = Some(format!("at {at}\n{}", diag.help.unwrap_or_default()));
-            diag.labels.clear();
-            diag.related.clear();
-        }
-        // Rendering into a String cannot fail.
-        let mut report = String::new();
-        let _ = handler.render_report(&mut report, &diag);
-        // miette writes a severity word before each related report
-        // ("Advice: "), alone on its line when that report has no code: a
-        // related snippet is this finding's place in another file, not
-        // advice of its own, and its first line names the file.
-        out.push_str(&report.replace("\nAdvice: \n", "\n"));
-        for line in after {
-            out.push_str(&format!("  \u{261e} {line}\n"));
-        }
-        out.push('\n');
     }
     out
+}
+
+/// Findings whose snippets are drawn in parallel before they are joined:
+/// enough to share among the cores, few enough that little is drawn in
+/// vain when the output passes its budget.
+const RENDERED_AT_ONCE: usize = 256;
+
+/// One finding's report as miette draws it.
+fn draw(handler: &GraphicalReportHandler, diag: &Snippet) -> String {
+    // Rendering into a String cannot fail.
+    let mut report = String::new();
+    let _ = handler.render_report(&mut report, diag);
+    // miette writes a severity word before each related report
+    // ("Advice: "), alone on its line when that report has no code: a
+    // related snippet is this finding's place in another file, not
+    // advice of its own, and its first line names the file.
+    report.replace("\nAdvice: \n", "\n")
 }
 
 /// One file's share of a finding.
@@ -589,5 +625,33 @@ mod tests {
             200,
             "{out}"
         );
+    }
+
+    /// Findings are drawn in parallel a chunk at a time, yet the snippets
+    /// stop at the first finding past the budget, as drawn one by one:
+    /// here in the middle of the second chunk.
+    #[test]
+    fn the_budget_ends_snippets_at_the_same_finding_across_chunks() {
+        let (text, sources, id) = big_file();
+        let findings: Vec<Finding> = (0..2 * RENDERED_AT_ONCE as u32 + 40)
+            .map(|i| two_labels(id, &text, [i % 240 + 1, i % 240 + 51]))
+            .collect();
+        let whole = render_within(&findings, &sources, false, true, usize::MAX);
+        // Each finding's part of the whole, alone (no two share related
+        // places, so none depends on another).
+        let lens: Vec<usize> = findings
+            .iter()
+            .map(|f| {
+                render_within(std::slice::from_ref(f), &sources, false, true, usize::MAX).len()
+            })
+            .collect();
+        assert_eq!(lens.iter().sum::<usize>(), whole.len());
+        let budget = lens[..RENDERED_AT_ONCE + 30].iter().sum::<usize>() - 1;
+        let out = render_within(&findings, &sources, false, true, budget);
+        let (shown, _) = out.split_once("note: snippets elided").unwrap();
+        // The first finding drawn after the output passed the budget is
+        // the first without its snippet.
+        let kept = lens[..RENDERED_AT_ONCE + 30].iter().sum::<usize>();
+        assert_eq!(shown, &whole[..kept]);
     }
 }

@@ -3,7 +3,7 @@
 //! ([`super::flux::tree`]), and what became of each file. Manifests no
 //! Flux Kustomization reaches are still loaded as they are written.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::Limits;
@@ -15,7 +15,7 @@ use super::flux::{
     self,
     tree::{ARTIFACT_GROUP, FLUX_KS_GROUP, is_bootstrap_input, is_flux_ks},
 };
-use super::{Files, Issue, Object, StepKind, kustomize};
+use super::{Files, Issue, Object, PathSet, StepKind, kustomize};
 use crate::yaml::FileId;
 
 /// A file that holds nothing to lint, and why.
@@ -365,27 +365,32 @@ pub fn load_files(mut files: Files) -> Repo {
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     // Files without objects: their fate is what they were skipped for, or
     // what a kustomization read them as.
-    let with_objects: HashSet<PathBuf> = fates.iter().map(|f| f.path.clone()).collect();
+    let with_objects: PathSet<&Path> = fates.iter().map(|f| f.path.as_path()).collect();
     // A generator's input reaches the rules in what it generates.
     skipped.retain(|s| !files.inputs.contains_key(&s.path));
-    for path in paths.iter().filter(|p| !with_objects.contains(*p)) {
-        let fate = if let Some((role, by)) = files.inputs.get(path.as_path()) {
-            Fate::Input {
-                role: *role,
-                by: by.clone(),
+    let without: Vec<FileFate> = paths
+        .iter()
+        .filter(|p| !with_objects.contains(p.as_path()))
+        .map(|path| {
+            let fate = if let Some((role, by)) = files.inputs.get(path.as_path()) {
+                Fate::Input {
+                    role: *role,
+                    by: by.clone(),
+                }
+            } else if is_kustomization_file(path) {
+                Fate::Kustomization
+            } else if let Some(fate) = unloadable.remove(path).or_else(|| no_object.remove(path)) {
+                fate
+            } else {
+                Fate::NoObject { what: None }
+            };
+            FileFate {
+                path: path.clone(),
+                fate,
             }
-        } else if is_kustomization_file(path) {
-            Fate::Kustomization
-        } else if let Some(fate) = unloadable.remove(path).or_else(|| no_object.remove(path)) {
-            fate
-        } else {
-            Fate::NoObject { what: None }
-        };
-        fates.push(FileFate {
-            path: path.clone(),
-            fate,
-        });
-    }
+        })
+        .collect();
+    fates.extend(without);
     fates.sort_by(|a, b| a.path.cmp(&b.path));
     let coverage = Coverage::of(&fates, &renders);
     files.release_parsed();

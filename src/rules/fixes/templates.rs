@@ -304,12 +304,13 @@ fn chain_to(root: &Node, span: Span) -> Option<Vec<(Option<&str>, &Node)>> {
 /// the files as written first (inline values, workloads, ConfigMaps) and
 /// then in the release's merged values (values from a ConfigMap key).
 fn locate<'m>(model: &'m Model, app: &App, span: Span) -> Option<Vec<(Option<&'m str>, &'m Node)>> {
-    // The objects of the value's own file first: a search through every
-    // object per finding made large repos quadratic. Values patched in
-    // from another file are still found by the full search after it.
-    let same_file = || model.objects.iter().filter(|o| o.file == span.file);
-    same_file()
-        .find_map(|o| chain_to(&o.root, span))
+    // The objects of the value's own file first, by the model's index: a
+    // search through every object per finding made large repos quadratic.
+    // Values patched in from another file are still found by the full
+    // search after it.
+    model
+        .written_in(span.file)
+        .find_map(|r| chain_to(&model.object(r).root, span))
         .or_else(|| chain_to(&model.release(app.object)?.values, span))
         .or_else(|| {
             model
