@@ -412,30 +412,13 @@ fn load_recording(
     };
     let mut repo = repo::load_files(files);
     show_from_top(&mut repo, &found);
-    if !found.known && flux_shaped(&repo) {
-        repo.issues.push(Issue::file(
-            &found.root,
-            "not in a git checkout, and no Flux Kustomization in this folder or just above it \
-             has a spec.path that resolves from here: its files are read as written, as a \
-             repository of their own, not as Flux renders them. Lint the repository's root \
-             (in a git checkout, a subfolder given then only scopes what is reported)",
-        ));
-    }
+    scope::warn_if_read_alone(&mut repo, &found);
     let loaded = Loaded {
         repo,
         found,
         _example: example,
     };
     Ok((loaded, located))
-}
-
-/// Whether a repository holds Flux's own objects, which only make sense
-/// in the repository Flux reads them from; plain manifests and plain
-/// kustomize trees are read alike on their own.
-fn flux_shaped(repo: &Repo) -> bool {
-    repo.objects
-        .iter()
-        .any(|o| o.group().ends_with(".toolkit.fluxcd.io"))
 }
 
 /// What git ignores below the root found (nothing outside git).

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::model::Model;
 use crate::rules::Finding;
+use crate::source::repo::Repo;
 use crate::source::root::Found;
 use crate::source::{Issue, Object};
 use crate::yaml::SourceMap;
@@ -41,4 +42,25 @@ pub(super) fn finding_in_scope(f: &Finding, sources: &SourceMap, scope: Option<&
             .chain(&f.related)
             .any(|l| found.in_scope(sources.path(l.span.file)))
     })
+}
+
+/// A folder read as a repository of its own (no git, no Flux path
+/// resolving near it) that holds Flux's objects is most likely part of
+/// a repository the run does not see: said, so that a quiet run there
+/// is not taken for a clean one.
+pub(super) fn warn_if_read_alone(repo: &mut Repo, found: &Found) {
+    let flux_shaped = repo
+        .objects
+        .iter()
+        .any(|o| o.group().ends_with(".toolkit.fluxcd.io"));
+    if found.known || !flux_shaped {
+        return;
+    }
+    repo.issues.push(Issue::file(
+        &found.root,
+        "not in a git checkout, and no Flux Kustomization in this folder or just above it \
+         has a spec.path that resolves from here: its files are read as written, as a \
+         repository of their own, not as Flux renders them. Lint the repository's root \
+         (in a git checkout, a subfolder given then only scopes what is reported)",
+    ));
 }
