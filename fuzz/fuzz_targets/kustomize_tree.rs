@@ -74,5 +74,9 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut files = Files::new(dir.path(), Limits::default());
     let _ = kustomize::build(&mut files, Path::new("d0"));
-    let _ = kustomize::build_flux_path(&mut files, Path::new("d0"), &[]);
+    let _ = kustomize::build_flux_path(
+        &mut files,
+        Path::new("d0"),
+        &kustomize::FluxInputs::default(),
+    );
 });
