@@ -13,8 +13,8 @@ use serde_json::Value as J;
 use crate::common::BIN;
 const RULE: &str = "authentik-cache-on-sync-replicated-postgres";
 
-/// `(uri, startLine, text of that line, fingerprint)` of the rule's result.
-fn primary(repo: &Path) -> (String, u64, String, String) {
+/// The SARIF log of a lint of `repo`.
+fn sarif_of(repo: &Path) -> J {
     let out = Command::new(BIN)
         .arg(repo)
         .args(["--no-probe", "--format", "sarif"])
@@ -22,6 +22,12 @@ fn primary(repo: &Path) -> (String, u64, String, String) {
         .unwrap();
     let sarif: J = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not SARIF ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    sarif
+}
+
+/// `(uri, startLine, text of that line, fingerprint)` of the rule's result.
+fn primary(repo: &Path) -> (String, u64, String, String) {
+    let sarif = sarif_of(repo);
     let result = sarif["runs"][0]["results"]
         .as_array()
         .unwrap()
@@ -70,13 +76,7 @@ fn a_version_bump_keeps_the_primary_line() {
 /// `(uri, line text)` of the primary location and the fingerprints of
 /// every result of `rule` in a SARIF run of `repo`.
 fn sarif_results(repo: &Path, rule: &str) -> Vec<(String, String, String)> {
-    let out = Command::new(BIN)
-        .arg(repo)
-        .args(["--no-probe", "--format", "sarif"])
-        .output()
-        .unwrap();
-    let sarif: J = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not SARIF ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let sarif = sarif_of(repo);
     sarif["runs"][0]["results"]
         .as_array()
         .unwrap()
