@@ -517,21 +517,32 @@ fn another_copy_of_a_substitution_source_is_looked_up_afresh() {
 }
 
 #[test]
-fn what_the_parent_passes_on_is_compared() {
-    // In the working tree `apps` reads a SOPS-encrypted Secret: the
-    // variables of what it applies may be defined in the cluster, so
-    // `${UNSET}` in `two` is not known to be undefined; in the base commit
-    // the Secret is plain. `two` is given the same otherwise.
+fn a_source_named_by_an_encrypted_variable_is_compared() {
+    // `two` names an optional substituteFrom source by a variable of
+    // `apps`'s Secret. In the working tree that Secret is SOPS-encrypted:
+    // the source `two` reads may be any, so `${UNSET}` in it is not known
+    // to be undefined; in the base commit the Secret is plain and names a
+    // source the cluster does not hold. `one` names nothing from it and
+    // is reused.
+    let names = (
+        "apps/two/ks.yaml",
+        "      NAME: two\n",
+        "      NAME: two\n    substituteFrom:\n      - kind: ConfigMap\n        \
+         name: ${TOKEN}\n        optional: true\n",
+    );
     renders_reused(
         "inherited",
-        &[],
-        &[(
-            "clusters/main/secret.yaml",
-            "  TOKEN: plain\n",
-            "  TOKEN: plain\nsops:\n  version: 3.8.1\n",
-        )],
+        &[names],
+        &[
+            names,
+            (
+                "clusters/main/secret.yaml",
+                "  TOKEN: plain\n",
+                "  TOKEN: plain\nsops:\n  version: 3.8.1\n",
+            ),
+        ],
         Limits::default(),
-        0,
+        1,
     );
 }
 

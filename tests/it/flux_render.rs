@@ -950,3 +950,50 @@ spec:
         "not applied: apps/kustomization.yaml does not list it"
     );
 }
+
+/// As in haraldkoch's repository: a parent substitutes from encrypted
+/// cluster-secrets. A child whose text took none of those values reads
+/// its own variables in full, so `${STORAGE:=ceph-block}` is the default;
+/// a child variable made from an encrypted one stays unknown.
+#[test]
+fn a_parent_with_encrypted_variables_leaves_a_child_unknown_only_where_it_used_them() {
+    let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: ConfigMap, name: cluster-settings}\n      - {kind: Secret, name: cluster-secrets}\n";
+    let settings = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-settings, namespace: flux-system}\ndata: {TIMEZONE: Europe/Oslo}\n";
+    let secrets = "apiVersion: v1\nkind: Secret\nmetadata: {name: cluster-secrets, namespace: flux-system}\nstringData:\n  SECRET_DOMAIN: ENC[AES256_GCM,data:q83v,iv:AAAA,tag:BBBB,type:str]\nsops:\n  version: 3.8.1\n  mac: ENC[AES256_GCM,data:q83v,iv:AAAA,tag:BBBB,type:str]\n";
+    let child = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: jelly, namespace: flux-system}\nspec:\n  path: ./jelly\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substitute: {APP: jelly, HOST: \"media.${SECRET_DOMAIN}\"}\n    substituteFrom:\n      - {kind: ConfigMap, name: cluster-settings}\n";
+    let app = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: jelly-cm, namespace: default}\ndata:\n  class: \"${STORAGE:=ceph-block}\"\n  app: \"${APP}\"\n  host: \"${HOST}\"\n  tz: \"${TIMEZONE}\"\n";
+    // A source named by an encrypted variable is the cluster's: any
+    // variable may be defined there, and nothing says it is missing.
+    let cams = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cams, namespace: flux-system}\nspec:\n  path: ./cams\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: ConfigMap, name: \"${SECRET_DOMAIN}-settings\"}\n";
+    let cams_cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cams-cm, namespace: default}\ndata: {x: \"${UNSET}\"}\n";
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/apps.yaml", apps),
+        ("clusters/home/settings.yaml", settings),
+        ("clusters/home/secrets.sops.yaml", secrets),
+        ("apps/jelly.yaml", child),
+        ("apps/cams.yaml", cams),
+        ("jelly/cm.yaml", app),
+        ("cams/cm.yaml", cams_cm),
+    ]);
+    assert_eq!(substituted(&r, "cams-cm", "x").as_deref(), Some("${UNSET}"));
+    let said: Vec<&str> = r
+        .issues
+        .iter()
+        .map(|i| i.message.as_str())
+        .filter(|m| m.contains("-settings"))
+        .collect();
+    assert!(said.is_empty(), "{said:?}");
+    assert_eq!(
+        substituted(&r, "jelly-cm", "class").as_deref(),
+        Some("ceph-block")
+    );
+    assert_eq!(substituted(&r, "jelly-cm", "app").as_deref(), Some("jelly"));
+    assert_eq!(
+        substituted(&r, "jelly-cm", "tz").as_deref(),
+        Some("Europe/Oslo")
+    );
+    // HOST is made from the encrypted SECRET_DOMAIN: its value is the
+    // cluster's, so the text waits for it.
+    assert_eq!(substituted(&r, "jelly-cm", "host").as_deref(), Some("${HOST}"));
+}

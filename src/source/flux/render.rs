@@ -343,10 +343,7 @@ impl FluxTree {
         ks: Object,
         inherited: Inherited,
     ) -> Taken {
-        let passed_on = Inherited {
-            unknowns: inherited.unknowns,
-            substituted: false,
-        };
+        let passed_on = Inherited::default();
         let mut taken = Taken {
             id,
             ks,

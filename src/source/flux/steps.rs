@@ -183,16 +183,12 @@ pub(super) fn flux_steps<'p>(
     }
     let mut budget = given.budget.clone();
     let mut unparsed = Vec::new();
-    let mut passed = Inherited {
-        unknowns: given.inherited.unknowns,
-        substituted: false,
-    };
+    let mut passed = Inherited::default();
     if ks.root.path(&["spec", "postBuild"]).is_some() {
         let here =
             |kind: &str, namespace: &str, name: &str| lookup(&files.sources, kind, namespace, name);
-        let (mut vars, var_issues) = collect_vars(&files.sources, ks, &here);
+        let (vars, var_issues) = collect_vars(&files.sources, ks, &here);
         issues.extend(var_issues);
-        vars.incomplete |= given.inherited.unknowns;
         let budget =
             budget.get_or_insert_with(|| crate::source::flux::budget(&files.limits().flux));
         let mut origins = Origins::default();
@@ -204,9 +200,7 @@ pub(super) fn flux_steps<'p>(
             issues.extend(other);
             unparsed.extend(failed);
         }
-        let unknowns = vars.incomplete || vars.map.values().any(|v| v.unknown);
         passed = Inherited {
-            unknowns,
             substituted: vars.is_active(),
         };
     }

@@ -121,6 +121,12 @@ pub fn collect_vars<'a>(
         .into_iter()
         .flatten()
     {
+        if waits(entry) {
+            // Named by a value the parent substitutes from one the
+            // repository does not show: the source is the cluster's.
+            vars.incomplete = true;
+            continue;
+        }
         let kind = entry.str_at(&["kind"]).unwrap_or("");
         let name = entry.str_at(&["name"]).unwrap_or("");
         let optional = entry
@@ -238,6 +244,10 @@ pub fn collect_vars<'a>(
         let Some(name) = key.scalar_text() else {
             continue;
         };
+        if waits(key) {
+            vars.incomplete = true;
+            continue;
+        }
         if !valid_name(&name) {
             issues.push(Issue::at(
                 sources,
@@ -259,12 +269,27 @@ pub fn collect_vars<'a>(
             Var {
                 value: value.scalar_text().unwrap_or_default().replace('\n', ""),
                 defined_at: Some(value.span),
-                unknown: false,
+                unknown: waits(value),
                 secret: false,
             },
         );
     }
     (vars, issues)
+}
+
+/// Whether a value at or below `node` is one a parent's substitution
+/// could not know (an encrypted variable's): it waits for the cluster's.
+/// A Flux Kustomization's variables come from its own postBuild text, so
+/// this is how unknowns upstream reach them.
+fn waits(node: &Node) -> bool {
+    matches!(
+        node.origin.as_deref(),
+        Some(Origin::Substituted { unknown: true, .. })
+    ) || match &node.value {
+        Value::Seq(items) => items.iter().any(waits),
+        Value::Map(entries) => entries.iter().any(|(k, v)| waits(k) || waits(v)),
+        _ => false,
+    }
 }
 
 /// Whether the `substituteFrom` source `lookup` found for a Kustomization

@@ -194,9 +194,6 @@ pub(super) struct Produced {
 /// What a Flux Kustomization's render passes to those it applies.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Inherited {
-    /// Variables were left unresolved in them (in its patches, say):
-    /// text that looks undefined there may have been replaced here.
-    pub(crate) unknowns: bool,
     /// Its postBuild substitution ran over them (Flux skips it without
     /// `postBuild` or when no variable is found), so a `${VAR}` still in
     /// them waits for a value only the cluster has.
