@@ -83,7 +83,15 @@ pub struct Model<'r> {
     /// What identifies each release's and workload's app, computed on
     /// first use.
     app_facts: OnceLock<Vec<app::AppFacts>>,
+    /// What a module (a Postgres operator's, say) works out once per
+    /// model, by its type: the module keeps its own index in its own
+    /// file ([`Model::memo`]).
+    memos: Memos,
 }
+
+type Memos = std::sync::Mutex<
+    std::collections::HashMap<std::any::TypeId, std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+>;
 
 /// A fact that could not be established, and why (shown under
 /// `--verbose` so users see what the linter could not see).
@@ -179,7 +187,33 @@ impl<'r> Model<'r> {
             held: data::ReadOnce::default(),
             classes: OnceLock::new(),
             app_facts: OnceLock::new(),
+            memos: Memos::default(),
         }
+    }
+
+    /// The value of type `T` this model holds, made by `make` on first
+    /// use: an index a module builds over the objects once instead of a
+    /// scan per question. `make` runs outside the lock (it may ask for
+    /// other memos); when two threads make one at once, the first kept
+    /// is the one both get.
+    pub(crate) fn memo<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> T,
+    ) -> std::sync::Arc<T> {
+        let key = std::any::TypeId::of::<T>();
+        let lock = || self.memos.lock().unwrap_or_else(|e| e.into_inner());
+        let held = lock().get(&key).cloned();
+        let any = match held {
+            Some(any) => any,
+            None => {
+                let made: std::sync::Arc<dyn std::any::Any + Send + Sync> =
+                    std::sync::Arc::new(make());
+                lock().entry(key).or_insert(made).clone()
+            }
+        };
+        // Keyed by `T`'s own TypeId, so it is a `T`.
+        any.downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("memo keyed by type"))
     }
 
     /// Objects whose root node's text is in `file`, in model order: the

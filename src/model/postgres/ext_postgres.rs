@@ -11,8 +11,12 @@ use crate::model::{Model, ObjRef, is_helm_release};
 use crate::source::StepKind;
 use crate::source::data::{self, DataValue};
 use crate::yaml::{Node, Value};
+use std::sync::Arc;
 
 pub struct ExtPostgres;
+
+// How deep a Secret's value is being derived through operators' settings.
+thread_local!(static DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
 
 impl PostgresOperator for ExtPostgres {
     fn name(&self) -> &'static str {
@@ -30,7 +34,6 @@ impl PostgresOperator for ExtPostgres {
         // An operator's own settings may come from a Secret read through
         // this same function: a repository that makes that a loop gets an
         // answer, not a stack overflow.
-        thread_local!(static DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
         if DEPTH.get() > 3 {
             return Some(Err(format!(
                 "Secret {secret} is derived from settings that refer back to it"
@@ -61,21 +64,11 @@ fn ext_postgres_value(
     secret: &str,
     key: &str,
 ) -> Option<Derived> {
-    let (user, keep) = model
-        .of_kind("db.movetokube.com", "PostgresUser")
-        .filter(|&r| {
-            let o = model.object(r);
-            o.namespace().is_none_or(|n| n == ns) && o.same_tree(model.object(near))
-        })
-        .find_map(|r| {
-            let o = model.object(r);
-            let base = o.root.str_at(&["spec", "secretName"])?;
-            if format!("{base}-{}", o.name()) == secret {
-                Some((r, false))
-            } else {
-                (base == secret).then_some((r, true))
-            }
-        })?;
+    let users = model.memo(|| Users::of(model));
+    let &(user, keep) = users.0.get(secret)?.iter().find(|&&(r, _)| {
+        let o = model.object(r);
+        o.namespace().is_none_or(|n| n == ns) && o.same_tree(model.object(near))
+    })?;
     let user_obj = model.object(user);
     if let Some(template) = user_obj.root.path(&["spec", "secretTemplate", key]) {
         let text = template.scalar_text().unwrap_or_default();
@@ -103,8 +96,9 @@ fn ext_postgres_value(
         ])
         .and_then(Node::scalar_text)
         .unwrap_or_default();
-    let operators: Vec<Operator> = ext_postgres_operators(model, near)
-        .into_iter()
+    let all = operators_of(model, near);
+    let operators: Vec<&Operator> = all
+        .iter()
         .filter(|op| match &op.instance {
             Ok(i) => i.eq_ignore_ascii_case(&instance),
             // A filter we cannot read may be this user's.
@@ -112,7 +106,7 @@ fn ext_postgres_value(
         })
         .collect();
     let op = match operators.as_slice() {
-        [op] => op,
+        [op] => *op,
         [] => {
             return Some(Err(format!(
                 "no ext-postgres-operator in the repository serves {} (its POSTGRES_INSTANCE would be {instance:?}, after the user's annotation postgres.db.movetokube.com/instance)",
@@ -151,6 +145,53 @@ fn ext_postgres_value(
         "HOSTNAME" => hostname,
         _ => port,
     }))
+}
+
+/// The PostgresUsers by the Secret each makes: `<spec.secretName>-<name>`
+/// (`false`), or `spec.secretName` under `KEEP_SECRET_NAME=true`
+/// (`true`), in model order. Built once: each Secret an app reads asks,
+/// and a scan of every user per question made many users quadratic.
+struct Users(std::collections::HashMap<String, Vec<(ObjRef, bool)>>);
+
+impl Users {
+    fn of(model: &Model) -> Users {
+        let mut by_secret: std::collections::HashMap<String, Vec<(ObjRef, bool)>> =
+            Default::default();
+        for r in model.of_kind("db.movetokube.com", "PostgresUser") {
+            let o = model.object(r);
+            let Some(base) = o.root.str_at(&["spec", "secretName"]) else {
+                continue;
+            };
+            by_secret
+                .entry(format!("{base}-{}", o.name()))
+                .or_default()
+                .push((r, false));
+            by_secret.entry(base.to_string()).or_default().push((r, true));
+        }
+        Users(by_secret)
+    }
+}
+
+/// The operators of each Flux tree ([`ext_postgres_operators`]), found
+/// once per tree: every user's Secret asks, and a scan of every object
+/// per question made many users quadratic. Only an answer made outside
+/// another's making is kept (it may have stopped at the depth limit).
+#[derive(Default)]
+struct OperatorsByTree(std::sync::Mutex<std::collections::HashMap<Option<u32>, Arc<[Operator]>>>);
+
+fn operators_of(model: &Model, near: ObjRef) -> Arc<[Operator]> {
+    let by_tree = model.memo(OperatorsByTree::default);
+    let tree = model.object(near).tree;
+    let lock = || by_tree.0.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(ops) = lock().get(&tree) {
+        return ops.clone();
+    }
+    let outermost = DEPTH.get() <= 1;
+    let ops: Arc<[Operator]> = ext_postgres_operators(model, near).into();
+    if outermost {
+        lock().insert(tree, ops.clone());
+    }
+    ops
 }
 
 /// Go's `strconv.ParseBool` true values; anything else is false, as the
