@@ -440,7 +440,7 @@ impl<'r> Model<'r> {
                 return None;
             };
             Some(format!(
-                "is the name of the {kind} at {} unless Flux variable {variable} is set, which the variables of {} may do where the repository does not show (a substituteFrom source it does not hold in full)",
+                "is the name of the {kind} at {} unless Flux variable {variable} is set, which the variables of {} may do where the repository does not show (a substituteFrom source it does not hold in full, or variables a deployed kustomize-mutating-webhook adds)",
                 self.sources.location(node.span),
                 applier(o)
             ))

@@ -690,7 +690,7 @@ fn undeclared_class(model: &Model, near: ObjRef, node: &Node, name: &str) -> Str
             None => {
                 let applier = super::applier(model.object(near));
                 format!(
-                    "storage class {name} is Flux variable {variable}, which the variables of {applier} may set where the repository does not show (a substituteFrom source it does not hold in full, or values its parent substitutes from encrypted ones)"
+                    "storage class {name} is Flux variable {variable}, which the variables of {applier} may set where the repository does not show (a substituteFrom source it does not hold in full, a name its parent substitutes from encrypted values, or variables a deployed kustomize-mutating-webhook adds)"
                 )
             }
         },

@@ -135,6 +135,9 @@ pub fn load_files(mut files: Files) -> Repo {
     // made of the rest at the end, for the files no Flux Kustomization
     // reaches, so that a large repo is not held twice while it renders.
     let mut looked_up: Vec<Object> = Vec::new();
+    // Whether a document deploys the webhook that adds variables to every
+    // Flux Kustomization (flux::webhook).
+    let mut webhook = false;
     let mut git_repos: Vec<Object> = Vec::new();
     // Files that do not parse, and their issue: said again once the builds
     // know which are only a generator's data.
@@ -185,6 +188,7 @@ pub fn load_files(mut files: Files) -> Repo {
                 continue;
             }
             docs.push(i);
+            webhook |= flux::webhook::deploys(kind, doc);
             if (group == FLUX_KS_GROUP && kind == "Kustomization")
                 || (group.is_empty() && matches!(kind, "ConfigMap" | "Secret"))
                 || (group == ARTIFACT_GROUP && kind == "ArtifactGenerator")
@@ -245,6 +249,7 @@ pub fn load_files(mut files: Files) -> Repo {
         git_repos,
         config_sources: &config_sources,
         bootstrap,
+        webhook,
     };
     let flux = flux::tree::render(&mut files, layer, written, &mut issues);
     for (path, at) in unparsed {

@@ -178,8 +178,9 @@ fn undecided_lines_name_real_objects_and_keys() {
                 }
             }
             // Variables said to be possibly defined out of sight must be
-            // so for that Kustomization's own postBuild: a source the
-            // repository does not hold, or one whose keys it does not list.
+            // so for that Kustomization's own postBuild (a source the
+            // repository does not hold, or one whose keys it does not list),
+            // or a deployed webhook must add variables.
             for m in hidden_vars.captures_iter(&u.reason) {
                 let lookup = |kind: &str, namespace: &str, name: &str| {
                     loaded.objects.iter().find(|o| {
@@ -187,19 +188,24 @@ fn undecided_lines_name_real_objects_and_keys() {
                             && homelab_lint::source::data::provides(o) == Some((kind, name))
                     })
                 };
-                let open = loaded
+                let mutated = loaded
                     .objects
                     .iter()
-                    .filter(|o| {
-                        o.kind() == "Kustomization"
-                            && o.namespace() == Some(&m[1])
-                            && o.name() == &m[2]
-                    })
-                    .any(|ks| {
-                        substitute::collect_vars(&loaded.files.sources, ks, &lookup)
-                            .0
-                            .incomplete
-                    });
+                    .any(|o| homelab_lint::source::flux::webhook::deploys(o.kind(), &o.root));
+                let open = mutated
+                    || loaded
+                        .objects
+                        .iter()
+                        .filter(|o| {
+                            o.kind() == "Kustomization"
+                                && o.namespace() == Some(&m[1])
+                                && o.name() == &m[2]
+                        })
+                        .any(|ks| {
+                            substitute::collect_vars(&loaded.files.sources, ks, &lookup)
+                                .0
+                                .incomplete
+                        });
                 if !open {
                     problems.push(format!(
                         "{line}\n  the variables of {}/{} are all in the repository",

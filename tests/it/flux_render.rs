@@ -1018,3 +1018,55 @@ fn a_parent_with_encrypted_variables_leaves_a_child_unknown_only_where_it_used_t
         other => panic!("{other:?}"),
     }
 }
+
+/// As in rwlove's and xunholy's repositories: kustomize-mutating-webhook
+/// adds the keys of the ConfigMaps and Secrets it mounts to
+/// `postBuild.substitute` of every Flux Kustomization the API server
+/// admits. So a Kustomization without postBuild substitutes too, and a
+/// variable its text does not define may be defined by the webhook.
+#[test]
+fn a_deployed_mutating_webhook_makes_every_kustomization_substitute() {
+    let webhook = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: kustomize-mutating-webhook, namespace: flux-system}\nspec:\n  chartRef: {kind: OCIRepository, name: kustomize-mutating-webhook}\n  values:\n    configMaps: [{create: false, name: cluster-config}]\n";
+    let app = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  host: \"app.${SECRET_DOMAIN}\"\n  script: \"echo $${HOME}\"\n";
+    for deployed in [true, false] {
+        let mut files = vec![
+            ("clusters/home/flux-system.yaml", GIT_ROOT.to_string()),
+            (
+                "clusters/home/apps.yaml",
+                ks("apps", "./apps", "GitRepository/flux-system"),
+            ),
+            ("apps/cm.yaml", app.to_string()),
+        ];
+        if deployed {
+            files.push(("clusters/home/webhook.yaml", webhook.to_string()));
+        }
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        let (_d, r) = repo(&files);
+        let node = |key: &str| {
+            r.objects
+                .iter()
+                .find(|o| o.kind() == "ConfigMap" && o.name() == "app")
+                .and_then(|o| o.root.path(&["data", key]))
+                .cloned()
+                .unwrap()
+        };
+        let host = node("host");
+        assert_eq!(host.as_str(), Some("app.${SECRET_DOMAIN}"));
+        if deployed {
+            // Substituted, with a value the repository does not show.
+            assert!(
+                matches!(
+                    host.origin.as_deref(),
+                    Some(Origin::Substituted { unknown: true, undefined, .. }) if undefined.is_empty()
+                ),
+                "{:?}",
+                host.origin
+            );
+            assert_eq!(node("script").as_str(), Some("echo ${HOME}"));
+        } else {
+            // No postBuild, no webhook: Flux applies the text as written.
+            assert!(host.origin.is_none(), "{:?}", host.origin);
+            assert_eq!(node("script").as_str(), Some("echo $${HOME}"));
+        }
+    }
+}

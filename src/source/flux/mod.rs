@@ -19,6 +19,7 @@ mod sources;
 mod steps;
 pub mod substitute;
 pub(crate) mod tree;
+pub mod webhook;
 
 pub use crate::source::limits::flux::Limits;
 pub use envsubst::Budget;

@@ -120,8 +120,14 @@ impl FluxTree {
         }
         // Children wait as their index in the output, which holds them
         // anyway: a copy each would hold every Flux Kustomization twice.
-        let mut queue: Vec<(KsId, Option<usize>, Inherited)> =
-            vec![(root_id, None, Inherited::default())];
+        let mut queue: Vec<(KsId, Option<usize>, Inherited)> = vec![(
+            root_id,
+            None,
+            Inherited {
+                mutated: self.mutated,
+                ..Inherited::default()
+            },
+        )];
         let joined = self.joined_tree(&root);
         let tree = joined.unwrap_or(self.trees);
         let mut done: HashSet<KsId> = HashSet::new();
@@ -343,7 +349,10 @@ impl FluxTree {
         ks: Object,
         inherited: Inherited,
     ) -> Taken {
-        let passed_on = Inherited::default();
+        let passed_on = Inherited {
+            mutated: inherited.mutated,
+            ..Inherited::default()
+        };
         let mut taken = Taken {
             id,
             ks,

@@ -187,12 +187,16 @@ pub(super) fn flux_steps<'p>(
     }
     let mut budget = given.budget.clone();
     let mut unparsed = Vec::new();
-    let mut passed = Inherited::default();
-    if ks.root.path(&["spec", "postBuild"]).is_some() {
+    let mut passed = Inherited {
+        mutated: given.inherited.mutated,
+        ..Inherited::default()
+    };
+    if ks.root.path(&["spec", "postBuild"]).is_some() || given.inherited.mutated {
         let here =
             |kind: &str, namespace: &str, name: &str| lookup(&files.sources, kind, namespace, name);
-        let (vars, var_issues) = collect_vars(&files.sources, ks, &here);
+        let (mut vars, var_issues) = collect_vars(&files.sources, ks, &here);
         issues.extend(var_issues);
+        vars.incomplete |= given.inherited.mutated;
         let budget =
             budget.get_or_insert_with(|| crate::source::flux::budget(&files.limits().flux));
         let mut origins = Origins::default();
@@ -206,6 +210,7 @@ pub(super) fn flux_steps<'p>(
         }
         passed = Inherited {
             substituted: vars.is_active(),
+            mutated: given.inherited.mutated,
         };
     }
     RenderOutputs {

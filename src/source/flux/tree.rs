@@ -79,6 +79,9 @@ pub(crate) struct Written<'w> {
     pub config_sources: &'w [Object],
     /// The objects a sync Kustomization may come from.
     pub bootstrap: Vec<Object>,
+    /// Whether a document deploys the variable-adding webhook
+    /// ([`super::webhook`]).
+    pub webhook: bool,
 }
 
 /// Renders the tree of the Flux Kustomizations `written` in files,
@@ -95,8 +98,10 @@ pub(crate) fn render(
         git_repos,
         config_sources,
         bootstrap,
+        webhook,
     } = written;
     let mut flux = FluxTree::new(written, Artifacts::from_generators(generators), layer);
+    flux.mutated = webhook;
     flux.foreign = super::foreign::foreign_git_sources(&git_repos, &bootstrap);
     let rooted = super::moved::rooted_sources(files, &flux.written, &git_repos, &flux.foreign);
     drop(git_repos);
@@ -149,6 +154,9 @@ pub(super) struct FluxTree {
     pub(super) tree_files: HashSet<FileId>,
     /// What postBuild substitution may still spend in this run.
     pub(super) subst_budget: Option<crate::source::flux::Budget>,
+    /// Whether the repository deploys the variable-adding webhook
+    /// ([`Inherited::mutated`]).
+    pub(super) mutated: bool,
     /// What became of each Flux Kustomization met while rendering.
     pub(super) renders: Vec<FluxRender>,
     /// ExternalArtifacts that ArtifactGenerators make from sources here.
@@ -198,6 +206,11 @@ pub(crate) struct Inherited {
     /// `postBuild` or when no variable is found), so a `${VAR}` still in
     /// them waits for a value only the cluster has.
     pub(crate) substituted: bool,
+    /// The repository deploys a webhook that adds variables to every
+    /// Flux Kustomization as the API server admits it
+    /// ([`super::webhook`]): each substitutes, with variables the
+    /// repository does not show.
+    pub(crate) mutated: bool,
 }
 
 /// A kustomize build: the path, a Flux Kustomization's components and
@@ -303,6 +316,7 @@ impl FluxTree {
             trees: 0,
             tree_files: HashSet::new(),
             subst_budget: None,
+            mutated: false,
             renders: Vec::new(),
             artifacts,
             local: HashSet::new(),
