@@ -87,6 +87,37 @@ fn an_absent_values_from_source_is_named_under_verbose() {
     assert!(!quiet.contains("absent:"), "not a problem: {quiet}");
 }
 
+/// A `valuesFrom` ConfigMap or Secret that an ObjectBucketClaim of the
+/// same name makes (testdata/reasons/values-from-bucket-claim) is said to
+/// be the claim's, not missing; one nothing makes is still missing.
+#[test]
+fn a_values_from_source_a_bucket_claim_makes_is_named_as_the_claims() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/reasons/values-from-bucket-claim");
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(&fixture, tmp.path());
+    let (_, err) = run(tmp.path(), &[".", "-v", "--fail-on", "never"]);
+    let absent: Vec<&str> = err.lines().filter(|l| l.starts_with("absent: ")).collect();
+    let claims = |line: &str, kind: &str| {
+        format!(
+            "absent: apps/logs/helmrelease.yaml:{line}: valuesFrom {kind} logs/chunks is made in \
+             the cluster by ObjectBucketClaim/logs/chunks, whose bucket provisioner names its \
+             ConfigMap and Secret after the claim: its values are not in the repository"
+        )
+    };
+    assert_eq!(
+        absent,
+        [
+            claims("10:7", "ConfigMap").as_str(),
+            claims("14:7", "Secret").as_str(),
+            "absent: apps/logs/helmrelease.yaml:18:7: valuesFrom ConfigMap logs/settings is not \
+             in the repository and not optional: helm-controller fails unless it exists in the \
+             cluster",
+        ],
+        "{err}"
+    );
+}
+
 /// Messages framed as LSP frames them.
 fn send(to: &mut impl Write, message: &serde_json::Value) {
     let body = message.to_string();
