@@ -995,5 +995,8 @@ fn a_parent_with_encrypted_variables_leaves_a_child_unknown_only_where_it_used_t
     );
     // HOST is made from the encrypted SECRET_DOMAIN: its value is the
     // cluster's, so the text waits for it.
-    assert_eq!(substituted(&r, "jelly-cm", "host").as_deref(), Some("${HOST}"));
+    assert_eq!(
+        substituted(&r, "jelly-cm", "host").as_deref(),
+        Some("${HOST}")
+    );
 }
