@@ -316,7 +316,7 @@ pub fn load_files(mut files: Files) -> Repo {
                     moved
                         .holding(path)
                         .or_else(|| moved.under(path))
-                        .or_else(|| left_out_by(&rendered_dirs, dir))
+                        .or_else(|| left_out_by(&mut files, &rendered_dirs, dir))
                         .unwrap_or(Fate::Unreachable {
                             kustomization: dir.join("kustomization.yaml"),
                         }),
@@ -470,9 +470,14 @@ fn skip_reason(files: &Files, path: &Path, issue: &Issue) -> String {
 /// kustomization leaving it out is why (an app folder commented out of
 /// its namespace's list). Deeper down the chain may stop anywhere (often
 /// at a Flux Kustomization that is gone, whose path it was), so that is
-/// left to the general reason.
-fn left_out_by(rendered_dirs: &PathSet<PathBuf>, dir: &Path) -> Option<Fate> {
+/// left to the general reason, and so is a Component on either side: one
+/// is taken in through `components:`, which a Flux Kustomization may
+/// name as well.
+fn left_out_by(files: &mut Files, rendered_dirs: &PathSet<PathBuf>, dir: &Path) -> Option<Fate> {
     let up = dir.parent().filter(|up| rendered_dirs.contains(*up))?;
+    if kustomize::is_component(files, dir) || kustomize::is_component(files, up) {
+        return None;
+    }
     Some(Fate::NotListed {
         kustomization: up.join("kustomization.yaml"),
     })

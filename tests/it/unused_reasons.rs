@@ -122,8 +122,9 @@ fn a_values_from_source_a_bucket_claim_makes_is_named_as_the_claims() {
 /// A folder its parent's kustomization leaves out (testdata/reasons/
 /// folder-left-out): a built kustomization not listing a folder beside it
 /// is named as the cause; a folder an unapplied Flux Kustomization's path
-/// lists is blamed on that one; a folder deeper down that nothing builds
-/// keeps the general reason.
+/// lists is blamed on that one; a folder deeper down that nothing builds,
+/// and a Component beside the one a Flux Kustomization takes in, keep the
+/// general reason.
 #[test]
 fn a_folder_left_out_names_the_kustomization_or_flux_kustomization_that_would_apply_it() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/reasons/folder-left-out");
@@ -142,6 +143,8 @@ fn a_folder_left_out_names_the_kustomization_or_flux_kustomization_that_would_ap
             "skipped: apps/media/old/app/cm.yaml: not applied: not reachable from any root (no \
              Flux Kustomization builds apps/media/old/app/kustomization.yaml)",
             "skipped: apps/tools/cm.yaml: not applied: apps/kustomization.yaml does not list it",
+            "skipped: components/auth/alt/cm.yaml: not applied: not reachable from any root (no \
+             Flux Kustomization builds components/auth/alt/kustomization.yaml)",
         ],
         "{err}"
     );
