@@ -10,6 +10,7 @@ use crate::common;
 
 use homelab_lint::model::Model;
 use homelab_lint::rules::{self, engine};
+use homelab_lint::source::flux::substitute;
 use homelab_lint::source::repo;
 
 /// The corpus repositories, and copies (under `tmp`) of the two that run
@@ -49,6 +50,10 @@ fn undecided_lines_name_real_objects_and_keys() {
     let absent_class =
         regex::Regex::new(r"storage class (\S+) is not declared in the repository").unwrap();
     let flux_ks = regex::Regex::new(r"Flux Kustomization ([a-z0-9.-]+/[a-z0-9.-]+)").unwrap();
+    let hidden_vars = regex::Regex::new(
+        r"the variables of Flux Kustomization ([a-z0-9.-]+)/([a-z0-9.-]+) may (?:set|do) where the repository does not show",
+    )
+    .unwrap();
     let claim_unless =
         regex::Regex::new(r"claim (\S+) is the name of the PersistentVolumeClaim at (\S+):(\d+):(\d+) unless Flux variable (\w+) is set")
             .unwrap();
@@ -169,6 +174,36 @@ fn undecided_lines_name_real_objects_and_keys() {
                         "{line}
   no Flux Kustomization {}",
                         &m[1]
+                    ));
+                }
+            }
+            // Variables said to be possibly defined out of sight must be
+            // so for that Kustomization's own postBuild: a source the
+            // repository does not hold, or one whose keys it does not list.
+            for m in hidden_vars.captures_iter(&u.reason) {
+                let lookup = |kind: &str, namespace: &str, name: &str| {
+                    loaded.objects.iter().find(|o| {
+                        o.namespace() == Some(namespace)
+                            && homelab_lint::source::data::provides(o) == Some((kind, name))
+                    })
+                };
+                let open = loaded
+                    .objects
+                    .iter()
+                    .filter(|o| {
+                        o.kind() == "Kustomization"
+                            && o.namespace() == Some(&m[1])
+                            && o.name() == &m[2]
+                    })
+                    .any(|ks| {
+                        substitute::collect_vars(&loaded.files.sources, ks, &lookup)
+                            .0
+                            .incomplete
+                    });
+                if !open {
+                    problems.push(format!(
+                        "{line}\n  the variables of {}/{} are all in the repository",
+                        &m[1], &m[2]
                     ));
                 }
             }

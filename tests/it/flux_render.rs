@@ -7,6 +7,7 @@ use std::path::Path;
 use homelab_lint::source::Limits;
 use homelab_lint::source::coverage::Outcome;
 use homelab_lint::source::repo::{self, Repo};
+use homelab_lint::yaml::Origin;
 
 fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, Repo) {
     let dir = tempfile::tempdir().unwrap();
@@ -960,7 +961,7 @@ fn a_parent_with_encrypted_variables_leaves_a_child_unknown_only_where_it_used_t
     let apps = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substituteFrom:\n      - {kind: ConfigMap, name: cluster-settings}\n      - {kind: Secret, name: cluster-secrets}\n";
     let settings = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-settings, namespace: flux-system}\ndata: {TIMEZONE: Europe/Oslo}\n";
     let secrets = "apiVersion: v1\nkind: Secret\nmetadata: {name: cluster-secrets, namespace: flux-system}\nstringData:\n  SECRET_DOMAIN: ENC[AES256_GCM,data:q83v,iv:AAAA,tag:BBBB,type:str]\nsops:\n  version: 3.8.1\n  mac: ENC[AES256_GCM,data:q83v,iv:AAAA,tag:BBBB,type:str]\n";
-    let child = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: jelly, namespace: flux-system}\nspec:\n  path: ./jelly\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substitute: {APP: jelly, HOST: \"media.${SECRET_DOMAIN}\"}\n    substituteFrom:\n      - {kind: ConfigMap, name: cluster-settings}\n";
+    let child = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: jelly, namespace: flux-system}\nspec:\n  path: ./jelly\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substitute: {APP: jelly, HOST: \"media.${SECRET_DOMAIN}\"}\n    substituteFrom:\n      - {kind: ConfigMap, name: cluster-settings}\n  patches:\n    - patch: |\n        - op: add\n          path: /data/domain\n          value: ${SECRET_DOMAIN}\n      target: {kind: ConfigMap}\n";
     let app = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: jelly-cm, namespace: default}\ndata:\n  class: \"${STORAGE:=ceph-block}\"\n  app: \"${APP}\"\n  host: \"${HOST}\"\n  tz: \"${TIMEZONE}\"\n";
     // A source named by an encrypted variable is the cluster's: any
     // variable may be defined there, and nothing says it is missing.
@@ -999,4 +1000,21 @@ fn a_parent_with_encrypted_variables_leaves_a_child_unknown_only_where_it_used_t
         substituted(&r, "jelly-cm", "host").as_deref(),
         Some("${HOST}")
     );
+    // The patch the parent substituted holds the encrypted value: the
+    // child's substitution does not take it for an undefined variable.
+    let domain = r
+        .objects
+        .iter()
+        .find(|o| o.name() == "jelly-cm")
+        .and_then(|o| o.root.path(&["data", "domain"]))
+        .unwrap();
+    match domain.origin.as_deref() {
+        Some(Origin::Substituted {
+            variable,
+            unknown: true,
+            undefined,
+            ..
+        }) => assert!(variable == "SECRET_DOMAIN" && undefined.is_empty()),
+        other => panic!("{other:?}"),
+    }
 }

@@ -1,7 +1,11 @@
-//! The Flux-level steps of a Flux Kustomization after its build, in
-//! Flux's order (targetNamespace, `spec.patches`, postBuild substitution),
-//! and the same steps applied to the bootstrap inputs of each build before
-//! the tree renders.
+//! The Flux-level steps of a Flux Kustomization after its build (which
+//! set its targetNamespace), in Flux's order (`spec.patches`, postBuild
+//! substitution), and the same steps applied to the bootstrap inputs of
+//! each build before the tree renders. Flux appends `spec.patches` to the
+//! kustomization's own patches (fluxcd/pkg kustomize `Generator.WriteFile`),
+//! so they run before kustomize sets the namespace; here they run after
+//! the build, which differs only for a patch whose target selects by
+//! namespace or that sets one.
 
 use std::collections::HashSet;
 use std::path::Path;

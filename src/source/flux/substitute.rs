@@ -536,7 +536,10 @@ impl Cx<'_> {
         let Value::Str(text) = &node.value else {
             return false;
         };
-        if !text.contains('$') {
+        // A parent's substitution already stood here for a value the
+        // repository does not show (a child's `spec.patches` carry it):
+        // Flux substitutes that value, not the `${...}` text kept for it.
+        if !text.contains('$') || waits(node) {
             return false;
         }
         let text = text.clone();

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::source::Issue;
 use crate::source::files::{Files, Input};
 use crate::source::object::{Object, StepKind};
-use crate::yaml::{FileId, Node, Size, Span, Style, Value, parse_documents};
+use crate::yaml::{FileId, Node, Origin, Size, Span, Style, Value, parse_documents};
 
 use super::budget::{record_step, spend_scan, spend_work};
 use super::kustomization::Kustomization;
@@ -98,12 +98,39 @@ pub(crate) fn inline_docs(
 ) -> Result<Vec<Node>, Issue> {
     let text = node.as_str().unwrap_or("");
     let key = (node.span, node.style == Style::Block, text.to_string());
-    if let Some(docs) = files.inline_docs.get(&key) {
-        return Ok(docs.clone());
-    }
-    let docs = parse_inline(files, node, text, kfile)?;
-    files.inline_docs.insert(key, docs.clone());
+    let mut docs = match files.inline_docs.get(&key) {
+        Some(docs) => docs.clone(),
+        None => {
+            let docs = parse_inline(files, node, text, kfile)?;
+            files.inline_docs.insert(key, docs.clone());
+            docs
+        }
+    };
+    keep_unknown(node, &mut docs);
     Ok(docs)
+}
+
+/// A patch text a parent's substitution left waiting for a value the
+/// repository does not show (a Flux Kustomization's `spec.patches` with
+/// `${VAR}` from its parent's encrypted variables): in the cluster the
+/// parent put that value there, so the `${...}` kept in the parsed
+/// patch stands for it, and no later substitution reads it as a
+/// variable of its own.
+fn keep_unknown(node: &Node, docs: &mut [Node]) {
+    let Some(origin) = node
+        .origin
+        .as_ref()
+        .filter(|o| matches!(***o, Origin::Substituted { unknown: true, .. }))
+    else {
+        return;
+    };
+    for doc in docs {
+        doc.each_mut(&mut |n| {
+            if n.as_str().is_some_and(|t| t.contains("${")) {
+                n.origin = Some(origin.clone());
+            }
+        });
+    }
 }
 
 fn parse_inline(files: &Files, node: &Node, text: &str, kfile: &Path) -> Result<Vec<Node>, Issue> {
