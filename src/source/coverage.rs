@@ -274,7 +274,7 @@ impl<'u> MovedTrees<'u> {
 /// applied is the true cause, and listing the file would be the wrong fix.
 /// The deepest such path wins. Likewise a file under a kustomization that
 /// nothing built, when an unapplied Flux Kustomization's path is that
-/// kustomization's folder: that one would build it.
+/// kustomization's folder or the one just above: that one would build it.
 pub(crate) fn blame_unapplied(fates: &mut [FileFate], unapplied: &[Unapplied]) {
     if unapplied.is_empty() {
         return;
@@ -294,7 +294,10 @@ pub(crate) fn blame_unapplied(fates: &mut [FileFate], unapplied: &[Unapplied]) {
             // The kustomization of `dir` is built and leaves the file out:
             // only a deeper path would take it in.
             true => u.path != dir && u.path.starts_with(dir) && f.path.starts_with(&u.path),
-            false => u.path == dir,
+            // Nothing built the kustomization of `dir`: the unapplied
+            // one whose path it is, or whose path holds it (a folder its
+            // kustomization lists), would.
+            false => u.path == dir || dir.parent() == Some(u.path.as_path()),
         };
         let Some(u) = unapplied
             .iter()

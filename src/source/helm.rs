@@ -295,25 +295,34 @@ fn resolve_values<'a>(
         let Some(obj) = lookup(kind, namespace, name) else {
             // Whether optional or not, it may exist in the cluster only.
             release.values_incomplete = true;
-            if !optional {
-                release.absent.push(Issue::at(
-                    sources,
-                    entry.span,
+            let (absent, why) = match bucket_claim(lookup, namespace, name) {
+                Some(claim) => {
+                    let made = format!(
+                        "{kind} {namespace}/{name} is made in the cluster by {}, whose bucket \
+                         provisioner names its ConfigMap and Secret after the claim",
+                        claim.id()
+                    );
+                    (
+                        format!("valuesFrom {made}: its values are not in the repository"),
+                        made,
+                    )
+                }
+                None => (
                     format!(
                         "valuesFrom {} and not optional: helm-controller fails unless it \
                          exists in the cluster",
                         missing(kind, namespace, name)
                     ),
-                ));
-            }
-            defer(
-                release,
-                &mut built,
-                format!(
-                    "{} (it may exist only in the cluster)",
-                    missing(kind, namespace, name)
+                    format!(
+                        "{} (it may exist only in the cluster)",
+                        missing(kind, namespace, name)
+                    ),
                 ),
-            );
+            };
+            if !optional {
+                release.absent.push(Issue::at(sources, entry.span, absent));
+            }
+            defer(release, &mut built, why);
             continue;
         };
         let (text, node) = match held.entry(obj, key, lookup) {
@@ -425,6 +434,21 @@ fn resolve_values<'a>(
     // (taking it out would renumber the items after it).
     let placeholders = release.deferred.iter().map(|d| d.at).collect();
     release.values = built.into_node(&placeholders);
+}
+
+/// The ObjectBucketClaim that makes a ConfigMap or Secret the repository
+/// does not hold: the bucket provisioner (kube-object-storage
+/// lib-bucket-provisioner, which Rook's and NooBaa's use) creates both in
+/// the claim's namespace, named after it, holding the bucket's
+/// `BUCKET_HOST`, `BUCKET_NAME`, `BUCKET_PORT`... and its
+/// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`.
+fn bucket_claim<'a>(
+    lookup: &dyn Fn(&str, &str, &str) -> Option<&'a Object>,
+    namespace: &str,
+    name: &str,
+) -> Option<&'a Object> {
+    lookup("ObjectBucketClaim", namespace, name)
+        .filter(|o| o.is("objectbucket.io", "ObjectBucketClaim"))
 }
 
 /// Takes `bytes` that a `valuesFrom` entry at `at` copies from the

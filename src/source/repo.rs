@@ -317,11 +317,15 @@ pub fn load_files(mut files: Files) -> Repo {
                 Some(dir) if rendered_dirs.contains(dir) => Some(Fate::NotListed {
                     kustomization: dir.join("kustomization.yaml"),
                 }),
-                Some(dir) => Some(moved.holding(path).or_else(|| moved.under(path)).unwrap_or(
-                    Fate::Unreachable {
-                        kustomization: dir.join("kustomization.yaml"),
-                    },
-                )),
+                Some(dir) => Some(
+                    moved
+                        .holding(path)
+                        .or_else(|| moved.under(path))
+                        .or_else(|| left_out_by(&mut files, &rendered_dirs, dir))
+                        .unwrap_or(Fate::Unreachable {
+                            kustomization: dir.join("kustomization.yaml"),
+                        }),
+                ),
                 None if let Some(fate) = moved.holding(path) => Some(fate),
                 None if stray.contains(&file) => Some(Fate::Stray),
                 None if let Some(fate) = moved.under(path).filter(|_| flux_repo) => Some(fate),
@@ -463,4 +467,23 @@ fn skip_reason(files: &Files, path: &Path, issue: &Issue) -> String {
     } else {
         format!("not loadable: {issue}")
     }
+}
+
+/// The fate of a file under a kustomization (in `dir`) that no build
+/// reached, in a folder whose own kustomization a Flux build did read:
+/// kustomize reads a folder only through an entry naming it, so that
+/// kustomization leaving it out is why (an app folder commented out of
+/// its namespace's list). Deeper down the chain may stop anywhere (often
+/// at a Flux Kustomization that is gone, whose path it was), so that is
+/// left to the general reason, and so is a Component on either side: one
+/// is taken in through `components:`, which a Flux Kustomization may
+/// name as well.
+fn left_out_by(files: &mut Files, rendered_dirs: &PathSet<PathBuf>, dir: &Path) -> Option<Fate> {
+    let up = dir.parent().filter(|up| rendered_dirs.contains(*up))?;
+    if kustomize::is_component(files, dir) || kustomize::is_component(files, up) {
+        return None;
+    }
+    Some(Fate::NotListed {
+        kustomization: up.join("kustomization.yaml"),
+    })
 }

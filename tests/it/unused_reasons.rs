@@ -1,6 +1,7 @@
 //! What the linter cannot use says why, through the real binary and the
 //! language server: a HelmRelease's `valuesFrom` source that is not in
-//! the repository, a folder only an unapplied Flux Kustomization builds,
+//! the repository or one an ObjectBucketClaim makes, a folder only an
+//! unapplied Flux Kustomization builds or its parent's kustomization leaves out,
 //! a Component listed under `resources:`, and Talos files beside the
 //! manifests.
 
@@ -85,6 +86,68 @@ fn an_absent_values_from_source_is_named_under_verbose() {
     );
     let (_, quiet) = run(&root, &[".", "--fail-on", "never"]);
     assert!(!quiet.contains("absent:"), "not a problem: {quiet}");
+}
+
+/// A `valuesFrom` ConfigMap or Secret that an ObjectBucketClaim of the
+/// same name makes (testdata/reasons/values-from-bucket-claim) is said to
+/// be the claim's, not missing; one nothing makes is still missing.
+#[test]
+fn a_values_from_source_a_bucket_claim_makes_is_named_as_the_claims() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/reasons/values-from-bucket-claim");
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(&fixture, tmp.path());
+    let (_, err) = run(tmp.path(), &[".", "-v", "--fail-on", "never"]);
+    let absent: Vec<&str> = err.lines().filter(|l| l.starts_with("absent: ")).collect();
+    let claims = |line: &str, kind: &str| {
+        format!(
+            "absent: apps/logs/helmrelease.yaml:{line}: valuesFrom {kind} logs/chunks is made in \
+             the cluster by ObjectBucketClaim/logs/chunks, whose bucket provisioner names its \
+             ConfigMap and Secret after the claim: its values are not in the repository"
+        )
+    };
+    assert_eq!(
+        absent,
+        [
+            claims("10:7", "ConfigMap").as_str(),
+            claims("14:7", "Secret").as_str(),
+            "absent: apps/logs/helmrelease.yaml:18:7: valuesFrom ConfigMap logs/settings is not \
+             in the repository and not optional: helm-controller fails unless it exists in the \
+             cluster",
+        ],
+        "{err}"
+    );
+}
+
+/// A folder its parent's kustomization leaves out (testdata/reasons/
+/// folder-left-out): a built kustomization not listing a folder beside it
+/// is named as the cause; a folder an unapplied Flux Kustomization's path
+/// lists is blamed on that one; a folder deeper down that nothing builds,
+/// and a Component beside the one a Flux Kustomization takes in, keep the
+/// general reason.
+#[test]
+fn a_folder_left_out_names_the_kustomization_or_flux_kustomization_that_would_apply_it() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/reasons/folder-left-out");
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(&fixture, tmp.path());
+    let (_, err) = run(tmp.path(), &[".", "-v", "--fail-on", "never"]);
+    let skipped: Vec<&str> = err.lines().filter(|l| l.starts_with("skipped: ")).collect();
+    assert_eq!(
+        skipped,
+        [
+            "skipped: apps/media/logs/app/agent/cm.yaml: not applied: under the path of Flux \
+             Kustomization flux-system/logs (apps/media/logs/ks.yaml:1), which is not applied: \
+             apps/media/kustomization.yaml does not list it",
+            "skipped: apps/media/logs/ks.yaml: not applied: apps/media/kustomization.yaml does \
+             not list it",
+            "skipped: apps/media/old/app/cm.yaml: not applied: not reachable from any root (no \
+             Flux Kustomization builds apps/media/old/app/kustomization.yaml)",
+            "skipped: apps/tools/cm.yaml: not applied: apps/kustomization.yaml does not list it",
+            "skipped: components/auth/alt/cm.yaml: not applied: not reachable from any root (no \
+             Flux Kustomization builds components/auth/alt/kustomization.yaml)",
+        ],
+        "{err}"
+    );
 }
 
 /// Messages framed as LSP frames them.

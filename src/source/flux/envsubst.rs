@@ -67,7 +67,8 @@ pub struct Expanded {
     /// Variables referenced, outermost first.
     pub uses: Vec<String>,
     /// Variables that nothing defines whose empty value reaches `text`
-    /// (Flux renders them as ""): not those of a default that is not used.
+    /// (Flux renders them as ""): not those of a default that is not used,
+    /// nor those written with an empty default (`${X:=}`).
     pub undefined: Vec<String>,
     /// Variables that nothing defines read without a default anywhere,
     /// used or not: kustomize-controller's strict mode (the default since
@@ -247,6 +248,13 @@ impl Eval<'_, '_, '_> {
             // it is empty. Only the arguments used can make it unknown or
             // carry their undefined variables.
             if !s.is_empty() || values.is_empty() {
+                // `${X:=}`, `${X:-}`: the empty default is written, so the
+                // empty value is the author's, not a missing variable's
+                // (and strict mode lets default operators be unset). `${X}`
+                // has no operator; `${X:?}` asks for a value.
+                if s.is_empty() && is_default_op(name) && !name.ends_with('?') {
+                    undefined.clear();
+                }
                 return Ok(Val::Known {
                     bytes: s.to_vec(),
                     undefined: if s.is_empty() { undefined } else { Vec::new() },

@@ -422,5 +422,19 @@ pub fn has_kustomization(files: &Files, dir: &Path) -> bool {
     !matches!(kustomization::find(files, dir), Ok(None))
 }
 
+/// Whether the kustomization file of `dir` is a kustomize `Component`,
+/// which a build takes in through `components:`, never `resources:`.
+pub(crate) fn is_component(files: &mut Files, dir: &Path) -> bool {
+    let Ok(Some(file)) = kustomization::find(files, dir) else {
+        return false;
+    };
+    files.take_documents(&file).is_ok_and(|parsed| {
+        parsed
+            .docs
+            .first()
+            .is_some_and(|d| d.str_at(&["kind"]) == Some("Component"))
+    })
+}
+
 #[cfg(test)]
 mod tests;

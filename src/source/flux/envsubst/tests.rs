@@ -138,6 +138,22 @@ fn unused_defaults_leave_no_undefined_variable() {
     assert_eq!(e.strict_unset, ["C"]);
 }
 
+/// An empty default written out (`${X:=}`, `${X:-}`, `${X=}`) renders "" by
+/// choice: fluxcd/pkg envsubst parses it as a default function without
+/// arguments and strict mode spares default operators, so nothing is
+/// undefined. A bare `${X}` and `${X:?}` still are.
+#[test]
+fn an_empty_default_written_out_is_not_undefined() {
+    for text in ["${X:=}", "${X:-}", "${X=}"] {
+        let e = run(text, &[]).unwrap();
+        assert_eq!(e.text, "", "{text}");
+        assert!(e.undefined.is_empty(), "{text}: {e:?}");
+        assert!(e.strict_unset.is_empty(), "{text}: {e:?}");
+    }
+    assert_eq!(run("${X}", &[]).unwrap().undefined, ["X"]);
+    assert_eq!(run("${X:?}", &[]).unwrap().undefined, ["X"]);
+}
+
 /// One rule for unknown values.
 #[test]
 fn unknown_values_stay_as_written_and_known_ones_expand() {
