@@ -196,7 +196,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     let scope = subject.found().cloned();
     let scope = scope.as_ref();
     if let Subject::Repo(l) = &subject {
-        log_load(&l.repo, &l.found, req.verbose, log);
+        log_listed(&l.repo, &l.found, req.verbose, log);
     }
     // live
     if req.cluster.namespace.is_some() && !req.cluster.wanted() {
@@ -231,6 +231,9 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
         }
     }
     log_issues(&outcome.issues, scope, log);
+    if let Subject::Repo(l) = &subject {
+        log_summary(&l.repo, &l.found, &outcome.issues, req.verbose, log);
+    }
     // filter
     let sources = model.sources;
     let findings = filter(outcome.findings, &config, &base, sources, scope);
@@ -519,24 +522,18 @@ fn log_issues(issues: &[Issue], scope: Option<&Found>, log: &mut Log) {
     }
 }
 
+/// What a run that only loads says: [`log_listed`], then the summary.
+pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
+    log_listed(repo, found, verbose, log);
+    log_summary(repo, found, &[], verbose, log);
+}
+
 /// Problems with single files are warnings; skipped files (and what git
 /// ignores) are listed only with -v; only those under the paths reported.
-pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
+fn log_listed(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
     log_issues(&repo.issues, Some(found), log);
-    // The counts are of what is listed: the paths reported, not the whole
-    // repository read for them.
-    let skipped: Vec<_> = repo
-        .skipped
-        .iter()
-        .filter(|s| found.in_scope(&s.path))
-        .collect();
-    let problems = repo
-        .issues
-        .iter()
-        .filter(|i| issue_in_scope(i, Some(found)))
-        .count();
     if verbose > 0 {
-        for s in &skipped {
+        for s in repo.skipped.iter().filter(|s| found.in_scope(&s.path)) {
             log(&format!(
                 "skipped: {}: {}",
                 control::path(&s.path),
@@ -553,14 +550,12 @@ pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
             log(&control::escape(&line, Breaks::Escape));
         }
     }
-    log(&format!(
-        "loaded {} from {}; {} skipped{}; {}",
-        plural(repo.objects.len(), "object"),
-        plural(repo.files.sources.len(), "file"),
-        plural(skipped.len(), "file"),
-        if verbose > 0 { "" } else { " (-v lists them)" },
-        plural(problems, "problem")
-    ));
+}
+
+/// The summary line, after every warning of the run: its count takes in
+/// `later`, the problems met after the load (a rule's or a release's
+/// inputs), which were said after the load's own.
+fn log_summary(repo: &Repo, found: &Found, later: &[Issue], verbose: u8, log: &mut Log) {
     if repo.objects.is_empty() {
         // A lint of the wrong directory would otherwise pass as clean.
         log(&format!(
@@ -569,6 +564,23 @@ pub fn log_load(repo: &Repo, found: &Found, verbose: u8, log: &mut Log) {
             repo.files.root().display()
         ));
     }
+    // The counts are of what is listed: the paths reported, not the whole
+    // repository read for them.
+    let skipped = repo.skipped.iter().filter(|s| found.in_scope(&s.path));
+    let problems = repo
+        .issues
+        .iter()
+        .chain(later)
+        .filter(|i| issue_in_scope(i, Some(found)))
+        .count();
+    log(&format!(
+        "loaded {} from {}; {} skipped{}; {}",
+        plural(repo.objects.len(), "object"),
+        plural(repo.files.sources.len(), "file"),
+        plural(skipped.count(), "file"),
+        if verbose > 0 { "" } else { " (-v lists them)" },
+        plural(problems, "problem")
+    ));
 }
 
 /// The configuration file given, which must exist, or the closest one

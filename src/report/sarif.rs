@@ -176,8 +176,11 @@ pub fn add_provenance(log: &mut J, p: &crate::source::git::Provenance) {
 /// link out of the repository, a suppression without a reason) to the
 /// invocation's notifications, at their file and line: code scanning
 /// shows them with the run, so a result set that lost a file says so.
+/// A problem met several times (a kustomization that two clusters' Flux
+/// Kustomizations build) is one notification, as it is one warning line.
 pub fn add_problems(log: &mut J, problems: &[crate::source::Issue], sources: &SourceMap) {
-    let notes = problems.iter().map(|p| {
+    let mut seen = std::collections::HashSet::new();
+    let notes = problems.iter().filter(|p| seen.insert(*p)).map(|p| {
         let mut n = json!({
             "level": "warning",
             "message": { "text": sentence(&format!("{}: {}", p.path, p.message)) },
@@ -485,6 +488,29 @@ mod tests {
         assert_eq!(r["level"], "note");
         assert_eq!(r["message"]["text"], "m. Note: n.");
         assert!(r.get("ruleIndex").is_none());
+    }
+
+    #[test]
+    fn a_problem_met_twice_is_one_notification() {
+        let issue = |line| crate::source::Issue {
+            path: "apps/x/kustomization.yaml".into(),
+            line,
+            col: 5,
+            message: "remote resource is not fetched".into(),
+            gap: None,
+            budget: None,
+        };
+        let sources = SourceMap::default();
+        let mut log = render(&[], &[], &sources);
+        add_problems(&mut log, &[issue(4), issue(4), issue(9)], &sources);
+        let notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+            .as_array()
+            .unwrap();
+        let lines: Vec<&J> = notes
+            .iter()
+            .map(|n| &n["locations"][0]["physicalLocation"]["region"]["startLine"])
+            .collect();
+        assert_eq!(lines, [&json!(4), &json!(9)]);
     }
 
     #[test]

@@ -221,6 +221,23 @@ pub struct EnvFix {
     /// on both sides of it, the fix is display-only and says why.
     #[serde(default)]
     pub since: Option<String>,
+    /// The release that deprecates the variable and why: the fix writes
+    /// it only for an app whose every allowed release is older, and
+    /// otherwise leaves it out with a note giving the reason (a setting
+    /// announced for removal is not worth adding).
+    #[serde(default)]
+    pub deprecated: Option<Deprecation>,
+}
+
+/// When a variable was deprecated upstream, and what that means for a fix.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Deprecation {
+    /// The first release that deprecates it (`2026.5`).
+    pub from: String,
+    /// Why it is left out from that release, as a clause (what upstream
+    /// says, what takes its place or that nothing does).
+    pub reason: String,
 }
 
 #[derive(

@@ -18,6 +18,7 @@ pub mod kustomize;
 pub mod limits;
 pub mod link;
 pub mod live;
+pub mod non_object;
 pub mod object;
 pub mod remote;
 pub mod repo;

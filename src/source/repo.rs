@@ -169,7 +169,7 @@ pub fn load_files(mut files: Files) -> Repo {
         let mut docs = Vec::new();
         let mut foreign = Vec::new();
         for (i, doc) in parsed.docs.iter().enumerate() {
-            if let Some(what) = super::talos::what(doc) {
+            if let Some(what) = super::non_object::what(path, doc) {
                 foreign.push((i, what));
                 continue;
             }

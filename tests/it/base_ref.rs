@@ -236,7 +236,7 @@ fn the_base_line_counts_findings_not_fingerprints() {
     common::git(root, &["commit", "-qm", "unrelated"]);
     let plain = lint(root, &["-o", "concise"]);
     assert!(
-        stdout(&plain).contains("3 findings: 0 errors, 3 warnings"),
+        stdout(&plain).contains("3 findings: 3 errors, 0 warnings"),
         "{}",
         stdout(&plain)
     );

@@ -369,3 +369,35 @@ fn schema_config_is_the_file_kept_in_the_repository() {
         );
     }
 }
+
+/// The load's summary line comes after every warning of the run and
+/// counts them: a problem met while evaluating (a HelmRelease's
+/// `valuesFrom` of a kind helm-controller refuses) is said before it,
+/// not after a line that says "0 problems".
+#[test]
+fn the_load_summary_is_the_last_warning_line_and_counts_later_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("release.yaml"),
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: app, namespace: default}\nspec:\n  chart:\n    spec: {chart: app, version: 1.0.0, sourceRef: {kind: HelmRepository, name: charts}}\n  valuesFrom:\n    - kind: Foo\n      name: app-values\n",
+    )
+    .unwrap();
+    if !common::git_available() {
+        return;
+    }
+    // A git checkout, so that the folder is not also warned of as read alone.
+    common::git(dir.path(), &["init", "-q"]);
+    let out = common::lint(dir.path(), &["-o", "human"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let warning = lines
+        .iter()
+        .position(|l| l.contains("is not ConfigMap or Secret"))
+        .unwrap_or_else(|| panic!("no valuesFrom warning:\n{stderr}"));
+    let summary = lines
+        .iter()
+        .position(|l| l.starts_with("loaded "))
+        .unwrap_or_else(|| panic!("no summary:\n{stderr}"));
+    assert!(warning < summary, "{stderr}");
+    assert!(lines[summary].ends_with("; 1 problem"), "{stderr}");
+}

@@ -188,6 +188,7 @@ fix_cases! {
     bitnami_standalone_block: "fixes/bitnami-standalone-extended-configuration", SYNC;
     statefulset_args: "rules/authentik-cache-on-sync-replicated-postgres/fires/statefulset-longhorn-deployment-image", SYNC;
     authentik_env_list_global: "rules/authentik-persistent-connections-without-keepalives/fires/conn-max-age-global-env-list", KEEPALIVES;
+    authentik_conn_options_left_out_from_2026_5: "rules/authentik-persistent-connections-without-keepalives/fires/conn-max-age-2026-5-conn-options-deprecated", KEEPALIVES;
     authentik_env_list_deployment: "rules/authentik-persistent-connections-without-keepalives/fires/deployment-env-list", KEEPALIVES;
     authentik_env_map: "rules/authentik-persistent-connections-without-keepalives/fires/app-template-env-map", KEEPALIVES;
     authentik_chart_values: "rules/authentik-persistent-connections-without-keepalives/fires/conn-max-age-authentik-values", KEEPALIVES;

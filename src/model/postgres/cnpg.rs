@@ -13,6 +13,7 @@ use crate::yaml::Node;
 
 const GROUP: &str = "postgresql.cnpg.io";
 const KIND: (&str, &str) = (GROUP, "Cluster");
+const INSTANCES: &[&str] = &["spec", "instances"];
 
 pub struct Cnpg;
 
@@ -26,7 +27,11 @@ impl PostgresOperator for Cnpg {
     }
 
     fn instances(&self, model: &Model, object: ObjRef, _values_key: &str) -> i64 {
-        int_at(&model.object(object).root, &["spec", "instances"]).unwrap_or(1)
+        int_at(&model.object(object).root, INSTANCES).unwrap_or(1)
+    }
+
+    fn instances_written<'m>(&self, model: &Model<'m>, object: ObjRef) -> Vec<&'m Node> {
+        model.object(object).root.path(INSTANCES).into_iter().collect()
     }
 
     /// Services `<cluster>-rw`, `-ro` and `-r`; a `Pooler`'s Service

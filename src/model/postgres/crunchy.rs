@@ -29,12 +29,9 @@ impl PostgresOperator for Crunchy {
     }
 
     /// The replicas of every instance set.
+    /// One per instance set without `replicas`, which defaults to 1.
     fn instances(&self, model: &Model, object: ObjRef, _values_key: &str) -> i64 {
-        model
-            .object(object)
-            .root
-            .path(&["spec", "instances"])
-            .and_then(Node::as_seq)
+        instance_sets(model, object)
             .map(|sets| {
                 sets.iter()
                     .map(|s| {
@@ -46,6 +43,13 @@ impl PostgresOperator for Crunchy {
                     .sum()
             })
             .unwrap_or(1)
+    }
+
+    /// Each set's `replicas`, or the set itself where it takes the default.
+    fn instances_written<'m>(&self, model: &Model<'m>, object: ObjRef) -> Vec<&'m Node> {
+        instance_sets(model, object)
+            .map(|sets| sets.iter().map(|s| s.get("replicas").unwrap_or(s)).collect())
+            .unwrap_or_default()
     }
 
     fn by_service(&self, model: &Model, near: ObjRef, service: &str, ns: &str) -> Option<ObjRef> {
@@ -280,6 +284,17 @@ impl PostgresOperator for Crunchy {
             },
         })
     }
+}
+
+
+/// `spec.instances`: the cluster's instance sets.
+fn instance_sets<'m>(model: &Model<'m>, object: ObjRef) -> Option<&'m [Node]> {
+    model
+        .object(object)
+        .root
+        .path(&["spec", "instances"])
+        .and_then(Node::as_seq)
+        .map(Vec::as_slice)
 }
 
 #[cfg(test)]

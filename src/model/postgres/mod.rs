@@ -130,6 +130,12 @@ pub trait PostgresOperator: Sync {
         1
     }
 
+    /// Where the instance count is written (one node, or one per
+    /// instance set), for a finding about the count to point at.
+    fn instances_written<'m>(&self, _model: &Model<'m>, _object: ObjRef) -> Vec<&'m Node> {
+        Vec::new()
+    }
+
     /// The cluster that makes Service `service` in `ns`, as `near` sees it.
     fn by_service(
         &self,

@@ -18,6 +18,8 @@ use crate::yaml::Node;
 
 pub struct Plain;
 
+const REPLICAS: &[&str] = &["spec", "replicas"];
+
 impl PostgresOperator for Plain {
     fn name(&self) -> &'static str {
         "plain Postgres"
@@ -29,7 +31,11 @@ impl PostgresOperator for Plain {
 
     /// Each replica of a plain workload is a server of its own.
     fn instances(&self, model: &Model, object: ObjRef, _values_key: &str) -> i64 {
-        int_at(&model.object(object).root, &["spec", "replicas"]).unwrap_or(1)
+        int_at(&model.object(object).root, REPLICAS).unwrap_or(1)
+    }
+
+    fn instances_written<'m>(&self, model: &Model<'m>, object: ObjRef) -> Vec<&'m Node> {
+        model.object(object).root.path(REPLICAS).into_iter().collect()
     }
 
     /// The workload whose pods the Service selects; without such a

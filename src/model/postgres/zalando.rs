@@ -12,6 +12,7 @@ use crate::source::Object;
 use crate::yaml::Node;
 
 const KIND: (&str, &str) = ("acid.zalan.do", "postgresql");
+const INSTANCES: &[&str] = &["spec", "numberOfInstances"];
 
 pub struct Zalando;
 
@@ -29,7 +30,11 @@ impl PostgresOperator for Zalando {
     }
 
     fn instances(&self, model: &Model, object: ObjRef, _values_key: &str) -> i64 {
-        int_at(&model.object(object).root, &["spec", "numberOfInstances"]).unwrap_or(1)
+        int_at(&model.object(object).root, INSTANCES).unwrap_or(1)
+    }
+
+    fn instances_written<'m>(&self, model: &Model<'m>, object: ObjRef) -> Vec<&'m Node> {
+        model.object(object).root.path(INSTANCES).into_iter().collect()
     }
 
     /// The primary's Service is named after the cluster; `-repl` serves

@@ -109,9 +109,10 @@ pub(super) fn build(
             }
             Some(AppFact { app, prefixes }) => {
                 let anchor = first::<EnvFact>(bindings).map(|e| &e.0);
-                let targets: Vec<(&str, templates::EnvTarget)> = spec
-                    .set_app_env
-                    .iter()
+                let (kept, left_out) = without_deprecated(app, &spec.set_app_env);
+                notes.extend(left_out);
+                let targets: Vec<(&str, templates::EnvTarget)> = kept
+                    .into_iter()
                     .map(|e| {
                         let target = match (&e.base64_json, &e.value) {
                             (Some(keys), _) => templates::EnvTarget::Base64Json(keys),
@@ -172,6 +173,48 @@ pub(super) fn build(
             }
         }
     }
+}
+
+/// The variables worth writing for the app's release, and a note for
+/// each deprecated one left out: it is written only when every release
+/// the app's version allows is older than the deprecation.
+fn without_deprecated<'a>(
+    app: &crate::model::app::App,
+    vars: &'a [super::schema::EnvFix],
+) -> (Vec<&'a super::schema::EnvFix>, Vec<String>) {
+    let allowed = app.releases();
+    let mut notes = Vec::new();
+    let kept = vars
+        .iter()
+        .filter(|e| {
+            let Some(dep) = &e.deprecated else {
+                return true;
+            };
+            let req = crate::model::version::parse_lenient(&dep.from)
+                .and_then(|v| semver::VersionReq::parse(&format!(">={v}")).ok());
+            let meets = match (&allowed, req) {
+                (Ok(allowed), Some(req)) => allowed.meet(&req),
+                _ => None,
+            };
+            let whose = match &allowed {
+                Ok(allowed) => format!("{} {}", app.identity, allowed.describe()),
+                Err(why) => format!("{} (its version {why})", app.identity),
+            };
+            let verb = match meets {
+                Some(false) => return true,
+                Some(true) => "is at or after",
+                None => "may be at or after",
+            };
+            notes.push(format!(
+                "{} is left out: {whose} {verb} {}, which deprecates it: {}",
+                e.name,
+                dep.from,
+                dep.reason.trim()
+            ));
+            false
+        })
+        .collect();
+    (kept, notes)
 }
 
 /// Whether the app's release reads every variable the fix sets: `Err`

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AppFact, Bindings, Described, Fact, Step, bind, find, object_span};
+use super::{AppFact, Bindings, Described, Fact, Step, bind, find, object_span, variable_label};
 use crate::model::database::{self, Database, HostQuery};
 use crate::model::{Model, ObjRef, Unknown};
 use crate::rules::engine::Ctx;
@@ -76,6 +76,12 @@ impl Fact for DatabaseFact {
                 )
             },
         });
+        // A cluster named through a Flux variable (`name: ${APP}`, the
+        // name the app's host matched) shows where the variable is set.
+        if db.values_key.is_empty() {
+            let root = &model.object(db.object).root;
+            labels.extend(root.path(&["metadata", "name"]).and_then(variable_label));
+        }
         Described {
             labels,
             evidence: vec![
