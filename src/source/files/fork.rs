@@ -226,7 +226,7 @@ impl Files {
         }
         self.built_dirs.extend(dirs);
         for rel in &journal.taken {
-            self.parsed.remove(rel);
+            self.parsed.retire(rel);
         }
         if let (Some(mine), Some(theirs)) = (self.layer.as_mut(), layer) {
             mine.adopt(theirs);
