@@ -154,7 +154,13 @@ struct ParseCache {
     /// In a fork: the entries of `shared` it took.
     taken: PathSet<PathBuf>,
     forked: bool,
+    /// Parses the builds on forks took, removed and not yet freed
+    /// ([`ParseCache::retire`]).
+    retired: Vec<Cached>,
 }
+
+/// How many taken parses [`ParseCache::retire`] frees at once.
+const RETIRED_AT_ONCE: usize = 256;
 
 impl ParseCache {
     fn fork(&self) -> ParseCache {
@@ -187,6 +193,21 @@ impl ParseCache {
             true => self.own.insert(rel, cached),
             false => Arc::make_mut(&mut self.shared).insert(rel, cached),
         };
+    }
+
+    /// Removes the parse of `rel` that a build on a fork took, and frees
+    /// such parses on a worker, a chunk at a time: where the build changed
+    /// what it took (a target namespace set), freeing the parse frees a
+    /// whole tree, 6 % of the main thread's instructions at 10k objects,
+    /// while the workers wait for the main thread to take the builds.
+    fn retire(&mut self, rel: &Path) {
+        if let Some(cached) = self.remove(rel) {
+            self.retired.push(cached);
+        }
+        if self.retired.len() >= RETIRED_AT_ONCE {
+            let retired = std::mem::take(&mut self.retired);
+            rayon::spawn(move || drop(retired));
+        }
     }
 
     fn remove(&mut self, rel: &Path) -> Option<Cached> {

@@ -65,6 +65,31 @@ fn forks_take_the_shared_parse_and_the_files_drop_it_in_order() {
 }
 
 #[test]
+fn each_chunk_of_jobs_on_forks_is_taken_before_the_next_is_forked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), "k: v\n").unwrap();
+    let mut files = Files::new(dir.path(), Limits::default());
+    let rel = PathBuf::from("a.yaml");
+    files.preload(std::slice::from_ref(&rel));
+    let cached = files.documents(&rel).unwrap().docs[0].clone();
+    let jobs = vec![(); fork::JOBS_PER_FORK + 1];
+    let taken = files.each_in_order(
+        &jobs,
+        |_| true,
+        |files, _| files.take_documents(&rel).unwrap().docs[0].clone(),
+    );
+    // The first job takes the parse the files hold. The files drop it
+    // once the first chunk is taken, so the job past that chunk parses
+    // the text again instead of sharing a parse the files still hold
+    // (which a build that changes it would have to copy).
+    let last = &taken[fork::JOBS_PER_FORK];
+    assert!(Arc::ptr_eq(&taken[0], &cached));
+    assert!(!Arc::ptr_eq(last, &cached));
+    assert_eq!(**last, *cached);
+    assert!(files.parsed.get(&rel).is_none());
+}
+
+#[test]
 fn join_within_folds_dots_and_refuses_escape() {
     assert_eq!(
         join_within(Path::new("apps/auth"), "../../components/db").unwrap(),
