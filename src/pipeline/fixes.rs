@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::ops::Range;
 
 use super::Log;
 use crate::fix::{Applicability, Fix, apply, diff, write};
@@ -215,7 +216,13 @@ pub(super) fn verify(
             .collect();
         let after =
             crate::source::repo::load_overlaid(repo.files.root(), *repo.files.limits(), overlay);
-        let why = rerender::unintended(before, &after.objects).or_else(|| {
+        let deleted: Vec<(FileId, Range<u32>)> = fix
+            .edits
+            .iter()
+            .filter(|e| e.replacement.is_empty() && e.start < e.end)
+            .map(|e| (e.file, e.start..e.end))
+            .collect();
+        let why = rerender::unintended(before, &after.objects, &deleted).or_else(|| {
             let (rules, baseline) = relint?;
             let model = crate::model::Model::new(&after);
             let again = crate::rules::lint_with(&model, rules, baseline);
@@ -241,21 +248,33 @@ pub(super) fn verify(
 /// What changes between two renders of a repository.
 mod rerender {
     use std::collections::HashMap;
+    use std::ops::Range;
 
     use crate::source::Object;
-    use crate::yaml::{Node, Span, Value};
+    use crate::yaml::{FileId, Node, Span, Value};
 
     /// One difference: a value that is new or changed (with the span of
-    /// the text it now renders from), or one that is gone.
+    /// the text it now renders from), or one that is gone (with the span
+    /// of the text it rendered from).
     enum Change {
         Set(Span),
-        Gone,
+        Gone(Span),
     }
 
     /// Why the render `after` differs from `before` in a way no fix
-    /// means: a value gone, or edited text that renders at several
+    /// means: a value gone that was not written in text the fix deletes
+    /// (`deleted`), or edited or deleted text that renders at several
     /// places; `None` when it does not.
-    pub fn unintended(before: &[Object], after: &[Object]) -> Option<String> {
+    pub fn unintended(
+        before: &[Object],
+        after: &[Object],
+        deleted: &[(FileId, Range<u32>)],
+    ) -> Option<String> {
+        let meant = |s: &Span| {
+            deleted
+                .iter()
+                .any(|(f, d)| *f == s.file && d.start <= s.start && s.end <= d.end)
+        };
         let mut old: HashMap<String, Vec<&Object>> = HashMap::new();
         for o in before {
             old.entry(o.id()).or_default().push(o);
@@ -285,12 +304,12 @@ mod rerender {
                 differences(&x.root, &y.root, &mut String::new(), &mut changes);
                 for (path, change) in changes {
                     match change {
-                        Change::Gone => {
+                        Change::Gone(span) if !meant(&span) => {
                             return Some(format!(
                                 "rendered again with this fix, {id} no longer has {path}"
                             ));
                         }
-                        Change::Set(span) => {
+                        Change::Gone(span) | Change::Set(span) => {
                             places.entry(span).or_default().push(format!("{id} {path}"))
                         }
                     }
@@ -314,7 +333,7 @@ mod rerender {
             path.push_str(seg);
             match (a, b) {
                 (Some(v), Some(w)) => differences(v, w, path, out),
-                (Some(v), None) => leaves(v, path, &mut |p, _| out.push((p, Change::Gone))),
+                (Some(v), None) => leaves(v, path, &mut |p, s| out.push((p, Change::Gone(s)))),
                 (None, Some(w)) => leaves(w, path, &mut |p, s| out.push((p, Change::Set(s)))),
                 (None, None) => {}
             }
@@ -378,7 +397,7 @@ mod rerender {
             let after = objects(&format!(
                 "{HEAD}data:\n  a: &x {{p: '1', q: '2'}}\n  b: *x\n"
             ));
-            let why = unintended(&before, &after).unwrap();
+            let why = unintended(&before, &after, &[]).unwrap();
             assert!(why.contains("2 places"), "{why}");
             assert!(
                 why.contains(".data.a.q") && why.contains(".data.b.q"),
@@ -390,11 +409,11 @@ mod rerender {
         fn an_added_value_passes_and_a_lost_one_does_not() {
             let before = objects(&format!("{HEAD}data:\n  a: '1'\n  b: '2'\n"));
             let added = objects(&format!("{HEAD}data:\n  a: '1'\n  c: '3'\n  b: '2'\n"));
-            assert!(unintended(&before, &added).is_none());
+            assert!(unintended(&before, &added, &[]).is_none());
             let changed = objects(&format!("{HEAD}data:\n  a: '9'\n  b: '2'\n"));
-            assert!(unintended(&before, &changed).is_none());
+            assert!(unintended(&before, &changed, &[]).is_none());
             let broken = objects(&format!("{HEAD}data:\n  a: '1'\nb: '2'\n"));
-            let why = unintended(&before, &broken).unwrap();
+            let why = unintended(&before, &broken, &[]).unwrap();
             assert!(why.contains("no longer has .data.b"), "{why}");
         }
     }

@@ -8,7 +8,7 @@
 //! by kustomize or Flux rather than written in the file): a fix is then
 //! display-only rather than a guess.
 
-use crate::yaml::{FileId, Node, SourceMap, Span, Style, Value};
+use crate::yaml::{Entry, FileId, Node, SourceMap, Span, Style, Value};
 
 /// Replace `start..end` of `file` with `replacement` (an insertion when
 /// the range is empty).
@@ -324,6 +324,58 @@ pub fn insert_entries(
     })
 }
 
+/// Deletes the last of `entries` (a path of map entries from a root,
+/// [`Node::entries_along`]), its whole lines and nothing else. Where it
+/// is its map's only entry, the entry holding that map goes instead, and
+/// so on up: a key left with no value would read as null, which a patch
+/// or an operator takes for something else than absent. `None` when that
+/// cannot be done cleanly: a map written in flow style or across files,
+/// the entry sharing a line with something else (`- key: value`, a
+/// following key), or no map on the path with another entry.
+pub fn remove_entry(sources: &SourceMap, entries: &[Entry<'_>]) -> Option<Edit> {
+    let Entry { map, key, value } = *entries
+        .iter()
+        .rev()
+        .find(|e| e.map.as_map().is_some_and(|m| m.len() > 1))?;
+    let siblings = map.as_map()?;
+    let file = key.span.file;
+    let text = text(sources, file);
+    if text.get(map.span.start as usize..)?.starts_with('{')
+        || siblings
+            .iter()
+            .any(|(k, _)| k.span.file != file || !key_written_here(text, k))
+    {
+        return None;
+    }
+    let key_start = key.span.start as usize;
+    let start = line_start(text, key_start);
+    if !text[start..key_start].trim().is_empty() {
+        return None;
+    }
+    let end = content_end(value, file).unwrap_or(0).max(key.span.end as usize);
+    let last = back_off_blank(text, end, key_start);
+    let (after, _) = after_line(text, last);
+    // What follows the value on its last line: nothing, or a comment.
+    let rest = text[last + 1..after].trim();
+    if !(rest.is_empty() || rest.starts_with('#')) {
+        return None;
+    }
+    // No other entry may start inside the lines removed.
+    let inside = |n: &Node| (start..after).contains(&(n.span.start as usize));
+    if siblings
+        .iter()
+        .any(|(k, _)| !std::ptr::eq(k, key) && inside(k))
+    {
+        return None;
+    }
+    Some(Edit {
+        file,
+        start: start as u32,
+        end: after as u32,
+        replacement: String::new(),
+    })
+}
+
 /// Adds items to a sequence, after its last item and indented like it.
 pub fn append_items(sources: &SourceMap, seq: &Node, items: &[NewItem]) -> Option<Edit> {
     let existing = seq.as_seq()?;
@@ -500,6 +552,37 @@ mod tests {
             replace_scalar(&s, doc.get("d").unwrap().span, "eyJ9+/="),
         );
         assert_eq!(d, "a: \"on\" # keep\nb: 'on'\nc: on\nd: eyJ9+/=\n");
+    }
+
+    #[test]
+    fn removes_an_entry_by_its_whole_lines_or_not_at_all() {
+        let remove = |text: &str, path: &[&str]| {
+            let (s, doc) = load(text);
+            let entries = doc.entries_along(path).unwrap();
+            remove_entry(&s, &entries).map(|e| edited(&s, Some(e)))
+        };
+        let text = "spec:\n  p:\n    q:\n      a: \"on\" # c\n    r: 1\n  s:\n    - x\n";
+        // The only entry of q: q goes, with what it holds.
+        assert_eq!(
+            remove(text, &["spec", "p", "q", "a"]).unwrap(),
+            "spec:\n  p:\n    r: 1\n  s:\n    - x\n"
+        );
+        // A nested block goes whole, up to its last line; the blank
+        // line after it stays.
+        let text = "a:\n  b:\n    - 1\n    - 2\n\n  c: |\n    x\n  d: 2\n";
+        assert_eq!(
+            remove(text, &["a", "b"]).unwrap(),
+            "a:\n\n  c: |\n    x\n  d: 2\n"
+        );
+        assert_eq!(remove(text, &["a", "c"]).unwrap(), "a:\n  b:\n    - 1\n    - 2\n\n  d: 2\n");
+        // Flow maps, a key after "- ", and a lone entry up to the root
+        // are left alone.
+        assert_eq!(remove("a: {b: 1, c: 2}\n", &["a", "b"]), None);
+        assert_eq!(remove("l:\n  - b: 1\n    c: 2\n", &["l"]), None);
+        let (s, doc) = load("l:\n  - b: 1\n    c: 2\n");
+        let item = &doc.get("l").unwrap().as_seq().unwrap()[0];
+        assert_eq!(remove_entry(&s, &item.entries_along(&["b"]).unwrap()), None);
+        assert_eq!(remove("a:\n  b: 1\n", &["a", "b"]), None);
     }
 
     #[test]

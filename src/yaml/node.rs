@@ -109,6 +109,14 @@ impl PartialEq for Node {
     }
 }
 
+/// A map entry with the map it is in.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry<'n> {
+    pub map: &'n Node,
+    pub key: &'n Node,
+    pub value: &'n Node,
+}
+
 impl Node {
     pub fn new(value: Value, span: Span) -> Node {
         Node {
@@ -243,6 +251,26 @@ impl Node {
             .iter()
             .find(|(k, _)| k.as_str() == Some(key))
             .map(|(k, _)| k)
+    }
+
+    /// The entries along a path of mapping keys, outermost first: each
+    /// map with the key and value followed.
+    pub fn entries_along(&self, keys: &[&str]) -> Option<Vec<Entry<'_>>> {
+        let mut out: Vec<Entry<'_>> = Vec::with_capacity(keys.len());
+        let mut node = self;
+        for key in keys {
+            let (k, v) = node
+                .as_map()?
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))?;
+            out.push(Entry {
+                map: node,
+                key: k,
+                value: v,
+            });
+            node = v;
+        }
+        Some(out)
     }
 
     /// Follows a path of mapping keys.

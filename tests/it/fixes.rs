@@ -183,6 +183,8 @@ fix_cases! {
     cnpg_flow_parameters: "fixes/cnpg-flow-parameters", SYNC;
     crunchy_config_parameters: "rules/authentik-cache-on-sync-replicated-postgres/fires/crunchy-longhorn-chart-synchronous-commit-on", SYNC;
     crunchy_patroni_parameters: "fixes/crunchy-patroni-dynamic-configuration", SYNC;
+    crunchy_ignored_copy_deleted_up_to_patroni: "rules/authentik-cache-on-sync-replicated-postgres/fires/crunchy-pgo-5-7-sets-synchronous-commit", SYNC;
+    crunchy_ignored_copy_deleted_beside_pg_hba: "fixes/crunchy-ignored-copy-beside-pg-hba", SYNC;
     bitnami_subchart: "rules/authentik-cache-on-sync-replicated-postgres/fires/bitnami-subchart-ceph-block", SYNC;
     bitnami_subchart_next_to_an_alias: "rules/authentik-cache-on-sync-replicated-postgres/fires/bitnami-subchart-aliased-resources", SYNC;
     bitnami_standalone_block: "fixes/bitnami-standalone-extended-configuration", SYNC;
@@ -374,4 +376,30 @@ fn every_format_agrees_and_the_re_render_decides_when_a_fix_is_applied() {
         assert_eq!(all, if downgraded { 0 } else { safe + more });
         assert_eq!(diff.trim().is_empty(), downgraded, "{diff}");
     }
+}
+
+/// A Crunchy fix deletes the copy of the setting Patroni does not read,
+/// and the re-render of --diff accepts that value's going (it was
+/// written in the text the fix deletes) while still refusing any other
+/// loss: the ignored-parameters finding is gone with it.
+#[test]
+fn the_re_render_accepts_a_deleted_ignored_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &testdata("fixes/crunchy-ignored-copy-beside-pg-hba"),
+        tmp.path(),
+    );
+    let (applied, diff) = diff_count(tmp.path(), &["--unsafe-fixes"]);
+    assert_eq!(applied, 1, "{diff}");
+    assert!(
+        diff.contains("-        synchronous_commit: \"on\" # where Patroni does not read it"),
+        "{diff}"
+    );
+    let out = lint_output(tmp.path(), &["--fix", "--unsafe-fixes", "-o", "json"]);
+    let rules: Vec<String> = common::report(&out)
+        .findings
+        .into_iter()
+        .map(|f| f.rule)
+        .collect();
+    assert!(rules.is_empty(), "{rules:?}");
 }

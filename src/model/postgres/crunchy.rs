@@ -2,7 +2,7 @@
 //! (`postgres-operator.crunchydata.com`) per cluster, run by Patroni.
 
 use super::{
-    ApiResource, Derived, Naming, ParameterHome, ParameterMap, PostgresOperator, maps_at,
+    ApiResource, Derived, IgnoredCopy, Naming, ParameterHome, ParameterMap, PostgresOperator, maps_at,
     named_by_service, secret, strip,
 };
 use crate::model::app::{self, App, AppQuery};
@@ -10,7 +10,7 @@ use crate::model::database::Database;
 use crate::model::replication::{self, Synchronous};
 use crate::model::{Model, ObjRef, Unknown};
 use crate::source::Object;
-use crate::yaml::{Node, Span};
+use crate::yaml::Node;
 
 const KIND: (&str, &str) = ("postgres-operator.crunchydata.com", "PostgresCluster");
 
@@ -168,16 +168,17 @@ impl PostgresOperator for Crunchy {
 
     /// `spec.patroni.dynamicConfiguration.postgresql.<name>`, beside its
     /// `parameters`: Patroni reads only the latter.
-    fn ignored_copy(&self, model: &Model, db: &Database, name: &str) -> Option<(String, Span)> {
-        let at = [
-            "spec",
-            "patroni",
-            "dynamicConfiguration",
-            "postgresql",
-            name,
-        ];
-        let node = model.object(db.object).root.path(&at)?;
-        Some((at.join("."), node.span))
+    fn ignored_copy<'m>(
+        &self,
+        model: &'m Model,
+        db: &Database,
+        name: &str,
+    ) -> Option<IgnoredCopy<'m>> {
+        let at = ["spec", "patroni", "dynamicConfiguration", "postgresql", name];
+        Some(IgnoredCopy {
+            path: at.join("."),
+            entries: model.object(db.object).root.entries_along(&at)?,
+        })
     }
 
     /// Patroni `synchronous_mode` (Patroni docs, "Replication modes"), in

@@ -11,7 +11,7 @@ use super::replication::Synchronous;
 use super::storage::{self, Storage};
 use super::{Model, ObjRef, Unknown};
 use crate::source::Object;
-use crate::yaml::{Node, Span};
+use crate::yaml::{Entry, Node};
 
 pub mod drift;
 
@@ -20,6 +20,14 @@ pub mod drift;
 /// it does not (a password it generates, a setting the repository does
 /// not show).
 pub type Derived = Result<String, String>;
+
+/// A parameter written where the operator does not read it.
+pub struct IgnoredCopy<'m> {
+    /// Its path in the object, for messages.
+    pub path: String,
+    /// The entries from the object's root down to it.
+    pub entries: Vec<Entry<'m>>,
+}
 
 /// A place a server reads Postgres parameters from, as its operator
 /// declares it.
@@ -169,10 +177,15 @@ pub trait PostgresOperator: Sync {
     }
 
     /// A copy of parameter `name` written in the declaring object where
-    /// neither the operator nor the server reads it, with its path: a fix
-    /// of the setting warns of it, since it reads as the setting to anyone
-    /// who opens the file.
-    fn ignored_copy(&self, _model: &Model, _db: &Database, _name: &str) -> Option<(String, Span)> {
+    /// neither the operator nor the server reads it: a fix of the setting
+    /// deletes it (or warns of it), since it reads as the setting to
+    /// anyone who opens the file.
+    fn ignored_copy<'m>(
+        &self,
+        _model: &'m Model,
+        _db: &Database,
+        _name: &str,
+    ) -> Option<IgnoredCopy<'m>> {
         None
     }
 

@@ -72,6 +72,7 @@ pub(super) fn build(
     let mut notes = vec![spec.safety.trim().to_string()];
     let app = find::<AppFact>(bindings, "app");
     let database = find::<DatabaseFact>(bindings, "database").map(|d| &d.0);
+    let mut ignored = None;
     let edits: Result<Vec<Edit>, String> = if let Some(p) = &spec.set_postgres_parameter {
         match (database, find::<SettingFact>(bindings, "setting")) {
             (Some(db), Some(_)) if model.object(db.object).is_live() => {
@@ -93,7 +94,7 @@ pub(super) fn build(
                         db, &vars, hidden, per, &p.name, &p.value,
                     ));
                 }
-                notes.extend(templates::ignored_copy_note(model, db, &p.name));
+                ignored = templates::ignored_copy(model, db, &p.name);
                 templates::postgres_parameter(model, db, setting, &p.value).map(|e| vec![e])
             }
             _ => Err("the rule binds no database setting to change".into()),
@@ -149,6 +150,21 @@ pub(super) fn build(
             None => Ok(edits),
         }
     });
+    let edits = edits.map(|mut edits| {
+        if let Some(copy) = &ignored {
+            let delete = copy.delete.as_ref().filter(|d| {
+                !edits.is_empty()
+                    && !edits.iter().any(|e| overlap(e, d))
+                    && target.is_none_or(|t| shared::why_shared(model, t, d).is_none())
+            });
+            notes.push(copy.note(delete.is_some()));
+            edits.extend(delete.cloned());
+        }
+        edits
+    });
+    if let (Err(_), Some(copy)) = (&edits, &ignored) {
+        notes.push(copy.note(false));
+    }
     let title = fill(&spec.title, fields);
     match edits {
         Ok(edits) if !edits.is_empty() => Fix {
@@ -173,6 +189,19 @@ pub(super) fn build(
             }
         }
     }
+}
+
+/// Whether two edits of one fix touch the same text, so that their
+/// order would matter (an insertion at either end of a deletion does not).
+fn overlap(a: &Edit, b: &Edit) -> bool {
+    a.file == b.file
+        && if a.start == a.end {
+            b.start < a.start && a.start < b.end
+        } else if b.start == b.end {
+            a.start < b.start && b.start < a.end
+        } else {
+            a.start < b.end && b.start < a.end
+        }
 }
 
 /// The variables worth writing for the app's release, and a note for

@@ -7,8 +7,8 @@ use base64::Engine;
 
 use super::Edit;
 use super::edits::{
-    NewItem, NewValue, append_block_line, append_items, insert_entries, quoted, replace_scalar,
-    string_scalar,
+    NewItem, NewValue, append_block_line, append_items, insert_entries, quoted, remove_entry,
+    replace_scalar, string_scalar,
 };
 use crate::model::Model;
 use crate::model::app::App;
@@ -228,16 +228,42 @@ pub fn postgres_parameter(
     }
 }
 
-/// A note on a copy of the setting where the operator does not read it
+/// A copy of the setting where the operator does not read it
 /// ([`crate::model::postgres::PostgresOperator::ignored_copy`]): left
 /// beside the fix's edit, it reads as the setting to anyone who opens the
-/// file.
-pub fn ignored_copy_note(model: &Model, db: &Database, name: &str) -> Option<String> {
-    let (path, span) = db.provider.ignored_copy(model, db, name)?;
-    Some(format!(
-        "{path} at {} is read by neither the operator nor Patroni: delete it with this change, so that it is not taken for the setting",
-        model.sources.location(span)
-    ))
+/// file. The edit deleting it when its lines can be deleted alone, and
+/// the note for either case ([`IgnoredCopy::note`]).
+pub struct IgnoredCopy {
+    pub delete: Option<Edit>,
+    unread: String,
+}
+
+impl IgnoredCopy {
+    pub fn note(&self, deleted: bool) -> String {
+        if deleted {
+            format!(
+                "{}: the fix deletes it, so that it is not taken for the setting",
+                self.unread
+            )
+        } else {
+            format!(
+                "{}: delete it with this change, so that it is not taken for the setting",
+                self.unread
+            )
+        }
+    }
+}
+
+pub fn ignored_copy(model: &Model, db: &Database, name: &str) -> Option<IgnoredCopy> {
+    let copy = db.provider.ignored_copy(model, db, name)?;
+    Some(IgnoredCopy {
+        delete: remove_entry(&model.sources, &copy.entries),
+        unread: format!(
+            "{} at {} is read by neither the operator nor Patroni",
+            copy.path,
+            model.sources.location(copy.entries.last()?.value.span)
+        ),
+    })
 }
 
 /// A variable to set, with its value as the rule gives it.
