@@ -2,8 +2,8 @@
 //! lint's findings are taken, written into the files or shown as diffs.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::ops::Range;
+use std::path::Path;
 
 use super::Log;
 use crate::fix::{Applicability, Fix, apply, diff, write};

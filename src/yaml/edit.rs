@@ -352,7 +352,9 @@ pub fn remove_entry(sources: &SourceMap, entries: &[Entry<'_>]) -> Option<Edit> 
     if !text[start..key_start].trim().is_empty() {
         return None;
     }
-    let end = content_end(value, file).unwrap_or(0).max(key.span.end as usize);
+    let end = content_end(value, file)
+        .unwrap_or(0)
+        .max(key.span.end as usize);
     let last = back_off_blank(text, end, key_start);
     let (after, _) = after_line(text, last);
     // What follows the value on its last line: nothing, or a comment.
@@ -574,7 +576,10 @@ mod tests {
             remove(text, &["a", "b"]).unwrap(),
             "a:\n\n  c: |\n    x\n  d: 2\n"
         );
-        assert_eq!(remove(text, &["a", "c"]).unwrap(), "a:\n  b:\n    - 1\n    - 2\n\n  d: 2\n");
+        assert_eq!(
+            remove(text, &["a", "c"]).unwrap(),
+            "a:\n  b:\n    - 1\n    - 2\n\n  d: 2\n"
+        );
         // Flow maps, a key after "- ", and a lone entry up to the root
         // are left alone.
         assert_eq!(remove("a: {b: 1, c: 2}\n", &["a", "b"]), None);

@@ -11,7 +11,9 @@ mod parse;
 mod position;
 mod size;
 
-pub use node::{Entry, FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path_to_string};
+pub use node::{
+    Entry, FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path_to_string,
+};
 pub mod edit;
 pub mod jsonpath;
 pub use limits::Limits;

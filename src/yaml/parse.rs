@@ -369,6 +369,7 @@ impl<'a> Builder<'a> {
                     {
                         node.value = Value::Str(decoded.as_str().into());
                     }
+                    let end = quoted_end(text, style, start, end);
                     node.span = self.span(start, end);
                     let cost = Cost {
                         nodes: 1,
@@ -547,6 +548,45 @@ fn apply_merges(entries: &mut Vec<(Node, Node)>, from: usize, merges: Vec<Node>)
             }
         }
     }
+}
+
+/// Where a quoted scalar written at `start..end` ends: after its closing
+/// quote. The parser's event runs on over the spaces and comment that
+/// follow it (`"on" # default`), which a label or an editor's range
+/// would then underline too.
+fn quoted_end(text: &str, style: ScalarStyle, start: u32, end: u32) -> u32 {
+    let quote = match style {
+        ScalarStyle::SingleQuoted => b'\'',
+        ScalarStyle::DoubleQuoted => b'"',
+        _ => return end,
+    };
+    let Some(bytes) = text.as_bytes().get(start as usize..end as usize) else {
+        return end;
+    };
+    // An anchor or a tag may come first (`&a "x"`, `!!str 'y'`), each
+    // ended by a space or a line break.
+    let mut i = 0;
+    while matches!(bytes.get(i), Some(b'&' | b'!')) {
+        while bytes.get(i).is_some_and(|b| !b.is_ascii_whitespace()) {
+            i += 1;
+        }
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+    }
+    if bytes.get(i) != Some(&quote) {
+        return end;
+    }
+    i += 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b if b == quote => return start + i as u32 + 1,
+            _ => i += 1,
+        }
+    }
+    end
 }
 
 fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded) -> Node {
