@@ -247,3 +247,23 @@ fn deep_nesting_is_refused_without_overflowing_the_stack() {
     let err = parse_documents(&block, FileId(0), &Limits::default()).unwrap_err();
     assert!(err.message.contains("nesting"), "{err}");
 }
+
+/// A quoted scalar's span is the scalar and its properties, not the
+/// spaces and comment after it, on either path (the block scanner takes
+/// the first document, saphyr the flow mapping of the second).
+#[test]
+fn quoted_scalars_end_at_their_closing_quote() {
+    let text = "a: \"on\" # default\nb: &x 'it''s'   \nc: \"a\\\"b\" #\nd: \"two\n  lines\"  # c\ne: plain # c\n---\n{f: 'g'  , h: \"i\" }\n";
+    let docs = parse(text);
+    let written = |doc: usize, key: &str| {
+        let span = docs[doc].get(key).unwrap().span;
+        &text[span.start as usize..span.end as usize]
+    };
+    assert_eq!(written(0, "a"), "\"on\"");
+    assert_eq!(written(0, "b"), "&x 'it''s'");
+    assert_eq!(written(0, "c"), "\"a\\\"b\"");
+    assert_eq!(written(0, "d"), "\"two\n  lines\"");
+    assert_eq!(written(0, "e"), "plain");
+    assert_eq!(written(1, "f"), "'g'");
+    assert_eq!(written(1, "h"), "\"i\"");
+}
