@@ -1070,3 +1070,50 @@ fn a_deployed_mutating_webhook_makes_every_kustomization_substitute() {
         }
     }
 }
+
+/// A Flux Kustomization's `spec.images` is written into the
+/// kustomization it builds (fluxcd/pkg kustomize `Generator.WriteFile`):
+/// it replaces the kustomization's own entry of the same name (so that
+/// entry's newName is gone too) and applies where Flux generates the
+/// kustomization. Without it, an app's version is the tag in the manifest.
+#[test]
+fn flux_images_replace_the_kustomizations_entry_of_their_name() {
+    let deploy = |name: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: server\n          image: ghcr.io/goauthentik/server:2025.8.1\n"
+        )
+    };
+    let with_images = |name: &str, path: &str| {
+        format!(
+            "{}  images:\n    - name: ghcr.io/goauthentik/server\n      newTag: 2025.10.1\n",
+            ks(name, path, "GitRepository/flux-system")
+        )
+    };
+    let (_d, r) = repo(&[
+        ("clusters/home/flux-system.yaml", GIT_ROOT),
+        ("clusters/home/own.yaml", &with_images("own", "./own")),
+        (
+            "clusters/home/generated.yaml",
+            &with_images("generated", "./generated"),
+        ),
+        (
+            "own/kustomization.yaml",
+            "resources: [deploy.yaml]\nimages:\n  - name: ghcr.io/goauthentik/server\n    newName: example.com/mirror/server\n    newTag: 2025.8.2\n",
+        ),
+        ("own/deploy.yaml", &deploy("own")),
+        ("generated/deploy.yaml", &deploy("generated")),
+    ]);
+    let image = |name: &str| {
+        let o = r
+            .objects
+            .iter()
+            .find(|o| o.kind() == "Deployment" && o.name() == name)
+            .unwrap_or_else(|| panic!("{name} not rendered: {:?}", r.issues));
+        o.root
+            .path(&["spec", "template", "spec", "containers"])
+            .and_then(|c| c.as_seq()?.first()?.str_at(&["image"]).map(String::from))
+            .unwrap()
+    };
+    assert_eq!(image("own"), "ghcr.io/goauthentik/server:2025.10.1");
+    assert_eq!(image("generated"), "ghcr.io/goauthentik/server:2025.10.1");
+}

@@ -2,7 +2,7 @@
 //! Flux-level steps ([`super::steps`]), and the Flux Kustomizations in its
 //! output rendered in turn; what became of each is recorded.
 
-use crate::source::kustomize::FluxInputs;
+use crate::source::kustomize::{FluxInputs, Image};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -300,21 +300,35 @@ impl FluxTree {
             .root
             .path(&["spec", "targetNamespace"])
             .and_then(|n| Some((n.as_str()?.to_string(), n.span)));
+        let images: Vec<Image> = ks
+            .root
+            .path(&["spec", "images"])
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+            .map(Image::of)
+            .collect();
         // With where each is written: the objects' steps (and the
         // namespace's value) point at the Flux Kustomization that wrote
         // it, so two that build one path alike (two clusters) build it
         // each.
         let placed = |(text, at): &(String, Span)| (text.clone(), at.file, at.start);
+        let image = |i: &Image| {
+            let text = [&i.name, &i.new_name, &i.new_tag, &i.digest].map(|s| s.as_str());
+            placed(&(text.join("\n"), i.span))
+        };
         let key = (
             path,
             components.iter().map(placed).collect(),
             namespace.as_ref().map(placed),
+            images.iter().map(image).collect(),
         );
         Some((
             key,
             FluxInputs {
                 components,
                 namespace,
+                images,
             },
         ))
     }

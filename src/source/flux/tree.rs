@@ -213,9 +213,9 @@ pub(crate) struct Inherited {
     pub(crate) mutated: bool,
 }
 
-/// A kustomize build: the path, a Flux Kustomization's components and
-/// its target namespace, each with where it is written.
-pub(super) type BuildKey = (PathBuf, Vec<Placed>, Option<Placed>);
+/// A kustomize build: the path, a Flux Kustomization's components, its
+/// target namespace and its images, each with where it is written.
+pub(super) type BuildKey = (PathBuf, Vec<Placed>, Option<Placed>, Vec<Placed>);
 
 /// A value a Flux Kustomization writes into a build, and where (file and
 /// byte offset).

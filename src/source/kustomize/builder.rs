@@ -32,6 +32,9 @@ pub(crate) struct Builder<'f> {
     /// A Flux Kustomization's `spec.targetNamespace`, the top-level
     /// kustomization's `namespace:` in place of its own.
     pub(super) flux_namespace: Option<(String, Span)>,
+    /// A Flux Kustomization's `spec.images`, merged into the top-level
+    /// kustomization's own.
+    pub(super) flux_images: Vec<super::Image>,
     /// Entries the build went on without.
     pub(super) gaps: Vec<Issue>,
     /// Kustomization directories asked for once in this build, and the
@@ -61,6 +64,7 @@ impl<'f> Builder<'f> {
             restrict,
             flux_components: Vec::new(),
             flux_namespace: None,
+            flux_images: Vec::new(),
             gaps: Vec::new(),
             requested: HashSet::new(),
             memo: HashMap::new(),
@@ -379,7 +383,19 @@ impl<'f> Builder<'f> {
             .flux_namespace
             .as_ref()
             .filter(|_| self.stack.len() == 1);
-        let result = transformers::run(self.files, k, acc, &config, &built, flux_namespace);
+        let flux_images = match self.stack.len() {
+            1 => &self.flux_images[..],
+            _ => &[],
+        };
+        let result = transformers::run(
+            self.files,
+            k,
+            acc,
+            &config,
+            &built,
+            flux_namespace,
+            flux_images,
+        );
         // A patch or replacement whose target is missing after a remote
         // entry was left out may well be for an object of that entry.
         let remote_left_out = self.gaps[gaps_before..]

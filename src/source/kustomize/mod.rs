@@ -10,6 +10,7 @@ mod budget;
 mod builder;
 mod fieldspecs;
 mod generators;
+mod images;
 mod input;
 mod kustomization;
 mod namereference;
@@ -35,6 +36,7 @@ pub(crate) use fieldspecs::Config;
 
 pub use crate::source::limits::kustomize::Limits;
 pub(crate) use crate::source::limits::kustomize::RunBudget;
+pub use images::Image;
 pub(crate) use kustomization::FILE_NAMES as KUSTOMIZATION_FILES;
 pub use patches::apply_patches;
 
@@ -336,7 +338,8 @@ pub struct Built {
 /// What a Flux Kustomization writes into the kustomization at its
 /// `spec.path` before kustomize builds it (fluxcd/pkg kustomize
 /// `Generator.WriteFile`): its `spec.components`, added to the
-/// kustomization's own, and its `spec.targetNamespace` as the
+/// kustomization's own, its `spec.images`, merged into its `images:`
+/// ([`images::flux_merge`]), and its `spec.targetNamespace` as the
 /// kustomization's `namespace:`, in place of one written there. So the
 /// namespace is set before kustomize's name references are resolved: a
 /// HelmRelease with no namespace finds the hashed name of a generated
@@ -347,6 +350,8 @@ pub struct FluxInputs {
     pub components: Vec<(String, Span)>,
     /// `spec.targetNamespace`, where it is a string.
     pub namespace: Option<(String, Span)>,
+    /// `spec.images`, merged into the kustomization's own.
+    pub images: Vec<Image>,
 }
 
 /// What Flux's kustomize-controller renders for a `spec.path`: the
@@ -363,6 +368,7 @@ fn build_flux_dir(files: &mut Files, dir: &Path, flux: &FluxInputs) -> Result<Bu
     let mut acc = Acc::default();
     if kustomization::find(b.files, dir)?.is_some() {
         b.flux_components = flux.components.clone();
+        b.flux_images = flux.images.clone();
         b.build_dir(dir, &mut acc, false, None)?;
         return b.finish(acc);
     }
@@ -382,6 +388,12 @@ fn build_flux_dir(files: &mut Files, dir: &Path, flux: &FluxInputs) -> Result<Bu
     {
         let config = b.config_with(&acc.config)?;
         transformers::namespace(b.files, acc.res_mut(), ns, *span, &config.namespace)?;
+    }
+    if !flux.images.is_empty() {
+        let config = b.config_with(&acc.config)?;
+        for image in &flux.images {
+            images::apply(b.files, acc.res_mut(), image, &config.images)?;
+        }
     }
     b.finish(acc)
 }

@@ -781,8 +781,8 @@ fn the_target_namespace_is_set_before_name_references_are_resolved() {
         )
     };
     let flux = FluxInputs {
-        components: Vec::new(),
         namespace: Some(("observability".into(), Span::default())),
+        ..FluxInputs::default()
     };
     let built = build_flux_path(&mut files, Path::new("app"), &flux).unwrap();
     assert_eq!(

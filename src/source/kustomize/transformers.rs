@@ -5,8 +5,9 @@ use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
 use crate::yaml::{Node, Span, Value};
 
-use super::budget::{record_step, spend_output, spend_scan, spend_work_on};
+use super::budget::{record_step, spend_output, spend_scan};
 use super::fieldspecs::{Config, FieldSpec, Leaf, parse_specs, split_path, visit};
+use super::images::{self, Image};
 use super::kustomization::Kustomization;
 use super::{Acc, Res, ResId, patches, replacements};
 use std::collections::HashMap;
@@ -18,6 +19,7 @@ pub(crate) fn run(
     config: &Config,
     built: &HashMap<String, Result<Vec<Node>, Issue>>,
     flux_namespace: Option<&(String, Span)>,
+    flux_images: &[Image],
 ) -> Result<(), Issue> {
     if let Some(list) = k.get("patchesStrategicMerge") {
         patches::apply_strategic_merge_list(files, acc.res_mut(), list, k)?;
@@ -99,8 +101,11 @@ pub(crate) fn run(
         replicas(files, acc.res_mut(), entry, &config.replicas)
             .map_err(|m| k.err(entry.span, m))?;
     }
-    for entry in k.get("images").and_then(Node::as_seq).into_iter().flatten() {
-        images(files, acc.res_mut(), entry, &config.images)?;
+    let own = k.get("images").and_then(Node::as_seq).into_iter().flatten();
+    let mut list: Vec<Image> = own.map(Image::of).collect();
+    images::flux_merge(&mut list, flux_images);
+    for image in &list {
+        images::apply(files, acc.res_mut(), image, &config.images)?;
     }
     if let Some(list) = k.get("replacements") {
         replacements::apply_list(files, acc.res_mut(), list, k)?;
@@ -380,145 +385,6 @@ fn replicas(
     Ok(())
 }
 
-/// kustomize's image.Split: name, tag and digest of an image reference.
-fn split_image(image: &str) -> (String, String, String) {
-    let slash = image.find('/').filter(|i| *i > 0).unwrap_or(0);
-    let search = &image[slash..];
-    let id = search.find('@').map(|i| i + slash);
-    let ic = search.find(':').map(|i| i + slash);
-    match (ic, id) {
-        (None, None) => (image.to_string(), String::new(), String::new()),
-        (None, Some(id)) => (
-            image[..id].to_string(),
-            String::new(),
-            image[id + 1..].to_string(),
-        ),
-        (Some(ic), Some(id)) if id < ic => (
-            image[..id].to_string(),
-            String::new(),
-            image[id + 1..].to_string(),
-        ),
-        (Some(ic), Some(id)) => (
-            image[..ic].to_string(),
-            image[ic + 1..id].to_string(),
-            image[id + 1..].to_string(),
-        ),
-        (Some(ic), None) => (
-            image[..ic].to_string(),
-            image[ic + 1..].to_string(),
-            String::new(),
-        ),
-    }
-}
-
-fn images(
-    files: &mut Files,
-    res: &mut [Res],
-    entry: &Node,
-    specs: &[FieldSpec],
-) -> Result<(), Issue> {
-    let field = |k: &str| entry.get(k).and_then(Node::scalar_text).unwrap_or_default();
-    let (name, new_name, new_tag, digest) = (
-        field("name"),
-        field("newName"),
-        field("newTag"),
-        field("digest"),
-    );
-    let Ok(pattern) = regex::Regex::new(&format!(
-        "^{}(@sha256)?(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
-        regex::escape(&name)
-    )) else {
-        return Ok(());
-    };
-    let span = entry.span;
-    let added = new_name.len() + new_tag.len() + digest.len();
-    let updated = std::cell::Cell::new(0usize);
-    let update = |node: &mut Node| {
-        let Some(value) = node.as_str() else { return };
-        if !pattern.is_match(value) {
-            return;
-        }
-        updated.set(updated.get() + 1);
-        let (mut n, mut tag, mut dig) = split_image(value);
-        if !new_name.is_empty() {
-            n = new_name.clone();
-        }
-        if !new_tag.is_empty() && !digest.is_empty() {
-            tag = new_tag.clone();
-            dig = digest.clone();
-        } else if !new_tag.is_empty() {
-            tag = new_tag.clone();
-            dig.clear();
-        } else if !digest.is_empty() {
-            tag.clear();
-            dig = digest.clone();
-        }
-        if !tag.is_empty() {
-            n = format!("{n}:{tag}");
-        }
-        if !dig.is_empty() {
-            n = format!("{n}@{dig}");
-        }
-        *node = Node::synthetic_str(n, span);
-    };
-    for r in res.iter_mut() {
-        // The object is copied and walked whole.
-        spend_work_on(files, &r.obj.root, 0)
-            .map_err(|m| Issue::at(&files.sources, span, format!("images: {}: {m}", r.obj.id())))?;
-        let before = r.obj.root.clone();
-        legacy_images(r.obj.root_mut(), &update);
-        let gvk = r.gvk();
-        for fs in specs.iter().filter(|fs| fs.selects(&gvk)) {
-            let _ = visit(
-                r.obj.root_mut(),
-                &split_path(&fs.path),
-                false,
-                Leaf::Scalar,
-                span,
-                &mut |node| {
-                    update(node);
-                    Ok(())
-                },
-            );
-        }
-        spend_output(files, added.saturating_mul(updated.take()))
-            .map_err(|m| Issue::at(&files.sources, span, format!("images: {}: {m}", r.obj.id())))?;
-        if r.obj.root != before {
-            let step = format!("images: {name}");
-            record_step(files, &mut r.obj, StepKind::Transformer, step, span).map_err(|m| {
-                Issue::at(&files.sources, span, format!("images: {}: {m}", r.obj.id()))
-            })?;
-        }
-    }
-    Ok(())
-}
-
-/// kustomize's legacy image filter: `image` of every element of any
-/// `containers` or `initContainers` list, wherever it is in the object.
-fn legacy_images(node: &mut Node, update: &dyn Fn(&mut Node)) {
-    match &mut node.value {
-        Value::Map(entries) => {
-            for (k, v) in entries.iter_mut() {
-                let is_containers = matches!(k.as_str(), Some("containers" | "initContainers"));
-                if is_containers {
-                    for item in v.as_seq_mut().into_iter().flatten() {
-                        if let Some(image) = item.get_mut("image") {
-                            update(image);
-                        }
-                    }
-                }
-                legacy_images(v, update);
-            }
-        }
-        Value::Seq(items) => {
-            for item in items.iter_mut() {
-                legacy_images(item, update);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// Whether a `transformers:` entry is a remote file or git folder:
 /// kustomize reads an entry as inline YAML first, and one that is not
 /// (a URL has no space) as a resource (api/internal/target/kusttarget.go
@@ -609,27 +475,4 @@ fn inline_transformers(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_image;
-
-    #[test]
-    fn splits_image_references() {
-        let s = |i: &str| {
-            let (a, b, c) = split_image(i);
-            (a, b, c)
-        };
-        assert_eq!(s("nginx"), ("nginx".into(), "".into(), "".into()));
-        assert_eq!(s("nginx:1.2"), ("nginx".into(), "1.2".into(), "".into()));
-        assert_eq!(
-            s("reg:5000/app:v1@sha256:abc"),
-            ("reg:5000/app".into(), "v1".into(), "sha256:abc".into())
-        );
-        assert_eq!(
-            s("app@sha256:abc"),
-            ("app".into(), "".into(), "sha256:abc".into())
-        );
-    }
 }
