@@ -257,7 +257,7 @@ impl IgnoredCopy {
 pub fn ignored_copy(model: &Model, db: &Database, name: &str) -> Option<IgnoredCopy> {
     let copy = db.provider.ignored_copy(model, db, name)?;
     Some(IgnoredCopy {
-        delete: remove_entry(&model.sources, &copy.entries),
+        delete: remove_entry(model.sources, &copy.entries),
         unread: format!(
             "{} at {} is read by neither the operator nor Patroni",
             copy.path,

@@ -97,7 +97,7 @@ pub(super) fn apply(
     let span = *span;
     let Ok(pattern) = regex::Regex::new(&format!(
         "^{}(@sha256)?(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
-        regex::escape(&name)
+        regex::escape(name)
     )) else {
         return Ok(());
     };
