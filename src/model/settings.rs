@@ -3,7 +3,7 @@
 
 use super::Model;
 use super::database::Database;
-use super::postgres::ParameterMap;
+use super::postgres::{ParameterForm, ParameterMap};
 use crate::yaml::{Node, Span, Style, Value};
 
 /// A setting as the server will run with it.
@@ -50,14 +50,19 @@ pub fn normalize(name: &str, value: &str) -> String {
 
 /// The effective value of `name` on `db`.
 pub fn effective(model: &Model, db: &Database, name: &str) -> Setting {
+    // A section that would hold the parameter map holds no parameter
+    // itself: `spec.postgresql.synchronous_commit` beside no `parameters`
+    // is pruned by the operator's CRD, not read.
+    let holds = |m: &ParameterMap| m.form != ParameterForm::Section;
     let container = db
         .provider
         .parameter_maps(model, db)
         .into_iter()
-        .find(|m| lookup(&m.node, name).is_some())
+        .find(|m| holds(m) && lookup(&m.node, name).is_some())
         .or_else(|| db.provider.parameter_maps(model, db).into_iter().next());
     let written = container
         .as_ref()
+        .filter(|c| holds(c))
         .and_then(|c| lookup(&c.node, name))
         .map(|(value, node)| {
             let node = match line_span(model, &node, name) {

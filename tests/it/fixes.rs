@@ -185,6 +185,7 @@ fix_cases! {
     crunchy_patroni_parameters: "fixes/crunchy-patroni-dynamic-configuration", SYNC;
     crunchy_ignored_copy_deleted_up_to_patroni: "rules/authentik-cache-on-sync-replicated-postgres/fires/crunchy-pgo-5-7-sets-synchronous-commit", SYNC;
     crunchy_ignored_copy_deleted_beside_pg_hba: "fixes/crunchy-ignored-copy-beside-pg-hba", SYNC;
+    zalando_ignored_copy_deleted_beside_version: "fixes/zalando-ignored-copy-beside-version", SYNC;
     bitnami_subchart: "rules/authentik-cache-on-sync-replicated-postgres/fires/bitnami-subchart-ceph-block", SYNC;
     bitnami_subchart_next_to_an_alias: "rules/authentik-cache-on-sync-replicated-postgres/fires/bitnami-subchart-aliased-resources", SYNC;
     bitnami_standalone_block: "fixes/bitnami-standalone-extended-configuration", SYNC;

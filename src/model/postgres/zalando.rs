@@ -2,7 +2,7 @@
 //! per cluster, run by Patroni in Spilo pods.
 
 use super::{
-    ApiResource, Derived, Naming, ParameterMap, PostgresOperator, int_at, named_by_service, postgresql_section,
+    ApiResource, Derived, IgnoredCopy, Naming, ParameterMap, PostgresOperator, int_at, named_by_service, postgresql_section,
     secret, strip,
 };
 use crate::model::database::Database;
@@ -59,6 +59,21 @@ impl PostgresOperator for Zalando {
 
     fn claim_label(&self) -> Option<&'static str> {
         Some("cluster-name")
+    }
+
+    /// `spec.postgresql.<name>`, beside its `parameters`: the CRD declares
+    /// only `version` and `parameters` there, so the API server prunes it.
+    fn ignored_copy<'m>(
+        &self,
+        model: &'m Model,
+        db: &Database,
+        name: &str,
+    ) -> Option<IgnoredCopy<'m>> {
+        let at = ["spec", "postgresql", name];
+        Some(IgnoredCopy {
+            path: at.join("."),
+            entries: model.object(db.object).root.entries_along(&at)?,
+        })
     }
 
     /// Patroni `synchronous_mode` (Patroni docs, "Replication modes"), as
