@@ -150,6 +150,32 @@ fn a_folder_left_out_names_the_kustomization_or_flux_kustomization_that_would_ap
     );
 }
 
+/// A claim held only in a file the folder's kustomization does not list
+/// (testdata/reasons/claim-in-unlisted-file) is named with that file and
+/// why Flux does not apply it, not said to be missing from the
+/// repository.
+#[test]
+fn a_claim_in_a_file_flux_does_not_apply_is_named_where_it_is() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/reasons/claim-in-unlisted-file");
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(&fixture, tmp.path());
+    let (_, err) = run(tmp.path(), &[".", "-v", "--fail-on", "never"]);
+    let undecided: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("undecided: "))
+        .collect();
+    assert_eq!(
+        undecided,
+        [
+            "undecided: postgres-data-on-soft-mounted-nfs: Deployment/db/postgres: claim \
+             postgres-data is in the repository only in apps/db/manual-pvc.yaml, which Flux does \
+             not apply (apps/db/kustomization.yaml does not list it)"
+        ],
+        "{err}"
+    );
+}
+
 /// Messages framed as LSP frames them.
 fn send(to: &mut impl Write, message: &serde_json::Value) {
     let body = message.to_string();
