@@ -176,6 +176,40 @@ fn a_claim_in_a_file_flux_does_not_apply_is_named_where_it_is() {
     );
 }
 
+/// A repository of two clusters that both run Authentik, only one of
+/// them its database (testdata/reasons/database-in-other-root): the
+/// other's Authentik is told the cluster its host names is another
+/// root's, and why its own root's Kustomization of the same name did not
+/// render it, not that the repository holds no such cluster.
+#[test]
+fn a_database_only_another_root_applies_is_named_as_that_roots() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/reasons/database-in-other-root");
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(&fixture, tmp.path());
+    let (_, err) = run(tmp.path(), &[".", "-v", "--fail-on", "never"]);
+    let host: Vec<&str> = err
+        .lines()
+        .filter(|l| {
+            l.starts_with("undecided: authentik-cache-on-sync-replicated-postgres: HelmRelease")
+        })
+        .collect();
+    assert_eq!(
+        host,
+        [
+            "undecided: authentik-cache-on-sync-replicated-postgres: HelmRelease/auth/authentik: \
+             host pg-rw.database.svc.cluster.local names CloudNativePG cluster \
+             Cluster/database/pg, which is in the repository only under Flux Kustomization \
+             flux-system/database, which another Flux root applies, so it is taken for another \
+             cluster than HelmRelease/auth/authentik's; under this one's root it is not built: \
+             its path './apps/database-${MODE:=restore}' reaches Flux as written: Flux \
+             Kustomization flux-system/flux-system (clusters/b/flux.yaml) applies it without \
+             postBuild substitution, so ${MODE} is not replaced and the path is no directory"
+        ],
+        "{err}"
+    );
+}
+
 /// Messages framed as LSP frames them.
 fn send(to: &mut impl Write, message: &serde_json::Value) {
     let body = message.to_string();
