@@ -168,7 +168,12 @@ impl PostgresOperator for Crunchy {
 
     /// `spec.patroni.dynamicConfiguration.postgresql.<name>`, beside its
     /// `parameters`: Patroni reads only the latter.
-    fn ignored_copy(&self, model: &Model, db: &Database, name: &str) -> Option<(String, Span)> {
+    fn ignored_copy(
+        &self,
+        model: &Model,
+        db: &Database,
+        name: &str,
+    ) -> Option<(String, Span, String)> {
         let at = [
             "spec",
             "patroni",
@@ -177,7 +182,11 @@ impl PostgresOperator for Crunchy {
             name,
         ];
         let node = model.object(db.object).root.path(&at)?;
-        Some((at.join("."), node.span))
+        Some((
+            at.join("."),
+            node.span,
+            "is read by neither the operator nor Patroni".into(),
+        ))
     }
 
     /// Patroni `synchronous_mode` (Patroni docs, "Replication modes"), in

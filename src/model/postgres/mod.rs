@@ -169,10 +169,16 @@ pub trait PostgresOperator: Sync {
     }
 
     /// A copy of parameter `name` written in the declaring object where
-    /// neither the operator nor the server reads it, with its path: a fix
-    /// of the setting warns of it, since it reads as the setting to anyone
-    /// who opens the file.
-    fn ignored_copy(&self, _model: &Model, _db: &Database, _name: &str) -> Option<(String, Span)> {
+    /// neither the operator nor the server reads it, with its path and
+    /// why it is not read (`is read by neither ...`): a fix of the setting
+    /// warns of it, since it reads as the setting to anyone who opens the
+    /// file.
+    fn ignored_copy(
+        &self,
+        _model: &Model,
+        _db: &Database,
+        _name: &str,
+    ) -> Option<(String, Span, String)> {
         None
     }
 

@@ -233,9 +233,9 @@ pub fn postgres_parameter(
 /// beside the fix's edit, it reads as the setting to anyone who opens the
 /// file.
 pub fn ignored_copy_note(model: &Model, db: &Database, name: &str) -> Option<String> {
-    let (path, span) = db.provider.ignored_copy(model, db, name)?;
+    let (path, span, why) = db.provider.ignored_copy(model, db, name)?;
     Some(format!(
-        "{path} at {} is read by neither the operator nor Patroni: delete it with this change, so that it is not taken for the setting",
+        "{path} at {} {why}: delete it with this change, so that it is not taken for the setting",
         model.sources.location(span)
     ))
 }
