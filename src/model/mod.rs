@@ -405,7 +405,9 @@ impl<'r> Model<'r> {
                         .collect();
                     others.sort_unstable();
                     others.dedup();
-                    if let Some(why) = self.unapplied_as(kind, namespace, name) {
+                    if let Some((exact, why)) = self.unapplied_as(kind, namespace, name)
+                        && (exact || others.is_empty())
+                    {
                         return format!("{what} {why}");
                     }
                     match others.as_slice() {
@@ -420,15 +422,18 @@ impl<'r> Model<'r> {
         }
     }
 
-    /// Where the repository holds an object of `kind` named `name` in
-    /// `namespace` (or written without one) in a file Flux does not apply,
-    /// and why that file is not applied.
-    fn unapplied_as(&self, kind: &str, namespace: &str, name: &str) -> Option<String> {
-        let held = self.unapplied.iter().find(|u| {
-            u.kind == kind
-                && u.name == name
-                && u.namespace.as_deref().is_none_or(|ns| ns == namespace)
-        })?;
+    /// Where the repository holds an object of `kind` named `name` in a
+    /// file Flux does not apply, and why that file is not applied: one
+    /// written in `namespace` (`true`), else one written without a
+    /// namespace, which is said to be only possibly the same object.
+    fn unapplied_as(&self, kind: &str, namespace: &str, name: &str) -> Option<(bool, String)> {
+        let named = |u: &&Unapplied, ns: Option<&str>| {
+            u.kind == kind && u.name == name && u.namespace.as_deref() == ns
+        };
+        let (held, exact) = match self.unapplied.iter().find(|u| named(u, Some(namespace))) {
+            Some(u) => (u, true),
+            None => (self.unapplied.iter().find(|u| named(u, None))?, false),
+        };
         let why = self
             .skipped
             .binary_search_by(|s| s.path.cmp(&held.path))
@@ -436,10 +441,20 @@ impl<'r> Model<'r> {
                 let reason = self.skipped[i].reason.as_str();
                 reason.strip_prefix("not applied: ").unwrap_or(reason)
             });
-        Some(format!(
-            "is in the repository only in {}, which Flux does not apply ({why})",
-            held.path.display()
-        ))
+        let at = format!("{} ({why})", held.path.display());
+        Some(if exact {
+            (
+                true,
+                format!("is in the repository only where Flux does not apply it: {at}"),
+            )
+        } else {
+            (
+                false,
+                format!(
+                    "is not in the repository in namespace {namespace}; one of that name, with no namespace written, is only where Flux does not apply it: {at}"
+                ),
+            )
+        })
     }
 
     /// Why an object of `kind` in `namespace` takes `name` unless a Flux

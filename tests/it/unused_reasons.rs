@@ -153,7 +153,8 @@ fn a_folder_left_out_names_the_kustomization_or_flux_kustomization_that_would_ap
 /// A claim held only in a file the folder's kustomization does not list
 /// (testdata/reasons/claim-in-unlisted-file) is named with that file and
 /// why Flux does not apply it, not said to be missing from the
-/// repository.
+/// repository; one written without a namespace is told apart, since it
+/// may not be the claim asked for.
 #[test]
 fn a_claim_in_a_file_flux_does_not_apply_is_named_where_it_is() {
     let fixture =
@@ -161,16 +162,21 @@ fn a_claim_in_a_file_flux_does_not_apply_is_named_where_it_is() {
     let tmp = tempfile::tempdir().unwrap();
     common::copy_dir(&fixture, tmp.path());
     let (_, err) = run(tmp.path(), &[".", "-v", "--fail-on", "never"]);
-    let undecided: Vec<&str> = err
+    let mut undecided: Vec<&str> = err
         .lines()
         .filter(|l| l.starts_with("undecided: "))
         .collect();
+    undecided.sort_unstable();
     assert_eq!(
         undecided,
         [
+            "undecided: postgres-data-on-soft-mounted-nfs: Deployment/db/archive: claim \
+             archive-data is not in the repository in namespace db; one of that name, with no \
+             namespace written, is only where Flux does not apply it: apps/db/archive-pvc.yaml \
+             (apps/db/kustomization.yaml does not list it)",
             "undecided: postgres-data-on-soft-mounted-nfs: Deployment/db/postgres: claim \
-             postgres-data is in the repository only in apps/db/manual-pvc.yaml, which Flux does \
-             not apply (apps/db/kustomization.yaml does not list it)"
+             postgres-data is in the repository only where Flux does not apply it: \
+             apps/db/manual-pvc.yaml (apps/db/kustomization.yaml does not list it)",
         ],
         "{err}"
     );
