@@ -104,11 +104,8 @@ pub fn of_app(model: &Model, app: &App, query: &HostQuery) -> Result<Database, U
     {
         return Ok(db);
     }
-    let mut db = by_service(model, app.object, service, namespace).ok_or_else(|| {
-        Unknown(format!(
-            "host {shown} matches no Postgres cluster in the repository"
-        ))
-    })?;
+    let mut db = by_service(model, app.object, service, namespace)
+        .ok_or_else(|| Unknown(not_matched(model, app.object, &shown, service, namespace)))?;
     // A host from a Secret is labelled where that Secret writes it.
     db.host = var
         .node
@@ -171,6 +168,69 @@ fn split_host<'a>(host: &'a str, default_ns: &'a str) -> (&'a str, &'a str) {
     match parts.next() {
         Some(ns) if ns != "svc" => (service, ns),
         _ => (service, default_ns),
+    }
+}
+
+/// Why no cluster `near` sees makes Service `service`: one that another
+/// Flux root applies (a repository of several clusters) is named as that
+/// root's, never said to be missing from the repository.
+fn not_matched(model: &Model, near: ObjRef, shown: &str, service: &str, ns: &str) -> String {
+    let trees = model.memo(|| TreeSamples::of(model));
+    let tree = model.object(near).tree;
+    let elsewhere = trees
+        .0
+        .iter()
+        .filter(|&&(t, _)| Some(t) != tree)
+        .find_map(|&(_, sample)| by_service(model, sample, service, ns));
+    match elsewhere {
+        Some(db) => {
+            let other = model.object(db.object);
+            let mut why = format!(
+                "host {shown} names {} cluster {}, which is in the repository only under {}, which another Flux root applies, so it is taken for another cluster than {}'s",
+                db.provider.as_str(),
+                other.id(),
+                super::applier(other),
+                model.object(near).id()
+            );
+            // The same Flux Kustomization may be applied under this root
+            // too, and not render here: that is why the cluster is absent.
+            let by = other
+                .chain
+                .iter()
+                .rfind(|s| s.kind == crate::source::StepKind::FluxKustomization);
+            if let Some(render) = model.flux.iter().find(|r| {
+                Some(r.tree) == tree
+                    && by.is_some_and(|s| *s.detail == *format!("{}/{}", r.namespace, r.name))
+                    && !r.outcome.is_complete()
+            }) {
+                why.push_str(&format!(
+                    "; under this one's root it is {}: {}",
+                    render.outcome.key(),
+                    render.outcome.why()
+                ));
+            }
+            why
+        }
+        None => format!("host {shown} matches no Postgres cluster in the repository"),
+    }
+}
+
+/// One object of each Flux tree, to look a cluster up as that tree sees
+/// it: made once per model, since a scan of every object per unmatched
+/// host made many such apps quadratic.
+struct TreeSamples(Vec<(u32, ObjRef)>);
+
+impl TreeSamples {
+    fn of(model: &Model) -> TreeSamples {
+        let mut seen: Vec<(u32, ObjRef)> = Vec::new();
+        for (i, o) in model.objects.iter().enumerate() {
+            if let Some(t) = o.tree
+                && !seen.iter().any(|&(s, _)| s == t)
+            {
+                seen.push((t, i));
+            }
+        }
+        TreeSamples(seen)
     }
 }
 

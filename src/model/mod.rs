@@ -19,9 +19,10 @@ pub mod volume;
 
 use std::sync::OnceLock;
 
+use crate::source::Object;
 use crate::source::data;
 use crate::source::helm::{self, Release};
-use crate::source::{Object, repo::Repo};
+use crate::source::repo::{Repo, Skipped, Unapplied};
 use crate::yaml::{FileId, Origin, SourceMap};
 use index::Index;
 
@@ -40,6 +41,10 @@ pub struct Model<'r> {
     /// What became of each Flux Kustomization, when the objects come from
     /// a repository.
     pub flux: &'r [crate::source::coverage::FluxRender],
+    /// The objects of files Flux does not apply, and why each file is
+    /// skipped (sorted by path), when the objects come from a repository.
+    unapplied: &'r [Unapplied],
+    skipped: &'r [Skipped],
     /// Effective chart and values of each HelmRelease, by object index.
     /// Boxed: a `Release` is ~370 bytes and most objects are no
     /// HelmRelease, so unboxed slots were 38 MB of the 100k-object
@@ -107,6 +112,8 @@ impl<'r> Model<'r> {
         model.files = Some(&repo.files);
         model.local_sources = Some(&repo.local_sources);
         model.flux = &repo.flux;
+        model.unapplied = &repo.unapplied;
+        model.skipped = &repo.skipped;
         model
     }
 
@@ -175,6 +182,8 @@ impl<'r> Model<'r> {
             files: None,
             local_sources: None,
             flux: &[],
+            unapplied: &[],
+            skipped: &[],
             releases,
             by_name,
             secrets,
@@ -396,6 +405,11 @@ impl<'r> Model<'r> {
                         .collect();
                     others.sort_unstable();
                     others.dedup();
+                    if let Some((exact, why)) = self.unapplied_as(kind, namespace, name)
+                        && (exact || others.is_empty())
+                    {
+                        return format!("{what} {why}");
+                    }
                     match others.as_slice() {
                         [] => format!("{what} is not in the repository in namespace {namespace}"),
                         _ => format!(
@@ -406,6 +420,41 @@ impl<'r> Model<'r> {
                 }
             },
         }
+    }
+
+    /// Where the repository holds an object of `kind` named `name` in a
+    /// file Flux does not apply, and why that file is not applied: one
+    /// written in `namespace` (`true`), else one written without a
+    /// namespace, which is said to be only possibly the same object.
+    fn unapplied_as(&self, kind: &str, namespace: &str, name: &str) -> Option<(bool, String)> {
+        let named = |u: &&Unapplied, ns: Option<&str>| {
+            u.kind == kind && u.name == name && u.namespace.as_deref() == ns
+        };
+        let (held, exact) = match self.unapplied.iter().find(|u| named(u, Some(namespace))) {
+            Some(u) => (u, true),
+            None => (self.unapplied.iter().find(|u| named(u, None))?, false),
+        };
+        let why = self
+            .skipped
+            .binary_search_by(|s| s.path.cmp(&held.path))
+            .map_or("it is not applied", |i| {
+                let reason = self.skipped[i].reason.as_str();
+                reason.strip_prefix("not applied: ").unwrap_or(reason)
+            });
+        let at = format!("{} ({why})", held.path.display());
+        Some(if exact {
+            (
+                true,
+                format!("is in the repository only where Flux does not apply it: {at}"),
+            )
+        } else {
+            (
+                false,
+                format!(
+                    "is not in the repository in namespace {namespace}; one of that name, with no namespace written, is only where Flux does not apply it: {at}"
+                ),
+            )
+        })
     }
 
     /// Why an object of `kind` in `namespace` takes `name` unless a Flux

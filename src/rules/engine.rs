@@ -13,7 +13,7 @@ use super::steps::{AppFact, Bindings, DatabaseFact, Shape, Spec, first, link};
 use crate::model::{Model, Unknown};
 
 /// What evaluation could not decide, per rule (shown with `--verbose`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Undecided {
     pub rule: String,
     pub subject: String,
@@ -80,8 +80,12 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
     let mut fingerprints = std::collections::HashSet::new();
     let mut first_span = std::collections::HashMap::new();
     let mut given = std::collections::HashSet::new();
-    for (rule, (findings, mut undecided, over_budget)) in rules.iter().zip(runs) {
-        out.undecided.append(&mut undecided);
+    let mut said = std::collections::HashSet::new();
+    for (rule, (findings, undecided, over_budget)) in rules.iter().zip(runs) {
+        // One app rendered into two clusters' trees may leave the same
+        // question open in both, in the same words: one line says it.
+        out.undecided
+            .extend(undecided.into_iter().filter(|u| said.insert(u.clone())));
         if let Some(message) = over_budget {
             out.issues.push(crate::source::Issue::located(
                 format!("rule {}", rule.id),

@@ -25,6 +25,18 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// An object of a file Flux does not apply, by kind and name: what
+/// refers to it is told where it is and why it is not applied, never that
+/// the repository lacks it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unapplied {
+    pub kind: String,
+    /// As written; `None` when the file leaves it to whatever would apply it.
+    pub namespace: Option<String>,
+    pub name: String,
+    pub path: PathBuf,
+}
+
 /// The loaded repository.
 pub struct Repo {
     pub files: Files,
@@ -32,6 +44,8 @@ pub struct Repo {
     /// Problems with single inputs; the rest of the repo still loaded.
     pub issues: Vec<Issue>,
     pub skipped: Vec<Skipped>,
+    /// The objects of the files skipped as not applied.
+    pub unapplied: Vec<Unapplied>,
     /// `kind/name` of the Flux sources that are this repository (those
     /// the root Flux Kustomizations build from), with the directory of the
     /// repository that is the source's root (`""`, or e.g. `kubernetes`
@@ -282,6 +296,7 @@ pub fn load_files(mut files: Files) -> Repo {
     let rendered_by = rendered_by(&objects, &renders);
     let moved = MovedTrees::of(&unapplied);
     let mut fates: Vec<FileFate> = Vec::new();
+    let mut unapplied_objects = Vec::new();
     for (path, file, docs) in object_docs {
         if let Some((by, complete)) = rendered_by.get(&file) {
             fates.push(FileFate {
@@ -333,6 +348,17 @@ pub fn load_files(mut files: Files) -> Repo {
             }
         };
         if let Some(fate) = unapplied {
+            if let Ok(parsed) = files.documents(path) {
+                unapplied_objects.extend(docs.iter().filter_map(|&i| {
+                    let doc = parsed.docs.get(i)?;
+                    Some(Unapplied {
+                        kind: doc.str_at(&["kind"])?.to_string(),
+                        namespace: doc.str_at(&["metadata", "namespace"]).map(str::to_string),
+                        name: doc.str_at(&["metadata", "name"])?.to_string(),
+                        path: path.clone(),
+                    })
+                }));
+            }
             skipped.push(Skipped {
                 path: path.clone(),
                 reason: fate.reason(),
@@ -408,6 +434,7 @@ pub fn load_files(mut files: Files) -> Repo {
         objects,
         issues,
         skipped,
+        unapplied: unapplied_objects,
         local_sources,
         flux: renders,
         fates,

@@ -71,3 +71,29 @@ fn a_variable_only_another_cluster_defines_is_not_said_to_be_defined_nowhere() {
     );
     assert!(!label.contains("defined nowhere"), "{label}");
 }
+
+/// One app both clusters apply, whose claim neither holds: the question
+/// left open is the same in both trees, in the same words, and is said once.
+#[test]
+fn an_undecided_question_two_clusters_share_is_said_once() {
+    let repo = two_clusters();
+    write(
+        repo.path(),
+        "apps/shared/postgres.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: postgres, namespace: default}\nspec:\n  template:\n    spec:\n      containers:\n        - {name: postgres, image: 'postgres:16', volumeMounts: [{name: data, mountPath: /var/lib/postgresql/data}]}\n      volumes:\n        - {name: data, persistentVolumeClaim: {claimName: pg-data}}\n",
+    );
+    let out = lint(repo.path(), &["-v", "--fail-on", "never"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("undecided: "))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "undecided: postgres-data-on-soft-mounted-nfs: Deployment/default/postgres: claim \
+             pg-data is not in the repository in namespace default"
+        ],
+        "{err}"
+    );
+}

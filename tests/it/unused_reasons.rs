@@ -150,6 +150,72 @@ fn a_folder_left_out_names_the_kustomization_or_flux_kustomization_that_would_ap
     );
 }
 
+/// A claim held only in a file the folder's kustomization does not list
+/// (testdata/reasons/claim-in-unlisted-file) is named with that file and
+/// why Flux does not apply it, not said to be missing from the
+/// repository; one written without a namespace is told apart, since it
+/// may not be the claim asked for.
+#[test]
+fn a_claim_in_a_file_flux_does_not_apply_is_named_where_it_is() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/reasons/claim-in-unlisted-file");
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(&fixture, tmp.path());
+    let (_, err) = run(tmp.path(), &[".", "-v", "--fail-on", "never"]);
+    let mut undecided: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("undecided: "))
+        .collect();
+    undecided.sort_unstable();
+    assert_eq!(
+        undecided,
+        [
+            "undecided: postgres-data-on-soft-mounted-nfs: Deployment/db/archive: claim \
+             archive-data is not in the repository in namespace db; one of that name, with no \
+             namespace written, is only where Flux does not apply it: apps/db/archive-pvc.yaml \
+             (apps/db/kustomization.yaml does not list it)",
+            "undecided: postgres-data-on-soft-mounted-nfs: Deployment/db/postgres: claim \
+             postgres-data is in the repository only where Flux does not apply it: \
+             apps/db/manual-pvc.yaml (apps/db/kustomization.yaml does not list it)",
+        ],
+        "{err}"
+    );
+}
+
+/// A repository of two clusters that both run Authentik, only one of
+/// them its database (testdata/reasons/database-in-other-root): the
+/// other's Authentik is told the cluster its host names is another
+/// root's, and why its own root's Kustomization of the same name did not
+/// render it, not that the repository holds no such cluster.
+#[test]
+fn a_database_only_another_root_applies_is_named_as_that_roots() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/reasons/database-in-other-root");
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(&fixture, tmp.path());
+    let (_, err) = run(tmp.path(), &[".", "-v", "--fail-on", "never"]);
+    let host: Vec<&str> = err
+        .lines()
+        .filter(|l| {
+            l.starts_with("undecided: authentik-cache-on-sync-replicated-postgres: HelmRelease")
+        })
+        .collect();
+    assert_eq!(
+        host,
+        [
+            "undecided: authentik-cache-on-sync-replicated-postgres: HelmRelease/auth/authentik: \
+             host pg-rw.database.svc.cluster.local names CloudNativePG cluster \
+             Cluster/database/pg, which is in the repository only under Flux Kustomization \
+             flux-system/database, which another Flux root applies, so it is taken for another \
+             cluster than HelmRelease/auth/authentik's; under this one's root it is not built: \
+             its path './apps/database-${MODE:=restore}' reaches Flux as written: Flux \
+             Kustomization flux-system/flux-system (clusters/b/flux.yaml) applies it without \
+             postBuild substitution, so ${MODE} is not replaced and the path is no directory"
+        ],
+        "{err}"
+    );
+}
+
 /// Messages framed as LSP frames them.
 fn send(to: &mut impl Write, message: &serde_json::Value) {
     let body = message.to_string();

@@ -2,7 +2,7 @@
 //! on its own, or bundled as a subchart of an app's chart under a values
 //! key (`postgresql`).
 
-use super::{ParameterForm, ParameterHome, ParameterMap, PostgresOperator};
+use super::{IgnoredCopy, ParameterForm, ParameterHome, ParameterMap, PostgresOperator};
 use crate::model::database::Database;
 use crate::model::replication::Synchronous;
 use crate::model::storage::pvc_class;
@@ -51,41 +51,47 @@ impl PostgresOperator for Bitnami {
             })
     }
 
-    /// `primary.extendedConfiguration` (appended to the chart's
-    /// postgresql.conf) before `primary.configuration` (which replaces it).
+    /// The chart's configuration blocks ([`conf_blocks`]), unless the
+    /// image it runs does not read them ([`foreign_image`]).
     fn parameter_maps(&self, model: &Model, db: &Database) -> Vec<ParameterMap> {
-        let Some(release) = model.release(db.object) else {
-            return Vec::new();
-        };
-        let Some(values) = sub_values(&release.values, &db.values_key) else {
-            return Vec::new();
-        };
-        let prefix = if db.values_key.is_empty() {
-            "spec.values".to_string()
-        } else {
-            format!("spec.values.{}", db.values_key)
-        };
-        ["extendedConfiguration", "configuration"]
-            .iter()
-            .filter_map(|k| {
-                values
-                    .path(&["primary", k])
-                    .cloned()
-                    .map(|n| {
-                        ParameterMap::new(
-                            n,
-                            format!("{prefix}.primary.{k}"),
-                            ParameterForm::ConfBlock,
-                        )
-                    })
+        match release_image(model, db) {
+            Some(_) => Vec::new(),
+            None => conf_blocks(model, db),
+        }
+    }
+
+    /// A line of the chart's configuration blocks that an image of
+    /// another entrypoint does not read ([`foreign_image`]).
+    fn ignored_copy<'m>(
+        &self,
+        model: &'m Model,
+        db: &Database,
+        name: &str,
+    ) -> Option<IgnoredCopy<'m>> {
+        let image = release_image(model, db)?;
+        conf_blocks(model, db).into_iter().find_map(|m| {
+            let (_, node) = crate::model::settings::lookup(&m.node, name)?;
+            Some(IgnoredCopy {
+                path: m.path,
+                at: node.span,
+                why: format!("is not read by image {image}, whose entrypoint is not Bitnami's"),
+                entries: Vec::new(),
             })
-            .collect()
+        })
     }
 
     /// Helm replaces a string value, it does not add to it: a block
     /// written here drops what the parent chart's own default block
     /// holds, so that goes in too.
     fn parameter_home<'m>(&self, model: &Model<'m>, db: &Database) -> Option<ParameterHome<'m>> {
+        if let Some(image) = release_image(model, db) {
+            let at = dotted(&db.values_key, "primary.args");
+            return Some(ParameterHome::Undecided(format!(
+                "the chart runs image {image}, whose entrypoint reads neither \
+                 primary.extendedConfiguration nor primary.configuration (Bitnami's image \
+                 scripts do): pass the setting to the server as [\"-c\", \"name=value\"] in {at}"
+            )));
+        }
         let mut path = vec!["spec".to_string(), "values".to_string()];
         path.extend(
             db.values_key
@@ -185,6 +191,59 @@ fn is_bitnami_postgres(model: &Model, r: ObjRef) -> bool {
                 .map(str::to_string)
         })
         .is_some_and(|c| c == "postgresql" || c == "postgresql-ha")
+}
+
+/// `primary.extendedConfiguration` (appended to the chart's
+/// postgresql.conf) before `primary.configuration` (which replaces it).
+fn conf_blocks(model: &Model, db: &Database) -> Vec<ParameterMap> {
+    let Some(release) = model.release(db.object) else {
+        return Vec::new();
+    };
+    let Some(values) = sub_values(&release.values, &db.values_key) else {
+        return Vec::new();
+    };
+    let prefix = if db.values_key.is_empty() {
+        "spec.values".to_string()
+    } else {
+        format!("spec.values.{}", db.values_key)
+    };
+    ["extendedConfiguration", "configuration"]
+        .iter()
+        .filter_map(|k| {
+            values.path(&["primary", k]).cloned().map(|n| {
+                ParameterMap::new(n, format!("{prefix}.primary.{k}"), ParameterForm::ConfBlock)
+            })
+        })
+        .collect()
+}
+
+/// [`foreign_image`] of the release's values for the database.
+fn release_image(model: &Model, db: &Database) -> Option<String> {
+    let release = model.release(db.object)?;
+    foreign_image(sub_values(&release.values, &db.values_key)?).map(str::to_string)
+}
+
+/// The server image a Bitnami PostgreSQL chart's values swap in when it
+/// is the official `postgres` or one built on it (`image.repository`, as
+/// repositories did when Bitnami's images moved to `bitnamilegacy`). Its
+/// entrypoint (docker-library/postgres `docker-entrypoint.sh`) starts the
+/// server on the postgresql.conf initdb wrote into the data directory; the
+/// chart's `primary.extendedConfiguration` (mounted into
+/// /bitnami/postgresql/conf/conf.d) and `primary.configuration` are read
+/// only by Bitnami's image scripts (bitnami/containers
+/// `libpostgresql.sh`), so they take no effect.
+fn foreign_image(values: &Node) -> Option<&str> {
+    let repository = values.str_at(&["image", "repository"])?;
+    super::plain::official_based(repository).then_some(repository)
+}
+
+/// `key.rest`, or `rest` for a standalone release.
+fn dotted(key: &str, rest: &str) -> String {
+    if key.is_empty() {
+        rest.to_string()
+    } else {
+        format!("{key}.{rest}")
+    }
 }
 
 /// Helm's fullname template: `fullnameOverride`, else the release name

@@ -174,11 +174,11 @@ impl PostgresOperator for Crunchy {
         db: &Database,
         name: &str,
     ) -> Option<IgnoredCopy<'m>> {
-        let at = ["spec", "patroni", "dynamicConfiguration", "postgresql", name];
-        Some(IgnoredCopy {
-            path: at.join("."),
-            entries: model.object(db.object).root.entries_along(&at)?,
-        })
+        IgnoredCopy::entry(
+            &model.object(db.object).root,
+            &["spec", "patroni", "dynamicConfiguration", "postgresql", name],
+            "is read by neither the operator nor Patroni",
+        )
     }
 
     /// Patroni `synchronous_mode` (Patroni docs, "Replication modes"), in

@@ -11,7 +11,7 @@ use super::replication::Synchronous;
 use super::storage::{self, Storage};
 use super::{Model, ObjRef, Unknown};
 use crate::source::Object;
-use crate::yaml::{Entry, Node};
+use crate::yaml::{Entry, Node, Span};
 
 pub mod drift;
 
@@ -21,12 +21,30 @@ pub mod drift;
 /// not show).
 pub type Derived = Result<String, String>;
 
-/// A parameter written where the operator does not read it.
+/// A parameter written where the server does not read it.
 pub struct IgnoredCopy<'m> {
     /// Its path in the object, for messages.
     pub path: String,
-    /// The entries from the object's root down to it.
+    /// Where its value is written.
+    pub at: Span,
+    /// Why it is not read (`is read by neither ...`).
+    pub why: String,
+    /// The map entries from the object's root down to it, when it is a
+    /// map entry of its own (empty for a line of a configuration block).
     pub entries: Vec<Entry<'m>>,
+}
+
+impl<'m> IgnoredCopy<'m> {
+    /// A map entry at `at` of `root`.
+    pub fn entry(root: &'m Node, at: &[&str], why: &str) -> Option<IgnoredCopy<'m>> {
+        let entries = root.entries_along(at)?;
+        Some(IgnoredCopy {
+            path: at.join("."),
+            at: entries.last()?.value.span,
+            why: why.to_string(),
+            entries,
+        })
+    }
 }
 
 /// A place a server reads Postgres parameters from, as its operator

@@ -176,6 +176,18 @@ const SERVER_IMAGES: &[&str] = &[
     "pgvector",
 ];
 
+/// Whether an image repository (`library/postgres`, without tag) is the
+/// official `postgres` image or one built on it, whose entrypoint is
+/// docker-library's `docker-entrypoint.sh`, not Bitnami's scripts.
+pub(super) fn official_based(repository: &str) -> bool {
+    let mut parts = repository.rsplit('/');
+    let name = parts.next().unwrap_or_default();
+    let owner = parts.next().unwrap_or_default();
+    SERVER_IMAGES.contains(&name)
+        && !owner.starts_with("bitnami")
+        && (name != "postgresql" || owner == "cloudnative-pg")
+}
+
 /// The container of a Deployment or StatefulSet that runs a Postgres
 /// server. Init containers are not servers, nor is a container of a
 /// server image that runs another program (`psql`, `pg_dump`, a shell).
@@ -340,6 +352,27 @@ mod tests {
         assert!(!runs_server(&container(
             "image: postgres:16\nargs: [pg_isready, -h, db]\n"
         )));
+    }
+
+    #[test]
+    fn images_on_the_official_entrypoint_are_told_from_bitnamis() {
+        for official in [
+            "library/postgres",
+            "postgres",
+            "postgis/postgis",
+            "ghcr.io/cloudnative-pg/postgresql",
+            "tensorchord/pgvecto-rs",
+        ] {
+            assert!(official_based(official), "{official}");
+        }
+        for bitnami in [
+            "bitnami/postgresql",
+            "bitnamilegacy/postgresql",
+            "mirror.local/postgresql",
+            "library/redis",
+        ] {
+            assert!(!official_based(bitnami), "{bitnami}");
+        }
     }
 
     #[test]

@@ -69,11 +69,11 @@ impl PostgresOperator for Zalando {
         db: &Database,
         name: &str,
     ) -> Option<IgnoredCopy<'m>> {
-        let at = ["spec", "postgresql", name];
-        Some(IgnoredCopy {
-            path: at.join("."),
-            entries: model.object(db.object).root.entries_along(&at)?,
-        })
+        IgnoredCopy::entry(
+            &model.object(db.object).root,
+            &["spec", "postgresql", name],
+            "is pruned by the operator's CRD, so neither the operator nor Patroni reads it",
+        )
     }
 
     /// Patroni `synchronous_mode` (Patroni docs, "Replication modes"), as

@@ -259,9 +259,10 @@ pub fn ignored_copy(model: &Model, db: &Database, name: &str) -> Option<IgnoredC
     Some(IgnoredCopy {
         delete: remove_entry(model.sources, &copy.entries),
         unread: format!(
-            "{} at {} is read by neither the operator nor Patroni",
+            "{} at {} {}",
             copy.path,
-            model.sources.location(copy.entries.last()?.value.span)
+            model.sources.location(copy.at),
+            copy.why
         ),
     })
 }

@@ -32,12 +32,12 @@ impl Fact for VariableFact {
         let text = match set_elsewhere(model, name) {
             Some(at) => format!(
                 "${{{name}}} is not defined for the Kustomization that renders it (the \
-                 repository sets it only at {at}, which its postBuild does not read): strict \
-                 substitution fails the Kustomization here"
+                 repository sets it only at {at}, which its postBuild does not read): {}",
+                outcome(model, self.object)
             ),
             None => format!(
-                "${{{name}}} is defined nowhere: strict substitution fails the \
-                 Kustomization here"
+                "${{{name}}} is defined nowhere: {}",
+                outcome(model, self.object)
             ),
         };
         Described {
@@ -73,4 +73,56 @@ fn set_elsewhere(model: &Model, name: &str) -> Option<String> {
         }?;
         Some(model.sources.location(at.span))
     })
+}
+
+/// What kustomize-controller does with the undefined variable: fail the
+/// Kustomization (strict substitution, the default since v1.9), or, where
+/// the repository turns the `StrictPostBuildSubstitutions` feature gate
+/// off for it (an argument of the controller's Deployment, a patch of a
+/// FluxInstance or of the flux-instance chart's values), substitute an
+/// empty string.
+fn outcome(model: &Model, object: ObjRef) -> String {
+    let obj = model.object(object);
+    let off = model.memo(|| StrictOff::of(model));
+    let at = off
+        .0
+        .iter()
+        .find(|(tree, _)| tree.is_none() || obj.tree.is_none() || *tree == obj.tree);
+    match at {
+        Some((_, at)) => format!(
+            "Flux substitutes an empty string here, since the repository turns strict \
+             substitution off at {at}"
+        ),
+        None => "strict substitution fails the Kustomization here".into(),
+    }
+}
+
+/// Where the repository turns strict substitution off, with the Flux
+/// tree (the cluster) that applies each place: a repository of several
+/// clusters may turn it off for one of them only.
+struct StrictOff(Vec<(Option<u32>, String)>);
+
+impl StrictOff {
+    fn of(model: &Model) -> StrictOff {
+        const OFF: &str = "StrictPostBuildSubstitutions=false";
+        let carriers = [
+            ("apps", "Deployment"),
+            ("fluxcd.controlplane.io", "FluxInstance"),
+            ("helm.toolkit.fluxcd.io", "HelmRelease"),
+        ];
+        let mut at = Vec::new();
+        for &(group, kind) in &carriers {
+            for i in model.of_kind(group, kind) {
+                let o = model.object(i);
+                let mut found = None;
+                o.root.walk(&mut |_, n| {
+                    if found.is_none() && n.as_str().is_some_and(|t| t.contains(OFF)) {
+                        found = Some(n.span);
+                    }
+                });
+                at.extend(found.map(|span| (o.tree, model.sources.location(span))));
+            }
+        }
+        StrictOff(at)
+    }
 }
