@@ -16,6 +16,7 @@ use super::documents;
 use crate::fix::Applicability;
 use crate::pipeline::editor::Analysis;
 use crate::rules::Finding;
+use crate::yaml::edit::in_line_breaks_of;
 
 /// The actions for the findings that have a label in `rel` within `range`.
 pub fn at(analysis: &Analysis, rel: &Path, range: Range) -> Vec<CodeActionOrCommand> {
@@ -60,7 +61,8 @@ fn fix(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
             .or_default()
             .push(TextEdit {
                 range: ranges.between(edit.file, edit.start as usize, edit.end as usize),
-                new_text: edit.replacement.clone(),
+                new_text: in_line_breaks_of(&sources.get(edit.file).text, &edit.replacement)
+                    .into_owned(),
             });
     }
     let (title, preferred, disabled) = match fix.applicability {
@@ -110,10 +112,14 @@ fn suppression(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
     let at = documents::Lines::new(text).position(line_start);
     let edit = TextEdit {
         range: Range::new(at, at),
-        new_text: format!(
-            "{indent}# homelab-lint: ignore {} -- <reason>\n",
-            finding.rule
-        ),
+        new_text: in_line_breaks_of(
+            text,
+            &format!(
+                "{indent}# homelab-lint: ignore {} -- <reason>\n",
+                finding.rule
+            ),
+        )
+        .into_owned(),
     };
     Some(CodeAction {
         title: format!("Suppress {} here (with a reason)", finding.rule),

@@ -330,6 +330,27 @@ async def test_fixes_come_with_their_applicability_and_apply(client: LanguageCli
     assert unsafe[0].edit is not None
 
 
+@pytest.mark.asyncio(loop_scope="function")
+async def test_edits_in_a_crlf_file_keep_its_line_breaks(client: LanguageClient):
+    """A file written on Windows: every line an action inserts ends with
+    CRLF, as the command line's --fix writes it, and the finding goes."""
+    path = EXAMPLE / "apps/authentik/helmrelease.yaml"
+    written = path.read_text().replace("\n", "\r\n")
+    release = Buffer(client, path, written)
+    rule = "authentik-persistent-connections-without-keepalives"
+    finding = ours(await release.diagnostics(), rule)[0]
+    actions = await code_actions(release, finding)
+    for action in [a for a in actions if a.is_preferred or a.title.startswith(f"Suppress {rule}")]:
+        edits = action.edit.changes[release.uri]
+        assert any("\n" in e.new_text for e in edits), action
+        after = apply(written, edits)
+        assert "\n" not in after.replace("\r\n", ""), (action.title, edits)
+        release.change(after)
+        assert ours(await release.diagnostics(), rule) == [], action.title
+        release.change(written)
+        assert ours(await release.diagnostics(), rule), action.title
+
+
 def on_disk(client: LanguageClient, *changes: tuple[pathlib.Path, types.FileChangeType]):
     """Tells the server what changed on disk, as a watching client does."""
     client.workspace_did_change_watched_files(
