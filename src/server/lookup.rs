@@ -2,18 +2,9 @@
 //! rendered values that were written there (one per render that read
 //! the file: a base built by two Flux Kustomizations gives two).
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use crate::source::Object;
 use crate::source::repo::Repo;
 use crate::yaml::{FileId, Node, PathSeg, Value};
-
-/// A variable use as Flux's envsubst reads it: `${NAME}`, with or without
-/// an operator and default (`${NAME:=default}`).
-static VARIABLE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\$\{([A-Za-z_][A-Za-z0-9_]*)[^}]*\}").expect("valid regex"));
 
 /// A `${VAR}` written in `text` around byte `offset`: its name and bytes.
 pub struct VariableUse {
@@ -22,20 +13,54 @@ pub struct VariableUse {
     pub end: usize,
 }
 
+/// The innermost `${NAME...}` around `offset` on its line, as Flux's
+/// envsubst reads it: with or without an operator and default, which may
+/// itself use a variable (`${NAME:-${OTHER}}`, drone/envsubst parses the
+/// default as text with substitutions of its own), so the braces are
+/// paired rather than cut at the first `}`.
 pub fn variable_at(text: &str, offset: usize) -> Option<VariableUse> {
     let line_start = text.get(..offset)?.rfind('\n').map_or(0, |n| n + 1);
     let line_end = text[offset..].find('\n').map_or(text.len(), |n| offset + n);
-    VARIABLE
-        .captures_iter(&text[line_start..line_end])
-        .find_map(|c| {
-            let whole = c.get(0)?;
-            let (start, end) = (line_start + whole.start(), line_start + whole.end());
-            (start <= offset && offset <= end).then(|| VariableUse {
-                name: c[1].to_string(),
-                start,
-                end,
-            })
-        })
+    let line = &text.as_bytes()[line_start..line_end];
+    let mut open: Vec<usize> = Vec::new();
+    let mut best: Option<(usize, usize)> = None;
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            b'$' if line.get(i + 1) == Some(&b'{') => {
+                open.push(line_start + i);
+                i += 1;
+            }
+            b'}' => {
+                if let Some(start) = open.pop() {
+                    let end = line_start + i + 1;
+                    let inner = best.is_none_or(|(s, e)| end - start < e - s);
+                    if start <= offset && offset <= end && inner && name_at(text, start).is_some() {
+                        best = Some((start, end));
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let (start, end) = best?;
+    Some(VariableUse {
+        name: name_at(text, start)?.to_string(),
+        start,
+        end,
+    })
+}
+
+/// The variable name after the `${` at `start`, if it is one.
+fn name_at(text: &str, start: usize) -> Option<&str> {
+    let rest = &text[start + 2..];
+    let len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let name = &rest[..len];
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        .then_some(name)
 }
 
 /// A segment of a value's path, owned.
@@ -125,5 +150,18 @@ mod tests {
         let first = variable_at(text, text.find("ceph").unwrap()).unwrap();
         assert_eq!(first.name, "STORAGE");
         assert!(variable_at(text, 1).is_none());
+    }
+
+    #[test]
+    fn a_variable_in_a_default_is_the_one_under_the_cursor() {
+        let text = "size: ${SIZE:-${CLASS}}x ${1}\n";
+        let inner = variable_at(text, text.find("CLASS").unwrap()).unwrap();
+        assert_eq!(inner.name, "CLASS");
+        assert_eq!(&text[inner.start..inner.end], "${CLASS}");
+        let outer = variable_at(text, text.find("SIZE").unwrap()).unwrap();
+        assert_eq!(outer.name, "SIZE");
+        assert_eq!(&text[outer.start..outer.end], "${SIZE:-${CLASS}}");
+        assert!(variable_at(text, text.find("1}").unwrap()).is_none());
+        assert!(variable_at(text, text.find(" $").unwrap()).is_none());
     }
 }

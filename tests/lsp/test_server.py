@@ -228,6 +228,22 @@ async def test_hover_and_definition_of_a_variable(client: LanguageClient):
 
 
 @pytest.mark.asyncio(loop_scope="function")
+async def test_a_variable_in_another_ones_default_is_the_one_hovered(client: LanguageClient):
+    """`${SIZE:-${CLUSTER_STORAGE_CLASS}}`: on the inner name, the inner
+    variable's value and definition; on the outer one, the outer's."""
+    written = CLUSTER.read_text()
+    doc = Buffer(client, CLUSTER, written.replace("size: 20Gi", "size: ${SIZE:-${CLUSTER_STORAGE_CLASS}}"))
+    await doc.diagnostics()
+    inner = (await doc.hover("${CLUSTER_STORAGE_CLASS}}", 3)).contents.value
+    assert inner.startswith("**`${CLUSTER_STORAGE_CLASS}`**"), inner
+    assert "kubernetes/flux/vars/cluster-settings.yaml:" in inner, inner
+    found = await doc.definition("${CLUSTER_STORAGE_CLASS}}", 3)
+    assert [loc.uri for loc in found] == [SETTINGS.as_uri()], found
+    outer = (await doc.hover("${SIZE", 3)).contents.value
+    assert outer.startswith("**`${SIZE}`**"), outer
+
+
+@pytest.mark.asyncio(loop_scope="function")
 async def test_definition_of_a_dependency_and_a_source(client: LanguageClient):
     doc = Buffer(client, KS)
     await doc.diagnostics()
