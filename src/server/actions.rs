@@ -12,14 +12,19 @@ use lsp_types::{
 };
 
 use super::diagnostics::{self, Ranges, shown};
-use super::documents;
+use super::documents::{self, Documents};
 use crate::fix::Applicability;
 use crate::pipeline::editor::Analysis;
 use crate::rules::Finding;
 use crate::yaml::edit::in_line_breaks_of;
 
 /// The actions for the findings that have a label in `rel` within `range`.
-pub fn at(analysis: &Analysis, rel: &Path, range: Range) -> Vec<CodeActionOrCommand> {
+pub fn at(
+    analysis: &Analysis,
+    docs: &Documents,
+    rel: &Path,
+    range: Range,
+) -> Vec<CodeActionOrCommand> {
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
     let Some(file) = sources.find(rel) else {
@@ -34,8 +39,8 @@ pub fn at(analysis: &Analysis, rel: &Path, range: Range) -> Vec<CodeActionOrComm
         if !here {
             continue;
         }
-        out.extend(fix(analysis, finding).map(CodeActionOrCommand::CodeAction));
-        out.extend(suppression(analysis, finding).map(CodeActionOrCommand::CodeAction));
+        out.extend(fix(analysis, docs, finding).map(CodeActionOrCommand::CodeAction));
+        out.extend(suppression(analysis, docs, finding).map(CodeActionOrCommand::CodeAction));
     }
     out
 }
@@ -48,7 +53,7 @@ fn overlaps(a: Range, b: Range) -> bool {
 // its parse behind a cell that clippy takes for a mutable key; no key
 // here is changed once made.
 #[allow(clippy::mutable_key_type)]
-fn fix(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
+fn fix(analysis: &Analysis, docs: &Documents, finding: &Finding) -> Option<CodeAction> {
     let fix = finding.fix.as_ref()?;
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
@@ -56,14 +61,11 @@ fn fix(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
     let mut ranges = Ranges::new(sources);
     for edit in &fix.edits {
         let path = repo.files.root().join(sources.path(edit.file));
-        changes
-            .entry(documents::uri_of(&path)?)
-            .or_default()
-            .push(TextEdit {
-                range: ranges.between(edit.file, edit.start as usize, edit.end as usize),
-                new_text: in_line_breaks_of(&sources.get(edit.file).text, &edit.replacement)
-                    .into_owned(),
-            });
+        changes.entry(docs.uri(&path)?).or_default().push(TextEdit {
+            range: ranges.between(edit.file, edit.start as usize, edit.end as usize),
+            new_text: in_line_breaks_of(&sources.get(edit.file).text, &edit.replacement)
+                .into_owned(),
+        });
     }
     let (title, preferred, disabled) = match fix.applicability {
         Applicability::Safe => (shown(&fix.title), true, None),
@@ -95,7 +97,7 @@ fn fix(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
 /// ([`crate::rules::suppress`] honours a comment on the line or the one
 /// above, with a reason).
 #[allow(clippy::mutable_key_type)]
-fn suppression(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
+fn suppression(analysis: &Analysis, docs: &Documents, finding: &Finding) -> Option<CodeAction> {
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
     let span = finding.primary.span;
@@ -126,7 +128,7 @@ fn suppression(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
         kind: Some(CodeActionKind::QUICKFIX),
         is_preferred: Some(false),
         edit: Some(WorkspaceEdit {
-            changes: Some(HashMap::from([(documents::uri_of(&path)?, vec![edit])])),
+            changes: Some(HashMap::from([(docs.uri(&path)?, vec![edit])])),
             ..WorkspaceEdit::default()
         }),
         ..CodeAction::default()

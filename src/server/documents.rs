@@ -44,6 +44,16 @@ impl Documents {
         self.open.get(path)
     }
 
+    /// The URI the editor knows the file at `path` (absolute, real) by:
+    /// the one it opened it with, which may reach it through a symlink;
+    /// else the path's own.
+    pub fn uri(&self, path: &Path) -> Option<Uri> {
+        match self.open.get(path) {
+            Some(doc) => Some(doc.uri.clone()),
+            None => uri_of(path),
+        }
+    }
+
     /// The open buffers under `root`, by path relative to it.
     pub fn under<'a>(&'a self, root: &'a Path) -> impl Iterator<Item = (&'a Path, &'a Document)> {
         self.open
@@ -52,10 +62,24 @@ impl Documents {
     }
 }
 
-/// The file a `file:` URI names, absolute; `None` for another scheme.
+/// The file a `file:` URI names, absolute, with its folders' symlinks
+/// resolved; `None` for another scheme. A repository's root is its real
+/// path, and an editor may reach its files through a link (a linked
+/// project or home folder, macOS's `/tmp`): they are the repository's
+/// files all the same. The file's own name is kept, as the repository's
+/// walk names a file that is a link; what does not exist (deleted, or
+/// only in the editor) keeps the rest of its path as written.
 pub fn path_of(uri: &Uri) -> Option<PathBuf> {
     let url = url::Url::parse(uri.as_str()).ok()?;
-    url.to_file_path().ok()
+    let path = url.to_file_path().ok()?;
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Some(path);
+    };
+    let real = parent.ancestors().find_map(|existing| {
+        let rest = parent.strip_prefix(existing).ok()?;
+        Some(existing.canonicalize().ok()?.join(rest))
+    });
+    Some(real.map_or(path.clone(), |p| p.join(name)))
 }
 
 /// The `file:` URI of an absolute path.

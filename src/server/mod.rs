@@ -261,12 +261,7 @@ impl Server<'_> {
             }
             let mut published = Vec::new();
             for (path, list) in by_file {
-                let Some(uri) = self
-                    .docs
-                    .get(&path)
-                    .map(|d| d.uri.clone())
-                    .or_else(|| documents::uri_of(&path))
-                else {
+                let Some(uri) = self.docs.uri(&path) else {
                     continue;
                 };
                 if !list.is_empty() {
@@ -295,15 +290,17 @@ impl Server<'_> {
                 s.at(&p.text_document_position_params, hover::at).flatten()
             }),
             GotoDefinition::METHOD => self.answer(req, |s, p: lsp_types::GotoDefinitionParams| {
-                s.at(&p.text_document_position_params, definition::at)
-                    .map(lsp_types::GotoDefinitionResponse::Array)
+                s.at(&p.text_document_position_params, |a, rel, text, at| {
+                    definition::at(a, &s.docs, rel, text, at)
+                })
+                .map(lsp_types::GotoDefinitionResponse::Array)
             }),
             CodeActionRequest::METHOD => self.answer(req, |s, p: lsp_types::CodeActionParams| {
                 let path = documents::path_of(&p.text_document.uri)?;
                 let repo = s.workspace.holding(&path)?;
                 let analysis = repo.last.as_ref()?.as_ref().ok()?;
                 let rel = path.strip_prefix(repo.root()).ok()?;
-                Some(actions::at(analysis, rel, p.range))
+                Some(actions::at(analysis, &s.docs, rel, p.range))
             }),
             _ => Err((
                 ErrorCode::MethodNotFound,

@@ -274,6 +274,29 @@ async def test_a_suppression_applied_is_linted_again(client: LanguageClient):
 
 
 @pytest.mark.asyncio(loop_scope="function")
+async def test_a_file_reached_through_a_symlinked_folder_is_the_repositorys(
+    client: LanguageClient,
+):
+    """The editor opened the repository through a link (a linked project
+    folder, macOS's /tmp): its files get the repository's findings, and
+    an action edits the file under the name the editor opened it by."""
+    link = REPO.parent / "linked-repo"
+    link.symlink_to(REPO, target_is_directory=True)
+    try:
+        doc = Buffer(client, link / CLUSTER.relative_to(REPO))
+        finding = ours(await doc.diagnostics())[0]
+        hover = await doc.hover("${CLUSTER_STORAGE_CLASS}", 3)
+        assert "ceph-block" in hover.contents.value, hover
+        actions = await code_actions(doc, finding)
+        suppress = [a for a in actions if a.title.startswith(f"Suppress {RULE}")]
+        assert list(suppress[0].edit.changes) == [doc.uri], suppress
+        doc.change(apply(doc.text, suppress[0].edit.changes[doc.uri]))
+        assert ours(await doc.diagnostics()) == []
+    finally:
+        link.unlink()
+
+
+@pytest.mark.asyncio(loop_scope="function")
 async def test_a_malformed_buffer_is_a_diagnostic_not_a_crash(client: LanguageClient):
     doc = Buffer(client, CLUSTER)
     assert ours(await doc.diagnostics())
