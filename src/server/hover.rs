@@ -10,12 +10,15 @@ use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind};
 use super::diagnostics::{Ranges, shown as shown_text};
 use super::lookup::{self, Hit, Seg};
 use crate::pipeline::editor::Analysis;
-use crate::source::helm;
 use crate::source::repo::Repo;
+use crate::source::{helm, quoted};
 use crate::yaml::{Node, Origin, SourceMap, Span, Value};
 
 /// At most this many renders of one place are listed.
 const MAX_RENDERS: usize = 5;
+
+/// A value longer than this is quoted and cut.
+const MAX_VALUE_BYTES: usize = 120;
 
 /// At most this many lines of a HelmRelease's values are shown.
 const MAX_VALUE_LINES: usize = 60;
@@ -252,13 +255,20 @@ fn rendered_by(hit: &Hit) -> String {
         })
 }
 
-/// A rendered value as reports show it (a Secret's masked), in backticks.
+/// A rendered value as reports show it (a Secret's masked), in backticks;
+/// a long or multi-line one quoted and cut as messages quote text from
+/// the repository ([`quoted`]): a dashboard kept in a ConfigMap, hovered
+/// anywhere, would otherwise be a hover of hundreds of kilobytes.
 fn shown(sources: &SourceMap, node: &Node) -> String {
     let text = match &node.value {
         Value::Seq(_) | Value::Map(_) => sources.shown_json(node).to_string(),
         _ => node
             .scalar_text()
             .map_or_else(|| "null".into(), |t| sources.shown_value(node, t)),
+    };
+    let text = match text.len() > MAX_VALUE_BYTES || text.contains('\n') {
+        true => quoted(&text),
+        false => text,
     };
     format!("`{}`", text.replace('`', "'"))
 }

@@ -244,6 +244,19 @@ async def test_a_variable_in_another_ones_default_is_the_one_hovered(client: Lan
 
 
 @pytest.mark.asyncio(loop_scope="function")
+async def test_a_long_value_is_cut_in_its_hover(client: LanguageClient):
+    """A large value (a dashboard kept in a ConfigMap) hovered: quoted and
+    cut, with its length, rather than the whole of it."""
+    long = "é" * 200_000
+    doc = Buffer(client, CLUSTER, CLUSTER.read_text().replace("imageName: ", f"imageName: {long}"))
+    await doc.diagnostics()
+    text = (await doc.hover("imageName: ", 15)).contents.value
+    assert "spec.imageName" in text, text[:300]
+    assert len(text) < 2_000, text[:300]
+    assert "… (400038 bytes)" in text, text[:300]
+
+
+@pytest.mark.asyncio(loop_scope="function")
 async def test_definition_of_a_dependency_and_a_source(client: LanguageClient):
     doc = Buffer(client, KS)
     await doc.diagnostics()
