@@ -174,6 +174,7 @@ impl Server<'_> {
                     let path = documents::path_of(&p.text_document.uri)?;
                     self.docs
                         .open(path.clone(), p.text_document.uri, p.text_document.text);
+                    self.workspace.may_ignore_more(&path);
                     Some((path, Instant::now()))
                 }),
             DidChangeTextDocument::METHOD => note
@@ -190,7 +191,11 @@ impl Server<'_> {
             DidSaveTextDocument::METHOD => note
                 .extract::<lsp_types::DidSaveTextDocumentParams>(DidSaveTextDocument::METHOD)
                 .ok()
-                .and_then(|p| Some((documents::path_of(&p.text_document.uri)?, Instant::now()))),
+                .and_then(|p| {
+                    let path = documents::path_of(&p.text_document.uri)?;
+                    self.workspace.may_ignore_more(&path);
+                    Some((path, Instant::now()))
+                }),
             DidCloseTextDocument::METHOD => note
                 .extract::<lsp_types::DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD)
                 .ok()

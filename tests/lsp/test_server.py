@@ -483,6 +483,48 @@ async def test_after_edits_and_disk_changes_the_diagnostics_are_a_fresh_lints(
         created.unlink(missing_ok=True)
 
 
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_file_git_ignores_made_after_the_start_is_left_out_as_git_leaves_it(
+    watching: LanguageClient,
+):
+    """A decrypted Secret made while the editor runs, which .gitignore
+    covers, and listed by a kustomization: Flux never gets it, so the
+    build fails, as a server started afterwards says too."""
+    client = watching
+    ignore = REPO / ".gitignore"
+    kustomization = CLUSTER.parent / "kustomization.yaml"
+    decrypted = CLUSTER.parent / "secret.dec.yaml"
+    doc = Buffer(client, kustomization)
+    await doc.diagnostics()
+    try:
+        ignore.write_text("*.dec.yaml\n")
+        decrypted.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decrypted\n")
+        on_disk(
+            client,
+            (ignore, types.FileChangeType.Created),
+            (decrypted, types.FileChangeType.Created),
+        )
+        doc.change(doc.text.replace("  - cluster.yaml\n", "  - cluster.yaml\n  - secret.dec.yaml\n"))
+        kept = sorted_diagnostics(await doc.diagnostics())
+        assert any("secret.dec.yaml" in d.message for d in kept), kept
+
+        fresh = await SERVER.start()
+        try:
+            await fresh.initialize_session(
+                types.InitializeParams(
+                    capabilities=types.ClientCapabilities(), root_uri=REPO.as_uri()
+                )
+            )
+            again = Buffer(fresh, kustomization, doc.text)
+            assert sorted_diagnostics(await again.diagnostics()) == kept
+        finally:
+            await fresh.shutdown_session()
+            await fresh.stop()
+    finally:
+        ignore.unlink(missing_ok=True)
+        decrypted.unlink(missing_ok=True)
+
+
 SECRET_REPO = pathlib.Path(os.environ["LSP_SECRET_REPO"])
 PLANTED = os.environ["LSP_PLANTED"]
 
