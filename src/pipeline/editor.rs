@@ -141,12 +141,15 @@ impl Session {
 
     /// Files may have been created, or .gitignore changed, without the
     /// editor saying which (a save or an open, from an editor that does
-    /// not watch files): git is asked again what it ignores before the
-    /// next load. git lists only ignored files that exist, so a file
-    /// created since (a decrypted Secret, a kubeconfig) would otherwise be
-    /// read though the command line and Flux never see it.
+    /// not watch files; one that does says so, [`Session::changed_on_disk`]):
+    /// git is asked again what it ignores before the next load. git lists
+    /// only ignored files that exist, so a file created since (a decrypted
+    /// Secret, a kubeconfig) would otherwise be read though the command
+    /// line and Flux never see it.
     pub fn may_ignore_more(&mut self) {
-        self.ignored_stale = true;
+        if self.disk.is_none() {
+            self.ignored_stale = true;
+        }
     }
 
     pub fn found(&self) -> &Found {

@@ -483,14 +483,11 @@ async def test_after_edits_and_disk_changes_the_diagnostics_are_a_fresh_lints(
         created.unlink(missing_ok=True)
 
 
-@pytest.mark.asyncio(loop_scope="function")
-async def test_a_file_git_ignores_made_after_the_start_is_left_out_as_git_leaves_it(
-    watching: LanguageClient,
-):
+async def made_while_running_and_ignored(client: LanguageClient, watches: bool):
     """A decrypted Secret made while the editor runs, which .gitignore
     covers, and listed by a kustomization: Flux never gets it, so the
-    build fails, as a server started afterwards says too."""
-    client = watching
+    build fails, as a server started afterwards says too. A watching
+    client reports the files made; another only saves."""
     ignore = REPO / ".gitignore"
     kustomization = CLUSTER.parent / "kustomization.yaml"
     decrypted = CLUSTER.parent / "secret.dec.yaml"
@@ -499,12 +496,19 @@ async def test_a_file_git_ignores_made_after_the_start_is_left_out_as_git_leaves
     try:
         ignore.write_text("*.dec.yaml\n")
         decrypted.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decrypted\n")
-        on_disk(
-            client,
-            (ignore, types.FileChangeType.Created),
-            (decrypted, types.FileChangeType.Created),
-        )
+        if watches:
+            on_disk(
+                client,
+                (ignore, types.FileChangeType.Created),
+                (decrypted, types.FileChangeType.Created),
+            )
         doc.change(doc.text.replace("  - cluster.yaml\n", "  - cluster.yaml\n  - secret.dec.yaml\n"))
+        if not watches:
+            client.text_document_did_save(
+                types.DidSaveTextDocumentParams(
+                    text_document=types.TextDocumentIdentifier(uri=doc.uri)
+                )
+            )
         kept = sorted_diagnostics(await doc.diagnostics())
         assert any("secret.dec.yaml" in d.message for d in kept), kept
 
@@ -523,6 +527,20 @@ async def test_a_file_git_ignores_made_after_the_start_is_left_out_as_git_leaves
     finally:
         ignore.unlink(missing_ok=True)
         decrypted.unlink(missing_ok=True)
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_file_git_ignores_made_while_watched_is_left_out_as_git_leaves_it(
+    watching: LanguageClient,
+):
+    await made_while_running_and_ignored(watching, watches=True)
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_file_git_ignores_made_before_a_save_is_left_out_as_git_leaves_it(
+    client: LanguageClient,
+):
+    await made_while_running_and_ignored(client, watches=False)
 
 
 SECRET_REPO = pathlib.Path(os.environ["LSP_SECRET_REPO"])
