@@ -30,7 +30,14 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
     let hits = file.map_or_else(Vec::new, |f| lookup::values_at(repo, f, offset));
     if let Some(var) = lookup::variable_at(text, offset) {
         let mut lines = vec![format!("**`${{{}}}`**", var.name)];
-        lines.extend(variable(repo, &hits, &var.name, rel));
+        match lookup::in_comment(text, var.start) {
+            true => lines.push(
+                "in a comment: Flux substitutes the objects kustomize built, which keep no \
+                 comments, so this is never substituted"
+                    .into(),
+            ),
+            false => lines.extend(variable(repo, &hits, &var.name, rel)),
+        }
         let range = super::documents::Lines::new(text).range(var.start, var.end);
         return Some(markdown(lines.join("\n\n"), Some(range)));
     }
@@ -108,9 +115,15 @@ fn variable(repo: &Repo, hits: &[Hit], name: &str, rel: &Path) -> Vec<String> {
             .iter()
             .find(|f| f.path == rel)
             .map_or_else(|| "it is not loaded".to_string(), |f| f.fate.reason());
-        out.push(format!(
-            "not substituted here: no Flux Kustomization with `postBuild` renders this value ({why})"
-        ));
+        out.push(match hits.is_empty() {
+            true => {
+                format!("not substituted here: no object rendered from this file holds it ({why})")
+            }
+            false => format!(
+                "not substituted here: no Flux Kustomization with `postBuild` renders this value \
+                 ({why})"
+            ),
+        });
     }
     out
 }

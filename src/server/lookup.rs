@@ -52,6 +52,39 @@ pub fn variable_at(text: &str, offset: usize) -> Option<VariableUse> {
     })
 }
 
+/// Whether byte `at` of `text` is in a YAML comment: after a `#` that
+/// starts one (at the line's start or after a blank, outside a quoted
+/// scalar) on its line.
+pub fn in_comment(text: &str, at: usize) -> bool {
+    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut before: Option<char> = None;
+    // The last character that is not a blank: a quote opens a scalar
+    // only where a value starts, not inside a plain one (`it's`).
+    let mut last_mark: Option<char> = None;
+    for c in text[line_start..at].chars() {
+        match quote {
+            Some('"') if escaped => escaped = false,
+            Some('"') if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if matches!(c, '"' | '\'')
+                && matches!(last_mark, None | Some(':' | '-' | '[' | '{' | ',')) =>
+            {
+                quote = Some(c)
+            }
+            None if c == '#' && before.is_none_or(|b| b == ' ' || b == '\t') => return true,
+            None => {}
+        }
+        before = Some(c);
+        if c != ' ' && c != '\t' {
+            last_mark = Some(c);
+        }
+    }
+    false
+}
+
 /// The variable name after the `${` at `start`, if it is one.
 fn name_at(text: &str, start: usize) -> Option<&str> {
     let rest = &text[start + 2..];
@@ -150,6 +183,19 @@ mod tests {
         let first = variable_at(text, text.find("ceph").unwrap()).unwrap();
         assert_eq!(first.name, "STORAGE");
         assert!(variable_at(text, 1).is_none());
+    }
+
+    #[test]
+    fn comments_are_told_from_hashes_in_values() {
+        let text =
+            "a: x # ${C}\n# ${D}\nb: \"\\\"#${E}\" # it's ${F}\nc: it's #${G}\nd: 'a''#' a#${H}\n";
+        let at = |s: &str| text.find(s).unwrap();
+        assert!(in_comment(text, at("${C}")));
+        assert!(in_comment(text, at("${D}")));
+        assert!(!in_comment(text, at("${E}")));
+        assert!(in_comment(text, at("${F}")));
+        assert!(in_comment(text, at("${G}")));
+        assert!(!in_comment(text, at("${H}")));
     }
 
     #[test]

@@ -244,6 +244,22 @@ async def test_a_variable_in_another_ones_default_is_the_one_hovered(client: Lan
 
 
 @pytest.mark.asyncio(loop_scope="function")
+async def test_a_variable_in_a_comment_is_said_to_be_never_substituted(client: LanguageClient):
+    """`# was ${CLUSTER_STORAGE_CLASS}` in a file a Flux Kustomization
+    with postBuild renders: a comment, which Flux never substitutes, not
+    a file no postBuild renders."""
+    written = CLUSTER.read_text().replace(
+        "  instances: 3\n", "  instances: 3 # was ${CLUSTER_STORAGE_CLASS}\n"
+    )
+    doc = Buffer(client, CLUSTER, written)
+    await doc.diagnostics()
+    text = (await doc.hover("was ${CLUSTER_STORAGE_CLASS}", 7)).contents.value
+    assert "in a comment" in text, text
+    assert "no Flux Kustomization with `postBuild`" not in text, text
+    assert await doc.definition("was ${CLUSTER_STORAGE_CLASS}", 7) == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
 async def test_a_long_value_is_cut_in_its_hover(client: LanguageClient):
     """A large value (a dashboard kept in a ConfigMap) hovered: quoted and
     cut, with its length, rather than the whole of it."""
