@@ -8,8 +8,11 @@
 //! dependency and a source, a suppression applied and linted again, a
 //! malformed buffer, files deleted under the server, a file nothing
 //! applies, edits and disk changes after which the diagnostics are a fresh
-//! lint's; and on the bundled example, a safe fix applied and an unsafe
-//! one marked.
+//! lint's, a file git ignores made while it runs, a file reached through
+//! a symlinked folder, a variable in another's default and one in a
+//! comment, a long value's hover; and on the bundled example, a safe fix
+//! applied and an unsafe one marked, and both kept to a CRLF file's line
+//! breaks.
 //!
 //! Neovim's built-in client (Debian's `neovim`, headless) runs
 //! tests/lsp/neovim.lua: open, the finding's diagnostic, hover on its
