@@ -14,10 +14,10 @@ pub struct VariableUse {
 }
 
 /// The innermost `${NAME...}` around `offset` on its line, as Flux's
-/// envsubst reads it: with or without an operator and default, which may
-/// itself use a variable (`${NAME:-${OTHER}}`, drone/envsubst parses the
-/// default as text with substitutions of its own), so the braces are
-/// paired rather than cut at the first `}`.
+/// envsubst reads it (`$$` escaped): with or without an operator and
+/// default, which may itself use a variable (`${NAME:-${OTHER}}`,
+/// drone/envsubst parses the default as text with substitutions of its
+/// own), so the braces are paired rather than cut at the first `}`.
 pub fn variable_at(text: &str, offset: usize) -> Option<VariableUse> {
     let line_start = text.get(..offset)?.rfind('\n').map_or(0, |n| n + 1);
     let line_end = text[offset..].find('\n').map_or(text.len(), |n| offset + n);
@@ -27,9 +27,15 @@ pub fn variable_at(text: &str, offset: usize) -> Option<VariableUse> {
     let mut i = 0;
     while i < line.len() {
         match line[i] {
-            b'$' if line.get(i + 1) == Some(&b'{') => {
-                open.push(line_start + i);
-                i += 1;
+            // `$$` is envsubst's escape of `$`: `$${A}` is the text `${A}`,
+            // `$$${A}` a `$` and a use of A.
+            b'$' => {
+                let run = line[i..].iter().take_while(|&&b| b == b'$').count();
+                if run % 2 == 1 && line.get(i + run) == Some(&b'{') {
+                    open.push(line_start + i + run - 1);
+                }
+                i += run;
+                continue;
             }
             b'}' => {
                 if let Some(start) = open.pop() {
@@ -209,5 +215,9 @@ mod tests {
         assert_eq!(&text[outer.start..outer.end], "${SIZE:-${CLASS}}");
         assert!(variable_at(text, text.find("1}").unwrap()).is_none());
         assert!(variable_at(text, text.find(" $").unwrap()).is_none());
+        let escaped = "a: $${A} $$${B}\n";
+        assert!(variable_at(escaped, escaped.find('A').unwrap()).is_none());
+        let b = variable_at(escaped, escaped.find('B').unwrap()).unwrap();
+        assert_eq!((b.name.as_str(), &escaped[b.start..b.end]), ("B", "${B}"));
     }
 }

@@ -242,6 +242,13 @@ async def test_a_variable_in_another_ones_default_is_the_one_hovered(client: Lan
     outer = (await doc.hover("${SIZE", 3)).contents.value
     assert outer.startswith("**`${SIZE}`**"), outer
 
+    # `$$` escapes: `$${NOT_A_VARIABLE}` is that text, rendered as written.
+    doc.change(doc.text.replace("imageName: ", "imageName: $${NOT_A_VARIABLE}"))
+    await doc.diagnostics()
+    escaped = (await doc.hover("NOT_A_VARIABLE", 0)).contents.value
+    assert not escaped.startswith("**`${"), escaped
+    assert "renders as `${NOT_A_VARIABLE}" in escaped, escaped
+
 
 @pytest.mark.asyncio(loop_scope="function")
 async def test_a_variable_in_a_comment_is_said_to_be_never_substituted(client: LanguageClient):
