@@ -3,6 +3,7 @@
 //! patches it went through; on a HelmRelease's `values`, the final value
 //! once `valuesFrom` is merged in.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind};
@@ -45,14 +46,20 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
     let mut lines = value(sources, hit);
     // The same place rendered differently elsewhere (a base built by
     // several Flux Kustomizations with other variables).
-    let mut values = vec![shown(sources, hit.node)];
+    let mut values = HashSet::from([shown(sources, hit.node)]);
+    let mut more = 0;
     for other in hits.iter().skip(1).filter(|h| h.node.span == hit.node.span) {
         let value = shown(sources, other.node);
-        if !values.contains(&value) && values.len() < MAX_RENDERS {
-            lines.push(format!("also renders as {value} in {}", other.object.id()));
-            values.push(value);
+        if values.contains(&value) {
+            continue;
         }
+        match values.len() < MAX_RENDERS {
+            true => lines.push(format!("also renders as {value} in {}", other.object.id())),
+            false => more += 1,
+        }
+        values.insert(value);
     }
+    lines.extend(more_renders(more));
     lines.extend(helm_final(repo, hit));
     lines.extend(helm_values(repo, hit));
     if on_identity(hit) {
@@ -68,6 +75,8 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
 fn variable(repo: &Repo, hits: &[Hit], name: &str, rel: &Path) -> Vec<String> {
     let sources = &repo.files.sources;
     let mut out: Vec<String> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut more = 0;
     for hit in hits {
         let Some(Origin::Substituted {
             variable,
@@ -102,13 +111,14 @@ fn variable(repo: &Repo, hits: &[Hit], name: &str, rel: &Path) -> Vec<String> {
             format!("used{by} in a value that also reads `${{{variable}}}`")
         };
         let line = format!("{line}; the value renders as {}", shown(sources, hit.node));
-        if !out.contains(&line) {
-            out.push(line);
-        }
-        if out.len() == MAX_RENDERS {
-            break;
+        if seen.insert(line.clone()) {
+            match out.len() < MAX_RENDERS {
+                true => out.push(line),
+                false => more += 1,
+            }
         }
     }
+    out.extend(more_renders(more));
     if out.is_empty() {
         let why = repo
             .fates
@@ -126,6 +136,16 @@ fn variable(repo: &Repo, hits: &[Hit], name: &str, rel: &Path) -> Vec<String> {
         });
     }
     out
+}
+
+/// What is left out when a place renders more ways than are listed.
+fn more_renders(more: usize) -> Option<String> {
+    (more > 0).then(|| {
+        format!(
+            "and {more} more render(s) of this place (`kubectl homelab-lint inventory \
+             --provenance` lists every value)"
+        )
+    })
 }
 
 /// The value, where it was written, and the steps of its object.

@@ -66,6 +66,12 @@ fn an_editor_gets_findings_hover_definitions_and_actions() {
     let secret_src = tmp.path().join("secret-src");
     crate::hostile_secret::secret_named_objects(&secret_src);
     let secret = git_copy(&secret_src, &tmp.path().join("secret"));
+    // A component many Flux Kustomizations render, each with its own
+    // variables.
+    let wide = git_copy(
+        &common::corpus().unwrap().join("joryirving__home-ops"),
+        &tmp.path().join("wide"),
+    );
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp");
     let out = Command::new(&pytest)
         .arg(&tests)
@@ -74,6 +80,7 @@ fn an_editor_gets_findings_hover_definitions_and_actions() {
         .env("LSP_REPO", &repo)
         .env("LSP_EXAMPLE_REPO", &example)
         .env("LSP_SECRET_REPO", &secret)
+        .env("LSP_WIDE_REPO", &wide)
         .env("LSP_PLANTED", crate::hostile_secret::PLANTED)
         .current_dir(tmp.path())
         .output()

@@ -8,6 +8,7 @@ CloudNativePG cluster keeps three instances on `${CLUSTER_STORAGE_CLASS}`
 import asyncio
 import os
 import pathlib
+import re
 
 import pytest
 import pytest_lsp
@@ -564,6 +565,25 @@ async def test_a_file_git_ignores_made_before_a_save_is_left_out_as_git_leaves_i
     client: LanguageClient,
 ):
     await made_while_running_and_ignored(client, watches=False)
+
+
+WIDE_REPO = pathlib.Path(os.environ["LSP_WIDE_REPO"])
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_place_rendered_more_ways_than_listed_says_how_many_more(
+    client: LanguageClient,
+):
+    """`${APP}` in the CNPG component every app's database is built from:
+    the hover lists five renders and counts the others, none dropped
+    unsaid."""
+    doc = Buffer(client, WIDE_REPO / "kubernetes/components/postgres/cluster.yaml")
+    await doc.diagnostics()
+    text = (await doc.hover("${APP}", 3)).contents.value
+    listed = [line for line in text.split("\n\n") if line.startswith("= `")]
+    assert len(listed) == 5, text
+    more = re.search(r"and (\d+) more render\(s\) of this place", text)
+    assert more and int(more.group(1)) > 0, text
 
 
 SECRET_REPO = pathlib.Path(os.environ["LSP_SECRET_REPO"])
