@@ -16,6 +16,7 @@ use super::documents::{self, Documents};
 use crate::fix::Applicability;
 use crate::pipeline::editor::Analysis;
 use crate::rules::Finding;
+use crate::yaml::FileId;
 use crate::yaml::edit::in_line_breaks_of;
 
 /// The actions for the findings that have a label in `rel` within `range`.
@@ -40,7 +41,7 @@ pub fn at(
             continue;
         }
         out.extend(fix(analysis, docs, finding).map(CodeActionOrCommand::CodeAction));
-        out.extend(suppression(analysis, docs, finding).map(CodeActionOrCommand::CodeAction));
+        out.extend(suppression(analysis, docs, file, finding).map(CodeActionOrCommand::CodeAction));
     }
     out
 }
@@ -97,7 +98,12 @@ fn fix(analysis: &Analysis, docs: &Documents, finding: &Finding) -> Option<CodeA
 /// ([`crate::rules::suppress`] honours a comment on the line or the one
 /// above, with a reason).
 #[allow(clippy::mutable_key_type)]
-fn suppression(analysis: &Analysis, docs: &Documents, finding: &Finding) -> Option<CodeAction> {
+fn suppression(
+    analysis: &Analysis,
+    docs: &Documents,
+    asked_in: FileId,
+    finding: &Finding,
+) -> Option<CodeAction> {
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
     let span = finding.primary.span;
@@ -124,7 +130,16 @@ fn suppression(analysis: &Analysis, docs: &Documents, finding: &Finding) -> Opti
         .into_owned(),
     };
     Some(CodeAction {
-        title: format!("Suppress {} here (with a reason)", finding.rule),
+        title: match span.file == asked_in {
+            true => format!("Suppress {} here (with a reason)", finding.rule),
+            // The comment goes where the finding is reported, which may be
+            // a file other builds share (a component): the title says where.
+            false => format!(
+                "Suppress {} at {} (with a reason)",
+                finding.rule,
+                sources.location(span)
+            ),
+        },
         kind: Some(CodeActionKind::QUICKFIX),
         is_preferred: Some(false),
         edit: Some(WorkspaceEdit {

@@ -405,6 +405,13 @@ async def test_fixes_come_with_their_applicability_and_apply(client: LanguageCli
     assert len(unsafe) == 1 and not unsafe[0].is_preferred, actions
     assert unsafe[0].edit is not None
 
+    # Asked in the release, the cache finding's suppression goes where
+    # the finding is reported, the database: the title says so.
+    asked = await code_actions(release, ours(client.diagnostics[release.uri], rule)[0])
+    suppress = [a for a in asked if a.title.startswith(f"Suppress {rule}")]
+    assert [list(a.edit.changes) for a in suppress] == [[database.uri]], suppress
+    assert "at apps/authentik/database.yaml:" in suppress[0].title, suppress[0].title
+
 
 @pytest.mark.asyncio(loop_scope="function")
 async def test_edits_in_a_crlf_file_keep_its_line_breaks(client: LanguageClient):
