@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use lsp_types::{Position, Range, Uri};
+use lsp_types::{Position, Range, TextDocumentContentChangeEvent, Uri};
 
 /// One open buffer.
 pub struct Document {
@@ -25,15 +25,24 @@ impl Documents {
         self.open.insert(path, Document { uri, text });
     }
 
-    /// Replaces a buffer's text; `false` when it is not open.
-    pub fn change(&mut self, path: &Path, text: String) -> bool {
-        match self.open.get_mut(path) {
-            Some(doc) => {
-                doc.text = text;
-                true
+    /// Applies the editor's changes to a buffer, in order: each replaces
+    /// a range of the text as the one before left it, or the whole text
+    /// (no range); `false` when it is not open.
+    pub fn change(&mut self, path: &Path, changes: Vec<TextDocumentContentChangeEvent>) -> bool {
+        let Some(doc) = self.open.get_mut(path) else {
+            return false;
+        };
+        for change in changes {
+            match change.range {
+                Some(range) => {
+                    let start = offset(&doc.text, range.start);
+                    let end = offset(&doc.text, range.end).max(start);
+                    doc.text.replace_range(start..end, &change.text);
+                }
+                None => doc.text = change.text,
             }
-            None => false,
         }
+        true
     }
 
     pub fn close(&mut self, path: &Path) -> Option<Document> {

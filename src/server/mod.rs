@@ -82,7 +82,9 @@ fn capabilities() -> ServerCapabilities {
         text_document_sync: Some(TextDocumentSyncCapability::Options(
             TextDocumentSyncOptions {
                 open_close: Some(true),
-                change: Some(TextDocumentSyncKind::FULL),
+                // A keystroke sends its edit, not the file: a large file
+                // is not sent again whole at each one.
+                change: Some(TextDocumentSyncKind::INCREMENTAL),
                 save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions {
                     include_text: Some(false),
                 })),
@@ -182,10 +184,8 @@ impl Server<'_> {
                 .ok()
                 .and_then(|p| {
                     let path = documents::path_of(&p.text_document.uri)?;
-                    // Full synchronisation: the last change is the text.
-                    let text = p.content_changes.into_iter().last()?.text;
                     self.docs
-                        .change(&path, text)
+                        .change(&path, p.content_changes)
                         .then(|| (path, Instant::now() + workspace::DEBOUNCE))
                 }),
             DidSaveTextDocument::METHOD => note

@@ -121,6 +121,32 @@ class Buffer:
             )
         )
 
+    def edit(self, start: types.Position, end: types.Position, text: str):
+        """One small change, as an editor sends a keystroke: the range it
+        replaces and what it writes there."""
+        self.version += 1
+        self.text = self.text[: self.offset(start)] + text + self.text[self.offset(end) :]
+        self.expect()
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=self.uri, version=self.version
+                ),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(start=start, end=end), text=text
+                    )
+                ],
+            )
+        )
+
+    def offset(self, at: types.Position) -> int:
+        """The index in `text` of a protocol position (UTF-16 columns)."""
+        start = sum(len(line) + 1 for line in self.text.split("\n")[: at.line])
+        line = self.text.split("\n")[at.line]
+        units = line.encode("utf-16-le")[: 2 * at.character].decode("utf-16-le")
+        return start + len(units)
+
     def expect(self):
         """Makes `diagnostics` wait for a publish after this one."""
         self.seen = len(self.published())
@@ -154,7 +180,8 @@ class Buffer:
     def position(self, needle: str, skip: int = 0) -> types.Position:
         offset = self.text.index(needle) + skip
         line = self.text.count("\n", 0, offset)
-        return types.Position(line=line, character=offset - (self.text.rfind("\n", 0, offset) + 1))
+        before = self.text[self.text.rfind("\n", 0, offset) + 1 : offset]
+        return types.Position(line=line, character=len(before.encode("utf-16-le")) // 2)
 
 
 async def code_actions(doc: Buffer, finding: types.Diagnostic):
@@ -203,6 +230,44 @@ async def test_a_finding_comes_and_goes_with_the_edit(client: LanguageClient):
 
     doc.change(doc.text.replace("instances: 1", "instances: 3"))
     assert ours(await doc.diagnostics()) == found
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_keystrokes_sent_as_small_edits_build_the_buffer(client: LanguageClient):
+    """The server asks for incremental changes: a CRLF file with astral
+    characters, typed into and out of one character at a time, then the
+    finding's cause changed by a one-character edit. What it lints is
+    what the editor holds: a server given the whole text agrees."""
+    written = CLUSTER.read_text().replace("  name: postgres\n", "  name: postgres # 😀é\n")
+    doc = Buffer(client, CLUSTER, written.replace("\n", "\r\n"))
+    assert ours(await doc.diagnostics())
+    for c in "x😀y é":
+        end = doc.position("\r\n  namespace: databases")
+        doc.edit(end, end, c)
+    assert "😀éx😀y é\r\n" in doc.text
+    for _ in "x😀y é":
+        end = doc.position("\r\n  namespace: databases")
+        units = len(doc.text[doc.offset(end) - 1].encode("utf-16-le")) // 2
+        doc.edit(types.Position(line=end.line, character=end.character - units), end, "")
+    assert "# 😀é\r\n  namespace" in doc.text
+    three = doc.position("instances: 3", 11)
+    doc.edit(three, types.Position(line=three.line, character=three.character + 1), "1")
+    assert "instances: 1\r\n" in doc.text
+    assert ours(await doc.diagnostics()) == []
+    doc.edit(three, types.Position(line=three.line, character=three.character + 1), "3")
+    kept = sorted_diagnostics(await doc.diagnostics())
+    assert ours(kept) and doc.text == written.replace("\n", "\r\n")
+
+    fresh = await SERVER.start()
+    try:
+        await fresh.initialize_session(
+            types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=REPO.as_uri())
+        )
+        again = Buffer(fresh, CLUSTER, doc.text)
+        assert sorted_diagnostics(await again.diagnostics()) == kept
+    finally:
+        await fresh.shutdown_session()
+        await fresh.stop()
 
 
 @pytest.mark.asyncio(loop_scope="function")
