@@ -306,15 +306,22 @@ fn shown(sources: &SourceMap, node: &Node) -> String {
     format!("`{}`", text.replace('`', "'"))
 }
 
-/// The text written at `span`, a Secret's masked.
+/// The value written at `span`, a Secret's masked, without the anchor
+/// or tag written before it (`name: &app authentik` defines `authentik`,
+/// which `APP: *app` then names).
 fn written(sources: &SourceMap, span: Span) -> String {
-    sources
+    let mut text = sources
         .get(span.file)
         .text_to_show()
         .get(span.start as usize..span.end as usize)
         .unwrap_or_default()
-        .trim()
-        .replace('`', "'")
+        .trim();
+    while text.starts_with(['&', '!']) {
+        text = text
+            .split_once([' ', '\t', '\n'])
+            .map_or("", |(_, rest)| rest.trim_start());
+    }
+    text.replace('`', "'")
 }
 
 fn path_text(path: &[Seg]) -> String {

@@ -654,6 +654,9 @@ async def test_a_place_rendered_more_ways_than_listed_says_how_many_more(
     text = (await doc.hover("${APP}", 3)).contents.value
     listed = [line for line in text.split("\n\n") if line.startswith("= `")]
     assert len(listed) == 5, text
+    # Each app names itself through an anchor (`name: &app authentik`,
+    # `APP: *app`): the value, not the anchor, is what is defined.
+    assert not any(line.startswith("= `&") for line in listed), listed
     more = re.search(r"and (\d+) more render\(s\) of this place", text)
     assert more and int(more.group(1)) > 0, text
 
