@@ -10,9 +10,11 @@
 //! applies, edits and disk changes after which the diagnostics are a fresh
 //! lint's, a file git ignores made while it runs, a file reached through
 //! a symlinked folder, a variable in another's default and one in a
-//! comment, a long value's hover; and on the bundled example, a safe fix
-//! applied and an unsafe one marked, and both kept to a CRLF file's line
-//! breaks.
+//! comment, a long value's hover, keystrokes sent as small incremental
+//! edits; on a copy of joryirving__home-ops, a place rendered more ways
+//! than a hover lists; and on the bundled example, a safe fix applied and
+//! an unsafe one marked, both kept to a CRLF file's line breaks, and a
+//! suppression written in another file that says where.
 //!
 //! Neovim's built-in client (Debian's `neovim`, headless) runs
 //! tests/lsp/neovim.lua: open, the finding's diagnostic, hover on its
