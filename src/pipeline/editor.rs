@@ -28,9 +28,12 @@ use crate::source::{DiskListings, Issue, PathMap};
 /// One repository open in an editor.
 pub struct Session {
     found: Found,
-    /// What git ignores, listed once: a `git` process per keystroke
-    /// would be most of a re-lint.
+    /// What git ignores, listed when the session opens and again when
+    /// that may have changed ([`Session::may_ignore_more`]): a `git`
+    /// process per keystroke would be most of a re-lint.
     ignored: Ignored,
+    /// Whether git is to be asked again before the next load.
+    ignored_stale: bool,
     /// The built-in rules, read once; the configuration selects among
     /// them on every lint, as it may be edited too.
     rules: Vec<Rule>,
@@ -105,6 +108,7 @@ impl Session {
         found.start = found.root.clone();
         Ok(Session {
             ignored: super::ignored_in(&found),
+            ignored_stale: false,
             rules: super::load_rules(&[])?,
             found,
             lent: None,
@@ -121,6 +125,9 @@ impl Session {
     /// What the editor reported of `rel` (relative to the root): changed,
     /// or `created_or_deleted` (a folder too: what is under it goes).
     pub fn changed_on_disk(&mut self, rel: &Path, created_or_deleted: bool) {
+        if created_or_deleted || rel.file_name() == Some(".gitignore".as_ref()) {
+            self.ignored_stale = true;
+        }
         let Some(disk) = self.disk.as_mut() else {
             return;
         };
@@ -130,6 +137,19 @@ impl Session {
         }
         disk.texts.retain(|path, _| !path.starts_with(rel));
         disk.dirs.forget(rel);
+    }
+
+    /// Files may have been created, or .gitignore changed, without the
+    /// editor saying which (a save or an open, from an editor that does
+    /// not watch files; one that does says so, [`Session::changed_on_disk`]):
+    /// git is asked again what it ignores before the next load. git lists
+    /// only ignored files that exist, so a file created since (a decrypted
+    /// Secret, a kubeconfig) would otherwise be read though the command
+    /// line and Flux never see it.
+    pub fn may_ignore_more(&mut self) {
+        if self.disk.is_none() {
+            self.ignored_stale = true;
+        }
     }
 
     pub fn found(&self) -> &Found {
@@ -142,6 +162,15 @@ impl Session {
     pub fn analyse(&mut self, overlay: HashMap<PathBuf, String>) -> Result<Analysis, Error> {
         let started = Instant::now();
         let open: Vec<PathBuf> = overlay.keys().cloned().collect();
+        if std::mem::take(&mut self.ignored_stale) {
+            let ignored = super::ignored_in(&self.found);
+            if ignored.listed() != self.ignored.listed() {
+                self.ignored = ignored;
+                if let Some(disk) = self.disk.as_mut() {
+                    disk.listed = None;
+                }
+            }
+        }
         let mut files = super::work_tree_files(&self.found, self.ignored.clone(), overlay);
         if let Some(disk) = self.disk.as_mut() {
             let listed = disk.listed.get_or_insert_with(|| {

@@ -12,13 +12,20 @@ use lsp_types::{
 };
 
 use super::diagnostics::{self, Ranges, shown};
-use super::documents;
+use super::documents::{self, Documents};
 use crate::fix::Applicability;
 use crate::pipeline::editor::Analysis;
 use crate::rules::Finding;
+use crate::yaml::FileId;
+use crate::yaml::edit::in_line_breaks_of;
 
 /// The actions for the findings that have a label in `rel` within `range`.
-pub fn at(analysis: &Analysis, rel: &Path, range: Range) -> Vec<CodeActionOrCommand> {
+pub fn at(
+    analysis: &Analysis,
+    docs: &Documents,
+    rel: &Path,
+    range: Range,
+) -> Vec<CodeActionOrCommand> {
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
     let Some(file) = sources.find(rel) else {
@@ -33,8 +40,8 @@ pub fn at(analysis: &Analysis, rel: &Path, range: Range) -> Vec<CodeActionOrComm
         if !here {
             continue;
         }
-        out.extend(fix(analysis, finding).map(CodeActionOrCommand::CodeAction));
-        out.extend(suppression(analysis, finding).map(CodeActionOrCommand::CodeAction));
+        out.extend(fix(analysis, docs, finding).map(CodeActionOrCommand::CodeAction));
+        out.extend(suppression(analysis, docs, file, finding).map(CodeActionOrCommand::CodeAction));
     }
     out
 }
@@ -47,7 +54,7 @@ fn overlaps(a: Range, b: Range) -> bool {
 // its parse behind a cell that clippy takes for a mutable key; no key
 // here is changed once made.
 #[allow(clippy::mutable_key_type)]
-fn fix(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
+fn fix(analysis: &Analysis, docs: &Documents, finding: &Finding) -> Option<CodeAction> {
     let fix = finding.fix.as_ref()?;
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
@@ -55,13 +62,11 @@ fn fix(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
     let mut ranges = Ranges::new(sources);
     for edit in &fix.edits {
         let path = repo.files.root().join(sources.path(edit.file));
-        changes
-            .entry(documents::uri_of(&path)?)
-            .or_default()
-            .push(TextEdit {
-                range: ranges.between(edit.file, edit.start as usize, edit.end as usize),
-                new_text: edit.replacement.clone(),
-            });
+        changes.entry(docs.uri(&path)?).or_default().push(TextEdit {
+            range: ranges.between(edit.file, edit.start as usize, edit.end as usize),
+            new_text: in_line_breaks_of(&sources.get(edit.file).text, &edit.replacement)
+                .into_owned(),
+        });
     }
     let (title, preferred, disabled) = match fix.applicability {
         Applicability::Safe => (shown(&fix.title), true, None),
@@ -93,7 +98,12 @@ fn fix(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
 /// ([`crate::rules::suppress`] honours a comment on the line or the one
 /// above, with a reason).
 #[allow(clippy::mutable_key_type)]
-fn suppression(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
+fn suppression(
+    analysis: &Analysis,
+    docs: &Documents,
+    asked_in: FileId,
+    finding: &Finding,
+) -> Option<CodeAction> {
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
     let span = finding.primary.span;
@@ -110,17 +120,30 @@ fn suppression(analysis: &Analysis, finding: &Finding) -> Option<CodeAction> {
     let at = documents::Lines::new(text).position(line_start);
     let edit = TextEdit {
         range: Range::new(at, at),
-        new_text: format!(
-            "{indent}# homelab-lint: ignore {} -- <reason>\n",
-            finding.rule
-        ),
+        new_text: in_line_breaks_of(
+            text,
+            &format!(
+                "{indent}# homelab-lint: ignore {} -- <reason>\n",
+                finding.rule
+            ),
+        )
+        .into_owned(),
     };
     Some(CodeAction {
-        title: format!("Suppress {} here (with a reason)", finding.rule),
+        title: match span.file == asked_in {
+            true => format!("Suppress {} here (with a reason)", finding.rule),
+            // The comment goes where the finding is reported, which may be
+            // a file other builds share (a component): the title says where.
+            false => format!(
+                "Suppress {} at {} (with a reason)",
+                finding.rule,
+                sources.location(span)
+            ),
+        },
         kind: Some(CodeActionKind::QUICKFIX),
         is_preferred: Some(false),
         edit: Some(WorkspaceEdit {
-            changes: Some(HashMap::from([(documents::uri_of(&path)?, vec![edit])])),
+            changes: Some(HashMap::from([(docs.uri(&path)?, vec![edit])])),
             ..WorkspaceEdit::default()
         }),
         ..CodeAction::default()

@@ -7,13 +7,20 @@ use std::path::Path;
 use lsp_types::Location;
 
 use super::diagnostics;
+use super::documents::Documents;
 use super::lookup::{self, Hit};
 use crate::pipeline::editor::Analysis;
 use crate::source::Object;
 use crate::source::repo::Repo;
 use crate::yaml::{Origin, Span};
 
-pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Vec<Location> {
+pub fn at(
+    analysis: &Analysis,
+    docs: &Documents,
+    rel: &Path,
+    text: &str,
+    offset: usize,
+) -> Vec<Location> {
     let repo = &analysis.loaded.repo;
     let sources = &repo.files.sources;
     let root = repo.files.root();
@@ -49,7 +56,7 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Vec<Loc
     let mut ranges = diagnostics::Ranges::new(sources);
     spans
         .into_iter()
-        .filter_map(|s| ranges.location(root, s))
+        .filter_map(|s| ranges.location(root, s, docs))
         .collect()
 }
 

@@ -69,7 +69,7 @@ pub fn of(
                 .filter(|(j, _)| *j != i)
                 .filter_map(|(_, other)| {
                     Some(DiagnosticRelatedInformation {
-                        location: ranges.location(root, other.span)?,
+                        location: ranges.location(root, other.span, docs)?,
                         message: shown(&other.text),
                     })
                 })
@@ -208,10 +208,11 @@ impl<'s> Ranges<'s> {
         self.lines(file).range(start, end)
     }
 
-    pub fn location(&mut self, root: &Path, span: Span) -> Option<Location> {
+    /// Where `span` is, named as the editor knows its file.
+    pub fn location(&mut self, root: &Path, span: Span, docs: &Documents) -> Option<Location> {
         let path = file_of(root, self.sources, span)?;
         Some(Location {
-            uri: documents::uri_of(&path)?,
+            uri: docs.uri(&path)?,
             range: self.range(span),
         })
     }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use lsp_types::{Position, Range, Uri};
+use lsp_types::{Position, Range, TextDocumentContentChangeEvent, Uri};
 
 /// One open buffer.
 pub struct Document {
@@ -25,15 +25,24 @@ impl Documents {
         self.open.insert(path, Document { uri, text });
     }
 
-    /// Replaces a buffer's text; `false` when it is not open.
-    pub fn change(&mut self, path: &Path, text: String) -> bool {
-        match self.open.get_mut(path) {
-            Some(doc) => {
-                doc.text = text;
-                true
+    /// Applies the editor's changes to a buffer, in order: each replaces
+    /// a range of the text as the one before left it, or the whole text
+    /// (no range); `false` when it is not open.
+    pub fn change(&mut self, path: &Path, changes: Vec<TextDocumentContentChangeEvent>) -> bool {
+        let Some(doc) = self.open.get_mut(path) else {
+            return false;
+        };
+        for change in changes {
+            match change.range {
+                Some(range) => {
+                    let start = offset(&doc.text, range.start);
+                    let end = offset(&doc.text, range.end).max(start);
+                    doc.text.replace_range(start..end, &change.text);
+                }
+                None => doc.text = change.text,
             }
-            None => false,
         }
+        true
     }
 
     pub fn close(&mut self, path: &Path) -> Option<Document> {
@@ -44,6 +53,16 @@ impl Documents {
         self.open.get(path)
     }
 
+    /// The URI the editor knows the file at `path` (absolute, real) by:
+    /// the one it opened it with, which may reach it through a symlink;
+    /// else the path's own.
+    pub fn uri(&self, path: &Path) -> Option<Uri> {
+        match self.open.get(path) {
+            Some(doc) => Some(doc.uri.clone()),
+            None => uri_of(path),
+        }
+    }
+
     /// The open buffers under `root`, by path relative to it.
     pub fn under<'a>(&'a self, root: &'a Path) -> impl Iterator<Item = (&'a Path, &'a Document)> {
         self.open
@@ -52,10 +71,24 @@ impl Documents {
     }
 }
 
-/// The file a `file:` URI names, absolute; `None` for another scheme.
+/// The file a `file:` URI names, absolute, with its folders' symlinks
+/// resolved; `None` for another scheme. A repository's root is its real
+/// path, and an editor may reach its files through a link (a linked
+/// project or home folder, macOS's `/tmp`): they are the repository's
+/// files all the same. The file's own name is kept, as the repository's
+/// walk names a file that is a link; what does not exist (deleted, or
+/// only in the editor) keeps the rest of its path as written.
 pub fn path_of(uri: &Uri) -> Option<PathBuf> {
     let url = url::Url::parse(uri.as_str()).ok()?;
-    url.to_file_path().ok()
+    let path = url.to_file_path().ok()?;
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Some(path);
+    };
+    let real = parent.ancestors().find_map(|existing| {
+        let rest = parent.strip_prefix(existing).ok()?;
+        Some(existing.canonicalize().ok()?.join(rest))
+    });
+    Some(real.map_or(path.clone(), |p| p.join(name)))
 }
 
 /// The `file:` URI of an absolute path.

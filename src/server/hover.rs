@@ -3,6 +3,7 @@
 //! patches it went through; on a HelmRelease's `values`, the final value
 //! once `valuesFrom` is merged in.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind};
@@ -10,12 +11,15 @@ use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind};
 use super::diagnostics::{Ranges, shown as shown_text};
 use super::lookup::{self, Hit, Seg};
 use crate::pipeline::editor::Analysis;
-use crate::source::helm;
 use crate::source::repo::Repo;
+use crate::source::{helm, quoted};
 use crate::yaml::{Node, Origin, SourceMap, Span, Value};
 
 /// At most this many renders of one place are listed.
 const MAX_RENDERS: usize = 5;
+
+/// A value longer than this is quoted and cut.
+const MAX_VALUE_BYTES: usize = 120;
 
 /// At most this many lines of a HelmRelease's values are shown.
 const MAX_VALUE_LINES: usize = 60;
@@ -27,7 +31,14 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
     let hits = file.map_or_else(Vec::new, |f| lookup::values_at(repo, f, offset));
     if let Some(var) = lookup::variable_at(text, offset) {
         let mut lines = vec![format!("**`${{{}}}`**", var.name)];
-        lines.extend(variable(repo, &hits, &var.name, rel));
+        match lookup::in_comment(text, var.start) {
+            true => lines.push(
+                "in a comment: Flux substitutes the objects kustomize built, which keep no \
+                 comments, so this is never substituted"
+                    .into(),
+            ),
+            false => lines.extend(variable(repo, &hits, &var.name, rel)),
+        }
         let range = super::documents::Lines::new(text).range(var.start, var.end);
         return Some(markdown(lines.join("\n\n"), Some(range)));
     }
@@ -35,14 +46,20 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
     let mut lines = value(sources, hit);
     // The same place rendered differently elsewhere (a base built by
     // several Flux Kustomizations with other variables).
-    let mut values = vec![shown(sources, hit.node)];
+    let mut values = HashSet::from([shown(sources, hit.node)]);
+    let mut more = 0;
     for other in hits.iter().skip(1).filter(|h| h.node.span == hit.node.span) {
         let value = shown(sources, other.node);
-        if !values.contains(&value) && values.len() < MAX_RENDERS {
-            lines.push(format!("also renders as {value} in {}", other.object.id()));
-            values.push(value);
+        if values.contains(&value) {
+            continue;
         }
+        match values.len() < MAX_RENDERS {
+            true => lines.push(format!("also renders as {value} in {}", other.object.id())),
+            false => more += 1,
+        }
+        values.insert(value);
     }
+    lines.extend(more_renders(more));
     lines.extend(helm_final(repo, hit));
     lines.extend(helm_values(repo, hit));
     if on_identity(hit) {
@@ -58,6 +75,8 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
 fn variable(repo: &Repo, hits: &[Hit], name: &str, rel: &Path) -> Vec<String> {
     let sources = &repo.files.sources;
     let mut out: Vec<String> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut more = 0;
     for hit in hits {
         let Some(Origin::Substituted {
             variable,
@@ -92,24 +111,41 @@ fn variable(repo: &Repo, hits: &[Hit], name: &str, rel: &Path) -> Vec<String> {
             format!("used{by} in a value that also reads `${{{variable}}}`")
         };
         let line = format!("{line}; the value renders as {}", shown(sources, hit.node));
-        if !out.contains(&line) {
-            out.push(line);
-        }
-        if out.len() == MAX_RENDERS {
-            break;
+        if seen.insert(line.clone()) {
+            match out.len() < MAX_RENDERS {
+                true => out.push(line),
+                false => more += 1,
+            }
         }
     }
+    out.extend(more_renders(more));
     if out.is_empty() {
         let why = repo
             .fates
             .iter()
             .find(|f| f.path == rel)
             .map_or_else(|| "it is not loaded".to_string(), |f| f.fate.reason());
-        out.push(format!(
-            "not substituted here: no Flux Kustomization with `postBuild` renders this value ({why})"
-        ));
+        out.push(match hits.is_empty() {
+            true => {
+                format!("not substituted here: no object rendered from this file holds it ({why})")
+            }
+            false => format!(
+                "not substituted here: no Flux Kustomization with `postBuild` renders this value \
+                 ({why})"
+            ),
+        });
     }
     out
+}
+
+/// What is left out when a place renders more ways than are listed.
+fn more_renders(more: usize) -> Option<String> {
+    (more > 0).then(|| {
+        format!(
+            "and {more} more render(s) of this place (`kubectl homelab-lint inventory \
+             --provenance` lists every value)"
+        )
+    })
 }
 
 /// The value, where it was written, and the steps of its object.
@@ -252,7 +288,10 @@ fn rendered_by(hit: &Hit) -> String {
         })
 }
 
-/// A rendered value as reports show it (a Secret's masked), in backticks.
+/// A rendered value as reports show it (a Secret's masked), in backticks;
+/// a long or multi-line one quoted and cut as messages quote text from
+/// the repository ([`quoted`]): a dashboard kept in a ConfigMap, hovered
+/// anywhere, would otherwise be a hover of hundreds of kilobytes.
 fn shown(sources: &SourceMap, node: &Node) -> String {
     let text = match &node.value {
         Value::Seq(_) | Value::Map(_) => sources.shown_json(node).to_string(),
@@ -260,18 +299,29 @@ fn shown(sources: &SourceMap, node: &Node) -> String {
             .scalar_text()
             .map_or_else(|| "null".into(), |t| sources.shown_value(node, t)),
     };
+    let text = match text.len() > MAX_VALUE_BYTES || text.contains('\n') {
+        true => quoted(&text),
+        false => text,
+    };
     format!("`{}`", text.replace('`', "'"))
 }
 
-/// The text written at `span`, a Secret's masked.
+/// The value written at `span`, a Secret's masked, without the anchor
+/// or tag written before it (`name: &app authentik` defines `authentik`,
+/// which `APP: *app` then names).
 fn written(sources: &SourceMap, span: Span) -> String {
-    sources
+    let mut text = sources
         .get(span.file)
         .text_to_show()
         .get(span.start as usize..span.end as usize)
         .unwrap_or_default()
-        .trim()
-        .replace('`', "'")
+        .trim();
+    while text.starts_with(['&', '!']) {
+        text = text
+            .split_once([' ', '\t', '\n'])
+            .map_or("", |(_, rest)| rest.trim_start());
+    }
+    text.replace('`', "'")
 }
 
 fn path_text(path: &[Seg]) -> String {

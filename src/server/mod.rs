@@ -82,7 +82,9 @@ fn capabilities() -> ServerCapabilities {
         text_document_sync: Some(TextDocumentSyncCapability::Options(
             TextDocumentSyncOptions {
                 open_close: Some(true),
-                change: Some(TextDocumentSyncKind::FULL),
+                // A keystroke sends its edit, not the file: a large file
+                // is not sent again whole at each one.
+                change: Some(TextDocumentSyncKind::INCREMENTAL),
                 save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions {
                     include_text: Some(false),
                 })),
@@ -174,6 +176,7 @@ impl Server<'_> {
                     let path = documents::path_of(&p.text_document.uri)?;
                     self.docs
                         .open(path.clone(), p.text_document.uri, p.text_document.text);
+                    self.workspace.may_ignore_more(&path);
                     Some((path, Instant::now()))
                 }),
             DidChangeTextDocument::METHOD => note
@@ -181,16 +184,18 @@ impl Server<'_> {
                 .ok()
                 .and_then(|p| {
                     let path = documents::path_of(&p.text_document.uri)?;
-                    // Full synchronisation: the last change is the text.
-                    let text = p.content_changes.into_iter().last()?.text;
                     self.docs
-                        .change(&path, text)
+                        .change(&path, p.content_changes)
                         .then(|| (path, Instant::now() + workspace::DEBOUNCE))
                 }),
             DidSaveTextDocument::METHOD => note
                 .extract::<lsp_types::DidSaveTextDocumentParams>(DidSaveTextDocument::METHOD)
                 .ok()
-                .and_then(|p| Some((documents::path_of(&p.text_document.uri)?, Instant::now()))),
+                .and_then(|p| {
+                    let path = documents::path_of(&p.text_document.uri)?;
+                    self.workspace.may_ignore_more(&path);
+                    Some((path, Instant::now()))
+                }),
             DidCloseTextDocument::METHOD => note
                 .extract::<lsp_types::DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD)
                 .ok()
@@ -261,12 +266,7 @@ impl Server<'_> {
             }
             let mut published = Vec::new();
             for (path, list) in by_file {
-                let Some(uri) = self
-                    .docs
-                    .get(&path)
-                    .map(|d| d.uri.clone())
-                    .or_else(|| documents::uri_of(&path))
-                else {
+                let Some(uri) = self.docs.uri(&path) else {
                     continue;
                 };
                 if !list.is_empty() {
@@ -295,15 +295,17 @@ impl Server<'_> {
                 s.at(&p.text_document_position_params, hover::at).flatten()
             }),
             GotoDefinition::METHOD => self.answer(req, |s, p: lsp_types::GotoDefinitionParams| {
-                s.at(&p.text_document_position_params, definition::at)
-                    .map(lsp_types::GotoDefinitionResponse::Array)
+                s.at(&p.text_document_position_params, |a, rel, text, at| {
+                    definition::at(a, &s.docs, rel, text, at)
+                })
+                .map(lsp_types::GotoDefinitionResponse::Array)
             }),
             CodeActionRequest::METHOD => self.answer(req, |s, p: lsp_types::CodeActionParams| {
                 let path = documents::path_of(&p.text_document.uri)?;
                 let repo = s.workspace.holding(&path)?;
                 let analysis = repo.last.as_ref()?.as_ref().ok()?;
                 let rel = path.strip_prefix(repo.root()).ok()?;
-                Some(actions::at(analysis, rel, p.range))
+                Some(actions::at(analysis, &s.docs, rel, p.range))
             }),
             _ => Err((
                 ErrorCode::MethodNotFound,

@@ -101,6 +101,13 @@ impl Workspace {
         Some(root)
     }
 
+    /// A file was opened or saved: see [`Session::may_ignore_more`].
+    pub fn may_ignore_more(&mut self, path: &Path) {
+        if let Some(repo) = self.repos.iter_mut().find(|r| path.starts_with(r.root())) {
+            repo.session.may_ignore_more();
+        }
+    }
+
     /// The repository that holds `path`, if one is open.
     pub fn holding(&self, path: &Path) -> Option<&Repository> {
         self.repos.iter().find(|r| path.starts_with(r.root()))

@@ -8,6 +8,8 @@
 //! by kustomize or Flux rather than written in the file): a fix is then
 //! display-only rather than a guess.
 
+use std::borrow::Cow;
+
 use crate::yaml::{Entry, FileId, Node, SourceMap, Span, Style, Value};
 
 /// Replace `start..end` of `file` with `replacement` (an insertion when
@@ -485,10 +487,9 @@ pub fn append_block_line(sources: &SourceMap, block: &Node, line: &str) -> Optio
 }
 
 /// Applies edits to one file's text. Overlapping edits are refused, since
-/// their result would depend on order. The new lines of an edit take the file's line break: CRLF when its
-/// first line ends so, which a file written on Windows has throughout.
+/// their result would depend on order. The new lines of an edit take the
+/// file's line break ([`in_line_breaks_of`]).
 pub fn apply(text: &str, edits: &[&Edit]) -> Option<String> {
-    let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
     let mut sorted: Vec<&&Edit> = edits.iter().collect();
     sorted.sort_by_key(|e| (e.start, e.end));
     let mut out = String::with_capacity(text.len());
@@ -499,24 +500,33 @@ pub fn apply(text: &str, edits: &[&Edit]) -> Option<String> {
             return None;
         }
         out.push_str(text.get(pos..s)?);
-        if crlf {
-            let mut lines = e.replacement.split('\n').peekable();
-            while let Some(line) = lines.next() {
-                match lines.peek() {
-                    Some(_) => {
-                        out.push_str(line.strip_suffix('\r').unwrap_or(line));
-                        out.push_str("\r\n");
-                    }
-                    None => out.push_str(line),
-                }
-            }
-        } else {
-            out.push_str(&e.replacement);
-        }
+        out.push_str(&in_line_breaks_of(text, &e.replacement));
         pos = t;
     }
     out.push_str(text.get(pos..)?);
     Some(out)
+}
+
+/// `replacement` (whose lines end with `\n`) with the line break of
+/// `text`, the file it goes into: CRLF when its first line ends so, which
+/// a file written on Windows has throughout.
+pub fn in_line_breaks_of<'r>(text: &str, replacement: &'r str) -> Cow<'r, str> {
+    let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
+    if !crlf || !replacement.contains('\n') {
+        return Cow::Borrowed(replacement);
+    }
+    let mut out = String::with_capacity(replacement.len() + replacement.len() / 16);
+    let mut lines = replacement.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        match lines.peek() {
+            Some(_) => {
+                out.push_str(line.strip_suffix('\r').unwrap_or(line));
+                out.push_str("\r\n");
+            }
+            None => out.push_str(line),
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

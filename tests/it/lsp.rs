@@ -8,12 +8,19 @@
 //! dependency and a source, a suppression applied and linted again, a
 //! malformed buffer, files deleted under the server, a file nothing
 //! applies, edits and disk changes after which the diagnostics are a fresh
-//! lint's; and on the bundled example, a safe fix applied and an unsafe
-//! one marked.
+//! lint's, a file git ignores made while it runs, a file reached through
+//! a symlinked folder, a variable in another's default and one in a
+//! comment, a long value's hover, keystrokes sent as small incremental
+//! edits; on a copy of joryirving__home-ops, a place rendered more ways
+//! than a hover lists; and on the bundled example, a safe fix applied and
+//! an unsafe one marked, both kept to a CRLF file's line breaks, and a
+//! suppression written in another file that says where.
 //!
 //! Neovim's built-in client (Debian's `neovim`, headless) runs
 //! tests/lsp/neovim.lua: open, the finding's diagnostic, hover on its
-//! variable, its suppression applied and the finding gone.
+//! variable, its suppression applied and the finding gone. The Neovim
+//! set-ups of docs/editors.md run as written, each in a Neovim it is for
+//! (Debian's 0.7; 0.11 from PyPI, scripts/install-pypi-tools neovim).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,6 +68,12 @@ fn an_editor_gets_findings_hover_definitions_and_actions() {
     let secret_src = tmp.path().join("secret-src");
     crate::hostile_secret::secret_named_objects(&secret_src);
     let secret = git_copy(&secret_src, &tmp.path().join("secret"));
+    // A component many Flux Kustomizations render, each with its own
+    // variables.
+    let wide = git_copy(
+        &common::corpus().unwrap().join("joryirving__home-ops"),
+        &tmp.path().join("wide"),
+    );
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp");
     let out = Command::new(&pytest)
         .arg(&tests)
@@ -69,6 +82,7 @@ fn an_editor_gets_findings_hover_definitions_and_actions() {
         .env("LSP_REPO", &repo)
         .env("LSP_EXAMPLE_REPO", &example)
         .env("LSP_SECRET_REPO", &secret)
+        .env("LSP_WIDE_REPO", &wide)
         .env("LSP_PLANTED", crate::hostile_secret::PLANTED)
         .current_dir(tmp.path())
         .output()
@@ -127,4 +141,85 @@ fn neovim_gets_the_finding_its_hover_and_its_suppression() {
         text.contains("the finding, its hover and its suppression held"),
         "{text}"
     );
+}
+
+/// The Lua of the set-up under `heading` in docs/editors.md.
+fn set_up(heading: &str) -> String {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/editors.md"))
+            .unwrap();
+    let after = &docs[docs
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading:?}"))..];
+    let code = &after[after.find("```lua\n").unwrap() + 7..];
+    code[..code.find("```").unwrap()].to_string()
+}
+
+#[test]
+fn the_neovim_set_ups_of_the_docs_work_as_written() {
+    let current = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tools/neovim/bin/nvim");
+    if !current.is_file() {
+        common::skip_or_fail("Neovim 0.11 is missing (run scripts/install-pypi-tools neovim)");
+        return;
+    }
+    if !common::runs(
+        "nvim",
+        &["--version"],
+        "nvim is not on PATH (Debian: apt-get install neovim)",
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(repo) = corpus_copy(tmp.path()) else {
+        return;
+    };
+    // The binary under the name the set-ups start, first on PATH.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(common::BIN, bin.join("kubectl-homelab_lint")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp/neovim_setup.lua");
+    let cluster = Path::new(CLUSTER);
+    for (nvim, heading) in [
+        (current.as_path(), "Neovim 0.11 and later"),
+        (current.as_path(), "Neovim 0.8 to 0.10"),
+        (Path::new("nvim"), "Neovim 0.7 (Debian"),
+    ] {
+        let init = tmp.path().join("init.lua");
+        std::fs::write(&init, set_up(heading)).unwrap();
+        let home = tmp.path().join("nvim-home");
+        // Opened as a user in the file's parent folder types it.
+        let folder = cluster.parent().unwrap().parent().unwrap();
+        let mut command = Command::new(nvim);
+        command
+            .args(["--headless", "-u"])
+            .arg(&init)
+            .args(["-i", "NONE", "-n", "-c"])
+            .arg(format!("luafile {}", script.display()))
+            .env("PATH", &path)
+            .env("LSP_FILE", cluster.strip_prefix(folder).unwrap())
+            .env("LSP_RULE", RULE)
+            .current_dir(repo.join(folder));
+        for var in [
+            "HOME",
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_STATE_HOME",
+            "XDG_CACHE_HOME",
+        ] {
+            command.env(var, &home);
+        }
+        let out = command.output().unwrap();
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{heading}: {text}");
+        assert!(text.contains("the finding came"), "{heading}: {text}");
+    }
 }

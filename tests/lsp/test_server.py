@@ -8,6 +8,7 @@ CloudNativePG cluster keeps three instances on `${CLUSTER_STORAGE_CLASS}`
 import asyncio
 import os
 import pathlib
+import re
 
 import pytest
 import pytest_lsp
@@ -120,6 +121,32 @@ class Buffer:
             )
         )
 
+    def edit(self, start: types.Position, end: types.Position, text: str):
+        """One small change, as an editor sends a keystroke: the range it
+        replaces and what it writes there."""
+        self.version += 1
+        self.text = self.text[: self.offset(start)] + text + self.text[self.offset(end) :]
+        self.expect()
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=self.uri, version=self.version
+                ),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(start=start, end=end), text=text
+                    )
+                ],
+            )
+        )
+
+    def offset(self, at: types.Position) -> int:
+        """The index in `text` of a protocol position (UTF-16 columns)."""
+        start = sum(len(line) + 1 for line in self.text.split("\n")[: at.line])
+        line = self.text.split("\n")[at.line]
+        units = line.encode("utf-16-le")[: 2 * at.character].decode("utf-16-le")
+        return start + len(units)
+
     def expect(self):
         """Makes `diagnostics` wait for a publish after this one."""
         self.seen = len(self.published())
@@ -153,7 +180,8 @@ class Buffer:
     def position(self, needle: str, skip: int = 0) -> types.Position:
         offset = self.text.index(needle) + skip
         line = self.text.count("\n", 0, offset)
-        return types.Position(line=line, character=offset - (self.text.rfind("\n", 0, offset) + 1))
+        before = self.text[self.text.rfind("\n", 0, offset) + 1 : offset]
+        return types.Position(line=line, character=len(before.encode("utf-16-le")) // 2)
 
 
 async def code_actions(doc: Buffer, finding: types.Diagnostic):
@@ -205,6 +233,44 @@ async def test_a_finding_comes_and_goes_with_the_edit(client: LanguageClient):
 
 
 @pytest.mark.asyncio(loop_scope="function")
+async def test_keystrokes_sent_as_small_edits_build_the_buffer(client: LanguageClient):
+    """The server asks for incremental changes: a CRLF file with astral
+    characters, typed into and out of one character at a time, then the
+    finding's cause changed by a one-character edit. What it lints is
+    what the editor holds: a server given the whole text agrees."""
+    written = CLUSTER.read_text().replace("  name: postgres\n", "  name: postgres # 😀é\n")
+    doc = Buffer(client, CLUSTER, written.replace("\n", "\r\n"))
+    assert ours(await doc.diagnostics())
+    for c in "x😀y é":
+        end = doc.position("\r\n  namespace: databases")
+        doc.edit(end, end, c)
+    assert "😀éx😀y é\r\n" in doc.text
+    for _ in "x😀y é":
+        end = doc.position("\r\n  namespace: databases")
+        units = len(doc.text[doc.offset(end) - 1].encode("utf-16-le")) // 2
+        doc.edit(types.Position(line=end.line, character=end.character - units), end, "")
+    assert "# 😀é\r\n  namespace" in doc.text
+    three = doc.position("instances: 3", 11)
+    doc.edit(three, types.Position(line=three.line, character=three.character + 1), "1")
+    assert "instances: 1\r\n" in doc.text
+    assert ours(await doc.diagnostics()) == []
+    doc.edit(three, types.Position(line=three.line, character=three.character + 1), "3")
+    kept = sorted_diagnostics(await doc.diagnostics())
+    assert ours(kept) and doc.text == written.replace("\n", "\r\n")
+
+    fresh = await SERVER.start()
+    try:
+        await fresh.initialize_session(
+            types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=REPO.as_uri())
+        )
+        again = Buffer(fresh, CLUSTER, doc.text)
+        assert sorted_diagnostics(await again.diagnostics()) == kept
+    finally:
+        await fresh.shutdown_session()
+        await fresh.stop()
+
+
+@pytest.mark.asyncio(loop_scope="function")
 async def test_hover_and_definition_of_a_variable(client: LanguageClient):
     doc = Buffer(client, CLUSTER)
     await doc.diagnostics()
@@ -225,6 +291,58 @@ async def test_hover_and_definition_of_a_variable(client: LanguageClient):
     assert "**Postgres** (CloudNativePG), 3 instance(s)" in text, text
     assert "`synchronous_commit` = `on`" in text, text
     assert "class `ceph-block`" in text, text
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_variable_in_another_ones_default_is_the_one_hovered(client: LanguageClient):
+    """`${SIZE:-${CLUSTER_STORAGE_CLASS}}`: on the inner name, the inner
+    variable's value and definition; on the outer one, the outer's."""
+    written = CLUSTER.read_text()
+    doc = Buffer(client, CLUSTER, written.replace("size: 20Gi", "size: ${SIZE:-${CLUSTER_STORAGE_CLASS}}"))
+    await doc.diagnostics()
+    inner = (await doc.hover("${CLUSTER_STORAGE_CLASS}}", 3)).contents.value
+    assert inner.startswith("**`${CLUSTER_STORAGE_CLASS}`**"), inner
+    assert "kubernetes/flux/vars/cluster-settings.yaml:" in inner, inner
+    found = await doc.definition("${CLUSTER_STORAGE_CLASS}}", 3)
+    assert [loc.uri for loc in found] == [SETTINGS.as_uri()], found
+    outer = (await doc.hover("${SIZE", 3)).contents.value
+    assert outer.startswith("**`${SIZE}`**"), outer
+
+    # `$$` escapes: `$${NOT_A_VARIABLE}` is that text, rendered as written.
+    doc.change(doc.text.replace("imageName: ", "imageName: $${NOT_A_VARIABLE}"))
+    await doc.diagnostics()
+    escaped = (await doc.hover("NOT_A_VARIABLE", 0)).contents.value
+    assert not escaped.startswith("**`${"), escaped
+    assert "renders as `${NOT_A_VARIABLE}" in escaped, escaped
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_variable_in_a_comment_is_said_to_be_never_substituted(client: LanguageClient):
+    """`# was ${CLUSTER_STORAGE_CLASS}` in a file a Flux Kustomization
+    with postBuild renders: a comment, which Flux never substitutes, not
+    a file no postBuild renders."""
+    written = CLUSTER.read_text().replace(
+        "  instances: 3\n", "  instances: 3 # was ${CLUSTER_STORAGE_CLASS}\n"
+    )
+    doc = Buffer(client, CLUSTER, written)
+    await doc.diagnostics()
+    text = (await doc.hover("was ${CLUSTER_STORAGE_CLASS}", 7)).contents.value
+    assert "in a comment" in text, text
+    assert "no Flux Kustomization with `postBuild`" not in text, text
+    assert await doc.definition("was ${CLUSTER_STORAGE_CLASS}", 7) == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_long_value_is_cut_in_its_hover(client: LanguageClient):
+    """A large value (a dashboard kept in a ConfigMap) hovered: quoted and
+    cut, with its length, rather than the whole of it."""
+    long = "é" * 200_000
+    doc = Buffer(client, CLUSTER, CLUSTER.read_text().replace("imageName: ", f"imageName: {long}"))
+    await doc.diagnostics()
+    text = (await doc.hover("imageName: ", 15)).contents.value
+    assert "spec.imageName" in text, text[:300]
+    assert len(text) < 2_000, text[:300]
+    assert "… (400038 bytes)" in text, text[:300]
 
 
 @pytest.mark.asyncio(loop_scope="function")
@@ -255,6 +373,29 @@ async def test_a_suppression_applied_is_linted_again(client: LanguageClient):
     assert f"# homelab-lint: ignore {RULE} -- <reason>" in after
     doc.change(after)
     assert ours(await doc.diagnostics()) == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_file_reached_through_a_symlinked_folder_is_the_repositorys(
+    client: LanguageClient,
+):
+    """The editor opened the repository through a link (a linked project
+    folder, macOS's /tmp): its files get the repository's findings, and
+    an action edits the file under the name the editor opened it by."""
+    link = REPO.parent / "linked-repo"
+    link.symlink_to(REPO, target_is_directory=True)
+    try:
+        doc = Buffer(client, link / CLUSTER.relative_to(REPO))
+        finding = ours(await doc.diagnostics())[0]
+        hover = await doc.hover("${CLUSTER_STORAGE_CLASS}", 3)
+        assert "ceph-block" in hover.contents.value, hover
+        actions = await code_actions(doc, finding)
+        suppress = [a for a in actions if a.title.startswith(f"Suppress {RULE}")]
+        assert list(suppress[0].edit.changes) == [doc.uri], suppress
+        doc.change(apply(doc.text, suppress[0].edit.changes[doc.uri]))
+        assert ours(await doc.diagnostics()) == []
+    finally:
+        link.unlink()
 
 
 @pytest.mark.asyncio(loop_scope="function")
@@ -328,6 +469,34 @@ async def test_fixes_come_with_their_applicability_and_apply(client: LanguageCli
     unsafe = [a for a in actions if "(unsafe fix)" in a.title]
     assert len(unsafe) == 1 and not unsafe[0].is_preferred, actions
     assert unsafe[0].edit is not None
+
+    # Asked in the release, the cache finding's suppression goes where
+    # the finding is reported, the database: the title says so.
+    asked = await code_actions(release, ours(client.diagnostics[release.uri], rule)[0])
+    suppress = [a for a in asked if a.title.startswith(f"Suppress {rule}")]
+    assert [list(a.edit.changes) for a in suppress] == [[database.uri]], suppress
+    assert "at apps/authentik/database.yaml:" in suppress[0].title, suppress[0].title
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_edits_in_a_crlf_file_keep_its_line_breaks(client: LanguageClient):
+    """A file written on Windows: every line an action inserts ends with
+    CRLF, as the command line's --fix writes it, and the finding goes."""
+    path = EXAMPLE / "apps/authentik/helmrelease.yaml"
+    written = path.read_text().replace("\n", "\r\n")
+    release = Buffer(client, path, written)
+    rule = "authentik-persistent-connections-without-keepalives"
+    finding = ours(await release.diagnostics(), rule)[0]
+    actions = await code_actions(release, finding)
+    for action in [a for a in actions if a.is_preferred or a.title.startswith(f"Suppress {rule}")]:
+        edits = action.edit.changes[release.uri]
+        assert any("\n" in e.new_text for e in edits), action
+        after = apply(written, edits)
+        assert "\n" not in after.replace("\r\n", ""), (action.title, edits)
+        release.change(after)
+        assert ours(await release.diagnostics(), rule) == [], action.title
+        release.change(written)
+        assert ours(await release.diagnostics(), rule), action.title
 
 
 def on_disk(client: LanguageClient, *changes: tuple[pathlib.Path, types.FileChangeType]):
@@ -408,6 +577,88 @@ async def test_after_edits_and_disk_changes_the_diagnostics_are_a_fresh_lints(
             moved.rename(SETTINGS)
         SETTINGS.write_text(settings)
         created.unlink(missing_ok=True)
+
+
+async def made_while_running_and_ignored(client: LanguageClient, watches: bool):
+    """A decrypted Secret made while the editor runs, which .gitignore
+    covers, and listed by a kustomization: Flux never gets it, so the
+    build fails, as a server started afterwards says too. A watching
+    client reports the files made; another only saves."""
+    ignore = REPO / ".gitignore"
+    kustomization = CLUSTER.parent / "kustomization.yaml"
+    decrypted = CLUSTER.parent / "secret.dec.yaml"
+    doc = Buffer(client, kustomization)
+    await doc.diagnostics()
+    try:
+        ignore.write_text("*.dec.yaml\n")
+        decrypted.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decrypted\n")
+        if watches:
+            on_disk(
+                client,
+                (ignore, types.FileChangeType.Created),
+                (decrypted, types.FileChangeType.Created),
+            )
+        doc.change(doc.text.replace("  - cluster.yaml\n", "  - cluster.yaml\n  - secret.dec.yaml\n"))
+        if not watches:
+            client.text_document_did_save(
+                types.DidSaveTextDocumentParams(
+                    text_document=types.TextDocumentIdentifier(uri=doc.uri)
+                )
+            )
+        kept = sorted_diagnostics(await doc.diagnostics())
+        assert any("secret.dec.yaml" in d.message for d in kept), kept
+
+        fresh = await SERVER.start()
+        try:
+            await fresh.initialize_session(
+                types.InitializeParams(
+                    capabilities=types.ClientCapabilities(), root_uri=REPO.as_uri()
+                )
+            )
+            again = Buffer(fresh, kustomization, doc.text)
+            assert sorted_diagnostics(await again.diagnostics()) == kept
+        finally:
+            await fresh.shutdown_session()
+            await fresh.stop()
+    finally:
+        ignore.unlink(missing_ok=True)
+        decrypted.unlink(missing_ok=True)
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_file_git_ignores_made_while_watched_is_left_out_as_git_leaves_it(
+    watching: LanguageClient,
+):
+    await made_while_running_and_ignored(watching, watches=True)
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_file_git_ignores_made_before_a_save_is_left_out_as_git_leaves_it(
+    client: LanguageClient,
+):
+    await made_while_running_and_ignored(client, watches=False)
+
+
+WIDE_REPO = pathlib.Path(os.environ["LSP_WIDE_REPO"])
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_place_rendered_more_ways_than_listed_says_how_many_more(
+    client: LanguageClient,
+):
+    """`${APP}` in the CNPG component every app's database is built from:
+    the hover lists five renders and counts the others, none dropped
+    unsaid."""
+    doc = Buffer(client, WIDE_REPO / "kubernetes/components/postgres/cluster.yaml")
+    await doc.diagnostics()
+    text = (await doc.hover("${APP}", 3)).contents.value
+    listed = [line for line in text.split("\n\n") if line.startswith("= `")]
+    assert len(listed) == 5, text
+    # Each app names itself through an anchor (`name: &app authentik`,
+    # `APP: *app`): the value, not the anchor, is what is defined.
+    assert not any(line.startswith("= `&") for line in listed), listed
+    more = re.search(r"and (\d+) more render\(s\) of this place", text)
+    assert more and int(more.group(1)) > 0, text
 
 
 SECRET_REPO = pathlib.Path(os.environ["LSP_SECRET_REPO"])
