@@ -50,7 +50,7 @@ pub fn roff(cmd: &clap::Command) -> String {
         ),
         (
             EXIT_FINDINGS,
-            "Findings at or above the --fail-on severity (default warning).",
+            "Findings at or above the --fail-on severity (default warning); for server, the editor sent exit without shutdown, as the Language Server Protocol asks.",
         ),
         (
             EXIT_ERROR,

@@ -21,8 +21,8 @@ pub use args::{
 };
 
 use crate::pipeline::{
-    self, BaseRequest, ClusterRequest, EXIT_CLEAN, EXIT_ERROR, FixRequest, Input, ProbeRequest,
-    Request, load_rules,
+    self, BaseRequest, ClusterRequest, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FixRequest, Input,
+    ProbeRequest, Request, load_rules,
 };
 use crate::report::{control, graph, inventory};
 use crate::rules::{self, Severity};
@@ -93,10 +93,10 @@ fn run(args: Args) -> Result<u8, String> {
             write_stdout(complete::complete(&words).trim_end())?;
             Ok(EXIT_CLEAN)
         }
-        Some(Command::Server) => {
-            crate::server::run()?;
-            Ok(EXIT_CLEAN)
-        }
+        Some(Command::Server) => match crate::server::run()? {
+            true => Ok(EXIT_CLEAN),
+            false => Ok(EXIT_FINDINGS),
+        },
         Some(Command::Man) => {
             write_bytes(&generate::man_page().map_err(|e| e.to_string())?)?;
             Ok(EXIT_CLEAN)

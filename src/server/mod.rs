@@ -40,8 +40,10 @@ use lsp_types::{
 use documents::Documents;
 use workspace::Workspace;
 
-/// Serves one editor on stdin and stdout until it asks to exit.
-pub fn run() -> Result<(), String> {
+/// Serves one editor on stdin and stdout until it asks to exit. `false`
+/// when it sent `exit` without `shutdown` first, which the protocol
+/// answers with exit status 1.
+pub fn run() -> Result<bool, String> {
     let (connection, io) = Connection::stdio();
     let capabilities = serde_json::to_value(capabilities()).map_err(|e| e.to_string())?;
     let initialize = serde_json::json!({
@@ -71,10 +73,11 @@ pub fn run() -> Result<(), String> {
     if let Some(request) = server.workspace.watch.request() {
         server.send(request);
     }
-    server.serve()?;
+    let clean = server.serve()?;
     drop(connection);
     io.join()
-        .map_err(|e| format!("the connection to the editor failed: {e}"))
+        .map_err(|e| format!("the connection to the editor failed: {e}"))?;
+    Ok(clean)
 }
 
 fn capabilities() -> ServerCapabilities {
@@ -105,17 +108,19 @@ struct Server<'c> {
 }
 
 impl Server<'_> {
-    fn serve(&mut self) -> Result<(), String> {
+    /// Whether the editor ended the session as the protocol asks:
+    /// `shutdown`, then `exit` (or it closed the connection).
+    fn serve(&mut self) -> Result<bool, String> {
         loop {
             let received = match self.workspace.next_due() {
                 Some(due) => match self.connection.receiver.recv_deadline(due) {
                     Ok(message) => Some(message),
                     Err(e) if e.is_timeout() => None,
-                    Err(_) => return Ok(()),
+                    Err(_) => return Ok(true),
                 },
                 None => match self.connection.receiver.recv() {
                     Ok(message) => Some(message),
-                    Err(_) => return Ok(()),
+                    Err(_) => return Ok(true),
                 },
             };
             match received {
@@ -126,10 +131,11 @@ impl Server<'_> {
                         .handle_shutdown(&req)
                         .map_err(|e| e.to_string())?
                     {
-                        return Ok(());
+                        return Ok(true);
                     }
                     self.request(req);
                 }
+                Some(Message::Notification(note)) if note.method == "exit" => return Ok(false),
                 Some(Message::Notification(note)) => self.notification(note),
                 Some(Message::Response(response)) => self.response(response),
             }

@@ -223,3 +223,44 @@ fn the_neovim_set_ups_of_the_docs_work_as_written() {
         assert!(text.contains("the finding came"), "{heading}: {text}");
     }
 }
+
+/// The exit status the Language Server Protocol asks for ("exit"
+/// notification): 0 after a `shutdown` request, 1 when the editor sends
+/// `exit` without one.
+#[test]
+fn exit_without_shutdown_is_status_one() {
+    use std::io::Write;
+    let frame = |body: serde_json::Value| {
+        let text = body.to_string();
+        format!("Content-Length: {}\r\n\r\n{text}", text.len())
+    };
+    let initialize = frame(serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"capabilities": {}, "processId": null, "rootUri": null}
+    }));
+    let initialized = frame(serde_json::json!({
+        "jsonrpc": "2.0", "method": "initialized", "params": {}
+    }));
+    let shutdown = frame(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
+    let exit = frame(serde_json::json!({"jsonrpc": "2.0", "method": "exit"}));
+    for (session, status) in [
+        (vec![&initialize, &initialized, &shutdown, &exit], 0),
+        (vec![&initialize, &initialized, &exit], 1),
+    ] {
+        let mut child = Command::new(common::BIN)
+            .arg("server")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        for message in &session {
+            stdin.write_all(message.as_bytes()).unwrap();
+        }
+        // Closed, so that a server that went on reading would end too.
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(status), "{} messages", session.len());
+    }
+}
