@@ -121,7 +121,7 @@ fn render_within(
         let prepared: Vec<(Snippet, Vec<String>)> = chunk
             .iter()
             .map(|f| {
-                let (mut diag, elsewhere) = snippet(f, sources, &mut files);
+                let (mut diag, elsewhere, above) = snippet(f, sources, &mut files);
                 let mut after = Vec::new();
                 let places = elsewhere.len();
                 if places > 1 {
@@ -144,6 +144,7 @@ fn render_within(
                     let files = if more == 1 { "file" } else { "files" };
                     after.push(format!("and {more} more related {files} (-v shows all)"));
                 }
+                diag.related.splice(0..0, above);
                 (diag, after)
             })
             .collect();
@@ -215,19 +216,31 @@ struct Snippet {
     related: Vec<Snippet>,
 }
 
-/// A finding's snippet, and its labels in other files than the primary
-/// one, in order.
+/// Lines a label of the primary file may be above the primary one and
+/// still share its window. miette draws a file's windows in line order:
+/// a label far above either heads the finding with its own
+/// `file:line:col` (a window of its own) or pulls every line between it
+/// and the primary one into the window. Those are drawn after, as a
+/// related snippet of the same file.
+const NEAR_ABOVE: u32 = 8;
+
+/// A finding's snippet, its labels in other files than the primary one,
+/// in order, and the snippet of its labels far above the primary one in
+/// the primary file ([`NEAR_ABOVE`]).
 fn snippet<'f>(
     f: &'f Finding,
     sources: &SourceMap,
     files: &mut Files,
-) -> (Snippet, Vec<&'f Label>) {
+) -> (Snippet, Vec<&'f Label>, Option<Snippet>) {
     {
         let file = f.primary.span.file;
         let mut in_primary = vec![&f.primary];
+        let mut above = Vec::new();
         let mut others: Vec<(FileId, Vec<&Label>)> = Vec::new();
         for l in &f.related {
-            if l.span.file == file {
+            if l.span.file == file && l.span.line + NEAR_ABOVE < f.primary.span.line {
+                above.push(l);
+            } else if l.span.file == file {
                 in_primary.push(l);
             } else if let Some((_, ls)) = others.iter_mut().find(|(id, _)| *id == l.span.file) {
                 ls.push(l);
@@ -252,6 +265,22 @@ fn snippet<'f>(
             .iter()
             .flat_map(|(_, ls)| ls.iter().copied())
             .collect();
+        let mut related_snippet = |id: FileId, ls: &[&Label]| {
+            let (source, labels) = named(files.get(sources, id), ls, false);
+            Snippet {
+                message: format!(
+                    "related: {}",
+                    escape(&sources.shown(id).to_string_lossy(), Breaks::Escape)
+                ),
+                severity: miette::Severity::Advice,
+                code: None,
+                help: None,
+                source,
+                labels,
+                related: Vec::new(),
+            }
+        };
+        let above = (!above.is_empty()).then(|| related_snippet(file, &above));
         let snippet = Snippet {
             message: format!(
                 "{}{}",
@@ -265,24 +294,10 @@ fn snippet<'f>(
             labels,
             related: others
                 .into_iter()
-                .map(|(id, ls)| {
-                    let (source, labels) = named(files.get(sources, id), &ls, false);
-                    Snippet {
-                        message: format!(
-                            "related: {}",
-                            escape(&sources.shown(id).to_string_lossy(), Breaks::Escape)
-                        ),
-                        severity: miette::Severity::Advice,
-                        code: None,
-                        help: None,
-                        source,
-                        labels,
-                        related: Vec::new(),
-                    }
-                })
+                .map(|(id, ls)| related_snippet(id, &ls))
                 .collect(),
         };
-        (snippet, elsewhere)
+        (snippet, elsewhere, above)
     }
 }
 
@@ -565,6 +580,24 @@ mod tests {
             1,
             "{near}"
         );
+    }
+
+    /// A label far above the primary one in its file is drawn after it,
+    /// as a related snippet of that file: the finding's first header is
+    /// the line to change. One just above shares its window.
+    #[test]
+    fn the_primary_window_comes_first_and_a_label_far_above_after_it() {
+        let (text, sources, id) = big_file();
+        let shown = render(&[two_labels(id, &text, [250, 2])], &sources, false);
+        let headers: Vec<&str> = shown.lines().filter(|l| l.contains("╭─[")).collect();
+        assert_eq!(headers.len(), 2, "{shown}");
+        assert!(headers[0].ends_with("[apps/big.yaml:250:1]"), "{shown}");
+        assert!(headers[1].ends_with("[apps/big.yaml:2:1]"), "{shown}");
+        assert!(shown.contains("related: apps/big.yaml"), "{shown}");
+        let near = render(&[two_labels(id, &text, [250, 248])], &sources, false);
+        let headers: Vec<&str> = near.lines().filter(|l| l.contains("╭─[")).collect();
+        assert_eq!(headers.len(), 1, "{near}");
+        assert!(headers[0].ends_with("[apps/big.yaml:250:1]"), "{near}");
     }
 
     /// A file of 300 lines `kNNN: v`.

@@ -261,6 +261,11 @@ fn exit_without_shutdown_is_status_one() {
         // Closed, so that a server that went on reading would end too.
         drop(stdin);
         let out = child.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(status), "{} messages", session.len());
+        assert_eq!(
+            out.status.code(),
+            Some(status),
+            "{} messages",
+            session.len()
+        );
     }
 }
