@@ -140,8 +140,12 @@ impl Server<'_> {
         let _ = self.connection.sender.send(message.into());
     }
 
+    /// A line of the server's log (stderr, which editors keep and
+    /// people read in a terminal): it names paths and errors from the
+    /// repository, escaped as every other output is, a line break too.
     fn log(&self, text: &str) {
-        eprintln!("homelab-lint server: {text}");
+        use crate::report::control::{Breaks, escape};
+        eprintln!("homelab-lint server: {}", escape(text, Breaks::Escape));
     }
 
     /// The client's answer to a request of ours: only the one that asks

@@ -392,3 +392,117 @@ fn a_line_break_in_an_object_name_starts_no_line_of_a_message_or_the_log() {
         );
     }
 }
+
+/// One LSP message, framed as the protocol frames it.
+fn lsp_send(to: &mut impl std::io::Write, message: serde_json::Value) {
+    let body = message.to_string();
+    write!(to, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    to.flush().unwrap();
+}
+
+/// The next LSP message, `None` once the server closed its output.
+fn lsp_read(from: &mut impl std::io::BufRead) -> Option<serde_json::Value> {
+    let mut length = 0;
+    loop {
+        let mut header = String::new();
+        if from.read_line(&mut header).unwrap() == 0 {
+            return None;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some(n) = header.strip_prefix("Content-Length: ") {
+            length = n.parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    from.read_exact(&mut body).unwrap();
+    Some(serde_json::from_slice(&body).unwrap())
+}
+
+/// The language server's log (its stderr, which editors keep and show)
+/// names the repository it linted: a folder name holding terminal
+/// controls and a workflow command reached it raw.
+#[test]
+fn the_language_server_log_is_inert() {
+    use std::io::BufRead as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp
+        .path()
+        .join("repo\u{1b}]0;title\u{7}\u{1b}[2J\u{9b}\u{202e}\n::add-mask::leak");
+    let file = root.join("apps/a.yaml");
+    write(
+        &root,
+        "apps/a.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n",
+    );
+    let mut server = support::limited::linter()
+        .arg("server")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = server.stdin.take().unwrap();
+    let mut output = std::io::BufReader::new(server.stdout.take().unwrap());
+    let mut stderr = server.stderr.take().unwrap();
+    let log = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
+    // Every byte but the unreserved ones percent-encoded, as VS Code
+    // writes a file URI.
+    const ENCODED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'/')
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    let uri = |p: &Path| {
+        use std::os::unix::ffi::OsStrExt;
+        let path = percent_encoding::percent_encode(p.as_os_str().as_bytes(), ENCODED);
+        format!("file://{path}")
+    };
+    lsp_send(
+        &mut input,
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"processId": null, "rootUri": uri(&root), "capabilities": {}}}),
+    );
+    assert!(lsp_read(&mut output).is_some_and(|m| m["id"] == 1));
+    lsp_send(
+        &mut input,
+        serde_json::json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    );
+    lsp_send(
+        &mut input,
+        serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+            "params": {"textDocument": {"uri": uri(&file), "languageId": "yaml", "version": 1,
+                "text": std::fs::read_to_string(&file).unwrap()}}}),
+    );
+    // The diagnostics come after the lint the log names.
+    while let Some(m) = lsp_read(&mut output) {
+        if m["method"] == "textDocument/publishDiagnostics" {
+            break;
+        }
+    }
+    lsp_send(
+        &mut input,
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    );
+    while lsp_read(&mut output).is_some_and(|m| m["id"] != 2) {}
+    lsp_send(
+        &mut input,
+        serde_json::json!({"jsonrpc": "2.0", "method": "exit"}),
+    );
+    drop(input);
+    while output.fill_buf().is_ok_and(|b| !b.is_empty()) {
+        let n = output.buffer().len();
+        output.consume(n);
+    }
+    assert!(server.wait().unwrap().success());
+    let log = log.join().unwrap();
+    assert!(log.contains("linted"), "{log}");
+    assert_inert("server log", &log, false);
+}
