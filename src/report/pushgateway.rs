@@ -25,9 +25,11 @@ const ERROR_BODY_BYTES: usize = 4096;
 /// its credentials.
 #[derive(Debug, thiserror::Error)]
 pub enum PushError {
-    /// `--pushgateway` is not a URL.
-    #[error("--pushgateway {base:?} is not a URL: {reason}")]
-    NotAUrl { base: String, reason: String },
+    /// `--pushgateway` is not a URL. Not echoed: a URL that does not
+    /// parse cannot be told apart from its credentials (a password
+    /// before a bad port was shown).
+    #[error("--pushgateway is not a URL: {reason}")]
+    NotAUrl { reason: String },
     /// The URL is not http or https.
     #[error("--pushgateway: {scheme} is not http or https")]
     Scheme { scheme: String },
@@ -56,7 +58,6 @@ pub enum PushError {
 /// prefix such as `http://host/pushgateway/` is kept).
 pub fn group_url(base: &str) -> Result<reqwest::Url, PushError> {
     let mut url = reqwest::Url::parse(base).map_err(|e| PushError::NotAUrl {
-        base: base.to_string(),
         reason: e.to_string(),
     })?;
     if !matches!(url.scheme(), "http" | "https") {

@@ -344,7 +344,7 @@ const SHOWN_TEXT: usize = 16 * 1024;
 /// `text` with each word longer than [`SHOWN_WORD`] bytes cut on a
 /// character boundary and the whole cut at [`SHOWN_TEXT`], each cut
 /// marked `…`.
-fn clipped(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn clipped(text: &str) -> std::borrow::Cow<'_, str> {
     let longest_word = text.split_whitespace().map(str::len).max().unwrap_or(0);
     if longest_word <= SHOWN_WORD && text.len() <= SHOWN_TEXT {
         return text.into();

@@ -35,7 +35,15 @@ pub struct Unknown {
     pub nearest: Option<String>,
 }
 
+/// Longest entry taken for a mistyped id. Rule ids are a few words; the
+/// similarity of an entry to every id costs its length times theirs, and
+/// a repository's suppression comments and `.homelab-lint.yaml` (an alias
+/// repeats a long one at no cost in bytes) may hold megabytes of them:
+/// 1,000 comments of 8 KB took 6 s and printed each whole.
+const LONGEST_TYPO: usize = 256;
+
 fn unknown_message(entry: &str, nearest: Option<&str>) -> String {
+    let entry = super::engine::clipped(entry);
     match nearest {
         Some(near) => format!("unknown rule id {entry:?}; did you mean {near:?}?"),
         None => format!("unknown rule id {entry:?} (`rules list` shows them)"),
@@ -54,8 +62,12 @@ impl Unknown {
 
 /// The id of `ids` closest to a mistyped `id`, when one is close enough
 /// to be what was meant (Jaro-Winkler above 0.8, as cargo's and clap's
-/// suggestions judge closeness).
+/// suggestions judge closeness); none for an entry longer than
+/// [`LONGEST_TYPO`] bytes.
 pub fn nearest<'a>(id: &str, ids: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    if id.len() > LONGEST_TYPO {
+        return None;
+    }
     ids.into_iter()
         .map(|known| (strsim::jaro_winkler(known, id), known))
         .filter(|(score, _)| *score > 0.8)

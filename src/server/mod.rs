@@ -148,10 +148,6 @@ impl Server<'_> {
         let _ = self.connection.sender.send(message.into());
     }
 
-    fn log(&self, text: &str) {
-        eprintln!("homelab-lint server: {text}");
-    }
-
     /// The client's answer to a request of ours: only the one that asks
     /// it to watch files is sent.
     fn response(&mut self, response: Response) {
@@ -160,7 +156,7 @@ impl Server<'_> {
         }
         match response.response_result {
             Ok(_) => self.workspace.start_watching(),
-            Err(e) => self.log(&format!(
+            Err(e) => log(&format!(
                 "the editor does not watch files ({}): every lint reads every file",
                 e.message
             )),
@@ -169,48 +165,49 @@ impl Server<'_> {
 
     fn notification(&mut self, note: Notification) {
         if note.method == DidChangeWatchedFiles::METHOD {
-            if let Ok(params) = note.extract(DidChangeWatchedFiles::METHOD) {
+            if let Some(params) = params(note, DidChangeWatchedFiles::METHOD) {
                 self.changed_on_disk(params);
             }
             return;
         }
         let when = match note.method.as_str() {
-            DidOpenTextDocument::METHOD => note
-                .extract::<lsp_types::DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD)
-                .ok()
-                .and_then(|p| {
-                    let path = documents::path_of(&p.text_document.uri)?;
-                    self.docs
-                        .open(path.clone(), p.text_document.uri, p.text_document.text);
-                    self.workspace.may_ignore_more(&path);
-                    Some((path, Instant::now()))
-                }),
-            DidChangeTextDocument::METHOD => note
-                .extract::<lsp_types::DidChangeTextDocumentParams>(DidChangeTextDocument::METHOD)
-                .ok()
-                .and_then(|p| {
-                    let path = documents::path_of(&p.text_document.uri)?;
-                    self.docs
-                        .change(&path, p.content_changes)
-                        .then(|| (path, Instant::now() + workspace::DEBOUNCE))
-                }),
-            DidSaveTextDocument::METHOD => note
-                .extract::<lsp_types::DidSaveTextDocumentParams>(DidSaveTextDocument::METHOD)
-                .ok()
-                .and_then(|p| {
-                    let path = documents::path_of(&p.text_document.uri)?;
-                    self.workspace.may_ignore_more(&path);
-                    Some((path, Instant::now()))
-                }),
-            DidCloseTextDocument::METHOD => note
-                .extract::<lsp_types::DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD)
-                .ok()
-                .and_then(|p| {
-                    let path = documents::path_of(&p.text_document.uri)?;
-                    let doc = self.docs.close(&path)?;
-                    self.publish(&doc.uri, Vec::new());
-                    Some((path, Instant::now()))
-                }),
+            DidOpenTextDocument::METHOD => {
+                params::<lsp_types::DidOpenTextDocumentParams>(note, DidOpenTextDocument::METHOD)
+                    .and_then(|p| {
+                        let path = documents::path_of(&p.text_document.uri)?;
+                        self.docs
+                            .open(path.clone(), p.text_document.uri, p.text_document.text);
+                        self.workspace.may_ignore_more(&path);
+                        Some((path, Instant::now()))
+                    })
+            }
+            DidChangeTextDocument::METHOD => params::<lsp_types::DidChangeTextDocumentParams>(
+                note,
+                DidChangeTextDocument::METHOD,
+            )
+            .and_then(|p| {
+                let path = documents::path_of(&p.text_document.uri)?;
+                self.docs
+                    .change(&path, p.content_changes)
+                    .then(|| (path, Instant::now() + workspace::DEBOUNCE))
+            }),
+            DidSaveTextDocument::METHOD => {
+                params::<lsp_types::DidSaveTextDocumentParams>(note, DidSaveTextDocument::METHOD)
+                    .and_then(|p| {
+                        let path = documents::path_of(&p.text_document.uri)?;
+                        self.workspace.may_ignore_more(&path);
+                        Some((path, Instant::now()))
+                    })
+            }
+            DidCloseTextDocument::METHOD => {
+                params::<lsp_types::DidCloseTextDocumentParams>(note, DidCloseTextDocument::METHOD)
+                    .and_then(|p| {
+                        let path = documents::path_of(&p.text_document.uri)?;
+                        let doc = self.docs.close(&path)?;
+                        self.publish(&doc.uri, Vec::new());
+                        Some((path, Instant::now()))
+                    })
+            }
             _ => None,
         };
         if let Some((path, due)) = when {
@@ -238,7 +235,7 @@ impl Server<'_> {
     fn schedule(&mut self, path: &Path, due: Instant) {
         match self.workspace.repo_of(path) {
             Ok(repo) => repo.due = Some(repo.due.map_or(due, |d| d.min(due))),
-            Err(e) => self.log(&format!("{}: not linted: {e}", path.display())),
+            Err(e) => log(&format!("{}: not linted: {e}", path.display())),
         }
     }
 
@@ -259,7 +256,7 @@ impl Server<'_> {
                 ),
                 Err(e) => e.clone(),
             };
-            self.log(&format!(
+            log(&format!(
                 "linted {} in {} ms ({detail})",
                 root.display(),
                 repo.took.as_millis()
@@ -359,5 +356,28 @@ impl Server<'_> {
         let text = &sources.get(sources.find(rel)?).text;
         let offset = documents::offset(text, at.position);
         Some(f(analysis, rel, text, offset))
+    }
+}
+
+/// A line of the server's log (stderr, which editors keep and people
+/// read in a terminal): it names paths and errors from the repository,
+/// escaped as every other output is, a line break too.
+fn log(text: &str) {
+    use crate::report::control::{Breaks, escape};
+    eprintln!("homelab-lint server: {}", escape(text, Breaks::Escape));
+}
+
+/// A notification's parameters. One that does not read is logged with
+/// why rather than dropped unseen: lsp-types refuses a URI that RFC 3986
+/// does not allow, such as a raw `[` or `]` in a path, which clients
+/// building URIs with the `url` crate send for a folder named `[draft]`.
+fn params<P: serde::de::DeserializeOwned>(note: Notification, method: &str) -> Option<P> {
+    match note.extract(method) {
+        Ok(params) => Some(params),
+        Err(lsp_server::ExtractError::JsonError { error, .. }) => {
+            log(&format!("{method} not read: {error}"));
+            None
+        }
+        Err(lsp_server::ExtractError::MethodMismatch(_)) => None,
     }
 }

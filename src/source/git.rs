@@ -33,7 +33,11 @@ pub enum GitError {
 
 /// `git -C dir`, running none of the commands a repository's
 /// configuration may name for a read-only question (its `.git/config` is
-/// as untrusted as its files): `core.fsmonitor` off, and every configured
+/// as untrusted as its files): `core.fsmonitor` off; no hook (`git diff`
+/// writes the index when it finds a file's timestamps changed and its
+/// bytes not, builtin/diff.c `refresh_index_quietly`, and writing the
+/// index runs `post-index-change` from `core.hooksPath`, which may name a
+/// folder of the repository itself); and every configured
 /// clean, smudge or process filter emptied, which git reads as no filter
 /// (a `required` one then fails the command, and the caller goes on
 /// without git's answer). `diff` also gets `--no-ext-diff --no-textconv`
@@ -42,7 +46,13 @@ pub enum GitError {
 /// SECURITY.md.
 pub(crate) fn command(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
-    cmd.args(["-c", "core.fsmonitor=false"]);
+    // `/dev/null/<hook>` is no file: git finds no hook to run.
+    cmd.args([
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+    ]);
     let keys: Vec<String> = filter_drivers(dir)
         .iter()
         .flat_map(|d| ["clean", "smudge", "process"].map(|k| format!("filter.{d}.{k}")))

@@ -23,7 +23,9 @@ use saphyr_parser::{Event, ScalarStyle};
 use super::node::Value;
 
 mod escape;
+mod events;
 use escape::unescape;
+pub(super) use events::Events;
 
 /// An event with its byte range in the text.
 pub(super) type Spanned<'t> = (Event<'t>, u32, u32);
@@ -39,23 +41,35 @@ const MAX_FLOW: usize = 8;
 /// counted here in bytes and with a margin.
 const MAX_KEY: usize = 1000;
 
-/// The events of `text`, or `None` when the text is not all in the
-/// subset this scanner takes.
-pub(super) fn scan(text: &str) -> Option<Vec<Spanned<'_>>> {
+/// The events of `text` as they are scanned, or `None` when its bytes
+/// are not all in the subset this scanner takes. An `Err` ends them
+/// where the text leaves the subset; the caller then reads the whole
+/// text with saphyr. Events are handed on a few thousand at a time, at
+/// the end of a document: a file of two million small documents (16 MB)
+/// held all its events, 96 bytes each, three quarters of an event per
+/// byte, before the first tree was built, and its event list grew to a
+/// 2 GB allocation; now no more than one document's and a batch's are
+/// held at once.
+pub(super) fn scan(text: &str) -> Option<Events<'_>> {
     if text.len() >= u32::MAX as usize || !plain_bytes(text.as_bytes()) {
         return None;
     }
-    let mut scanner = Scanner {
+    let scanner = Scanner {
         text,
         b: text.as_bytes(),
-        events: Vec::with_capacity(text.len() / 6),
+        events: Vec::new(),
+        closed: 0,
         stack: Vec::new(),
         pending: None,
         anchors: Vec::new(),
         next_anchor: 1,
     };
-    scanner.run()?;
-    Some(scanner.events)
+    Some(Events {
+        scanner,
+        ready: Vec::new().into_iter(),
+        line: Some(0),
+        open_doc: false,
+    })
 }
 
 /// Whether the text holds no byte this scanner leaves to saphyr: tabs,
@@ -128,6 +142,8 @@ struct Scanner<'t> {
     text: &'t str,
     b: &'t [u8],
     events: Vec<Spanned<'t>>,
+    /// How many of `events` belong to documents already closed.
+    closed: usize,
     stack: Vec<Open>,
     pending: Option<Pending>,
     /// The anchors of the document so far, by name; a later one of the
@@ -180,52 +196,52 @@ impl<'t> Scanner<'t> {
         }
     }
 
-    fn run(&mut self) -> Option<()> {
-        self.push(Event::StreamStart, 0, 0);
-        let mut line = 0;
-        let mut open_doc = false;
-        loop {
-            // The next line with content.
-            let (start, indent) = loop {
-                if line >= self.b.len() {
-                    break (self.b.len(), None);
-                }
-                let mut i = line;
-                while self.at(i) == Some(b' ') {
-                    i += 1;
-                }
-                match self.at(i) {
-                    None => break (self.b.len(), None),
-                    Some(b'\n') | Some(b'#') => line = self.line_end(i) + 1,
-                    Some(_) => break (i, Some(i - line)),
-                }
-            };
-            let Some(indent) = indent else {
-                self.close_document(start, open_doc)?;
-                self.push(Event::StreamEnd, start, start);
-                return Some(());
-            };
-            let b = self.b;
-            let marker = indent == 0 && b.len() >= start + 3 && is_break_or_blank(b.get(start + 3));
-            if marker && &b[start..start + 3] == b"..." || indent == 0 && b[start] == b'%' {
-                return None;
-            }
-            if marker && &b[start..start + 3] == b"---" {
-                self.close_document(start, open_doc)?;
-                self.end_of_line(start + 3)?;
-                self.push(Event::DocumentStart(true), start, start + 3);
-                self.anchors.clear();
-                open_doc = true;
-                line = self.line_end(start) + 1;
-                continue;
-            }
-            if !open_doc {
-                self.push(Event::DocumentStart(false), start, start);
-                self.anchors.clear();
-                open_doc = true;
-            }
-            line = self.content_line(start, indent)?;
+    /// Scans from `line` to the end of the next line with content (and
+    /// the stream's start or end); returns where the line after it
+    /// starts, `None` at the end of the stream.
+    fn step(&mut self, mut line: usize, open_doc: &mut bool) -> Option<Option<usize>> {
+        if line == 0 {
+            self.push(Event::StreamStart, 0, 0);
         }
+        // The next line with content.
+        let (start, indent) = loop {
+            if line >= self.b.len() {
+                break (self.b.len(), None);
+            }
+            let mut i = line;
+            while self.at(i) == Some(b' ') {
+                i += 1;
+            }
+            match self.at(i) {
+                None => break (self.b.len(), None),
+                Some(b'\n') | Some(b'#') => line = self.line_end(i) + 1,
+                Some(_) => break (i, Some(i - line)),
+            }
+        };
+        let Some(indent) = indent else {
+            self.close_document(start, *open_doc)?;
+            self.push(Event::StreamEnd, start, start);
+            return Some(None);
+        };
+        let b = self.b;
+        let marker = indent == 0 && b.len() >= start + 3 && is_break_or_blank(b.get(start + 3));
+        if marker && &b[start..start + 3] == b"..." || indent == 0 && b[start] == b'%' {
+            return None;
+        }
+        if marker && &b[start..start + 3] == b"---" {
+            self.close_document(start, *open_doc)?;
+            self.end_of_line(start + 3)?;
+            self.push(Event::DocumentStart(true), start, start + 3);
+            self.anchors.clear();
+            *open_doc = true;
+            return Some(Some(self.line_end(start) + 1));
+        }
+        if !*open_doc {
+            self.push(Event::DocumentStart(false), start, start);
+            self.anchors.clear();
+            *open_doc = true;
+        }
+        self.content_line(start, indent).map(Some)
     }
 
     /// Ends the open document (if any) at `at`: the empty value of a last
@@ -238,6 +254,7 @@ impl<'t> Scanner<'t> {
         if open {
             self.push(Event::DocumentEnd, at, at);
             self.drop_empty_document();
+            self.closed = self.events.len();
         }
         Some(())
     }

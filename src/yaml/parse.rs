@@ -79,8 +79,7 @@ fn parse_with(
     // The block-style subset nearly every file is in, read by our own
     // scanner; anything else, and every error, is saphyr's.
     if let Some(events) = block::scan(text)
-        && let Ok(docs) = Builder::new(&lines, file, limits, folded, &repaired)
-            .build(text, events.into_iter().map(Ok))
+        && let Ok(docs) = Builder::new(&lines, file, limits, folded, &repaired).build(text, events)
     {
         return Ok(docs);
     }

@@ -294,6 +294,58 @@ fn base_runs_no_command_the_repository_configures() {
     );
 }
 
+/// Hooks the repository's configuration points at: `git diff` against
+/// the base refreshes the index when a tracked file's timestamps changed
+/// but not its bytes (builtin/diff.c `refresh_index_quietly`), and
+/// writing the index runs the `post-index-change` hook from
+/// `core.hooksPath`, here a folder of the repository itself. No hook runs.
+#[test]
+fn base_runs_no_hook_the_repository_configures() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    write(&dir, "apps/a.yaml", &cm("a"));
+    common::git(&dir, &["init", "-q"]);
+    common::git(&dir, &["add", "-A"]);
+    common::git(&dir, &["commit", "-q", "-m", "base"]);
+    write(&dir, "apps/b.yaml", &cm("b"));
+    common::git(&dir, &["add", "-A"]);
+    common::git(&dir, &["commit", "-q", "-m", "head"]);
+    let ran = tmp.path().join("ran");
+    use std::os::unix::fs::PermissionsExt;
+    for hook in [
+        "post-index-change",
+        "reference-transaction",
+        "post-checkout",
+    ] {
+        let at = dir.join("hooks").join(hook);
+        write(
+            &dir,
+            &format!("hooks/{hook}"),
+            &format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\n", ran.display()),
+        );
+        std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    common::git(&dir, &["config", "core.hooksPath", "hooks"]);
+    // The same bytes with another modification time: stat-dirty, so
+    // git diff reads it, finds it unchanged and refreshes the index.
+    let a = std::fs::File::options()
+        .write(true)
+        .open(dir.join("apps/a.yaml"))
+        .unwrap();
+    a.set_modified(std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30))
+        .unwrap();
+    drop(a);
+    lint_against_parent(&dir);
+    assert!(
+        !ran.exists(),
+        "a configured hook ran:\n{}",
+        std::fs::read_to_string(&ran).unwrap_or_default()
+    );
+}
+
 /// A commit whose two tree objects (a few kilobytes, one listing the
 /// other ten thousand times, each a thousand files) name ten million
 /// files: its listing was read whole, then kept, about 300 bytes of

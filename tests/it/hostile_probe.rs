@@ -80,6 +80,28 @@ fn an_endless_pushgateway_error_body_is_capped_and_kept_on_one_line() {
     );
 }
 
+/// A Pushgateway URL with a password that does not parse (a port out of
+/// range, a bad IPv6 host, a bad percent-escape in the host): the error
+/// echoed it whole, password included.
+#[test]
+fn a_pushgateway_url_that_does_not_parse_shows_no_password() {
+    for url in [
+        "http://push:Hunter2pw@127.0.0.1:99999/x",
+        "http://push:Hunter2pw@[::1/x",
+        "https://push:Hunter2pw@h%ZZost/",
+    ] {
+        let mut cmd = limited::linter();
+        cmd.arg("--pushgateway")
+            .arg(url)
+            .arg(common::example_repo());
+        let run = limited::run_limited(cmd, limited::Limits::default());
+        assert_eq!(run.code(), Some(2), "{url}: {}", run.stderr);
+        assert!(run.stderr.contains("is not a URL"), "{}", run.stderr);
+        assert!(!run.stderr.contains("Hunter2"), "{}", run.stderr);
+        assert!(!run.stdout_text().contains("Hunter2"));
+    }
+}
+
 /// A Kubernetes API server whose answer never ends: the request fails
 /// past the cap, read as it streams (it took 2.6 GB and aborted within
 /// 5 s, before the request timeout).

@@ -9,7 +9,8 @@ use crate::yaml::FileId;
 /// and if so the first place where its trees differ from saphyr's (in a
 /// value, a style or a span), or where one read failed and the other not.
 pub fn block_scanner_differs(text: &str) -> (bool, Option<String>) {
-    let Some(events) = block::scan(text) else {
+    // Scanned whole first: text the scanner leaves midway is saphyr's.
+    let Some(Ok(events)) = block::scan(text).map(Iterator::collect::<Result<Vec<_>, _>>) else {
         return (false, None);
     };
     let limits = Limits::default();
