@@ -255,6 +255,11 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     }
     // verdicts
     verdicts::attach(&mut findings, &rules, &model, req, log);
+    // Nothing past here reads the model: what it made for the rules (the
+    // releases' effective values, its indexes) is freed before the report
+    // is drawn, which is when a large run's memory peaked (BENCHMARKS.md,
+    // "Memory at 100k: coverage, step texts, the model").
+    drop(model);
     // render
     let repo = match &subject {
         Subject::Repo(l) => Some(&l.repo),
@@ -302,7 +307,6 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     }
     if !free {
         std::mem::forget(findings);
-        std::mem::forget(model);
         std::mem::forget(base);
         subject.leave_to_exit();
     }
