@@ -341,7 +341,7 @@ pub fn substitute(
     let changed = cx.changed;
     hide_secret_names(sources, obj, vars);
     if changed > 0 {
-        obj.push_step(StepKind::Substitution, origins.detail(changed), vars.at);
+        obj.push_step(StepKind::Substitution, step_detail(changed), vars.at);
     }
     issues
 }
@@ -447,42 +447,40 @@ struct Cx<'a> {
 /// The origins one Flux Kustomization's substitution gave so far, for
 /// the next value with the same origin to share: every use of `${APP}`
 /// in its objects has the same one, and an origin each was a twentieth
-/// of the 100k-object synthetic repository's memory. The substitution
-/// step's detail is shared the same way, by the count it names: a text
-/// each was a block per substituted object.
+/// of the 100k-object synthetic repository's memory.
 #[derive(Default)]
-pub struct Origins {
-    kept: Vec<Arc<Origin>>,
-    details: Vec<(usize, Arc<str>)>,
-}
+pub struct Origins(Vec<Arc<Origin>>);
 
 impl Origins {
-    /// Distinct origins (and details) kept to share: a Kustomization's
-    /// variables are few, and a scan of more would cost more than the
-    /// memory it saves.
+    /// Distinct origins kept to share: a Kustomization's variables are
+    /// few, and a scan of more would cost more than the memory it saves.
     const KEPT: usize = 32;
 
     fn share(&mut self, origin: Origin) -> Arc<Origin> {
-        if let Some(same) = self.kept.iter().find(|o| ***o == origin) {
+        if let Some(same) = self.0.iter().find(|o| ***o == origin) {
             return same.clone();
         }
         let origin = Arc::new(origin);
-        if self.kept.len() < Self::KEPT {
-            self.kept.push(origin.clone());
+        if self.0.len() < Self::KEPT {
+            self.0.push(origin.clone());
         }
         origin
     }
+}
 
-    fn detail(&mut self, changed: usize) -> Arc<str> {
-        if let Some((_, same)) = self.details.iter().find(|(n, _)| *n == changed) {
-            return same.clone();
-        }
-        let detail: Arc<str> = format!("postBuild substitution changed {changed} value(s)").into();
-        if self.details.len() < Self::KEPT {
-            self.details.push((changed, detail.clone()));
-        }
-        detail
-    }
+/// The substitution step's text for `changed` values, one per count for
+/// the whole run: every substituted object carries one, and a text each
+/// was a block per object. Counts past the table get a text of their own.
+fn step_detail(changed: usize) -> Arc<str> {
+    const SHARED_COUNTS: usize = 64;
+    static SHARED: std::sync::OnceLock<Vec<Arc<str>>> = std::sync::OnceLock::new();
+    let text =
+        |n: usize| -> Arc<str> { format!("postBuild substitution changed {n} value(s)").into() };
+    let shared = SHARED.get_or_init(|| (0..SHARED_COUNTS).map(text).collect());
+    shared
+        .get(changed)
+        .cloned()
+        .unwrap_or_else(|| text(changed))
 }
 
 impl Cx<'_> {
