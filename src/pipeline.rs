@@ -255,10 +255,8 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     }
     // verdicts
     verdicts::attach(&mut findings, &rules, &model, req, log);
-    // Nothing past here reads the model: what it made for the rules (the
-    // releases' effective values, its indexes) is freed before the report
-    // is drawn, which is when a large run's memory peaked (BENCHMARKS.md,
-    // "Memory at 100k: coverage, step texts, the model").
+    // Unread past here: the releases' values and indexes go before the
+    // report, where a large run's memory peaked (BENCHMARKS.md).
     drop(model);
     // render
     let repo = match &subject {
