@@ -255,6 +255,9 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     }
     // verdicts
     verdicts::attach(&mut findings, &rules, &model, req, log);
+    // Unread past here: the releases' values and indexes go before the
+    // report, where a large run's memory peaked (BENCHMARKS.md).
+    drop(model);
     // render
     let repo = match &subject {
         Subject::Repo(l) => Some(&l.repo),
@@ -302,7 +305,6 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     }
     if !free {
         std::mem::forget(findings);
-        std::mem::forget(model);
         std::mem::forget(base);
         subject.leave_to_exit();
     }

@@ -78,24 +78,14 @@ impl Repo {
     /// figures are of what the report is about.
     pub fn coverage_of(&self, shown: &dyn Fn(&Path) -> bool) -> (Coverage, Vec<&FluxRender>) {
         let sources = &self.files.sources;
-        let fates: Vec<FileFate> = self
-            .fates
-            .iter()
-            .filter(|f| shown(&f.path))
-            .cloned()
-            .collect();
-        let renders: Vec<FluxRender> = self
-            .flux
-            .iter()
-            .filter(|r| shown(sources.path(r.file)))
-            .cloned()
-            .collect();
+        let fates = self.fates.iter().filter(|f| shown(&f.path));
+        let renders = self.flux.iter().filter(|r| shown(sources.path(r.file)));
         let incomplete = self
             .flux
             .iter()
             .filter(|r| !r.outcome.is_complete() && shown(sources.path(r.file)))
             .collect();
-        (Coverage::of(&fates, &renders), incomplete)
+        (Coverage::of(fates, renders), incomplete)
     }
 }
 

@@ -341,11 +341,7 @@ pub fn substitute(
     let changed = cx.changed;
     hide_secret_names(sources, obj, vars);
     if changed > 0 {
-        obj.push_step(
-            StepKind::Substitution,
-            format!("postBuild substitution changed {changed} value(s)"),
-            vars.at,
-        );
+        obj.push_step(StepKind::Substitution, step_detail(changed), vars.at);
     }
     issues
 }
@@ -470,6 +466,21 @@ impl Origins {
         }
         origin
     }
+}
+
+/// The substitution step's text for `changed` values, one per count for
+/// the whole run: every substituted object carries one, and a text each
+/// was a block per object. Counts past the table get a text of their own.
+fn step_detail(changed: usize) -> Arc<str> {
+    const SHARED_COUNTS: usize = 64;
+    static SHARED: std::sync::OnceLock<Vec<Arc<str>>> = std::sync::OnceLock::new();
+    let text =
+        |n: usize| -> Arc<str> { format!("postBuild substitution changed {n} value(s)").into() };
+    let shared = SHARED.get_or_init(|| (0..SHARED_COUNTS).map(text).collect());
+    shared
+        .get(changed)
+        .cloned()
+        .unwrap_or_else(|| text(changed))
 }
 
 impl Cx<'_> {

@@ -81,16 +81,18 @@ pub(crate) fn spend_scan(files: &mut Files, objects: usize) -> Result<(), String
 
 /// Adds a step to `obj`'s chain (what changed it, shown with every
 /// finding on it), paid from the output budget like the bytes a
-/// transformer sets: a patch, replacement or transformer adds one, with
-/// its own copy of the text, to every object it changes, however little
-/// it sets (an empty label listed 20,000 times over 10,000 objects made
-/// 200 million steps; a patch named by a 4 KB path listed 150 times over
-/// 5,000 objects, 3 GB of them).
+/// transformer sets: a patch, replacement or transformer adds one to
+/// every object it changes, however little it sets (an empty label listed
+/// 20,000 times over 10,000 objects made 200 million steps; a patch named
+/// by a 4 KB path listed 150 times over 5,000 objects, 3 GB of them).
+/// The text is paid for each object even where one text is shared, as
+/// the namespace transformer's is, so that the budget does not depend on
+/// how a caller holds it.
 pub(crate) fn record_step(
     files: &mut Files,
     obj: &mut Object,
     kind: StepKind,
-    detail: impl Into<String>,
+    detail: impl Into<std::sync::Arc<str>>,
     at: Span,
 ) -> Result<(), String> {
     let detail = detail.into();

@@ -204,6 +204,9 @@ pub(crate) fn namespace(
             format!("namespace: {}: {m}", r.obj.id()),
         )
     };
+    // One text for every object of the build: a copy each was a block per
+    // object at 100k objects.
+    let step: std::sync::Arc<str> = format!("namespace: {ns}").into();
     for r in res.iter_mut() {
         if r.obj.root.as_map().is_none_or(|m| m.is_empty()) {
             continue;
@@ -247,8 +250,7 @@ pub(crate) fn namespace(
                 },
             );
         }
-        let step = format!("namespace: {ns}");
-        record_step(files, &mut r.obj, StepKind::Transformer, step, span)
+        record_step(files, &mut r.obj, StepKind::Transformer, step.clone(), span)
             .map_err(|m| fail(files, r, m))?;
     }
     // Ids that match share group, kind and name: compared within those
