@@ -483,13 +483,13 @@ fn control_characters_from_the_repository_are_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     common::copy_dir(&common::example_repo(), &repo);
-    // A comment in a finding's snippet (clear screen, window title, C1
+    // A comment on a finding's line (clear screen, window title, C1
     // CSI), and a file name that fails to parse.
     common::edit(
         &repo,
         "apps/authentik/helmrelease.yaml",
-        "# Keep",
-        "# \u{1b}[2J\u{1b}]0;owned\u{7}\u{9b}2J Keep",
+        "value: \"600\"",
+        "value: \"600\" # \u{1b}[2J\u{1b}]0;owned\u{7}\u{9b}2J Keep",
     );
     write(&repo, "bad-\u{1b}[31m.yaml", "a: [\n");
     let root = repo.to_str().unwrap();
