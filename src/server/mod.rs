@@ -261,6 +261,9 @@ impl Server<'_> {
                 root.display(),
                 repo.took.as_millis()
             ));
+            for warning in last.iter().flat_map(|a| &a.warnings) {
+                log(warning);
+            }
             // A file that had diagnostics and is no longer open or has
             // none is cleared.
             let before = std::mem::take(&mut self.workspace.repos[i].published);

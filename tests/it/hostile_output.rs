@@ -394,6 +394,40 @@ fn a_line_break_in_an_object_name_starts_no_line_of_a_message_or_the_log() {
 }
 
 /// One LSP message, framed as the protocol frames it.
+/// `-vv` logs each Kubernetes API call with the status the server
+/// answered; a server's `reason` holding terminal controls, a bidi
+/// override and a line break that starts a workflow command was printed
+/// raw, past the escaping every other log line has.
+#[test]
+fn an_api_servers_reason_in_the_call_log_is_inert() {
+    use crate::fake_api::{FakeApi, Faults, Fixture};
+    let fixture =
+        Fixture::from_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cluster"));
+    let api = FakeApi::start(
+        fixture,
+        Faults {
+            errors: vec![("configmaps".into(), 500)],
+            error_reason: Some(
+                "Bad\u{1b}]0;title\u{7}\u{1b}[2J\u{9b}31m\u{202e}\n::add-mask::leak".into(),
+            ),
+            ..Faults::default()
+        },
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(tmp.path());
+    let mut cmd = support::limited::linter();
+    cmd.current_dir(tmp.path())
+        .args(["--kubeconfig", kc.to_str().unwrap(), "-vv", "--no-probe"]);
+    let run = support::limited::run_limited(cmd, support::limited::Limits::default());
+    assert!(
+        run.stderr
+            .contains("api: GET /api/v1/configmaps?limit=500 -> 500 Bad"),
+        "{}",
+        run.stderr
+    );
+    assert_inert("-vv log", &run.stderr, false);
+}
+
 fn lsp_send(to: &mut impl std::io::Write, message: serde_json::Value) {
     let body = message.to_string();
     write!(to, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
