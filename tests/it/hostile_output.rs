@@ -469,10 +469,18 @@ fn file_uri(p: &Path) -> String {
     format!("file://{path}")
 }
 
+/// What a language server session gave back.
+struct LspSession {
+    /// The server's log (stderr).
+    log: String,
+    /// The parameters of every `textDocument/publishDiagnostics`.
+    published: Vec<serde_json::Value>,
+}
+
 /// A language server session: initialize at `root`, open `file` (its
-/// URI as given) and, with `linted`, wait for its diagnostics; then
-/// shut down. The server's log (stderr).
-fn lsp_session(root: &str, file: &str, text: &str, linted: bool) -> String {
+/// URI as given) and hover over its start, which first runs the lint
+/// that is due; then shut down.
+fn lsp_session(root: &str, file: &str, text: &str) -> LspSession {
     use std::io::BufRead as _;
     let mut server = support::limited::linter()
         .arg("server")
@@ -505,10 +513,15 @@ fn lsp_session(root: &str, file: &str, text: &str, linted: bool) -> String {
             "params": {"textDocument": {"uri": file, "languageId": "yaml", "version": 1,
                 "text": text}}}),
     );
-    // The diagnostics come after the lint the log names.
-    while linted && let Some(m) = lsp_read(&mut output) {
+    lsp_send(
+        &mut input,
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover",
+            "params": {"textDocument": {"uri": file}, "position": {"line": 0, "character": 0}}}),
+    );
+    let mut published = Vec::new();
+    while let Some(m) = lsp_read(&mut output).filter(|m| m["id"] != 3) {
         if m["method"] == "textDocument/publishDiagnostics" {
-            break;
+            published.push(m["params"].clone());
         }
     }
     lsp_send(
@@ -526,7 +539,10 @@ fn lsp_session(root: &str, file: &str, text: &str, linted: bool) -> String {
         output.consume(n);
     }
     assert!(server.wait().unwrap().success());
-    log.join().unwrap()
+    LspSession {
+        log: log.join().unwrap(),
+        published,
+    }
 }
 
 const CONFIG_MAP: &str =
@@ -543,24 +559,31 @@ fn the_language_server_log_is_inert() {
         .join("repo\u{1b}]0;title\u{7}\u{1b}[2J\u{9b}\u{202e}\n::add-mask::leak");
     write(&root, "apps/a.yaml", CONFIG_MAP);
     let file = file_uri(&root.join("apps/a.yaml"));
-    let log = lsp_session(&file_uri(&root), &file, CONFIG_MAP, true);
+    let log = lsp_session(&file_uri(&root), &file, CONFIG_MAP).log;
     assert!(log.contains("linted"), "{log}");
     assert_inert("server log", &log, false);
 }
 
 /// A client that builds file URIs with the `url` crate leaves `[` and
 /// `]` raw, which RFC 3986 (and so lsp-types) refuses in a path: the
-/// document of a folder named `[draft]` was dropped without a word.
-/// The log says it was not read, and why.
+/// document of a folder named `[draft]` was not read, so never linted.
+/// It is linted, and its diagnostics name it by the URI the client sent.
 #[test]
-fn a_document_the_language_server_cannot_read_is_named_in_its_log() {
+fn a_document_in_a_folder_named_with_brackets_is_linted() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("[draft]");
     write(&root, "apps/a.yaml", CONFIG_MAP);
     let file = format!("file://{}", root.join("apps/a.yaml").display());
-    let log = lsp_session(&file_uri(&root), &file, CONFIG_MAP, false);
-    assert!(log.contains("textDocument/didOpen not read"), "{log}");
-    assert_inert("server log", &log, false);
+    let session = lsp_session(&file_uri(&root), &file, CONFIG_MAP);
+    assert!(!session.log.contains("not read"), "{}", session.log);
+    assert!(session.log.contains("linted"), "{}", session.log);
+    let uris: Vec<&str> = session
+        .published
+        .iter()
+        .filter_map(|p| p["uri"].as_str())
+        .collect();
+    assert_eq!(uris, [file.as_str()], "{}", session.log);
+    assert_inert("server log", &session.log, false);
 }
 
 /// Suppression comments naming no rule, each with an 8 KB id: each id
