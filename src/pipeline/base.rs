@@ -118,6 +118,16 @@ impl Located {
         Some(Located(locate(reference, &found.root, held)))
     }
 
+    /// `Err` when git did not answer within its budget: every later git
+    /// process in the repository would wait as long, so the run ends
+    /// here rather than after the load.
+    pub fn or_timed_out(self) -> Result<Located, GitError> {
+        match self.0 {
+            Err(e @ GitError::TimedOut { .. }) => Err(e),
+            found => Ok(Located(found)),
+        }
+    }
+
     /// Whether the working tree's load is to record what a load of the
     /// base commit can reuse: not when the base load is that load itself
     /// (recording costs a copy of every document the load changes), nor

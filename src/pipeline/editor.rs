@@ -110,7 +110,7 @@ impl Session {
         // folder of the file opened first.
         found.start = found.root.clone();
         Ok(Session {
-            ignored: super::ignored_in(&found),
+            ignored: super::ignored_in(&found)?,
             ignored_stale: false,
             rules: super::load_rules(&[])?,
             found,
@@ -166,7 +166,7 @@ impl Session {
         let started = Instant::now();
         let open: Vec<PathBuf> = overlay.keys().cloned().collect();
         if std::mem::take(&mut self.ignored_stale) {
-            let ignored = super::ignored_in(&self.found);
+            let ignored = super::ignored_in(&self.found)?;
             if ignored.listed() != self.ignored.listed() {
                 self.ignored = ignored;
                 if let Some(disk) = self.disk.as_mut() {

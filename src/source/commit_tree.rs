@@ -191,7 +191,7 @@ impl Tree {
     /// Lists `commit`'s tree below `prefix` (relative to `top`, the
     /// repository's top level; `""` for all of it) and starts the blob reader.
     pub fn open(top: &Path, commit: &str, prefix: &str) -> std::io::Result<Tree> {
-        let mut ls = git::command(top);
+        let mut ls = git::command(top).map_err(std::io::Error::other)?;
         ls.args(["ls-tree", "-r", "-z", "--full-tree", commit]);
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
@@ -204,7 +204,7 @@ impl Tree {
     /// reads the index `GIT_INDEX_FILE` names, as it does for a hook that
     /// `git commit -a` or `git commit <paths>` runs on a temporary index.
     pub fn open_index(top: &Path, prefix: &str) -> std::io::Result<Tree> {
-        let mut ls = git::command(top);
+        let mut ls = git::command(top).map_err(std::io::Error::other)?;
         ls.args(["ls-files", "--stage", "-z"]);
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
@@ -260,6 +260,7 @@ impl Tree {
             .collect();
         yaml.sort();
         let mut child = git::command(top)
+            .map_err(std::io::Error::other)?
             .args(["cat-file", "--batch"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -392,3 +392,48 @@ fn a_commit_listing_ten_million_files_is_refused_while_listed() {
         run.stderr
     );
 }
+
+/// A `.git/config` that includes a FIFO: git opens it to read its
+/// configuration and waits for a writer that never comes, and `--base`
+/// waited with it for ever. Each git process has a time budget; the run
+/// ends with an error that names git and the budget.
+#[test]
+fn a_git_configuration_including_a_fifo_ends_the_run_with_an_error() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    write(&dir, "apps/a.yaml", &cm("a"));
+    common::git(&dir, &["init", "-q"]);
+    common::git(&dir, &["add", "-A"]);
+    common::git(&dir, &["commit", "-q", "-m", "base"]);
+    let fifo = tmp.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let config = dir.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("[include]\n\tpath = {}\n", fifo.display()));
+    std::fs::write(&config, text).unwrap();
+    let mut cmd = support::limited::linter();
+    cmd.args([dir.to_str().unwrap(), "--no-probe", "--base", "HEAD"]);
+    let run = support::limited::run_limited(
+        cmd,
+        support::limited::Limits {
+            // Past the git budget of one process, with room for a loaded
+            // machine; the run ends on the first one killed.
+            wall: git::BUDGET * 4,
+            ..support::limited::Limits::default()
+        },
+    );
+    assert_eq!(run.code(), Some(2), "{}", run.stderr);
+    let budget = format!("within {} s", git::BUDGET.as_secs());
+    assert!(
+        run.stderr.contains("git config in") && run.stderr.contains(&budget),
+        "{}",
+        run.stderr
+    );
+}
