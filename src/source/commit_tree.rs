@@ -196,7 +196,7 @@ impl Tree {
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
         }
-        Tree::of_listing(top, &mut ls, parse_record, prefix)
+        Tree::of_listing(top, "ls-tree", &mut ls, parse_record, prefix)
     }
 
     /// The files of the index below `prefix` (`--staged`, a pre-commit hook): what the
@@ -209,12 +209,14 @@ impl Tree {
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
         }
-        Tree::of_listing(top, &mut ls, parse_index_record, prefix)
+        Tree::of_listing(top, "ls-files", &mut ls, parse_index_record, prefix)
     }
 
-    /// The tree `ls` lists, one record per path as `parse` reads it, below `prefix`.
+    /// The tree `ls` (the git `what`) lists, one record per path as `parse`
+    /// reads it, below `prefix`.
     fn of_listing(
         top: &Path,
+        what: &str,
         ls: &mut Command,
         parse: fn(&[u8]) -> Option<(Entry, &str)>,
         prefix: &str,
@@ -227,17 +229,18 @@ impl Tree {
         let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
             return Err(std::io::Error::other("git has no output pipes"));
         };
+        let child = git::Watched::new(child);
         // One record may be as long as a path in a tree object can be:
         // reading stops at the budget, not at the record's end.
         let capped = BufReader::new(stdout).take(MAX_LISTING_BYTES as u64 + 1);
         let listed = Listed::read(capped, parse, prefix);
         if listed.is_err() {
             // Stopped before the end: git would write the rest.
-            let _ = child.kill();
+            child.kill();
         }
         let mut why = String::new();
         let _ = stderr.read_to_string(&mut why);
-        let status = child.wait()?;
+        let status = child.wait(top, what).map_err(std::io::Error::other)?;
         let Listed {
             entries,
             dirs,

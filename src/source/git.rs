@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Why a commit's tree could not be read.
@@ -32,9 +32,9 @@ pub enum GitError {
     Extract { reference: String, detail: String },
     /// A git process ran past [`BUDGET`] and was killed.
     #[error(
-        "git {what} in {path} did not end within {secs} s and was stopped; the repository's \
-         git configuration may make git wait for ever (an `include.path` naming a FIFO or a \
-         terminal)",
+        "git {what} in {path} did not end within {secs} s and was stopped: a file git reads \
+         may be a FIFO or a terminal, which makes it wait for ever (an `include.path` of the \
+         repository's git configuration, its index)",
         secs = BUDGET.as_secs()
     )]
     TimedOut { what: String, path: PathBuf },
@@ -47,6 +47,71 @@ pub enum GitError {
 /// reading of its configuration), which stalled `--base` and every lint
 /// of such a repository until it was killed.
 pub const BUDGET: Duration = Duration::from_secs(20);
+
+/// A git process whose output is read as it comes, killed once past
+/// [`BUDGET`] from its start: a read of its output that would wait for
+/// ever ends at end of file instead.
+pub(crate) struct Watched {
+    child: std::sync::Arc<std::sync::Mutex<std::process::Child>>,
+    /// Dropped when the process has ended: the watchdog then stops.
+    ended: Option<std::sync::mpsc::Sender<()>>,
+    killed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Watched {
+    pub(crate) fn new(child: std::process::Child) -> Watched {
+        use std::sync::atomic::Ordering;
+        let child = std::sync::Arc::new(std::sync::Mutex::new(child));
+        let killed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (ended, rx) = std::sync::mpsc::channel::<()>();
+        let (watched, flag) = (child.clone(), killed.clone());
+        std::thread::spawn(move || {
+            if rx.recv_timeout(BUDGET) == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                && let Ok(mut child) = watched.lock()
+            {
+                flag.store(true, Ordering::Relaxed);
+                let _ = child.kill();
+            }
+        });
+        Watched {
+            child,
+            ended: Some(ended),
+            killed,
+        }
+    }
+
+    /// Stops the process before its end (its output is not wanted).
+    pub(crate) fn kill(&self) {
+        if let Ok(mut child) = self.child.lock() {
+            let _ = child.kill();
+        }
+    }
+
+    /// The process's exit status once it ends (its output read to the
+    /// end or [`Watched::kill`] called); `Err` when the watchdog stopped
+    /// it, naming the git `what` in `dir`. The lock is taken per look,
+    /// never across a wait, so that the watchdog can always kill.
+    pub(crate) fn wait(mut self, dir: &Path, what: &str) -> Result<ExitStatus, GitError> {
+        use std::sync::atomic::Ordering;
+        let status = loop {
+            let polled = self.child.lock().map(|mut c| c.try_wait());
+            match polled {
+                Ok(Ok(Some(status))) => break status,
+                Ok(Ok(None)) => std::thread::sleep(Duration::from_millis(1)),
+                Ok(Err(e)) => return Err(GitError::Spawn(e)),
+                Err(_) => return Err(GitError::Spawn(std::io::Error::other("lock poisoned"))),
+            }
+        };
+        self.ended.take();
+        if self.killed.load(Ordering::Relaxed) {
+            return Err(GitError::TimedOut {
+                what: what.to_string(),
+                path: dir.to_path_buf(),
+            });
+        }
+        Ok(status)
+    }
+}
 
 /// Runs `cmd`, the git `what` in `dir`, to its end, its output gathered;
 /// killed once past [`BUDGET`]. The pipes are read on threads that hand
