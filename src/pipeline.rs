@@ -399,9 +399,7 @@ fn load_recording(
     if !root.is_dir() {
         return Err(Error::NotADirectory(root.clone()));
     }
-    let located = base::Located::of(base, &found, input.held.as_ref())
-        .map(base::Located::or_timed_out)
-        .transpose()?;
+    let located = base::Located::of(base, &found, input.held.as_ref())?;
     let record = located.as_ref().is_some_and(base::Located::wants_reuse);
     let limits = Limits::default();
     let files = match &input.held {
