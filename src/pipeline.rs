@@ -399,11 +399,11 @@ fn load_recording(
     if !root.is_dir() {
         return Err(Error::NotADirectory(root.clone()));
     }
-    let located = base::Located::of(base, &found, input.held.as_ref());
+    let located = base::Located::of(base, &found, input.held.as_ref())?;
     let record = located.as_ref().is_some_and(base::Located::wants_reuse);
     let limits = Limits::default();
     let files = match &input.held {
-        None => work_tree_files(&found, ignored_in(&found), HashMap::new()),
+        None => work_tree_files(&found, ignored_in(&found)?, HashMap::new()),
         Some(held) => Files::in_commit(root, held_tree(&found, held)?, limits),
     };
     let fetcher = input
@@ -426,13 +426,14 @@ fn load_recording(
     Ok((loaded, located))
 }
 
-/// What git ignores below the root found (nothing outside git).
-fn ignored_in(found: &Found) -> Ignored {
-    if found.in_git() {
-        Ignored::new(git::ignored(&found.root))
+/// What git ignores below the root found (nothing outside git); `Err`
+/// when git did not answer in time.
+fn ignored_in(found: &Found) -> Result<Ignored, Error> {
+    Ok(if found.in_git() {
+        Ignored::new(git::ignored(&found.root)?)
     } else {
         Ignored::default()
-    }
+    })
 }
 
 /// The work tree's files below the root found, without what git ignores,

@@ -46,7 +46,7 @@ pub fn run(contexts: &[String], format: ReportFormat) -> Result<u8, String> {
             .map_err(|_| format!("the run for context {context} failed"))?
             .map_err(|e| format!("cannot run for context {context}: {e}"))?;
         for line in String::from_utf8_lossy(&out.stderr).lines() {
-            eprintln!("[{context}] {line}");
+            super::stderr_line(&format!("[{context}] {line}"));
         }
         let status = out.status.code().map_or(EXIT_ERROR, |c| c as u8);
         code = code.max(status);

@@ -112,10 +112,22 @@ type Opening = Option<std::thread::JoinHandle<Result<Tree, GitError>>>;
 
 impl Located {
     /// Finds the commit to compare with for a lint of `found`'s
-    /// repository as `held` (the work tree when `None`); `None` without --base.
-    pub fn of(req: &BaseRequest, found: &Found, held: Option<&Held>) -> Option<Located> {
-        let reference = req.reference.as_ref()?;
-        Some(Located(locate(reference, &found.root, held)))
+    /// repository as `held` (the work tree when `None`); `None` without
+    /// --base. `Err` when git did not answer within its budget: every
+    /// later git process in the repository would wait as long, so the run
+    /// ends here rather than after the load.
+    pub fn of(
+        req: &BaseRequest,
+        found: &Found,
+        held: Option<&Held>,
+    ) -> Result<Option<Located>, GitError> {
+        let Some(reference) = req.reference.as_ref() else {
+            return Ok(None);
+        };
+        match locate(reference, &found.root, held) {
+            Err(e @ GitError::TimedOut { .. }) => Err(e),
+            located => Ok(Some(Located(located))),
+        }
     }
 
     /// Whether the working tree's load is to record what a load of the

@@ -49,7 +49,7 @@ pub(super) fn read_into(
         Subject::Repo(l) => &mut l.repo.files.sources,
         Subject::Cluster { sources, .. } => sources,
     };
-    let state = collect(req, sources)?;
+    let state = collect(req, sources, log)?;
     for w in &state.warnings {
         log(&format!("warning: {w}"));
     }
@@ -76,7 +76,11 @@ pub(super) fn read_into(
 
 /// Reads the snapshot and/or the live cluster, registering what was read
 /// in `sources`.
-fn collect(req: &ClusterRequest, sources: &mut SourceMap) -> Result<State, super::Error> {
+fn collect(
+    req: &ClusterRequest,
+    sources: &mut SourceMap,
+    log: &mut Log,
+) -> Result<State, super::Error> {
     let mut state = State::default();
     if let Some(path) = &req.snapshot {
         let snap = snapshot::load(path, sources, &Limits::default())?;
@@ -91,7 +95,7 @@ fn collect(req: &ClusterRequest, sources: &mut SourceMap) -> Result<State, super
         state.objects.extend(snap.objects);
     }
     if let Some(options) = &req.live {
-        let read = cluster::read(options, sources)?;
+        let read = cluster::read(options, sources, log)?;
         state.warnings.extend(read.warnings);
         state.summary = read.summary;
         state.objects.extend(read.objects);

@@ -70,6 +70,9 @@ pub struct Analysis {
     pub problems: Vec<Issue>,
     /// What the load reused from the one before, for the log.
     pub reused: Option<String>,
+    /// The configuration's warnings, for the log: the server prints
+    /// them, escaped as every line of its log is.
+    pub warnings: Vec<String>,
     /// How long the load took (files, builds, renders), and the rest
     /// (model, rules, filters).
     pub took: (Duration, Duration),
@@ -107,7 +110,7 @@ impl Session {
         // folder of the file opened first.
         found.start = found.root.clone();
         Ok(Session {
-            ignored: super::ignored_in(&found),
+            ignored: super::ignored_in(&found)?,
             ignored_stale: false,
             rules: super::load_rules(&[])?,
             found,
@@ -163,7 +166,7 @@ impl Session {
         let started = Instant::now();
         let open: Vec<PathBuf> = overlay.keys().cloned().collect();
         if std::mem::take(&mut self.ignored_stale) {
-            let ignored = super::ignored_in(&self.found);
+            let ignored = super::ignored_in(&self.found)?;
             if ignored.listed() != self.ignored.listed() {
                 self.ignored = ignored;
                 if let Some(disk) = self.disk.as_mut() {
@@ -207,12 +210,13 @@ impl Session {
         let known = rules::redirect::Known::of(&self.rules);
         // The configuration's warnings (a renamed rule's former id) go to
         // the server's log, as the command line's go to its.
+        let mut warnings = Vec::new();
         let rules = super::select_rules(
             self.rules.clone(),
             &config,
             config_path.as_deref(),
             &Selection::default(),
-            &mut |line: &str| eprintln!("{line}"),
+            &mut |line: &str| warnings.push(line.to_string()),
         )?;
         let repo = &loaded.repo;
         let model = Model::new(repo);
@@ -242,6 +246,7 @@ impl Session {
             findings,
             problems,
             reused,
+            warnings,
             took: (loaded_in, started.elapsed() - loaded_in),
         })
     }

@@ -18,6 +18,7 @@ mod documents;
 mod hover;
 mod lookup;
 mod postgres;
+mod uris;
 mod watch;
 mod workspace;
 
@@ -53,7 +54,7 @@ pub fn run() -> Result<bool, String> {
             version: Some(env!("CARGO_PKG_VERSION").into()),
         },
     });
-    let (id, params) = connection
+    let (id, mut params) = connection
         .initialize_start()
         .map_err(|e| format!("the editor did not initialize: {e}"))?;
     connection
@@ -61,9 +62,12 @@ pub fn run() -> Result<bool, String> {
         .map_err(|e| format!("the editor did not initialize: {e}"))?;
     // Only what it can watch is read of it: a client whose request does
     // not read is served without watching.
+    let mut uris = uris::Repaired::default();
+    uris.repair(&mut params);
     let params: lsp_types::InitializeParams = serde_json::from_value(params).unwrap_or_default();
     let mut server = Server {
         connection: &connection,
+        uris,
         docs: Documents::default(),
         workspace: Workspace {
             watch: watch::Watch::of(&params),
@@ -103,6 +107,7 @@ fn capabilities() -> ServerCapabilities {
 
 struct Server<'c> {
     connection: &'c Connection,
+    uris: uris::Repaired,
     docs: Documents,
     workspace: Workspace,
 }
@@ -165,23 +170,26 @@ impl Server<'_> {
 
     fn notification(&mut self, note: Notification) {
         if note.method == DidChangeWatchedFiles::METHOD {
-            if let Some(params) = params(note, DidChangeWatchedFiles::METHOD) {
+            if let Some(params) = params(&mut self.uris, note, DidChangeWatchedFiles::METHOD) {
                 self.changed_on_disk(params);
             }
             return;
         }
         let when = match note.method.as_str() {
-            DidOpenTextDocument::METHOD => {
-                params::<lsp_types::DidOpenTextDocumentParams>(note, DidOpenTextDocument::METHOD)
-                    .and_then(|p| {
-                        let path = documents::path_of(&p.text_document.uri)?;
-                        self.docs
-                            .open(path.clone(), p.text_document.uri, p.text_document.text);
-                        self.workspace.may_ignore_more(&path);
-                        Some((path, Instant::now()))
-                    })
-            }
+            DidOpenTextDocument::METHOD => params::<lsp_types::DidOpenTextDocumentParams>(
+                &mut self.uris,
+                note,
+                DidOpenTextDocument::METHOD,
+            )
+            .and_then(|p| {
+                let path = documents::path_of(&p.text_document.uri)?;
+                self.docs
+                    .open(path.clone(), p.text_document.uri, p.text_document.text);
+                self.workspace.may_ignore_more(&path);
+                Some((path, Instant::now()))
+            }),
             DidChangeTextDocument::METHOD => params::<lsp_types::DidChangeTextDocumentParams>(
+                &mut self.uris,
                 note,
                 DidChangeTextDocument::METHOD,
             )
@@ -191,23 +199,27 @@ impl Server<'_> {
                     .change(&path, p.content_changes)
                     .then(|| (path, Instant::now() + workspace::DEBOUNCE))
             }),
-            DidSaveTextDocument::METHOD => {
-                params::<lsp_types::DidSaveTextDocumentParams>(note, DidSaveTextDocument::METHOD)
-                    .and_then(|p| {
-                        let path = documents::path_of(&p.text_document.uri)?;
-                        self.workspace.may_ignore_more(&path);
-                        Some((path, Instant::now()))
-                    })
-            }
-            DidCloseTextDocument::METHOD => {
-                params::<lsp_types::DidCloseTextDocumentParams>(note, DidCloseTextDocument::METHOD)
-                    .and_then(|p| {
-                        let path = documents::path_of(&p.text_document.uri)?;
-                        let doc = self.docs.close(&path)?;
-                        self.publish(&doc.uri, Vec::new());
-                        Some((path, Instant::now()))
-                    })
-            }
+            DidSaveTextDocument::METHOD => params::<lsp_types::DidSaveTextDocumentParams>(
+                &mut self.uris,
+                note,
+                DidSaveTextDocument::METHOD,
+            )
+            .and_then(|p| {
+                let path = documents::path_of(&p.text_document.uri)?;
+                self.workspace.may_ignore_more(&path);
+                Some((path, Instant::now()))
+            }),
+            DidCloseTextDocument::METHOD => params::<lsp_types::DidCloseTextDocumentParams>(
+                &mut self.uris,
+                note,
+                DidCloseTextDocument::METHOD,
+            )
+            .and_then(|p| {
+                let path = documents::path_of(&p.text_document.uri)?;
+                let doc = self.docs.close(&path)?;
+                self.publish(&doc.uri, Vec::new());
+                Some((path, Instant::now()))
+            }),
             _ => None,
         };
         if let Some((path, due)) = when {
@@ -261,6 +273,9 @@ impl Server<'_> {
                 root.display(),
                 repo.took.as_millis()
             ));
+            for warning in last.iter().flat_map(|a| &a.warnings) {
+                log(warning);
+            }
             // A file that had diagnostics and is no longer open or has
             // none is cleared.
             let before = std::mem::take(&mut self.workspace.repos[i].published);
@@ -288,7 +303,9 @@ impl Server<'_> {
             diagnostics,
             version: None,
         };
-        self.send(Notification::new(PublishDiagnostics::METHOD.into(), params));
+        let mut note = Notification::new(PublishDiagnostics::METHOD.into(), params);
+        note.params["uri"] = self.uris.as_sent(uri).into();
+        self.send(note);
     }
 
     fn request(&mut self, req: Request) {
@@ -326,9 +343,10 @@ impl Server<'_> {
     /// still due; `null` when there is nothing to say.
     fn answer<P: serde::de::DeserializeOwned, R: serde::Serialize>(
         &mut self,
-        req: Request,
+        mut req: Request,
         f: impl FnOnce(&Self, P) -> Option<R>,
     ) -> Result<serde_json::Value, (ErrorCode, String)> {
+        self.uris.repair(&mut req.params);
         let method = req.method.clone();
         let params = req
             .extract::<P>(&method)
@@ -367,11 +385,14 @@ fn log(text: &str) {
     eprintln!("homelab-lint server: {}", escape(text, Breaks::Escape));
 }
 
-/// A notification's parameters. One that does not read is logged with
-/// why rather than dropped unseen: lsp-types refuses a URI that RFC 3986
-/// does not allow, such as a raw `[` or `]` in a path, which clients
-/// building URIs with the `url` crate send for a folder named `[draft]`.
-fn params<P: serde::de::DeserializeOwned>(note: Notification, method: &str) -> Option<P> {
+/// A notification's parameters, its URIs repaired ([`uris`]). One that
+/// still does not read is logged with why rather than dropped unseen.
+fn params<P: serde::de::DeserializeOwned>(
+    uris: &mut uris::Repaired,
+    mut note: Notification,
+    method: &str,
+) -> Option<P> {
+    uris.repair(&mut note.params);
     match note.extract(method) {
         Ok(params) => Some(params),
         Err(lsp_server::ExtractError::JsonError { error, .. }) => {

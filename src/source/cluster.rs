@@ -9,6 +9,7 @@
 //! source file `cluster://<context>/<resource>`, so findings on live
 //! objects point at readable lines.
 
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -53,7 +54,7 @@ pub struct Options {
     pub namespace: Option<String>,
     /// For the whole collection, connecting included.
     pub timeout: Duration,
-    /// 2 and more: one line per API call on stderr.
+    /// 2 and more: one line per API call in the log.
     pub verbose: u8,
     /// Show progress on stderr (a TTY).
     pub progress: bool,
@@ -125,15 +126,19 @@ impl Resource {
     }
 }
 
-struct Ctx {
+struct Ctx<'l> {
     client: kube::Client,
     calls: AtomicUsize,
     verbose: u8,
+    /// Where the API-call lines go: the caller's log, which makes what
+    /// the server answered safe to print. Every request runs on the one
+    /// task `read` blocks on, so a line is written while no other is.
+    log: RefCell<&'l mut dyn FnMut(&str)>,
     /// The kinds read: [`KINDS`] and [`Options::kinds`].
     kinds: Vec<(&'static str, &'static str)>,
 }
 
-impl Ctx {
+impl Ctx<'_> {
     async fn get(&self, path: &str) -> Result<String, kube::Error> {
         self.get_as(path, "application/json").await
     }
@@ -152,10 +157,10 @@ impl Ctx {
                 Err(kube::Error::Api(s)) => format!("{} {}", s.code, s.reason),
                 Err(e) => format!("error: {}", first_line(&e.to_string())),
             };
-            eprintln!(
+            (self.log.borrow_mut())(&format!(
                 "api: GET {path} -> {outcome} in {} ms",
                 started.elapsed().as_millis()
-            );
+            ));
         }
         result
     }
@@ -166,7 +171,7 @@ impl Ctx {
 /// once past it, rather than being buffered until memory runs out.
 pub const API_BODY_BYTES: usize = 256 << 20;
 
-impl Ctx {
+impl Ctx<'_> {
     /// kube's `Client::request_text`, with the body read under
     /// [`API_BODY_BYTES`] as it arrives (an error status's body too).
     async fn request_text(&self, request: http::Request<Vec<u8>>) -> Result<String, kube::Error> {
@@ -236,8 +241,13 @@ fn innermost(err: &dyn std::error::Error) -> String {
     cur.to_string()
 }
 
-/// Reads the cluster and registers what it returned in `sources`.
-pub fn read(options: &Options, sources: &mut SourceMap) -> Result<Read, Error> {
+/// Reads the cluster and registers what it returned in `sources`; with
+/// `-vv`, a line per API call goes to `log`.
+pub fn read(
+    options: &Options,
+    sources: &mut SourceMap,
+    log: &mut dyn FnMut(&str),
+) -> Result<Read, Error> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -245,15 +255,15 @@ pub fn read(options: &Options, sources: &mut SourceMap) -> Result<Read, Error> {
         .map_err(Error::Runtime)?;
     let started = Instant::now();
     let (client, context, server) = runtime.block_on(client(options))?;
-    let ctx = Arc::new(Ctx {
+    let ctx = Ctx {
         client,
         calls: AtomicUsize::new(0),
         verbose: options.verbose,
+        log: RefCell::new(log),
         kinds: [KINDS, &options.kinds].concat(),
-    });
-    let collected = runtime.block_on(async {
-        tokio::time::timeout(options.timeout, collect(ctx.clone(), options)).await
-    });
+    };
+    let collected = runtime
+        .block_on(async { tokio::time::timeout(options.timeout, collect(&ctx, options)).await });
     let (pages, warnings) = match collected {
         Ok(Ok(r)) => r,
         Ok(Err(reason)) => return Err(Error::Unreachable { server, reason }),
@@ -366,9 +376,9 @@ type Collected = (Vec<Page>, Vec<String>);
 
 /// Discovery, then the lists. `Err` when discovery itself fails: the
 /// server is unreachable or refuses us.
-async fn collect(ctx: Arc<Ctx>, options: &Options) -> Result<Collected, String> {
+async fn collect(ctx: &Ctx<'_>, options: &Options) -> Result<Collected, String> {
     let lister = Lister {
-        ctx: ctx.clone(),
+        ctx,
         ns: options.namespace.clone(),
         chunk: options.chunk_size,
         progress: options.progress,
@@ -389,7 +399,7 @@ async fn collect(ctx: Arc<Ctx>, options: &Options) -> Result<Collected, String> 
         })
         .collect();
     let groups = async {
-        let (resources, warnings) = discover_groups(&ctx).await?;
+        let (resources, warnings) = discover_groups(ctx).await?;
         Ok::<_, String>((lister.list(resources).await, warnings))
     };
     let (core_results, group_results) = tokio::join!(lister.list(core), groups);
@@ -441,7 +451,7 @@ fn wanted_group(kinds: &[(&str, &str)], name: &str) -> bool {
 /// server gives aggregated discovery, else from the resource list of the
 /// preferred version of each. `Err` when `/apis` fails: the server is
 /// unreachable or refuses us.
-async fn discover_groups(ctx: &Ctx) -> Result<(Vec<Resource>, Vec<String>), String> {
+async fn discover_groups(ctx: &Ctx<'_>) -> Result<(Vec<Resource>, Vec<String>), String> {
     let groups = ctx
         .get_as("/apis", AGGREGATED)
         .await
@@ -489,8 +499,8 @@ async fn discover_groups(ctx: &Ctx) -> Result<(Vec<Resource>, Vec<String>), Stri
 }
 
 /// Lists resources, [`PARALLEL`] at a time.
-struct Lister {
-    ctx: Arc<Ctx>,
+struct Lister<'c, 'l> {
+    ctx: &'c Ctx<'l>,
     ns: Option<String>,
     chunk: usize,
     progress: bool,
@@ -499,10 +509,10 @@ struct Lister {
 
 type Listed = Vec<(Resource, Result<Vec<Page>, kube::Error>)>;
 
-impl Lister {
+impl Lister<'_, '_> {
     async fn list(&self, resources: Vec<Resource>) -> Listed {
         futures_util::stream::iter(resources.into_iter().map(|r| async move {
-            let pages = list_all(&self.ctx, &r, self.ns.as_deref(), self.chunk).await;
+            let pages = list_all(self.ctx, &r, self.ns.as_deref(), self.chunk).await;
             let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
             if self.progress {
                 eprint!("\rreading cluster: {n} kinds read   ");
@@ -515,7 +525,7 @@ impl Lister {
     }
 }
 
-impl Ctx {
+impl Ctx<'_> {
     async fn get_owned(&self, path: String) -> Result<String, kube::Error> {
         self.get(&path).await
     }
@@ -592,7 +602,7 @@ fn resources_in(kinds: &[(&str, &str)], base: &str, group: &str, text: &str) -> 
 
 /// Every page of one resource's list.
 async fn list_all(
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     r: &Resource,
     ns: Option<&str>,
     chunk: usize,

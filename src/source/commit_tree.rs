@@ -191,12 +191,12 @@ impl Tree {
     /// Lists `commit`'s tree below `prefix` (relative to `top`, the
     /// repository's top level; `""` for all of it) and starts the blob reader.
     pub fn open(top: &Path, commit: &str, prefix: &str) -> std::io::Result<Tree> {
-        let mut ls = git::command(top);
+        let mut ls = git::command(top).map_err(std::io::Error::other)?;
         ls.args(["ls-tree", "-r", "-z", "--full-tree", commit]);
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
         }
-        Tree::of_listing(top, &mut ls, parse_record, prefix)
+        Tree::of_listing(top, "ls-tree", &mut ls, parse_record, prefix)
     }
 
     /// The files of the index below `prefix` (`--staged`, a pre-commit hook): what the
@@ -204,17 +204,19 @@ impl Tree {
     /// reads the index `GIT_INDEX_FILE` names, as it does for a hook that
     /// `git commit -a` or `git commit <paths>` runs on a temporary index.
     pub fn open_index(top: &Path, prefix: &str) -> std::io::Result<Tree> {
-        let mut ls = git::command(top);
+        let mut ls = git::command(top).map_err(std::io::Error::other)?;
         ls.args(["ls-files", "--stage", "-z"]);
         if !prefix.is_empty() {
             ls.arg("--").arg(prefix);
         }
-        Tree::of_listing(top, &mut ls, parse_index_record, prefix)
+        Tree::of_listing(top, "ls-files", &mut ls, parse_index_record, prefix)
     }
 
-    /// The tree `ls` lists, one record per path as `parse` reads it, below `prefix`.
+    /// The tree `ls` (the git `what`) lists, one record per path as `parse`
+    /// reads it, below `prefix`.
     fn of_listing(
         top: &Path,
+        what: &str,
         ls: &mut Command,
         parse: fn(&[u8]) -> Option<(Entry, &str)>,
         prefix: &str,
@@ -227,17 +229,18 @@ impl Tree {
         let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
             return Err(std::io::Error::other("git has no output pipes"));
         };
+        let child = git::Watched::new(child);
         // One record may be as long as a path in a tree object can be:
         // reading stops at the budget, not at the record's end.
         let capped = BufReader::new(stdout).take(MAX_LISTING_BYTES as u64 + 1);
         let listed = Listed::read(capped, parse, prefix);
         if listed.is_err() {
             // Stopped before the end: git would write the rest.
-            let _ = child.kill();
+            child.kill();
         }
         let mut why = String::new();
         let _ = stderr.read_to_string(&mut why);
-        let status = child.wait()?;
+        let status = child.wait(top, what).map_err(std::io::Error::other)?;
         let Listed {
             entries,
             dirs,
@@ -260,6 +263,7 @@ impl Tree {
             .collect();
         yaml.sort();
         let mut child = git::command(top)
+            .map_err(std::io::Error::other)?
             .args(["cat-file", "--batch"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// Why a commit's tree could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +30,143 @@ pub enum GitError {
     /// Listing the commit's tree or starting the blob reader failed.
     #[error("cannot read the tree of {reference}: {detail}")]
     Extract { reference: String, detail: String },
+    /// A git process ran past [`BUDGET`] and was killed.
+    #[error(
+        "git {what} in {path} did not end within {secs} s and was stopped: a file git reads \
+         may be a FIFO or a terminal, which makes it wait for ever (an `include.path` of the \
+         repository's git configuration, its index)",
+        secs = BUDGET.as_secs()
+    )]
+    TimedOut { what: String, path: PathBuf },
+}
+
+/// How long one git process may run. Each question a lint asks git is
+/// answered in milliseconds (about 2 ms each on joryirving__home-ops);
+/// a repository's `.git/config` is untrusted and can make git wait with
+/// no end (an `include.path` naming a FIFO or `/dev/tty` blocks git's
+/// reading of its configuration), which stalled `--base` and every lint
+/// of such a repository until it was killed.
+pub const BUDGET: Duration = Duration::from_secs(20);
+
+/// A git process whose output is read as it comes, killed once past
+/// [`BUDGET`] from its start: a read of its output that would wait for
+/// ever ends at end of file instead.
+pub(crate) struct Watched {
+    child: std::sync::Arc<std::sync::Mutex<std::process::Child>>,
+    /// Dropped when the process has ended: the watchdog then stops.
+    ended: Option<std::sync::mpsc::Sender<()>>,
+    killed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Watched {
+    pub(crate) fn new(child: std::process::Child) -> Watched {
+        use std::sync::atomic::Ordering;
+        let child = std::sync::Arc::new(std::sync::Mutex::new(child));
+        let killed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (ended, rx) = std::sync::mpsc::channel::<()>();
+        let (watched, flag) = (child.clone(), killed.clone());
+        std::thread::spawn(move || {
+            if rx.recv_timeout(BUDGET) == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                && let Ok(mut child) = watched.lock()
+            {
+                flag.store(true, Ordering::Relaxed);
+                let _ = child.kill();
+            }
+        });
+        Watched {
+            child,
+            ended: Some(ended),
+            killed,
+        }
+    }
+
+    /// Stops the process before its end (its output is not wanted).
+    pub(crate) fn kill(&self) {
+        if let Ok(mut child) = self.child.lock() {
+            let _ = child.kill();
+        }
+    }
+
+    /// The process's exit status once it ends (its output read to the
+    /// end or [`Watched::kill`] called); `Err` when the watchdog stopped
+    /// it, naming the git `what` in `dir`. The lock is taken per look,
+    /// never across a wait, so that the watchdog can always kill.
+    pub(crate) fn wait(mut self, dir: &Path, what: &str) -> Result<ExitStatus, GitError> {
+        use std::sync::atomic::Ordering;
+        let status = loop {
+            let polled = self.child.lock().map(|mut c| c.try_wait());
+            match polled {
+                Ok(Ok(Some(status))) => break status,
+                Ok(Ok(None)) => std::thread::sleep(Duration::from_millis(1)),
+                Ok(Err(e)) => return Err(GitError::Spawn(e)),
+                Err(_) => return Err(GitError::Spawn(std::io::Error::other("lock poisoned"))),
+            }
+        };
+        self.ended.take();
+        if self.killed.load(Ordering::Relaxed) {
+            return Err(GitError::TimedOut {
+                what: what.to_string(),
+                path: dir.to_path_buf(),
+            });
+        }
+        Ok(status)
+    }
+}
+
+/// Runs `cmd`, the git `what` in `dir`, to its end, its output gathered;
+/// killed once past [`BUDGET`]. The pipes are read on threads that hand
+/// over what they read at end of file (when git exits), so waiting costs
+/// no polling.
+fn bounded(mut cmd: Command, dir: &Path, what: &str) -> Result<Output, GitError> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(GitError::Spawn)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pipes: [Option<Box<dyn Read + Send>>; 2] = [
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    ];
+    for (i, pipe) in pipes.into_iter().enumerate() {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut read = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut read);
+            }
+            let _ = tx.send((i, read));
+        });
+    }
+    let deadline = Instant::now() + BUDGET;
+    let mut texts = [Vec::new(), Vec::new()];
+    for _ in 0..2 {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok((i, read)) => texts[i] = read,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(GitError::TimedOut {
+                    what: what.to_string(),
+                    path: dir.to_path_buf(),
+                });
+            }
+        }
+    }
+    let status = child.wait().map_err(GitError::Spawn)?;
+    let [stdout, stderr] = texts;
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+    })
 }
 
 /// `git -C dir`, running none of the commands a repository's
@@ -44,7 +182,10 @@ pub enum GitError {
 /// where it is run. Given on the command line and in GIT_CONFIG_*, the
 /// settings hold for the git processes git starts (submodules) too; see
 /// SECURITY.md.
-pub(crate) fn command(dir: &Path) -> Command {
+///
+/// `Err` when reading the configuration for the filters did not end
+/// within [`BUDGET`]: any git process in `dir` would wait as long.
+pub(crate) fn command(dir: &Path) -> Result<Command, GitError> {
     let mut cmd = Command::new("git");
     // `/dev/null/<hook>` is no file: git finds no hook to run.
     cmd.args([
@@ -53,7 +194,7 @@ pub(crate) fn command(dir: &Path) -> Command {
         "-c",
         "core.hooksPath=/dev/null",
     ]);
-    let keys: Vec<String> = filter_drivers(dir)
+    let keys: Vec<String> = filter_drivers(dir)?
         .iter()
         .flat_map(|d| ["clean", "smudge", "process"].map(|k| format!("filter.{d}.{k}")))
         .collect();
@@ -64,21 +205,23 @@ pub(crate) fn command(dir: &Path) -> Command {
             .env(format!("GIT_CONFIG_VALUE_{i}"), "");
     }
     cmd.arg("-C").arg(dir).stdin(Stdio::null());
-    cmd
+    Ok(cmd)
 }
 
-/// The filter drivers `dir`'s configuration defines a command for.
-fn filter_drivers(dir: &Path) -> Vec<String> {
-    let Ok(out) = Command::new("git")
-        .args(["-c", "core.fsmonitor=false", "-C"])
+/// The filter drivers `dir`'s configuration defines a command for; none
+/// when git cannot tell (outside a repository), `Err` when it did not
+/// answer within [`BUDGET`].
+fn filter_drivers(dir: &Path) -> Result<Vec<String>, GitError> {
+    let mut cmd = Command::new("git");
+    cmd.args(["-c", "core.fsmonitor=false", "-C"])
         .arg(dir)
         .args(["config", "--null", "--name-only", "--get-regexp"])
         .arg(r"^filter\..*\.(clean|smudge|process)$")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-    else {
-        return Vec::new();
+        .stdin(Stdio::null());
+    let out = match bounded(cmd, dir, "config") {
+        Ok(out) => out,
+        Err(e @ GitError::TimedOut { .. }) => return Err(e),
+        Err(_) => return Ok(Vec::new()),
     };
     let mut drivers: Vec<String> = out
         .stdout
@@ -91,11 +234,13 @@ fn filter_drivers(dir: &Path) -> Vec<String> {
         .collect();
     drivers.sort();
     drivers.dedup();
-    drivers
+    Ok(drivers)
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<(bool, String, String), GitError> {
-    let out = command(dir).args(args).output().map_err(GitError::Spawn)?;
+    let mut cmd = command(dir)?;
+    cmd.args(args);
+    let out = bounded(cmd, dir, args.first().copied().unwrap_or_default())?;
     Ok((
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
@@ -326,9 +471,9 @@ pub fn has_head(top: &Path) -> bool {
 /// `.git/info/exclude`, `core.excludesFile`) and does not track; a wholly
 /// ignored directory is one entry. Flux gets
 /// the repository from git, so it never sees them. Empty when git cannot
-/// tell.
-pub fn ignored(dir: &Path) -> Vec<PathBuf> {
-    listed(
+/// tell; `Err` when it did not end within [`BUDGET`].
+pub fn ignored(dir: &Path) -> Result<Vec<PathBuf>, GitError> {
+    Ok(listed_bounded(
         dir,
         &[
             "ls-files",
@@ -338,14 +483,14 @@ pub fn ignored(dir: &Path) -> Vec<PathBuf> {
             "--directory",
             "-z",
         ],
-    )
+    )?
     .unwrap_or_default()
     .into_iter()
     .map(|p| {
         // A directory ends with `/`: the path without it.
         p.components().collect()
     })
-    .collect()
+    .collect())
 }
 
 /// What a lint reads besides the working tree.
@@ -377,20 +522,28 @@ pub fn changed_between(dir: &Path, base: &str, held: &Held) -> Option<HashSet<Pa
     Some(listed(dir, &args)?.into_iter().collect())
 }
 
-/// The paths git prints NUL-separated; `None` when it fails.
+/// The paths git prints NUL-separated; `None` when it fails or does not
+/// end within [`BUDGET`].
 fn listed(dir: &Path, args: &[&str]) -> Option<Vec<PathBuf>> {
-    let out = command(dir)
-        .args(args)
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    out.status.success().then(|| {
+    listed_bounded(dir, args).ok().flatten()
+}
+
+/// [`listed`], `Err` when git did not end within [`BUDGET`].
+fn listed_bounded(dir: &Path, args: &[&str]) -> Result<Option<Vec<PathBuf>>, GitError> {
+    let mut cmd = command(dir)?;
+    cmd.args(args);
+    let out = match bounded(cmd, dir, args.first().copied().unwrap_or_default()) {
+        Ok(out) => out,
+        Err(e @ GitError::TimedOut { .. }) => return Err(e),
+        Err(_) => return Ok(None),
+    };
+    Ok(out.status.success().then(|| {
         out.stdout
             .split(|b| *b == 0)
             .filter(|p| !p.is_empty())
             .map(|p| PathBuf::from(OsStr::from_bytes(p)))
             .collect()
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -249,6 +249,8 @@ pub struct Faults {
     pub forbidden: Vec<String>,
     /// Resources whose list answers this status (500, 503, ...).
     pub errors: Vec<(String, u16)>,
+    /// The `reason` of those errors' Status; `None`: `InternalError`.
+    pub error_reason: Option<String>,
     /// Where each pod's port-forward goes, by `namespace/pod`. A pod of
     /// the fixture that is not here refuses every port.
     pub port_forward: BTreeMap<String, Forward>,
@@ -503,7 +505,11 @@ fn objects(state: &State, group: &str, rest: &[&str], params: &HashMap<String, S
     {
         return status(
             *code,
-            "InternalError",
+            state
+                .faults
+                .error_reason
+                .as_deref()
+                .unwrap_or("InternalError"),
             format!("injected error for {qualified}"),
         );
     }

@@ -392,3 +392,74 @@ fn a_commit_listing_ten_million_files_is_refused_while_listed() {
         run.stderr
     );
 }
+
+/// Lints `dir` with `args` under the limits, with a wall of a few git
+/// budgets: the run must end with an error naming the git `what` that
+/// was stopped and the budget.
+fn assert_git_stopped(dir: &Path, args: &[&str], what: &str) {
+    let mut cmd = support::limited::linter();
+    cmd.arg(dir).args(args);
+    let run = support::limited::run_limited(
+        cmd,
+        support::limited::Limits {
+            // Past the git budget of one process, with room for a loaded
+            // machine; the run ends on the first one stopped.
+            wall: git::BUDGET * 4,
+            ..support::limited::Limits::default()
+        },
+    );
+    assert_eq!(run.code(), Some(2), "{}", run.stderr);
+    let budget = format!("within {} s", git::BUDGET.as_secs());
+    assert!(
+        run.stderr.contains(&format!("git {what} in")) && run.stderr.contains(&budget),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A committed repository in `tmp`, and a FIFO beside it.
+fn repo_and_fifo(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = tmp.join("repo");
+    write(&dir, "apps/a.yaml", &cm("a"));
+    common::git(&dir, &["init", "-q"]);
+    common::git(&dir, &["add", "-A"]);
+    common::git(&dir, &["commit", "-q", "-m", "base"]);
+    let fifo = tmp.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    (dir, fifo)
+}
+
+/// A `.git/config` that includes a FIFO: git opens it to read its
+/// configuration and waits for a writer that never comes, and `--base`
+/// waited with it for ever. Each git process has a time budget; the run
+/// ends with an error that names git and the budget.
+#[test]
+fn a_git_configuration_including_a_fifo_ends_the_run_with_an_error() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, fifo) = repo_and_fifo(tmp.path());
+    let config = dir.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("[include]\n\tpath = {}\n", fifo.display()));
+    std::fs::write(&config, text).unwrap();
+    assert_git_stopped(&dir, &["--no-probe", "--base", "HEAD"], "config");
+}
+
+/// An index that is a FIFO: `--staged` lists it with `git ls-files`,
+/// whose output is read as it comes, and waited for ever.
+#[test]
+fn a_git_index_that_is_a_fifo_ends_a_staged_run_with_an_error() {
+    if !common::git_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, fifo) = repo_and_fifo(tmp.path());
+    std::fs::rename(&fifo, dir.join(".git/index")).unwrap();
+    assert_git_stopped(&dir, &["--no-probe", "--staged"], "ls-files");
+}

@@ -394,6 +394,40 @@ fn a_line_break_in_an_object_name_starts_no_line_of_a_message_or_the_log() {
 }
 
 /// One LSP message, framed as the protocol frames it.
+/// `-vv` logs each Kubernetes API call with the status the server
+/// answered; a server's `reason` holding terminal controls, a bidi
+/// override and a line break that starts a workflow command was printed
+/// raw, past the escaping every other log line has.
+#[test]
+fn an_api_servers_reason_in_the_call_log_is_inert() {
+    use crate::fake_api::{FakeApi, Faults, Fixture};
+    let fixture =
+        Fixture::from_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cluster"));
+    let api = FakeApi::start(
+        fixture,
+        Faults {
+            errors: vec![("configmaps".into(), 500)],
+            error_reason: Some(
+                "Bad\u{1b}]0;title\u{7}\u{1b}[2J\u{9b}31m\u{202e}\n::add-mask::leak".into(),
+            ),
+            ..Faults::default()
+        },
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let kc = api.kubeconfig(tmp.path());
+    let mut cmd = support::limited::linter();
+    cmd.current_dir(tmp.path())
+        .args(["--kubeconfig", kc.to_str().unwrap(), "-vv", "--no-probe"]);
+    let run = support::limited::run_limited(cmd, support::limited::Limits::default());
+    assert!(
+        run.stderr
+            .contains("api: GET /api/v1/configmaps?limit=500 -> 500 Bad"),
+        "{}",
+        run.stderr
+    );
+    assert_inert("-vv log", &run.stderr, false);
+}
+
 fn lsp_send(to: &mut impl std::io::Write, message: serde_json::Value) {
     let body = message.to_string();
     write!(to, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
@@ -435,10 +469,18 @@ fn file_uri(p: &Path) -> String {
     format!("file://{path}")
 }
 
+/// What a language server session gave back.
+struct LspSession {
+    /// The server's log (stderr).
+    log: String,
+    /// The parameters of every `textDocument/publishDiagnostics`.
+    published: Vec<serde_json::Value>,
+}
+
 /// A language server session: initialize at `root`, open `file` (its
-/// URI as given) and, with `linted`, wait for its diagnostics; then
-/// shut down. The server's log (stderr).
-fn lsp_session(root: &str, file: &str, text: &str, linted: bool) -> String {
+/// URI as given) and hover over its start, which first runs the lint
+/// that is due; then shut down.
+fn lsp_session(root: &str, file: &str, text: &str) -> LspSession {
     use std::io::BufRead as _;
     let mut server = support::limited::linter()
         .arg("server")
@@ -471,10 +513,15 @@ fn lsp_session(root: &str, file: &str, text: &str, linted: bool) -> String {
             "params": {"textDocument": {"uri": file, "languageId": "yaml", "version": 1,
                 "text": text}}}),
     );
-    // The diagnostics come after the lint the log names.
-    while linted && let Some(m) = lsp_read(&mut output) {
+    lsp_send(
+        &mut input,
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover",
+            "params": {"textDocument": {"uri": file}, "position": {"line": 0, "character": 0}}}),
+    );
+    let mut published = Vec::new();
+    while let Some(m) = lsp_read(&mut output).filter(|m| m["id"] != 3) {
         if m["method"] == "textDocument/publishDiagnostics" {
-            break;
+            published.push(m["params"].clone());
         }
     }
     lsp_send(
@@ -492,7 +539,10 @@ fn lsp_session(root: &str, file: &str, text: &str, linted: bool) -> String {
         output.consume(n);
     }
     assert!(server.wait().unwrap().success());
-    log.join().unwrap()
+    LspSession {
+        log: log.join().unwrap(),
+        published,
+    }
 }
 
 const CONFIG_MAP: &str =
@@ -509,24 +559,31 @@ fn the_language_server_log_is_inert() {
         .join("repo\u{1b}]0;title\u{7}\u{1b}[2J\u{9b}\u{202e}\n::add-mask::leak");
     write(&root, "apps/a.yaml", CONFIG_MAP);
     let file = file_uri(&root.join("apps/a.yaml"));
-    let log = lsp_session(&file_uri(&root), &file, CONFIG_MAP, true);
+    let log = lsp_session(&file_uri(&root), &file, CONFIG_MAP).log;
     assert!(log.contains("linted"), "{log}");
     assert_inert("server log", &log, false);
 }
 
 /// A client that builds file URIs with the `url` crate leaves `[` and
 /// `]` raw, which RFC 3986 (and so lsp-types) refuses in a path: the
-/// document of a folder named `[draft]` was dropped without a word.
-/// The log says it was not read, and why.
+/// document of a folder named `[draft]` was not read, so never linted.
+/// It is linted, and its diagnostics name it by the URI the client sent.
 #[test]
-fn a_document_the_language_server_cannot_read_is_named_in_its_log() {
+fn a_document_in_a_folder_named_with_brackets_is_linted() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("[draft]");
     write(&root, "apps/a.yaml", CONFIG_MAP);
     let file = format!("file://{}", root.join("apps/a.yaml").display());
-    let log = lsp_session(&file_uri(&root), &file, CONFIG_MAP, false);
-    assert!(log.contains("textDocument/didOpen not read"), "{log}");
-    assert_inert("server log", &log, false);
+    let session = lsp_session(&file_uri(&root), &file, CONFIG_MAP);
+    assert!(!session.log.contains("not read"), "{}", session.log);
+    assert!(session.log.contains("linted"), "{}", session.log);
+    let uris: Vec<&str> = session
+        .published
+        .iter()
+        .filter_map(|p| p["uri"].as_str())
+        .collect();
+    assert_eq!(uris, [file.as_str()], "{}", session.log);
+    assert_inert("server log", &session.log, false);
 }
 
 /// Suppression comments naming no rule, each with an 8 KB id: each id

@@ -64,7 +64,11 @@ const MAX_FILES: u64 = 100_000;
 /// the first entry past either, before anything is checked out.
 fn within_budget(dir: &Path, budget: &Budget, deadline: Instant) -> Result<(), String> {
     use std::io::BufRead;
-    let mut cmd = no_credentials(crate::source::git::command(dir), dir, budget.allow_local);
+    let mut cmd = no_credentials(
+        crate::source::git::command(dir).map_err(|e| e.to_string())?,
+        dir,
+        budget.allow_local,
+    );
     cmd.args(["ls-tree", "-r", "-l", "-z", "--full-tree", "FETCH_HEAD"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
@@ -114,7 +118,11 @@ fn within_budget(dir: &Path, budget: &Budget, deadline: Instant) -> Result<(), S
 
 /// One git command in `dir`, killed at the deadline.
 fn run(dir: &Path, budget: &Budget, deadline: Instant, args: &[&str]) -> Result<(), String> {
-    let mut cmd = no_credentials(crate::source::git::command(dir), dir, budget.allow_local);
+    let mut cmd = no_credentials(
+        crate::source::git::command(dir).map_err(|e| e.to_string())?,
+        dir,
+        budget.allow_local,
+    );
     cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
     let mut stderr = child.stderr.take();
