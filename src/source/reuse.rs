@@ -64,6 +64,10 @@ struct Recorded {
     /// `max_run_*`): the base load spends it too, so that reuse gives
     /// what a fresh build there would.
     spent: RunBudget,
+    /// The files its objects point into, once a reuse has looked: an
+    /// editor lends a reused build to each next lint, and walking every
+    /// node of every reused build again was a tenth of a re-diagnosis.
+    points_into: Option<Vec<FileId>>,
 }
 
 /// Kept by a load of the working tree when a base load is to follow.
@@ -402,6 +406,7 @@ fn build(
                 events,
                 result: result.clone(),
                 spent,
+                points_into: None,
             });
     }
     result
@@ -443,7 +448,14 @@ fn borrowed(files: &mut Files, dir: &Path, flux: &FluxInputs) -> Option<Recorded
                     .iter()
                     .chain(&flux.namespace)
                     .all(|(_, span)| lent.is_aligned(span.file, &files.sources))
-                && points_into_aligned(&recorded.result, &mut lent, &files.sources)
+        })
+        .and_then(|mut recorded| {
+            let ids = recorded
+                .points_into
+                .get_or_insert_with(|| points_into(&recorded.result));
+            ids.iter()
+                .all(|&id| lent.is_aligned(id, &files.sources))
+                .then_some(recorded)
         });
     if let Some(recorded) = &found {
         files.spend_reused(recorded.spent);
@@ -482,21 +494,17 @@ fn answers_alike(files: &mut Files, event: &Event) -> bool {
     }
 }
 
-/// Whether every span of the build's objects is in a file with the same
-/// id, path and text here as in the lender.
-fn points_into_aligned(
-    result: &Result<Built, Issue>,
-    lent: &mut Lent,
-    sources: &SourceMap,
-) -> bool {
+/// The files the spans of the build's objects are in: a build is reused
+/// when each has the same id, path and text here as in the lender.
+fn points_into(result: &Result<Built, Issue>) -> Vec<FileId> {
     let Ok(built) = result else {
-        return true;
+        return Vec::new();
     };
     let mut ids = FileIds::default();
     for o in &built.objects {
         object_files(o, &mut ids);
     }
-    ids.iter().all(|id| lent.is_aligned(id, sources))
+    ids.iter().collect()
 }
 
 /// A set of file ids, one flag per id: every node of a build is looked
