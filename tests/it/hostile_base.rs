@@ -253,14 +253,7 @@ fn base_runs_no_command_the_repository_configures() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("repo");
-    write(&dir, "apps/a.yaml", &cm("a"));
-    common::git(&dir, &["init", "-q"]);
-    common::git(&dir, &["add", "-A"]);
-    common::git(&dir, &["commit", "-q", "-m", "base"]);
-    write(&dir, "apps/b.yaml", &cm("b"));
-    common::git(&dir, &["add", "-A"]);
-    common::git(&dir, &["commit", "-q", "-m", "head"]);
+    let dir = two_commits(tmp.path());
     let ran = tmp.path().join("ran");
     let hook = tmp.path().join("hook.sh");
     std::fs::write(
@@ -305,14 +298,7 @@ fn base_runs_no_hook_the_repository_configures() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("repo");
-    write(&dir, "apps/a.yaml", &cm("a"));
-    common::git(&dir, &["init", "-q"]);
-    common::git(&dir, &["add", "-A"]);
-    common::git(&dir, &["commit", "-q", "-m", "base"]);
-    write(&dir, "apps/b.yaml", &cm("b"));
-    common::git(&dir, &["add", "-A"]);
-    common::git(&dir, &["commit", "-q", "-m", "head"]);
+    let dir = two_commits(tmp.path());
     let ran = tmp.path().join("ran");
     use std::os::unix::fs::PermissionsExt;
     for hook in [
@@ -417,13 +403,28 @@ fn assert_git_stopped(dir: &Path, args: &[&str], what: &str) {
     );
 }
 
-/// A committed repository in `tmp`, and a FIFO beside it.
-fn repo_and_fifo(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+/// A repository in `tmp` with one commit.
+fn one_commit(tmp: &Path) -> std::path::PathBuf {
     let dir = tmp.join("repo");
     write(&dir, "apps/a.yaml", &cm("a"));
     common::git(&dir, &["init", "-q"]);
     common::git(&dir, &["add", "-A"]);
     common::git(&dir, &["commit", "-q", "-m", "base"]);
+    dir
+}
+
+/// A repository in `tmp` with two commits, the second adding a file.
+fn two_commits(tmp: &Path) -> std::path::PathBuf {
+    let dir = one_commit(tmp);
+    write(&dir, "apps/b.yaml", &cm("b"));
+    common::git(&dir, &["add", "-A"]);
+    common::git(&dir, &["commit", "-q", "-m", "head"]);
+    dir
+}
+
+/// A committed repository in `tmp`, and a FIFO beside it.
+fn repo_and_fifo(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = one_commit(tmp);
     let fifo = tmp.join("fifo");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)

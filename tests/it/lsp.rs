@@ -121,15 +121,7 @@ fn neovim_gets_the_finding_its_hover_and_its_suppression() {
         .env("LSP_FILE", repo.join(CLUSTER))
         .env("LSP_RULE", RULE)
         .current_dir(&repo);
-    for var in [
-        "HOME",
-        "XDG_CONFIG_HOME",
-        "XDG_DATA_HOME",
-        "XDG_STATE_HOME",
-        "XDG_CACHE_HOME",
-    ] {
-        nvim.env(var, &home);
-    }
+    home_in(&mut nvim, &home);
     let out = nvim.output().unwrap();
     let text = format!(
         "{}\n{}",
@@ -141,6 +133,19 @@ fn neovim_gets_the_finding_its_hover_and_its_suppression() {
         text.contains("the finding, its hover and its suppression held"),
         "{text}"
     );
+}
+
+/// Neovim's home and XDG folders in `home`: no user configuration is read.
+fn home_in(command: &mut Command, home: &Path) {
+    for var in [
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        command.env(var, home);
+    }
 }
 
 /// The Lua of the set-up under `heading` in docs/editors.md.
@@ -204,15 +209,7 @@ fn the_neovim_set_ups_of_the_docs_work_as_written() {
             .env("LSP_FILE", cluster.strip_prefix(folder).unwrap())
             .env("LSP_RULE", RULE)
             .current_dir(repo.join(folder));
-        for var in [
-            "HOME",
-            "XDG_CONFIG_HOME",
-            "XDG_DATA_HOME",
-            "XDG_STATE_HOME",
-            "XDG_CACHE_HOME",
-        ] {
-            command.env(var, &home);
-        }
+        home_in(&mut command, &home);
         let out = command.output().unwrap();
         let text = format!(
             "{}\n{}",
