@@ -168,9 +168,11 @@ impl Fact for AppFact {
             Ok(r) if r.kind != Pin::Exact => Some(r.text),
             _ => app.version.as_ref().map(|v| v.to_string()),
         };
+        // A tag that names no release (`develop@sha256:…`, a digest) is
+        // on the labelled line already.
         let version = written
             .map(|v| shown(model, app.version_node.as_ref(), v))
-            .unwrap_or_else(|| "?".into());
+            .unwrap_or_else(|| "(version unknown)".into());
         let span = app
             .version_node
             .as_ref()
