@@ -215,26 +215,7 @@ fn a_chain_of_loose_kustomizations_each_awaited_by_the_last_renders_in_linear_ti
 /// byte, as one comment line would.
 #[test]
 fn a_file_of_empty_documents_costs_memory_in_line_with_its_size() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
-    let empty = "---\n".repeat(3 << 20);
-    write(root, "apps/empty.yaml", &empty);
-    write(
-        root,
-        "apps/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: survivor\n  namespace: default\n",
-    );
-    let mut cmd = limited::linter();
-    cmd.args(["inventory", root.to_str().unwrap()]);
-    let limits = limited::Limits {
-        address_space: (128 << 20) + 30 * empty.len() as u64,
-        ..limited::Limits::default()
-    };
-    let run = limited::run_limited(cmd, limits);
-    assert!(run.status.success(), "{:?}\n{}", run.status, run.stderr);
-    let json = run.json();
-    let inv = limited::Inventory { json, run };
-    inv.assert_loaded(&["survivor"]);
+    one_file_beside_a_config_map("---\n".repeat(3 << 20), 30);
 }
 
 /// A 12 MB file of a million and a half small documents (`a: b`), none
@@ -245,26 +226,7 @@ fn a_file_of_empty_documents_costs_memory_in_line_with_its_size() {
 /// time, and the file costs what its trees do.
 #[test]
 fn a_file_of_many_small_documents_is_scanned_a_document_at_a_time() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
-    let docs = "---\na: b\n".repeat(1_500_000);
-    write(root, "apps/docs.yaml", &docs);
-    write(
-        root,
-        "apps/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: survivor\n  namespace: default\n",
-    );
-    let mut cmd = limited::linter();
-    cmd.args(["inventory", root.to_str().unwrap()]);
-    let limits = limited::Limits {
-        address_space: (128 << 20) + 80 * docs.len() as u64,
-        ..limited::Limits::default()
-    };
-    let run = limited::run_limited(cmd, limits);
-    assert!(run.status.success(), "{:?}\n{}", run.status, run.stderr);
-    let json = run.json();
-    let inv = limited::Inventory { json, run };
-    inv.assert_loaded(&["survivor"]);
+    one_file_beside_a_config_map("---\na: b\n".repeat(1_500_000), 80);
 }
 
 /// 30,000 Postgres Deployments (9.7 MB), each mounting a claim the
@@ -578,4 +540,29 @@ fn many_ext_postgres_users_are_matched_to_their_secrets_in_linear_time() {
         })
         .count();
     assert_eq!(read, N, "{}", &run.stderr[..run.stderr.len().min(4000)]);
+}
+
+/// `text` as one file beside a ConfigMap, inventoried within 128 MB and
+/// `per_byte` bytes of address space per byte of `text`: the run ends
+/// well and the ConfigMap is loaded.
+fn one_file_beside_a_config_map(text: String, per_byte: u64) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    write(root, "apps/big.yaml", &text);
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: survivor\n  namespace: default\n",
+    );
+    let mut cmd = limited::linter();
+    cmd.args(["inventory", root.to_str().unwrap()]);
+    let limits = limited::Limits {
+        address_space: (128 << 20) + per_byte * text.len() as u64,
+        ..limited::Limits::default()
+    };
+    let run = limited::run_limited(cmd, limits);
+    assert!(run.status.success(), "{:?}\n{}", run.status, run.stderr);
+    let json = run.json();
+    let inv = limited::Inventory { json, run };
+    inv.assert_loaded(&["survivor"]);
 }
