@@ -889,6 +889,79 @@ fn a_sibling_rendered_before_adds_the_settings_the_next_one_reads() {
     );
 }
 
+/// `maker`'s build holds a ConfigMap `made`, which its own steps (given in
+/// `maker_spec`) turn into a Flux Kustomization that builds `./made-src`;
+/// `late`, a sibling rendered after it, is a Flux Kustomization of the same
+/// name. `made` renders first (depth first), so `late` has a name the
+/// tree has rendered and is rendered only at the end, with what nothing
+/// else reached; on four threads both are taken into one batch, and
+/// `late` must go back on the queue under `made` for the render to be the
+/// same (else `late` takes the name and `made` is never rendered).
+/// Returns the ConfigMaps applied, in the order they render.
+fn made_by_its_steps_renders_before_the_later_siblings(
+    maker_spec: &str,
+    made: &str,
+) -> Vec<String> {
+    let ks_in = |name: &str, path: &str| ks(name, path, "GitRepository/flux-system");
+    let maker = format!("{}{maker_spec}", ks_in("maker", "./maker"));
+    let mut files = vec![
+        ("clusters/home/flux-system.yaml", GIT_ROOT.to_string()),
+        ("clusters/home/apps.yaml", ks_in("apps", "./apps")),
+        ("apps/a-late.yaml", ks_in("made", "./late")),
+        ("apps/z-maker.yaml", maker),
+        ("maker/cm.yaml", made.to_string()),
+        ("made-src/cm.yaml", cm("from-made")),
+        ("late/cm.yaml", cm("from-late")),
+    ];
+    for i in 0..4 {
+        let name: &str = Box::leak(format!("app-{i}").into_boxed_str());
+        let path = Box::leak(format!("apps/m-{name}.yaml").into_boxed_str());
+        files.push((path, ks_in(name, &format!("./src/{name}"))));
+        let path = Box::leak(format!("src/{name}/cm.yaml").into_boxed_str());
+        files.push((path, cm(name)));
+    }
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let r = same_on_one_core_and_on_four(&files, Limits::default());
+    let applied: Vec<String> = r
+        .objects
+        .iter()
+        .filter(|o| o.kind() == "ConfigMap" && o.tree.is_some())
+        .map(|o| o.name().to_string())
+        .collect();
+    applied
+}
+
+/// `maker` (`apps/z-maker.yaml`) is the first of the apps to render, the
+/// siblings in turn, and `late` at the end.
+const APPLIED: [&str; 6] = ["from-made", "app-3", "app-2", "app-1", "app-0", "from-late"];
+
+const MADE_SPEC: &str =
+    "spec: {path: ./made-src, sourceRef: {kind: GitRepository, name: flux-system}}\n";
+
+/// A JSON6902 patch of `spec.patches` that sets `apiVersion` and `kind`
+/// makes a Flux Kustomization of a ConfigMap the build holds.
+#[test]
+fn a_patch_that_makes_a_flux_kustomization_renders_it_before_the_later_siblings() {
+    let patch = "  patches:\n    - target: {kind: ConfigMap, name: made}\n      patch: |\n        - {op: replace, path: /apiVersion, value: kustomize.toolkit.fluxcd.io/v1}\n        - {op: replace, path: /kind, value: Kustomization}\n";
+    let made = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: made, namespace: flux-system}}\n{MADE_SPEC}"
+    );
+    let applied = made_by_its_steps_renders_before_the_later_siblings(patch, &made);
+    assert_eq!(applied, APPLIED);
+}
+
+/// postBuild substitution that fills in `apiVersion` and `kind` makes a
+/// Flux Kustomization of an object the build holds.
+#[test]
+fn a_substitution_that_makes_a_flux_kustomization_renders_it_before_the_later_siblings() {
+    let substitute = "  postBuild:\n    substitute: {API: kustomize.toolkit.fluxcd.io/v1, KIND: Kustomization}\n";
+    let made = format!(
+        "apiVersion: ${{API}}\nkind: ${{KIND}}\nmetadata: {{name: made, namespace: flux-system}}\n{MADE_SPEC}"
+    );
+    let applied = made_by_its_steps_renders_before_the_later_siblings(substitute, &made);
+    assert_eq!(applied, APPLIED);
+}
+
 /// A Flux patch is `patch` and `target` only (fluxcd/pkg apis/kustomize
 /// `Patch`): a kustomize-style `path:` names a file Flux never reads.
 /// The file's change is not made, each `path:` is reported where it is

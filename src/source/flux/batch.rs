@@ -1,33 +1,56 @@
-//! Flux Kustomizations that apply no other one (an app's, most of a
-//! large tree), rendered on every core: each one's build is taken from the
-//! queue in turn ([`FluxTree::take`]), their Flux-level steps run on forks
-//! of the files at once, and what each gave is taken in queue order, as
-//! rendering them one after another would have left it. A result that
-//! would not be the same in its turn (the steps spent substitution budget
-//! that is no longer left, hit a cap of the run, or spent more of the
-//! run's kustomize budget than is left) is thrown away and the steps run
-//! again in their turn, so the budgets stop the same Kustomization however
-//! the threads ran.
+//! Flux Kustomizations whose build holds no Flux Kustomization (an app's,
+//! most of a large tree), rendered on every core: each one's build is
+//! taken from the queue in turn ([`FluxTree::take`]), their Flux-level
+//! steps run on forks of the files at once, and what each gave is taken
+//! in queue order, as rendering them one after another would have left
+//! it. A result that would not be the same in its turn (the steps spent
+//! substitution budget that is no longer left, hit a cap of the run, or
+//! spent more of the run's kustomize budget than is left) is thrown away
+//! and the steps run again in their turn, so the budgets stop the same
+//! Kustomization however the threads ran.
+//!
+//! Their steps may still make a Flux Kustomization (a patch that sets
+//! `kind`, a variable in `apiVersion`): such a render applies it, so
+//! what came after it in the queue waits for its children. When one is
+//! taken, the batch's later ones go back on the queue under its children,
+//! their results thrown away; nothing of theirs was recorded, and their
+//! builds were copies whose uses are counted only in their turn
+//! ([`FluxTree::take_build`]).
 
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
 use super::Budget;
-use super::render::{Taken, run_steps};
-use super::tree::{FluxTree, LookupPool};
-use crate::source::{Files, Issue, kustomize};
+use super::render::{Taken, Walk, run_steps};
+use super::sources::source_of;
+use super::tree::{BuildKey, FluxTree, Inherited, LookupPool, doc_id, is_flux_ks};
+use crate::source::{Files, Issue, Object, kustomize};
 use crate::yaml::{FileId, Node};
 
 /// How many Flux Kustomizations wait at most: each holds its build's
 /// objects twice while its steps run (as given, to run again).
 const MAX_WAITING: usize = 512;
 
-/// Taken Flux Kustomizations that apply no other one, their steps not run.
+/// Taken Flux Kustomizations whose build holds none, their steps not run.
 #[derive(Default)]
 pub(super) struct Batch {
-    taken: Vec<Taken>,
+    taken: Vec<(Taken, Waiting)>,
     /// The files their objects add to the tree's.
     added: HashSet<FileId>,
+    /// How many objects their builds hold: their steps add none.
+    objects: usize,
+}
+
+/// How a taken Flux Kustomization was queued, to put it back.
+pub(super) struct Waiting {
+    /// Where the output holds it (`None`: the tree's root).
+    pub at: Option<usize>,
+    pub inherited: Inherited,
+    /// Whether taking it marked its document rendered first.
+    pub fresh: bool,
+    /// The build whose use is counted in its turn, for one taken after
+    /// the batch's first ([`FluxTree::take_build`]'s `peek`).
+    pub peeked: Option<BuildKey>,
 }
 
 impl Batch {
@@ -47,29 +70,26 @@ impl Batch {
         self.taken.is_empty()
     }
 
-    pub fn is_full(&self) -> bool {
-        self.taken.len() >= MAX_WAITING
-    }
-
     /// Adds `taken`; `tree_files` are the files of the tree before it.
-    pub fn push(&mut self, taken: Taken, tree_files: &HashSet<FileId>) {
+    pub fn push(&mut self, taken: Taken, waiting: Waiting, tree_files: &HashSet<FileId>) {
         if let Some((_, given)) = &taken.steps {
             let files = given.objects.iter().map(|o| o.file);
             self.added
                 .extend(files.filter(|file| !tree_files.contains(file)));
+            self.objects += given.objects.len();
         }
-        self.taken.push(taken);
+        self.taken.push((taken, waiting));
     }
 
-    /// Whether a `substituteFrom` source of `taken` may be in a file a
+    /// Whether a `substituteFrom` source of `ks` may be in a file a
     /// waiting one adds to the tree: which source it reads depends on the
     /// tree's files ([`super::steps::substitute_from`]), so its steps must
     /// wait until those are added.
-    pub fn would_see(&self, taken: &Taken, lookup_pool: &LookupPool) -> bool {
-        if self.added.is_empty() || taken.steps.is_none() {
+    fn would_see(&self, ks: &Object, lookup_pool: &LookupPool) -> bool {
+        if self.added.is_empty() {
             return false;
         }
-        let from = taken.ks.root.path(&["spec", "postBuild", "substituteFrom"]);
+        let from = ks.root.path(&["spec", "postBuild", "substituteFrom"]);
         from.and_then(Node::as_seq)
             .into_iter()
             .flatten()
@@ -83,26 +103,63 @@ impl Batch {
 }
 
 impl FluxTree {
+    /// Whether `ks` may be taken into `batch` before the waiting ones are:
+    /// its take reads nothing they change and changes nothing before its
+    /// turn. Its build is made, holds no Flux Kustomization and fits in
+    /// the render budget after all of theirs; its path's source root is
+    /// known (finding it would record a guess); its substitution sources
+    /// are in no file they add. `Some` with its build's key, if any.
+    pub(super) fn joins(
+        &mut self,
+        files: &mut Files,
+        batch: &Batch,
+        ks: &Object,
+        lookup_pool: &LookupPool,
+    ) -> Option<Option<BuildKey>> {
+        let source = source_of(ks);
+        let root_known = !self.local.contains(&source) || self.source_roots.contains_key(&source);
+        if batch.taken.len() >= MAX_WAITING || self.artifacts.knows(&source) || !root_known {
+            return None;
+        }
+        let Some((key, _)) = self.build_key(files, ks) else {
+            return Some(None);
+        };
+        let room = files.limits().flux.max_rendered_objects;
+        let fits = |n: usize| self.output.len() + batch.objects + n <= room;
+        let joins = match self.builds.get(&key)? {
+            Ok(built) => {
+                !built.objects.iter().any(is_flux_ks)
+                    && fits(built.objects.len())
+                    && !batch.would_see(ks, lookup_pool)
+            }
+            Err(_) => true,
+        };
+        joins.then_some(Some(key))
+    }
+
     /// Runs the steps of the waiting Flux Kustomizations and adds what
-    /// each gives to `tree`, in the order they were taken.
+    /// each gives to `tree`, in the order they were taken. One whose
+    /// steps made a Flux Kustomization puts the later ones back on the
+    /// queue, under its children.
     pub(super) fn flush(
         &mut self,
         files: &mut Files,
         batch: &mut Batch,
         lookup_pool: &LookupPool,
-        tree: u32,
+        walk: &mut Walk<'_>,
         issues: &mut Vec<Issue>,
     ) {
         let mut taken = std::mem::take(&mut batch.taken);
         batch.added.clear();
-        let steps: Vec<_> = taken.iter_mut().map(|t| t.steps.take()).collect();
+        batch.objects = 0;
+        let steps: Vec<_> = taken.iter_mut().map(|(t, _)| t.steps.take()).collect();
         let as_given = steps.clone();
         let mut forked = Vec::new();
         if taken.len() > 1 {
             let jobs: Vec<_> = taken
                 .iter()
                 .zip(steps)
-                .map(|(t, s)| (t, Mutex::new(s)))
+                .map(|((t, _), s)| (t, Mutex::new(s)))
                 .collect();
             let (layer, tree_files) = (self.layer, &self.tree_files);
             forked = files.fork_each(&jobs, &|files, (t, steps)| {
@@ -122,7 +179,11 @@ impl FluxTree {
             });
         }
         let mut forked = forked.into_iter();
-        for (t, given) in taken.into_iter().zip(as_given) {
+        let mut taken = taken.into_iter().zip(as_given);
+        while let Some(((t, waiting), given)) = taken.next() {
+            if let Some(key) = &waiting.peeked {
+                self.used(key);
+            }
             let forked = forked.next();
             let gave = given.map(|(key, mut given)| {
                 let kept = forked.as_ref().and_then(|f| {
@@ -150,8 +211,21 @@ impl FluxTree {
                     }
                 }
             });
-            let (objs, _) = self.finish(files, t, gave, issues);
-            self.append(objs, tree);
+            let ks = t.ks.clone();
+            let (objs, passed) = self.finish(files, t, gave, issues);
+            if objs.iter().any(is_flux_ks) {
+                // In the queue as they were, the next one last, so that
+                // its children come first.
+                let later: Vec<_> = taken.by_ref().map(|(later, _)| later).collect();
+                for (t, waiting) in later.into_iter().rev() {
+                    walk.done.remove(&t.id);
+                    if waiting.fresh {
+                        walk.rendered.remove(&doc_id(&t.ks));
+                    }
+                    walk.queue.push((t.id, waiting.at, waiting.inherited));
+                }
+            }
+            self.settle(files, &ks, objs, passed, walk, issues);
         }
     }
 }

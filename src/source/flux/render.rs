@@ -6,7 +6,7 @@ use crate::source::kustomize::{FluxInputs, Image};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::batch::Batch;
+use super::batch::{Batch, Waiting};
 use super::joined::Joined;
 use super::layer::{BuildLayer, RenderInputs, RenderKey, RenderOutputs, Steps};
 use super::sources::source_of;
@@ -18,7 +18,7 @@ use super::tree::{
 use crate::source::Gap;
 use crate::source::coverage::{FluxRender, Outcome};
 use crate::source::{Budget, Files, Issue, Object, PathSet, StepKind, join_within, kustomize};
-use crate::yaml::{FileId, Node, SourceMap, Span, Value};
+use crate::yaml::{FileId, Node, SourceMap, Span};
 
 /// A Flux Kustomization taken from the queue ([`FluxTree::take`]): its
 /// build done, its Flux-level steps still to run, nothing recorded yet.
@@ -36,24 +36,41 @@ pub(super) struct Taken {
 }
 
 impl Taken {
-    /// Whether its render applies no Flux Kustomization, whatever its
-    /// steps do: no object of its build is one or may become one (a `$`
-    /// in a top-level key, `apiVersion` or `kind` that substitution may
-    /// fill in), and it has no `spec.patches` to make one.
-    pub fn is_leaf(&self) -> bool {
-        let Some((_, given)) = &self.steps else {
-            return true;
-        };
-        let may_become = |o: &Object| {
-            let Value::Map(entries) = &o.root.value else {
-                return false;
-            };
-            entries.iter().any(|(k, v)| {
-                let text = |n: &Node| n.as_str().is_some_and(|t| t.contains('$'));
-                text(k) || (matches!(k.as_str(), Some("apiVersion" | "kind")) && text(v))
-            })
-        };
-        !given.patched && !given.objects.iter().any(|o| is_flux_ks(o) || may_become(o))
+    /// Whether its build holds no Flux Kustomization: its render applies
+    /// none unless its steps (a patch, a substitution) make one, which is
+    /// checked when its result is taken ([`FluxTree::flush`]).
+    pub fn builds_no_kustomization(&self) -> bool {
+        self.steps
+            .as_ref()
+            .is_none_or(|(_, given)| !given.objects.iter().any(is_flux_ks))
+    }
+}
+
+/// A Flux Kustomization waiting to be rendered: its identity, where the
+/// output holds it (`None`: the tree's root) and what its parent passes
+/// on. Children wait as their index in the output, which holds them
+/// anyway: a copy each would hold every Flux Kustomization twice.
+pub(super) type Queued = (KsId, Option<usize>, Inherited);
+
+/// One root's tree as it is walked, depth first.
+pub(super) struct Walk<'r> {
+    /// The Flux Kustomizations still to render, the next one last.
+    pub queue: Vec<Queued>,
+    /// Those rendered in this tree.
+    pub done: HashSet<KsId>,
+    /// The documents rendered in any tree.
+    pub rendered: &'r mut HashSet<DocId>,
+    /// The tree a root joins, whose objects its own are checked against.
+    pub index: Option<Joined>,
+    /// The tree the objects are added to.
+    pub tree: u32,
+}
+
+impl Walk<'_> {
+    /// Whether `id` is rendered in this tree already (the tree's own Flux
+    /// Kustomizations are not rendered again).
+    pub fn seen(&self, id: &KsId) -> bool {
+        self.done.contains(id) || self.index.as_ref().is_some_and(|j| j.kss.contains(id))
     }
 }
 
@@ -118,20 +135,13 @@ impl FluxTree {
         if self.local.contains(&source) {
             self.local_sources.insert(source.clone(), base);
         }
-        // Children wait as their index in the output, which holds them
-        // anyway: a copy each would hold every Flux Kustomization twice.
-        let mut queue: Vec<(KsId, Option<usize>, Inherited)> = vec![(
-            root_id,
-            None,
-            Inherited {
-                mutated: self.mutated,
-                ..Inherited::default()
-            },
-        )];
+        let inherited = Inherited {
+            mutated: self.mutated,
+            ..Inherited::default()
+        };
         let joined = self.joined_tree(&root);
         let tree = joined.unwrap_or(self.trees);
-        let mut done: HashSet<KsId> = HashSet::new();
-        let mut index = joined.map(|tree| {
+        let index = joined.map(|tree| {
             let mut index = self
                 .joined
                 .remove(&tree)
@@ -142,39 +152,62 @@ impl FluxTree {
         if index.is_none() {
             self.tree_files.clear();
         }
-        let start = self.output.len();
-        // The tree's own Flux Kustomizations are not rendered again.
-        let seen = |done: &HashSet<KsId>, index: &Option<Joined>, id: &KsId| {
-            done.contains(id) || index.as_ref().is_some_and(|j| j.kss.contains(id))
+        let mut walk = Walk {
+            queue: vec![(root_id, None, inherited)],
+            done: HashSet::new(),
+            rendered,
+            index,
+            tree,
         };
-        // Kustomizations that apply no other one (an app's) wait in a
-        // batch whose steps run on every core; a joining root's objects are
-        // checked against the tree's as each one renders.
+        let start = self.output.len();
+        // Kustomizations whose build holds no Flux Kustomization (an
+        // app's) wait in a batch whose steps run on every core; a joining
+        // root's objects are checked against the tree's as each one
+        // renders.
         let mut batch = (joined.is_none() && Batch::may_run(files)).then(Batch::default);
-        while let Some((id, at, inherited)) = queue.pop() {
-            if seen(&done, &index, &id) || !done.insert(id.clone()) {
+        loop {
+            let Some((id, at, inherited)) = walk.queue.pop() else {
+                match &mut batch {
+                    Some(batch) if !batch.is_empty() => {
+                        self.flush(files, batch, lookup_pool, &mut walk, issues);
+                        continue;
+                    }
+                    _ => break,
+                }
+            };
+            if walk.seen(&id) {
                 continue;
             }
             let ks = at.map_or_else(|| root.clone(), |i| self.output[i].clone());
-            rendered.insert(doc_id(&ks));
-            if let Some(batch) = &mut batch {
-                // A build made now would come before the waiting steps.
-                if !batch.is_empty() && !self.build_cached(files, &ks) {
-                    self.flush(files, batch, lookup_pool, tree, issues);
-                }
-            }
-            let mut taken = self.take(files, id, ks, inherited);
+            let mut peeked = None;
             if let Some(batch) = &mut batch
-                && taken.is_leaf()
+                && !batch.is_empty()
             {
-                if batch.is_full() || batch.would_see(&taken, lookup_pool) {
-                    self.flush(files, batch, lookup_pool, tree, issues);
+                match self.joins(files, batch, &ks, lookup_pool) {
+                    Some(key) => peeked = Some(key),
+                    None => {
+                        // Taken again once the batch is: it may go back
+                        // under the children of one of the batch's.
+                        walk.queue.push((id, at, inherited));
+                        self.flush(files, batch, lookup_pool, &mut walk, issues);
+                        continue;
+                    }
                 }
-                batch.push(taken, &self.tree_files);
-                continue;
             }
-            if let Some(batch) = &mut batch {
-                self.flush(files, batch, lookup_pool, tree, issues);
+            walk.done.insert(id.clone());
+            let fresh = walk.rendered.insert(doc_id(&ks));
+            let mut taken = self.take(files, id, ks, inherited, peeked.is_some());
+            if let Some(batch) = &mut batch
+                && (peeked.is_some() || taken.builds_no_kustomization())
+            {
+                let queued = Waiting {
+                    at,
+                    inherited,
+                    fresh,
+                    peeked: peeked.flatten(),
+                };
+                batch.push(taken, queued, &self.tree_files);
+                continue;
             }
             let gave = taken.steps.take().map(|steps| {
                 let (id, ks) = (&taken.id, &taken.ks);
@@ -189,27 +222,10 @@ impl FluxTree {
                 )
             });
             let ks = taken.ks.clone();
-            let (mut objs, passed) = self.finish(files, taken, gave, issues);
-            if let Some(index) = &index {
-                index.drop_applied(files, &self.output, &mut objs, issues);
-            }
-            let first = self.output.len();
-            for (i, child) in objs.iter().enumerate().filter(|(_, o)| is_flux_ks(o)) {
-                if !seen(&done, &index, &child_id(&ks, child)) {
-                    queue.push((child_id(&ks, child), Some(first + i), passed));
-                }
-            }
-            self.append(objs, tree);
-            if let Some(index) = &mut index {
-                for (i, o) in self.output.iter().enumerate().skip(first) {
-                    index.add(i, o);
-                }
-            }
+            let (objs, passed) = self.finish(files, taken, gave, issues);
+            self.settle(files, &ks, objs, passed, &mut walk, issues);
         }
-        if let Some(batch) = &mut batch {
-            self.flush(files, batch, lookup_pool, tree, issues);
-        }
-        match index {
+        match walk.index {
             Some(mut index) => {
                 index.done(&self.output[start..]);
                 index.files = std::mem::take(&mut self.tree_files);
@@ -229,6 +245,35 @@ impl FluxTree {
         self.first_tree.get(&doc_id(root)).copied()
     }
 
+    /// Adds a render's objects to the walk's tree and queues the Flux
+    /// Kustomizations among them; `ks` is the one rendered.
+    pub(super) fn settle(
+        &mut self,
+        files: &Files,
+        ks: &Object,
+        mut objs: Vec<Object>,
+        passed: Inherited,
+        walk: &mut Walk<'_>,
+        issues: &mut Vec<Issue>,
+    ) {
+        if let Some(index) = &walk.index {
+            index.drop_applied(files, &self.output, &mut objs, issues);
+        }
+        let first = self.output.len();
+        for (i, child) in objs.iter().enumerate().filter(|(_, o)| is_flux_ks(o)) {
+            let id = child_id(ks, child);
+            if !walk.seen(&id) {
+                walk.queue.push((id, Some(first + i), passed));
+            }
+        }
+        self.append(objs, walk.tree);
+        if let Some(index) = &mut walk.index {
+            for (i, o) in self.output.iter().enumerate().skip(first) {
+                index.add(i, o);
+            }
+        }
+    }
+
     /// The build for a render, moved out of the cache by its last user:
     /// a large repo would otherwise hold every object twice. A build of
     /// more objects than the render budget has left is the budget's issue
@@ -236,16 +281,23 @@ impl FluxTree {
     /// never add objects, so such a render cannot fit (many Flux
     /// Kustomizations over one directory each asked for a copy of its
     /// build and ran their steps on it, only to be refused after).
+    ///
+    /// `peek`: a batch's later entry, whose build is made and fits
+    /// ([`Self::joins`]): a copy of it, its use counted only when its
+    /// result is taken ([`Self::used`]), so that one put back on the queue
+    /// has changed nothing.
     pub(super) fn take_build(
         &mut self,
         files: &mut Files,
         ks: &Object,
         name: &str,
+        peek: bool,
     ) -> Option<Result<kustomize::Built, Issue>> {
         let (key, flux) = self.build_key(files, ks)?;
-        let uses = self.uses.entry(key.clone()).or_default();
-        *uses = uses.saturating_sub(1);
-        let last = *uses == 0;
+        if peek {
+            return self.builds.get(&key).cloned();
+        }
+        let last = self.count_use(&key);
         let max = files.limits().flux.max_rendered_objects;
         let room = max.saturating_sub(self.output.len());
         let fits = |result: &Result<kustomize::Built, Issue>| {
@@ -275,6 +327,24 @@ impl FluxTree {
             self.rendered_dirs.extend(dirs.iter().cloned());
         }
         Some(result)
+    }
+
+    /// Counts a use of the build `key`: whether it was the last.
+    fn count_use(&mut self, key: &BuildKey) -> bool {
+        let uses = self.uses.entry(key.clone()).or_default();
+        *uses = uses.saturating_sub(1);
+        *uses == 0
+    }
+
+    /// A peeked render's use of the build `key`, counted in its turn as
+    /// [`Self::take_build`] counts it: the last use frees the cache.
+    pub(super) fn used(&mut self, key: &BuildKey) {
+        if self.count_use(key) {
+            self.builds.remove(key);
+        }
+        if let Some(dirs) = self.build_dirs.get(key) {
+            self.rendered_dirs.extend(dirs.iter().cloned());
+        }
     }
 
     /// What identifies a build: the path and what the Flux Kustomization
@@ -345,23 +415,18 @@ impl FluxTree {
         }));
     }
 
-    /// Whether the build `ks` renders is made already (or it has none):
-    /// taking it then changes nothing the steps of others read.
-    fn build_cached(&mut self, files: &mut Files, ks: &Object) -> bool {
-        self.build_key(files, ks)
-            .is_none_or(|(key, _)| self.builds.contains_key(&key))
-    }
-
     /// One Flux Kustomization taken from the queue: its build, and what
     /// its Flux-level steps (targetNamespace, patches and postBuild
     /// substitution, in Flux's order) are to run on; `inherited` is what
-    /// the parent passed to it. Nothing is recorded yet ([`Self::finish`]).
+    /// the parent passed to it; `peek`: see [`Self::take_build`]. Nothing
+    /// is recorded yet ([`Self::finish`]).
     pub(super) fn take(
         &mut self,
         files: &mut Files,
         id: KsId,
         ks: Object,
         inherited: Inherited,
+        peek: bool,
     ) -> Taken {
         let passed_on = Inherited {
             mutated: inherited.mutated,
@@ -377,7 +442,7 @@ impl FluxTree {
         };
         let name = format!("{}/{}", taken.id.0, taken.id.1);
         let ks = &taken.ks;
-        match self.take_build(files, ks, &name) {
+        match self.take_build(files, ks, &name, peek) {
             Some(Ok(built)) => {
                 let (remote, missing): (Vec<Issue>, Vec<Issue>) = built
                     .gaps
