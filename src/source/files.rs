@@ -18,6 +18,7 @@ mod budget;
 mod fork;
 mod layer;
 mod remembered;
+pub(crate) use fork::Forked;
 use fork::Journal;
 pub(crate) use layer::{Event, ReadLayer};
 pub use remembered::Listing;

@@ -116,9 +116,7 @@ impl FluxTree {
         ks: &Object,
         lookup_pool: &LookupPool,
     ) -> Option<Option<BuildKey>> {
-        let source = source_of(ks);
-        let root_known = !self.local.contains(&source) || self.source_roots.contains_key(&source);
-        if batch.taken.len() >= MAX_WAITING || self.artifacts.knows(&source) || !root_known {
+        if batch.taken.len() >= MAX_WAITING || !self.root_known(ks) {
             return None;
         }
         let Some((key, _)) = self.build_key(files, ks) else {
@@ -126,7 +124,8 @@ impl FluxTree {
         };
         let room = files.limits().flux.max_rendered_objects;
         let fits = |n: usize| self.output.len() + batch.objects + n <= room;
-        let joins = match self.builds.get(&key)? {
+        let prebuilt = || Some(&self.prebuilt.get(&key)?.result()?.0);
+        let joins = match self.builds.get(&key).or_else(prebuilt)? {
             Ok(built) => {
                 !built.objects.iter().any(is_flux_ks)
                     && fits(built.objects.len())
@@ -135,6 +134,53 @@ impl FluxTree {
             Err(_) => true,
         };
         joins.then_some(Some(key))
+    }
+
+    /// Whether finding the path of `ks` changes nothing: its source's
+    /// root is known already (or it is another repository's), so no root
+    /// is guessed from it.
+    fn root_known(&self, ks: &Object) -> bool {
+        let source = source_of(ks);
+        !self.artifacts.knows(&source)
+            && (!self.local.contains(&source) || self.source_roots.contains_key(&source))
+    }
+
+    /// Makes the builds of the Flux Kustomizations `queued` (a render's
+    /// children, to be taken in turn) on forks of the files at once, where
+    /// steps may run on forks ([`Batch::may_run`]): a build that is not
+    /// made yet is otherwise made when its Kustomization is taken, one
+    /// after another (a kustomization's replacement that sets their
+    /// `targetNamespace` makes every app's build differ from the one made
+    /// for it as written). Each is taken in its turn ([`Files::adopt`]),
+    /// or made again then, as if made then.
+    pub(super) fn prebuild(&mut self, files: &mut Files, queued: &[&Object]) {
+        if queued.len() < 2 || !Batch::may_run(files) {
+            return;
+        }
+        let mut jobs = Vec::new();
+        for ks in queued {
+            let Some((key, flux)) = self
+                .root_known(ks)
+                .then(|| self.build_key(files, ks))
+                .flatten()
+            else {
+                continue;
+            };
+            let made = self.builds.contains_key(&key) || self.prebuilt.contains_key(&key);
+            if !made && !jobs.iter().any(|(k, _)| k == &key) {
+                jobs.push((key, flux));
+            }
+        }
+        if jobs.len() < 2 {
+            return;
+        }
+        let layer = self.layer;
+        let built = files.fork_each(&jobs, &|files, (key, flux)| {
+            super::render::build_noting_dirs(layer, files, &key.0, flux)
+        });
+        for ((key, _), forked) in jobs.into_iter().zip(built) {
+            self.prebuilt.insert(key, forked);
+        }
     }
 
     /// Runs the steps of the waiting Flux Kustomizations and adds what
@@ -181,8 +227,12 @@ impl FluxTree {
         let mut forked = forked.into_iter();
         let mut taken = taken.into_iter().zip(as_given);
         while let Some(((t, waiting), given)) = taken.next() {
-            if let Some(key) = &waiting.peeked {
-                self.used(key);
+            if let Some(key) = &waiting.peeked
+                && !self.used(files, key)
+            {
+                let later = taken.by_ref().map(|(later, _)| later);
+                put_back(std::iter::once((t, waiting)).chain(later).collect(), walk);
+                break;
             }
             let forked = forked.next();
             let gave = given.map(|(key, mut given)| {
@@ -214,19 +264,23 @@ impl FluxTree {
             let ks = t.ks.clone();
             let (objs, passed) = self.finish(files, t, gave, issues);
             if objs.iter().any(is_flux_ks) {
-                // In the queue as they were, the next one last, so that
-                // its children come first.
-                let later: Vec<_> = taken.by_ref().map(|(later, _)| later).collect();
-                for (t, waiting) in later.into_iter().rev() {
-                    walk.done.remove(&t.id);
-                    if waiting.fresh {
-                        walk.rendered.remove(&doc_id(&t.ks));
-                    }
-                    walk.queue.push((t.id, waiting.at, waiting.inherited));
-                }
+                // Under its children, which come first.
+                put_back(taken.by_ref().map(|(later, _)| later).collect(), walk);
             }
             self.settle(files, &ks, objs, passed, walk, issues);
         }
+    }
+}
+
+/// Puts taken Flux Kustomizations back on the queue as they were, the
+/// next one last; nothing of theirs was recorded.
+fn put_back(taken: Vec<(Taken, Waiting)>, walk: &mut Walk<'_>) {
+    for (t, waiting) in taken.into_iter().rev() {
+        walk.done.remove(&t.id);
+        if waiting.fresh {
+            walk.rendered.remove(&doc_id(&t.ks));
+        }
+        walk.queue.push((t.id, waiting.at, waiting.inherited));
     }
 }
 

@@ -249,7 +249,7 @@ impl FluxTree {
     /// Kustomizations among them; `ks` is the one rendered.
     pub(super) fn settle(
         &mut self,
-        files: &Files,
+        files: &mut Files,
         ks: &Object,
         mut objs: Vec<Object>,
         passed: Inherited,
@@ -260,12 +260,15 @@ impl FluxTree {
             index.drop_applied(files, &self.output, &mut objs, issues);
         }
         let first = self.output.len();
+        let mut queued = Vec::new();
         for (i, child) in objs.iter().enumerate().filter(|(_, o)| is_flux_ks(o)) {
             let id = child_id(ks, child);
             if !walk.seen(&id) {
                 walk.queue.push((id, Some(first + i), passed));
+                queued.push(child);
             }
         }
+        self.prebuild(files, &queued);
         self.append(objs, walk.tree);
         if let Some(index) = &mut walk.index {
             for (i, o) in self.output.iter().enumerate().skip(first) {
@@ -295,7 +298,8 @@ impl FluxTree {
     ) -> Option<Result<kustomize::Built, Issue>> {
         let (key, flux) = self.build_key(files, ks)?;
         if peek {
-            return self.builds.get(&key).cloned();
+            let prebuilt = || Some(&self.prebuilt.get(&key)?.result()?.0);
+            return self.builds.get(&key).or_else(prebuilt).cloned();
         }
         let last = self.count_use(&key);
         let max = files.limits().flux.max_rendered_objects;
@@ -314,7 +318,9 @@ impl FluxTree {
             _ => match self.builds.remove(&key) {
                 Some(result) => Some(result),
                 None => {
-                    let (result, dirs) = build_noting_dirs(self.layer, files, &key.0, &flux);
+                    let prebuilt = self.prebuilt.remove(&key).and_then(|f| files.adopt(f));
+                    let (result, dirs) = prebuilt
+                        .unwrap_or_else(|| build_noting_dirs(self.layer, files, &key.0, &flux));
                     self.build_dirs.insert(key.clone(), dirs);
                     fits(&result).then_some(result)
                 }
@@ -337,14 +343,25 @@ impl FluxTree {
     }
 
     /// A peeked render's use of the build `key`, counted in its turn as
-    /// [`Self::take_build`] counts it: the last use frees the cache.
-    pub(super) fn used(&mut self, key: &BuildKey) {
+    /// [`Self::take_build`] counts it: the last use frees the cache, and
+    /// a build made on a fork is taken now. `false` when taking it now
+    /// would not give what the peek saw (an earlier render freed the
+    /// cache; the fork's build does not fit in the run's budget left):
+    /// the render is to be taken again in its turn.
+    pub(super) fn used(&mut self, files: &mut Files, key: &BuildKey) -> bool {
+        if !self.builds.contains_key(key) {
+            let Some((_, dirs)) = self.prebuilt.remove(key).and_then(|f| files.adopt(f)) else {
+                return false;
+            };
+            self.build_dirs.insert(key.clone(), dirs);
+        }
         if self.count_use(key) {
             self.builds.remove(key);
         }
         if let Some(dirs) = self.build_dirs.get(key) {
             self.rendered_dirs.extend(dirs.iter().cloned());
         }
+        true
     }
 
     /// What identifies a build: the path and what the Flux Kustomization
@@ -520,8 +537,10 @@ impl FluxTree {
         }
         issues.extend(gave.issues);
         self.subst_budget = gave.budget;
-        // A batch takes the builds of its Kustomizations before it adds
-        // any of their objects, so the room `take_build` saw may be gone.
+        // Flux's steps add no objects and a batch's later Kustomizations
+        // join it only when they fit after all before them
+        // (`FluxTree::joins`), so a build that fit when it was taken fits
+        // now; checked again so that no render passes the budget.
         if self.output.len() + gave.objects.len() > files.limits().flux.max_rendered_objects {
             let issue = over_render_budget(files, &ks, &format!("{}/{}", id.0, id.1));
             issues.push(issue.clone());

@@ -16,6 +16,7 @@ use super::artifact::Artifacts;
 use super::layer::BuildLayer;
 use super::sources::source_of;
 use crate::source::coverage::{FluxRender, Unapplied};
+use crate::source::files::Forked;
 use crate::source::{Files, Issue, Object, PathMap, PathSet, kustomize};
 use crate::yaml::{FileId, Node};
 
@@ -133,6 +134,9 @@ pub(super) struct FluxTree {
     pub(super) builds: PathMap<BuildKey, Result<kustomize::Built, Issue>>,
     /// Renders still to come per build, counted when the roots are found.
     pub(super) uses: PathMap<BuildKey, usize>,
+    /// Builds of the Flux Kustomizations a render queued, made on forks
+    /// of the files ahead of their turn and taken in it ([`Files::adopt`]).
+    pub(super) prebuilt: PathMap<BuildKey, Forked<Building>>,
     pub(super) output: Vec<Object>,
     /// The tree of the first object of `output` from each document: a
     /// root whose own document an earlier tree applied joins that tree
@@ -216,6 +220,9 @@ pub(crate) struct Inherited {
 /// A kustomize build: the path, a Flux Kustomization's components, its
 /// target namespace and its images, each with where it is written.
 pub(super) type BuildKey = (PathBuf, Vec<Placed>, Option<Placed>, Vec<Placed>);
+
+/// A build's result, with the kustomization directories it went through.
+pub(super) type Building = (Result<kustomize::Built, Issue>, PathSet<PathBuf>);
 
 /// A value a Flux Kustomization writes into a build, and where (file and
 /// byte offset).
@@ -308,6 +315,7 @@ impl FluxTree {
             written,
             builds: PathMap::default(),
             uses: PathMap::default(),
+            prebuilt: PathMap::default(),
             output: Vec::new(),
             first_tree: HashMap::new(),
             joined: HashMap::new(),
