@@ -16,6 +16,10 @@
 //! their results thrown away; nothing of theirs was recorded, and their
 //! builds were copies whose uses are counted only in their turn
 //! ([`FluxTree::take_build`]).
+//!
+//! A render's children whose builds are not made yet are built at once on
+//! forks ([`FluxTree::prebuild`]), each build taken in its turn: the
+//! batch can only take a Kustomization whose build is there.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
@@ -113,13 +117,20 @@ impl FluxTree {
         &mut self,
         files: &mut Files,
         batch: &Batch,
-        ks: &Object,
+        (ks, at): (&Object, Option<usize>),
         lookup_pool: &LookupPool,
     ) -> Option<Option<BuildKey>> {
-        if batch.taken.len() >= MAX_WAITING || !self.root_known(ks) {
+        if batch.taken.len() >= MAX_WAITING {
             return None;
         }
-        let Some((key, _)) = self.build_key(files, ks) else {
+        let found =
+            at.and_then(|at| Some(self.keys.get(&at)?.as_ref().map(|(key, _)| key.clone())));
+        let key = match found {
+            Some(key) => key,
+            None if self.root_known(ks) => self.build_key(files, ks).map(|(key, _)| key),
+            None => return None,
+        };
+        let Some(key) = key else {
             return Some(None);
         };
         let room = files.limits().flux.max_rendered_objects;
@@ -152,24 +163,26 @@ impl FluxTree {
     /// after another (a kustomization's replacement that sets their
     /// `targetNamespace` makes every app's build differ from the one made
     /// for it as written). Each is taken in its turn ([`Files::adopt`]),
-    /// or made again then, as if made then.
-    pub(super) fn prebuild(&mut self, files: &mut Files, queued: &[&Object]) {
+    /// or made again then, as if made then. `queued` are the children
+    /// with their index in the output; their build keys are kept for their
+    /// turn ([`FluxTree::keys`]).
+    pub(super) fn prebuild(&mut self, files: &mut Files, queued: &[(usize, &Object)]) {
         if queued.len() < 2 || !Batch::may_run(files) {
             return;
         }
         let mut jobs = Vec::new();
-        for ks in queued {
-            let Some((key, flux)) = self
-                .root_known(ks)
-                .then(|| self.build_key(files, ks))
-                .flatten()
-            else {
+        for &(at, ks) in queued {
+            if !self.root_known(ks) {
                 continue;
-            };
-            let made = self.builds.contains_key(&key) || self.prebuilt.contains_key(&key);
-            if !made && !jobs.iter().any(|(k, _)| k == &key) {
-                jobs.push((key, flux));
             }
+            let found = self.build_key(files, ks);
+            if let Some((key, flux)) = &found {
+                let made = self.builds.contains_key(key) || self.prebuilt.contains_key(key);
+                if !made && !jobs.iter().any(|(k, _)| k == key) {
+                    jobs.push((key.clone(), flux.clone()));
+                }
+            }
+            self.keys.insert(at, found);
         }
         if jobs.len() < 2 {
             return;

@@ -183,7 +183,7 @@ impl FluxTree {
             if let Some(batch) = &mut batch
                 && !batch.is_empty()
             {
-                match self.joins(files, batch, &ks, lookup_pool) {
+                match self.joins(files, batch, (&ks, at), lookup_pool) {
                     Some(key) => peeked = Some(key),
                     None => {
                         // Taken again once the batch is: it may go back
@@ -196,7 +196,7 @@ impl FluxTree {
             }
             walk.done.insert(id.clone());
             let fresh = walk.rendered.insert(doc_id(&ks));
-            let mut taken = self.take(files, id, ks, inherited, peeked.is_some());
+            let mut taken = self.take(files, (id, at), ks, inherited, peeked.is_some());
             if let Some(batch) = &mut batch
                 && (peeked.is_some() || taken.builds_no_kustomization())
             {
@@ -265,7 +265,7 @@ impl FluxTree {
             let id = child_id(ks, child);
             if !walk.seen(&id) {
                 walk.queue.push((id, Some(first + i), passed));
-                queued.push(child);
+                queued.push((first + i, child));
             }
         }
         self.prebuild(files, &queued);
@@ -292,11 +292,12 @@ impl FluxTree {
     pub(super) fn take_build(
         &mut self,
         files: &mut Files,
-        ks: &Object,
+        (ks, at): (&Object, Option<usize>),
         name: &str,
         peek: bool,
     ) -> Option<Result<kustomize::Built, Issue>> {
-        let (key, flux) = self.build_key(files, ks)?;
+        let found = at.and_then(|at| self.keys.remove(&at));
+        let (key, flux) = found.unwrap_or_else(|| self.build_key(files, ks))?;
         if peek {
             let prebuilt = || Some(&self.prebuilt.get(&key)?.result()?.0);
             return self.builds.get(&key).or_else(prebuilt).cloned();
@@ -435,12 +436,13 @@ impl FluxTree {
     /// One Flux Kustomization taken from the queue: its build, and what
     /// its Flux-level steps (targetNamespace, patches and postBuild
     /// substitution, in Flux's order) are to run on; `inherited` is what
-    /// the parent passed to it; `peek`: see [`Self::take_build`]. Nothing
+    /// the parent passed to it; `at`, where the output holds it; `peek`:
+    /// see [`Self::take_build`]. Nothing
     /// is recorded yet ([`Self::finish`]).
     pub(super) fn take(
         &mut self,
         files: &mut Files,
-        id: KsId,
+        (id, at): (KsId, Option<usize>),
         ks: Object,
         inherited: Inherited,
         peek: bool,
@@ -459,7 +461,7 @@ impl FluxTree {
         };
         let name = format!("{}/{}", taken.id.0, taken.id.1);
         let ks = &taken.ks;
-        match self.take_build(files, ks, &name, peek) {
+        match self.take_build(files, (ks, at), &name, peek) {
             Some(Ok(built)) => {
                 let (remote, missing): (Vec<Issue>, Vec<Issue>) = built
                     .gaps

@@ -137,6 +137,10 @@ pub(super) struct FluxTree {
     /// Builds of the Flux Kustomizations a render queued, made on forks
     /// of the files ahead of their turn and taken in it ([`Files::adopt`]).
     pub(super) prebuilt: PathMap<BuildKey, Forked<Building>>,
+    /// The build keys of queued children found for [`Self::prebuild`], by
+    /// their index in the output: the same in their turn, as their
+    /// source's root was known.
+    pub(super) keys: HashMap<usize, Option<(BuildKey, FluxInputs)>>,
     pub(super) output: Vec<Object>,
     /// The tree of the first object of `output` from each document: a
     /// root whose own document an earlier tree applied joins that tree
@@ -316,6 +320,7 @@ impl FluxTree {
             builds: PathMap::default(),
             uses: PathMap::default(),
             prebuilt: PathMap::default(),
+            keys: HashMap::new(),
             output: Vec::new(),
             first_tree: HashMap::new(),
             joined: HashMap::new(),
