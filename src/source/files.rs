@@ -154,11 +154,20 @@ struct ParseCache {
     own: PathMap<PathBuf, Cached>,
     /// In a fork: the entries of `shared` it took.
     taken: PathSet<PathBuf>,
+    /// Not in a fork: the files a build took before.
+    taken_unforked: PathSet<PathBuf>,
+    /// Not in a fork: whether a take copies the parse and keeps it.
+    keep_taken: bool,
     forked: bool,
     /// Parses the builds on forks took, removed and not yet freed
     /// ([`ParseCache::retire`]).
     retired: Vec<Cached>,
 }
+
+/// Under this many bytes of YAML, a build's take copies the parse and
+/// the cache keeps it: joryirving__home-ops's 1.2 MB then peak at 1 MB
+/// more (see BENCHMARKS.md).
+const KEEP_TAKEN_BELOW: usize = 4 << 20;
 
 /// How many taken parses [`ParseCache::retire`] frees at once.
 const RETIRED_AT_ONCE: usize = 256;
@@ -201,13 +210,42 @@ impl ParseCache {
     /// what it took (a target namespace set), freeing the parse frees a
     /// whole tree, 6 % of the main thread's instructions at 10k objects,
     /// while the workers wait for the main thread to take the builds.
+    /// Kept, as a take here keeps it, where takes copy.
     fn retire(&mut self, rel: &Path) {
+        if self.keep_taken || !self.taken_unforked.insert(rel.to_path_buf()) {
+            return;
+        }
         if let Some(cached) = self.remove(rel) {
             self.retired.push(cached);
         }
         if self.retired.len() >= RETIRED_AT_ONCE {
             let retired = std::mem::take(&mut self.retired);
             rayon::spawn(move || drop(retired));
+        }
+    }
+
+    /// The parse of `rel` for a build to own, not in a fork. A repository
+    /// of several clusters builds a file once per cluster, and every app
+    /// includes the same components: parsing such files again was a third
+    /// of joryirving__home-ops's main thread. So under
+    /// [`KEEP_TAKEN_BELOW`] bytes of YAML each take copies the parse and
+    /// the cache keeps it. Above, the first take moves it out (most files
+    /// are built into objects once there, and a copy kept would double what
+    /// a large repository holds), and a file taken again is parsed once
+    /// more and then kept ([`ParseCache::keep_if_taken_before`]).
+    fn take_unforked(&mut self, rel: &Path) -> Option<Cached> {
+        if self.keep_taken || self.taken_unforked.contains(rel) {
+            return self.get(rel).cloned();
+        }
+        self.taken_unforked.insert(rel.to_path_buf());
+        self.remove(rel)
+    }
+
+    /// Keeps a parse of `rel` made for a take when a build took the file
+    /// before (see [`ParseCache::take_unforked`]).
+    fn keep_if_taken_before(&mut self, rel: &Path, parsed: &Arc<Parsed>) {
+        if self.keep_taken || self.taken_unforked.contains(rel) {
+            self.insert(rel.to_path_buf(), Ok(parsed.clone()));
         }
     }
 
@@ -631,6 +669,8 @@ impl Files {
                 },
             );
         }
+        let bytes: usize = to_parse.iter().map(|(_, _, text)| text.len()).sum();
+        self.parsed.keep_taken = bytes <= KEEP_TAKEN_BELOW;
         let parsed: Vec<_> = to_parse
             .par_iter()
             .map(|(rel, file, text)| parse(rel, *file, text, &limits.yaml))
@@ -672,10 +712,8 @@ impl Files {
         result
     }
 
-    /// Every non-empty YAML document of a file, to own: moved out of the
-    /// cache, since most files are built into objects only once and a
-    /// cached copy would double what a large repo holds. A later reader
-    /// parses the text again.
+    /// Every non-empty YAML document of a file, to own: see
+    /// [`ParseCache::take_unforked`] for when the cache keeps a copy.
     pub fn take_documents(&mut self, rel: &Path) -> Result<Parsed, Issue> {
         self.note_text(rel);
         if let Some(journal) = &mut self.journal {
@@ -686,16 +724,20 @@ impl Files {
         // build on this fork that reads the file parsed it again (509 of
         // joryirving__home-ops's 1,575 takes parsed again, 8 % of its
         // instructions).
-        let cached = if self.journal.is_some() {
-            self.parsed.get(rel).cloned()
-        } else {
-            self.parsed.remove(rel)
+        let forked = self.journal.is_some();
+        let cached = match forked {
+            true => self.parsed.get(rel).cloned(),
+            false => self.parsed.take_unforked(rel),
         };
         let parsed = match cached {
             Some(cached) => cached.map_err(|issue| *issue)?,
             None => {
                 let (file, text) = self.text_unnoted(rel)?;
-                parse(&self.name_of(rel), file, &text, &self.limits.yaml)?
+                let parsed = parse(&self.name_of(rel), file, &text, &self.limits.yaml)?;
+                if !forked {
+                    self.parsed.keep_if_taken_before(rel, &parsed);
+                }
+                parsed
             }
         };
         Ok(Arc::unwrap_or_clone(parsed))
