@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 
 fn check_spans(node: &Node, len: u32) {
     assert!(
-        node.span.start <= node.span.end && node.span.end <= len,
+        node.span().start <= node.span().end && node.span().end <= len,
         "span out of the text"
     );
     match &node.value {

@@ -198,7 +198,7 @@ fn push_env_entries(refs: &Refs, env: &Node, vars: &mut Vec<EnvVar>) {
                     name,
                     item.get("value"),
                     item.get("valueFrom"),
-                    item.span,
+                    item.span(),
                 ));
             }
         }
@@ -212,9 +212,9 @@ fn push_env_entries(refs: &Refs, env: &Node, vars: &mut Vec<EnvVar>) {
                         name,
                         v.get("value"),
                         v.get("valueFrom"),
-                        k.span,
+                        k.span(),
                     )),
-                    _ => vars.push(entry(refs, name, Some(v), None, k.span)),
+                    _ => vars.push(entry(refs, name, Some(v), None, k.span())),
                 }
             }
         }
@@ -233,7 +233,7 @@ fn entry(
         (Some(text), _) => EnvVar {
             name: name.to_string(),
             value: EnvValue::Known(text),
-            span: value.map_or(fallback, |v| v.span),
+            span: value.map_or(fallback, |v| v.span()),
             node: value.cloned(),
             from: None,
             secret: false,
@@ -255,7 +255,7 @@ fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
     let hidden = |why: String| EnvVar {
         name: name.to_string(),
         value: EnvValue::Hidden(why),
-        span: from.span,
+        span: from.span(),
         node: None,
         from: None,
         secret: false,
@@ -284,7 +284,7 @@ fn value_from_ref(refs: &Refs, name: &str, from: &Node) -> EnvVar {
             Some(Ok(value)) => EnvVar {
                 name: name.to_string(),
                 value: EnvValue::Known(value),
-                span: from.span,
+                span: from.span(),
                 node: None,
                 from: Some(format!(
                     "key {key} of Secret {source}, which an operator makes"
@@ -340,7 +340,7 @@ fn keyed(model: &Model, name: &str, key: &str, holder: ObjRef, value: DataValue)
     EnvVar {
         name: name.to_string(),
         value,
-        span: node.span,
+        span: node.span(),
         node: None,
         from: Some(from),
         // What the snippets show is shown here too: a Secret's or
@@ -434,7 +434,7 @@ fn flatten_prefixed<'a>(
             vars.push(EnvVar {
                 name,
                 value: EnvValue::Known(node.scalar_text().unwrap_or_default()),
-                span: node.span,
+                span: node.span(),
                 node: Some(node.clone()),
                 from: None,
                 secret: false,

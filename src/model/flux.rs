@@ -123,12 +123,12 @@ fn at_variable(model: &Model, node: &Node, name: &str) -> Node {
     // or an operator (`${APP}` must not be found in `${APP_NAME}`).
     if let Some(span) = "}:-=+?#%/^,"
         .chars()
-        .find_map(|next| bare_within(model, node.span, &format!("${{{name}{next}")))
+        .find_map(|next| bare_within(model, node.span(), &format!("${{{name}{next}")))
     {
-        node.span = Span {
+        node.set_span(Span {
             end: span.start + 2 + name.len() as u32,
             ..span
-        };
+        });
     }
     node
 }
@@ -137,7 +137,7 @@ pub fn undefined_variables(model: &Model) -> Vec<(ObjRef, String, Node)> {
     let mut out = Vec::new();
     for (i, obj) in model.objects.iter().enumerate() {
         obj.root.walk(&mut |_, node| {
-            if let Some(Origin::Substituted { undefined, .. }) = node.origin.as_deref() {
+            if let Some(Origin::Substituted { undefined, .. }) = node.origin() {
                 out.extend(
                     undefined
                         .iter()

@@ -133,7 +133,7 @@ impl<'r> Model<'r> {
         for (i, o) in objects.iter().enumerate() {
             by_name.push(((o.kind(), o.name()), i));
             by_kind.push((o.kind(), i));
-            by_text_file.push((o.root.span.file, i));
+            by_text_file.push((o.root.span().file, i));
             if let Some(("Secret", name)) = data::provides(o) {
                 secrets.push((name, i));
             }
@@ -485,12 +485,12 @@ impl<'r> Model<'r> {
                 return None;
             }
             let node = o.root.path(&["metadata", "name"])?;
-            let Some(Origin::Substituted { variable, .. }) = node.origin.as_deref() else {
+            let Some(Origin::Substituted { variable, .. }) = node.origin() else {
                 return None;
             };
             Some(format!(
                 "is the name of the {kind} at {} unless Flux variable {variable} is set, which the variables of {} may do where the repository does not show (a substituteFrom source it does not hold in full, or variables a deployed kustomize-mutating-webhook adds)",
-                self.sources.location(node.span),
+                self.sources.location(node.span()),
                 applier(o)
             ))
         })
@@ -609,7 +609,7 @@ impl<'r> Model<'r> {
 /// is set (`${CLAIM:-data}` gives `data`).
 fn if_unset(o: &Object) -> Option<&str> {
     let node = o.root.path(&["metadata", "name"])?;
-    match node.origin.as_deref() {
+    match node.origin() {
         Some(Origin::Substituted {
             if_unset: Some(text),
             ..

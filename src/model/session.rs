@@ -119,7 +119,7 @@ pub fn of_app(
             let text = node.scalar_text().unwrap_or_default();
             alter_sets(&text, name)
                 .into_iter()
-                .map(move |set| (set, node.span, source.clone()))
+                .map(move |set| (set, node.span(), source.clone()))
         })
         .filter(|(set, _, _)| set.applies_to(database.as_deref(), role.as_deref()))
         // The most specific scope wins; among equals, the last statement.

@@ -65,10 +65,10 @@ pub fn effective(model: &Model, db: &Database, name: &str) -> Setting {
         .filter(|c| holds(c))
         .and_then(|c| lookup(&c.node, name))
         .map(|(value, node)| {
-            let node = match line_span(model, &node, name) {
-                Some(span) => Node { span, ..node },
-                None => node,
-            };
+            let mut node = node;
+            if let Some(span) = line_span(model, &node, name) {
+                node.set_span(span);
+            }
             (value, node)
         });
     match written {
@@ -92,11 +92,11 @@ pub fn effective(model: &Model, db: &Database, name: &str) -> Setting {
 /// `fsync = off` rather than at the whole block. `None` for anything but
 /// a block scalar written as is in its file.
 fn line_span(model: &Model, node: &Node, name: &str) -> Option<Span> {
-    if node.style != Style::Block || node.origin.is_some() {
+    if node.style() != Style::Block || node.has_origin() {
         return None;
     }
-    let text: &str = &model.sources.get(node.span.file).text;
-    let (start, end) = (node.span.start as usize, node.span.end as usize);
+    let text: &str = &model.sources.get(node.span().file).text;
+    let (start, end) = (node.span().start as usize, node.span().end as usize);
     let block = text.get(start..end.min(text.len()))?;
     let mut found = None;
     let mut offset = start;
@@ -118,7 +118,7 @@ fn line_span(model: &Model, node: &Node, name: &str) -> Option<Span> {
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
     Some(Span {
-        file: node.span.file,
+        file: node.span().file,
         start: u32::try_from(line_start).ok()?,
         end: u32::try_from(line_end).ok()?,
         line: u32::try_from(line).ok()?,

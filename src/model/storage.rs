@@ -127,7 +127,7 @@ impl Copies {
         Some(Copies {
             count,
             key,
-            span: node.span,
+            span: node.span(),
         })
     }
 }
@@ -325,7 +325,7 @@ fn all_classes(model: &Model) -> Vec<ClassDecl> {
                 name: obj.name().to_string(),
                 copies: class_copies(model, i, &provisioner),
                 provisioner,
-                span: prov.map_or(obj.root.span, |p| p.span),
+                span: prov.map_or(obj.root.span(), |p| p.span()),
                 is_default,
                 object: i,
             }));
@@ -361,11 +361,11 @@ fn static_volume_classes(model: &Model, out: &mut Vec<ClassDecl>) {
         let (provisioner, span) = if let Some(nfs) = spec.and_then(|s| s.get("nfs")) {
             (
                 format!("nfs (static PersistentVolume {})", obj.name()),
-                nfs.span,
+                nfs.span(),
             )
         } else if let Some(driver) = spec.and_then(|s| s.path(&["csi", "driver"])) {
             let Some(d) = driver.as_str() else { continue };
-            (d.to_string(), driver.span)
+            (d.to_string(), driver.span())
         } else {
             continue;
         };
@@ -391,7 +391,7 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
     let span = release
         .chart
         .as_ref()
-        .map_or(model.object(r).root.span, |c| c.span);
+        .map_or(model.object(r).root.span(), |c| c.span());
     match chart {
         "rook-ceph-cluster" => {
             let operator_ns = values
@@ -436,7 +436,7 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                         ),
                         name: name.scalar_text().unwrap_or_default(),
                         provisioner: format!("{operator_ns}.{driver}.csi.ceph.com"),
-                        span: name.span,
+                        span: name.span(),
                         is_default: sc
                             .get("isDefault")
                             .and_then(Node::as_bool_lenient)
@@ -483,7 +483,7 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                     provisioner: provisioner.to_string(),
                     category,
                     copies: None,
-                    span: name.span,
+                    span: name.span(),
                     is_default: sc
                         .get("defaultClass")
                         .and_then(Node::as_bool_lenient)
@@ -516,7 +516,7 @@ fn chart_classes(model: &Model, r: ObjRef, out: &mut Vec<ClassDecl>) {
                         .unwrap_or("openebs-hostpath")
                         .into(),
                     provisioner: "openebs.io/local".into(),
-                    span: name.map_or(span, |n| n.span),
+                    span: name.map_or(span, |n| n.span()),
                     is_default: flag("isDefaultClass", false),
                     object: r,
                 }));
@@ -654,7 +654,7 @@ fn bound_volume(model: &Model, db: &Database) -> Option<Storage> {
         name: class.clone(),
         provisioner,
         category: Category::Unknown,
-        span: driver.span,
+        span: driver.span(),
         is_default: false,
         object: pv,
         copies,
@@ -677,7 +677,7 @@ fn declared_storage(model: &Model, db: &Database) -> Result<Storage, Unknown> {
 /// written, `${VAR:=default}`).
 fn undeclared_class(model: &Model, near: ObjRef, node: &Node, name: &str) -> String {
     let (class, name) = (name, &model.sources.shown_value(node, name.to_string()));
-    match node.origin.as_deref() {
+    match node.origin() {
         Some(Origin::Substituted {
             variable,
             defined_at,

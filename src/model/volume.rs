@@ -532,7 +532,7 @@ fn inline(
             name,
             provisioner: provisioner.to_string(),
             category,
-            span: at.span,
+            span: at.span(),
             is_default: false,
             object,
             copies: None,

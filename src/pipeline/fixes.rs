@@ -357,7 +357,7 @@ mod rerender {
                 }
             }
             _ if a == b => {}
-            _ => out.push((path.clone(), Change::Set(b.span))),
+            _ => out.push((path.clone(), Change::Set(b.span()))),
         }
     }
 
@@ -379,7 +379,7 @@ mod rerender {
                 .iter()
                 .enumerate()
                 .for_each(|(i, v)| each(path, format!("[{i}]"), v)),
-            _ => f(path.clone(), node.span),
+            _ => f(path.clone(), node.span()),
         }
     }
 

@@ -236,7 +236,7 @@ fn helm_json(release: &helm::Release, src: &SourceMap, opts: Options) -> J {
         n.as_ref().map(|n| {
             json!({
                 "value": n.scalar_text().map(|text| src.shown_value(n, text)),
-                "at": src.location(n.span),
+                "at": src.location(n.span()),
             })
         })
     };
@@ -266,9 +266,9 @@ fn provenance(root: &Node, src: &SourceMap) -> J {
             return;
         }
         let mut entry = Map::new();
-        entry.insert("at".into(), json!(src.location(node.span)));
-        if let Some(origin) = &node.origin {
-            match origin.as_ref() {
+        entry.insert("at".into(), json!(src.location(node.span())));
+        if let Some(origin) = node.origin() {
+            match origin {
                 Origin::Substituted {
                     variable,
                     defined_at,

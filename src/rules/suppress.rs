@@ -217,7 +217,7 @@ fn annotations(model: &Model, issues: &mut Vec<Issue>) -> Vec<Suppression> {
             continue;
         };
         // One object rendered into several clusters carries the same annotation.
-        if out.iter().any(|s| s.span == value.span) {
+        if out.iter().any(|s| s.span == value.span()) {
             continue;
         }
         for line in value
@@ -229,14 +229,14 @@ fn annotations(model: &Model, issues: &mut Vec<Issue>) -> Vec<Suppression> {
             let (rule, reason) = line.split_once(':').unwrap_or((line, ""));
             let rule = rule.trim().to_string();
             if reason.trim().is_empty() {
-                issues.push(no_reason(model, value.span, &rule));
+                issues.push(no_reason(model, value.span(), &rule));
                 continue;
             }
             out.push(Suppression {
                 rule,
-                span: value.span,
+                span: value.span(),
                 kind: Kind::Annotation {
-                    object: obj.root.span,
+                    object: obj.root.span(),
                 },
                 used: false,
             });

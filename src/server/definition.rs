@@ -31,7 +31,7 @@ pub fn at(
     let mut spans: Vec<Span> = match lookup::variable_at(text, offset) {
         Some(var) => hits
             .iter()
-            .filter_map(|h| match h.node.origin.as_deref() {
+            .filter_map(|h| match h.node.origin() {
                 Some(Origin::Substituted {
                     variable,
                     defined_at: Some(at),
@@ -47,7 +47,7 @@ pub fn at(
                 o.root
                     .get("metadata")
                     .and_then(|m| m.get("name"))
-                    .map_or(o.root.span, |n| n.span)
+                    .map_or(o.root.span(), |n| n.span())
             })
             .collect(),
     };

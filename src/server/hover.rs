@@ -48,7 +48,11 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
     // several Flux Kustomizations with other variables).
     let mut values = HashSet::from([shown(sources, hit.node)]);
     let mut more = 0;
-    for other in hits.iter().skip(1).filter(|h| h.node.span == hit.node.span) {
+    for other in hits
+        .iter()
+        .skip(1)
+        .filter(|h| h.node.span() == hit.node.span())
+    {
         let value = shown(sources, other.node);
         if values.contains(&value) {
             continue;
@@ -67,7 +71,7 @@ pub fn at(analysis: &Analysis, rel: &Path, text: &str, offset: usize) -> Option<
     }
     Some(markdown(
         lines.join("\n\n"),
-        Some(Ranges::new(sources).range(hit.node.span)),
+        Some(Ranges::new(sources).range(hit.node.span())),
     ))
 }
 
@@ -84,7 +88,7 @@ fn variable(repo: &Repo, hits: &[Hit], name: &str, rel: &Path) -> Vec<String> {
             unknown,
             undefined,
             ..
-        }) = hit.node.origin.as_deref()
+        }) = hit.node.origin()
         else {
             continue;
         };
@@ -160,7 +164,7 @@ fn value(sources: &SourceMap, hit: &Hit) -> Vec<String> {
         variable,
         defined_at: Some(at),
         ..
-    }) = hit.node.origin.as_deref()
+    }) = hit.node.origin()
     {
         lines.push(format!(
             "`${{{variable}}}` is defined at {}",
@@ -210,11 +214,11 @@ fn helm_final(repo: &Repo, hit: &Hit) -> Option<String> {
             Seg::Index(i) => node.as_seq()?.get(*i)?,
         };
     }
-    (node.span != hit.node.span).then(|| {
+    (node.span() != hit.node.span()).then(|| {
         format!(
             "Helm gets {} from `valuesFrom`, written at {}",
             shown(sources, node),
-            sources.location(node.span)
+            sources.location(node.span())
         )
     })
 }

@@ -150,7 +150,7 @@ pub fn values_at(repo: &Repo, file: FileId, offset: usize) -> Vec<Hit<'_>> {
     let mut hits = Vec::new();
     for object in &repo.objects {
         object.root.walk(&mut |path, node| {
-            let span = node.span;
+            let span = node.span();
             if span.file != file
                 || span.start > offset
                 || offset > span.end
@@ -171,7 +171,7 @@ pub fn values_at(repo: &Repo, file: FileId, offset: usize) -> Vec<Hit<'_>> {
             });
         });
     }
-    hits.sort_by_key(|h| h.node.span.end - h.node.span.start);
+    hits.sort_by_key(|h| h.node.span().end - h.node.span().start);
     hits
 }
 

@@ -34,7 +34,7 @@ pub fn facts(repo: &Repo, object: &Object) -> Option<String> {
             Some(node) => format!(
                 "- `{name}` = `{}` ({})",
                 s.value,
-                sources.location(node.span)
+                sources.location(node.span())
             ),
             None if s.value.is_empty() => format!("- `{name}` not set: Postgres's default"),
             None => format!("- `{name}` = `{}` (the default)", s.value),
@@ -53,7 +53,7 @@ pub fn facts(repo: &Repo, object: &Object) -> Option<String> {
         Some(sync) => format!(
             "- replicates synchronously: {} ({})",
             sync.setting,
-            sources.location(sync.node.span)
+            sources.location(sync.node.span())
         ),
         None => "- replicates asynchronously, or not at all".into(),
     });

@@ -371,7 +371,7 @@ fn template_from<'a>(
 /// (k8s.io/apimachinery's YAML into `map[string]string`).
 fn keys_and_values<'a>(text: &str, node: &'a Node, what: &str, out: &mut Rendered<'a>) {
     let parsed =
-        crate::yaml::parse_documents(text, node.span.file, &crate::yaml::Limits::default());
+        crate::yaml::parse_documents(text, node.span().file, &crate::yaml::Limits::default());
     let map = match parsed.as_deref() {
         Ok([doc]) => doc.as_map(),
         Ok([]) => Some(&[][..]),

@@ -146,7 +146,7 @@ pub fn resolve_in_tree<'a>(
         chart: None,
         version: None,
         source: None,
-        values: Node::new(Value::Map(Box::default()), hr.root.span),
+        values: Node::new(Value::Map(Box::default()), hr.root.span()),
         values_incomplete: false,
         deferred: Vec::new(),
         issues: Vec::new(),
@@ -187,7 +187,7 @@ fn resolve_chart<'a>(
     match lookup(&source.kind, &source.namespace, &source.name) {
         None => release.issues.push(Issue::at(
             sources,
-            r.span,
+            r.span(),
             format!(
                 "chartRef {}: chart and version are unknown",
                 missing(&source.kind, &source.namespace, &source.name)
@@ -200,7 +200,7 @@ fn resolve_chart<'a>(
                 "OCIRepository" => {
                     release.chart = source.url.as_ref().and_then(|url| {
                         let last = url.as_str()?.trim_end_matches('/').rsplit('/').next()?;
-                        Some(Node::synthetic_str(last, url.span))
+                        Some(Node::synthetic_str(last, url.span()))
                     });
                     // source-controller (api/v1 ocirepository_types.go,
                     // OCIRepositoryRef): the digest wins over semver,
@@ -232,7 +232,7 @@ fn chart_source(r: &Node, namespace: &str) -> ChartSource {
         kind: r.str_at(&["kind"]).unwrap_or("").to_string(),
         name: r.str_at(&["name"]).unwrap_or("").to_string(),
         namespace: r.str_at(&["namespace"]).unwrap_or(namespace).to_string(),
-        at: r.span,
+        at: r.span(),
         url: None,
     }
 }
@@ -248,7 +248,7 @@ fn resolve_values<'a>(
 ) {
     let list_items = std::cell::Cell::new(RELEASE_LIST_ITEMS);
     let held = data::ReadOnce::default();
-    let mut built = Values::map(release.values.span);
+    let mut built = Values::map(release.values.span());
     for entry in hr
         .root
         .path(&["spec", "valuesFrom"])
@@ -265,7 +265,9 @@ fn resolve_values<'a>(
             .and_then(Node::as_bool_lenient)
             .unwrap_or(false);
         let mut report = |message: String| {
-            release.issues.push(Issue::at(sources, entry.span, message));
+            release
+                .issues
+                .push(Issue::at(sources, entry.span(), message));
         };
         if kind != "ConfigMap" && kind != "Secret" {
             report(format!(
@@ -278,7 +280,7 @@ fn resolve_values<'a>(
             if let Some(path) = target_path {
                 // A placeholder, so that a later source that sets the
                 // path is seen to override it.
-                let placeholder = Node::new(Value::Null, entry.span);
+                let placeholder = Node::new(Value::Null, entry.span());
                 if set_path(built, path, placeholder, &list_items).is_ok() {
                     release.deferred.push(Deferred {
                         path: path.to_string(),
@@ -286,7 +288,7 @@ fn resolve_values<'a>(
                         name: name.to_string(),
                         namespace: namespace.to_string(),
                         key: key.to_string(),
-                        at: entry.span,
+                        at: entry.span(),
                         why,
                     });
                 }
@@ -320,7 +322,9 @@ fn resolve_values<'a>(
                 ),
             };
             if !optional {
-                release.absent.push(Issue::at(sources, entry.span, absent));
+                release
+                    .absent
+                    .push(Issue::at(sources, entry.span(), absent));
             }
             defer(release, &mut built, why);
             continue;
@@ -369,7 +373,9 @@ fn resolve_values<'a>(
                 continue;
             }
             Some(DataValue::Invalid { node, message }) => {
-                release.issues.push(Issue::at(sources, node.span, message));
+                release
+                    .issues
+                    .push(Issue::at(sources, node.span(), message));
                 continue;
             }
             Some(DataValue::Text { text, node }) => (text, node),
@@ -378,10 +384,10 @@ fn resolve_values<'a>(
         if let Some(path) = target_path {
             // The value is copied whole into each release that sets it:
             // 2,000 releases setting one 1 MB key took 2.2 GB.
-            if !spent(shared, release, sources, entry.span, text.len()) {
+            if !spent(shared, release, sources, entry.span(), text.len()) {
                 continue;
             }
-            let set = target_value(&text, node.span)
+            let set = target_value(&text, node.span())
                 .map(|mut value| {
                     if secret {
                         mark_secret(&mut value);
@@ -392,7 +398,7 @@ fn resolve_values<'a>(
             if let Err(message) = set {
                 release.issues.push(Issue::at(
                     sources,
-                    entry.span,
+                    entry.span(),
                     format!("valuesFrom targetPath {}: {message}", quoted(path)),
                 ));
             }
@@ -411,7 +417,7 @@ fn resolve_values<'a>(
         if let Some(values) = values {
             // Each merge copies the document again: 200 entries naming
             // one 12 MB key copied 2.4 GB.
-            if !spent(shared, release, sources, entry.span, text.len()) {
+            if !spent(shared, release, sources, entry.span(), text.len()) {
                 continue;
             }
             let mut values = Node::clone(&values);
@@ -478,7 +484,7 @@ fn mark_secret(node: &mut Node) {
     match &mut node.value {
         Value::Seq(items) => items.iter_mut().for_each(mark_secret),
         Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| mark_secret(v)),
-        _ => node.origin = Some(std::sync::Arc::new(crate::yaml::Origin::Secret)),
+        _ => node.set_origin(Some(std::sync::Arc::new(crate::yaml::Origin::Secret))),
     }
 }
 
@@ -486,14 +492,14 @@ fn mark_secret(node: &mut Node) {
 /// the ConfigMap's file when the key is a literal block scalar whose lines
 /// can be matched one to one; otherwise every node gets the key's span.
 fn values_document(sources: &SourceMap, text: &str, node: &Node) -> Result<Option<Node>, Issue> {
-    let map = BlockMap::new(&sources.get(node.span.file).text, node, text);
+    let map = BlockMap::new(&sources.get(node.span().file).text, node, text);
     let relocate = |span: Span| match &map {
         Some(m) => m.relocate(span),
-        None => node.span,
+        None => node.span(),
     };
-    let docs = parse_values(text, node.span.file, &Limits::default()).map_err(|e| {
+    let docs = parse_values(text, node.span().file, &Limits::default()).map_err(|e| {
         let at = relocate(Span {
-            file: node.span.file,
+            file: node.span().file,
             start: e.offset,
             end: e.offset,
             line: e.line.max(1),
@@ -512,7 +518,7 @@ fn values_document(sources: &SourceMap, text: &str, node: &Node) -> Result<Optio
     if !matches!(doc.value, Value::Map(_)) {
         return Err(Issue::at(
             sources,
-            node.span,
+            node.span(),
             "values are not a YAML mapping: helm-controller fails",
         ));
     }
@@ -521,7 +527,9 @@ fn values_document(sources: &SourceMap, text: &str, node: &Node) -> Result<Optio
 }
 
 fn for_each_span(node: &mut Node, f: &mut dyn FnMut(&mut Span)) {
-    f(&mut node.span);
+    let mut span = node.span();
+    f(&mut span);
+    node.set_span(span);
     match &mut node.value {
         Value::Seq(items) => items.iter_mut().for_each(|n| for_each_span(n, f)),
         Value::Map(entries) => {
@@ -551,10 +559,10 @@ struct BlockMap {
 
 impl BlockMap {
     fn new(file_text: &str, node: &Node, value: &str) -> Option<BlockMap> {
-        if node.style != crate::yaml::Style::Block {
+        if node.style() != crate::yaml::Style::Block {
             return None;
         }
-        let start = node.span.start as usize;
+        let start = node.span().start as usize;
         let line_begin = file_text.get(..start)?.rfind('\n').map_or(0, |i| i + 1);
         let indent = start - line_begin;
         if !file_text[line_begin..start].bytes().all(|b| b == b' ') {
@@ -583,7 +591,7 @@ impl BlockMap {
             file_pos += raw.len() + 1;
         }
         Some(BlockMap {
-            first_line: node.span.line,
+            first_line: node.span().line,
             indent: indent as u32,
             text_starts,
             file_starts,

@@ -44,7 +44,7 @@ pub fn unwrap_document(doc: &Node, file: FileId, detail: &str, out: &mut Unwrapp
                 continue;
             }
             if item.get("kind").is_none() && !item_kind.is_empty() {
-                item.insert("kind", Node::synthetic_str(item_kind, item.span));
+                item.insert("kind", Node::synthetic_str(item_kind, item.span()));
             }
             if item.get("apiVersion").is_none()
                 && let Some(v) = &api_version
@@ -82,7 +82,7 @@ pub fn normalize(root: &mut Node, redact: &mut Vec<(u32, u32)>) -> Vec<(String, 
             && let Some(applied) = annotations.remove(LAST_APPLIED)
             && is_secret
         {
-            redact.push((applied.span.start, applied.span.end));
+            redact.push((applied.span().start, applied.span().end));
         }
     }
     let mut concealed: Vec<(String, Concealed)> = Vec::new();
@@ -93,11 +93,11 @@ pub fn normalize(root: &mut Node, redact: &mut Vec<(u32, u32)>) -> Vec<(String, 
         let Some(data) = root.get_mut(key) else {
             continue;
         };
-        redact.push((data.span.start, data.span.end));
+        redact.push((data.span().start, data.span().end));
         match &mut data.value {
             Value::Map(entries) => {
                 for (k, v) in entries.iter_mut() {
-                    redact.push((v.span.start, v.span.end));
+                    redact.push((v.span().start, v.span().end));
                     // `data` is base64 (a value that is not stays unread);
                     // `stringData` is plain and wins, as the API server
                     // merges it.
@@ -110,10 +110,10 @@ pub fn normalize(root: &mut Node, redact: &mut Vec<(u32, u32)>) -> Vec<(String, 
                         concealed.retain(|(n, _)| *n != name);
                         concealed.push((name, Concealed::new(text)));
                     }
-                    *v = Node::new(Value::Null, v.span);
+                    *v = Node::new(Value::Null, v.span());
                 }
             }
-            _ => *data = Node::new(Value::Null, data.span),
+            _ => *data = Node::new(Value::Null, data.span()),
         }
     }
     concealed

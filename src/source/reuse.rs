@@ -546,11 +546,11 @@ fn object_files(o: &Object, ids: &mut FileIds) {
 }
 
 fn node_files(node: &Node, ids: &mut FileIds) {
-    ids.insert(node.span.file);
+    ids.insert(node.span().file);
     if let Some(Origin::Substituted {
         defined_at: Some(at),
         ..
-    }) = node.origin.as_deref()
+    }) = node.origin()
     {
         ids.insert(at.file);
     }
@@ -754,7 +754,7 @@ impl Lent {
 /// Whether two trees are the same, spans, styles and origins included
 /// (`Node`'s `==` compares values only).
 fn same_node(a: &Node, b: &Node) -> bool {
-    if a.span != b.span || a.style != b.style || a.origin != b.origin {
+    if a.span() != b.span() || a.style() != b.style() || a.origin() != b.origin() {
         return false;
     }
     match (&a.value, &b.value) {

@@ -173,9 +173,9 @@ fn content_end(node: &Node, file: FileId) -> Option<usize> {
         // A leaf written before the node itself is an alias's expansion
         // of an anchor defined earlier (`resources: *resources`): its text
         // is the anchor's, and the node's content ends at the alias.
-        let expanded = n.span.start < node.span.start;
-        if leaf && !expanded && n.span.file == file && n.span.end > n.span.start {
-            let e = n.span.end as usize;
+        let expanded = n.span().start < node.span().start;
+        if leaf && !expanded && n.span().file == file && n.span().end > n.span().start {
+            let e = n.span().end as usize;
             end = Some(end.map_or(e, |x| x.max(e)));
         }
     });
@@ -188,7 +188,7 @@ fn key_written_here(text: &str, key: &Node) -> bool {
     let Some(name) = key.as_str() else {
         return false;
     };
-    let Some(rest) = text.get(key.span.start as usize..) else {
+    let Some(rest) = text.get(key.span().start as usize..) else {
         return false;
     };
     rest.starts_with(name)
@@ -287,30 +287,30 @@ pub fn insert_entries(
     entries: &[(String, NewValue)],
 ) -> Option<Edit> {
     let existing = map.as_map()?;
-    let map_text = text(sources, map.span.file);
-    if map_text.get(map.span.start as usize..)?.starts_with('{') {
+    let map_text = text(sources, map.span().file);
+    if map_text.get(map.span().start as usize..)?.starts_with('{') {
         let items = entries
             .iter()
             .map(|(k, v)| Some(format!("{k}: {}", flow_scalar(v)?)))
             .collect::<Option<Vec<_>>>()?
             .join(", ");
-        return insert_in_flow(sources, map.span, '}', existing.is_empty(), &items);
+        return insert_in_flow(sources, map.span(), '}', existing.is_empty(), &items);
     }
     // A block map's new entries go into the file its last entry is in.
     let (last_key, _) = existing.last()?;
-    let file = last_key.span.file;
+    let file = last_key.span().file;
     let text = text(sources, file);
     let siblings: Vec<&Node> = existing
         .iter()
         .map(|(k, _)| k)
-        .filter(|k| k.span.file == file)
+        .filter(|k| k.span().file == file)
         .collect();
     if !siblings.iter().all(|k| key_written_here(text, k)) {
         return None;
     }
-    let key_start = last_key.span.start as usize;
+    let key_start = last_key.span().start as usize;
     let indent = key_start - line_start(text, key_start);
-    let end = content_end(map, file).max(Some(last_key.span.end as usize))?;
+    let end = content_end(map, file).max(Some(last_key.span().end as usize))?;
     let last = back_off_blank(text, end, key_start);
     let (at, needs_break) = after_line(text, last);
     let mut out = String::new();
@@ -340,23 +340,23 @@ pub fn remove_entry(sources: &SourceMap, entries: &[Entry<'_>]) -> Option<Edit> 
         .rev()
         .find(|e| e.map.as_map().is_some_and(|m| m.len() > 1))?;
     let siblings = map.as_map()?;
-    let file = key.span.file;
+    let file = key.span().file;
     let text = text(sources, file);
-    if text.get(map.span.start as usize..)?.starts_with('{')
+    if text.get(map.span().start as usize..)?.starts_with('{')
         || siblings
             .iter()
-            .any(|(k, _)| k.span.file != file || !key_written_here(text, k))
+            .any(|(k, _)| k.span().file != file || !key_written_here(text, k))
     {
         return None;
     }
-    let key_start = key.span.start as usize;
+    let key_start = key.span().start as usize;
     let start = line_start(text, key_start);
     if !text[start..key_start].trim().is_empty() {
         return None;
     }
     let end = content_end(value, file)
         .unwrap_or(0)
-        .max(key.span.end as usize);
+        .max(key.span().end as usize);
     let last = back_off_blank(text, end, key_start);
     let (after, _) = after_line(text, last);
     // What follows the value on its last line: nothing, or a comment.
@@ -365,7 +365,7 @@ pub fn remove_entry(sources: &SourceMap, entries: &[Entry<'_>]) -> Option<Edit> 
         return None;
     }
     // No other entry may start inside the lines removed.
-    let inside = |n: &Node| (start..after).contains(&(n.span.start as usize));
+    let inside = |n: &Node| (start..after).contains(&(n.span().start as usize));
     if siblings
         .iter()
         .any(|(k, _)| !std::ptr::eq(k, key) && inside(k))
@@ -383,8 +383,8 @@ pub fn remove_entry(sources: &SourceMap, entries: &[Entry<'_>]) -> Option<Edit> 
 /// Adds items to a sequence, after its last item and indented like it.
 pub fn append_items(sources: &SourceMap, seq: &Node, items: &[NewItem]) -> Option<Edit> {
     let existing = seq.as_seq()?;
-    let seq_text = text(sources, seq.span.file);
-    if seq_text.get(seq.span.start as usize..)?.starts_with('[') {
+    let seq_text = text(sources, seq.span().file);
+    if seq_text.get(seq.span().start as usize..)?.starts_with('[') {
         let rendered = items
             .iter()
             .map(|i| match i {
@@ -393,12 +393,12 @@ pub fn append_items(sources: &SourceMap, seq: &Node, items: &[NewItem]) -> Optio
             })
             .collect::<Option<Vec<_>>>()?
             .join(", ");
-        return insert_in_flow(sources, seq.span, ']', existing.is_empty(), &rendered);
+        return insert_in_flow(sources, seq.span(), ']', existing.is_empty(), &rendered);
     }
     let last_item = existing.last()?;
-    let file = last_item.span.file;
+    let file = last_item.span().file;
     let text = text(sources, file);
-    let item_start = last_item.span.start as usize;
+    let item_start = last_item.span().start as usize;
     let begin = line_start(text, item_start);
     // `  - name: x`: the dash's column, then where the item's content starts.
     let prefix = text.get(begin..item_start)?;
@@ -446,14 +446,14 @@ pub fn append_items(sources: &SourceMap, seq: &Node, items: &[NewItem]) -> Optio
 /// Appends a line at the end of a literal block scalar (`key: |`),
 /// indented like its content.
 pub fn append_block_line(sources: &SourceMap, block: &Node, line: &str) -> Option<Edit> {
-    if block.style != Style::Block {
+    if block.style() != Style::Block {
         return None;
     }
-    let file = block.span.file;
+    let file = block.span().file;
     let text = text(sources, file);
     // The span starts at the first content line, after its indentation;
     // the `|` header is on the line before (blank lines aside).
-    let start = block.span.start as usize;
+    let start = block.span().start as usize;
     let content_begin = line_start(text, start);
     let indent = start - content_begin;
     if indent == 0 || !text.get(content_begin..start)?.bytes().all(|b| b == b' ') {
@@ -468,7 +468,7 @@ pub fn append_block_line(sources: &SourceMap, block: &Node, line: &str) -> Optio
     if !indicator.rsplit(' ').next()?.starts_with('|') {
         return None;
     }
-    let end = (block.span.end as usize).min(text.len());
+    let end = (block.span().end as usize).min(text.len());
     let last = back_off_blank(text, end, start);
     let (at, needs_break) = after_line(text, last);
     let mut out = String::new();
@@ -555,13 +555,13 @@ mod tests {
     fn replaces_scalars_keeping_quotes_and_comments() {
         let text = "a: \"on\" # keep\nb: 'on'\nc: on\nd: x\n";
         let (s, doc) = load(text);
-        let r = |k: &str| edited(&s, replace_scalar(&s, doc.get(k).unwrap().span, "off"));
+        let r = |k: &str| edited(&s, replace_scalar(&s, doc.get(k).unwrap().span(), "off"));
         assert_eq!(r("a"), "a: \"off\" # keep\nb: 'on'\nc: on\nd: x\n");
         assert_eq!(r("b"), "a: \"on\" # keep\nb: 'off'\nc: on\nd: x\n");
         assert_eq!(r("c"), "a: \"on\" # keep\nb: 'on'\nc: \"off\"\nd: x\n");
         let d = edited(
             &s,
-            replace_scalar(&s, doc.get("d").unwrap().span, "eyJ9+/="),
+            replace_scalar(&s, doc.get("d").unwrap().span(), "eyJ9+/="),
         );
         assert_eq!(d, "a: \"on\" # keep\nb: 'on'\nc: on\nd: eyJ9+/=\n");
     }

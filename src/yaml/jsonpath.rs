@@ -302,7 +302,7 @@ mod tests {
         .unwrap()[0];
         let hits = select("$.spec.parameters[?@ == 'off']", doc).unwrap();
         assert_eq!(hits.len(), 1);
-        assert_eq!((hits[0].span.line, hits[0].span.col), (3, 12));
+        assert_eq!((hits[0].span().line, hits[0].span().col), (3, 12));
         let ints = select("$.spec.parameters.max_connections", doc).unwrap();
         assert_eq!(ints[0].value, Value::Int(200));
         assert!(validate("$.spec[").is_err());

@@ -155,7 +155,7 @@ pub fn redacted(text: &str) -> String {
 }
 
 fn range(n: &Node) -> (usize, usize) {
-    (n.span.start as usize, n.span.end as usize)
+    (n.span().start as usize, n.span().end as usize)
 }
 
 fn mask(text: &str, ranges: &[(usize, usize)]) -> String {

@@ -10,6 +10,7 @@ mod node;
 mod parse;
 mod position;
 mod size;
+mod tag;
 
 pub use node::{
     Entry, FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path_to_string,
@@ -254,7 +255,7 @@ impl SourceMap {
     /// Whether what `node` holds came from a Secret: written in one, or
     /// substituted from one (in part: `${HOST}:${PASSWORD}`).
     pub fn is_secret(&self, node: &Node) -> bool {
-        node.origin.as_deref().is_some_and(Origin::is_secret) || self.is_secret_span(node.span)
+        node.origin().is_some_and(Origin::is_secret) || self.is_secret_span(node.span())
     }
 
     /// `text`, the value of `node`, as reports show it: its length
@@ -278,10 +279,7 @@ impl SourceMap {
     pub fn shown_json(&self, node: &Node) -> serde_json::Value {
         node.to_json_with(&|n, key| {
             let scalar = !matches!(n.value, Value::Seq(_) | Value::Map(_));
-            let substituted = matches!(
-                n.origin.as_deref(),
-                Some(Origin::Substituted { secret: true, .. })
-            );
+            let substituted = matches!(n.origin(), Some(Origin::Substituted { secret: true, .. }));
             let hidden = match key {
                 true => substituted,
                 false => substituted || scalar && self.is_secret(n),
@@ -360,8 +358,8 @@ mod tests {
         let docs = parse_documents(text, f, &Limits::default()).unwrap();
         docs[0].walk(&mut |_, n| {
             assert_eq!(
-                m.line_col(f, n.span.start),
-                Some((n.span.line, n.span.col)),
+                m.line_col(f, n.span().start),
+                Some((n.span().line, n.span().col)),
                 "{n:?}"
             );
         });

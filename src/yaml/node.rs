@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use super::tag::Place;
+
 pub use compact_str::CompactString;
 
 /// Index of a file in [`crate::yaml::SourceMap`].
@@ -82,7 +84,7 @@ pub enum Value {
     /// its memory.
     Str(CompactString),
     /// Boxed, so that the collections fit beside `CompactString`'s niche:
-    /// a `Value` is 24 bytes and a `Node` 56 (64 with plain `Vec`s), and
+    /// a `Value` is 24 bytes and a `Node` 40 (48 with plain `Vec`s), and
     /// the trees are most of a large run's memory. A sequence stays a
     /// `Vec` behind its box because jsonpath-rust's `Queryable::as_array`
     /// hands out `&Vec<Self>`; sequences are few beside the nodes in
@@ -93,12 +95,11 @@ pub enum Value {
     Map(Box<[(Node, Node)]>),
 }
 
+/// 40 bytes: the span, the style and the origin share 16 ([`Place`]).
 #[derive(Clone, Debug)]
 pub struct Node {
     pub value: Value,
-    pub span: Span,
-    pub style: Style,
-    pub origin: Option<Arc<Origin>>,
+    place: Place,
 }
 
 /// Nodes are equal when their values are: where a value was written does
@@ -119,23 +120,65 @@ pub struct Entry<'n> {
 
 impl Node {
     pub fn new(value: Value, span: Span) -> Node {
+        Node::styled(value, span, Style::Plain)
+    }
+
+    /// A node written in `style`.
+    pub fn styled(value: Value, span: Span, style: Style) -> Node {
         Node {
             value,
-            span,
-            style: Style::Plain,
-            origin: None,
+            place: Place::new(span, style, None),
         }
+    }
+
+    /// Where the node was written.
+    pub fn span(&self) -> Span {
+        self.place.span()
+    }
+
+    pub fn set_span(&mut self, span: Span) {
+        self.place.set_span(span);
+    }
+
+    pub fn style(&self) -> Style {
+        self.place.style()
+    }
+
+    pub fn set_style(&mut self, style: Style) {
+        self.place.set_style(style);
+    }
+
+    /// How the value reached the node, when not by plain copying.
+    pub fn origin(&self) -> Option<&Origin> {
+        self.place.origin()
+    }
+
+    /// The origin as the `Arc` it was set with, to give to other nodes.
+    pub fn shared_origin(&self) -> Option<Arc<Origin>> {
+        self.place.shared_origin()
+    }
+
+    /// The same node with `value`: its span, style and origin.
+    pub fn with_value(&self, value: Value) -> Node {
+        Node {
+            value,
+            place: self.place.clone(),
+        }
+    }
+
+    pub fn has_origin(&self) -> bool {
+        self.place.origin().is_some()
+    }
+
+    /// Nodes given one `Arc` share its entry in the origins' table.
+    pub fn set_origin(&mut self, origin: Option<Arc<Origin>>) {
+        self.place.set_origin(origin);
     }
 
     /// A node made by the tool itself (e.g. a generated ConfigMap's name),
     /// attributed to the span of the instruction that made it.
     pub fn synthetic_str(s: impl Into<CompactString>, span: Span) -> Node {
-        Node {
-            value: Value::Str(s.into()),
-            span,
-            style: Style::Quoted,
-            origin: None,
-        }
+        Node::styled(Value::Str(s.into()), span, Style::Quoted)
     }
 
     /// A mapping made here, not read from a file: each key spans its value.
@@ -144,7 +187,7 @@ impl Node {
             Value::Map(
                 entries
                     .into_iter()
-                    .map(|(k, v)| (Node::synthetic_str(k, v.span), v))
+                    .map(|(k, v)| (Node::synthetic_str(k, v.span()), v))
                     .collect(),
             ),
             span,
@@ -290,7 +333,7 @@ impl Node {
         if let Some(slot) = map.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
             slot.1 = value;
         } else {
-            let k = Node::synthetic_str(key, value.span);
+            let k = Node::synthetic_str(key, value.span());
             self.edit_map(|map| {
                 // Exactly one more: the box is rebuilt without a copy.
                 map.reserve_exact(1);
@@ -316,7 +359,10 @@ impl Node {
                     Some(&i) => map[i].1 = value.clone(),
                     None => {
                         at.insert(key.into(), map.len());
-                        map.push((Node::synthetic_str(key.as_str(), value.span), value.clone()));
+                        map.push((
+                            Node::synthetic_str(key.as_str(), value.span()),
+                            value.clone(),
+                        ));
                     }
                 }
             }
@@ -502,7 +548,7 @@ mod tests {
     #[test]
     fn node_sizes() {
         assert_eq!(std::mem::size_of::<Value>(), 24);
-        assert_eq!(std::mem::size_of::<Node>(), 56);
+        assert_eq!(std::mem::size_of::<Node>(), 40);
     }
 
     #[test]

@@ -369,7 +369,7 @@ impl<'a> Builder<'a> {
                         node.value = Value::Str(decoded.as_str().into());
                     }
                     let end = quoted_end(text, style, start, end);
-                    node.span = self.span(start, end);
+                    node.set_span(self.span(start, end));
                     let cost = Cost {
                         nodes: 1,
                         bytes: value.len(),
@@ -446,7 +446,7 @@ impl<'a> Builder<'a> {
                             // sigs.k8s.io/yaml (kubectl, Flux) refuses
                             // such keys when it converts to JSON.
                             return Err(self.stop(
-                                self.repaired.working(node.span.start),
+                                self.repaired.working(node.span().start),
                                 "a mapping or sequence used as a mapping key; Kubernetes \
                                  manifests take only scalar keys"
                                     .into(),
@@ -454,7 +454,7 @@ impl<'a> Builder<'a> {
                         }
                         *key = Some(node);
                     }
-                    Some(k) if k.style == Style::Plain && k.as_str() == Some("<<") => {
+                    Some(k) if k.style() == Style::Plain && k.as_str() == Some("<<") => {
                         match node.value {
                             Value::Seq(items) => merges.extend(*items),
                             _ => merges.push(node),
@@ -617,12 +617,7 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded) -> 
         }
         None => Value::Str(text.into()),
     };
-    Node {
-        value,
-        span: Span::default(),
-        style: node_style,
-        origin: None,
-    }
+    Node::styled(value, Span::default(), node_style)
 }
 
 /// Plain scalars resolved as go-yaml v3 (kustomize, Flux) resolves them

@@ -155,8 +155,8 @@ fn undecided_lines_name_real_objects_and_keys() {
                     let name = o.root.path(&["metadata", "name"]);
                     o.kind() == "PersistentVolumeClaim"
                         && name.is_some_and(|n| {
-                            n.span.line == line_no
-                                && loaded.files.sources.location(n.span).starts_with(&m[2])
+                            n.span().line == line_no
+                                && loaded.files.sources.location(n.span()).starts_with(&m[2])
                                 && n.as_str()
                                     .is_some_and(|t| t.contains(&format!("${{{}", &m[5])))
                         })

@@ -1081,7 +1081,7 @@ fn a_parent_with_encrypted_variables_leaves_a_child_unknown_only_where_it_used_t
         .find(|o| o.name() == "jelly-cm")
         .and_then(|o| o.root.path(&["data", "domain"]))
         .unwrap();
-    match domain.origin.as_deref() {
+    match domain.origin() {
         Some(Origin::Substituted {
             variable,
             unknown: true,
@@ -1129,16 +1129,16 @@ fn a_deployed_mutating_webhook_makes_every_kustomization_substitute() {
             // Substituted, with a value the repository does not show.
             assert!(
                 matches!(
-                    host.origin.as_deref(),
+                    host.origin(),
                     Some(Origin::Substituted { unknown: true, undefined, .. }) if undefined.is_empty()
                 ),
                 "{:?}",
-                host.origin
+                host.origin()
             );
             assert_eq!(node("script").as_str(), Some("echo ${HOME}"));
         } else {
             // No postBuild, no webhook: Flux applies the text as written.
-            assert!(host.origin.is_none(), "{:?}", host.origin);
+            assert!(host.origin().is_none(), "{:?}", host.origin());
             assert_eq!(node("script").as_str(), Some("echo $${HOME}"));
         }
     }

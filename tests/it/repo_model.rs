@@ -73,7 +73,7 @@ fn authentik_chart_version_location_is_exact() {
     let version = release.version.expect("chart version");
     assert_eq!(version.as_str(), Some("2025.10.1"));
     assert_eq!(
-        at(&repo, version.span),
+        at(&repo, version.span()),
         "apps/authentik/helmrelease.yaml:11:16"
     );
 }
@@ -91,11 +91,11 @@ fn zalando_postgresql_map_location_is_exact() {
         .unwrap();
     let spec = pg.root.get("spec").unwrap();
     assert_eq!(
-        at(&repo, spec.get_key("postgresql").unwrap().span),
+        at(&repo, spec.get_key("postgresql").unwrap().span()),
         "apps/authentik/database.yaml:18:3"
     );
     let map = spec.get("postgresql").unwrap();
-    assert_eq!(at(&repo, map.span), "apps/authentik/database.yaml:19:5");
+    assert_eq!(at(&repo, map.span()), "apps/authentik/database.yaml:19:5");
     let params = map.get("parameters").unwrap();
     assert!(params.get("synchronous_commit").is_none());
 }
@@ -113,15 +113,18 @@ fn postbuild_variable_keeps_both_ends() {
         .unwrap();
     let class = pg.root.path(&["spec", "volume", "storageClass"]).unwrap();
     assert_eq!(class.as_str(), Some("ceph-block"));
-    assert_eq!(at(&repo, class.span), "apps/authentik/database.yaml:12:19");
+    assert_eq!(
+        at(&repo, class.span()),
+        "apps/authentik/database.yaml:12:19"
+    );
     let Some(Origin::Substituted {
         variable,
         defined_at,
         unknown,
         ..
-    }) = class.origin.as_deref()
+    }) = class.origin()
     else {
-        panic!("no substitution recorded: {:?}", class.origin);
+        panic!("no substitution recorded: {:?}", class.origin());
     };
     assert_eq!(variable, "CLUSTER_STORAGE_CLASS");
     assert!(!unknown);

@@ -73,7 +73,7 @@ impl PostgresOperator for Bitnami {
             let (_, node) = crate::model::settings::lookup(&m.node, name)?;
             Some(IgnoredCopy {
                 path: m.path,
-                at: node.span,
+                at: node.span(),
                 why: format!("is not read by image {image}, whose entrypoint is not Bitnami's"),
                 entries: Vec::new(),
             })

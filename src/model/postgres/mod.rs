@@ -40,7 +40,7 @@ impl<'m> IgnoredCopy<'m> {
         let entries = root.entries_along(at)?;
         Some(IgnoredCopy {
             path: at.join("."),
-            at: entries.last()?.value.span,
+            at: entries.last()?.value.span(),
             why: why.to_string(),
             entries,
         })

@@ -243,10 +243,10 @@ fn env_flags(c: &Node, var: &str) -> Option<ParameterMap> {
         .split_whitespace()
         .map(|w| {
             let w = if w == "--set" { "-c" } else { w };
-            Node::new(crate::yaml::Value::Str(w.into()), value.span)
+            Node::new(crate::yaml::Value::Str(w.into()), value.span())
         })
         .collect();
-    let seq = Node::new(crate::yaml::Value::Seq(Box::new(words)), value.span);
+    let seq = Node::new(crate::yaml::Value::Seq(Box::new(words)), value.span());
     Some(ParameterMap::new(seq, format!("env {var}"), ParameterForm::Args))
 }
 

@@ -19,10 +19,10 @@ pub fn why_shared(model: &Model, target: ObjRef, edit: &Edit) -> Option<String> 
     // many places of the target show that same node.
     let mut innermost: Option<Span> = None;
     intended.root.walk(&mut |_, node| {
-        if covers(&node.span)
-            && innermost.is_none_or(|s| node.span.end - node.span.start < s.end - s.start)
+        if covers(&node.span())
+            && innermost.is_none_or(|s| node.span().end - node.span().start < s.end - s.start)
         {
-            innermost = Some(node.span);
+            innermost = Some(node.span());
         }
     });
     if let Some(span) = innermost {
@@ -42,7 +42,7 @@ pub fn why_shared(model: &Model, target: ObjRef, edit: &Edit) -> Option<String> 
         .with_text_in(edit.file)
         .map(|i| model.object(i))
         .filter(|o| o.kind() == intended.kind() && o.id() != intended.id())
-        .filter(|o| covers(&o.root.span))
+        .filter(|o| covers(&o.root.span()))
         .map(|o| o.id())
         .collect();
     match others.as_slice() {
@@ -60,7 +60,7 @@ pub fn why_shared(model: &Model, target: ObjRef, edit: &Edit) -> Option<String> 
 fn count(root: &Node, span: Span) -> usize {
     let mut n = 0;
     root.walk(&mut |_, node| {
-        if node.span == span {
+        if node.span() == span {
             n += 1;
         }
     });

@@ -45,7 +45,7 @@ fn rewrite_value(model: &Model, node: &Node, value: &str) -> Result<Edit, Reason
         defined_at,
         unknown,
         ..
-    }) = node.origin.as_deref()
+    }) = node.origin()
     {
         if *unknown {
             return Err(format!(
@@ -54,17 +54,17 @@ fn rewrite_value(model: &Model, node: &Node, value: &str) -> Result<Edit, Reason
             ));
         }
         if let Some(def) = defined_at
-            && node.style == Style::Quoted
+            && node.style() == Style::Quoted
             && variable_uses(model, variable) == 1
             && let Some(edit) = replace_scalar(model.sources, *def, value)
         {
             return Ok(edit);
         }
     }
-    replace_scalar(model.sources, node.span, value).ok_or_else(|| {
+    replace_scalar(model.sources, node.span(), value).ok_or_else(|| {
         format!(
             "the value at {} is not written as a single scalar",
-            model.sources.location(node.span)
+            model.sources.location(node.span())
         )
     })
 }
@@ -144,13 +144,13 @@ pub fn postgres_parameter(
             // A postgresql.conf block: the span is the setting's line when
             // it could be found, else the whole block (a later line wins).
             Some(Value::Str(_)) => {
-                let text = &sources.get(node.span.file).text;
-                let at = text.get(node.span.start as usize..node.span.end as usize);
+                let text = &sources.get(node.span().file).text;
+                let at = text.get(node.span().start as usize..node.span().end as usize);
                 match (at, container) {
                     (Some(t), _) if t.starts_with(name) && !t.contains('\n') => Ok(Edit {
-                        file: node.span.file,
-                        start: node.span.start,
-                        end: node.span.end,
+                        file: node.span().file,
+                        start: node.span().start,
+                        end: node.span().end,
                         replacement: line,
                     }),
                     (_, Some(block)) => append_block_line(sources, block, &line)
@@ -179,7 +179,12 @@ pub fn postgres_parameter(
             let quote = c
                 .as_seq()
                 .and_then(|s| s.first())
-                .and_then(|n| sources.get(n.span.file).text.get(n.span.start as usize..))
+                .and_then(|n| {
+                    sources
+                        .get(n.span().file)
+                        .text
+                        .get(n.span().start as usize..)
+                })
                 .and_then(|t| t.chars().next())
                 .filter(|q| matches!(q, '"' | '\''));
             let item = |s: &str| match quote {
@@ -309,7 +314,7 @@ fn target_value(name: &str, target: &EnvTarget, current: Option<&str>) -> Result
 /// The nodes from a root down to the node written at `span`, each with
 /// the key it is under (`None` for sequence items and the root).
 fn chain_to(root: &Node, span: Span) -> Option<Vec<(Option<&str>, &Node)>> {
-    if root.span == span && !matches!(root.value, Value::Map(_) | Value::Seq(_)) {
+    if root.span() == span && !matches!(root.value, Value::Map(_) | Value::Seq(_)) {
         return Some(vec![(None, root)]);
     }
     let children: Vec<(Option<&str>, &Node)> = match &root.value {
@@ -394,7 +399,7 @@ pub fn app_env(
         ),
         None => format!("{} has no value in the repository", anchor.name),
     })?;
-    let chain = locate(model, app, node.span)
+    let chain = locate(model, app, node.span())
         .ok_or_else(|| format!("cannot find where {} is written", anchor.name))?;
     let n = chain.len();
     let (key, parent) = match (chain.get(n.wrapping_sub(1)), chain.get(n.wrapping_sub(2))) {

@@ -176,7 +176,7 @@ impl Fact for AppFact {
         let span = app
             .version_node
             .as_ref()
-            .map_or_else(|| object_span(model, app.object), |n| n.span);
+            .map_or_else(|| object_span(model, app.object), |n| n.span());
         let mut labels = vec![Label {
             span,
             text: format!("{} {version}", app.identity),

@@ -100,7 +100,7 @@ impl Fact for VolumeFact {
         let m = &self.mount;
         Described {
             labels: vec![Label {
-                span: first_line(model, m.node.span),
+                span: first_line(model, m.node.span()),
                 text: format!(
                     "{} is on volume {}, mounted at {}",
                     m.data_path, m.volume, m.mount_path

@@ -61,7 +61,7 @@ impl Fact for DatabaseFact {
         let mut labels = Vec::new();
         if let Some(host) = &db.host {
             labels.push(Label {
-                span: host.span,
+                span: host.span(),
                 text: format!("uses database {name}"),
             });
         }

@@ -297,7 +297,7 @@ fn object_span(model: &Model, object: ObjRef) -> Span {
     let o = model.object(object);
     o.root
         .path(&["metadata", "name"])
-        .map_or(o.root.span, |n| n.span)
+        .map_or(o.root.span(), |n| n.span())
 }
 
 /// `text`, the value `node` holds, as a finding shows it: its length
@@ -323,7 +323,7 @@ fn first_line(model: &Model, span: Span) -> Span {
 
 /// Where a Flux variable that produced a value is defined.
 fn variable_label(node: &Node) -> Option<Label> {
-    match node.origin.as_deref()? {
+    match node.origin()? {
         Origin::Substituted {
             variable,
             defined_at: Some(span),

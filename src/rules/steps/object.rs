@@ -214,7 +214,7 @@ impl Fact for ValueFact {
                 .unwrap_or_else(|| model.sources.shown_json(n).to_string()),
         };
         let (span, text) = match node {
-            Some(n) => (n.span, format!("{path}: {}", value(n))),
+            Some(n) => (n.span(), format!("{path}: {}", value(n))),
             None => (object_span(model, object), format!("{path} is not set")),
         };
         let mut labels = vec![Label { span, text }];
@@ -243,7 +243,9 @@ impl Fact for ValueFact {
     }
 
     fn place(&self) -> Option<(u32, u32)> {
-        self.node.as_ref().map(|n| (n.span.file.0, n.span.start))
+        self.node
+            .as_ref()
+            .map(|n| (n.span().file.0, n.span().start))
     }
 
     fn shape(&self, finding: &mut Shape) {

@@ -57,7 +57,7 @@ impl Fact for DriftFact {
             .or(drift.container.as_ref())
             .map_or_else(
                 || object_span(model, self.object),
-                |n| first_line(model, n.span),
+                |n| first_line(model, n.span()),
             );
         let id = model.object(self.object).id();
         Described {

@@ -49,7 +49,7 @@ impl Fact for InstancesFact {
         let mut labels = Vec::new();
         for node in written {
             labels.push(Label {
-                span: node.span,
+                span: node.span(),
                 text: text.clone(),
             });
             labels.extend(variable_label(node));

@@ -137,11 +137,11 @@ impl Fact for SettingFact {
         let value = shown(model, s.node.as_ref(), s.value.clone());
         let label = match (&s.node, &s.container) {
             (Some(n), _) => Some(Label {
-                span: n.span,
+                span: n.span(),
                 text: format!("{} = {value}", s.name),
             }),
             (None, Some(c)) => Some(Label {
-                span: first_line(model, c.node.span),
+                span: first_line(model, c.node.span()),
                 text: format!(
                     "{} is not set here, so it is {} (the default)",
                     s.name, s.value

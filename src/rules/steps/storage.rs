@@ -149,7 +149,7 @@ impl Fact for StorageFact {
         let mut labels = Vec::new();
         if let Some(req) = &st.requested_at {
             labels.push(Label {
-                span: req.span,
+                span: req.span(),
                 text: format!("storage class {class}"),
             });
             labels.extend(variable_label(req));

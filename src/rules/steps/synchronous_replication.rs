@@ -30,7 +30,7 @@ impl Fact for ReplicationFact {
         let r = &self.0;
         Described {
             labels: vec![Label {
-                span: r.node.span,
+                span: r.node.span(),
                 text: format!("synchronous replication: {}", r.setting),
             }],
             evidence: vec![("setting".into(), r.setting.clone())],

@@ -42,7 +42,7 @@ impl Fact for VariableFact {
         };
         Described {
             labels: vec![Label {
-                span: self.node.span,
+                span: self.node.span(),
                 text,
             }],
             evidence: vec![("name".into(), name.clone()), ("object".into(), id.clone())],
@@ -71,7 +71,7 @@ fn set_elsewhere(model: &Model, name: &str) -> Option<String> {
         } else {
             None
         }?;
-        Some(model.sources.location(at.span))
+        Some(model.sources.location(at.span()))
     })
 }
 
@@ -117,7 +117,7 @@ impl StrictOff {
                 let mut found = None;
                 o.root.walk(&mut |_, n| {
                     if found.is_none() && n.as_str().is_some_and(|t| t.contains(OFF)) {
-                        found = Some(n.span);
+                        found = Some(n.span());
                     }
                 });
                 at.extend(found.map(|span| (o.tree, model.sources.location(span))));

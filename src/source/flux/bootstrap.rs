@@ -152,12 +152,12 @@ fn made(by: &Object, sync: &Node, namespace: &str) -> Option<Object> {
         .get("name")
         .filter(|n| n.as_str().is_some_and(|s| !s.is_empty()))
         .cloned()
-        .unwrap_or_else(|| Node::synthetic_str(namespace, sync.span));
+        .unwrap_or_else(|| Node::synthetic_str(namespace, sync.span()));
     let kind = sync
         .get("kind")
         .cloned()
-        .unwrap_or_else(|| Node::synthetic_str("GitRepository", sync.span));
-    let at = sync.span;
+        .unwrap_or_else(|| Node::synthetic_str("GitRepository", sync.span()));
+    let at = sync.span();
     let map = |entries: Vec<(&str, Node)>, span: Span| {
         Node::synthetic_map(
             entries

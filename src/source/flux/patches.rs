@@ -49,7 +49,7 @@ pub(super) fn apply(
         let has_patch = entry.get("patch").is_some_and(|p| !p.is_null());
         let mut unknown = map
             .iter()
-            .filter_map(|(k, _)| Some((k.as_str()?, k.span)))
+            .filter_map(|(k, _)| Some((k.as_str()?, k.span())))
             .filter(|(k, _)| !FIELDS.contains(k))
             .peekable();
         let mut refused = !has_patch;
@@ -70,7 +70,7 @@ pub(super) fn apply(
         }
         if refused {
             let message = format!("{at}[{i}] has no patch{}", required(at, i));
-            issues.push(Issue::at(&files.sources, entry.span, message));
+            issues.push(Issue::at(&files.sources, entry.span(), message));
         }
         if has_patch {
             let fields: Vec<(Node, Node)> = map
@@ -78,13 +78,16 @@ pub(super) fn apply(
                 .filter(|(k, _)| k.as_str().is_some_and(|k| FIELDS.contains(&k)))
                 .cloned()
                 .collect();
-            kept.push(Node::new(Value::Map(fields.into_boxed_slice()), entry.span));
+            kept.push(Node::new(
+                Value::Map(fields.into_boxed_slice()),
+                entry.span(),
+            ));
         }
     }
     if kept.is_empty() {
         return;
     }
-    let list = Node::new(Value::Seq(Box::new(kept)), patches.span);
+    let list = Node::new(Value::Seq(Box::new(kept)), patches.span());
     // No entry names a file: the folder is never read.
     if let Err(issue) = kustomize::apply_patches(objects, &list, files, Path::new("")) {
         issues.push(issue);

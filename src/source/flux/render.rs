@@ -382,12 +382,12 @@ impl FluxTree {
             .and_then(Node::as_seq)
             .into_iter()
             .flatten()
-            .filter_map(|c| Some((c.scalar_text()?, c.span)))
+            .filter_map(|c| Some((c.scalar_text()?, c.span())))
             .collect();
         let namespace = ks
             .root
             .path(&["spec", "targetNamespace"])
-            .and_then(|n| Some((n.as_str()?.to_string(), n.span)));
+            .and_then(|n| Some((n.as_str()?.to_string(), n.span())));
         let images: Vec<Image> = ks
             .root
             .path(&["spec", "images"])
@@ -645,13 +645,13 @@ impl FluxTree {
                 ),
                 _ => format!("it builds from {source}, which is not this repository"),
             };
-            let issue = Issue::at(&files.sources, node.span, format!("not rendered: {why}"));
+            let issue = Issue::at(&files.sources, node.span(), format!("not rendered: {why}"));
             return (why, Some(issue));
         }
         if let Some(Some(Err(why))) = join_within(Path::new(""), raw.trim_start_matches('/'))
             .map(|p| self.artifacts.resolve(&source, &p))
         {
-            let issue = Issue::at(&files.sources, node.span, format!("not rendered: {why}"));
+            let issue = Issue::at(&files.sources, node.span(), format!("not rendered: {why}"));
             return (why, Some(issue));
         }
         if let Some(var) = unresolved_variable(raw) {
@@ -685,7 +685,11 @@ impl FluxTree {
                      no directory"
                 )
             };
-            let issue = Issue::at(&files.sources, node.span, format!("not rendered: {reason}"));
+            let issue = Issue::at(
+                &files.sources,
+                node.span(),
+                format!("not rendered: {reason}"),
+            );
             return (reason, Some(issue));
         }
         // A path substituted from a Secret is shown as its length, as
@@ -712,7 +716,7 @@ fn over_render_budget(files: &Files, ks: &Object, name: &str) -> Issue {
     let max = files.limits().flux.max_rendered_objects;
     let issue = Issue::at(
         &files.sources,
-        ks.root.span,
+        ks.root.span(),
         format!(
             "render budget exceeded: the Flux Kustomizations of this repository render \
              more than {max} objects in all; Flux Kustomization {name} is not rendered"

@@ -107,7 +107,7 @@ impl FluxTree {
                     let span = ks
                         .root
                         .path(&["spec", "path"])
-                        .map_or(ks.root.span, |n| n.span);
+                        .map_or(ks.root.span(), |n| n.span());
                     self.guessed_roots.push(Issue::at(
                         &files.sources,
                         span,

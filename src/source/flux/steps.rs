@@ -170,7 +170,7 @@ pub(super) fn flux_steps<'p>(
     lookup: Lookup<'_, 'p>,
 ) -> RenderOutputs {
     let mut issues = Vec::new();
-    let ks_span = ks.root.get("metadata").map(|m| m.span);
+    let ks_span = ks.root.get("metadata").map(|m| m.span());
     let detail: std::sync::Arc<str> = format!("{}/{}", id.0, id.1).into();
     for o in &mut objs {
         o.chain.insert(

@@ -112,7 +112,7 @@ pub fn collect_vars<'a>(
     let Some(post) = ks.root.path(&["spec", "postBuild"]) else {
         return (vars, issues);
     };
-    vars.at = Some(post.span);
+    vars.at = Some(post.span());
     vars.always = post.str_at(&["substituteStrategy"]) == Some("Always");
     let namespace = ks.namespace().unwrap_or("");
     for entry in post
@@ -136,7 +136,7 @@ pub fn collect_vars<'a>(
         if kind != "ConfigMap" && kind != "Secret" {
             issues.push(Issue::at(
                 sources,
-                entry.span,
+                entry.span(),
                 format!("substituteFrom kind {kind:?} is not ConfigMap or Secret; Flux ignores it"),
             ));
             continue;
@@ -161,7 +161,7 @@ pub fn collect_vars<'a>(
             if let Some(what) = missing.filter(|_| !optional) {
                 issues.push(Issue::at(
                     sources,
-                    entry.span,
+                    entry.span(),
                     format!(
                         "substituteFrom {kind} {}{name} {what}",
                         qualifier(namespace)
@@ -174,14 +174,14 @@ pub fn collect_vars<'a>(
         if by_hand && !optional {
             issues.push(Issue::at(
                 sources,
-                entry.span,
+                entry.span(),
                 format!(
                     "substituteFrom {kind}/{name} is only in {}:{}, which names no namespace \
                      and which no Flux Kustomization applies: a bootstrap step (a script or \
                      task recipe) must apply it in namespace {namespace}, else Flux fails this \
                      Kustomization; its keys are read from there",
-                    sources.path(source.root.span.file).display(),
-                    source.root.span.line,
+                    sources.path(source.root.span().file).display(),
+                    source.root.span().line,
                 ),
             ));
         }
@@ -192,7 +192,7 @@ pub fn collect_vars<'a>(
             if !valid_name(&key) {
                 issues.push(Issue::at(
                     sources,
-                    value.node().span,
+                    value.node().span(),
                     invalid_name_message(&key, &format!("{kind}/{name}")),
                 ));
                 continue;
@@ -200,13 +200,13 @@ pub fn collect_vars<'a>(
             let var = match value {
                 DataValue::Text { text, node } if by_hand && is_secret_reference(&text) => Var {
                     value: String::new(),
-                    defined_at: Some(node.span),
+                    defined_at: Some(node.span()),
                     unknown: true,
                     secret,
                 },
                 DataValue::Text { text, node } => Var {
                     value: text.replace('\n', ""),
-                    defined_at: Some(node.span),
+                    defined_at: Some(node.span()),
                     unknown: false,
                     secret,
                 },
@@ -214,15 +214,15 @@ pub fn collect_vars<'a>(
                 | DataValue::Template { node, .. }
                 | DataValue::Concealed { node, .. } => Var {
                     value: String::new(),
-                    defined_at: Some(node.span),
+                    defined_at: Some(node.span()),
                     unknown: true,
                     secret,
                 },
                 DataValue::Invalid { node, message } => {
-                    issues.push(Issue::at(sources, node.span, message));
+                    issues.push(Issue::at(sources, node.span(), message));
                     Var {
                         value: String::new(),
-                        defined_at: Some(node.span),
+                        defined_at: Some(node.span()),
                         unknown: true,
                         secret,
                     }
@@ -251,7 +251,7 @@ pub fn collect_vars<'a>(
         if !valid_name(&name) {
             issues.push(Issue::at(
                 sources,
-                key.span,
+                key.span(),
                 invalid_name_message(&name, &ks.id()),
             ));
             continue;
@@ -260,7 +260,7 @@ pub fn collect_vars<'a>(
             // The CRD types `substitute` as map[string]string.
             issues.push(Issue::at(
                 sources,
-                value.span,
+                value.span(),
                 format!("postBuild.substitute.{name} must be a string: quote it"),
             ));
         }
@@ -268,7 +268,7 @@ pub fn collect_vars<'a>(
             name,
             Var {
                 value: value.scalar_text().unwrap_or_default().replace('\n', ""),
-                defined_at: Some(value.span),
+                defined_at: Some(value.span()),
                 unknown: waits(value),
                 secret: false,
             },
@@ -283,7 +283,7 @@ pub fn collect_vars<'a>(
 /// this is how unknowns upstream reach them.
 fn waits(node: &Node) -> bool {
     matches!(
-        node.origin.as_deref(),
+        node.origin(),
         Some(Origin::Substituted { unknown: true, .. })
     ) || match &node.value {
         Value::Seq(items) => items.iter().any(waits),
@@ -368,17 +368,17 @@ fn hide_secret_names(sources: &SourceMap, obj: &Object, vars: &Vars) {
         let Some(node) = obj.root.path(&path) else {
             continue;
         };
-        if !node.origin.as_deref().is_some_and(Origin::is_secret) {
+        if !node.origin().is_some_and(Origin::is_secret) {
             continue;
         }
         // The variables written in it, as `${NAME`: one look-up each, not
         // one per Secret variable (a Secret may hold thousands).
         let written = sources
-            .get(node.span.file)
+            .get(node.span().file)
             .text
-            .get(node.span.start as usize..node.span.end as usize)
+            .get(node.span().start as usize..node.span().end as usize)
             .unwrap_or_default();
-        let first = match node.origin.as_deref() {
+        let first = match node.origin() {
             Some(Origin::Substituted { variable, .. }) => Some(variable.as_str()),
             _ => None,
         };
@@ -528,10 +528,10 @@ impl Cx<'_> {
                 (j, i)
             };
             let key = entries[lose].0.as_str().unwrap_or_default().to_string();
-            let at = entries[win].0.span;
+            let at = entries[win].0.span();
             self.issues.push(Issue::at(
                 self.sources,
-                entries[lose].0.span,
+                entries[lose].0.span(),
                 format!(
                     "after substitution the key {key:?} is written twice (again at {}): \
                      Flux keeps only the other value",
@@ -560,14 +560,14 @@ impl Cx<'_> {
                     "{message} in {}: left as written",
                     crate::source::quoted(&text)
                 );
-                Issue::at(cx.sources, node.span, message)
+                Issue::at(cx.sources, node.span(), message)
                     .stopped_by(crate::source::Budget::Substitution)
             } else {
                 let message = format!(
                     "variable substitution failed in {}: {message}",
                     crate::source::quoted(&text)
                 );
-                Issue::at(cx.sources, node.span, message)
+                Issue::at(cx.sources, node.span(), message)
             };
             cx.issues.push(issue);
         };
@@ -580,8 +580,8 @@ impl Cx<'_> {
             Err(message) if !message.starts_with(BUDGET) && !envsubst::parses(&text) => {
                 let unparsable = envsubst::first_unparsable(&text);
                 let span = unparsable
-                    .and_then(|at| self.sources.find_within(node.span, at))
-                    .unwrap_or(node.span);
+                    .and_then(|at| self.sources.find_within(node.span(), at))
+                    .unwrap_or(node.span());
                 let message = match unparsable {
                     Some(at) => format!(
                         "variable substitution failed at {at:?}: {message} (escape it as \
@@ -622,7 +622,7 @@ impl Cx<'_> {
         if !strict.is_empty() {
             self.issues.push(Issue::at(
                 self.sources,
-                node.span,
+                node.span(),
                 format!(
                     "Flux fails this Kustomization: {} in {} is defined nowhere and has no \
                      default; unused here, but strict substitution (on by default since \
@@ -654,7 +654,7 @@ impl Cx<'_> {
             // keeps its `${...}` text: an empty string would be a guess,
             // and a wrong one that rules would then report on.
             self.changed += 1;
-            node.origin = origin.map(|o| self.origins.share(o));
+            node.set_origin(origin.map(|o| self.origins.share(o)));
             node.value = Value::Str(expanded.text.into());
             return false;
         }
@@ -678,7 +678,7 @@ impl Cx<'_> {
             }
         };
         self.changed += 1;
-        node.origin = origin.map(|o| self.origins.share(o));
+        node.set_origin(origin.map(|o| self.origins.share(o)));
         set_value(node, typed);
         key
     }
@@ -771,9 +771,9 @@ fn reread(out: &str, key: bool) -> Result<Node, String> {
     }
     // Plain text resolves as go-yaml v2 does; quoted, block and tagged
     // scalars are what the parser read.
-    let resolved = if node.style == Style::Plain && !out.contains('!') {
+    let resolved = if node.style() == Style::Plain && !out.contains('!') {
         let raw = doc
-            .get(node.span.start as usize..node.span.end as usize)
+            .get(node.span().start as usize..node.span().end as usize)
             .unwrap_or_default()
             .trim();
         goyaml_v2::resolve(raw)
@@ -811,18 +811,18 @@ fn is_simple(s: &str) -> bool {
 /// Puts the re-read value in place: the node keeps where it was written
 /// (collections made by substitution take the scalar's place too).
 fn set_value(node: &mut Node, mut typed: Node) {
-    let span = node.span;
-    typed.each_mut(&mut |n| n.span = span);
+    let span = node.span();
+    typed.each_mut(&mut |n| n.set_span(span));
     node.value = typed.value;
     if !matches!(node.value, Value::Str(_)) {
-        node.style = Style::Plain;
+        node.set_style(Style::Plain);
     }
 }
 
 /// A key as written before substitution, the order go-yaml v2 wrote them.
 fn written_key(sources: &SourceMap, key: &Node) -> String {
-    let text = &sources.get(key.span.file).text;
-    text.get(key.span.start as usize..key.span.end as usize)
+    let text = &sources.get(key.span().file).text;
+    text.get(key.span().start as usize..key.span().end as usize)
         .unwrap_or_default()
         .to_string()
 }

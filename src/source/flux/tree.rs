@@ -603,7 +603,7 @@ impl FluxTree {
                 Some(Unapplied {
                     id,
                     file: files.sources.path(ks.file).to_path_buf(),
-                    line: ks.root.span.line,
+                    line: ks.root.span().line,
                     path,
                     moved: moved.map(|m| m.why.clone()),
                 })

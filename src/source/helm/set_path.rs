@@ -98,12 +98,7 @@ pub(super) fn target_value(raw: &str, span: Span) -> Result<Node, String> {
     } else {
         (raw, false)
     };
-    let scalar = |s: String| Node {
-        value: typed(s, as_string),
-        span,
-        style: crate::yaml::Style::Plain,
-        origin: None,
-    };
+    let scalar = |s: String| Node::new(typed(s, as_string), span);
     if let Some(list) = text.strip_prefix('{') {
         let (items, rest) = split_unescaped(list, &[',', '}'], true);
         if !rest.starts_with('}') {
@@ -190,7 +185,7 @@ pub(super) fn set_path(
     list_items: &std::cell::Cell<usize>,
 ) -> Result<(), String> {
     let segs = parse_path(path)?;
-    let span = value.span;
+    let span = value.span();
     let mut cur = root;
     let mut value = Some(value);
     for (i, seg) in segs.iter().enumerate() {

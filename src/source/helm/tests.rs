@@ -105,10 +105,10 @@ fn chart_and_version_from_chart_spec() {
     let r = repo.resolve("authentik");
     let chart = r.chart.unwrap();
     assert_eq!(chart.as_str(), Some("authentik"));
-    assert_eq!((chart.span.line, chart.span.col), (9, 14));
+    assert_eq!((chart.span().line, chart.span().col), (9, 14));
     let version = r.version.unwrap();
     assert_eq!(version.as_str(), Some("2025.10.1"));
-    assert_eq!((version.span.line, version.span.col), (10, 16));
+    assert_eq!((version.span().line, version.span().col), (10, 16));
     let source = r.source.unwrap();
     assert_eq!(
         (source.kind.as_str(), source.namespace.as_str()),
@@ -146,30 +146,33 @@ fn values_in_a_literal_block_keep_their_file_position() {
     let r = repo.resolve("authentik");
     let repository = r.values.path(&["server", "image", "repository"]).unwrap();
     assert_eq!(
-        repo.sources.path(repository.span.file),
+        repo.sources.path(repository.span().file),
         PathBuf::from("values.yaml")
     );
-    assert_eq!((repository.span.line, repository.span.col), (11, 21));
-    assert_eq!(repo.text_at(repository.span), "ghcr.io/goauthentik/server");
+    assert_eq!((repository.span().line, repository.span().col), (11, 21));
+    assert_eq!(
+        repo.text_at(repository.span()),
+        "ghcr.io/goauthentik/server"
+    );
     // After a blank line inside the block.
     let env = r.values.path(&["server", "env"]).unwrap().as_seq().unwrap();
     let value = env[0].get("value").unwrap();
-    assert_eq!((value.span.line, value.span.col), (16, 18));
-    assert_eq!(repo.text_at(value.span), "one");
+    assert_eq!((value.span().line, value.span().col), (16, 18));
+    assert_eq!(repo.text_at(value.span()), "one");
     // Inline values point into the HelmRelease.
     let tag = r.values.path(&["server", "image", "tag"]).unwrap();
-    assert_eq!(repo.sources.path(tag.span.file), PathBuf::from("hr.yaml"));
-    assert_eq!((tag.span.line, tag.span.col), (31, 14));
+    assert_eq!(repo.sources.path(tag.span().file), PathBuf::from("hr.yaml"));
+    assert_eq!((tag.span().line, tag.span().col), (31, 14));
     // A flow string in a Secret: every node gets the key's span.
     let debug = r.values.path(&["global", "debug"]).unwrap();
     assert_eq!(
-        repo.sources.path(debug.span.file),
+        repo.sources.path(debug.span().file),
         PathBuf::from("secret.yaml")
     );
-    assert_eq!((debug.span.line, debug.span.col), (7, 15));
+    assert_eq!((debug.span().line, debug.span().col), (7, 15));
     // targetPath: the value's own span.
     let replicas = r.values.path(&["server", "replicas"]).unwrap();
-    assert_eq!((replicas.span.line, replicas.span.col), (7, 13));
+    assert_eq!((replicas.span().line, replicas.span().col), (7, 13));
 }
 
 #[test]
@@ -278,10 +281,10 @@ spec:
     assert!(r.issues.is_empty(), "{:?}", r.issues);
     let chart = r.chart.unwrap();
     assert_eq!(chart.as_str(), Some("podinfo"));
-    assert_eq!((chart.span.line, chart.span.col), (7, 8));
+    assert_eq!((chart.span().line, chart.span().col), (7, 8));
     let version = r.version.unwrap();
     assert_eq!(version.as_str(), Some("6.5.0"));
-    assert_eq!((version.span.line, version.span.col), (9, 10));
+    assert_eq!((version.span().line, version.span().col), (9, 10));
 
     let semver = oci("    tag: latest\n    semver: \">=6.0.0\"\n");
     let repo = Repo::new(&[("hr.yaml", hr), ("oci.yaml", &semver)]);

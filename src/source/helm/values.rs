@@ -6,11 +6,9 @@
 //! writes; the values become a `Node` once, at the end, keys in the order
 //! they were first written.
 
+use crate::yaml::{Node, Span, Value};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
-
-use crate::yaml::{Node, Origin, Span, Style, Value};
 
 /// A value under construction: a mapping or list written into is held
 /// open (its entries here), anything else as the node it is. A node's
@@ -22,12 +20,9 @@ pub(super) enum Values {
     Seq(Shell, Vec<Values>),
 }
 
-/// What a mapping or list node is besides its entries.
-pub(super) struct Shell {
-    span: Span,
-    style: Style,
-    origin: Option<Arc<Origin>>,
-}
+/// What a mapping or list node is besides its entries: the node, its
+/// value left null.
+pub(super) struct Shell(Node);
 
 /// A mapping's entries, in order, and where each key first is.
 #[derive(Default)]
@@ -206,8 +201,8 @@ impl Values {
 
     fn span(&self) -> Span {
         match self {
-            Values::Node(n) => n.span,
-            Values::Map(s, _) | Values::Seq(s, _) => s.span,
+            Values::Node(n) => n.span(),
+            Values::Map(s, _) | Values::Seq(s, _) => s.0.span(),
         }
     }
 
@@ -232,20 +227,12 @@ impl Values {
 }
 
 fn shell(node: &Node) -> Shell {
-    Shell {
-        span: node.span,
-        style: node.style,
-        origin: node.origin.clone(),
-    }
+    Shell(node.with_value(Value::Null))
 }
 
-fn unshell(shell: Shell, value: Value) -> Node {
-    Node {
-        value,
-        span: shell.span,
-        style: shell.style,
-        origin: shell.origin,
-    }
+fn unshell(Shell(mut node): Shell, value: Value) -> Node {
+    node.value = value;
+    node
 }
 
 #[cfg(test)]

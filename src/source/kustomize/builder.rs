@@ -274,7 +274,7 @@ impl<'f> Builder<'f> {
             // change.
             let at = from
                 .filter(|s| *s != Span::default())
-                .unwrap_or_else(|| k.root.get("kind").map_or(k.root.span, |n| n.span));
+                .unwrap_or_else(|| k.root.get("kind").map_or(k.root.span(), |n| n.span()));
             return Err(Issue::at(&self.files.sources, at, msg).gap(Gap::WrongKind(listed)));
         }
         self.files.note_built_dir(dir.to_path_buf());
@@ -305,7 +305,7 @@ impl<'f> Builder<'f> {
                     crate::source::Step {
                         kind: StepKind::Kustomization,
                         detail: detail.clone(),
-                        at: Some(k.root.span),
+                        at: Some(k.root.span()),
                     },
                 );
             }
@@ -314,11 +314,11 @@ impl<'f> Builder<'f> {
                     let memo = Memo {
                         acc: sub.clone(),
                         gaps: unique(self.gaps[gaps_before..].to_vec()),
-                        root: k.root.span,
+                        root: k.root.span(),
                     };
                     self.memo.insert(dir.to_path_buf(), memo);
                 }
-                self.merge_into(sub, acc, from.unwrap_or(k.root.span))
+                self.merge_into(sub, acc, from.unwrap_or(k.root.span()))
             })
         };
         self.stack.pop();

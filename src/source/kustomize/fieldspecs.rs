@@ -108,7 +108,7 @@ impl Config {
                 return Ok(c);
             }
             return Err((
-                doc.span,
+                doc.span(),
                 "transformer configuration must be a mapping".into(),
             ));
         };
@@ -151,7 +151,7 @@ fn seq_items(v: &Node) -> Result<&[Node], (Span, String)> {
     match &v.value {
         Value::Seq(items) => Ok(items),
         Value::Null => Ok(&[]),
-        _ => Err((v.span, "expected a list of field specs".into())),
+        _ => Err((v.span(), "expected a list of field specs".into())),
     }
 }
 
@@ -168,7 +168,7 @@ pub(crate) fn parse_specs(v: Option<&Node>) -> Result<Vec<FieldSpec>, (Span, Str
     let mut out = Vec::new();
     for item in seq_items(v)? {
         let Some(path) = item.get("path").and_then(Node::as_str) else {
-            return Err((item.span, "field spec needs a path".into()));
+            return Err((item.span(), "field spec needs a path".into()));
         };
         // A spec that creates its fields nests them as deep as its path,
         // and nested values are walked by recursion (here, in merges, in
@@ -178,7 +178,7 @@ pub(crate) fn parse_specs(v: Option<&Node>) -> Result<Vec<FieldSpec>, (Span, Str
         let fields = split_path(path).len();
         if fields > MAX_PATH_FIELDS {
             return Err((
-                item.span,
+                item.span(),
                 format!(
                     "field spec path has {fields} fields, more than the {MAX_PATH_FIELDS} the linter follows"
                 ),

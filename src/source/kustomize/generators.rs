@@ -32,12 +32,12 @@ pub(crate) fn run(
     ] {
         let Some(list) = k.get(key) else { continue };
         let Some(items) = list.as_seq() else {
-            return Err(k.err(list.span, format!("{key} must be a list")));
+            return Err(k.err(list.span(), format!("{key} must be a list")));
         };
         for args in items {
             match generate(files, k, args, kind, global, bytes_left) {
                 Err(issue) if issue.gap.is_some() => gaps.push(issue),
-                res => absorb(files, acc, res?, args.span)?,
+                res => absorb(files, acc, res?, args.span())?,
             }
         }
     }
@@ -56,7 +56,7 @@ fn string_map(n: Option<&Node>, into: &mut Vec<(String, Node)>) {
         let (Some(key), Some(text)) = (key.scalar_text(), v.scalar_text()) else {
             continue;
         };
-        let node = Node::synthetic_str(text, v.span);
+        let node = Node::synthetic_str(text, v.span());
         match into.iter_mut().find(|(k2, _)| *k2 == key) {
             Some(slot) => slot.1 = node,
             None => into.push((key, node)),
@@ -97,7 +97,7 @@ fn generate(
     global: Option<&Node>,
     bytes_left: &mut usize,
 ) -> Result<Res, Issue> {
-    let span = args.span;
+    let span = args.span();
     let Some(name) = args.get("name").and_then(Node::scalar_text) else {
         return Err(k.err(span, format!("a {kind} generator needs a name")));
     };
@@ -232,9 +232,9 @@ fn load_pairs(
     envs.extend(args.get("env").filter(|n| !n.is_null()));
     for e in envs {
         let Some(rel) = e.scalar_text() else {
-            return Err(k.err(e.span, "env file entries must be strings"));
+            return Err(k.err(e.span(), "env file entries must be strings"));
         };
-        let input = k.input(files, &rel, e.span, Input::GeneratorInput)?;
+        let input = k.input(files, &rel, e.span(), Input::GeneratorInput)?;
         let (_, text) = input.text(files)?;
         for (i, line) in text.lines().enumerate() {
             let line = if i == 0 {
@@ -254,7 +254,7 @@ fn load_pairs(
             };
             if key.is_empty() {
                 return Err(k.err(
-                    e.span,
+                    e.span(),
                     format!(
                         "{}: line {}: {key:?} is not a valid key name",
                         input.shown(files),
@@ -262,8 +262,8 @@ fn load_pairs(
                     ),
                 ));
             }
-            spend(value.len(), e.span)?;
-            out.push((key.to_string(), value.into_bytes(), e.span));
+            spend(value.len(), e.span())?;
+            out.push((key.to_string(), value.into_bytes(), e.span()));
         }
     }
     for lit in args
@@ -273,19 +273,19 @@ fn load_pairs(
         .flatten()
     {
         let Some(src) = lit.scalar_text() else {
-            return Err(k.err(lit.span, "literals must be strings"));
+            return Err(k.err(lit.span(), "literals must be strings"));
         };
         let Some((key, value)) = src.split_once('=').filter(|(key, _)| !key.is_empty()) else {
             return Err(k.err(
-                lit.span,
+                lit.span(),
                 format!("invalid literal source {src}, expected key=value"),
             ));
         };
-        spend(value.len(), lit.span)?;
+        spend(value.len(), lit.span())?;
         out.push((
             key.to_string(),
             remove_quotes(value).as_bytes().to_vec(),
-            lit.span,
+            lit.span(),
         ));
     }
     for f in args
@@ -295,15 +295,15 @@ fn load_pairs(
         .flatten()
     {
         let Some(src) = f.scalar_text() else {
-            return Err(k.err(f.span, "files entries must be strings"));
+            return Err(k.err(f.span(), "files entries must be strings"));
         };
-        let (key, rel) = file_source(&src).map_err(|m| k.err(f.span, m))?;
-        let input = k.input(files, &rel, f.span, Input::GeneratorInput)?;
+        let (key, rel) = file_source(&src).map_err(|m| k.err(f.span(), m))?;
+        let input = k.input(files, &rel, f.span(), Input::GeneratorInput)?;
         let bytes = input
             .bytes(files)
-            .map_err(|m| k.err(f.span, m.to_string()))?;
-        spend(bytes.len(), f.span)?;
-        out.push((key, bytes, f.span));
+            .map_err(|m| k.err(f.span(), m.to_string()))?;
+        spend(bytes.len(), f.span())?;
+        out.push((key, bytes, f.span()));
     }
     Ok(out)
 }
@@ -454,7 +454,7 @@ pub(crate) fn add_hashes(res: &mut [Res]) {
             .obj
             .root
             .path(&["metadata", "name"])
-            .map_or(r.obj.root.span, |n| n.span);
+            .map_or(r.obj.root.span(), |n| n.span());
         r.store_prev();
         let name = format!("{}-{}", r.obj.name(), hash);
         r.set_name(&name, span);

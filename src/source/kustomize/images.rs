@@ -29,7 +29,7 @@ impl Image {
             new_name: field("newName"),
             new_tag: field("newTag"),
             digest: field("digest"),
-            span: entry.span,
+            span: entry.span(),
         }
     }
 }

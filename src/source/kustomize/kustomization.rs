@@ -61,7 +61,7 @@ impl Kustomization {
         if let Some(second) = docs.get(1) {
             return Err(Issue::at(
                 &files.sources,
-                second.span,
+                second.span(),
                 "a kustomization file must hold one document",
             ));
         }
@@ -79,13 +79,13 @@ impl Kustomization {
         if root.as_map().is_none() {
             return Err(Issue::at(
                 &files.sources,
-                root.span,
+                root.span(),
                 "a kustomization must be a mapping",
             ));
         }
         let kind = root.str_at(&["kind"]).unwrap_or("Kustomization");
         if kind != "Kustomization" && kind != "Component" {
-            let span = root.get("kind").map_or(root.span, |n| n.span);
+            let span = root.get("kind").map_or(root.span(), |n| n.span());
             return Err(Issue::at(
                 &files.sources,
                 span,
@@ -101,7 +101,7 @@ impl Kustomization {
                     _ => false,
                 };
                 if !empty {
-                    return Err(Issue::at(&files.sources, v.span, format!("{key}: {why}")));
+                    return Err(Issue::at(&files.sources, v.span(), format!("{key}: {why}")));
                 }
             }
         }
@@ -139,12 +139,14 @@ impl Kustomization {
         for k in keys {
             let Some(list) = self.get(k) else { continue };
             let Some(items) = list.as_seq() else {
-                return Err(self.err(list.span, format!("{k} must be a list")));
+                return Err(self.err(list.span(), format!("{k} must be a list")));
             };
             for item in items {
                 match item.scalar_text() {
-                    Some(s) => out.push((s, item.span)),
-                    None => return Err(self.err(item.span, format!("{k} entries must be strings"))),
+                    Some(s) => out.push((s, item.span())),
+                    None => {
+                        return Err(self.err(item.span(), format!("{k} entries must be strings")));
+                    }
                 }
             }
         }

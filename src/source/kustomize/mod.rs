@@ -285,7 +285,7 @@ impl Acc {
             // An entry of a kustomization Flux generates has no line: the
             // object's own document is what to change.
             let at = if span == Span::default() {
-                r.obj.root.span
+                r.obj.root.span()
             } else {
                 span
             };

@@ -44,7 +44,7 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
                 Some(r.obj.namespace().unwrap_or("").to_string())
             };
             for fs in nr.specs.iter().filter(|fs| fs.selects(gvk)) {
-                let span = r.obj.root.span;
+                let span = r.obj.root.span();
                 visit(
                     r.obj.root_mut(),
                     &split_path(&fs.path),
@@ -120,7 +120,7 @@ fn update(
             if let Some(c) = resolve(old, candidates, ns)?
                 && *old != c.name
             {
-                let span = node.span;
+                let span = node.span();
                 *node = Node::synthetic_str(c.name.clone(), span);
             }
             Ok(())
@@ -151,13 +151,13 @@ fn update(
                 return Ok(());
             };
             if old != c.name {
-                let span = node.get("name").map_or(node.span, |n| n.span);
+                let span = node.get("name").map_or(node.span(), |n| n.span());
                 node.insert("name", Node::synthetic_str(c.name.clone(), span));
             }
             // kustomize also writes the referred object's namespace, creating
             // the field (RoleBinding subjects gain `namespace:`).
             if !c.namespace.is_empty() && own_ns.as_deref() != Some(&c.namespace) {
-                let span = node.get("namespace").map_or(node.span, |n| n.span);
+                let span = node.get("namespace").map_or(node.span(), |n| n.span());
                 node.insert("namespace", Node::synthetic_str(c.namespace.clone(), span));
             }
             Ok(())

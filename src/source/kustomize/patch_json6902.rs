@@ -20,7 +20,7 @@ pub(crate) fn apply(
 ) -> Result<(), Fail> {
     let Some(list) = ops.as_seq() else {
         return Err((
-            Some(ops.span),
+            Some(ops.span()),
             "a JSON patch must be a list of operations".into(),
         ));
     };
@@ -35,7 +35,7 @@ pub(crate) fn apply(
             size: &mut size,
             limits,
         };
-        walk.apply_one(root, op).map_err(|m| (Some(op.span), m))?;
+        walk.apply_one(root, op).map_err(|m| (Some(op.span()), m))?;
     }
     Ok(())
 }
@@ -217,7 +217,7 @@ impl Walk<'_, '_> {
                 show(path)
             )
         })?;
-        let span = value.span;
+        let span = value.span();
         match &mut parent.value {
             Value::Map(entries) => {
                 match self.find(entries, last)? {

@@ -52,7 +52,7 @@ pub fn apply_patches(
     result?;
     Err(Issue::at(
         &files.sources,
-        patches.span,
+        patches.span(),
         "a patch deletes an object; deleting objects is not supported here",
     ))
 }
@@ -97,7 +97,7 @@ pub(crate) fn inline_docs(
     kfile: &Path,
 ) -> Result<Vec<Node>, Issue> {
     let text = node.as_str().unwrap_or("");
-    let key = (node.span, node.style == Style::Block, text.to_string());
+    let key = (node.span(), node.style() == Style::Block, text.to_string());
     let mut docs = match files.inline_docs.get(&key) {
         Some(docs) => docs.clone(),
         None => {
@@ -118,28 +118,27 @@ pub(crate) fn inline_docs(
 /// variable of its own.
 fn keep_unknown(node: &Node, docs: &mut [Node]) {
     let Some(origin) = node
-        .origin
-        .as_ref()
-        .filter(|o| matches!(***o, Origin::Substituted { unknown: true, .. }))
+        .shared_origin()
+        .filter(|o| matches!(**o, Origin::Substituted { unknown: true, .. }))
     else {
         return;
     };
     for doc in docs {
         doc.each_mut(&mut |n| {
             if n.as_str().is_some_and(|t| t.contains("${")) {
-                n.origin = Some(origin.clone());
+                n.set_origin(Some(origin.clone()));
             }
         });
     }
 }
 
 fn parse_inline(files: &Files, node: &Node, text: &str, kfile: &Path) -> Result<Vec<Node>, Issue> {
-    let file = node.span.file;
+    let file = node.span().file;
     let mut docs = parse_documents(text, file, &files.limits().yaml).map_err(|e| {
         // A block scalar's lines are the file's, from the line after its
         // indicator; a flow scalar's error is placed at the scalar.
-        let line = node.span.line
-            + if node.style == Style::Block {
+        let line = node.span().line
+            + if node.style() == Style::Block {
                 e.line
             } else {
                 0
@@ -147,13 +146,13 @@ fn parse_inline(files: &Files, node: &Node, text: &str, kfile: &Path) -> Result<
         Issue::located(
             files.shown(kfile),
             line,
-            node.span.col,
+            node.span().col,
             format!("inline patch: {}", e.message),
         )
     })?;
     let source = (file.0 as usize) < files.sources.len();
-    let block = match (node.style, source) {
-        (Style::Block, true) => block_start(&files.sources.get(file).text, node.span.start),
+    let block = match (node.style(), source) {
+        (Style::Block, true) => block_start(&files.sources.get(file).text, node.span().start),
         _ => None,
     };
     let file_text = match (block, source) {
@@ -193,20 +192,20 @@ fn block_start(text: &str, scalar_start: u32) -> Option<(u32, u32)> {
 fn respan(n: &mut Node, host: &Node, block: Option<(u32, u32)>, lines: Option<&LineStarts>) {
     let moved = match (block, lines) {
         (Some((first_line, indent)), Some(lines)) => {
-            let line = first_line.saturating_add(n.span.line).saturating_sub(1);
+            let line = first_line.saturating_add(n.span().line).saturating_sub(1);
             lines
-                .offset(line, indent + n.span.col)
+                .offset(line, indent + n.span().col)
                 .map(|start| crate::yaml::Span {
-                    file: host.span.file,
+                    file: host.span().file,
                     start,
-                    end: start.saturating_add(n.span.end.saturating_sub(n.span.start)),
+                    end: start.saturating_add(n.span().end.saturating_sub(n.span().start)),
                     line,
-                    col: indent + n.span.col,
+                    col: indent + n.span().col,
                 })
         }
         _ => None,
     };
-    n.span = moved.unwrap_or(host.span);
+    n.set_span(moved.unwrap_or(host.span()));
     match &mut n.value {
         Value::Seq(items) => items.iter_mut().for_each(|i| respan(i, host, block, lines)),
         Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
@@ -268,12 +267,12 @@ fn patch_docs(
     let Some(p) = entry.get("path").filter(|n| !n.is_null()) else {
         return Err(Issue::at(
             &files.sources,
-            entry.span,
+            entry.span(),
             "a patch needs `patch` or `path`",
         ));
     };
     let rel = p.scalar_text().unwrap_or_default();
-    let input = super::input::open(files, dir, restrict, kfile, &rel, p.span, Input::Patch)?;
+    let input = super::input::open(files, dir, restrict, kfile, &rel, p.span(), Input::Patch)?;
     let docs = input
         .documents(files)?
         .docs
@@ -435,13 +434,13 @@ fn label_selector_matches(sel: &str, map: Option<&Node>) -> Result<bool, String>
 }
 
 fn select(files: &mut Files, res: &[Res], target: &Node) -> Result<Vec<usize>, Issue> {
-    let sel = Selector::parse(target).map_err(|m| Issue::at(&files.sources, target.span, m))?;
-    spend_scan(files, res.len()).map_err(|m| Issue::at(&files.sources, target.span, m))?;
+    let sel = Selector::parse(target).map_err(|m| Issue::at(&files.sources, target.span(), m))?;
+    spend_scan(files, res.len()).map_err(|m| Issue::at(&files.sources, target.span(), m))?;
     let mut out = Vec::new();
     for (i, r) in res.iter().enumerate() {
         if sel
             .matches(r)
-            .map_err(|m| Issue::at(&files.sources, target.span, m))?
+            .map_err(|m| Issue::at(&files.sources, target.span(), m))?
         {
             out.push(i);
         }
@@ -472,15 +471,15 @@ fn apply_entries(
     restrict: bool,
     undo: &mut Undo,
 ) -> Result<(), Issue> {
-    let kfile = if (list.span.file.0 as usize) < files.sources.len() {
-        files.sources.path(list.span.file).to_path_buf()
+    let kfile = if (list.span().file.0 as usize) < files.sources.len() {
+        files.sources.path(list.span().file).to_path_buf()
     } else {
         dir.to_path_buf()
     };
     let Some(entries) = list.as_seq() else {
         return Err(Issue::at(
             &files.sources,
-            list.span,
+            list.span(),
             "patches must be a list",
         ));
     };
@@ -497,17 +496,17 @@ fn apply_entries(
             let Some(target) = target else {
                 return Err(Issue::at(
                     &files.sources,
-                    entry.span,
+                    entry.span(),
                     "must specify a target for JSON patch",
                 ));
             };
             let ops = docs
                 .into_iter()
                 .find(|d| !d.is_null())
-                .unwrap_or_else(|| Node::new(Value::Seq(Box::default()), entry.span));
+                .unwrap_or_else(|| Node::new(Value::Seq(Box::default()), entry.span()));
             for i in select(files, res, target)? {
                 undo.before_change(i, &res[i]);
-                apply_json(files, &mut res[i], &ops, entry.span, &detail)?;
+                apply_json(files, &mut res[i], &ops, entry.span(), &detail)?;
             }
             continue;
         }
@@ -523,7 +522,7 @@ fn apply_entries(
                 patch,
                 option("allowNameChange"),
                 option("allowKindChange"),
-                entry.span,
+                entry.span(),
                 &detail,
                 undo,
             )?;
@@ -535,7 +534,7 @@ fn apply_entries(
 /// The one object a target-less strategic-merge patch is for, found by the
 /// patch's own id against every id the objects have had.
 fn unique_by_id(files: &mut Files, res: &[Res], patch: &Node) -> Result<usize, Issue> {
-    spend_scan(files, res.len()).map_err(|m| Issue::at(&files.sources, patch.span, m))?;
+    spend_scan(files, res.len()).map_err(|m| Issue::at(&files.sources, patch.span(), m))?;
     let id = ResId::of(patch);
     let found: Vec<usize> = res
         .iter()
@@ -547,7 +546,7 @@ fn unique_by_id(files: &mut Files, res: &[Res], patch: &Node) -> Result<usize, I
         [one] => Ok(*one),
         [] => Err(Issue::at(
             &files.sources,
-            patch.span,
+            patch.span(),
             format!(
                 "no matches for Id {}; failed to find unique target for patch",
                 id.display()
@@ -555,7 +554,7 @@ fn unique_by_id(files: &mut Files, res: &[Res], patch: &Node) -> Result<usize, I
         )),
         _ => Err(Issue::at(
             &files.sources,
-            patch.span,
+            patch.span(),
             format!(
                 "multiple matches for Id {}; failed to find unique target for patch",
                 id.display()
@@ -687,7 +686,10 @@ pub(crate) fn apply_strategic_merge_list(
 ) -> Result<(), Issue> {
     for entry in list.as_seq().into_iter().flatten() {
         let Some(text) = entry.as_str() else {
-            return Err(k.err(entry.span, "patchesStrategicMerge entries must be strings"));
+            return Err(k.err(
+                entry.span(),
+                "patchesStrategicMerge entries must be strings",
+            ));
         };
         let (docs, detail) = if text.contains('\n') {
             (
@@ -695,7 +697,7 @@ pub(crate) fn apply_strategic_merge_list(
                 format!("inline patch in {}", files.shown(&k.file)),
             )
         } else {
-            let input = k.input(files, text, entry.span, Input::Patch)?;
+            let input = k.input(files, text, entry.span(), Input::Patch)?;
             (
                 input
                     .documents(files)?
@@ -715,7 +717,7 @@ pub(crate) fn apply_strategic_merge_list(
                 patch,
                 false,
                 false,
-                entry.span,
+                entry.span(),
                 &detail,
                 &mut Undo::default(),
             )?;
@@ -733,14 +735,14 @@ pub(crate) fn apply_json6902_list(
 ) -> Result<(), Issue> {
     for entry in list.as_seq().into_iter().flatten() {
         let Some(target) = entry.get("target") else {
-            return Err(k.err(entry.span, "patchesJson6902 entries need a target"));
+            return Err(k.err(entry.span(), "patchesJson6902 entries need a target"));
         };
         let (docs, detail) = patch_docs(files, entry, &k.dir, k.restrict, &k.file)?;
         let Some(ops) = docs.into_iter().find(|d| !d.is_null()) else {
             continue;
         };
         for i in select(files, res, target)? {
-            apply_json(files, &mut res[i], &ops, entry.span, &detail)?;
+            apply_json(files, &mut res[i], &ops, entry.span(), &detail)?;
         }
     }
     Ok(())

@@ -23,7 +23,7 @@ pub(crate) fn apply_list(
     let sizes = &mut sizes;
     for entry in list.as_seq().into_iter().flatten() {
         if let Some(p) = entry.get("path").and_then(Node::as_str) {
-            let input = k.input(files, p, entry.span, Input::Replacement)?;
+            let input = k.input(files, p, entry.span(), Input::Replacement)?;
             let docs = input.documents(files)?.docs.clone();
             for doc in docs {
                 match &doc.value {
@@ -132,13 +132,13 @@ fn apply_one(
     let Some(source) = repl.get("source") else {
         return Err(Issue::at(
             &files.sources,
-            repl.span,
+            repl.span(),
             "replacement needs a source",
         ));
     };
-    spend_scan(files, res.len()).map_err(|m| Issue::at(&files.sources, repl.span, m))?;
+    spend_scan(files, res.len()).map_err(|m| Issue::at(&files.sources, repl.span(), m))?;
     let sources = &files.sources;
-    let fail = |m: String| Issue::at(sources, repl.span, m);
+    let fail = |m: String| Issue::at(sources, repl.span(), m);
     let selector = IdSelector::of(source);
     let sources: Vec<usize> = (0..res.len())
         .filter(|i| selector.selects(&res[*i]))
@@ -179,7 +179,7 @@ fn apply_one(
                 "options.index {i} is out of bounds for value {text}"
             )));
         };
-        value = Node::synthetic_str(picked, value.span);
+        value = Node::synthetic_str(picked, value.span());
     }
     let value_size = Size::of(&value, &files.limits().yaml);
     for target in repl
@@ -191,7 +191,7 @@ fn apply_one(
         let Some(select) = target.get("select") else {
             return Err(Issue::at(
                 &files.sources,
-                target.span,
+                target.span(),
                 "replacement target needs select",
             ));
         };
@@ -221,14 +221,18 @@ fn apply_one(
             .get("fieldPaths")
             .and_then(Node::as_seq)
             .map_or(0, |s| s.len());
-        spend_scan(files, res.len()).map_err(|m| Issue::at(&files.sources, target.span, m))?;
+        spend_scan(files, res.len()).map_err(|m| Issue::at(&files.sources, target.span(), m))?;
         for (r, size) in res.iter_mut().zip(sizes.iter_mut()) {
             if !select.selects(r) || rejects.iter().any(|rj| rj.selects(r)) {
                 continue;
             }
             let limits = files.limits().yaml;
             let fail = |files: &Files, r: &Res, m: String| {
-                Issue::at(&files.sources, target.span, format!("{}: {m}", r.obj.id()))
+                Issue::at(
+                    &files.sources,
+                    target.span(),
+                    format!("{}: {m}", r.obj.id()),
+                )
             };
             // A source field copied into its own object doubles it per
             // replacement: the object is held to the object budget.
@@ -254,20 +258,20 @@ fn apply_one(
                 if let Some(why) = size.over(&limits) {
                     return Err(Issue::at(
                         &files.sources,
-                        fp.span,
+                        fp.span(),
                         format!(
                             "replacement output budget exceeded: {} would have {why}",
                             r.obj.id()
                         ),
                     ));
                 }
-                let found = lookup_mut(r.obj.root_mut(), &segs, create, fp.span, &mut |visits| {
+                let found = lookup_mut(r.obj.root_mut(), &segs, create, fp.span(), &mut |visits| {
                     spend_work(files, visits)
                 });
                 let slot = match found {
                     Ok(Some(slot)) => slot,
                     Ok(None) => continue,
-                    Err(m) => return Err(Issue::at(&files.sources, fp.span, m)),
+                    Err(m) => return Err(Issue::at(&files.sources, fp.span(), m)),
                 };
                 // What the slot held goes: taken off, so that one field
                 // replaced again and again does not count each time.
@@ -284,13 +288,13 @@ fn apply_one(
                             Ok(_) => parts.push(repl_text),
                             Err(_) => parts.insert(0, repl_text),
                         }
-                        Node::synthetic_str(parts.join(d), value.span)
+                        Node::synthetic_str(parts.join(d), value.span())
                     }
                     None => value.clone(),
                 };
                 *slot = new;
             }
-            let span = repl.span;
+            let span = repl.span();
             record_step(
                 files,
                 &mut r.obj,

@@ -38,7 +38,7 @@ pub(crate) fn objects_of(files: &Files, parsed: Parsed) -> Result<Vec<Res>, Issu
         if !Object::looks_like_object(&doc) {
             return Err(Issue::at(
                 &files.sources,
-                doc.span,
+                doc.span(),
                 "not a Kubernetes object: apiVersion and kind are required",
             ));
         }
@@ -56,7 +56,7 @@ pub(crate) fn objects_of(files: &Files, parsed: Parsed) -> Result<Vec<Res>, Issu
                 if !Object::looks_like_object(item) {
                     return Err(Issue::at(
                         &files.sources,
-                        item.span,
+                        item.span(),
                         "list item is not a Kubernetes object",
                     ));
                 }
@@ -116,7 +116,7 @@ fn generated_below(
         {
             return Err(Issue::at(
                 &files.sources,
-                bad.span,
+                bad.span(),
                 format!("failed to decode Kubernetes YAML from {}", rel.display()),
             ));
         }

@@ -51,14 +51,14 @@ pub(super) fn add(k: &kustomization::Kustomization, acc: &mut Acc, remote: &[Str
                 vec![
                     (
                         "apiVersion".into(),
-                        Node::synthetic_str(api.as_str(), target.span),
+                        Node::synthetic_str(api.as_str(), target.span()),
                     ),
                     (
                         "kind".into(),
-                        Node::synthetic_str(kind.as_str(), target.span),
+                        Node::synthetic_str(kind.as_str(), target.span()),
                     ),
                 ],
-                target.span,
+                target.span(),
             )),
             name: name.clone(),
             namespace: namespace.clone(),
@@ -66,7 +66,7 @@ pub(super) fn add(k: &kustomization::Kustomization, acc: &mut Acc, remote: &[Str
         if acc.res().iter().any(|r| r.any_id_matches(&id)) {
             continue;
         }
-        let span = target.span;
+        let span = target.span();
         let mut meta = vec![("name".to_string(), Node::synthetic_str(name.as_str(), span))];
         if !namespace.is_empty() {
             meta.push((

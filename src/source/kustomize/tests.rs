@@ -148,7 +148,7 @@ fn generated_names_flow_into_references_with_provenance() {
     let ns = deploy.root.path(&["metadata", "namespace"]).unwrap();
     assert_eq!(ns.as_str(), Some("media"));
     assert_eq!(
-        files.sources.location(ns.span),
+        files.sources.location(ns.span()),
         "app/kustomization.yaml:1:12"
     );
     assert_eq!(deploy.chain[0].kind, StepKind::Kustomization);
@@ -471,7 +471,7 @@ patches:
         .and_then(|p| p[0].get("port"))
         .unwrap();
     assert_eq!(
-        files.sources.location(port.span),
+        files.sources.location(port.span()),
         "overlay/kustomization.yaml:48:14"
     );
     let deploy = objs.iter().find(|o| o.kind() == "Deployment").unwrap();

@@ -30,8 +30,8 @@ pub(crate) fn run(
     let written = match (flux_namespace, k.get("namespace")) {
         (Some((name, span)), _) => Some((name.clone(), *span)),
         (None, Some(ns)) => match ns.scalar_text() {
-            Some(name) => Some((name, ns.span)),
-            None => return Err(k.err(ns.span, "namespace must be a string")),
+            Some(name) => Some((name, ns.span())),
+            None => return Err(k.err(ns.span(), "namespace must be a string")),
         },
         (None, None) => None,
     };
@@ -45,7 +45,7 @@ pub(crate) fn run(
     if prefix.is_some() || suffix.is_some() {
         let p = prefix.and_then(Node::scalar_text).unwrap_or_default();
         let s = suffix.and_then(Node::scalar_text).unwrap_or_default();
-        let span = prefix.or(suffix).map_or(k.root.span, |n| n.span);
+        let span = prefix.or(suffix).map_or(k.root.span(), |n| n.span());
         prefix_suffix(files, acc.res_mut(), (&p, &s), span, &config.name_prefix)?;
     }
     for entry in k.get("labels").and_then(Node::as_seq).into_iter().flatten() {
@@ -65,7 +65,7 @@ pub(crate) fn run(
             merge_into(&mut specs, &[FieldSpec::new("metadata/labels", true)]);
         }
         let pairs = string_pairs(entry.get("pairs"));
-        set_map_entries(files, acc.res_mut(), &pairs, &specs, entry.span, "labels")?;
+        set_map_entries(files, acc.res_mut(), &pairs, &specs, entry.span(), "labels")?;
     }
     if let Some(labels) = k.get("commonLabels") {
         let pairs = string_pairs(Some(labels));
@@ -74,7 +74,7 @@ pub(crate) fn run(
             acc.res_mut(),
             &pairs,
             &config.common_labels,
-            labels.span,
+            labels.span(),
             "commonLabels",
         )?;
     }
@@ -85,7 +85,7 @@ pub(crate) fn run(
             acc.res_mut(),
             &pairs,
             &config.common_annotations,
-            ann.span,
+            ann.span(),
             "commonAnnotations",
         )?;
     }
@@ -99,7 +99,7 @@ pub(crate) fn run(
         .flatten()
     {
         replicas(files, acc.res_mut(), entry, &config.replicas)
-            .map_err(|m| k.err(entry.span, m))?;
+            .map_err(|m| k.err(entry.span(), m))?;
     }
     let own = k.get("images").and_then(Node::as_seq).into_iter().flatten();
     let mut list: Vec<Image> = own.map(Image::of).collect();
@@ -132,7 +132,7 @@ fn string_pairs(n: Option<&Node>) -> Vec<(String, Node)> {
         .flatten()
         .filter_map(|(k, v)| {
             let text = v.scalar_text().unwrap_or_default();
-            Some((k.scalar_text()?, Node::synthetic_str(text, v.span)))
+            Some((k.scalar_text()?, Node::synthetic_str(text, v.span())))
         })
         .collect()
 }
@@ -363,7 +363,7 @@ fn replicas(
         Some(Value::Int(i)) => *i,
         _ => return Err("replicas entry needs an integer count".into()),
     };
-    let span = entry.get("count").map_or(entry.span, |n| n.span);
+    let span = entry.get("count").map_or(entry.span(), |n| n.span());
     spend_scan(files, res.len())?;
     for r in res.iter_mut().filter(|r| r.names().contains(&name)) {
         let gvk = r.gvk();
@@ -407,14 +407,14 @@ fn inline_transformers(
 ) -> Result<(), Issue> {
     for entry in list.as_seq().into_iter().flatten() {
         let Some(text) = entry.as_str() else {
-            return Err(k.err(entry.span, "transformers entries must be strings"));
+            return Err(k.err(entry.span(), "transformers entries must be strings"));
         };
         let docs: Vec<Node> = if let Some(docs) = built.get(text) {
             docs.clone()?
         } else if text.contains('\n') || text.contains(':') {
             super::patches::inline_docs(files, entry, &k.file)?
         } else {
-            k.input(files, text, entry.span, Input::Transformer)?
+            k.input(files, text, entry.span(), Input::Transformer)?
                 .documents(files)?
                 .docs
                 .iter()
@@ -433,7 +433,7 @@ fn inline_transformers(
                         acc.res_mut(),
                         &pairs,
                         &specs,
-                        doc.span,
+                        doc.span(),
                         "LabelTransformer",
                     )?;
                 }
@@ -444,7 +444,7 @@ fn inline_transformers(
                         acc.res_mut(),
                         &pairs,
                         &specs,
-                        doc.span,
+                        doc.span(),
                         "AnnotationsTransformer",
                     )?;
                 }
@@ -454,22 +454,22 @@ fn inline_transformers(
                         .unwrap_or("")
                         .to_string();
                     if !ns.is_empty() {
-                        namespace(files, acc.res_mut(), &ns, doc.span, &specs)?;
+                        namespace(files, acc.res_mut(), &ns, doc.span(), &specs)?;
                     }
                 }
                 "PrefixSuffixTransformer" => {
                     let p = doc.str_at(&["prefix"]).unwrap_or("").to_string();
                     let s = doc.str_at(&["suffix"]).unwrap_or("").to_string();
-                    prefix_suffix(files, acc.res_mut(), (&p, &s), doc.span, &specs)?;
+                    prefix_suffix(files, acc.res_mut(), (&p, &s), doc.span(), &specs)?;
                 }
                 "PatchTransformer" => {
-                    let as_list = Node::new(Value::Seq(Box::new(vec![doc.clone()])), doc.span);
+                    let as_list = Node::new(Value::Seq(Box::new(vec![doc.clone()])), doc.span());
                     patches::apply_list(files, acc.res_mut(), &as_list, &k.dir, k.restrict)?;
                 }
                 _ => {
                     return Err(Issue::at(
                         &files.sources,
-                        doc.span,
+                        doc.span(),
                         format!("transformer kind '{kind}' is not supported"),
                     ));
                 }

@@ -48,11 +48,19 @@ pub fn block_scanner_differs(text: &str) -> (bool, Option<String>) {
 
 /// The first difference between two trees, by path.
 fn differ(a: &Node, b: &Node, path: &str) -> Option<String> {
-    if a.span != b.span {
-        return Some(format!("{path}: span {:?} against {:?}", a.span, b.span));
+    if a.span() != b.span() {
+        return Some(format!(
+            "{path}: span {:?} against {:?}",
+            a.span(),
+            b.span()
+        ));
     }
-    if a.style != b.style {
-        return Some(format!("{path}: style {:?} against {:?}", a.style, b.style));
+    if a.style() != b.style() {
+        return Some(format!(
+            "{path}: style {:?} against {:?}",
+            a.style(),
+            b.style()
+        ));
     }
     let scalar = |v: &Value| match v {
         Value::Float(f) => format!("Float({:?})", f.to_bits()),

@@ -53,9 +53,9 @@ fn key_and_value_spans_are_line_and_column() {
         .unwrap()
         .get_key("version")
         .unwrap();
-    assert_eq!((key.span.line, key.span.col), (3, 5));
+    assert_eq!((key.span().line, key.span().col), (3, 5));
     let value = docs[0].path(&["spec", "chart", "version"]).unwrap();
-    assert_eq!((value.span.line, value.span.col), (3, 14));
+    assert_eq!((value.span().line, value.span().col), (3, 14));
     assert_eq!(value.as_str(), Some("2025.10.1"));
 }
 
@@ -64,8 +64,11 @@ fn byte_offsets_are_right_after_non_ascii_text() {
     let text = "a: \"größe ✓\"\nb: value\n";
     let docs = parse(text);
     let b = docs[0].get("b").unwrap();
-    assert_eq!(&text[b.span.start as usize..b.span.end as usize], "value");
-    assert_eq!(b.span.col, 4);
+    assert_eq!(
+        &text[b.span().start as usize..b.span().end as usize],
+        "value"
+    );
+    assert_eq!(b.span().col, 4);
 }
 
 #[test]
@@ -98,7 +101,7 @@ fn aliases_end_where_go_yaml_ends_their_names() {
     // Spans point into the text as written, after the inserted spaces
     // too (on the same line and on later lines).
     let at = |n: &Node| {
-        let s = n.span;
+        let s = n.span();
         (&text[s.start as usize..s.end as usize], s.line, s.col)
     };
     let c = docs[0].get("c").unwrap();
@@ -106,7 +109,7 @@ fn aliases_end_where_go_yaml_ends_their_names() {
     let f = docs[0].get("f").unwrap();
     assert_eq!(at(f.get("ipmi").unwrap()), ("v", 6, 11));
     assert_eq!(at(f.get_key("w").unwrap()), ("w", 6, 14));
-    assert_eq!(f.get("w").unwrap().span.col, 17);
+    assert_eq!(f.get("w").unwrap().span().col, 17);
     assert_eq!(at(docs[0].get_key("last").unwrap()), ("last", 8, 1));
     // With the quoted-scalar repair after an inserted space: its value
     // is found by the offset as written.
@@ -118,7 +121,7 @@ fn aliases_end_where_go_yaml_ends_their_names() {
         serde_json::json!({"a": "x", "f": {"x": "v", "k": [{"x": "w"}]}})
     );
     let w = &docs[0].path(&["f", "k"]).unwrap().as_seq().unwrap()[0];
-    assert_eq!(w.get("x").unwrap().span.col, 22);
+    assert_eq!(w.get("x").unwrap().span().col, 22);
     let docs = parse("a: &app x\nm:\n  *app:\n    q: \"one\ntwo\"\n");
     assert_eq!(
         docs[0].to_json(),
@@ -256,7 +259,7 @@ fn quoted_scalars_end_at_their_closing_quote() {
     let text = "a: \"on\" # default\nb: &x 'it''s'   \nc: \"a\\\"b\" #\nd: \"two\n  lines\"  # c\ne: plain # c\n---\n{f: 'g'  , h: \"i\" }\n";
     let docs = parse(text);
     let written = |doc: usize, key: &str| {
-        let span = docs[doc].get(key).unwrap().span;
+        let span = docs[doc].get(key).unwrap().span();
         &text[span.start as usize..span.end as usize]
     };
     assert_eq!(written(0, "a"), "\"on\"");

@@ -179,7 +179,7 @@ data:
         .is_empty()
     );
     let node = obj.root.path(&["data", "password"]).unwrap();
-    match node.origin.as_deref() {
+    match node.origin() {
         Some(Origin::Substituted {
             variable, unknown, ..
         }) => {
@@ -248,9 +248,9 @@ fn substitutes_with_retyping_and_provenance() {
 
     // Use site keeps its span; the origin points at the definition.
     let replicas = obj.root.path(&["spec", "replicas"]).unwrap();
-    assert_eq!((replicas.span.line, replicas.span.col), (8, 13));
+    assert_eq!((replicas.span().line, replicas.span().col), (8, 13));
     assert_eq!(
-        repo.sources.path(replicas.span.file),
+        repo.sources.path(replicas.span().file),
         PathBuf::from("app.yaml")
     );
     let Some(Origin::Substituted {
@@ -258,9 +258,9 @@ fn substitutes_with_retyping_and_provenance() {
         defined_at: Some(def),
         unknown: false,
         ..
-    }) = replicas.origin.as_deref()
+    }) = replicas.origin()
     else {
-        panic!("{:?}", replicas.origin);
+        panic!("{:?}", replicas.origin());
     };
     assert_eq!(variable, "REPLICAS");
     assert_eq!(repo.sources.path(def.file), PathBuf::from("ks.yaml"));
@@ -275,7 +275,7 @@ fn substitutes_with_retyping_and_provenance() {
         .map(|c| c[0].get("image").unwrap().clone())
         .unwrap();
     assert_eq!(
-        image.origin.as_deref(),
+        image.origin(),
         Some(&Origin::Substituted {
             variable: "TAG".into(),
             defined_at: None,
@@ -286,7 +286,7 @@ fn substitutes_with_retyping_and_provenance() {
             if_unset: Some("nginx:1.27".into()),
         })
     );
-    assert_eq!(image.style, Style::Quoted);
+    assert_eq!(image.style(), Style::Quoted);
 }
 
 #[test]
@@ -433,9 +433,9 @@ data:
     assert_eq!((issues[0].line, issues[0].col), (6, 5));
     // The typed value keeps its use site and its variable.
     let gid = obj.root.path(&["data", "gid"]).unwrap();
-    assert_eq!((gid.span.line, gid.span.col), (9, 8));
+    assert_eq!((gid.span().line, gid.span().col), (9, 8));
     assert!(matches!(
-        gid.origin.as_deref(),
+        gid.origin(),
         Some(Origin::Substituted { variable, defined_at: None, .. }) if variable == "N"
     ));
 }
@@ -546,7 +546,7 @@ data:
     assert_eq!(j["data"]["typo"], serde_json::Value::Null);
     let typo = obj.root.path(&["data", "typo"]).unwrap();
     assert!(matches!(
-        typo.origin.as_deref(),
+        typo.origin(),
         Some(Origin::Substituted { undefined, unknown: false, .. }) if undefined == &["DOMAN"]
     ));
 }
