@@ -14,10 +14,12 @@ use super::limits::kustomize::RunBudget;
 use super::{PathMap, PathSet};
 use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
+mod ahead;
 mod budget;
 mod fork;
 mod layer;
 mod remembered;
+pub use ahead::ReadAhead;
 use fork::Journal;
 pub(crate) use layer::{Event, ReadLayer};
 pub use remembered::Listing;
@@ -114,6 +116,9 @@ pub struct Files {
     /// The YAML files the walk would find, and the entries it could not
     /// list, when known without walking ([`Files::remembering`]).
     listed: Option<Arc<Listing>>,
+    /// The texts the walk read as it listed the files (or finding the
+    /// root did), or why each could not be read: what the preload takes.
+    read_ahead: PathMap<PathBuf, Result<Arc<str>, Issue>>,
     /// For a base commit's load: the files git says are as the commit has
     /// them that the working tree's builds read whole (a generator's
     /// input), with what they read: a replayed read of one is that read,
@@ -262,6 +267,7 @@ impl Files {
             layer: None,
             unchanged: PathMap::default(),
             listed: None,
+            read_ahead: PathMap::default(),
             unchanged_bytes: PathSet::default(),
             journal: None,
             left: RunBudget::new(&limits.kustomize),
@@ -433,6 +439,16 @@ impl Files {
     }
 
     fn raw(&self, rel: &Path) -> Result<Vec<u8>, Refused> {
+        let limit = self.limits.yaml.max_bytes;
+        self.raw_with(rel, |disk| disk.read(rel, limit))
+    }
+
+    /// [`Files::raw`], a file on the disk read by `from_disk`.
+    fn raw_with(
+        &self,
+        rel: &Path,
+        from_disk: impl FnOnce(&Disk) -> Result<Vec<u8>, Refused>,
+    ) -> Result<Vec<u8>, Refused> {
         if let Some(text) = self.overlay.get(rel) {
             // An editor's buffer is held to the limit a file on disk is.
             let limit = self.limits.yaml.max_bytes;
@@ -443,18 +459,39 @@ impl Files {
             return Ok(text.clone().into_bytes());
         }
         match &*self.backing {
-            Backing::Disk(disk) => disk.read(rel, self.limits.yaml.max_bytes),
+            Backing::Disk(disk) => from_disk(disk),
             Backing::Commit(tree) => tree.read(rel, self.limits.yaml.max_bytes),
+        }
+    }
+
+    /// The text the preload reads for `rel`: known already, else read,
+    /// a file on the disk by `from_disk`.
+    fn preload_text(
+        &self,
+        rel: &Path,
+        from_disk: impl FnOnce(&Disk) -> Result<Vec<u8>, Refused>,
+    ) -> Result<Arc<str>, Issue> {
+        match self.known_text(rel) {
+            Some(text) => Ok(text.clone()),
+            None => text_of(self.raw_with(rel, from_disk), rel).map(Arc::from),
         }
     }
 
     /// Every YAML file of the repository, the entries that could not be
     /// listed, and the second paths to what was met (see
-    /// [`super::walk::yaml_files`]).
-    pub fn yaml_files(&self) -> Listing {
-        let mut listing = match (&self.listed, &*self.backing) {
-            (Some(listed), _) => (**listed).clone(),
-            (None, Backing::Disk(disk)) => super::walk::yaml_files_on(disk),
+    /// [`super::walk::yaml_files`]). On the disk, the files are read as
+    /// they are listed, for [`Files::preload`].
+    pub fn yaml_files(&mut self) -> Listing {
+        let mut listing = match (self.listed.take(), &*self.backing) {
+            (Some(listed), _) => Arc::try_unwrap(listed).unwrap_or_else(|l| (*l).clone()),
+            (None, Backing::Disk(disk)) => {
+                let limit = self.limits.yaml.max_bytes;
+                let (listing, texts) = super::walk::yaml_files_reading(disk, |rel, plain| {
+                    self.preload_text(rel, |disk| disk.read_walked(rel, limit, plain))
+                });
+                self.read_ahead = listing.paths.iter().cloned().zip(texts).collect();
+                listing
+            }
             (None, Backing::Commit(tree)) => Listing {
                 paths: tree.yaml_files(),
                 ..Listing::default()
@@ -566,12 +603,13 @@ impl Files {
     pub fn preload(&mut self, rels: &[PathBuf]) {
         use rayon::prelude::*;
         let limits = self.limits;
+        let ahead = std::mem::take(&mut self.read_ahead);
         let texts: Vec<Result<Arc<str>, Issue>> = match &*self.backing {
             Backing::Disk(_) => rels
                 .par_iter()
-                .map(|rel| match self.known_text(rel) {
-                    Some(text) => Ok(text.clone()),
-                    None => text_of(self.raw(rel), rel).map(Arc::from),
+                .map(|rel| match ahead.get(rel) {
+                    Some(read) => read.clone(),
+                    None => self.preload_text(rel, |disk| disk.read(rel, limits.yaml.max_bytes)),
                 })
                 .collect(),
             Backing::Commit(tree) => {
@@ -599,6 +637,7 @@ impl Files {
                     .collect()
             }
         };
+        drop(ahead);
         let mut to_parse = Vec::new();
         self.sources.reserve(rels.len());
         self.parsed.reserve(rels.len());
@@ -729,7 +768,7 @@ fn parse(
 /// A file's text, refused when it leaves the repository, is not a
 /// regular file, is over the size budget or is not UTF-8 (with the
 /// position of the first bad byte).
-fn text_of(bytes: Result<Vec<u8>, Refused>, rel: &Path) -> Result<String, Issue> {
+pub(super) fn text_of(bytes: Result<Vec<u8>, Refused>, rel: &Path) -> Result<String, Issue> {
     let bytes = bytes.map_err(|e| Issue::file(rel, e.to_string()))?;
     utf8_text(bytes, &rel.display().to_string())
 }
