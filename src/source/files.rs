@@ -116,9 +116,10 @@ pub struct Files {
     /// The YAML files the walk would find, and the entries it could not
     /// list, when known without walking ([`Files::remembering`]).
     listed: Option<Arc<Listing>>,
-    /// The texts the walk read as it listed the files (or finding the
-    /// root did), or why each could not be read: what the preload takes.
-    read_ahead: PathMap<PathBuf, Result<Arc<str>, Issue>>,
+    /// The YAML files finding the root listed and read, each text or why
+    /// it could not be read, in the listing's order
+    /// ([`Files::reading_ahead`]).
+    read_ahead: Option<Box<(Listing, Vec<Text>)>>,
     /// For a base commit's load: the files git says are as the commit has
     /// them that the working tree's builds read whole (a generator's
     /// input), with what they read: a replayed read of one is that read,
@@ -140,6 +141,9 @@ pub struct Files {
     /// paths are called where a user reads them.
     checkout: Option<super::remote::Checkout>,
 }
+
+/// A file's text, or why it could not be read.
+type Text = Result<Arc<str>, Issue>;
 
 /// A file's parse, or why it has none: boxed, since few files have an
 /// issue and the map has a slot for each of them (at 100k objects, an
@@ -267,7 +271,7 @@ impl Files {
             layer: None,
             unchanged: PathMap::default(),
             listed: None,
-            read_ahead: PathMap::default(),
+            read_ahead: None,
             unchanged_bytes: PathSet::default(),
             journal: None,
             left: RunBudget::new(&limits.kustomize),
@@ -470,7 +474,7 @@ impl Files {
         &self,
         rel: &Path,
         from_disk: impl FnOnce(&Disk) -> Result<Vec<u8>, Refused>,
-    ) -> Result<Arc<str>, Issue> {
+    ) -> Text {
         match self.known_text(rel) {
             Some(text) => Ok(text.clone()),
             None => text_of(self.raw_with(rel, from_disk), rel).map(Arc::from),
@@ -479,39 +483,67 @@ impl Files {
 
     /// Every YAML file of the repository, the entries that could not be
     /// listed, and the second paths to what was met (see
-    /// [`super::walk::yaml_files`]). On the disk, the files are read as
-    /// they are listed, for [`Files::preload`].
-    pub fn yaml_files(&mut self) -> Listing {
-        let mut listing = match (self.listed.take(), &*self.backing) {
-            (Some(listed), _) => Arc::try_unwrap(listed).unwrap_or_else(|l| (*l).clone()),
-            (None, Backing::Disk(disk)) => {
-                let limit = self.limits.yaml.max_bytes;
-                let (listing, texts) = super::walk::yaml_files_reading(disk, |rel, plain| {
-                    self.preload_text(rel, |disk| disk.read_walked(rel, limit, plain))
-                });
-                self.read_ahead = listing.paths.iter().cloned().zip(texts).collect();
-                listing
-            }
-            (None, Backing::Commit(tree)) => Listing {
-                paths: tree.yaml_files(),
-                ..Listing::default()
-            },
-        };
-        let paths = &mut listing.paths;
+    /// [`super::walk::yaml_files`]), read and parsed using every core (see
+    /// [`Files::preload`]): on the disk, each file is read as the walk
+    /// lists it.
+    pub fn load_yaml_files(&mut self) -> Listing {
+        let (listing, read) = self.yaml_files_read();
+        self.preload_read(&listing.paths, read);
+        listing
+    }
+
+    /// The listing of [`Files::load_yaml_files`], with the texts read so
+    /// far in its order.
+    fn yaml_files_read(&mut self) -> (Listing, Vec<Option<Text>>) {
+        let unread = |n| (0..n).map(|_| None).collect();
+        let (mut listing, read): (Listing, Vec<Option<Text>>) =
+            match (self.read_ahead.take(), self.listed.take(), &*self.backing) {
+                (Some(ahead), _, _) => {
+                    let (listing, texts) = *ahead;
+                    (listing, texts.into_iter().map(Some).collect())
+                }
+                (None, Some(listed), _) => {
+                    let listing = Arc::try_unwrap(listed).unwrap_or_else(|l| (*l).clone());
+                    let n = listing.paths.len();
+                    (listing, unread(n))
+                }
+                (None, None, Backing::Disk(disk)) => {
+                    let limit = self.limits.yaml.max_bytes;
+                    let (listing, texts) = super::walk::yaml_files_reading(disk, |rel, plain| {
+                        self.preload_text(rel, |disk| disk.read_walked(rel, limit, plain))
+                    });
+                    (listing, texts.into_iter().map(Some).collect())
+                }
+                (None, None, Backing::Commit(tree)) => {
+                    let paths = tree.yaml_files();
+                    let n = paths.len();
+                    let listing = Listing {
+                        paths,
+                        ..Listing::default()
+                    };
+                    (listing, unread(n))
+                }
+            };
         // An editor's buffer of a file not (or no longer) on disk is read
         // as the editor holds it.
-        let before = paths.len();
-        paths.extend(
-            self.overlay
-                .keys()
-                .filter(|p| super::walk::is_yaml(p) && !paths.contains(p))
-                .cloned()
-                .collect::<Vec<_>>(),
-        );
-        if paths.len() > before {
-            paths.sort();
+        let added: Vec<PathBuf> = self
+            .overlay
+            .keys()
+            .filter(|p| super::walk::is_yaml(p) && !listing.paths.contains(p))
+            .cloned()
+            .collect();
+        if added.is_empty() {
+            return (listing, read);
         }
-        listing
+        let mut all: Vec<(PathBuf, Option<Text>)> = std::mem::take(&mut listing.paths)
+            .into_iter()
+            .zip(read)
+            .chain(added.into_iter().map(|p| (p, None)))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        let (paths, read) = all.into_iter().unzip();
+        listing.paths = paths;
+        (listing, read)
     }
 
     /// The entries directly in directory `rel`, sorted by name, each with
@@ -601,15 +633,22 @@ impl Files {
     /// Reads and parses many files using every core: the first thing a
     /// run does, and the larger part of its time on a big repo.
     pub fn preload(&mut self, rels: &[PathBuf]) {
+        self.preload_read(rels, (0..rels.len()).map(|_| None).collect());
+    }
+
+    /// [`Files::preload`] of `rels`, the texts `read` holds already (one
+    /// per path) not read again.
+    fn preload_read(&mut self, rels: &[PathBuf], read: Vec<Option<Text>>) {
         use rayon::prelude::*;
         let limits = self.limits;
-        let ahead = std::mem::take(&mut self.read_ahead);
-        let texts: Vec<Result<Arc<str>, Issue>> = match &*self.backing {
+        let texts: Vec<Text> = match &*self.backing {
             Backing::Disk(_) => rels
                 .par_iter()
-                .map(|rel| match ahead.get(rel) {
-                    Some(read) => read.clone(),
-                    None => self.preload_text(rel, |disk| disk.read(rel, limits.yaml.max_bytes)),
+                .zip(read)
+                .map(|(rel, read)| {
+                    read.unwrap_or_else(|| {
+                        self.preload_text(rel, |disk| disk.read(rel, limits.yaml.max_bytes))
+                    })
                 })
                 .collect(),
             Backing::Commit(tree) => {
@@ -637,7 +676,6 @@ impl Files {
                     .collect()
             }
         };
-        drop(ahead);
         let mut to_parse = Vec::new();
         self.sources.reserve(rels.len());
         self.parsed.reserve(rels.len());

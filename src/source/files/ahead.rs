@@ -75,14 +75,7 @@ impl Files {
             (same_root, plain, Arc::get_mut(&mut self.backing))
         {
             self.backing = Arc::new(Backing::Disk(ahead.disk));
-            self.read_ahead = ahead
-                .listing
-                .paths
-                .iter()
-                .cloned()
-                .zip(ahead.texts)
-                .collect();
-            self.listed = Some(Arc::new(ahead.listing));
+            self.read_ahead = Some(Box::new((ahead.listing, ahead.texts)));
         }
         self
     }
