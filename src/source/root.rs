@@ -86,7 +86,7 @@ pub enum RootError {
 /// Finds the repository of `paths` (folders or files; none: the current
 /// directory).
 pub fn find(paths: &[PathBuf]) -> Result<Found, RootError> {
-    find_reading(paths).map(|(found, _)| found)
+    find_then(paths, false).map(|(found, _)| found)
 }
 
 /// [`find`], and what it read of the root when its load can take it
@@ -94,6 +94,11 @@ pub fn find(paths: &[PathBuf]) -> Result<Found, RootError> {
 /// file of the folder given is read to find the root, which is most often
 /// that folder.
 pub fn find_reading(paths: &[PathBuf]) -> Result<(Found, Option<ReadAhead>), RootError> {
+    find_then(paths, true)
+}
+
+/// [`find`], reading the folder whole when `read` (see [`find_reading`]).
+fn find_then(paths: &[PathBuf], read: bool) -> Result<(Found, Option<ReadAhead>), RootError> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -111,7 +116,7 @@ pub fn find_reading(paths: &[PathBuf]) -> Result<(Found, Option<ReadAhead>), Roo
     let top = git::top_level(&first_dir);
     // No Flux tree rooted anywhere near: the folder itself (plain
     // manifests, or a fixture kept in another repository).
-    let (flux, ahead) = flux_root(&first_dir, top.as_deref());
+    let (flux, ahead) = flux_root(&first_dir, top.as_deref(), read);
     let known = flux.is_some() || top.is_some();
     let root = flux.unwrap_or_else(|| first_dir.clone());
     // What was read of another folder than the root is of no use.
@@ -196,16 +201,17 @@ const FOLDERS_READ_ABOVE: usize = 3;
 /// The root the Flux Kustomizations' paths resolve from, for a lint of
 /// `dir` in the git work tree `top` (see the module's header); `None`
 /// when no Flux path near `dir` resolves. Only the existence of those
-/// directories is asked of the folders above. Outside git, also what was
-/// read of `dir`: every file of it, for its load to take.
-fn flux_root(dir: &Path, top: Option<&Path>) -> (Option<PathBuf>, Option<ReadAhead>) {
+/// directories is asked of the folders above. Outside git, when `read`,
+/// also what was read of `dir`: every file of it, for its load to take.
+fn flux_root(dir: &Path, top: Option<&Path>, read: bool) -> (Option<PathBuf>, Option<ReadAhead>) {
     if top == Some(dir) {
         return (top.map(Path::to_path_buf), None);
     }
     // Outside git the root is `dir` whenever a path in it resolves from
     // there, and the load then lists and reads all of it: read it all
     // now, on every core, and stop only the search at the first path.
-    let ahead = top.is_none().then(|| ReadAhead::of(dir, Limits::default()));
+    // An editor finding the root of a file it opened loads later.
+    let ahead = (read && top.is_none()).then(|| ReadAhead::of(dir, Limits::default()));
     (flux_root_of(dir, top, ahead.as_ref()), ahead)
 }
 
