@@ -389,12 +389,11 @@ fn load_recording(
     input: &Input,
     base: &BaseRequest,
 ) -> Result<(Loaded, Option<base::Located>), Error> {
-    let (found, ahead, example) = if input.example {
+    let ((found, ahead), example) = if input.example {
         let dir = crate::example::extract().map_err(Error::Example)?;
-        (Found::alone(dir.path().to_path_buf()), None, Some(dir))
+        ((Found::alone(dir.path().to_path_buf()), None), Some(dir))
     } else {
-        let (found, ahead) = found::find_reading(&input.paths)?;
-        (found, ahead, None)
+        (found::find_reading(&input.paths)?, None)
     };
     let root = &found.root;
     if !root.is_dir() {
@@ -404,13 +403,7 @@ fn load_recording(
     let record = located.as_ref().is_some_and(base::Located::wants_reuse);
     let limits = Limits::default();
     let files = match &input.held {
-        None => {
-            let files = work_tree_files(&found, ignored_in(&found)?, HashMap::new());
-            match ahead {
-                Some(ahead) => files.reading_ahead(ahead),
-                None => files,
-            }
-        }
+        None => work_tree_files(&found, ignored_in(&found)?, HashMap::new()).reading_ahead(ahead),
         Some(held) => Files::in_commit(root, held_tree(&found, held)?, limits),
     };
     let fetcher = input

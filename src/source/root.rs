@@ -349,7 +349,13 @@ fn path_values(line: &str) -> impl Iterator<Item = &str> {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::symlink;
+
     use super::*;
+    use crate::source::Files;
+    use crate::source::disk::tests::every_kind_of_entry;
+    use crate::source::repo::{Repo, load_files};
+    use crate::yaml::FileId;
 
     fn write(root: &Path, rel: &str, text: &str) {
         let p = root.join(rel);
@@ -445,5 +451,56 @@ mod tests {
         assert!(ahead.is_none());
         assert_eq!(found.prefix, Path::new(nested));
         assert!(found.scope.is_empty());
+    }
+
+    /// What a load ends with, as far as the files read can change it.
+    fn outcome(repo: &Repo) -> String {
+        let sources = &repo.files.sources;
+        let texts: Vec<_> = (0..sources.len() as u32)
+            .map(|i| (sources.path(FileId(i)), &sources.get(FileId(i)).text))
+            .collect();
+        format!(
+            "{texts:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            repo.issues, repo.skipped, repo.fates, repo.coverage
+        )
+    }
+
+    /// A load that takes what finding the root read loads what it loads
+    /// reading the repository itself: the same texts, and the same
+    /// refusals (a symlink or a folder link out of the repository, which
+    /// neither reads, a FIFO, a file that is not UTF-8, the budget).
+    #[test]
+    fn a_load_taking_what_was_read_ahead_is_a_load_reading_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = every_kind_of_entry(dir.path()).canonicalize().unwrap();
+        std::fs::write(
+            root.join("ks.yaml"),
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
+             metadata: {name: db, namespace: flux-system}\nspec: {path: ./apps/db}\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("apps/latin1.yaml"), b"a: caf\xe9\n").unwrap();
+        symlink("../../elsewhere/secret.yaml", root.join("apps/leak.yaml")).unwrap();
+        let (found, ahead) = find_reading(std::slice::from_ref(&root)).unwrap();
+        assert_eq!(found.root, root);
+        let ahead = ahead.expect("outside git, the folder given is read ahead");
+        let read: Vec<&Path> = ahead.texts().map(|(rel, _)| rel).collect();
+        assert!(read.contains(&Path::new("apps/latin1.yaml")));
+        assert!(!read.iter().any(|rel| rel.starts_with("apps/out")));
+        assert!(!read.contains(&Path::new("apps/leak.yaml")));
+        let itself = outcome(&load_files(Files::new(&root, Limits::default())));
+        let taken = load_files(Files::new(&root, Limits::default()).reading_ahead(Some(ahead)));
+        assert_eq!(outcome(&taken), itself);
+        assert!(itself.contains("not valid UTF-8") && itself.contains("links outside"));
+        // Nothing left to read: every file was over the budget already.
+        let none = Limits {
+            max_read_bytes: 0,
+            ..Limits::default()
+        };
+        let itself = outcome(&load_files(Files::new(&root, none)));
+        let ahead = ReadAhead::of(&root, none);
+        let taken = load_files(Files::new(&root, none).reading_ahead(Some(ahead)));
+        assert_eq!(outcome(&taken), itself);
+        assert!(itself.contains("budget"));
     }
 }
