@@ -127,10 +127,7 @@ pub fn yaml_files_reading<T: Send>(
     let (issues, aliases) = rayon::scope(|s| {
         let (read, done) = (&read, &done);
         let mut batch = Vec::with_capacity(READ_AT_ONCE);
-        let mut handed = 0;
-        let mut hand_over = |batch: Vec<(PathBuf, bool)>| {
-            let nth = handed;
-            handed += 1;
+        let hand_over = |batch: Vec<(PathBuf, bool)>| {
             s.spawn(move |_| {
                 let batch: Vec<(PathBuf, T)> = batch
                     .into_iter()
@@ -139,9 +136,7 @@ pub fn yaml_files_reading<T: Send>(
                         (rel, got)
                     })
                     .collect();
-                done.lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((nth, batch));
+                done.lock().unwrap_or_else(|p| p.into_inner()).push(batch);
             })
         };
         let listed = |dir, entries| disk.listed(dir, entries);
@@ -160,15 +155,14 @@ pub fn yaml_files_reading<T: Send>(
         }
         walked
     });
-    let mut batches = done.into_inner().unwrap_or_else(|p| p.into_inner());
-    batches.sort_unstable_by_key(|(nth, _)| *nth);
-    let mut read: Vec<(PathBuf, T)> = batches.into_iter().flat_map(|(_, b)| b).collect();
-    // In the walk's order, which is the paths' but for a symlink met
-    // after the real entries beside it: a sort that takes the runs
-    // already in order compares each path about once (at 10k objects,
-    // sorting from scratch was 1.5 % of the main thread). Each file is
-    // met once (a second path to it is an alias).
-    read.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut read: Vec<(PathBuf, T)> = done
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .flatten()
+        .collect();
+    // Each file is met once (a second path to it is an alias).
+    read.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let (paths, read) = read.into_iter().unzip();
     let listing = Listing {
         paths,
