@@ -389,11 +389,11 @@ fn load_recording(
     input: &Input,
     base: &BaseRequest,
 ) -> Result<(Loaded, Option<base::Located>), Error> {
-    let (found, example) = if input.example {
+    let ((found, ahead), example) = if input.example {
         let dir = crate::example::extract().map_err(Error::Example)?;
-        (Found::alone(dir.path().to_path_buf()), Some(dir))
+        ((Found::alone(dir.path().to_path_buf()), None), Some(dir))
     } else {
-        (found::find(&input.paths)?, None)
+        (found::find_reading(&input.paths)?, None)
     };
     let root = &found.root;
     if !root.is_dir() {
@@ -403,7 +403,7 @@ fn load_recording(
     let record = located.as_ref().is_some_and(base::Located::wants_reuse);
     let limits = Limits::default();
     let files = match &input.held {
-        None => work_tree_files(&found, ignored_in(&found)?, HashMap::new()),
+        None => work_tree_files(&found, ignored_in(&found)?, HashMap::new()).reading_ahead(ahead),
         Some(held) => Files::in_commit(root, held_tree(&found, held)?, limits),
     };
     let fetcher = input

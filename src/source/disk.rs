@@ -195,6 +195,29 @@ impl Disk {
     /// Within the run's budget: reads in parallel may pass it by one file
     /// each.
     pub fn read(&self, rel: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
+        self.read_as(rel, limit, || self.find(rel) == Some(Some(Kind::File)))
+    }
+
+    /// [`Disk::read`] of a file a walk of this disk met, told by the walk
+    /// whether it is a regular file reached from the root through real
+    /// directories only (`plain`), as the listings would tell.
+    pub(super) fn read_walked(
+        &self,
+        rel: &Path,
+        limit: usize,
+        plain: bool,
+    ) -> Result<Vec<u8>, Refused> {
+        self.read_as(rel, limit, || plain)
+    }
+
+    /// A read of `rel`, the file opened as it is when `plain()` (a regular
+    /// file that cannot leave the root), else resolved first.
+    fn read_as(
+        &self,
+        rel: &Path,
+        limit: usize,
+        plain: impl FnOnce() -> bool,
+    ) -> Result<Vec<u8>, Refused> {
         if self.ignored.covers(rel) {
             return Err(Refused::Io(std::io::Error::new(
                 std::io::ErrorKind::NotFound,
@@ -205,9 +228,9 @@ impl Disk {
         let left = self
             .budget
             .saturating_sub(self.spent.load(Ordering::Relaxed));
-        let read = match self.find(rel) {
-            Some(Some(Kind::File)) => read_regular(&abs, limit.min(left)),
-            _ => self.root.read(&abs, limit.min(left)),
+        let read = match plain() {
+            true => read_regular(&abs, limit.min(left)),
+            false => self.root.read(&abs, limit.min(left)),
         };
         match read {
             // Over the budget, and not over the file limit itself.

@@ -14,10 +14,12 @@ use super::limits::kustomize::RunBudget;
 use super::{PathMap, PathSet};
 use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
+mod ahead;
 mod budget;
 mod fork;
 mod layer;
 mod remembered;
+pub use ahead::ReadAhead;
 pub(crate) use fork::Forked;
 use fork::Journal;
 pub(crate) use layer::{Event, ReadLayer};
@@ -115,6 +117,10 @@ pub struct Files {
     /// The YAML files the walk would find, and the entries it could not
     /// list, when known without walking ([`Files::remembering`]).
     listed: Option<Arc<Listing>>,
+    /// The YAML files finding the root listed and read, each text or why
+    /// it could not be read, in the listing's order
+    /// ([`Files::reading_ahead`]).
+    read_ahead: Option<Box<(Listing, Vec<Text>)>>,
     /// For a base commit's load: the files git says are as the commit has
     /// them that the working tree's builds read whole (a generator's
     /// input), with what they read: a replayed read of one is that read,
@@ -136,6 +142,9 @@ pub struct Files {
     /// paths are called where a user reads them.
     checkout: Option<super::remote::Checkout>,
 }
+
+/// A file's text, or why it could not be read.
+type Text = Result<Arc<str>, Issue>;
 
 /// A file's parse, or why it has none: boxed, since few files have an
 /// issue and the map has a slot for each of them (at 100k objects, an
@@ -301,6 +310,7 @@ impl Files {
             layer: None,
             unchanged: PathMap::default(),
             listed: None,
+            read_ahead: None,
             unchanged_bytes: PathSet::default(),
             journal: None,
             left: RunBudget::new(&limits.kustomize),
@@ -472,6 +482,16 @@ impl Files {
     }
 
     fn raw(&self, rel: &Path) -> Result<Vec<u8>, Refused> {
+        let limit = self.limits.yaml.max_bytes;
+        self.raw_with(rel, |disk| disk.read(rel, limit))
+    }
+
+    /// [`Files::raw`], a file on the disk read by `from_disk`.
+    fn raw_with(
+        &self,
+        rel: &Path,
+        from_disk: impl FnOnce(&Disk) -> Result<Vec<u8>, Refused>,
+    ) -> Result<Vec<u8>, Refused> {
         if let Some(text) = self.overlay.get(rel) {
             // An editor's buffer is held to the limit a file on disk is.
             let limit = self.limits.yaml.max_bytes;
@@ -482,38 +502,87 @@ impl Files {
             return Ok(text.clone().into_bytes());
         }
         match &*self.backing {
-            Backing::Disk(disk) => disk.read(rel, self.limits.yaml.max_bytes),
+            Backing::Disk(disk) => from_disk(disk),
             Backing::Commit(tree) => tree.read(rel, self.limits.yaml.max_bytes),
+        }
+    }
+
+    /// The text the preload reads for `rel`: known already, else read,
+    /// a file on the disk by `from_disk`.
+    fn preload_text(
+        &self,
+        rel: &Path,
+        from_disk: impl FnOnce(&Disk) -> Result<Vec<u8>, Refused>,
+    ) -> Text {
+        match self.known_text(rel) {
+            Some(text) => Ok(text.clone()),
+            None => text_of(self.raw_with(rel, from_disk), rel).map(Arc::from),
         }
     }
 
     /// Every YAML file of the repository, the entries that could not be
     /// listed, and the second paths to what was met (see
-    /// [`super::walk::yaml_files`]).
-    pub fn yaml_files(&self) -> Listing {
-        let mut listing = match (&self.listed, &*self.backing) {
-            (Some(listed), _) => (**listed).clone(),
-            (None, Backing::Disk(disk)) => super::walk::yaml_files_on(disk),
-            (None, Backing::Commit(tree)) => Listing {
-                paths: tree.yaml_files(),
-                ..Listing::default()
-            },
-        };
-        let paths = &mut listing.paths;
+    /// [`super::walk::yaml_files`]), read and parsed using every core (see
+    /// [`Files::preload`]): on the disk, each file is read as the walk
+    /// lists it.
+    pub fn load_yaml_files(&mut self) -> Listing {
+        let (listing, read) = self.yaml_files_read();
+        self.preload_read(&listing.paths, read);
+        listing
+    }
+
+    /// The listing of [`Files::load_yaml_files`], with the texts read so
+    /// far in its order.
+    fn yaml_files_read(&mut self) -> (Listing, Vec<Option<Text>>) {
+        let unread = |n| (0..n).map(|_| None).collect();
+        let (mut listing, read): (Listing, Vec<Option<Text>>) =
+            match (self.read_ahead.take(), self.listed.take(), &*self.backing) {
+                (Some(ahead), _, _) => {
+                    let (listing, texts) = *ahead;
+                    (listing, texts.into_iter().map(Some).collect())
+                }
+                (None, Some(listed), _) => {
+                    let listing = Arc::try_unwrap(listed).unwrap_or_else(|l| (*l).clone());
+                    let n = listing.paths.len();
+                    (listing, unread(n))
+                }
+                (None, None, Backing::Disk(disk)) => {
+                    let limit = self.limits.yaml.max_bytes;
+                    let (listing, texts) = super::walk::yaml_files_reading(disk, |rel, plain| {
+                        self.preload_text(rel, |disk| disk.read_walked(rel, limit, plain))
+                    });
+                    (listing, texts.into_iter().map(Some).collect())
+                }
+                (None, None, Backing::Commit(tree)) => {
+                    let paths = tree.yaml_files();
+                    let n = paths.len();
+                    let listing = Listing {
+                        paths,
+                        ..Listing::default()
+                    };
+                    (listing, unread(n))
+                }
+            };
         // An editor's buffer of a file not (or no longer) on disk is read
         // as the editor holds it.
-        let before = paths.len();
-        paths.extend(
-            self.overlay
-                .keys()
-                .filter(|p| super::walk::is_yaml(p) && !paths.contains(p))
-                .cloned()
-                .collect::<Vec<_>>(),
-        );
-        if paths.len() > before {
-            paths.sort();
+        let added: Vec<PathBuf> = self
+            .overlay
+            .keys()
+            .filter(|p| super::walk::is_yaml(p) && !listing.paths.contains(p))
+            .cloned()
+            .collect();
+        if added.is_empty() {
+            return (listing, read);
         }
-        listing
+        let mut all: Vec<(PathBuf, Option<Text>)> = std::mem::take(&mut listing.paths)
+            .into_iter()
+            .zip(read)
+            .chain(added.into_iter().map(|p| (p, None)))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        let (paths, read) = all.into_iter().unzip();
+        listing.paths = paths;
+        (listing, read)
     }
 
     /// The entries directly in directory `rel`, sorted by name, each with
@@ -603,14 +672,22 @@ impl Files {
     /// Reads and parses many files using every core: the first thing a
     /// run does, and the larger part of its time on a big repo.
     pub fn preload(&mut self, rels: &[PathBuf]) {
+        self.preload_read(rels, (0..rels.len()).map(|_| None).collect());
+    }
+
+    /// [`Files::preload`] of `rels`, the texts `read` holds already (one
+    /// per path) not read again.
+    fn preload_read(&mut self, rels: &[PathBuf], read: Vec<Option<Text>>) {
         use rayon::prelude::*;
         let limits = self.limits;
-        let texts: Vec<Result<Arc<str>, Issue>> = match &*self.backing {
+        let texts: Vec<Text> = match &*self.backing {
             Backing::Disk(_) => rels
                 .par_iter()
-                .map(|rel| match self.known_text(rel) {
-                    Some(text) => Ok(text.clone()),
-                    None => text_of(self.raw(rel), rel).map(Arc::from),
+                .zip(read)
+                .map(|(rel, read)| {
+                    read.unwrap_or_else(|| {
+                        self.preload_text(rel, |disk| disk.read(rel, limits.yaml.max_bytes))
+                    })
                 })
                 .collect(),
             Backing::Commit(tree) => {
@@ -772,7 +849,7 @@ fn parse(
 /// A file's text, refused when it leaves the repository, is not a
 /// regular file, is over the size budget or is not UTF-8 (with the
 /// position of the first bad byte).
-fn text_of(bytes: Result<Vec<u8>, Refused>, rel: &Path) -> Result<String, Issue> {
+pub(super) fn text_of(bytes: Result<Vec<u8>, Refused>, rel: &Path) -> Result<String, Issue> {
     let bytes = bytes.map_err(|e| Issue::file(rel, e.to_string()))?;
     utf8_text(bytes, &rel.display().to_string())
 }

@@ -123,8 +123,7 @@ pub fn load_files(mut files: Files) -> Repo {
         paths,
         mut issues,
         aliases,
-    } = files.yaml_files();
-    files.preload(&paths);
+    } = files.load_yaml_files();
     let mut skipped: Vec<Skipped> = aliases
         .iter()
         .map(|a| Skipped {

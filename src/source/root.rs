@@ -15,7 +15,8 @@
 use std::path::{Path, PathBuf};
 
 use super::confine::read_regular;
-use super::git;
+use super::files::ReadAhead;
+use super::{Limits, git};
 
 /// The repository found for the paths a lint names.
 #[derive(Debug, Clone)]
@@ -85,6 +86,19 @@ pub enum RootError {
 /// Finds the repository of `paths` (folders or files; none: the current
 /// directory).
 pub fn find(paths: &[PathBuf]) -> Result<Found, RootError> {
+    find_then(paths, false).map(|(found, _)| found)
+}
+
+/// [`find`], and what it read of the root when its load can take it
+/// ([`crate::source::Files::reading_ahead`]): outside git, every YAML
+/// file of the folder given is read to find the root, which is most often
+/// that folder.
+pub fn find_reading(paths: &[PathBuf]) -> Result<(Found, Option<ReadAhead>), RootError> {
+    find_then(paths, true)
+}
+
+/// [`find`], reading the folder whole when `read` (see [`find_reading`]).
+fn find_then(paths: &[PathBuf], read: bool) -> Result<(Found, Option<ReadAhead>), RootError> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -102,9 +116,11 @@ pub fn find(paths: &[PathBuf]) -> Result<Found, RootError> {
     let top = git::top_level(&first_dir);
     // No Flux tree rooted anywhere near: the folder itself (plain
     // manifests, or a fixture kept in another repository).
-    let flux = flux_root(&first_dir, top.as_deref());
+    let (flux, ahead) = flux_root(&first_dir, top.as_deref(), read);
     let known = flux.is_some() || top.is_some();
     let root = flux.unwrap_or_else(|| first_dir.clone());
+    // What was read of another folder than the root is of no use.
+    let ahead = ahead.filter(|a| a.root() == root);
     let mut scope = Vec::new();
     for (given, c) in paths.iter().zip(&canonical) {
         let rel = c.strip_prefix(&root).map_err(|_| RootError::Outside {
@@ -135,14 +151,15 @@ pub fn find(paths: &[PathBuf]) -> Result<Found, RootError> {
     } else {
         root
     };
-    Ok(Found {
+    let found = Found {
         root: shown,
         top,
         prefix,
         scope,
         known,
         start,
-    })
+    };
+    Ok((found, ahead))
 }
 
 fn dir_of(p: &Path) -> PathBuf {
@@ -184,11 +201,22 @@ const FOLDERS_READ_ABOVE: usize = 3;
 /// The root the Flux Kustomizations' paths resolve from, for a lint of
 /// `dir` in the git work tree `top` (see the module's header); `None`
 /// when no Flux path near `dir` resolves. Only the existence of those
-/// directories is asked of the folders above.
-fn flux_root(dir: &Path, top: Option<&Path>) -> Option<PathBuf> {
+/// directories is asked of the folders above. Outside git, when `read`,
+/// also what was read of `dir`: every file of it, for its load to take.
+fn flux_root(dir: &Path, top: Option<&Path>, read: bool) -> (Option<PathBuf>, Option<ReadAhead>) {
     if top == Some(dir) {
-        return top.map(Path::to_path_buf);
+        return (top.map(Path::to_path_buf), None);
     }
+    // Outside git the root is `dir` whenever a path in it resolves from
+    // there, and the load then lists and reads all of it: read it all
+    // now, on every core, and stop only the search at the first path.
+    // An editor finding the root of a file it opened loads later.
+    let ahead = (read && top.is_none()).then(|| ReadAhead::of(dir, Limits::default()));
+    (flux_root_of(dir, top, ahead.as_ref()), ahead)
+}
+
+/// [`flux_root`], with the files of `dir` read ahead, if they were.
+fn flux_root_of(dir: &Path, top: Option<&Path>, ahead: Option<&ReadAhead>) -> Option<PathBuf> {
     // The folders a root may be: `dir` and those above it, up to the top.
     let candidates: Vec<&Path> = dir
         .ancestors()
@@ -210,12 +238,28 @@ fn flux_root(dir: &Path, top: Option<&Path>) -> Option<PathBuf> {
         paths.push(p.to_string());
         !resolves(preferred, p)
     };
-    // The walk stops at the first path that resolves from `preferred`,
-    // as `decide` then does: at 100k objects, listing the rest of the
+    // The search stops at the first path that resolves from `preferred`,
+    // as `decide` then does; so does the walk in git, whose load lists
+    // the top level instead: at 100k objects, listing the rest of the
     // tree was a tenth of the run.
-    super::walk::each_yaml_file(dir, |rel| {
-        flux_paths_in(dir, rel, &mut |p| collect(&mut paths, p))
-    });
+    match ahead {
+        Some(ahead) => {
+            for (rel, text) in ahead.texts() {
+                let each = &mut |p: &str| collect(&mut paths, p);
+                let more = match text {
+                    Ok(text) => flux_paths_of(text, each),
+                    // Not UTF-8 or over a budget, still searched as text.
+                    Err(_) => flux_paths_in(dir, rel, each),
+                };
+                if !more {
+                    break;
+                }
+            }
+        }
+        None => super::walk::each_yaml_file(dir, |rel| {
+            flux_paths_in(dir, rel, &mut |p| collect(&mut paths, p))
+        }),
+    }
     if let Some(root) = decide(&paths) {
         return Some(root);
     }
@@ -270,7 +314,11 @@ fn flux_paths_in(dir: &Path, rel: &Path, each: &mut dyn FnMut(&str) -> bool) -> 
     let Ok(bytes) = read_regular(&dir.join(rel), limit) else {
         return true;
     };
-    let text = String::from_utf8_lossy(&bytes);
+    flux_paths_of(&String::from_utf8_lossy(&bytes), each)
+}
+
+/// [`flux_paths_in`] of a file's text.
+fn flux_paths_of(text: &str, each: &mut dyn FnMut(&str) -> bool) -> bool {
     if !text.contains("kustomize.toolkit.fluxcd.io") {
         return true;
     }
@@ -301,7 +349,13 @@ fn path_values(line: &str) -> impl Iterator<Item = &str> {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::symlink;
+
     use super::*;
+    use crate::source::Files;
+    use crate::source::disk::tests::every_kind_of_entry;
+    use crate::source::repo::{Repo, load_files};
+    use crate::yaml::FileId;
 
     fn write(root: &Path, rel: &str, text: &str) {
         let p = root.join(rel);
@@ -353,9 +407,15 @@ mod tests {
         // Without git, a folder with no Flux path near it is its own root,
         // and the run says so.
         let c = repo.join("kubernetes/components/c");
-        let found = find(std::slice::from_ref(&c)).unwrap();
-        assert_eq!((found.root, found.known), (c, false));
+        let (found, ahead) = find_reading(std::slice::from_ref(&c)).unwrap();
+        assert_eq!((found.root, found.known), (c.clone(), false));
+        // Its files were read ahead for its load, which reads that folder.
+        assert_eq!(ahead.map(|a| a.root().to_path_buf()), Some(c));
         assert!(find(&[repo.join("kubernetes")]).unwrap().known);
+        // What was read of a folder below the root is not the root's.
+        let (found, ahead) = find_reading(&[repo.join("kubernetes")]).unwrap();
+        assert_eq!((found.root, ahead.is_none()), (repo.clone(), true));
+        assert!(find_reading(&[repo]).unwrap().1.is_some());
     }
 
     #[test]
@@ -385,9 +445,62 @@ mod tests {
             &KS.replace("./kubernetes/apps/a/app", "./apps"),
         );
         write(&top, &format!("{nested}/apps/cm.yaml"), "kind: ConfigMap\n");
-        let found = find(&[top.join(nested)]).unwrap();
+        let (found, ahead) = find_reading(&[top.join(nested)]).unwrap();
         assert_eq!(found.root, top.join(nested));
+        // Its load leaves out what git ignores, which the search read.
+        assert!(ahead.is_none());
         assert_eq!(found.prefix, Path::new(nested));
         assert!(found.scope.is_empty());
+    }
+
+    /// What a load ends with, as far as the files read can change it.
+    fn outcome(repo: &Repo) -> String {
+        let sources = &repo.files.sources;
+        let texts: Vec<_> = (0..sources.len() as u32)
+            .map(|i| (sources.path(FileId(i)), &sources.get(FileId(i)).text))
+            .collect();
+        format!(
+            "{texts:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            repo.issues, repo.skipped, repo.fates, repo.coverage
+        )
+    }
+
+    /// A load that takes what finding the root read loads what it loads
+    /// reading the repository itself: the same texts, and the same
+    /// refusals (a symlink or a folder link out of the repository, which
+    /// neither reads, a FIFO, a file that is not UTF-8, the budget).
+    #[test]
+    fn a_load_taking_what_was_read_ahead_is_a_load_reading_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = every_kind_of_entry(dir.path()).canonicalize().unwrap();
+        std::fs::write(
+            root.join("ks.yaml"),
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
+             metadata: {name: db, namespace: flux-system}\nspec: {path: ./apps/db}\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("apps/latin1.yaml"), b"a: caf\xe9\n").unwrap();
+        symlink("../../elsewhere/secret.yaml", root.join("apps/leak.yaml")).unwrap();
+        let (found, ahead) = find_reading(std::slice::from_ref(&root)).unwrap();
+        assert_eq!(found.root, root);
+        let ahead = ahead.expect("outside git, the folder given is read ahead");
+        let read: Vec<&Path> = ahead.texts().map(|(rel, _)| rel).collect();
+        assert!(read.contains(&Path::new("apps/latin1.yaml")));
+        assert!(!read.iter().any(|rel| rel.starts_with("apps/out")));
+        assert!(!read.contains(&Path::new("apps/leak.yaml")));
+        let itself = outcome(&load_files(Files::new(&root, Limits::default())));
+        let taken = load_files(Files::new(&root, Limits::default()).reading_ahead(Some(ahead)));
+        assert_eq!(outcome(&taken), itself);
+        assert!(itself.contains("not valid UTF-8") && itself.contains("links outside"));
+        // Nothing left to read: every file was over the budget already.
+        let none = Limits {
+            max_read_bytes: 0,
+            ..Limits::default()
+        };
+        let itself = outcome(&load_files(Files::new(&root, none)));
+        let ahead = ReadAhead::of(&root, none);
+        let taken = load_files(Files::new(&root, none).reading_ahead(Some(ahead)));
+        assert_eq!(outcome(&taken), itself);
+        assert!(itself.contains("budget"));
     }
 }

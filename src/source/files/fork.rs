@@ -204,6 +204,7 @@ impl Files {
             layer: self.layer.as_ref().and_then(|l| l.fork()),
             unchanged: self.unchanged.clone(),
             listed: self.listed.clone(),
+            read_ahead: None,
             unchanged_bytes: self.unchanged_bytes.clone(),
             journal: Some(Journal::default()),
             left: self.left,
