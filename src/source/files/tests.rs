@@ -40,6 +40,8 @@ fn forks_take_the_shared_parse_and_the_files_drop_it_in_order() {
     let mut files = Files::new(dir.path(), Limits::default());
     let rels = [PathBuf::from("a.yaml"), PathBuf::from("b.yaml")];
     files.preload(&rels);
+    // As in a repository too large for takes to copy.
+    files.parsed.keep_taken = false;
     let cached: Vec<Arc<Node>> = rels
         .iter()
         .map(|rel| files.documents(rel).unwrap().docs[0].clone())
@@ -71,6 +73,7 @@ fn each_chunk_of_jobs_on_forks_is_taken_before_the_next_is_forked() {
     let mut files = Files::new(dir.path(), Limits::default());
     let rel = PathBuf::from("a.yaml");
     files.preload(std::slice::from_ref(&rel));
+    files.parsed.keep_taken = false;
     let cached = files.documents(&rel).unwrap().docs[0].clone();
     let jobs = vec![(); fork::JOBS_PER_FORK + 1];
     let taken = files.each_in_order(
@@ -87,6 +90,52 @@ fn each_chunk_of_jobs_on_forks_is_taken_before_the_next_is_forked() {
     assert!(!Arc::ptr_eq(last, &cached));
     assert_eq!(**last, *cached);
     assert!(files.parsed.get(&rel).is_none());
+}
+
+/// In a small repository every take copies the parse the files hold,
+/// on a fork or here, and the files keep it: a file several builds take
+/// is parsed once.
+#[test]
+fn in_a_small_repository_takes_copy_the_parse_and_the_files_keep_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), "k: v\n").unwrap();
+    let mut files = Files::new(dir.path(), Limits::default());
+    let rel = PathBuf::from("a.yaml");
+    files.preload(std::slice::from_ref(&rel));
+    assert!(files.parsed.keep_taken);
+    let cached = files.documents(&rel).unwrap().docs[0].clone();
+    let jobs = [(), ()];
+    let taken = files.each_in_order(
+        &jobs,
+        |_| true,
+        |files, _| files.take_documents(&rel).unwrap().docs[0].clone(),
+    );
+    let here = files.take_documents(&rel).unwrap().docs[0].clone();
+    for node in taken.iter().chain([&here]) {
+        assert_eq!(**node, *cached);
+    }
+    let held = files.parsed.get(&rel).unwrap().as_ref().unwrap();
+    assert!(Arc::ptr_eq(&held.docs[0], &cached));
+}
+
+/// In a large one the first take moves the parse out, and a file taken
+/// again is parsed once more and then kept for the takes after.
+#[test]
+fn in_a_large_repository_a_file_taken_twice_is_kept_after() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), "k: v\n").unwrap();
+    let mut files = Files::new(dir.path(), Limits::default());
+    let rel = PathBuf::from("a.yaml");
+    files.preload(std::slice::from_ref(&rel));
+    files.parsed.keep_taken = false;
+    files.take_documents(&rel).unwrap();
+    assert!(files.parsed.get(&rel).is_none());
+    let second = files.take_documents(&rel).unwrap().docs[0].clone();
+    let held = files.parsed.get(&rel).unwrap().as_ref().unwrap();
+    assert_eq!(*held.docs[0], *second);
+    let third = files.take_documents(&rel).unwrap().docs[0].clone();
+    assert!(files.parsed.get(&rel).is_some());
+    assert_eq!(*third, *second);
 }
 
 #[test]
