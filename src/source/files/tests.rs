@@ -66,13 +66,20 @@ fn forks_take_the_shared_parse_and_the_files_drop_it_in_order() {
     assert!(Arc::get_mut(&mut files.parsed.shared).is_some());
 }
 
-#[test]
-fn each_chunk_of_jobs_on_forks_is_taken_before_the_next_is_forked() {
+/// Files of a directory holding one YAML file, preloaded.
+fn one_file_loaded() -> (tempfile::TempDir, Files, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.yaml"), "k: v\n").unwrap();
     let mut files = Files::new(dir.path(), Limits::default());
     let rel = PathBuf::from("a.yaml");
     files.preload(std::slice::from_ref(&rel));
+    (dir, files, rel)
+}
+
+#[test]
+fn each_chunk_of_jobs_on_forks_is_taken_before_the_next_is_forked() {
+    let (_dir, mut files, rel) = one_file_loaded();
+    // As in a repository too large for takes to copy.
     files.parsed.keep_taken = false;
     let cached = files.documents(&rel).unwrap().docs[0].clone();
     let jobs = vec![(); fork::JOBS_PER_FORK + 1];
@@ -97,11 +104,7 @@ fn each_chunk_of_jobs_on_forks_is_taken_before_the_next_is_forked() {
 /// is parsed once.
 #[test]
 fn in_a_small_repository_takes_copy_the_parse_and_the_files_keep_it() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.yaml"), "k: v\n").unwrap();
-    let mut files = Files::new(dir.path(), Limits::default());
-    let rel = PathBuf::from("a.yaml");
-    files.preload(std::slice::from_ref(&rel));
+    let (_dir, mut files, rel) = one_file_loaded();
     assert!(files.parsed.keep_taken);
     let cached = files.documents(&rel).unwrap().docs[0].clone();
     let jobs = [(), ()];
@@ -122,11 +125,8 @@ fn in_a_small_repository_takes_copy_the_parse_and_the_files_keep_it() {
 /// again is parsed once more and then kept for the takes after.
 #[test]
 fn in_a_large_repository_a_file_taken_twice_is_kept_after() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.yaml"), "k: v\n").unwrap();
-    let mut files = Files::new(dir.path(), Limits::default());
-    let rel = PathBuf::from("a.yaml");
-    files.preload(std::slice::from_ref(&rel));
+    let (_dir, mut files, rel) = one_file_loaded();
+    // As in a repository too large for takes to copy.
     files.parsed.keep_taken = false;
     files.take_documents(&rel).unwrap();
     assert!(files.parsed.get(&rel).is_none());
