@@ -83,7 +83,9 @@ impl Entries {
     }
 
     fn name(&self, i: usize) -> &OsStr {
-        let start = i.checked_sub(1).map_or(0, |before| self.ends[before].0 as usize);
+        let start = i
+            .checked_sub(1)
+            .map_or(0, |before| self.ends[before].0 as usize);
         OsStr::from_bytes(&self.names[start..self.ends[i].0 as usize])
     }
 
@@ -196,10 +198,12 @@ impl Disk {
     /// real directories only, from a walk that listed it whole.
     pub(super) fn listed(&self, rel: PathBuf, met: Met) {
         let mut listings = self.listings.0.lock().unwrap_or_else(|p| p.into_inner());
-        listings.entry(rel).or_insert_with(|| match Entries::new(met) {
-            Some(entries) => Listing::Plain(Arc::new(entries)),
-            None => Listing::Unknown,
-        });
+        listings
+            .entry(rel)
+            .or_insert_with(|| match Entries::new(met) {
+                Some(entries) => Listing::Plain(Arc::new(entries)),
+                None => Listing::Unknown,
+            });
     }
 
     /// A directory of the repository: not one a symlink leads to outside it.
