@@ -9,7 +9,9 @@
 //! through real directories only cannot leave the root; a path with a
 //! symlink on the way is still resolved on the disk, as before.
 
-use std::ffi::OsString;
+use std::cmp::Ordering as Order;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,8 +50,62 @@ pub(super) enum Kind {
     Other,
 }
 
-/// A directory's entries by name.
-pub(super) type Entries = PathMap<OsString, Kind>;
+/// A directory's entries as a walk or a listing meets them, in any order.
+pub(super) type Met = Vec<(OsString, Kind)>;
+
+/// A directory's entries, sorted by name, the names in one buffer. The
+/// listings are held through the load, and a map of owned names took
+/// about 100 bytes an entry (25 MB at 100k objects, where the peak is);
+/// this takes the name's bytes and 8.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Entries {
+    /// The names one after another, in byte order.
+    names: Box<[u8]>,
+    /// Where each name ends in `names`, and its entry's kind.
+    ends: Box<[(u32, Kind)]>,
+}
+
+impl Entries {
+    /// `None` when the names are too long in all to be indexed (4 GiB):
+    /// the directory is then asked of the disk instead.
+    fn new(mut met: Met) -> Option<Entries> {
+        met.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut names = Vec::with_capacity(met.iter().map(|(name, _)| name.len()).sum());
+        let mut ends = Vec::with_capacity(met.len());
+        for (name, kind) in met {
+            names.extend_from_slice(name.as_bytes());
+            ends.push((u32::try_from(names.len()).ok()?, kind));
+        }
+        Some(Entries {
+            names: names.into(),
+            ends: ends.into(),
+        })
+    }
+
+    fn name(&self, i: usize) -> &OsStr {
+        let start = i
+            .checked_sub(1)
+            .map_or(0, |before| self.ends[before].0 as usize);
+        OsStr::from_bytes(&self.names[start..self.ends[i].0 as usize])
+    }
+
+    fn get(&self, name: &OsStr) -> Option<Kind> {
+        let (mut low, mut high) = (0, self.ends.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.name(mid).cmp(name) {
+                Order::Less => low = mid + 1,
+                Order::Greater => high = mid,
+                Order::Equal => return Some(self.ends[mid].1),
+            }
+        }
+        None
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&OsStr, Kind)> {
+        (0..self.ends.len()).map(|i| (self.name(i), self.ends[i].1))
+    }
+}
 
 /// The directories listed so far, by repo-relative path: kept from one
 /// load to the next by an editor that is told of every change on disk
@@ -117,7 +173,7 @@ impl Disk {
                 kept.extend(
                     entries
                         .iter()
-                        .filter(|(_, kind)| **kind == Kind::Dir)
+                        .filter(|(_, kind)| *kind == Kind::Dir)
                         .map(|(name, _)| dir.join(name)),
                 );
             }
@@ -140,11 +196,14 @@ impl Disk {
 
     /// Takes the listing of directory `rel`, reached from the root through
     /// real directories only, from a walk that listed it whole.
-    pub(super) fn listed(&self, rel: PathBuf, entries: Entries) {
+    pub(super) fn listed(&self, rel: PathBuf, met: Met) {
         let mut listings = self.listings.0.lock().unwrap_or_else(|p| p.into_inner());
         listings
             .entry(rel)
-            .or_insert_with(|| Listing::Plain(Arc::new(entries)));
+            .or_insert_with(|| match Entries::new(met) {
+                Some(entries) => Listing::Plain(Arc::new(entries)),
+                None => Listing::Unknown,
+            });
     }
 
     /// A directory of the repository: not one a symlink leads to outside it.
@@ -254,7 +313,7 @@ impl Disk {
         let entries = self.listing(parent)?;
         match entries.get(name) {
             Some(Kind::Link) => None,
-            kind => Some(kind.copied()),
+            kind => Some(kind),
         }
     }
 
@@ -277,7 +336,7 @@ impl Disk {
             };
             let plain = entries
                 .as_ref()
-                .is_some_and(|e| e.get(name) == Some(&Kind::Dir));
+                .is_some_and(|e| e.get(name) == Some(Kind::Dir));
             dir.push(name);
             if !plain {
                 // Nothing below it is reached through real directories
@@ -308,7 +367,7 @@ impl Disk {
 }
 
 fn list_dir(abs: &Path) -> std::io::Result<Entries> {
-    let mut entries = Entries::default();
+    let mut met = Met::new();
     for entry in std::fs::read_dir(abs)? {
         let entry = entry?;
         let kind = entry.file_type()?;
@@ -321,9 +380,9 @@ fn list_dir(abs: &Path) -> std::io::Result<Entries> {
         } else {
             Kind::Other
         };
-        entries.insert(entry.file_name(), kind);
+        met.push((entry.file_name(), kind));
     }
-    Ok(entries)
+    Entries::new(met).ok_or_else(|| std::io::Error::other("names too long to index"))
 }
 
 /// `rel.parent()` and `rel.file_name()`, cut at the last `/` when that

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::Issue;
 use super::PathMap;
 use super::confine::{Refused, Root};
-use super::disk::{Disk, Entries, Kind};
+use super::disk::{Disk, Kind, Met};
 use super::ignored::Ignored;
 
 /// What a walk found: the YAML files, sorted, the entries it could not
@@ -176,7 +176,7 @@ pub fn yaml_files_reading<T: Send>(
 /// real directories only, with its entries so far, by depth; `None` for
 /// one reached through a symlink, or whose listing the walk could not
 /// complete.
-type Listings = Vec<Option<(PathBuf, Entries)>>;
+type Listings = Vec<Option<(PathBuf, Met)>>;
 
 /// The walk of [`yaml_files`]: each file to `found` until it returns
 /// false, with whether it is a regular file reached through real
@@ -185,7 +185,7 @@ type Listings = Vec<Option<(PathBuf, Entries)>>;
 fn walk(
     root: &Path,
     ignored: &Ignored,
-    mut listed: impl FnMut(PathBuf, Entries),
+    mut listed: impl FnMut(PathBuf, Met),
     mut found: impl FnMut(&Path, bool) -> bool,
 ) -> (Vec<Issue>, Vec<Alias>) {
     let mut issues = Vec::new();
@@ -193,7 +193,7 @@ fn walk(
     // Each identity's first path, and whether it went through a symlink.
     let mut seen: PathMap<(u64, u64), (PathBuf, bool)> = PathMap::default();
     let confined = Root::new(root);
-    let mut listings: Listings = vec![Some((PathBuf::new(), Entries::default()))];
+    let mut listings: Listings = vec![Some((PathBuf::new(), Met::new()))];
     let mut walker = walkdir::WalkDir::new(root)
         .follow_links(true)
         // Real entries before the symlinks beside them, so that a file or
@@ -274,7 +274,7 @@ fn walk(
             seen.insert((meta.dev(), meta.ino()), (rel.to_path_buf(), linked));
             if e.depth() > 0 && e.file_type().is_dir() {
                 let plain = !e.path_is_symlink() && listings.last().is_some_and(Option::is_some);
-                listings.push(plain.then(|| (rel.to_path_buf(), Entries::default())));
+                listings.push(plain.then(|| (rel.to_path_buf(), Met::new())));
             }
         }
         match entry {
@@ -333,7 +333,7 @@ fn note_entry(listings: &mut Listings, depth: usize, entry: &walkdir::Result<wal
     let parent = &mut listings[depth - 1];
     match (noted, parent.as_mut()) {
         (Some((name, kind)), Some((_, entries))) => {
-            entries.insert(name.to_os_string(), kind);
+            entries.push((name.to_os_string(), kind));
         }
         (None, _) => *parent = None,
         (Some(_), None) => {}
