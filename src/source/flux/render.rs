@@ -735,7 +735,7 @@ pub(super) fn run_steps(
     ks: &Object,
     (key, given): (RenderKey, RenderInputs),
     lookup_pool: &LookupPool,
-    tree_files: &HashSet<FileId>,
+    tree_files: &PathSet<FileId>,
 ) -> RenderOutputs {
     let lookup = |sources: &SourceMap, kind: &str, _namespace: &str, name: &str| {
         substitute_from(lookup_pool, tree_files, sources, ks, &id.0, kind, name)

@@ -146,7 +146,7 @@ pub(super) struct FluxTree {
     /// root whose own document an earlier tree applied joins that tree
     /// (a search of `output` per root made 3,000 roots over one
     /// directory of 500 objects quadratic).
-    pub(super) first_tree: HashMap<DocId, u32>,
+    pub(super) first_tree: PathMap<DocId, u32>,
     /// Each tree a later root joined, as joining roots check their
     /// objects against it.
     pub(super) joined: HashMap<u32, super::joined::Joined>,
@@ -159,7 +159,7 @@ pub(super) struct FluxTree {
     pub(super) trees: u32,
     /// Files of the objects the tree being rendered has applied so far:
     /// one root is one cluster, whose substituteFrom sources are its own.
-    pub(super) tree_files: HashSet<FileId>,
+    pub(super) tree_files: PathSet<FileId>,
     /// What postBuild substitution may still spend in this run.
     pub(super) subst_budget: Option<crate::source::flux::Budget>,
     /// Whether the repository deploys the variable-adding webhook
@@ -322,12 +322,12 @@ impl FluxTree {
             prebuilt: PathMap::default(),
             keys: HashMap::new(),
             output: Vec::new(),
-            first_tree: HashMap::new(),
+            first_tree: PathMap::default(),
             joined: HashMap::new(),
             local_sources: BTreeMap::new(),
             source_roots: HashMap::new(),
             trees: 0,
-            tree_files: HashSet::new(),
+            tree_files: PathSet::default(),
             subst_budget: None,
             mutated: false,
             renders: Vec::new(),
