@@ -57,7 +57,7 @@ pub(super) struct Walk<'r> {
     /// The Flux Kustomizations still to render, the next one last.
     pub queue: Vec<Queued>,
     /// Those rendered in this tree.
-    pub done: HashSet<KsId>,
+    pub done: PathSet<KsId>,
     /// The documents rendered in any tree.
     pub rendered: &'r mut HashSet<DocId>,
     /// The tree a root joins, whose objects its own are checked against.
@@ -154,7 +154,7 @@ impl FluxTree {
         }
         let mut walk = Walk {
             queue: vec![(root_id, None, inherited)],
-            done: HashSet::new(),
+            done: PathSet::default(),
             rendered,
             index,
             tree,

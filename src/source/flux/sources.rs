@@ -83,10 +83,10 @@ impl FluxTree {
         raw: &str,
         ks: &Object,
     ) -> Option<PathBuf> {
-        let source = source.to_string();
-        if let Some(base) = self.source_roots.get(&source) {
-            return path_in_source(files, &source, base, raw);
+        if let Some(base) = self.source_roots.get(source) {
+            return path_in_source(files, source, base, raw);
         }
+        let source = source.to_string();
         let at_root = join_within(Path::new(""), raw)?;
         if files.is_dir(&at_root) {
             self.source_roots.insert(source, PathBuf::new());

@@ -154,7 +154,7 @@ pub(super) struct FluxTree {
     /// the ones that are this repository, with their root directory.
     pub(super) local_sources: BTreeMap<String, PathBuf>,
     /// Root directory of every source seen, local or not.
-    pub(super) source_roots: HashMap<String, PathBuf>,
+    pub(super) source_roots: PathMap<String, PathBuf>,
     /// Number of trees rendered so far (one per root).
     pub(super) trees: u32,
     /// Files of the objects the tree being rendered has applied so far:
@@ -171,7 +171,7 @@ pub(super) struct FluxTree {
     pub(super) artifacts: Artifacts,
     /// `kind/name` of the sources that are this repository (or artifacts
     /// made from it): only their Flux Kustomizations are built from here.
-    pub(super) local: HashSet<String>,
+    pub(super) local: PathSet<String>,
     /// GitRepositories whose URL is not the one the bootstrap syncs: never
     /// this repository, whatever their paths ([`crate::source::flux::foreign`]).
     pub(super) foreign: HashSet<String>,
@@ -325,14 +325,14 @@ impl FluxTree {
             first_tree: PathMap::default(),
             joined: HashMap::new(),
             local_sources: BTreeMap::new(),
-            source_roots: HashMap::new(),
+            source_roots: PathMap::default(),
             trees: 0,
             tree_files: PathSet::default(),
             subst_budget: None,
             mutated: false,
             renders: Vec::new(),
             artifacts,
-            local: HashSet::new(),
+            local: PathSet::default(),
             foreign: HashSet::new(),
             by_hand_files: HashMap::new(),
             stray: HashSet::new(),
