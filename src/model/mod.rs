@@ -138,11 +138,15 @@ impl<'r> Model<'r> {
                 secrets.push((name, i));
             }
         }
-        let (by_name, secrets, by_text_file, by_kind) = (
-            Index::new(by_name),
-            Index::new(secrets),
-            Index::new(by_text_file),
-            Index::new(by_kind),
+        // Sorted on both cores, the one by two strings (the longest)
+        // against the other three: they were 4.5 % of the serial path at
+        // 10k objects.
+        let (by_name, (secrets, by_text_file, by_kind)) = rayon::join(
+            || Index::new(by_name),
+            || {
+                let secrets = Index::new(secrets);
+                (secrets, Index::new(by_text_file), Index::new(by_kind))
+            },
         );
         // Each release resolves on its own (values files, valuesFrom):
         // on both cores, in object order.

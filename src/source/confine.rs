@@ -148,25 +148,90 @@ pub fn read_regular(path: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
 
 /// Joins `rel` onto repo-relative directory `base`, folding `.` and `..`.
 /// Fails when the result would leave the repository.
+///
+/// By bytes, as `Path::components` would split them (empty parts and `.`
+/// skipped): every kustomize entry and Flux path is joined here, and
+/// building the joined path, its components and the result one push at a
+/// time was 6 % of the serial render at 10k objects.
 pub fn join_within(base: &Path, rel: &str) -> Option<PathBuf> {
-    let mut out: Vec<std::path::Component> = Vec::new();
-    let joined = base.join(rel);
-    for c in joined.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop()?;
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    if base.has_root() || rel.starts_with('/') {
+        return None;
+    }
+    let parts = base.as_os_str().as_bytes().split(|b| *b == b'/');
+    let mut kept: Vec<&[u8]> = Vec::new();
+    for part in parts.chain(rel.as_bytes().split(|b| *b == b'/')) {
+        match part {
+            b"" | b"." => {}
+            b".." => {
+                kept.pop()?;
             }
-            std::path::Component::Normal(_) => out.push(c),
-            std::path::Component::RootDir | std::path::Component::Prefix(_) => return None,
+            part => kept.push(part),
         }
     }
-    Some(out.iter().collect())
+    let mut out = Vec::with_capacity(kept.iter().map(|p| p.len() + 1).sum());
+    for (i, part) in kept.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b'/');
+        }
+        out.extend_from_slice(part);
+    }
+    Some(PathBuf::from(std::ffi::OsString::from_vec(out)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_join_folds_as_path_components_do() {
+        // What the join meant before it went by bytes.
+        let by_components = |base: &Path, rel: &str| {
+            let mut out: Vec<std::path::Component> = Vec::new();
+            let joined = base.join(rel);
+            for c in joined.components() {
+                match c {
+                    std::path::Component::CurDir => {}
+                    std::path::Component::ParentDir => {
+                        out.pop()?;
+                    }
+                    std::path::Component::Normal(_) => out.push(c),
+                    _ => return None,
+                }
+            }
+            Some(out.iter().collect::<PathBuf>())
+        };
+        let bases = [
+            "", ".", "a", "a/b", "a//b/", "./a/./b", "/abs", "a/..", "a/../..",
+        ];
+        let rels = [
+            "",
+            ".",
+            "./",
+            "..",
+            "../",
+            "b",
+            "./b/./c",
+            "b//c/",
+            "../x",
+            "../../x",
+            "/etc",
+            "x/../../y",
+            "...",
+            "a.b/..c",
+            "./../a/b/..",
+        ];
+        for base in bases {
+            for rel in rels {
+                let base = Path::new(base);
+                assert_eq!(
+                    join_within(base, rel),
+                    by_components(base, rel),
+                    "{base:?} + {rel:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn special_files_are_refused_by_type_and_reads_are_capped() {

@@ -7,10 +7,39 @@
 //! `name: postgres-${APP}` literally, where `regex` rejects `{APP}` as a
 //! bad repetition and a build kustomize finishes would fail here.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, PoisonError};
+
+/// How many compiled patterns [`compile`] keeps, and how long one may be.
+const MAX_KEPT: usize = 64;
+const MAX_KEPT_LEN: usize = 256;
+
+/// The patterns [`compile`] compiled, by their text.
+static KEPT: LazyLock<Mutex<HashMap<String, regex::Regex>>> = LazyLock::new(Default::default);
+
 /// Compiles `pattern` with Go's reading of `{`: a `{` that does not start
 /// a repeat Go parses (`{n}`, `{n,}`, `{n,m}`) is a literal brace.
+///
+/// Compiled once per pattern: the same patch target is applied by every
+/// cluster of a repository and every app that includes a component, and a
+/// compile is some 260,000 instructions, most of a target's selection
+/// (3 % of joryirving__home-ops's serial render). Only short patterns
+/// without repeats are kept, and a bounded number of them, so that a
+/// repository cannot make the cache hold large programs.
 pub fn compile(pattern: &str) -> Result<regex::Regex, regex::Error> {
-    regex::Regex::new(&literal_braces(pattern))
+    let keep = pattern.len() <= MAX_KEPT_LEN && !pattern.contains('{');
+    let kept = || KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    if keep && let Some(re) = kept().get(pattern) {
+        return Ok(re.clone());
+    }
+    let re = regex::Regex::new(&literal_braces(pattern))?;
+    if keep {
+        let mut kept = kept();
+        if kept.len() < MAX_KEPT {
+            kept.insert(pattern.to_string(), re.clone());
+        }
+    }
+    Ok(re)
 }
 
 /// `pattern` with every `{` that Go reads as a literal escaped; escapes
@@ -98,5 +127,18 @@ mod tests {
         assert!(compile("^[]{]$").unwrap().is_match("]"));
         assert!(compile("^\\{$").unwrap().is_match("{"));
         assert!(compile("(").is_err());
+    }
+
+    #[test]
+    fn a_pattern_is_compiled_once_and_kept_only_when_short_and_without_repeats() {
+        let kept = |p: &str| KEPT.lock().unwrap().contains_key(p);
+        let re = compile("^(?:kept-once|other)$").unwrap();
+        assert!(kept("^(?:kept-once|other)$"));
+        let again = compile("^(?:kept-once|other)$").unwrap();
+        assert!(re.is_match("other") && again.is_match("kept-once") && !again.is_match("x"));
+        assert!(compile("^x{2}-not-kept$").unwrap().is_match("xx-not-kept"));
+        assert!(!kept("^x{2}-not-kept$"));
+        let long = format!("^(?:{})$", "l".repeat(MAX_KEPT_LEN));
+        assert!(compile(&long).is_ok() && !kept(&long));
     }
 }

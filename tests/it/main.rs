@@ -36,6 +36,7 @@ mod example_variants;
 mod fake_port_forward;
 mod fingerprints;
 mod fixes;
+mod flux_bootstrap;
 mod flux_render;
 mod github_action;
 mod hostile;

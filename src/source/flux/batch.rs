@@ -21,14 +21,13 @@
 //! forks ([`FluxTree::prebuild`]), each build taken in its turn: the
 //! batch can only take a Kustomization whose build is there.
 
-use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
 use super::Budget;
 use super::render::{Taken, Walk, run_steps};
 use super::sources::source_of;
 use super::tree::{BuildKey, FluxTree, Inherited, LookupPool, doc_id, is_flux_ks};
-use crate::source::{Files, Issue, Object, kustomize};
+use crate::source::{Files, Issue, Object, PathSet, kustomize};
 use crate::yaml::{FileId, Node};
 
 /// How many Flux Kustomizations wait at most: each holds its build's
@@ -40,7 +39,7 @@ const MAX_WAITING: usize = 512;
 pub(super) struct Batch {
     taken: Vec<(Taken, Waiting)>,
     /// The files their objects add to the tree's.
-    added: HashSet<FileId>,
+    added: PathSet<FileId>,
     /// How many objects their builds hold: their steps add none.
     objects: usize,
 }
@@ -75,7 +74,7 @@ impl Batch {
     }
 
     /// Adds `taken`; `tree_files` are the files of the tree before it.
-    pub fn push(&mut self, taken: Taken, waiting: Waiting, tree_files: &HashSet<FileId>) {
+    pub fn push(&mut self, taken: Taken, waiting: Waiting, tree_files: &PathSet<FileId>) {
         if let Some((_, given)) = &taken.steps {
             let files = given.objects.iter().map(|o| o.file);
             self.added
@@ -300,7 +299,7 @@ fn put_back(taken: Vec<(Taken, Waiting)>, walk: &mut Walk<'_>) {
 /// The run's substitution budget after steps that ran from `before` and
 /// left `after`, taken when `now` is left: `None` when the same steps from
 /// `now` might have given something else ([`Budget::replay`]).
-fn replayed(
+pub(super) fn replayed(
     files: &Files,
     now: &Option<Budget>,
     before: &Option<Budget>,

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::tree::{KsId, is_flux_ks, ks_id};
 use crate::source::files::Files;
-use crate::source::{Issue, Object, StepKind};
+use crate::source::{Issue, Object, PathSet, StepKind};
 use crate::yaml::FileId;
 
 /// What the cluster holds one of: group, kind, namespace and name.
@@ -36,7 +36,7 @@ pub(super) struct Joined {
     pub(super) kss: HashSet<KsId>,
     /// The files of the tree's objects (substitution sources are looked
     /// up among them first).
-    pub(super) files: HashSet<FileId>,
+    pub(super) files: PathSet<FileId>,
 }
 
 impl Joined {

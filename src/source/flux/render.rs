@@ -57,7 +57,7 @@ pub(super) struct Walk<'r> {
     /// The Flux Kustomizations still to render, the next one last.
     pub queue: Vec<Queued>,
     /// Those rendered in this tree.
-    pub done: HashSet<KsId>,
+    pub done: PathSet<KsId>,
     /// The documents rendered in any tree.
     pub rendered: &'r mut HashSet<DocId>,
     /// The tree a root joins, whose objects its own are checked against.
@@ -154,7 +154,7 @@ impl FluxTree {
         }
         let mut walk = Walk {
             queue: vec![(root_id, None, inherited)],
-            done: HashSet::new(),
+            done: PathSet::default(),
             rendered,
             index,
             tree,
@@ -735,7 +735,7 @@ pub(super) fn run_steps(
     ks: &Object,
     (key, given): (RenderKey, RenderInputs),
     lookup_pool: &LookupPool,
-    tree_files: &HashSet<FileId>,
+    tree_files: &PathSet<FileId>,
 ) -> RenderOutputs {
     let lookup = |sources: &SourceMap, kind: &str, _namespace: &str, name: &str| {
         substitute_from(lookup_pool, tree_files, sources, ks, &id.0, kind, name)

@@ -83,10 +83,10 @@ impl FluxTree {
         raw: &str,
         ks: &Object,
     ) -> Option<PathBuf> {
-        let source = source.to_string();
-        if let Some(base) = self.source_roots.get(&source) {
-            return path_in_source(files, &source, base, raw);
+        if let Some(base) = self.source_roots.get(source) {
+            return path_in_source(files, source, base, raw);
         }
+        let source = source.to_string();
         let at_root = join_within(Path::new(""), raw)?;
         if files.is_dir(&at_root) {
             self.source_roots.insert(source, PathBuf::new());
@@ -152,9 +152,14 @@ pub fn path_in_source(files: &Files, source: &str, base: &Path, raw: &str) -> Op
 
 /// `kind/name` of the source a Flux Kustomization builds from.
 pub fn source_of(ks: &Object) -> String {
-    format!(
-        "{}/{}",
-        ks.root.str_at(&["spec", "sourceRef", "kind"]).unwrap_or(""),
-        ks.root.str_at(&["spec", "sourceRef", "name"]).unwrap_or("")
-    )
+    // Asked several times per Flux Kustomization rendered: one walk to
+    // `sourceRef` and no formatting machinery.
+    let source = ks.root.path(&["spec", "sourceRef"]);
+    let field = |key: &str| source.and_then(|s| s.str_at(&[key])).unwrap_or("");
+    let (kind, name) = (field("kind"), field("name"));
+    let mut out = String::with_capacity(kind.len() + 1 + name.len());
+    out.push_str(kind);
+    out.push('/');
+    out.push_str(name);
+    out
 }

@@ -10,6 +10,8 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use super::Budget;
+use super::batch::{Batch, replayed};
 use super::layer::{Lookup, RenderInputs, RenderKey, RenderOutputs, Steps};
 use super::substitute::{Origins, collect_vars, substitute};
 use super::tree::{
@@ -17,7 +19,7 @@ use super::tree::{
     ks_id,
 };
 use crate::source::Gap;
-use crate::source::{Files, Issue, Object, StepKind};
+use crate::source::{Files, Issue, Object, PathSet, StepKind};
 use crate::yaml::{FileId, SourceMap};
 
 impl FluxTree {
@@ -44,46 +46,84 @@ impl FluxTree {
         // are the same in every run.
         keyed.sort_by(|a, b| (&a.0, doc_id(a.1)).cmp(&(&b.0, doc_id(b.1))));
         let by_name = ByName::of(config_sources.iter());
-        let lookup = |_: &SourceMap, kind: &str, namespace: &str, name: &str| {
-            by_name.find(kind, namespace, name)
-        };
-        // Its own budget: the run's is for the renders.
-        let mut budget = Some(crate::source::flux::budget(&files.limits().flux));
-        let mut out: Vec<(Object, bool)> = Vec::new();
-        for (key, ks) in keyed {
-            let Some(Ok(built)) = self.builds.get(&key) else {
-                continue;
+        let jobs: Vec<(RenderKey, &Object, Vec<Object>)> = keyed
+            .into_iter()
+            .filter_map(|(key, ks)| {
+                let Some(Ok(built)) = self.builds.get(&key) else {
+                    return None;
+                };
+                let objs = built
+                    .objects
+                    .iter()
+                    .filter(|o| {
+                        (is_bootstrap_input(o.group(), o.kind())
+                            && (o.kind() != "HelmRelease"
+                                || crate::source::flux::bootstrap::may_sync(o)))
+                            || crate::source::data::provides(o).is_some()
+                    })
+                    .cloned()
+                    .collect();
+                let key = RenderKey {
+                    steps: Steps::Bootstrap,
+                    path: files.sources.path(ks.file).to_path_buf(),
+                    doc_index: ks.doc_index,
+                    id: ks_id(ks),
+                };
+                Some((key, ks, objs))
+            })
+            .collect();
+        let layer = self.layer;
+        let run = |files: &mut Files,
+                   (key, ks, objs): &(RenderKey, &Object, Vec<Object>),
+                   budget: Option<Budget>| {
+            let lookup = |_: &SourceMap, kind: &str, namespace: &str, name: &str| {
+                by_name.find(kind, namespace, name)
             };
-            let objs: Vec<Object> = built
-                .objects
-                .iter()
-                .filter(|o| {
-                    (is_bootstrap_input(o.group(), o.kind())
-                        && (o.kind() != "HelmRelease"
-                            || crate::source::flux::bootstrap::may_sync(o)))
-                        || crate::source::data::provides(o).is_some()
-                })
-                .cloned()
-                .collect();
             let given = RenderInputs {
-                ks: ks.clone(),
+                ks: (*ks).clone(),
                 inherited: Inherited::default(),
-                objects: objs,
+                objects: objs.clone(),
                 patched: false,
-                budget: budget.take(),
+                budget,
             };
-            let key = RenderKey {
-                steps: Steps::Bootstrap,
-                path: files.sources.path(ks.file).to_path_buf(),
-                doc_index: ks.doc_index,
-                id: ks_id(ks),
+            layer.steps(
+                files,
+                key.clone(),
+                given,
+                &lookup,
+                &|files, objs, given, lookup| bootstrap_steps(files, ks, objs, given, lookup),
+            )
+        };
+        // Its own budget: the run's is for the renders. Where steps may
+        // run on forks, every Kustomization's run at once from the budget
+        // as it starts, each result taken in its turn when the same steps
+        // from what is left then give the same ([`replayed`]), else run
+        // again then: the budget stops the same ones on any number of
+        // threads.
+        let fresh = Some(crate::source::flux::budget(&files.limits().flux));
+        let forked = if jobs.len() > 1 && Batch::may_run(files) {
+            files.fork_each(&jobs, &|files, job| run(files, job, fresh.clone()))
+        } else {
+            Vec::new()
+        };
+        let mut forked = forked.into_iter();
+        let mut budget = fresh.clone();
+        let mut out: Vec<(Object, bool)> = Vec::new();
+        for job in &jobs {
+            let kept = forked.next().and_then(|f| {
+                let after = &f.result()?.budget;
+                let left = replayed(files, &budget, &fresh, after)?;
+                Some((left, files.adopt(f)?))
+            });
+            let gave = match kept {
+                Some((left, mut gave)) => {
+                    gave.budget = left;
+                    gave
+                }
+                None => run(files, job, budget.take()),
             };
-            let gave =
-                self.layer
-                    .steps(files, key, given, &lookup, &|files, objs, given, lookup| {
-                        bootstrap_steps(files, ks, objs, given, lookup)
-                    });
             budget = gave.budget;
+            let ks = job.1;
             let changed = ks.root.str_at(&["spec", "targetNamespace"]).is_some()
                 || ks.root.path(&["spec", "postBuild"]).is_some();
             out.extend(gave.objects.into_iter().map(|o| (o, changed)));
@@ -263,7 +303,7 @@ pub(super) fn bootstrap_steps<'p>(
 /// selectors need the cluster's labels) is named by collect_vars.
 pub(super) fn substitute_from<'p>(
     lookup_pool: &'p LookupPool,
-    tree_files: &HashSet<FileId>,
+    tree_files: &PathSet<FileId>,
     sources: &SourceMap,
     ks: &Object,
     namespace: &str,

@@ -146,7 +146,7 @@ pub(super) struct FluxTree {
     /// root whose own document an earlier tree applied joins that tree
     /// (a search of `output` per root made 3,000 roots over one
     /// directory of 500 objects quadratic).
-    pub(super) first_tree: HashMap<DocId, u32>,
+    pub(super) first_tree: PathMap<DocId, u32>,
     /// Each tree a later root joined, as joining roots check their
     /// objects against it.
     pub(super) joined: HashMap<u32, super::joined::Joined>,
@@ -154,12 +154,12 @@ pub(super) struct FluxTree {
     /// the ones that are this repository, with their root directory.
     pub(super) local_sources: BTreeMap<String, PathBuf>,
     /// Root directory of every source seen, local or not.
-    pub(super) source_roots: HashMap<String, PathBuf>,
+    pub(super) source_roots: PathMap<String, PathBuf>,
     /// Number of trees rendered so far (one per root).
     pub(super) trees: u32,
     /// Files of the objects the tree being rendered has applied so far:
     /// one root is one cluster, whose substituteFrom sources are its own.
-    pub(super) tree_files: HashSet<FileId>,
+    pub(super) tree_files: PathSet<FileId>,
     /// What postBuild substitution may still spend in this run.
     pub(super) subst_budget: Option<crate::source::flux::Budget>,
     /// Whether the repository deploys the variable-adding webhook
@@ -171,7 +171,7 @@ pub(super) struct FluxTree {
     pub(super) artifacts: Artifacts,
     /// `kind/name` of the sources that are this repository (or artifacts
     /// made from it): only their Flux Kustomizations are built from here.
-    pub(super) local: HashSet<String>,
+    pub(super) local: PathSet<String>,
     /// GitRepositories whose URL is not the one the bootstrap syncs: never
     /// this repository, whatever their paths ([`crate::source::flux::foreign`]).
     pub(super) foreign: HashSet<String>,
@@ -322,17 +322,17 @@ impl FluxTree {
             prebuilt: PathMap::default(),
             keys: HashMap::new(),
             output: Vec::new(),
-            first_tree: HashMap::new(),
+            first_tree: PathMap::default(),
             joined: HashMap::new(),
             local_sources: BTreeMap::new(),
-            source_roots: HashMap::new(),
+            source_roots: PathMap::default(),
             trees: 0,
-            tree_files: HashSet::new(),
+            tree_files: PathSet::default(),
             subst_budget: None,
             mutated: false,
             renders: Vec::new(),
             artifacts,
-            local: HashSet::new(),
+            local: PathSet::default(),
             foreign: HashSet::new(),
             by_hand_files: HashMap::new(),
             stray: HashSet::new(),
