@@ -15,7 +15,7 @@ const MAX_KEPT: usize = 64;
 const MAX_KEPT_LEN: usize = 256;
 
 /// The patterns [`compile`] compiled, by their text.
-static KEPT: LazyLock<Mutex<HashMap<String, regex::Regex>>> = LazyLock::new(Default::default);
+static KEPT: LazyLock<Kept> = LazyLock::new(Kept::default);
 
 /// Compiles `pattern` with Go's reading of `{`: a `{` that does not start
 /// a repeat Go parses (`{n}`, `{n,}`, `{n,m}`) is a literal brace.
@@ -27,19 +27,32 @@ static KEPT: LazyLock<Mutex<HashMap<String, regex::Regex>>> = LazyLock::new(Defa
 /// without repeats are kept, and a bounded number of them, so that a
 /// repository cannot make the cache hold large programs.
 pub fn compile(pattern: &str) -> Result<regex::Regex, regex::Error> {
-    let keep = pattern.len() <= MAX_KEPT_LEN && !pattern.contains('{');
-    let kept = || KEPT.lock().unwrap_or_else(PoisonError::into_inner);
-    if keep && let Some(re) = kept().get(pattern) {
-        return Ok(re.clone());
-    }
-    let re = regex::Regex::new(&literal_braces(pattern))?;
-    if keep {
-        let mut kept = kept();
-        if kept.len() < MAX_KEPT {
-            kept.insert(pattern.to_string(), re.clone());
+    KEPT.compile(pattern)
+}
+
+/// Compiled patterns by their text, at most [`MAX_KEPT`] of them.
+#[derive(Default)]
+struct Kept(Mutex<HashMap<String, regex::Regex>>);
+
+impl Kept {
+    fn compile(&self, pattern: &str) -> Result<regex::Regex, regex::Error> {
+        let keep = pattern.len() <= MAX_KEPT_LEN && !pattern.contains('{');
+        if keep && let Some(re) = self.held().get(pattern) {
+            return Ok(re.clone());
         }
+        let re = regex::Regex::new(&literal_braces(pattern))?;
+        if keep {
+            let mut kept = self.held();
+            if kept.len() < MAX_KEPT {
+                kept.insert(pattern.to_string(), re.clone());
+            }
+        }
+        Ok(re)
     }
-    Ok(re)
+
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, regex::Regex>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// `pattern` with every `{` that Go reads as a literal escaped; escapes
@@ -131,14 +144,32 @@ mod tests {
 
     #[test]
     fn a_pattern_is_compiled_once_and_kept_only_when_short_and_without_repeats() {
-        let kept = |p: &str| KEPT.lock().unwrap().contains_key(p);
-        let re = compile("^(?:kept-once|other)$").unwrap();
+        let cache = Kept::default();
+        let kept = |p: &str| cache.held().contains_key(p);
+        let re = cache.compile("^(?:kept-once|other)$").unwrap();
         assert!(kept("^(?:kept-once|other)$"));
-        let again = compile("^(?:kept-once|other)$").unwrap();
+        let again = cache.compile("^(?:kept-once|other)$").unwrap();
         assert!(re.is_match("other") && again.is_match("kept-once") && !again.is_match("x"));
-        assert!(compile("^x{2}-not-kept$").unwrap().is_match("xx-not-kept"));
+        assert!(
+            cache
+                .compile("^x{2}-not-kept$")
+                .unwrap()
+                .is_match("xx-not-kept")
+        );
         assert!(!kept("^x{2}-not-kept$"));
         let long = format!("^(?:{})$", "l".repeat(MAX_KEPT_LEN));
-        assert!(compile(&long).is_ok() && !kept(&long));
+        assert!(cache.compile(&long).is_ok() && !kept(&long));
+        assert!(cache.compile("(").is_err() && !kept("("));
+    }
+
+    #[test]
+    fn the_kept_patterns_are_bounded() {
+        let cache = Kept::default();
+        for i in 0..MAX_KEPT + 8 {
+            let pattern = format!("^p{i}$");
+            assert!(cache.compile(&pattern).unwrap().is_match(&format!("p{i}")));
+        }
+        assert_eq!(cache.held().len(), MAX_KEPT);
+        assert!(!cache.held().contains_key(&format!("^p{MAX_KEPT}$")));
     }
 }
