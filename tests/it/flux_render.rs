@@ -764,7 +764,7 @@ fn substitute_from_names_a_parent_substitutes_or_patches_are_looked_up() {
 /// `files` loaded with `limits` on one thread and on four (the steps of
 /// Flux Kustomizations that apply no other one run on forks there): the
 /// same objects, issues and renders. Returns the load on four.
-fn same_on_one_core_and_on_four(files: &[(&str, &str)], limits: Limits) -> Repo {
+pub(crate) fn same_on_one_core_and_on_four(files: &[(&str, &str)], limits: Limits) -> Repo {
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in files {
         let p = dir.path().join(path);
