@@ -2,12 +2,11 @@
 //! lists, built depth first in kustomize's order (see the module above),
 //! within the build's budgets of directories, objects and generator bytes.
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::remote::ListedIn;
 use super::*;
-use crate::source::Budget;
+use crate::source::{Budget, PathMap, PathSet};
 
 /// A kustomization built once, for the next entries that list it.
 pub(super) struct Memo {
@@ -43,8 +42,8 @@ pub(crate) struct Builder<'f> {
     /// DAG whose levels each list the next twice is built once per
     /// directory, not once per path. Results are kept only from the
     /// second request on, so the common tree costs no copies.
-    pub(super) requested: HashSet<PathBuf>,
-    pub(super) memo: HashMap<PathBuf, Memo>,
+    pub(super) requested: PathSet<PathBuf>,
+    pub(super) memo: PathMap<PathBuf, Memo>,
     /// Directories built so far, against `Limits::max_builds`.
     pub(super) builds: usize,
     /// Objects merged so far, against `Limits::max_objects`.
@@ -66,8 +65,8 @@ impl<'f> Builder<'f> {
             flux_namespace: None,
             flux_images: Vec::new(),
             gaps: Vec::new(),
-            requested: HashSet::new(),
-            memo: HashMap::new(),
+            requested: PathSet::default(),
+            memo: PathMap::default(),
             builds: 0,
             merged: 0,
             generator_bytes_left,
@@ -425,8 +424,8 @@ impl<'f> Builder<'f> {
     pub(super) fn transformer_dirs(
         &mut self,
         k: &kustomization::Kustomization,
-    ) -> Result<HashMap<String, Result<Vec<Node>, Issue>>, Issue> {
-        let mut out = HashMap::new();
+    ) -> Result<PathMap<String, Result<Vec<Node>, Issue>>, Issue> {
+        let mut out = PathMap::default();
         for (entry, span) in k.strings("transformers").unwrap_or_default() {
             if transformers::is_remote_entry(&entry) {
                 let mut sub = Acc::default();

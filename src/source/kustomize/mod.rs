@@ -23,12 +23,12 @@ mod resources;
 mod standin;
 mod transformers;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::source::files::{Files, Input};
 use crate::source::object::{Object, StepKind};
-use crate::source::{Gap, Issue, Listed};
+use crate::source::{Gap, Issue, Listed, PathMap};
 use crate::yaml::{Node, Span};
 
 pub(crate) use builder::Builder;
@@ -234,7 +234,7 @@ pub(crate) struct Acc {
     /// `append`: a Flux path of thousands of apps appends as many objects.
     /// Dropped whenever the objects are handed out for change (a rename
     /// or a deletion would make it wrong) and rebuilt on the next append.
-    index: Option<HashMap<(String, String, String), Vec<usize>>>,
+    index: Option<PathMap<(String, String, String), Vec<usize>>>,
 }
 
 impl Acc {
@@ -272,7 +272,7 @@ impl Acc {
         let id = r.cur_id();
         let res = &self.res;
         let index = self.index.get_or_insert_with(|| {
-            let mut index: HashMap<_, Vec<usize>> = HashMap::new();
+            let mut index: PathMap<_, Vec<usize>> = PathMap::default();
             for (i, x) in res.iter().enumerate() {
                 index.entry(Acc::key(&x.cur_id())).or_default().push(i);
             }

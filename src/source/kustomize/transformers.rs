@@ -1,8 +1,8 @@
 //! The built-in transformers, run in kustomize's fixed order.
 
-use crate::source::Issue;
 use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
+use crate::source::{Issue, PathMap};
 use crate::yaml::{Node, Span, Value};
 
 use super::budget::{record_step, spend_output, spend_scan};
@@ -10,14 +10,13 @@ use super::fieldspecs::{Config, FieldSpec, Leaf, parse_specs, split_path, visit}
 use super::images::{self, Image};
 use super::kustomization::Kustomization;
 use super::{Acc, Res, ResId, patches, replacements};
-use std::collections::HashMap;
 
 pub(crate) fn run(
     files: &mut Files,
     k: &Kustomization,
     acc: &mut Acc,
     config: &Config,
-    built: &HashMap<String, Result<Vec<Node>, Issue>>,
+    built: &PathMap<String, Result<Vec<Node>, Issue>>,
     flux_namespace: Option<&(String, Span)>,
     flux_images: &[Image],
 ) -> Result<(), Issue> {
@@ -256,7 +255,7 @@ pub(crate) fn namespace(
     // Ids that match share group, kind and name: compared within those
     // buckets, not every pair (quadratic in a build's objects).
     let ids: Vec<ResId> = res.iter().map(Res::cur_id).collect();
-    let mut by_key: HashMap<(&str, &str, &str), Vec<usize>> = HashMap::new();
+    let mut by_key: PathMap<(&str, &str, &str), Vec<usize>> = PathMap::default();
     for (i, id) in ids.iter().enumerate() {
         by_key
             .entry((&id.gvk.group, &id.gvk.kind, &id.name))
@@ -403,7 +402,7 @@ fn inline_transformers(
     acc: &mut Acc,
     list: &Node,
     k: &Kustomization,
-    built: &HashMap<String, Result<Vec<Node>, Issue>>,
+    built: &PathMap<String, Result<Vec<Node>, Issue>>,
 ) -> Result<(), Issue> {
     for entry in list.as_seq().into_iter().flatten() {
         let Some(text) = entry.as_str() else {
