@@ -127,7 +127,10 @@ pub fn yaml_files_reading<T: Send>(
     let (issues, aliases) = rayon::scope(|s| {
         let (read, done) = (&read, &done);
         let mut batch = Vec::with_capacity(READ_AT_ONCE);
-        let hand_over = |batch: Vec<(PathBuf, bool)>| {
+        let mut handed = 0;
+        let mut hand_over = |batch: Vec<(PathBuf, bool)>| {
+            let number = handed;
+            handed += 1;
             s.spawn(move |_| {
                 let batch: Vec<(PathBuf, T)> = batch
                     .into_iter()
@@ -136,7 +139,9 @@ pub fn yaml_files_reading<T: Send>(
                         (rel, got)
                     })
                     .collect();
-                done.lock().unwrap_or_else(|p| p.into_inner()).push(batch);
+                done.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((number, batch));
             })
         };
         let listed = |dir, entries| disk.listed(dir, entries);
@@ -155,12 +160,13 @@ pub fn yaml_files_reading<T: Send>(
         }
         walked
     });
-    let mut read: Vec<(PathBuf, T)> = done
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect();
+    let mut batches = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    // Back in the walk's order: it lists each directory sorted by name,
+    // so the sort below finds the paths in order and takes one pass. Put
+    // together as the readers finished, they took a full sort (85 M
+    // instructions of syn10k's main thread, against 7 M).
+    batches.sort_unstable_by_key(|(number, _)| *number);
+    let mut read: Vec<(PathBuf, T)> = batches.into_iter().flat_map(|(_, b)| b).collect();
     // Each file is met once (a second path to it is an alias).
     read.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let (paths, read) = read.into_iter().unzip();
