@@ -41,6 +41,9 @@ impl<'a> OffsetMap<'a> {
 pub(crate) struct Lines<'a> {
     text: &'a str,
     starts: Vec<u32>,
+    /// ASCII without carriage returns: a column is the byte distance from
+    /// the line's start, with no characters to count.
+    bytes_are_columns: bool,
     /// Last answer (offset, column, line), so that columns on one long
     /// line are counted once, and the next offset on the same line, as
     /// the builder's nearly always is, needs no search for its line.
@@ -51,8 +54,10 @@ impl<'a> Lines<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         let b = text.as_bytes();
         let mut starts = vec![0];
-        for (i, &c) in b.iter().enumerate() {
-            let ends_line = c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n'));
+        let mut has_cr = false;
+        for i in memchr::memchr2_iter(b'\n', b'\r', b) {
+            let ends_line = b[i] == b'\n' || b.get(i + 1) != Some(&b'\n');
+            has_cr |= b[i] == b'\r';
             if ends_line {
                 starts.push(i as u32 + 1);
             }
@@ -60,6 +65,7 @@ impl<'a> Lines<'a> {
         Lines {
             text,
             starts,
+            bytes_are_columns: !has_cr && text.is_ascii(),
             cursor: std::cell::Cell::new((0, 1, 1)),
         }
     }
@@ -84,13 +90,21 @@ impl<'a> Lines<'a> {
         } else {
             (start, 1)
         };
-        let piece = self.text.get(from as usize..offset as usize).unwrap_or("");
-        // Characters are the bytes that do not continue one.
-        let chars = piece
-            .bytes()
-            .filter(|&b| b & 0xC0 != 0x80 && b != b'\r')
-            .count();
-        let col = base + chars as u32;
+        let chars = if self.bytes_are_columns {
+            if offset as usize <= self.text.len() {
+                offset.saturating_sub(from)
+            } else {
+                0
+            }
+        } else {
+            let piece = self.text.get(from as usize..offset as usize).unwrap_or("");
+            // Characters are the bytes that do not continue one.
+            piece
+                .bytes()
+                .filter(|&b| b & 0xC0 != 0x80 && b != b'\r')
+                .count() as u32
+        };
+        let col = base + chars;
         self.cursor.set((offset, col, line as u32));
         (line as u32, col)
     }
@@ -134,4 +148,48 @@ pub fn ceil_char(text: &str, at: usize) -> usize {
         at += 1;
     }
     at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lines;
+
+    /// Line and column counted from the start, one character at a time:
+    /// `\r\n`, `\n` and a lone `\r` end a line; a `\r` takes no column.
+    fn counted(text: &str, offset: usize) -> (u32, u32) {
+        let (mut line, mut col) = (1, 1);
+        let b = text.as_bytes();
+        for (i, c) in text.char_indices().take_while(|&(i, _)| i < offset) {
+            if c == '\n' || (c == '\r' && b.get(i + 1) != Some(&b'\n')) {
+                (line, col) = (line + 1, 1);
+            } else if c != '\r' {
+                col += 1;
+            }
+        }
+        (line, col)
+    }
+
+    #[test]
+    fn every_offset_gets_the_counted_line_and_column() {
+        let texts = [
+            "a: 1\nbb: [x, y]\n\n  - z\n",
+            "a: 1\r\nb: 2\rc: 3\r\n",
+            "k: é\nl: 日本\n  m: x",
+            "no newline at all",
+            "",
+        ];
+        for text in texts {
+            let bounds: Vec<usize> = (0..=text.len())
+                .filter(|&i| text.is_char_boundary(i))
+                .collect();
+            // In order, as the parser asks, and then backwards, which
+            // leaves the cursor behind every answer.
+            for order in [bounds.clone(), bounds.iter().rev().copied().collect()] {
+                let lines = Lines::new(text);
+                for &i in &order {
+                    assert_eq!(lines.at(i as u32), counted(text, i), "{text:?} at {i}");
+                }
+            }
+        }
+    }
 }
