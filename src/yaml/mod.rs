@@ -26,15 +26,18 @@ pub use size::Size;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The hasher of the maps keyed by repository paths (the source map's
-/// and the reader's), and by names in them: std's SipHash over `Path`
-/// was 13 % of the main thread at 100k objects. foldhash is as fast as
-/// FxHash on short keys and, seeded per process as std's is, no
-/// repository can choose paths that collide.
+/// The hasher of the maps keyed by what a repository names: paths (the
+/// source map's and the reader's), names in them, file ids, and object
+/// ids (group, kind, name). std's SipHash over `Path` was 13 % of the
+/// main thread at 100k objects. foldhash is as fast as FxHash on short
+/// keys and, seeded per process as std's is, no repository can choose
+/// keys that collide.
 pub type PathHasher = foldhash::fast::RandomState;
-/// A map keyed by repository paths (or names in them), with [`PathHasher`].
+/// A map keyed by repository paths, names, file ids or object ids, with
+/// [`PathHasher`].
 pub type PathMap<K, V> = std::collections::HashMap<K, V, PathHasher>;
-/// A set of repository paths (or names in them), with [`PathHasher`].
+/// A set of repository paths, names, file ids or object ids, with
+/// [`PathHasher`].
 pub type PathSet<K> = std::collections::HashSet<K, PathHasher>;
 
 /// A file as read, with its path relative to the linted directory (or,
