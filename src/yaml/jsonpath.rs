@@ -3,7 +3,7 @@
 //! value it matched.
 
 use jsonpath_rust::parser::model::{
-    Comparable, Filter, FilterAtom, FnArg, Literal, Segment, Selector, Test, TestFunction,
+    Comparable, Filter, FilterAtom, FnArg, JpQuery, Literal, Segment, Selector, Test, TestFunction,
 };
 use jsonpath_rust::query::queryable::Queryable;
 
@@ -48,7 +48,7 @@ fn one_line(e: &regex::Error) -> String {
 }
 
 /// Nodes `path` selects under `root`. An invalid path is an error that
-/// names the path; rule files are checked with [`validate`] at load time.
+/// names the path; rule files' paths are [`JsonPath`]s, checked at load time.
 pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, JsonPathError> {
     jsonpath_rust::query::js_path_vals(path, root).map_err(|source| JsonPathError::Invalid {
         path: path.to_string(),
@@ -56,8 +56,8 @@ pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, JsonPathE
     })
 }
 
-/// Whether `path` is a valid JSONPath query that evaluates in time
-/// bounded by the object's size:
+/// `path` parsed, when it is a valid JSONPath query that evaluates in
+/// time bounded by the object's size:
 /// - at most one descendant segment (`..`), filters included. Each one
 ///   visits every node below every node the path has reached so far, so
 ///   `$..*..*..*` on a deep object is the object's size cubed;
@@ -69,7 +69,7 @@ pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, JsonPathE
 /// - the pattern of every `search()` and `match()` compiles (the regex
 ///   crate's syntax, as jsonpath-rust evaluates it): an invalid one never
 ///   matches, so `is: unset` would hold on every object.
-pub fn validate(path: &str) -> Result<(), JsonPathError> {
+pub fn compile(path: &str) -> Result<JpQuery, JsonPathError> {
     let query =
         jsonpath_rust::parser::parse_json_path(path).map_err(|source| JsonPathError::Invalid {
             path: path.to_string(),
@@ -93,11 +93,11 @@ pub fn validate(path: &str) -> Result<(), JsonPathError> {
             pattern,
             source,
         }),
-        None => Ok(()),
+        None => Ok(query),
     }
 }
 
-/// What [`validate`] counts on its way through a parsed query.
+/// What [`compile`] counts on its way through a parsed query.
 #[derive(Default)]
 struct Walk {
     descendants: usize,
@@ -188,13 +188,54 @@ impl Walk {
     }
 }
 
-/// For rule schemas: a JSONPath field checked as the rule file is read,
-/// so that an invalid path is an error at its line and column rather
-/// than a test that never matches.
-pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    let path = <String as serde::Deserialize>::deserialize(d)?;
-    validate(&path).map_err(serde::de::Error::custom)?;
-    Ok(path)
+/// A rule's JSONPath, checked and parsed ([`compile`]) as its rule file
+/// is read, so that an invalid path is an error at its line and column
+/// rather than a test that never matches, and so that evaluating it on
+/// each object does not parse it again (the parse costs more than most
+/// evaluations). It reads and writes as its text.
+#[derive(Clone)]
+pub struct JsonPath {
+    text: String,
+    query: JpQuery,
+}
+
+impl JsonPath {
+    pub fn new(text: String) -> Result<JsonPath, JsonPathError> {
+        let query = compile(&text)?;
+        Ok(JsonPath { text, query })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Nodes the path selects under `root`; none where jsonpath-rust's
+    /// evaluation fails.
+    pub fn select<'a>(&self, root: &'a Node) -> Vec<&'a Node> {
+        jsonpath_rust::query::js_path_process(&self.query, root)
+            .map(|refs| refs.into_iter().map(|r| r.val).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// As its text, as a `String` field showed it.
+impl std::fmt::Debug for JsonPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.text.fmt(f)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for JsonPath {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<JsonPath, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(d)?;
+        JsonPath::new(text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for JsonPath {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
 }
 
 impl Default for Node {
@@ -305,7 +346,26 @@ mod tests {
         assert_eq!((hits[0].span().line, hits[0].span().col), (3, 12));
         let ints = select("$.spec.parameters.max_connections", doc).unwrap();
         assert_eq!(ints[0].value, Value::Int(200));
-        assert!(validate("$.spec[").is_err());
+        assert!(compile("$.spec[").is_err());
+    }
+
+    /// A compiled path selects what the text did, and one that fails to
+    /// compile keeps the message naming it.
+    #[test]
+    fn compiled_paths_select_as_their_text_does() {
+        let doc = &parse_documents(
+            "spec:\n  a: [1, 2]\n  b: {c: x}\n",
+            FileId(0),
+            &Limits::default(),
+        )
+        .unwrap()[0];
+        for path in ["$.spec.a[*]", "$..c", "$.spec[?@.c == 'x']", "$.none"] {
+            let compiled = JsonPath::new(path.to_string()).unwrap();
+            assert_eq!(compiled.select(doc), select(path, doc).unwrap(), "{path}");
+            assert_eq!(compiled.as_str(), path);
+        }
+        let err = JsonPath::new("$..a..b".into()).unwrap_err().to_string();
+        assert_eq!(err, compile("$..a..b").unwrap_err().to_string());
     }
 
     #[test]
@@ -316,9 +376,9 @@ mod tests {
             "$.data[?search(@, '^a+$')]",
             "$[?@..a]",
         ] {
-            assert!(validate(ok).is_ok(), "{ok}");
+            assert!(compile(ok).is_ok(), "{ok}");
         }
-        let err = |p: &str| validate(p).unwrap_err().to_string();
+        let err = |p: &str| compile(p).unwrap_err().to_string();
         assert!(err("$.data[?$.data[?$.data[*]]]").contains("absolute query"));
         assert!(err("$.data[?count($.data[?$.a]) > 1]").contains("absolute query"));
         assert!(err("$.data[?search(@, '[')]").contains("not a valid regular expression"));

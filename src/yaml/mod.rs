@@ -3,6 +3,7 @@
 
 mod block;
 mod compat;
+pub mod de;
 pub mod hidden;
 mod limits;
 mod mask;

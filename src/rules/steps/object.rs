@@ -15,7 +15,7 @@ use crate::rules::Severity;
 use crate::rules::engine::Ctx;
 use crate::rules::finding::Label;
 use crate::yaml::Node;
-use crate::yaml::jsonpath::select;
+use crate::yaml::jsonpath::JsonPath;
 
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -45,8 +45,8 @@ pub struct PathTest {
     /// JSONPath (RFC 9535) from the object's root, e.g. `$.spec.postgresql.parameters.*`.
     /// With several matches, the test holds when any match passes. At
     /// most one descendant segment (`..`).
-    #[serde(deserialize_with = "crate::yaml::jsonpath::deserialize")]
-    pub path: String,
+    #[schemars(with = "String")]
+    pub path: JsonPath,
     pub is: ValueTest,
 }
 
@@ -123,7 +123,7 @@ impl Step for ObjectStep {
                     None => self
                         .tests
                         .last()
-                        .map(|t| t.path.clone())
+                        .map(|t| t.path.as_str().to_string())
                         .unwrap_or_default(),
                 };
                 Some(vec![bind(
@@ -153,8 +153,8 @@ fn parameters_at_default(
         // The same map `path_test` named its first stray key from.
         ValueTest::KeysOtherThan(allowed) => {
             let stray = |k: &Node| k.as_str().is_some_and(|k| !allowed.iter().any(|a| a == k));
-            select(&test.path, root)
-                .unwrap_or_default()
+            test.path
+                .select(root)
                 .into_iter()
                 .filter_map(Node::as_map)
                 .find(|m| m.iter().any(|(k, _)| stray(k)))

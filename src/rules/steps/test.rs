@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::yaml::Node;
-use crate::yaml::jsonpath::select;
+use crate::yaml::jsonpath::JsonPath;
 
 /// Tests on a value (an environment variable, a Helm value, a field).
 /// A variable whose value the repo does
@@ -148,13 +148,13 @@ fn lacks_json_keys(val: &str, keys: &[String]) -> bool {
 /// that passed, with the path shown for it; `None` for tests on absence),
 /// `None` when it does not.
 pub(super) fn path_test(
-    path: &str,
+    path: &JsonPath,
     test: &ValueTest,
     root: &Node,
     work: &mut usize,
 ) -> Option<Option<(Node, String)>> {
-    // Paths are checked when the rule is loaded (jsonpath::validate).
-    let hits = select(path, root).unwrap_or_default();
+    // Paths are checked and parsed when the rule is loaded (JsonPath::new).
+    let hits = path.select(root);
     *work += hits.len();
     if hits.is_empty() {
         return passes(test, &Seen::Absent).then_some(None);
@@ -166,7 +166,11 @@ pub(super) fn path_test(
                 .as_map()?
                 .iter()
                 .find(|(k, _)| k.as_str().is_some_and(|k| !allowed.iter().any(|a| a == k)))?;
-            let shown = format!("{}.{}", path.trim_start_matches("$."), key.as_str()?);
+            let shown = format!(
+                "{}.{}",
+                path.as_str().trim_start_matches("$."),
+                key.as_str()?
+            );
             Some(Some((value.clone(), shown)))
         });
     }
@@ -188,7 +192,7 @@ pub(super) fn path_test(
             };
             passes(test, &seen)
         })
-        .map(|n| Some((n.clone(), path.to_string())))
+        .map(|n| Some((n.clone(), path.as_str().to_string())))
 }
 
 #[cfg(test)]
@@ -291,7 +295,7 @@ mod tests {
         );
         let mut work = 0;
         let hit = path_test(
-            "$.postgresql",
+            &JsonPath::new("$.postgresql".into()).unwrap(),
             &ValueTest::KeysOtherThan(vec!["ttl".into()]),
             &root,
             &mut work,

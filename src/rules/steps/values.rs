@@ -5,13 +5,14 @@ use serde::{Deserialize, Serialize};
 use super::test::path_test;
 use super::{AppFact, Bindings, Step, ValueFact, ValueTest, bind, find};
 use crate::rules::engine::Ctx;
+use crate::yaml::jsonpath::JsonPath;
 
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ValuesStep {
     /// JSONPath (RFC 9535) into the merged values, e.g. `$.redis.enabled`.
-    #[serde(deserialize_with = "crate::yaml::jsonpath::deserialize")]
-    pub path: String,
+    #[schemars(with = "String")]
+    pub path: JsonPath,
     pub is: ValueTest,
 }
 
@@ -27,7 +28,7 @@ impl Step for ValuesStep {
             Some(hit) => {
                 let path = hit
                     .as_ref()
-                    .map_or(self.path.clone(), |(_, shown)| shown.clone());
+                    .map_or(self.path.as_str().to_string(), |(_, shown)| shown.clone());
                 let fact = ValueFact::at(app.object, hit.map(|(n, _)| n), path);
                 vec![vec![bind("value", fact)]]
             }
