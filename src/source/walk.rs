@@ -198,6 +198,7 @@ fn walk(
     let mut aliases = Vec::new();
     // Each identity's first path, and whether it went through a symlink.
     let mut seen: PathMap<(u64, u64), (PathBuf, bool)> = PathMap::default();
+    let mut devices = Vec::new();
     let confined = Root::new(root);
     let mut listings: Listings = vec![Some((PathBuf::new(), Met::new()))];
     let mut walker = walkdir::WalkDir::new(root)
@@ -248,14 +249,14 @@ fn walk(
         }
         if let Ok(e) = &entry
             && (e.file_type().is_dir() || is_yaml(e.path()))
-            && let Ok(meta) = e.metadata()
+            && let Some(id) = identity(e, &mut devices)
         {
             let rel = below(root, e.path()).unwrap_or(e.path());
             // The frame of the directory the entry is in is `None` when
             // that directory was reached through a symlink.
             let under_link = e.depth() > 0 && listings.last().is_none_or(Option::is_none);
             let linked = e.path_is_symlink() || under_link;
-            if let Some((first, first_linked)) = seen.get(&(meta.dev(), meta.ino())) {
+            if let Some((first, first_linked)) = seen.get(&id) {
                 let dir = e.file_type().is_dir();
                 if dir {
                     walker.skip_current_dir();
@@ -277,7 +278,7 @@ fn walk(
                 });
                 continue;
             }
-            seen.insert((meta.dev(), meta.ino()), (rel.to_path_buf(), linked));
+            seen.insert(id, (rel.to_path_buf(), linked));
             if e.depth() > 0 && e.file_type().is_dir() {
                 let plain = !e.path_is_symlink() && listings.last().is_some_and(Option::is_some);
                 listings.push(plain.then(|| (rel.to_path_buf(), Met::new())));
@@ -320,6 +321,35 @@ fn walk(
         listed(dir, entries);
     }
     (issues, aliases)
+}
+
+/// The device and inode of a directory or file the walk met, which tell
+/// a second path to it. A directory's (and anything reached through a
+/// symlink) come from a stat, and the device of each directory is kept
+/// by depth in `devices`; a file's own entry gives its inode, on its
+/// directory's device, so that no file is looked up by path once more
+/// (a path lookup per file was a tenth of the walk's time). The one
+/// place the two differ is a file that is itself a mount point, whose
+/// entry names the file it covers: a bind mount of a single file into
+/// the repository, then read as a copy rather than told as an alias.
+fn identity(e: &walkdir::DirEntry, devices: &mut Vec<u64>) -> Option<(u64, u64)> {
+    use walkdir::DirEntryExt;
+    if !e.file_type().is_dir()
+        && !e.path_is_symlink()
+        && let Some(&dev) = devices.get(e.depth().wrapping_sub(1))
+    {
+        return Some((dev, e.ino()));
+    }
+    let dir = e.file_type().is_dir();
+    if dir {
+        // Entries below a directory that could not be stat'ed are.
+        devices.truncate(e.depth());
+    }
+    let meta = e.metadata().ok()?;
+    if dir {
+        devices.push(meta.dev());
+    }
+    Some((meta.dev(), meta.ino()))
 }
 
 /// Puts `entry` in the listing of the directory it is in, by its own type

@@ -103,6 +103,39 @@ fn reads_past_the_run_budget_are_refused_with_an_issue() {
     assert_eq!(read + refused.len(), 10, "{:#?}", loaded.issues);
 }
 
+/// Two names of one file (a hard link), in two directories: the file is
+/// read once, under the name met first, and `-v` says why the other is
+/// skipped. The walk tells them apart by the inode in each directory
+/// entry, without a stat of its own per file.
+#[test]
+fn hard_links_are_read_once_and_listed_with_v() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    write(root, "apps/a/cm.yaml", CONFIGMAP);
+    std::fs::create_dir_all(root.join("apps/b")).unwrap();
+    std::fs::hard_link(root.join("apps/a/cm.yaml"), root.join("apps/b/same.yaml")).unwrap();
+    write(
+        root,
+        "apps/b/other.yaml",
+        &CONFIGMAP.replace("name: ", "name: other-"),
+    );
+    let dir = root.to_str().unwrap();
+
+    let verbose = support::limited::run_linter(&["--no-probe", "-v", dir]);
+    assert_eq!(verbose.code(), Some(0), "{}", verbose.stderr);
+    let line = "skipped: apps/b/same.yaml: the same file as apps/a/cm.yaml (a hard link): read once, as apps/a/cm.yaml";
+    assert!(
+        verbose.stderr.contains(line),
+        "no {line:?} in:\n{}",
+        verbose.stderr
+    );
+    assert!(
+        !verbose.stderr.contains("skipped: apps/b/other.yaml"),
+        "{}",
+        verbose.stderr
+    );
+}
+
 /// A repository's own symlinks (an Ansible collection links task files to
 /// each other) are not problems: the lint warns of none and passes, and
 /// `-v` lists each second path as skipped, naming the path read and which
