@@ -117,7 +117,7 @@ fn hard_links_are_read_once_and_listed_with_v() {
     write(
         root,
         "apps/b/other.yaml",
-        &CONFIGMAP.replace("name: ", "name: other-"),
+        CONFIGMAP.replace("name: ", "name: other-"),
     );
     let dir = root.to_str().unwrap();
 
