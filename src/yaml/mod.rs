@@ -365,6 +365,27 @@ mod tests {
         assert_eq!(m.line_col(f, 18), Some((4, 1)));
     }
 
+    /// The table keeps ids only: finding a path compares it with the
+    /// path the map holds for each candidate, growing rehashes those, and
+    /// a path registered again is found at its last id.
+    #[test]
+    fn paths_are_found_at_their_last_id_as_the_table_grows() {
+        let mut m = SourceMap::default();
+        let ids: Vec<FileId> = (0..100)
+            .map(|i| m.add(PathBuf::from(format!("d/{i}.yaml")), Arc::from("")))
+            .collect();
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(m.find(Path::new(&format!("d/{i}.yaml"))), Some(*id));
+        }
+        // `Path` equality is by component, as its hash is.
+        assert_eq!(m.find(Path::new("d//7.yaml")), Some(ids[7]));
+        assert_eq!(m.find(Path::new("d/100.yaml")), None);
+        assert!(m.holds_at(Path::new("d/3.yaml"), ids[3]));
+        let again = m.add(PathBuf::from("d/3.yaml"), Arc::from("b"));
+        assert_eq!(m.find(Path::new("d/3.yaml")), Some(again));
+        assert!(!m.holds_at(Path::new("d/3.yaml"), again));
+    }
+
     #[test]
     fn line_col_rejects_offsets_outside_the_text() {
         let (m, f) = map("é\n");
