@@ -19,17 +19,17 @@ use crate::yaml::FileId;
 pub(super) struct ParseCache {
     pub(super) shared: Arc<Vec<Option<Cached>>>,
     /// In a fork: what it parsed itself.
-    pub(super) own: PathMap<FileId, Cached>,
+    own: PathMap<FileId, Cached>,
     /// In a fork: the entries of `shared` it took.
-    pub(super) taken: PathSet<FileId>,
+    taken: PathSet<FileId>,
     /// Not in a fork: whether a build took the file before, by id.
-    pub(super) taken_unforked: Vec<bool>,
+    taken_unforked: Vec<bool>,
     /// Not in a fork: whether a take copies the parse and keeps it.
     pub(super) keep_taken: bool,
-    pub(super) forked: bool,
+    forked: bool,
     /// Parses the builds on forks took, removed and not yet freed
     /// ([`ParseCache::retire`]).
-    pub(super) retired: Vec<Cached>,
+    retired: Vec<Cached>,
 }
 
 /// Under this many bytes of YAML, a build's take copies the parse and
