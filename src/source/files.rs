@@ -16,10 +16,12 @@ use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
 mod ahead;
 mod budget;
+mod cache;
 mod fork;
 mod layer;
 mod remembered;
 pub use ahead::ReadAhead;
+use cache::{KEEP_TAKEN_BELOW, ParseCache};
 pub(crate) use fork::Forked;
 use fork::Journal;
 pub(crate) use layer::{Event, ReadLayer};
@@ -150,127 +152,6 @@ type Text = Result<Arc<str>, Issue>;
 /// issue and the map has a slot for each of them (at 100k objects, an
 /// issue's size in every slot was 18 MB of the load's peak).
 type Cached = Result<Arc<Parsed>, Box<Issue>>;
-
-/// Parsed documents by path. A fork reads the cache of the files it was
-/// forked from, shared rather than copied (122,000 entries per worker at
-/// 100k objects), and keeps beside it what it parses and takes itself.
-/// Only the files forked from change the shared map, once their forks
-/// are gone, so it is never copied.
-#[derive(Default)]
-struct ParseCache {
-    shared: Arc<PathMap<PathBuf, Cached>>,
-    /// In a fork: what it parsed itself.
-    own: PathMap<PathBuf, Cached>,
-    /// In a fork: the entries of `shared` it took.
-    taken: PathSet<PathBuf>,
-    /// Not in a fork: the files a build took before.
-    taken_unforked: PathSet<PathBuf>,
-    /// Not in a fork: whether a take copies the parse and keeps it.
-    keep_taken: bool,
-    forked: bool,
-    /// Parses the builds on forks took, removed and not yet freed
-    /// ([`ParseCache::retire`]).
-    retired: Vec<Cached>,
-}
-
-/// Under this many bytes of YAML, a build's take copies the parse and
-/// the cache keeps it: joryirving__home-ops's 1.2 MB then peak at 1 MB
-/// more (see BENCHMARKS.md).
-const KEEP_TAKEN_BELOW: usize = 4 << 20;
-
-/// How many taken parses [`ParseCache::retire`] frees at once.
-const RETIRED_AT_ONCE: usize = 256;
-
-impl ParseCache {
-    fn fork(&self) -> ParseCache {
-        ParseCache {
-            shared: self.shared.clone(),
-            forked: true,
-            ..ParseCache::default()
-        }
-    }
-
-    fn get(&self, rel: &Path) -> Option<&Cached> {
-        self.own
-            .get(rel)
-            .or_else(|| match self.taken.contains(rel) {
-                true => None,
-                false => self.shared.get(rel),
-            })
-    }
-
-    /// Room for `more` parses (see [`SourceMap::reserve`]).
-    fn reserve(&mut self, more: usize) {
-        match self.forked {
-            true => self.own.reserve(more),
-            false => Arc::make_mut(&mut self.shared).reserve(more),
-        }
-    }
-
-    fn insert(&mut self, rel: PathBuf, cached: Cached) {
-        match self.forked {
-            true => self.own.insert(rel, cached),
-            false => Arc::make_mut(&mut self.shared).insert(rel, cached),
-        };
-    }
-
-    /// Removes the parse of `rel` that a build on a fork took, and frees
-    /// such parses on a worker, a chunk at a time: where the build changed
-    /// what it took (a target namespace set), freeing the parse frees a
-    /// whole tree, 6 % of the main thread's instructions at 10k objects,
-    /// while the workers wait for the main thread to take the builds.
-    /// Kept, as a take here keeps it, where takes copy.
-    fn retire(&mut self, rel: &Path) {
-        if self.keep_taken || !self.taken_unforked.insert(rel.to_path_buf()) {
-            return;
-        }
-        if let Some(cached) = self.remove(rel) {
-            self.retired.push(cached);
-        }
-        if self.retired.len() >= RETIRED_AT_ONCE {
-            let retired = std::mem::take(&mut self.retired);
-            rayon::spawn(move || drop(retired));
-        }
-    }
-
-    /// The parse of `rel` for a build to own, not in a fork. A repository
-    /// of several clusters builds a file once per cluster, and every app
-    /// includes the same components: parsing such files again was a third
-    /// of joryirving__home-ops's main thread. So under
-    /// [`KEEP_TAKEN_BELOW`] bytes of YAML each take copies the parse and
-    /// the cache keeps it. Above, the first take moves it out (most files
-    /// are built into objects once there, and a copy kept would double what
-    /// a large repository holds), and a file taken again is parsed once
-    /// more and then kept ([`ParseCache::keep_if_taken_before`]).
-    fn take_unforked(&mut self, rel: &Path) -> Option<Cached> {
-        if self.keep_taken || self.taken_unforked.contains(rel) {
-            return self.get(rel).cloned();
-        }
-        self.taken_unforked.insert(rel.to_path_buf());
-        self.remove(rel)
-    }
-
-    /// Keeps a parse of `rel` made for a take when a build took the file
-    /// before (see [`ParseCache::take_unforked`]).
-    fn keep_if_taken_before(&mut self, rel: &Path, parsed: &Arc<Parsed>) {
-        if self.keep_taken || self.taken_unforked.contains(rel) {
-            self.insert(rel.to_path_buf(), Ok(parsed.clone()));
-        }
-    }
-
-    fn remove(&mut self, rel: &Path) -> Option<Cached> {
-        if !self.forked {
-            return Arc::make_mut(&mut self.shared).remove(rel);
-        }
-        // What a fork parsed itself is only what `shared` lacks or it took.
-        let own = self.own.remove(rel);
-        let shared = match self.taken.insert(rel.to_path_buf()) {
-            true => self.shared.get(rel).cloned(),
-            false => None,
-        };
-        own.or(shared)
-    }
-}
 
 /// The disk below the root, or a commit's tree in git's object store.
 pub(super) enum Backing {
@@ -629,7 +510,7 @@ impl Files {
     }
 
     fn text_unnoted(&mut self, rel: &Path) -> Result<(FileId, Arc<str>), Issue> {
-        if let Some(id) = self.sources.find(&self.name_of(rel)) {
+        if let Some(id) = self.id_of(rel) {
             return Ok((id, self.sources.get(id).text.clone()));
         }
         if let Some(issue) = self.unreadable.get(rel) {
@@ -659,6 +540,14 @@ impl Files {
             None => self.sources.add(name, text.clone()),
         };
         Ok((id, text))
+    }
+
+    /// The id `rel` is registered under in the source map, if read.
+    fn id_of(&self, rel: &Path) -> Option<FileId> {
+        match &self.checkout {
+            Some(_) => self.sources.find(&self.name_of(rel)),
+            None => self.sources.find(rel),
+        }
     }
 
     /// The name `rel` is registered under in the source map.
@@ -728,8 +617,7 @@ impl Files {
                     to_parse.push((rel.clone(), id, text));
                 }
                 Err(issue) => {
-                    Arc::make_mut(&mut self.unreadable).insert(rel.clone(), issue.clone());
-                    self.parsed.insert(rel.clone(), Err(Box::new(issue)));
+                    Arc::make_mut(&mut self.unreadable).insert(rel.clone(), issue);
                 }
             }
         }
@@ -739,7 +627,7 @@ impl Files {
             to_parse.retain(
                 |(rel, file, _)| match layer.parsed(rel, *file, &self.sources) {
                     Some(parsed) => {
-                        self.parsed.insert(rel.clone(), Ok(parsed));
+                        self.parsed.insert(*file, Ok(parsed));
                         false
                     }
                     None => true,
@@ -752,11 +640,11 @@ impl Files {
             .par_iter()
             .map(|(rel, file, text)| parse(rel, *file, text, &limits.yaml))
             .collect();
-        for ((rel, _, _), result) in to_parse.into_iter().zip(parsed) {
+        for ((rel, file, _), result) in to_parse.into_iter().zip(parsed) {
             if let (Some(layer), Ok(parsed)) = (self.layer.as_mut(), &result) {
-                layer.keep_parsed(rel.clone(), parsed.clone());
+                layer.keep_parsed(rel, parsed.clone());
             }
-            self.parsed.insert(rel, result.map_err(Box::new));
+            self.parsed.insert(file, result.map_err(Box::new));
         }
     }
 
@@ -780,16 +668,12 @@ impl Files {
     pub fn documents(&mut self, rel: &Path) -> Result<Arc<Parsed>, Issue> {
         // The documents are a function of the text: that is the question.
         self.note_text(rel);
-        if let Some(cached) = self.parsed.get(rel) {
+        if let Some(cached) = self.id_of(rel).and_then(|id| self.parsed.get(id)) {
             return cached.clone().map_err(|issue| *issue);
         }
-        let limits = self.limits;
-        let name = self.name_of(rel);
-        let result = self
-            .text_unnoted(rel)
-            .and_then(|(file, text)| parse(&name, file, &text, &limits.yaml));
-        self.parsed
-            .insert(rel.to_path_buf(), result.clone().map_err(Box::new));
+        let (file, text) = self.text_unnoted(rel)?;
+        let result = parse(&self.name_of(rel), file, &text, &self.limits.yaml);
+        self.parsed.insert(file, result.clone().map_err(Box::new));
         result
     }
 
@@ -797,8 +681,9 @@ impl Files {
     /// [`ParseCache::take_unforked`] for when the cache keeps a copy.
     pub fn take_documents(&mut self, rel: &Path) -> Result<Parsed, Issue> {
         self.note_text(rel);
-        if let Some(journal) = &mut self.journal {
-            journal.taken.push(rel.to_path_buf());
+        let id = self.id_of(rel);
+        if let (Some(journal), Some(id)) = (&mut self.journal, id) {
+            journal.taken.push(id);
         }
         // On a fork, the files it was forked from hold the parse until they
         // take the journal: moving it out here frees nothing, and a second
@@ -806,17 +691,17 @@ impl Files {
         // joryirving__home-ops's 1,575 takes parsed again, 8 % of its
         // instructions).
         let forked = self.journal.is_some();
-        let cached = match forked {
-            true => self.parsed.get(rel).cloned(),
-            false => self.parsed.take_unforked(rel),
-        };
+        let cached = id.and_then(|id| match forked {
+            true => self.parsed.get(id).cloned(),
+            false => self.parsed.take_unforked(id),
+        });
         let parsed = match cached {
             Some(cached) => cached.map_err(|issue| *issue)?,
             None => {
                 let (file, text) = self.text_unnoted(rel)?;
                 let parsed = parse(&self.name_of(rel), file, &text, &self.limits.yaml)?;
                 if !forked {
-                    self.parsed.keep_if_taken_before(rel, &parsed);
+                    self.parsed.keep_taken_parse(file, &parsed);
                 }
                 parsed
             }

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use super::{Event, Files, Input, ReadLayer};
 use crate::source::limits::kustomize::RunBudget;
 use crate::source::{PathMap, PathSet};
+use crate::yaml::FileId;
 
 /// How many jobs [`Files::each_in_order`] runs on forks before it takes
 /// their results: enough to keep every core busy, few enough that what
@@ -25,7 +26,7 @@ pub(super) struct Journal {
     /// first reader of a file is kept).
     pub(super) inputs: Vec<(PathBuf, Input, PathBuf)>,
     /// Files whose parsed documents it moved out of the cache.
-    pub(super) taken: Vec<PathBuf>,
+    pub(super) taken: Vec<FileId>,
 }
 
 /// A job's result from a fork, with what it left behind and the budget
@@ -226,8 +227,8 @@ impl Files {
             self.inputs.entry(path).or_insert((role, by));
         }
         self.built_dirs.extend(dirs);
-        for rel in &journal.taken {
-            self.parsed.retire(rel);
+        for &id in &journal.taken {
+            self.parsed.retire(id);
         }
         if let (Some(mine), Some(theirs)) = (self.layer.as_mut(), layer) {
             mine.adopt(theirs);

@@ -61,9 +61,14 @@ fn forks_take_the_shared_parse_and_the_files_drop_it_in_order() {
     // The first take of each is the parse the files hold, not a copy,
     // and the files drop it once the forks are done (and gone).
     assert!(shared[0] && shared[1], "{shared:?}");
-    assert!(files.parsed.get(&rels[0]).is_none());
-    assert!(files.parsed.get(&rels[1]).is_none());
+    assert!(held_for(&files, &rels[0]).is_none());
+    assert!(held_for(&files, &rels[1]).is_none());
     assert!(Arc::get_mut(&mut files.parsed.shared).is_some());
+}
+
+/// What the files' cache holds for `rel`.
+fn held_for<'a>(files: &'a Files, rel: &Path) -> Option<&'a Cached> {
+    files.parsed.get(files.id_of(rel)?)
 }
 
 /// Files of a directory holding one YAML file, preloaded.
@@ -96,7 +101,7 @@ fn each_chunk_of_jobs_on_forks_is_taken_before_the_next_is_forked() {
     assert!(Arc::ptr_eq(&taken[0], &cached));
     assert!(!Arc::ptr_eq(last, &cached));
     assert_eq!(**last, *cached);
-    assert!(files.parsed.get(&rel).is_none());
+    assert!(held_for(&files, &rel).is_none());
 }
 
 /// In a small repository every take copies the parse the files hold,
@@ -117,7 +122,7 @@ fn in_a_small_repository_takes_copy_the_parse_and_the_files_keep_it() {
     for node in taken.iter().chain([&here]) {
         assert_eq!(**node, *cached);
     }
-    let held = files.parsed.get(&rel).unwrap().as_ref().unwrap();
+    let held = held_for(&files, &rel).unwrap().as_ref().unwrap();
     assert!(Arc::ptr_eq(&held.docs[0], &cached));
 }
 
@@ -129,12 +134,12 @@ fn in_a_large_repository_a_file_taken_twice_is_kept_after() {
     // As in a repository too large for takes to copy.
     files.parsed.keep_taken = false;
     files.take_documents(&rel).unwrap();
-    assert!(files.parsed.get(&rel).is_none());
+    assert!(held_for(&files, &rel).is_none());
     let second = files.take_documents(&rel).unwrap().docs[0].clone();
-    let held = files.parsed.get(&rel).unwrap().as_ref().unwrap();
+    let held = held_for(&files, &rel).unwrap().as_ref().unwrap();
     assert_eq!(*held.docs[0], *second);
     let third = files.take_documents(&rel).unwrap().docs[0].clone();
-    assert!(files.parsed.get(&rel).is_some());
+    assert!(held_for(&files, &rel).is_some());
     assert_eq!(*third, *second);
 }
 
