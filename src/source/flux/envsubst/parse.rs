@@ -64,7 +64,10 @@ pub(super) const BAD: &str = "bad substitution";
 
 impl Parser {
     pub(super) fn new(text: &str) -> Parser {
-        let buf: Vec<char> = text.chars().collect();
+        // Room for every byte: `chars` promises a quarter of them, and a
+        // long text then grows its buffer again and again.
+        let mut buf: Vec<char> = Vec::with_capacity(text.len());
+        buf.extend(text.chars());
         Parser {
             dropped: vec![false; buf.len()],
             buf,
@@ -110,7 +113,13 @@ impl Parser {
     }
 
     pub(super) fn string(&self) -> String {
-        let mut out = String::with_capacity(self.pos - self.start);
+        let chars = &self.buf[self.start..self.pos];
+        if !self.dropped[self.start..self.pos].contains(&true) && chars.iter().all(char::is_ascii) {
+            // A byte each, copied as a block rather than pushed one by one.
+            let bytes: Vec<u8> = chars.iter().map(|&c| c as u8).collect();
+            return String::from_utf8(bytes).expect("ASCII is UTF-8");
+        }
+        let mut out = String::with_capacity(chars.len());
         out.extend(
             (self.start..self.pos)
                 .filter(|&i| !self.dropped[i])
