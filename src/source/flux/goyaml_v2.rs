@@ -100,7 +100,8 @@ fn analyze(s: &str) -> Analysis {
     let (mut break_space, mut space_break) = (false, false);
     let (mut previous_space, mut previous_break) = (false, false);
     let mut preceded_by_whitespace = true;
-    let chars: Vec<char> = s.chars().collect();
+    let mut chars: Vec<char> = Vec::with_capacity(s.len());
+    chars.extend(s.chars());
     for (i, &c) in chars.iter().enumerate() {
         let next = chars.get(i + 1).copied();
         let followed_by_whitespace = next.is_none_or(|n| n == ' ' || n == '\t');

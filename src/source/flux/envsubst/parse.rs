@@ -50,7 +50,9 @@ pub(super) struct Parser {
     pub(super) width: usize,
     pub(super) mode: u8,
     pub(super) escape: u8,
-    pub(super) accept: Accept,
+    /// What a token may hold; `None` for any character (the text between
+    /// expressions), which lets a run without `$` be passed over at once.
+    pub(super) accept: Option<Accept>,
     pub(super) depth: usize,
 }
 
@@ -62,7 +64,10 @@ pub(super) const BAD: &str = "bad substitution";
 
 impl Parser {
     pub(super) fn new(text: &str) -> Parser {
-        let buf: Vec<char> = text.chars().collect();
+        // Room for every byte: `chars` promises a quarter of them, and a
+        // long text then grows its buffer again and again.
+        let mut buf: Vec<char> = Vec::with_capacity(text.len());
+        buf.extend(text.chars());
         Parser {
             dropped: vec![false; buf.len()],
             buf,
@@ -71,7 +76,7 @@ impl Parser {
             width: 0,
             mode: 0,
             escape: 0,
-            accept: accept_rune,
+            accept: None,
             depth: 0,
         }
     }
@@ -108,10 +113,24 @@ impl Parser {
     }
 
     pub(super) fn string(&self) -> String {
-        (self.start..self.pos)
-            .filter(|&i| !self.dropped[i])
-            .map(|i| self.buf[i])
-            .collect()
+        let chars = &self.buf[self.start..self.pos];
+        if !self.dropped[self.start..self.pos].contains(&true) && chars.iter().all(char::is_ascii) {
+            // A byte each, copied as a block rather than pushed one by one.
+            let bytes: Vec<u8> = chars.iter().map(|&c| c as u8).collect();
+            return String::from_utf8(bytes).expect("ASCII is UTF-8");
+        }
+        let mut out = String::with_capacity(chars.len());
+        out.extend(
+            (self.start..self.pos)
+                .filter(|&i| !self.dropped[i])
+                .map(|i| self.buf[i]),
+        );
+        out
+    }
+
+    fn accepts(&self, r: char) -> bool {
+        self.accept
+            .is_none_or(|accept| accept(r, self.pos - self.start))
     }
 
     pub(super) fn scan(&mut self) -> Token {
@@ -136,10 +155,20 @@ impl Parser {
         }
         if self.scan_escaped(r) {
             self.skip();
-        } else if !(self.accept)(r, self.pos - self.start) {
+        } else if !self.accepts(r) {
             return false;
         }
         loop {
+            if self.accept.is_none() {
+                // Only a `$` (an expression, an escape) or a backslash (an
+                // escape) can end the token or be left out of it: what
+                // comes before the next one is taken whole, not a
+                // character at a time (a dashboard's JSON is long).
+                self.pos += self.buf[self.pos..]
+                    .iter()
+                    .position(|&c| c == '$' || c == '\\')
+                    .unwrap_or(self.buf.len() - self.pos);
+            }
             let Some(r) = self.read() else {
                 self.unread();
                 break;
@@ -153,7 +182,7 @@ impl Parser {
                 self.skip();
                 continue;
             }
-            if !(self.accept)(r, self.pos - self.start) {
+            if !self.accepts(r) {
                 self.unread();
                 break;
             }
@@ -189,7 +218,7 @@ impl Parser {
     pub(super) fn parse(&mut self) -> Result<Vec<Ast>, String> {
         let mut out = Vec::new();
         loop {
-            self.accept = accept_rune;
+            self.accept = None;
             self.mode = SCAN_IDENT | SCAN_LBRACK | SCAN_ESCAPE;
             self.escape = ESC_DOLLAR;
             match self.scan() {
@@ -224,7 +253,7 @@ impl Parser {
         if self.peek() == Some('#') {
             return self.parse_len_func();
         }
-        self.accept = accept_ident;
+        self.accept = Some(accept_ident);
         self.mode = SCAN_IDENT;
         if self.scan() != Token::Ident {
             return Err("unable to parse variable name".into());
@@ -239,7 +268,7 @@ impl Parser {
             Some('%') => return self.parse_remove_func(name, accept_percent),
             _ => {}
         }
-        self.accept = accept_ident;
+        self.accept = Some(accept_ident);
         self.mode = SCAN_RBRACK;
         if self.scan() != Token::Rbrack {
             return Err("missing closing brace".into());
@@ -253,7 +282,7 @@ impl Parser {
     }
 
     pub(super) fn parse_param(&mut self, accept: Accept, mode: u8) -> Result<Ast, String> {
-        self.accept = accept;
+        self.accept = Some(accept);
         self.mode = mode | SCAN_LBRACK;
         match self.scan() {
             Token::Lbrack => self.parse_func(),
@@ -265,7 +294,7 @@ impl Parser {
     }
 
     pub(super) fn operator(&mut self, accept: Accept, err: &str) -> Result<String, String> {
-        self.accept = accept;
+        self.accept = Some(accept);
         self.mode = SCAN_IDENT;
         if self.scan() != Token::Ident {
             return Err(err.into());
@@ -286,7 +315,7 @@ impl Parser {
     pub(super) fn parse_substr_func(&mut self, param: String) -> Result<Ast, String> {
         let name = self.operator(accept_one_colon, BAD)?;
         let mut args = vec![self.parse_param(reject_colon_close, SCAN_IDENT)?];
-        self.accept = accept_colon;
+        self.accept = Some(accept_colon);
         self.mode = SCAN_IDENT | SCAN_RBRACK;
         match self.scan() {
             Token::Rbrack => {
@@ -404,9 +433,6 @@ impl Parser {
     }
 }
 
-pub(super) fn accept_rune(_: char, _: usize) -> bool {
-    true
-}
 pub(super) fn accept_ident(r: char, _: usize) -> bool {
     r.is_alphanumeric() || r == '_'
 }
