@@ -7,7 +7,7 @@
 use homelab_lint::yaml::block_scanner_differs;
 use libfuzzer_sys::fuzz_target;
 
-const FRAGMENTS: [&str; 37] = [
+const FRAGMENTS: [&str; 41] = [
     "a",
     "key",
     ": ",
@@ -27,6 +27,10 @@ const FRAGMENTS: [&str; 37] = [
     "]",
     ", ",
     "{}",
+    "{",
+    "}",
+    " }",
+    "\"q\" ",
     "# c",
     "---",
     "...",

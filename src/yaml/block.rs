@@ -1,8 +1,9 @@
 //! A scanner for the block-style YAML that nearly every GitOps file is:
 //! mappings and sequences by indentation, one-line plain and quoted
-//! scalars, literal and folded block scalars, `[]`/`{}` and one-line flow
-//! sequences of scalars, anchors on values and aliases as values,
-//! comments and `---` between documents.
+//! scalars, literal and folded block scalars, one-line flow sequences
+//! and mappings of scalars (`[a, "b"]`, `{k: v, key_alone}`, nested;
+//! block/flow.rs), anchors on values and aliases as values, comments and
+//! `---` between documents.
 //!
 //! saphyr's scanner costs about 150 instructions per byte (BENCHMARKS.md,
 //! "Parser candidates"), most of it in a character buffer this subset
@@ -24,6 +25,7 @@ use super::node::Value;
 
 mod escape;
 mod events;
+mod flow;
 use escape::unescape;
 pub(super) use events::Events;
 
@@ -622,127 +624,6 @@ impl<'t> Scanner<'t> {
             end,
         );
         Some(end)
-    }
-
-    /// A one-line flow collection at `v` (`[a, "b"]`, `{kind: X, name:
-    /// y}`, nested up to [`MAX_FLOW`]) that ends its line.
-    fn flow(&mut self, v: usize) -> Option<()> {
-        let end = self.flow_node(v, 0)?;
-        // As for quoted scalars, saphyr's span of the closing bracket
-        // takes in a comment after it.
-        is_break(self.b.get(end)).then_some(())
-    }
-
-    /// The flow node at `j`; returns where it ends.
-    fn flow_node(&mut self, j: usize, depth: usize) -> Option<usize> {
-        let b = self.b;
-        match *b.get(j)? {
-            // saphyr's span of a closing bracket runs to the next token.
-            b'[' | b'{' if depth < MAX_FLOW => {
-                let end = self.flow_collection(j, depth + 1)?;
-                if depth == 0 {
-                    return Some(end);
-                }
-                let mut next = end;
-                while b.get(next) == Some(&b' ') {
-                    next += 1;
-                }
-                if !matches!(b.get(next), Some(b',' | b']' | b'}')) {
-                    return None;
-                }
-                if let Some(last) = self.events.last_mut() {
-                    last.2 = next as u32;
-                }
-                Some(end)
-            }
-            // What may follow is the caller's to check.
-            b'*' => self.alias(j),
-            b'"' | b'\'' => {
-                let end = self.quoted(j, Anchor::default())?;
-                matches!(b.get(end), Some(b',' | b']' | b'}' | b':')).then_some(end)
-            }
-            _ => {
-                if !plain_start(b, j) || b[j] == b'-' {
-                    return None;
-                }
-                let (from, mut end, mut k) = (j, j, j);
-                loop {
-                    match *b.get(k)? {
-                        b',' | b']' | b'}' => break,
-                        b':' if b.get(k + 1) == Some(&b' ') => break,
-                        b'\n' | b'[' | b'{' | b':' | b'#' => return None,
-                        b' ' => {}
-                        _ => end = k + 1,
-                    }
-                    k += 1;
-                }
-                let text = &self.text[from..end];
-                self.push(
-                    Event::Scalar(Cow::Borrowed(text), ScalarStyle::Plain, 0, None),
-                    from,
-                    end,
-                );
-                Some(k)
-            }
-        }
-    }
-
-    /// The flow sequence or mapping whose bracket is at `v`.
-    fn flow_collection(&mut self, v: usize, depth: usize) -> Option<usize> {
-        let b = self.b;
-        let seq = b[v] == b'[';
-        let close = if seq { b']' } else { b'}' };
-        let skip = |mut j: usize| {
-            while b.get(j) == Some(&b' ') {
-                j += 1;
-            }
-            j
-        };
-        let mut j = skip(v + 1);
-        let start = if seq {
-            Event::SequenceStart(0, None)
-        } else {
-            Event::MappingStart(0, None)
-        };
-        self.push(start, v, j);
-        if b.get(j) != Some(&close) {
-            loop {
-                if seq {
-                    j = skip(self.flow_node(j, depth)?);
-                } else {
-                    // A scalar key, `: `, a value.
-                    if matches!(b.get(j), Some(b'[' | b'{')) {
-                        return None;
-                    }
-                    j = self.flow_node(j, depth)?;
-                    if b.get(j) != Some(&b':') || b.get(j + 1) != Some(&b' ') {
-                        return None;
-                    }
-                    j = skip(j + 1);
-                    if matches!(b.get(j), Some(b',' | b'}' | b']')) {
-                        return None;
-                    }
-                    j = skip(self.flow_node(j, depth)?);
-                }
-                match *b.get(j)? {
-                    b',' => {
-                        j = skip(j + 1);
-                        if matches!(b.get(j), Some(b']' | b'}' | b',')) {
-                            return None;
-                        }
-                    }
-                    c if c == close => break,
-                    _ => return None,
-                }
-            }
-        }
-        let end = if seq {
-            Event::SequenceEnd
-        } else {
-            Event::MappingEnd
-        };
-        self.push(end, j, j + 1);
-        Some(j + 1)
     }
 
     /// A literal (`|`) or folded (`>`) scalar whose indicator is at `h`,

@@ -60,3 +60,39 @@ fn block_scanner_reads_every_corpus_and_fixture_file_as_saphyr_does() {
         files.len()
     );
 }
+
+/// Flow mappings with a key and no value, and quoted scalars with spaces
+/// before the next `,` or bracket: taken, with saphyr's trees; near
+/// misses left to saphyr.
+#[test]
+fn block_scanner_takes_bare_flow_keys_and_spaced_quoted_scalars_as_saphyr_does() {
+    let cases = [
+        ("t: { name: Anime, mal_id: 46, poster }\n", true),
+        ("t: {poster}\n", true),
+        ("t: { a, b: c }\n", true),
+        ("t: {a,b}\n", true),
+        ("- [ {a}, b ]\n", true),
+        ("- [ {a }  , b ]\n", true),
+        ("- [ x, {a, b}  ]\n", true),
+        ("t: { name: \"AFI's 100\" }\n", true),
+        ("t: [ 'a' , \"b\"   ]\n", true),
+        ("t: { \"k\" }\n", true),
+        ("t: { 'k'  , v: 1 }\n", true),
+        ("t: [ {\"k\" }, ['a' ] ]\n", true),
+        // A quoted key with spaces before its colon, a trailing comma, an
+        // empty value, an alias alone as key, a comment after the
+        // bracket: saphyr's.
+        ("t: { \"k\" : v }\n", false),
+        ("t: { a, }\n", false),
+        ("t: { a: }\n", false),
+        ("a: &x 1\nt: { *x }\n", false),
+        ("a: &x 1\nt: {*x}\n", false),
+        ("t: { \"a\" } # c\n", false),
+        ("t: { \"a\" b }\n", false),
+    ];
+    for (text, taken) in cases {
+        let (scanned, differs) = block_scanner_differs(text);
+        assert_eq!(differs, None, "{text:?}");
+        assert_eq!(scanned, taken, "{text:?}");
+    }
+}

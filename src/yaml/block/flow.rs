@@ -1,0 +1,157 @@
+//! One-line flow collections (`[a, "b"]`, `{kind: X, name: y, bare}`),
+//! read as saphyr reads them, with its spans.
+
+use std::borrow::Cow;
+
+use saphyr_parser::{Event, ScalarStyle};
+
+use super::{Anchor, MAX_FLOW, Scanner, is_break, plain_start};
+
+impl<'t> Scanner<'t> {
+    /// A one-line flow collection at `v` (`[a, "b"]`, `{kind: X, name:
+    /// y}`, nested up to [`MAX_FLOW`]) that ends its line.
+    pub(super) fn flow(&mut self, v: usize) -> Option<()> {
+        let end = self.flow_node(v, 0)?;
+        // As for quoted scalars, saphyr's span of the closing bracket
+        // takes in a comment after it.
+        is_break(self.b.get(end)).then_some(())
+    }
+
+    /// The flow node at `j`; returns where it ends.
+    fn flow_node(&mut self, j: usize, depth: usize) -> Option<usize> {
+        let b = self.b;
+        match *b.get(j)? {
+            // saphyr's span of a closing bracket runs to the next token.
+            b'[' | b'{' if depth < MAX_FLOW => {
+                let end = self.flow_collection(j, depth + 1)?;
+                if depth == 0 {
+                    return Some(end);
+                }
+                let next = skip_spaces(b, end);
+                if !matches!(b.get(next), Some(b',' | b']' | b'}')) {
+                    return None;
+                }
+                if let Some(last) = self.events.last_mut() {
+                    last.2 = next as u32;
+                }
+                Some(end)
+            }
+            // What may follow is the caller's to check.
+            b'*' => self.alias(j),
+            b'"' | b'\'' => {
+                let end = self.quoted(j, Anchor::default())?;
+                if b.get(end) == Some(&b':') {
+                    return Some(end);
+                }
+                // saphyr's span of a quoted scalar runs over the spaces
+                // after it (`skip_ws_to_eol` in its `scan_flow_scalar`);
+                // a key's `:` after them is left to saphyr.
+                let next = skip_spaces(b, end);
+                if !matches!(b.get(next), Some(b',' | b']' | b'}')) {
+                    return None;
+                }
+                if let Some(last) = self.events.last_mut() {
+                    last.2 = next as u32;
+                }
+                Some(next)
+            }
+            _ => {
+                if !plain_start(b, j) || b[j] == b'-' {
+                    return None;
+                }
+                let (from, mut end, mut k) = (j, j, j);
+                loop {
+                    match *b.get(k)? {
+                        b',' | b']' | b'}' => break,
+                        b':' if b.get(k + 1) == Some(&b' ') => break,
+                        b'\n' | b'[' | b'{' | b':' | b'#' => return None,
+                        b' ' => {}
+                        _ => end = k + 1,
+                    }
+                    k += 1;
+                }
+                let text = &self.text[from..end];
+                self.push(
+                    Event::Scalar(Cow::Borrowed(text), ScalarStyle::Plain, 0, None),
+                    from,
+                    end,
+                );
+                Some(k)
+            }
+        }
+    }
+
+    /// The flow sequence or mapping whose bracket is at `v`.
+    fn flow_collection(&mut self, v: usize, depth: usize) -> Option<usize> {
+        let b = self.b;
+        let seq = b[v] == b'[';
+        let close = if seq { b']' } else { b'}' };
+        let mut j = skip_spaces(b, v + 1);
+        let start = if seq {
+            Event::SequenceStart(0, None)
+        } else {
+            Event::MappingStart(0, None)
+        };
+        self.push(start, v, j);
+        if b.get(j) != Some(&close) {
+            loop {
+                if seq {
+                    j = skip_spaces(b, self.flow_node(j, depth)?);
+                } else {
+                    // A scalar key, then `: ` and a value, or no value.
+                    if matches!(b.get(j), Some(b'[' | b'{')) {
+                        return None;
+                    }
+                    let key = self.events.len();
+                    j = self.flow_node(j, depth)?;
+                    if matches!(b.get(j), Some(b',' | b'}'))
+                        && matches!(self.events[key].0, Event::Scalar(..))
+                    {
+                        // A key alone (`{a, b: c}`): saphyr gives its
+                        // empty value the span of the `,` or `}` token
+                        // after it, which runs over the spaces that
+                        // follow.
+                        self.push(
+                            Event::Scalar(Cow::Borrowed(""), ScalarStyle::Plain, 0, None),
+                            j,
+                            skip_spaces(b, j + 1),
+                        );
+                    } else {
+                        if b.get(j) != Some(&b':') || b.get(j + 1) != Some(&b' ') {
+                            return None;
+                        }
+                        j = skip_spaces(b, j + 1);
+                        if matches!(b.get(j), Some(b',' | b'}' | b']')) {
+                            return None;
+                        }
+                        j = skip_spaces(b, self.flow_node(j, depth)?);
+                    }
+                }
+                match *b.get(j)? {
+                    b',' => {
+                        j = skip_spaces(b, j + 1);
+                        if matches!(b.get(j), Some(b']' | b'}' | b',')) {
+                            return None;
+                        }
+                    }
+                    c if c == close => break,
+                    _ => return None,
+                }
+            }
+        }
+        let end = if seq {
+            Event::SequenceEnd
+        } else {
+            Event::MappingEnd
+        };
+        self.push(end, j, j + 1);
+        Some(j + 1)
+    }
+}
+
+fn skip_spaces(b: &[u8], mut j: usize) -> usize {
+    while b.get(j) == Some(&b' ') {
+        j += 1;
+    }
+    j
+}
