@@ -27,13 +27,7 @@ impl<'t> Scanner<'t> {
                 if depth == 0 {
                     return Some(end);
                 }
-                let next = skip_spaces(b, end);
-                if !matches!(b.get(next), Some(b',' | b']' | b'}')) {
-                    return None;
-                }
-                if let Some(last) = self.events.last_mut() {
-                    last.2 = next as u32;
-                }
+                self.stretch_to_next_token(end)?;
                 Some(end)
             }
             // What may follow is the caller's to check.
@@ -46,14 +40,7 @@ impl<'t> Scanner<'t> {
                 // saphyr's span of a quoted scalar runs over the spaces
                 // after it (`skip_ws_to_eol` in its `scan_flow_scalar`);
                 // a key's `:` after them is left to saphyr.
-                let next = skip_spaces(b, end);
-                if !matches!(b.get(next), Some(b',' | b']' | b'}')) {
-                    return None;
-                }
-                if let Some(last) = self.events.last_mut() {
-                    last.2 = next as u32;
-                }
-                Some(next)
+                self.stretch_to_next_token(end)
             }
             _ => {
                 if !plain_start(b, j) || b[j] == b'-' {
@@ -79,6 +66,20 @@ impl<'t> Scanner<'t> {
                 Some(k)
             }
         }
+    }
+
+    /// Runs the last event's span over the spaces after `end`, when a `,`,
+    /// `]` or `}` follows them (else the text is saphyr's); returns where
+    /// that token is.
+    fn stretch_to_next_token(&mut self, end: usize) -> Option<usize> {
+        let next = skip_spaces(self.b, end);
+        if !matches!(self.b.get(next), Some(b',' | b']' | b'}')) {
+            return None;
+        }
+        if let Some(last) = self.events.last_mut() {
+            last.2 = next as u32;
+        }
+        Some(next)
     }
 
     /// The flow sequence or mapping whose bracket is at `v`.
