@@ -89,6 +89,12 @@ fn block_scanner_takes_bare_flow_keys_and_spaced_quoted_scalars_as_saphyr_does()
         ("a: &x 1\nt: {*x}\n", false),
         ("t: { \"a\" } # c\n", false),
         ("t: { \"a\" b }\n", false),
+        // A word of a plain scalar that starts with `-` and a flow
+        // indicator is saphyr's error; `-` before anything else is text.
+        ("- [a -]\n", false),
+        ("t: {a, b -}\n", false),
+        ("t: {a: b -, c}\n", false),
+        ("- [a - b, a -b, a-]\n", true),
     ];
     for (text, taken) in cases {
         let (scanned, differs) = block_scanner_differs(text);

@@ -52,6 +52,13 @@ impl<'t> Scanner<'t> {
                         b',' | b']' | b'}' => break,
                         b':' if b.get(k + 1) == Some(&b' ') => break,
                         b'\n' | b'[' | b'{' | b':' | b'#' => return None,
+                        // saphyr refuses a word of a flow plain scalar that
+                        // starts with `-` and a flow indicator (`[a -]`).
+                        b'-' if b[k - 1] == b' '
+                            && matches!(b.get(k + 1), Some(b',' | b'[' | b']' | b'{' | b'}')) =>
+                        {
+                            return None;
+                        }
                         b' ' => {}
                         _ => end = k + 1,
                     }
