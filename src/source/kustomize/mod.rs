@@ -29,6 +29,8 @@ use std::path::{Path, PathBuf};
 use crate::source::files::{Files, Input};
 use crate::source::object::{Object, StepKind};
 use crate::source::{Gap, Issue, Listed, PathMap};
+use compact_str::CompactString;
+
 use crate::yaml::{Node, Span};
 
 pub(crate) use builder::Builder;
@@ -42,23 +44,34 @@ pub use patches::apply_patches;
 
 /// Group, version and kind of an object.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
+///
+/// Ids are made for every object at every step of a build (tens of
+/// thousands on a large repository): their parts are `CompactString`s,
+/// inline up to 24 bytes, so that making and copying one rarely
+/// allocates.
 pub(crate) struct Gvk {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
+    pub group: CompactString,
+    pub version: CompactString,
+    pub kind: CompactString,
 }
 
 impl Gvk {
     pub fn of(root: &Node) -> Gvk {
-        let api = root.str_at(&["apiVersion"]).unwrap_or("");
-        let (group, version) = match api.rsplit_once('/') {
-            Some((g, v)) => (g.to_string(), v.to_string()),
-            None => (String::new(), api.to_string()),
+        Gvk::from_parts(
+            root.str_at(&["apiVersion"]).unwrap_or(""),
+            root.str_at(&["kind"]).unwrap_or(""),
+        )
+    }
+
+    pub fn from_parts(api: &str, kind: &str) -> Gvk {
+        let (group, version) = match api.as_bytes().iter().rposition(|&b| b == b'/') {
+            Some(slash) => (&api[..slash], &api[slash + 1..]),
+            None => ("", api),
         };
         Gvk {
-            group,
-            version,
-            kind: root.str_at(&["kind"]).unwrap_or("").to_string(),
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
         }
     }
 
@@ -112,19 +125,39 @@ impl Gvk {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ResId {
     pub gvk: Gvk,
-    pub name: String,
-    pub namespace: String,
+    pub name: CompactString,
+    pub namespace: CompactString,
 }
 
 impl ResId {
+    /// The id from one pass over the object's top-level entries and its
+    /// metadata's, where the first of repeated keys counts, as in
+    /// [`Node::get`].
     pub fn of(root: &Node) -> ResId {
+        let (mut api, mut kind, mut meta) = (None, None, None);
+        for (k, v) in root.as_map().unwrap_or_default() {
+            match k.as_str() {
+                Some("apiVersion") if api.is_none() => api = Some(v),
+                Some("kind") if kind.is_none() => kind = Some(v),
+                Some("metadata") if meta.is_none() => meta = Some(v),
+                _ => {}
+            }
+        }
+        let (mut name, mut namespace) = (None, None);
+        for (k, v) in meta.and_then(Node::as_map).unwrap_or_default() {
+            match k.as_str() {
+                Some("name") if name.is_none() => name = Some(v),
+                Some("namespace") if namespace.is_none() => namespace = Some(v),
+                _ => {}
+            }
+        }
+        fn text(n: Option<&Node>) -> &str {
+            n.and_then(Node::as_str).unwrap_or("")
+        }
         ResId {
-            gvk: Gvk::of(root),
-            name: root.str_at(&["metadata", "name"]).unwrap_or("").to_string(),
-            namespace: root
-                .str_at(&["metadata", "namespace"])
-                .unwrap_or("")
-                .to_string(),
+            gvk: Gvk::from_parts(text(api), text(kind)),
+            name: text(name).into(),
+            namespace: text(namespace).into(),
         }
     }
 
@@ -209,8 +242,8 @@ impl Res {
 
     /// Every name this object has been known by, current first.
     pub fn names(&self) -> Vec<String> {
-        let mut names = vec![self.obj.name().to_string(), self.org.name.clone()];
-        names.extend(self.prev.iter().map(|p| p.name.clone()));
+        let mut names = vec![self.obj.name().to_string(), self.org.name.to_string()];
+        names.extend(self.prev.iter().map(|p| p.name.to_string()));
         names
     }
 
@@ -234,7 +267,7 @@ pub(crate) struct Acc {
     /// `append`: a Flux path of thousands of apps appends as many objects.
     /// Dropped whenever the objects are handed out for change (a rename
     /// or a deletion would make it wrong) and rebuilt on the next append.
-    index: Option<PathMap<(String, String, String), Vec<usize>>>,
+    index: Option<PathMap<(CompactString, CompactString, CompactString), Vec<usize>>>,
 }
 
 impl Acc {
@@ -251,7 +284,7 @@ impl Acc {
         self.res
     }
 
-    fn key(id: &ResId) -> (String, String, String) {
+    fn key(id: &ResId) -> (CompactString, CompactString, CompactString) {
         (id.gvk.group.clone(), id.gvk.kind.clone(), id.name.clone())
     }
 

@@ -25,8 +25,8 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
             .map(|(r, g)| Candidate {
                 names: r.names(),
                 namespaces: {
-                    let mut ns = vec![r.cur_id().namespace, r.org.namespace.clone()];
-                    ns.extend(r.prev.iter().map(|p| p.namespace.clone()));
+                    let mut ns = vec![r.cur_id().namespace.into(), r.org.namespace.to_string()];
+                    ns.extend(r.prev.iter().map(|p| p.namespace.to_string()));
                     ns
                 },
                 name: r.obj.name().to_string(),

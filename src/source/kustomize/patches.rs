@@ -333,9 +333,9 @@ impl Selector {
         let text = |k: &str| n.get(k).and_then(Node::scalar_text).unwrap_or_default();
         Ok(Selector {
             gvk: Gvk {
-                group: text("group"),
-                version: text("version"),
-                kind: text("kind"),
+                group: text("group").into(),
+                version: text("version").into(),
+                kind: text("kind").into(),
             },
             name: anchored(n.get("name"))?,
             namespace: anchored(n.get("namespace"))?,

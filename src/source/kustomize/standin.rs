@@ -47,21 +47,9 @@ pub(super) fn add(k: &kustomization::Kustomization, acc: &mut Acc, remote: &[Str
         };
         let namespace = text("namespace");
         let id = ResId {
-            gvk: Gvk::of(&Node::synthetic_map(
-                vec![
-                    (
-                        "apiVersion".into(),
-                        Node::synthetic_str(api.as_str(), target.span()),
-                    ),
-                    (
-                        "kind".into(),
-                        Node::synthetic_str(kind.as_str(), target.span()),
-                    ),
-                ],
-                target.span(),
-            )),
-            name: name.clone(),
-            namespace: namespace.clone(),
+            gvk: Gvk::from_parts(&api, &kind),
+            name: name.as_str().into(),
+            namespace: namespace.as_str().into(),
         };
         if acc.res().iter().any(|r| r.any_id_matches(&id)) {
             continue;
