@@ -659,12 +659,12 @@ mod tests {
     fn ids_compare_default_namespace() {
         let a = super::super::ResId {
             gvk: super::super::Gvk {
-                group: String::new(),
+                group: "".into(),
                 version: "v1".into(),
                 kind: "ConfigMap".into(),
             },
             name: "x".into(),
-            namespace: String::new(),
+            namespace: "".into(),
         };
         let mut b = a.clone();
         b.namespace = "default".into();

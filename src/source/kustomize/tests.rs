@@ -795,3 +795,44 @@ fn the_target_namespace_is_set_before_name_references_are_resolved() {
     let built = build_flux_path(&mut files, Path::new("app"), &FluxInputs::default()).unwrap();
     assert_eq!(values_from(&built), (None, Some("values".into())));
 }
+
+/// The one-pass id reads what reading each field by path reads: the first
+/// of repeated keys, nothing from values that are not strings, the group
+/// before the last '/' of apiVersion.
+#[test]
+fn an_id_is_read_as_each_field_by_path() {
+    let docs = [
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: media}\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\nkind: Secret\n",
+        "apiVersion: a/b/c\nkind: [x]\nmetadata: {namespace: 3, name: n}\n",
+        "kind: Namespace\nmetadata: plain\n",
+        "metadata: {name: only}\nmetadata: {name: second, namespace: ns}\n",
+        "[not, a, map]\n",
+        "apiVersion: /v9\nkind: ''\n",
+    ];
+    for text in docs {
+        let root = crate::yaml::parse_one(text);
+        let by_path = |keys: &[&str]| root.str_at(keys).unwrap_or("").to_string();
+        let api = by_path(&["apiVersion"]);
+        let (group, version) = match api.rsplit_once('/') {
+            Some((g, v)) => (g.to_string(), v.to_string()),
+            None => (String::new(), api.clone()),
+        };
+        let id = ResId::of(&root);
+        let got = (
+            id.gvk.group.to_string(),
+            id.gvk.version.to_string(),
+            id.gvk.kind.to_string(),
+            id.name.to_string(),
+            id.namespace.to_string(),
+        );
+        let want = (
+            group,
+            version,
+            by_path(&["kind"]),
+            by_path(&["metadata", "name"]),
+            by_path(&["metadata", "namespace"]),
+        );
+        assert_eq!(got, want, "{text}");
+    }
+}
