@@ -22,6 +22,7 @@ use std::borrow::Cow;
 use saphyr_parser::{Event, ScalarStyle};
 
 use super::node::Value;
+use super::position::Lines;
 
 mod escape;
 mod events;
@@ -52,14 +53,18 @@ const MAX_KEY: usize = 1000;
 /// byte, before the first tree was built, and its event list grew to a
 /// 2 GB allocation; now no more than one document's and a batch's are
 /// held at once.
-pub(super) fn scan(text: &str) -> Option<Events<'_>> {
-    if text.len() >= u32::MAX as usize || !plain_bytes(text.as_bytes()) {
+pub(super) fn scan<'t>(text: &'t str, lines: &Lines) -> Option<Events<'t>> {
+    let plain = !lines.has_controls() && (lines.is_ascii() || plain_unicode(text.as_bytes()));
+    if text.len() >= u32::MAX as usize || !plain {
         return None;
     }
     let scanner = Scanner {
         text,
         b: text.as_bytes(),
-        events: Vec::new(),
+        // Two or three events a line is usual (a key, its value, a
+        // collection's start or end): reserved once, not grown by
+        // doubling through a move of every event so far each time.
+        events: Vec::with_capacity(lines.count().saturating_mul(3).min(2 * events::BATCH)),
         closed: 0,
         stack: Vec::new(),
         pending: None,
@@ -74,33 +79,32 @@ pub(super) fn scan(text: &str) -> Option<Events<'_>> {
     })
 }
 
-/// Whether the text holds no byte this scanner leaves to saphyr: tabs,
-/// carriage returns and other control characters, and the characters
-/// YAML treats specially beyond ASCII (C1 controls, NEL, the line and
-/// paragraph separators, BOMs and noncharacters).
-fn plain_bytes(b: &[u8]) -> bool {
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c < 0x20 && c != b'\n' || c == 0x7f {
-            return false;
+/// Whether the text's characters beyond ASCII hold none YAML treats
+/// specially (C1 controls, NEL, the line and paragraph separators, BOMs
+/// and noncharacters), which this scanner leaves to saphyr with the
+/// control characters [`Lines::has_controls`] finds. Each starts with
+/// one of three lead bytes.
+fn plain_unicode(b: &[u8]) -> bool {
+    memchr::memchr3_iter(0xC2, 0xE2, 0xEF, b).all(|i| {
+        let next = b.get(i + 1).copied().unwrap_or(0);
+        let third = b.get(i + 2).copied().unwrap_or(0);
+        !match b[i] {
+            0xC2 => next < 0xA0,
+            0xE2 => next == 0x80 && matches!(third, 0xA8 | 0xA9),
+            _ => next == 0xBB && third == 0xBF || next == 0xBF && third >= 0xBE,
         }
-        if c >= 0x80 {
-            let next = b.get(i + 1).copied().unwrap_or(0);
-            let third = b.get(i + 2).copied().unwrap_or(0);
-            let special = match c {
-                0xC2 => next < 0xA0,
-                0xE2 => next == 0x80 && matches!(third, 0xA8 | 0xA9),
-                0xEF => next == 0xBB && third == 0xBF || next == 0xBF && third >= 0xBE,
-                _ => false,
-            };
-            if special {
-                return false;
-            }
-        }
-        i += 1;
-    }
-    true
+    })
+}
+
+/// What ends a plain scalar on its line, and where (see
+/// [`Scanner::plain_end`]).
+enum PlainEnd {
+    /// A `:` before a blank or the line's end: the scalar was a key.
+    Colon(usize),
+    /// The space before a ` #` comment.
+    Comment(usize),
+    /// The line break, or the end of the text.
+    Line(usize),
 }
 
 #[derive(Clone, Copy)]
@@ -407,17 +411,10 @@ impl<'t> Scanner<'t> {
         let end = match self.b[c] {
             b'"' | b'\'' => self.quoted_end(c)?,
             _ if !plain_start(self.b, c) => return Some(false),
-            _ => {
-                let mut j = c;
-                loop {
-                    match self.at(j) {
-                        None | Some(b'\n') => return Some(false),
-                        Some(b':') if is_break_or_blank(self.b.get(j + 1)) => break j,
-                        Some(b' ') if self.at(j + 1) == Some(b'#') => return Some(false),
-                        _ => j += 1,
-                    }
-                }
-            }
+            _ => match self.plain_end(c) {
+                PlainEnd::Colon(j) => j,
+                PlainEnd::Comment(_) | PlainEnd::Line(_) => return Some(false),
+            },
         };
         Some(self.at(end) == Some(b':') && is_break_or_blank(self.b.get(end + 1)))
     }
@@ -431,15 +428,9 @@ impl<'t> Scanner<'t> {
                 if !plain_start(self.b, at) {
                     return None;
                 }
-                let mut j = at;
-                loop {
-                    match self.at(j) {
-                        None | Some(b'\n') => return None,
-                        Some(b':') if is_break_or_blank(self.b.get(j + 1)) => break,
-                        Some(b' ') if self.at(j + 1) == Some(b'#') => return None,
-                        _ => j += 1,
-                    }
-                }
+                let PlainEnd::Colon(j) = self.plain_end(at) else {
+                    return None;
+                };
                 let mut end = j;
                 while self.b[end - 1] == b' ' {
                     end -= 1;
@@ -508,20 +499,14 @@ impl<'t> Scanner<'t> {
                 if !plain_start(b, v) {
                     return None;
                 }
-                let mut j = v;
-                let mut end = v;
-                loop {
-                    match b.get(j) {
-                        None | Some(b'\n') => break,
-                        Some(b':') if is_break_or_blank(b.get(j + 1)) => return None,
-                        Some(b' ') => {
-                            if b.get(j + 1) == Some(&b'#') {
-                                break;
-                            }
-                        }
-                        Some(_) => end = j + 1,
-                    }
-                    j += 1;
+                let stop = match self.plain_end(v) {
+                    PlainEnd::Colon(_) => return None,
+                    PlainEnd::Comment(j) | PlainEnd::Line(j) => j,
+                };
+                // Not past `v`: a plain scalar starts with no space.
+                let mut end = stop;
+                while b[end - 1] == b' ' {
+                    end -= 1;
                 }
                 self.push(
                     Event::Scalar(
@@ -536,6 +521,28 @@ impl<'t> Scanner<'t> {
             }
         }
         Some(self.line_end(v) + 1)
+    }
+
+    /// Where the plain scalar from `i` (not a space) stops, on its
+    /// line: at the first `:` before a blank or the line's end, the
+    /// space before the first ` #`, or the line's end, whichever comes
+    /// first. Found by a search for the three bytes rather than a test
+    /// of each, as keys and values are read at every line.
+    fn plain_end(&self, i: usize) -> PlainEnd {
+        let b = self.b;
+        let mut from = i;
+        loop {
+            let Some(n) = memchr::memchr3(b'\n', b':', b'#', &b[from..]) else {
+                return PlainEnd::Line(b.len());
+            };
+            let j = from + n;
+            match b[j] {
+                b'\n' => return PlainEnd::Line(j),
+                b':' if is_break_or_blank(b.get(j + 1)) => return PlainEnd::Colon(j),
+                b'#' if j > i && b[j - 1] == b' ' => return PlainEnd::Comment(j - 1),
+                _ => from = j + 1,
+            }
+        }
     }
 
     /// The anchor at `a` (`&name` and at least one space, or the line's

@@ -78,7 +78,7 @@ fn parse_with(
     let mut repaired = compat::Repaired::default();
     // The block-style subset nearly every file is in, read by our own
     // scanner; anything else, and every error, is saphyr's.
-    if let Some(events) = block::scan(text)
+    if let Some(events) = block::scan(text, &lines)
         && let Ok(docs) = Builder::new(&lines, file, limits, folded, &repaired).build(text, events)
     {
         return Ok(docs);
@@ -628,6 +628,16 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded) -> 
 /// `on` and `yes` stay strings here; [`Node::as_bool_lenient`] reads them
 /// where a setting is boolean.
 pub fn resolve_plain(text: &str) -> Option<Value> {
+    // Every word and number below starts with one of these: most keys
+    // and values are told apart by their first byte.
+    if !matches!(
+        text.as_bytes().first(),
+        None | Some(
+            b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'.' | b'+' | b'-' | b'0'..=b'9'
+        )
+    ) {
+        return None;
+    }
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
         "true" | "True" | "TRUE" => return Some(Value::Bool(true)),

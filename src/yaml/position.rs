@@ -44,6 +44,10 @@ pub(crate) struct Lines<'a> {
     /// ASCII without carriage returns: a column is the byte distance from
     /// the line's start, with no characters to count.
     bytes_are_columns: bool,
+    ascii: bool,
+    /// A byte below a space other than a line feed (a tab, a carriage
+    /// return), or DEL.
+    controls: bool,
     /// Last answer (offset, column, line), so that columns on one long
     /// line are counted once, and the next offset on the same line, as
     /// the builder's nearly always is, needs no search for its line.
@@ -54,20 +58,63 @@ impl<'a> Lines<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         let b = text.as_bytes();
         let mut starts = vec![0];
-        let mut has_cr = false;
-        for i in memchr::memchr2_iter(b'\n', b'\r', b) {
-            let ends_line = b[i] == b'\n' || b.get(i + 1) != Some(&b'\n');
-            has_cr |= b[i] == b'\r';
-            if ends_line {
-                starts.push(i as u32 + 1);
+        let mut controls = false;
+        let mut high = 0u64;
+        // Eight bytes at a time, each test a word of flags (the high bit
+        // of each byte): one pass finds the line feeds and tells whether
+        // the text is ASCII and free of control characters, where a
+        // search per line break and a test per byte cost twice the
+        // scanner's own reading.
+        let mut chunks = b.chunks_exact(8);
+        let mut at = 0;
+        for chunk in &mut chunks {
+            let w = u64::from_le_bytes(chunk.try_into().expect("chunks of eight"));
+            let mut feeds = zero_bytes(w ^ splat(b'\n'));
+            let below_space = !(((w & LOW7) + splat(0x60)) | w) & HIGH;
+            controls |= (below_space & !feeds) | zero_bytes(w ^ splat(0x7f)) != 0;
+            high |= w;
+            while feeds != 0 {
+                starts.push((at + feeds.trailing_zeros() as usize / 8) as u32 + 1);
+                feeds &= feeds - 1;
             }
+            at += 8;
+        }
+        for (i, &c) in chunks.remainder().iter().enumerate() {
+            if c == b'\n' {
+                starts.push((at + i) as u32 + 1);
+            }
+            controls |= c < 0x20 && c != b'\n' || c == 0x7f;
+            high |= u64::from(c);
+        }
+        let ascii = high & HIGH == 0;
+        let has_cr = controls && memchr::memchr(b'\r', b).is_some();
+        if has_cr {
+            starts = starts_with_cr(b);
         }
         Lines {
             text,
             starts,
-            bytes_are_columns: !has_cr && text.is_ascii(),
+            bytes_are_columns: !has_cr && ascii,
+            ascii,
+            controls,
             cursor: std::cell::Cell::new((0, 1, 1)),
         }
+    }
+
+    /// How many lines the text has.
+    pub(crate) fn count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether every byte of the text is ASCII.
+    pub(crate) fn is_ascii(&self) -> bool {
+        self.ascii
+    }
+
+    /// Whether the text holds a byte below a space other than a line
+    /// feed, or DEL.
+    pub(crate) fn has_controls(&self) -> bool {
+        self.controls
     }
 
     /// 1-based line and column of `offset`.
@@ -81,6 +128,16 @@ impl<'a> Lines<'a> {
                 .is_none_or(|&next| offset < next);
         let line = if on_cursor_line {
             at_line as usize
+        } else if at <= offset {
+            // A later line, nearly always one of the next few: the count of
+            // line starts at or before `offset`, looked for from the
+            // cursor's line on.
+            let mut next = at_line as usize;
+            let near = (next + 4).min(self.starts.len());
+            while next < near && self.starts[next] <= offset {
+                next += 1;
+            }
+            next + self.starts[next..].partition_point(|&s| s <= offset)
         } else {
             self.starts.partition_point(|&s| s <= offset).max(1)
         };
@@ -131,6 +188,32 @@ impl<'a> Lines<'a> {
     }
 }
 
+const HIGH: u64 = 0x8080_8080_8080_8080;
+const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+
+/// `byte` in each byte of a word.
+const fn splat(byte: u8) -> u64 {
+    byte as u64 * 0x0101_0101_0101_0101
+}
+
+/// The high bit of each byte of `w` that is zero, and no other bit (no
+/// carry crosses a byte, so a flag is exact, not a guess).
+fn zero_bytes(w: u64) -> u64 {
+    !(((w & LOW7) + LOW7) | w) & HIGH
+}
+
+/// Line starts as YAML counts line breaks: `\r\n`, `\n` and a lone
+/// `\r`.
+fn starts_with_cr(b: &[u8]) -> Vec<u32> {
+    let mut starts = vec![0];
+    for i in memchr::memchr2_iter(b'\n', b'\r', b) {
+        if b[i] == b'\n' || b.get(i + 1) != Some(&b'\n') {
+            starts.push(i as u32 + 1);
+        }
+    }
+    starts
+}
+
 /// The char boundary at or before `at` (`str::floor_char_boundary`,
 /// newer than this crate's MSRV).
 pub fn floor_char(text: &str, at: usize) -> usize {
@@ -169,6 +252,24 @@ mod tests {
         (line, col)
     }
 
+    /// The word-at-a-time pass against a byte at a time, with each kind of
+    /// byte at each place in a word and in the tail after the last word.
+    #[test]
+    fn line_starts_and_byte_kinds_match_a_byte_at_a_time() {
+        let pieces = ["a", "\n", "\t", "\r", "\r\n", "\x7f", "\x1f", " ", "é", "~"];
+        for piece in pieces {
+            for (before, after) in (0..17).flat_map(|b| [(b, 0), (b, 9)]) {
+                let text = format!("{}{piece}{}\nz", "x".repeat(before), "y".repeat(after));
+                let lines = Lines::new(&text);
+                let b = text.as_bytes();
+                assert_eq!(lines.starts, super::starts_with_cr(b), "{text:?}");
+                let controls = b.iter().any(|&c| c < 0x20 && c != b'\n' || c == 0x7f);
+                assert_eq!(lines.has_controls(), controls, "{text:?}");
+                assert_eq!(lines.is_ascii(), text.is_ascii(), "{text:?}");
+            }
+        }
+    }
+
     #[test]
     fn every_offset_gets_the_counted_line_and_column() {
         let texts = [
@@ -176,6 +277,7 @@ mod tests {
             "a: 1\r\nb: 2\rc: 3\r\n",
             "k: é\nl: 日本\n  m: x",
             "no newline at all",
+            "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n\n\n\nk: lines past the cursor's next few\n",
             "",
         ];
         for text in texts {

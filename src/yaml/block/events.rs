@@ -5,7 +5,7 @@ use super::{Scanner, Spanned};
 
 /// Events handed on at a time, once that many are scanned and a
 /// document has closed: enough to pay for moving the open document's.
-const BATCH: usize = 4096;
+pub(super) const BATCH: usize = 4096;
 
 /// The scanner's events, see [`super::scan`].
 pub(in crate::yaml) struct Events<'t> {

@@ -10,11 +10,12 @@ use crate::yaml::FileId;
 /// value, a style or a span), or where one read failed and the other not.
 pub fn block_scanner_differs(text: &str) -> (bool, Option<String>) {
     // Scanned whole first: text the scanner leaves midway is saphyr's.
-    let Some(Ok(events)) = block::scan(text).map(Iterator::collect::<Result<Vec<_>, _>>) else {
+    let lines = Lines::new(text);
+    let scanned = block::scan(text, &lines).map(Iterator::collect::<Result<Vec<_>, _>>);
+    let Some(Ok(events)) = scanned else {
         return (false, None);
     };
     let limits = Limits::default();
-    let lines = Lines::new(text);
     let repaired = compat::Repaired::default();
     let builder = Builder::new(
         &lines,
