@@ -257,7 +257,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     verdicts::attach(&mut findings, &rules, &model, req, log);
     // Unread past here: the releases' values and indexes go before the
     // report, where a large run's memory peaked (BENCHMARKS.md).
-    drop(model);
+    model.free();
     // render
     let repo = match &subject {
         Subject::Repo(l) => Some(&l.repo),

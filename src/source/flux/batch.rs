@@ -238,6 +238,11 @@ impl FluxTree {
         }
         let mut forked = forked.into_iter();
         let mut taken = taken.into_iter().zip(as_given);
+        // The inputs as given, kept for steps to run again here, are freed
+        // on a worker once a fork's result is taken: the workers wait for
+        // these takes, and freeing the copies' trees was 3.5 % of
+        // joryirving__home-ops's main thread.
+        let mut unused = Vec::new();
         while let Some(((t, waiting), given)) = taken.next() {
             if let Some(key) = &waiting.peeked
                 && !self.used(files, key)
@@ -256,6 +261,7 @@ impl FluxTree {
                 match adopted {
                     Some((budget, mut gave)) => {
                         gave.budget = budget;
+                        unused.push(given);
                         gave
                     }
                     None => {
@@ -280,6 +286,9 @@ impl FluxTree {
                 put_back(taken.by_ref().map(|(later, _)| later).collect(), walk);
             }
             self.settle(files, &ks, objs, passed, walk, issues);
+        }
+        if !unused.is_empty() {
+            rayon::spawn(move || drop(unused));
         }
     }
 }

@@ -111,6 +111,11 @@ pub(crate) fn render(
     flux.source_roots
         .extend(rooted.into_iter().map(|s| (s, PathBuf::new())));
     flux.render_all(files, config_sources, bootstrap, issues);
+    // What only the render read (its builds, the Kustomizations as
+    // written) is freed on a worker while the load goes on.
+    let builds = std::mem::take(&mut flux.builds);
+    let written = std::mem::take(&mut flux.written);
+    rayon::spawn(move || drop((builds, written)));
     Rendered {
         objects: flux.output,
         any_tree: flux.trees > 0,
@@ -392,7 +397,8 @@ impl FluxTree {
         // each such change copy it whole.
         built.extend(bootstrap);
         let synced = Self::synced(files, &written, &built, config_sources, issues);
-        drop(built);
+        // Freed on a worker: the workers are idle until the builds below.
+        rayon::spawn(move || drop(built));
         self.find_local_sources(files, &synced, issues);
         self.build_each(files, &synced, &mut seen);
         let Produced {
