@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use super::confine::{Refused, Root, read_regular};
 use super::ignored::Ignored;
-use super::{PathMap, PathSet};
+use super::{PathKey, PathKeyMap, PathKeySet};
 
 pub struct Disk {
     /// The root as given, which paths are joined onto.
@@ -36,7 +36,7 @@ pub struct Disk {
     /// directories only: a rule asks of every Flux Kustomization whether
     /// its path is one, and listing each one's parent again took 0.6 s at
     /// 100k objects, where the paths alone are a fifth of the listings.
-    kept_dirs: Mutex<PathSet<PathBuf>>,
+    kept_dirs: Mutex<PathKeySet>,
 }
 
 /// An entry's own type, as the directory listing gives it (a symlink is
@@ -112,7 +112,7 @@ impl Entries {
 /// (a reused build's check asks of every file it read whether it is one,
 /// and listing each directory again was most of that).
 #[derive(Default)]
-pub struct DiskListings(Mutex<PathMap<PathBuf, Listing>>);
+pub struct DiskListings(Mutex<PathKeyMap<Listing>>);
 
 impl DiskListings {
     /// Forgets what a change on disk at `rel` may have changed: the
@@ -121,7 +121,7 @@ impl DiskListings {
     pub fn forget(&self, rel: &Path) {
         let parent = rel.parent().unwrap_or(Path::new(""));
         let mut listings = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        listings.retain(|dir, _| dir != parent && !dir.starts_with(rel));
+        listings.retain(|dir, _| **dir != *parent && !dir.starts_with(rel));
     }
 }
 
@@ -174,7 +174,7 @@ impl Disk {
                     entries
                         .iter()
                         .filter(|(_, kind)| *kind == Kind::Dir)
-                        .map(|(name, _)| dir.join(name)),
+                        .map(|(name, _)| PathKey::from(dir.join(name))),
                 );
             }
         }
@@ -199,7 +199,7 @@ impl Disk {
     pub(super) fn listed(&self, rel: PathBuf, met: Met) {
         let mut listings = self.listings.0.lock().unwrap_or_else(|p| p.into_inner());
         listings
-            .entry(rel)
+            .entry(PathKey::from(rel))
             .or_insert_with(|| match Entries::new(met) {
                 Some(entries) => Listing::Plain(Arc::new(entries)),
                 None => Listing::Unknown,
@@ -212,7 +212,7 @@ impl Disk {
             return false;
         }
         let kept = self.kept_dirs.lock().unwrap_or_else(|p| p.into_inner());
-        if kept.contains(rel) {
+        if kept.contains(&PathKey::of(rel)) {
             return true;
         }
         drop(kept);
@@ -322,7 +322,7 @@ impl Disk {
     /// not a directory (then the caller asks the disk, which words it).
     fn listing(&self, rel: &Path) -> Option<Arc<Entries>> {
         let mut listings = self.listings.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(listing) = listings.get(rel) {
+        if let Some(listing) = listings.get(&PathKey::of(rel)) {
             return match listing {
                 Listing::Plain(entries) => Some(entries.clone()),
                 Listing::Unknown => None,
@@ -343,8 +343,8 @@ impl Disk {
                 // either. Noting each deeper prefix would copy the path
                 // once per component: a kustomization listing a 600 KB
                 // path took 2.5 GB and minutes.
-                listings.insert(dir, Listing::Unknown);
-                listings.insert(rel.to_path_buf(), Listing::Unknown);
+                listings.insert(PathKey::from(dir), Listing::Unknown);
+                listings.insert(PathKey::from(rel), Listing::Unknown);
                 return None;
             }
             entries = self.list(&mut listings, &dir);
@@ -352,15 +352,20 @@ impl Disk {
         entries
     }
 
-    fn list(&self, listings: &mut PathMap<PathBuf, Listing>, dir: &Path) -> Option<Arc<Entries>> {
-        let listing = listings.entry(dir.to_path_buf()).or_insert_with(|| {
-            match list_dir(&self.top.join(dir)) {
-                Ok(entries) => Listing::Plain(Arc::new(entries)),
-                Err(_) => Listing::Unknown,
+    fn list(&self, listings: &mut PathKeyMap<Listing>, dir: &Path) -> Option<Arc<Entries>> {
+        let listing = match listings.get(&PathKey::of(dir)) {
+            Some(listing) => listing.clone(),
+            None => {
+                let listing = match list_dir(&self.top.join(dir)) {
+                    Ok(entries) => Listing::Plain(Arc::new(entries)),
+                    Err(_) => Listing::Unknown,
+                };
+                listings.insert(PathKey::from(dir), listing.clone());
+                listing
             }
-        });
+        };
         match listing {
-            Listing::Plain(entries) => Some(entries.clone()),
+            Listing::Plain(entries) => Some(entries),
             Listing::Unknown => None,
         }
     }
@@ -492,7 +497,13 @@ pub(super) mod tests {
         root: &Path,
         dir: &str,
     ) -> (Option<Entries>, Entries) {
-        let held = match disk.listings.0.lock().unwrap().get(Path::new(dir)) {
+        let held = match disk
+            .listings
+            .0
+            .lock()
+            .unwrap()
+            .get(&PathKey::of(Path::new(dir)))
+        {
             Some(Listing::Plain(entries)) => Some((**entries).clone()),
             _ => None,
         };

@@ -30,7 +30,7 @@ pub mod talos;
 pub(crate) mod test_repo;
 pub mod walk;
 
-pub use crate::yaml::{PathHasher, PathMap, PathSet};
+pub use crate::yaml::{PathHasher, PathKey, PathKeyMap, PathKeySet, PathMap, PathQuery, PathSet};
 pub use confine::join_within;
 pub use disk::DiskListings;
 pub use files::Files;

@@ -15,7 +15,7 @@ use super::flux::{
     self,
     tree::{ARTIFACT_GROUP, FLUX_KS_GROUP, is_bootstrap_input, is_flux_ks},
 };
-use super::{Files, Issue, Object, PathSet, StepKind, kustomize};
+use super::{Files, Issue, Object, PathKey, PathMap, PathQuery, PathSet, StepKind, kustomize};
 use crate::yaml::FileId;
 
 /// A file that holds nothing to lint, and why.
@@ -376,25 +376,25 @@ pub fn load_files(mut files: Files) -> Repo {
         );
     }
     blame_unapplied(&mut fates, &unapplied);
-    let blamed: HashMap<&Path, String> = fates
+    let blamed: PathMap<PathQuery, String> = fates
         .iter()
         .filter(|f| matches!(f.fate, Fate::UnderUnapplied { .. }))
-        .map(|f| (f.path.as_path(), f.fate.reason()))
+        .map(|f| (PathKey::of(&f.path), f.fate.reason()))
         .collect();
     for s in &mut skipped {
-        if let Some(reason) = blamed.get(s.path.as_path()) {
+        if let Some(reason) = blamed.get(&PathKey::of(&s.path)) {
             s.reason = reason.clone();
         }
     }
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     // Files without objects: their fate is what they were skipped for, or
     // what a kustomization read them as.
-    let with_objects: PathSet<&Path> = fates.iter().map(|f| f.path.as_path()).collect();
+    let with_objects: PathSet<PathQuery> = fates.iter().map(|f| PathKey::of(&f.path)).collect();
     // A generator's input reaches the rules in what it generates.
     skipped.retain(|s| !files.inputs.contains_key(&s.path));
     let without: Vec<FileFate> = paths
         .iter()
-        .filter(|p| !with_objects.contains(p.as_path()))
+        .filter(|p| !with_objects.contains(&PathKey::of(p)))
         .map(|path| {
             let fate = if let Some((role, by)) = files.inputs.get(path.as_path()) {
                 Fate::Input {

@@ -9,6 +9,7 @@ mod limits;
 mod mask;
 mod node;
 mod parse;
+mod path_key;
 mod position;
 mod size;
 mod tag;
@@ -21,6 +22,7 @@ pub mod jsonpath;
 pub use limits::Limits;
 pub use mask::{redacted, secrets as mask_secrets, url_credentials, without_credentials};
 pub use parse::{YamlError, block_scanner_differs, parse_documents, parse_values, resolve_plain};
+pub use path_key::{PathKey, PathKeyMap, PathKeySet, PathQuery};
 pub use position::{OffsetMap, ceil_char, floor_char};
 pub use size::Size;
 
@@ -41,6 +43,11 @@ pub type PathMap<K, V> = std::collections::HashMap<K, V, PathHasher>;
 /// A set of repository paths, names, file ids or object ids, with
 /// [`PathHasher`].
 pub type PathSet<K> = std::collections::HashSet<K, PathHasher>;
+
+/// The hash of a path in the source map: by its bytes ([`PathKey`]).
+fn hash_path(hasher: &PathHasher, path: &Path) -> u64 {
+    hasher.hash_one(PathKey::of(path))
+}
 
 /// A file as read, with its path relative to the linted directory (or,
 /// for cluster state, see [`SourceMap::add_external`]).
@@ -113,19 +120,19 @@ impl SourceMap {
     }
 
     /// Room for `more` files: a load registers every YAML file at once,
-    /// and growing the map one doubling at a time hashed each path (a
-    /// slow hash: component by component) again at each.
+    /// and growing the map one doubling at a time hashed each path again
+    /// at each.
     pub fn reserve(&mut self, more: usize) {
         let (files, hasher) = (&self.files, &self.hasher);
         Arc::make_mut(&mut self.by_path)
-            .reserve(more, |id| hasher.hash_one(&files[id.0 as usize].path));
+            .reserve(more, |id| hash_path(hasher, &files[id.0 as usize].path));
         Arc::make_mut(&mut self.files).reserve(more);
     }
 
     fn insert(&mut self, path: PathBuf, text: Arc<str>, external: bool) -> FileId {
         let id = FileId(self.files.len() as u32);
         let (files, hasher) = (&self.files, &self.hasher);
-        let hash = hasher.hash_one(&path);
+        let hash = hash_path(hasher, &path);
         let by_path = Arc::make_mut(&mut self.by_path);
         match by_path.find_mut(hash, |at| files[at.0 as usize].path == path) {
             Some(before) => {
@@ -133,7 +140,7 @@ impl SourceMap {
                 self.registered_twice = true;
             }
             None => {
-                by_path.insert_unique(hash, id, |at| hasher.hash_one(&files[at.0 as usize].path));
+                by_path.insert_unique(hash, id, |at| hash_path(hasher, &files[at.0 as usize].path));
             }
         }
         Arc::make_mut(&mut self.files).push(SourceFile {
@@ -186,7 +193,7 @@ impl SourceMap {
     }
 
     pub fn find(&self, path: &Path) -> Option<FileId> {
-        let hash = self.hasher.hash_one(path);
+        let hash = hash_path(&self.hasher, path);
         let files = &self.files;
         self.by_path
             .find(hash, |at| files[at.0 as usize].path == path)

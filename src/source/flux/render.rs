@@ -17,7 +17,9 @@ use super::tree::{
 };
 use crate::source::Gap;
 use crate::source::coverage::{FluxRender, Outcome};
-use crate::source::{Budget, Files, Issue, Object, PathSet, StepKind, join_within, kustomize};
+use crate::source::{
+    Budget, Files, Issue, Object, PathKey, PathSet, StepKind, join_within, kustomize,
+};
 use crate::yaml::{FileId, Node, SourceMap, Span};
 
 /// A Flux Kustomization taken from the queue ([`FluxTree::take`]): its
@@ -406,7 +408,7 @@ impl FluxTree {
             placed(&(text.join("\n"), i.span))
         };
         let key = (
-            path,
+            PathKey::from(path),
             components.iter().map(placed).collect(),
             namespace.as_ref().map(placed),
             images.iter().map(image).collect(),

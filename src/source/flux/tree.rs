@@ -17,7 +17,7 @@ use super::layer::BuildLayer;
 use super::sources::source_of;
 use crate::source::coverage::{FluxRender, Unapplied};
 use crate::source::files::Forked;
-use crate::source::{Files, Issue, Object, PathMap, PathSet, kustomize};
+use crate::source::{Files, Issue, Object, PathKey, PathMap, PathSet, kustomize};
 use crate::yaml::{FileId, Node};
 
 pub(crate) const FLUX_KS_GROUP: &str = "kustomize.toolkit.fluxcd.io";
@@ -228,7 +228,7 @@ pub(crate) struct Inherited {
 
 /// A kustomize build: the path, a Flux Kustomization's components, its
 /// target namespace and its images, each with where it is written.
-pub(super) type BuildKey = (PathBuf, Vec<Placed>, Option<Placed>, Vec<Placed>);
+pub(super) type BuildKey = (PathKey, Vec<Placed>, Option<Placed>, Vec<Placed>);
 
 /// A build's result, with the kustomization directories it went through.
 pub(super) type Building = (Result<kustomize::Built, Issue>, PathSet<PathBuf>);
