@@ -108,8 +108,14 @@ pub fn expand<'v>(
     lookup: &dyn Fn(&str) -> Lookup<'v>,
     budget: &mut Budget,
 ) -> Result<Expanded, String> {
-    let mut parser = Parser::new(text);
-    let ast = parser.parse()?;
+    // The full parser only for what the common forms do not cover.
+    let (ast, mut parser) = match common::parse(text) {
+        Some(ast) => (ast, None),
+        None => {
+            let mut parser = Parser::new(text);
+            (parser.parse()?, Some(parser))
+        }
+    };
     let mut ev = Eval {
         lookup,
         budget,
@@ -131,7 +137,9 @@ pub fn expand<'v>(
             Val::Unknown => {
                 ev.unresolved = true;
                 if let Ast::Func { at: (from, to), .. } = node {
-                    out.extend(parser.buf[*from..*to].iter().collect::<String>().bytes());
+                    // Positions are in chars, as in the full parser's buffer.
+                    let buf = &parser.get_or_insert_with(|| Parser::new(text)).buf;
+                    out.extend(buf[*from..*to].iter().collect::<String>().bytes());
                 }
             }
         }
@@ -166,6 +174,7 @@ fn dedup(v: &mut Vec<String>) {
     v.retain(|x| seen.insert(x.clone()));
 }
 
+mod common;
 mod glob;
 mod gostr;
 mod parse;

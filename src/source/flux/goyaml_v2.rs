@@ -35,6 +35,19 @@ pub enum Emit {
 /// (`key == false`) or as a mapping key, and the text it writes (for a
 /// literal, the header and the content lines indented by two spaces).
 pub fn emit(s: &str, key: bool) -> (Emit, String) {
+    let style = style(s, key);
+    let text = match style {
+        Emit::Plain => s.to_string(),
+        Emit::Single => format!("'{}'", s.replace('\'', "''")),
+        Emit::Double => double_quoted(s),
+        Emit::Literal => literal(s),
+    };
+    (style, text)
+}
+
+/// The style of [`emit`] alone: a plain scalar is written as it is, so
+/// the text need not be copied to know what envsubst sees.
+pub fn style(s: &str, key: bool) -> Emit {
     let can_use_plain = matches!(resolve(s), Resolved::Str) && !is_base60_float(s);
     let mut style = if s.contains('\n') {
         Emit::Literal
@@ -56,13 +69,7 @@ pub fn emit(s: &str, key: bool) -> (Emit, String) {
     if style == Emit::Literal && (!a.block_allowed || key) {
         style = Emit::Double;
     }
-    let text = match style {
-        Emit::Plain => s.to_string(),
-        Emit::Single => format!("'{}'", s.replace('\'', "''")),
-        Emit::Double => double_quoted(s),
-        Emit::Literal => literal(s),
-    };
-    (style, text)
+    style
 }
 
 /// What `yaml_emitter_analyze_scalar` works out, block context only.
@@ -100,12 +107,27 @@ fn analyze(s: &str) -> Analysis {
     let (mut break_space, mut space_break) = (false, false);
     let (mut previous_space, mut previous_break) = (false, false);
     let mut preceded_by_whitespace = true;
-    let mut chars: Vec<char> = Vec::with_capacity(s.len());
-    chars.extend(s.chars());
-    for (i, &c) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).copied();
+    // A byte position.
+    let mut i = 0;
+    while let Some(c) = s[i..].chars().next() {
+        // After the first, ASCII chars that none of the tests below picks
+        // out leave the state as any one of them does: the char after them
+        // follows no space or break. A run of them is passed over at once
+        // (the strings with a `$` are long).
+        let run = s.as_bytes()[i..]
+            .iter()
+            .take_while(|&&b| i > 0 && b.is_ascii_graphic() && b != b':' && b != b'#')
+            .count();
+        if run > 0 {
+            i += run;
+            previous_space = false;
+            previous_break = false;
+            preceded_by_whitespace = false;
+            continue;
+        }
+        let next = s[i + c.len_utf8()..].chars().next();
         let followed_by_whitespace = next.is_none_or(|n| n == ' ' || n == '\t');
-        let last = i + 1 == chars.len();
+        let last = next.is_none();
         if i == 0 {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
@@ -141,6 +163,7 @@ fn analyze(s: &str) -> Analysis {
             previous_break = false;
         }
         preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c) || c == '\0';
+        i += c.len_utf8();
     }
     let mut a = Analysis {
         multiline: line_breaks,
@@ -482,6 +505,28 @@ mod tests {
         }
         assert_eq!(emit("", true).0, Emit::Double);
         assert_eq!(emit("a\nb", true).0, Emit::Double);
+    }
+
+    /// Where a run of ordinary chars is passed over at once, the char
+    /// after it is still judged by what precedes and follows it.
+    #[test]
+    fn styles_around_runs_of_ordinary_chars() {
+        let cases = [
+            ("ab:cd", Emit::Plain),
+            ("abc:", Emit::Single),
+            ("abc: d", Emit::Single),
+            ("abc ", Emit::Single),
+            ("ab #c", Emit::Single),
+            ("ab\u{e9}#c", Emit::Plain),
+            ("ab\u{7f}c", Emit::Double),
+            ("abc\ndef", Emit::Literal),
+            ("-abc", Emit::Plain),
+            ("- abc", Emit::Single),
+        ];
+        for (s, want) in cases {
+            assert_eq!(style(s, false), want, "{s:?}");
+            assert_eq!(emit(s, false).0, want, "{s:?}");
+        }
     }
 
     #[test]

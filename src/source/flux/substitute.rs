@@ -407,11 +407,28 @@ fn referenced(text: &str) -> impl Iterator<Item = &str> {
 /// text [`Cx::scalar`] expands.
 fn has_dollar(node: &Node) -> bool {
     match &node.value {
-        Value::Str(s) => s.contains('$'),
+        Value::Str(s) => holds_dollar(s),
         Value::Seq(items) => items.iter().any(has_dollar),
         Value::Map(entries) => entries.iter().any(|(k, v)| has_dollar(k) || has_dollar(v)),
         Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => false,
     }
+}
+
+/// Whether `s` holds a `$`, eight bytes at a time: every string of an
+/// object with one is looked at, twice, and most are shorter than where
+/// `str::contains` stops going a byte at a time.
+fn holds_dollar(s: &str) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const DOLLARS: u64 = u64::from_ne_bytes([b'$'; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let mut words = s.as_bytes().chunks_exact(8);
+    // A byte of `x` is zero where `s` has a `$`; the test for a zero byte
+    // is exact (only which byte it flags may be wrong).
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
+    words.by_ref().any(|w| {
+        let w = u64::from_ne_bytes(w.try_into().expect("8 bytes"));
+        zero_byte(w ^ DOLLARS)
+    }) || words.remainder().contains(&b'$')
 }
 
 /// Whether an object opts out of postBuild substitution.
@@ -550,7 +567,7 @@ impl Cx<'_> {
         // A parent's substitution already stood here for a value the
         // repository does not show (a child's `spec.patches` carry it):
         // Flux substitutes that value, not the `${...}` text kept for it.
-        if !text.contains('$') || waits(node) {
+        if !holds_dollar(text) || waits(node) {
             return false;
         }
         let text = text.clone();
@@ -705,12 +722,12 @@ impl Cx<'_> {
     /// What the text becomes once go-yaml v2 has written it, envsubst has
     /// expanded that, and go-yaml v2 has read it back.
     fn round_trip(&mut self, text: &str, expanded: Expanded, key: bool) -> Result<Node, String> {
-        let (style, written) = goyaml_v2::emit(text, key);
+        let style = goyaml_v2::style(text, key);
         let out = if style == Emit::Plain {
             expanded.text
         } else {
             // Quotes and escapes are part of what envsubst sees.
-            self.expand(&written)?.text
+            self.expand(&goyaml_v2::emit(text, key).1)?.text
         };
         if style == Emit::Plain && is_simple(&out) {
             let r = goyaml_v2::resolve(&out);

@@ -599,3 +599,17 @@ fn budget_hits_are_issues_at_the_scalar_and_the_rest_goes_on() {
     assert_eq!(obj.root.str_at(&["data", "big"]), Some(nested.as_str()));
     assert_eq!(obj.root.to_json()["data"]["ok"], serde_json::json!(123));
 }
+
+#[test]
+fn holds_dollar_agrees_with_contains() {
+    // Every length up to three words, a `$` (or a byte one bit away from
+    // it) at each place, and text outside ASCII around it.
+    for len in 0..24 {
+        for at in 0..=len {
+            for mark in ["$", "%", "\u{a4}", "é"] {
+                let text: String = (0..len).map(|i| if i == at { mark } else { "a" }).collect();
+                assert_eq!(holds_dollar(&text), text.contains('$'), "{text:?}");
+            }
+        }
+    }
+}
