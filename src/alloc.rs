@@ -52,9 +52,8 @@ const HUGE_PAGES_UP_TO: usize = 4 << 20;
 ///
 /// A small run (joryirving__home-ops: 1.1 MB of YAML, 32 MB resident)
 /// faults its heap in 2 MiB pages, one fault where 4 KiB pages took 512:
-/// 4,970 -> 2,370 page faults, and the kernel's share of the run was a
-/// tenth of its CPU, most of it in those faults (BENCHMARKS.md, "Page
-/// faults and reads"). A large one would pay for the pages it leaves
+/// 4,970 -> 2,370 page faults, which were a tenth of the run's CPU
+/// samples (BENCHMARKS.md, "Page faults and reads"). A large one would pay for the pages it leaves
 /// partly used: at the 100k-object synthetic repo (31 MB of YAML) peak
 /// RSS 384 -> 404 MB with huge pages throughout. Before jemalloc,
 /// mimalloc's huge pages made every first touch zero 2 MiB and every
@@ -73,5 +72,18 @@ pub fn read_in(bytes: usize) {
         unsafe {
             libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_pages_are_off_once_the_input_passes_the_bound() {
+        read_in(HUGE_PAGES_UP_TO);
+        // SAFETY: PR_GET_THP_DISABLE only reads the process's flag.
+        let off = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
+        assert_eq!(off, 1);
     }
 }
