@@ -55,7 +55,6 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn main() -> ExitCode {
-    homelab_lint::alloc::no_transparent_huge_pages();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [stage, root] = args.as_slice() else {
         eprintln!("usage: heap parse|render REPO");

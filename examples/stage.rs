@@ -20,7 +20,6 @@ use homelab_lint::source::{Files, repo, walk};
 static GLOBAL: homelab_lint::alloc::Allocator = homelab_lint::alloc::ALLOCATOR;
 
 fn main() -> ExitCode {
-    homelab_lint::alloc::no_transparent_huge_pages();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [stage, root] = args.as_slice() else {
         eprintln!("usage: stage parse|render REPO");

@@ -2,6 +2,8 @@
 //! benchmark's floor examples so that both measure the same allocator
 //! (each declares [`ALLOCATOR`] its `#[global_allocator]`).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 /// The linter allocates many small nodes (every YAML value, every copy a
 /// kustomize or Flux step makes); mimalloc halved the time glibc's
 /// allocator took on a 1,100-file repo (BENCHMARKS.md). On Linux
@@ -26,36 +28,62 @@ pub const ALLOCATOR: Allocator = tikv_jemallocator::Jemalloc;
 /// (joryirving__home-ops, 0.1 s) gives back almost nothing and pays no
 /// `madvise` for it (0 ms decay made it 486 calls). On the 100k-object
 /// synthetic repo peak RSS 585 -> 528 MB (narenas 1 alone: 551 MB);
-/// BENCHMARKS.md.
+/// BENCHMARKS.md. Its mappings asked for transparent huge pages
+/// (`thp:always`, MADV_HUGEPAGE): see [`read_in`], which takes them back
+/// from a large run.
 #[cfg(target_os = "linux")]
 #[used]
 #[allow(non_upper_case_globals)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
-pub static malloc_conf: &[u8; 29] = b"narenas:1,dirty_decay_ms:300\0";
+pub static malloc_conf: &[u8; 40] = b"narenas:1,dirty_decay_ms:300,thp:always\0";
 #[cfg(not(target_os = "linux"))]
 pub type Allocator = mimalloc::MiMalloc;
 #[cfg(not(target_os = "linux"))]
 pub const ALLOCATOR: Allocator = mimalloc::MiMalloc;
 
-/// mimalloc (the allocator here before jemalloc, and still off Linux)
-/// asks for transparent huge pages on its arenas (MADV_HUGEPAGE,
-/// mimalloc src/prim/unix/prim.c), so every first touch zeroes 2 MiB and
-/// every purge of a part splits one: on the 100k-object synthetic repo
-/// that was a fifth of all CPU samples (`clear_page_erms`). Turning THP
-/// off for the process, as MIMALLOC_ALLOW_THP=0 does (prctl(2),
-/// PR_SET_THP_DISABLE), took user+sys 6.7-7.7 -> 6.7-6.8 s (sys 1.9-2.9
-/// -> 1.4-1.6 s, user a little up) and peak RSS 631-645 -> 613-620 MB
-/// there. jemalloc asks for none by default (`thp:default`), but a kernel
-/// with THP `always` would give them to it too. The kernel checks the
-/// setting when it faults a page in, so calling this first thing in
-/// `main` covers the memory the allocator reserved before it; child
-/// processes inherit it.
-pub fn no_transparent_huge_pages() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes
-    // no memory of this process; a kernel without it returns EINVAL,
-    // which leaves THP as it was.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+/// Input read so far, for [`read_in`].
+static READ: AtomicUsize = AtomicUsize::new(0);
+
+/// Input read past which the heap grows in 4 KiB pages again.
+const HUGE_PAGES_UP_TO: usize = 4 << 20;
+
+/// Counts `bytes` of input read, and turns transparent huge pages off
+/// for the process once the input passes [`HUGE_PAGES_UP_TO`].
+///
+/// A small run (joryirving__home-ops: 1.1 MB of YAML, 32 MB resident)
+/// faults its heap in 2 MiB pages, one fault where 4 KiB pages took 512:
+/// 4,970 -> 2,370 page faults, which were a tenth of the run's CPU
+/// samples (BENCHMARKS.md, "Page faults and reads"). A large one would pay for the pages it leaves
+/// partly used: at the 100k-object synthetic repo (31 MB of YAML) peak
+/// RSS 384 -> 404 MB with huge pages throughout. Before jemalloc,
+/// mimalloc's huge pages made every first touch zero 2 MiB and every
+/// purge split one (a fifth of the CPU samples at 100k).
+///
+/// PR_SET_THP_DISABLE (prctl(2)) is checked when a page is faulted in, so
+/// from here on the heap grows in 4 KiB pages, MADV_HUGEPAGE or not;
+/// child processes inherit it.
+pub fn read_in(bytes: usize) {
+    let before = READ.fetch_add(bytes, Ordering::Relaxed);
+    if before < HUGE_PAGES_UP_TO && before + bytes >= HUGE_PAGES_UP_TO {
+        #[cfg(target_os = "linux")]
+        // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and
+        // changes no memory of this process; a kernel without it returns
+        // EINVAL, which leaves THP as it was.
+        unsafe {
+            libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+        }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_pages_are_off_once_the_input_passes_the_bound() {
+        read_in(HUGE_PAGES_UP_TO);
+        // SAFETY: PR_GET_THP_DISABLE only reads the process's flag.
+        let off = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
+        assert_eq!(off, 1);
     }
 }

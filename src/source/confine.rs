@@ -138,8 +138,25 @@ pub fn read_regular(path: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
             limit,
         });
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    // A regular file reads short only at its end: asking for one byte
+    // more than its size sees the end in the same read, where
+    // `read_to_end` into the size would ask again to be told 0 (a second
+    // read syscall for every file of the repo).
+    let len = meta.len() as usize;
+    let mut bytes = vec![0; len + 1];
+    let mut file = file;
+    let got = loop {
+        match file.read(&mut bytes) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => break other?,
+        }
+    };
+    bytes.truncate(got);
+    if got > len {
+        // Grown since the fstat, or a size fstat does not tell (/proc).
+        file.take((limit + 1 - got) as u64)
+            .read_to_end(&mut bytes)?;
+    }
     if bytes.len() > limit {
         return Err(Refused::TooBig { len: None, limit });
     }
@@ -252,8 +269,20 @@ mod tests {
             read_regular(Path::new("/proc/self/environ"), 1),
             Err(Refused::TooBig { len: None, .. })
         ));
+        // Read whole after a first read past the size metadata gives.
+        let environ = Path::new("/proc/self/environ");
+        assert_eq!(
+            read_regular(environ, 1 << 20).unwrap(),
+            std::fs::read(environ).unwrap()
+        );
         std::fs::write(dir.path().join("ok"), "abc").unwrap();
         assert_eq!(read_regular(&dir.path().join("ok"), 3).unwrap(), b"abc");
+        assert!(matches!(
+            read_regular(&dir.path().join("ok"), 2),
+            Err(Refused::TooBig { len: Some(3), .. })
+        ));
+        std::fs::write(dir.path().join("empty"), "").unwrap();
+        assert_eq!(read_regular(&dir.path().join("empty"), 0).unwrap(), b"");
     }
 
     #[test]

@@ -302,6 +302,7 @@ impl Disk {
             }
             Ok(bytes) => {
                 self.spent.fetch_add(bytes.len(), Ordering::Relaxed);
+                crate::alloc::read_in(bytes.len());
                 Ok(bytes)
             }
             other => other,
