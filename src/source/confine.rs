@@ -138,10 +138,10 @@ pub fn read_regular(path: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
             limit,
         });
     }
-    // A regular file reads short only at its end: asking for one byte
-    // more than its size sees the end in the same read, where
-    // `read_to_end` into the size would ask again to be told 0 (a second
-    // read syscall for every file of the repo).
+    // A file that gives exactly the size fstat told, when asked for one
+    // byte more, has been read whole: `read_to_end` into the size would
+    // ask again to be told 0 (a second read syscall for every file of
+    // the repo).
     let len = meta.len() as usize;
     let mut bytes = vec![0; len + 1];
     let mut file = file;
@@ -152,8 +152,10 @@ pub fn read_regular(path: &Path, limit: usize) -> Result<Vec<u8>, Refused> {
         }
     };
     bytes.truncate(got);
-    if got > len {
-        // Grown since the fstat, or a size fstat does not tell (/proc).
+    if got != len {
+        // Grown or shrunk since the fstat, a size fstat does not tell
+        // (/proc), or a read that stopped short (FUSE and network file
+        // systems may): read on to the end.
         file.take((limit + 1 - got) as u64)
             .read_to_end(&mut bytes)?;
     }
