@@ -177,9 +177,13 @@ pub fn join_within(base: &Path, rel: &str) -> Option<PathBuf> {
     if base.has_root() || rel.starts_with('/') {
         return None;
     }
-    let parts = base.as_os_str().as_bytes().split(|b| *b == b'/');
-    let mut kept: Vec<&[u8]> = Vec::new();
-    for part in parts.chain(rel.as_bytes().split(|b| *b == b'/')) {
+    let (base, rel) = (base.as_os_str().as_bytes(), rel.as_bytes());
+    // Room for a repository path's usual depth up front: grown from
+    // empty, the vector was most of a join's cost (a build joins every
+    // entry it lists).
+    let mut kept: Vec<&[u8]> = Vec::with_capacity(16);
+    let parts = base.split(|b| *b == b'/');
+    for part in parts.chain(rel.split(|b| *b == b'/')) {
         match part {
             b"" | b"." => {}
             b".." => {

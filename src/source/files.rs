@@ -104,8 +104,9 @@ pub struct Files {
     overlay: PathMap<PathBuf, String>,
     /// Inline patches and transformers parsed so far, by where they are
     /// written, whether as a block scalar, and their text (see
-    /// `kustomize::patches::inline_docs`).
-    pub(crate) inline_docs: HashMap<(Span, bool, String), Vec<Node>>,
+    /// `kustomize::inline::inline_docs`); hashed as paths are, since
+    /// std's SipHash over each text was a tenth of a cached lookup.
+    pub(crate) inline_docs: PathMap<(Span, bool, String), Vec<Node>>,
     /// What these files are read through, when a load reuses an earlier
     /// one's work or records its own for a later load ([`ReadLayer`]).
     layer: Option<Box<dyn ReadLayer>>,
@@ -187,7 +188,7 @@ impl Files {
             inputs: PathMap::default(),
             built_dirs: PathSet::default(),
             overlay: PathMap::default(),
-            inline_docs: HashMap::new(),
+            inline_docs: PathMap::default(),
             layer: None,
             unchanged: PathMap::default(),
             listed: None,

@@ -1,7 +1,6 @@
 //! Builds on forks of [`Files`], one per core, whose results are taken
 //! back in order as if every build had run here.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -201,7 +200,7 @@ impl Files {
             inputs: PathMap::default(),
             built_dirs: PathSet::default(),
             overlay: self.overlay.clone(),
-            inline_docs: HashMap::new(),
+            inline_docs: PathMap::default(),
             layer: self.layer.as_ref().and_then(|l| l.fork()),
             unchanged: self.unchanged.clone(),
             listed: self.listed.clone(),

@@ -11,6 +11,7 @@ mod builder;
 mod fieldspecs;
 mod generators;
 mod images;
+mod inline;
 mod input;
 mod kustomization;
 mod namereference;
@@ -64,14 +65,19 @@ impl Gvk {
     }
 
     pub fn from_parts(api: &str, kind: &str) -> Gvk {
-        let (group, version) = match api.as_bytes().iter().rposition(|&b| b == b'/') {
-            Some(slash) => (&api[..slash], &api[slash + 1..]),
-            None => ("", api),
-        };
+        let (group, version) = Gvk::split_api(api);
         Gvk {
             group: group.into(),
             version: version.into(),
             kind: kind.into(),
+        }
+    }
+
+    /// An `apiVersion`'s group and version.
+    pub fn split_api(api: &str) -> (&str, &str) {
+        match api.as_bytes().iter().rposition(|&b| b == b'/') {
+            Some(slash) => (&api[..slash], &api[slash + 1..]),
+            None => ("", api),
         }
     }
 
@@ -115,9 +121,10 @@ impl Gvk {
             ("authorization.k8s.io", "SelfSubjectRulesReview"),
             ("authorization.k8s.io", "SubjectAccessReview"),
         ];
-        known
-            .iter()
-            .any(|(g, k)| *g == self.group && *k == self.kind)
+        // The kind first, read out of its `CompactString` once: nearly
+        // every object's kind is none of these, and tells so by length.
+        let (group, kind) = (self.group.as_str(), self.kind.as_str());
+        known.iter().any(|(g, k)| *k == kind && *g == group)
     }
 }
 
@@ -230,7 +237,11 @@ impl Res {
     /// Remembers the current id before a rename, for patches and name
     /// references written against the old name.
     pub fn store_prev(&mut self) {
-        let cur = self.cur_id();
+        self.store_prev_id(self.cur_id());
+    }
+
+    /// [`Res::store_prev`] with the current id already made.
+    pub fn store_prev_id(&mut self, cur: ResId) {
         if !self.prev.contains(&cur) {
             self.prev.push(cur);
         }
@@ -311,10 +322,10 @@ impl Acc {
             }
             index
         });
-        let same = index
-            .get(&Acc::key(&id))
-            .is_some_and(|positions| positions.iter().any(|&i| res[i].cur_id().matches(&id)));
-        if same {
+        // One key and one lookup for both the check and the new position
+        // (an empty list left by a refused object matches nothing).
+        let positions = index.entry(Acc::key(&id)).or_default();
+        if positions.iter().any(|&i| res[i].cur_id().matches(&id)) {
             // An entry of a kustomization Flux generates has no line: the
             // object's own document is what to change.
             let at = if span == Span::default() {
@@ -331,7 +342,8 @@ impl Acc {
                 ),
             ));
         }
-        self.push(r);
+        positions.push(res.len());
+        self.res.push(r);
         Ok(())
     }
 }

@@ -1,15 +1,17 @@
 //! `patches`, `patchesStrategicMerge` and `patchesJson6902`: loading patch
 //! text, choosing targets, and applying strategic-merge or JSON 6902.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::Path;
 
 use crate::source::Issue;
 use crate::source::files::{Files, Input};
 use crate::source::object::{Object, StepKind};
-use crate::yaml::{FileId, Node, Origin, Size, Span, Style, Value, parse_documents};
+use crate::yaml::{FileId, Node, Size, Span, Value};
 
 use super::budget::{record_step, spend_scan, spend_work};
+use super::inline::inline_docs;
 use super::kustomization::Kustomization;
 use super::{Gvk, Res, ResId, patch_json6902, patch_smp};
 
@@ -85,184 +87,23 @@ impl Undo {
     }
 }
 
-/// The documents of an inline YAML string written in a kustomization. A
-/// block scalar's lines map back onto the file, so nodes keep real
-/// positions; other styles attribute every node to the string itself.
-/// Parsed once per place and text: a Flux Kustomization's `patches`
-/// that give every child Kustomization the same inline patch (a common
-/// home-ops layout) would otherwise parse it again in every child.
-pub(crate) fn inline_docs(
-    files: &mut Files,
-    node: &Node,
-    kfile: &Path,
-) -> Result<Vec<Node>, Issue> {
-    let text = node.as_str().unwrap_or("");
-    let key = (node.span(), node.style() == Style::Block, text.to_string());
-    let mut docs = match files.inline_docs.get(&key) {
-        Some(docs) => docs.clone(),
-        None => {
-            let docs = parse_inline(files, node, text, kfile)?;
-            files.inline_docs.insert(key, docs.clone());
-            docs
-        }
-    };
-    keep_unknown(node, &mut docs);
-    Ok(docs)
-}
-
-/// A patch text a parent's substitution left waiting for a value the
-/// repository does not show (a Flux Kustomization's `spec.patches` with
-/// `${VAR}` from its parent's encrypted variables): in the cluster the
-/// parent put that value there, so the `${...}` kept in the parsed
-/// patch stands for it, and no later substitution reads it as a
-/// variable of its own.
-fn keep_unknown(node: &Node, docs: &mut [Node]) {
-    let Some(origin) = node
-        .shared_origin()
-        .filter(|o| matches!(**o, Origin::Substituted { unknown: true, .. }))
-    else {
-        return;
-    };
-    for doc in docs {
-        doc.each_mut(&mut |n| {
-            if n.as_str().is_some_and(|t| t.contains("${")) {
-                n.set_origin(Some(origin.clone()));
-            }
-        });
-    }
-}
-
-fn parse_inline(files: &Files, node: &Node, text: &str, kfile: &Path) -> Result<Vec<Node>, Issue> {
-    let file = node.span().file;
-    let mut docs = parse_documents(text, file, &files.limits().yaml).map_err(|e| {
-        // A block scalar's lines are the file's, from the line after its
-        // indicator; a flow scalar's error is placed at the scalar.
-        let line = node.span().line
-            + if node.style() == Style::Block {
-                e.line
-            } else {
-                0
-            };
-        Issue::located(
-            files.shown(kfile),
-            line,
-            node.span().col,
-            format!("inline patch: {}", e.message),
-        )
-    })?;
-    let source = (file.0 as usize) < files.sources.len();
-    let block = match (node.style(), source) {
-        (Style::Block, true) => block_start(&files.sources.get(file).text, node.span().start),
-        _ => None,
-    };
-    let file_text = match (block, source) {
-        (Some(_), true) => Some(files.sources.get(file).text.clone()),
-        _ => None,
-    };
-    let lines = file_text.as_deref().map(LineStarts::of);
-    for d in &mut docs {
-        respan(d, node, block, lines.as_ref());
-    }
-    Ok(docs)
-}
-
-/// Where a block scalar's content starts: its first line (1-based) and
-/// the indentation every content line carries in the file.
-fn block_start(text: &str, scalar_start: u32) -> Option<(u32, u32)> {
-    let from = text.get(scalar_start as usize..)?;
-    // The scalar's span may begin at the `|`/`>` indicator; content starts
-    // on the next line.
-    let skip = if from.starts_with(['|', '>']) {
-        from.find('\n')? + 1
-    } else {
-        0
-    };
-    let content = scalar_start as usize + skip;
-    let before = text.get(..content)?;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let first_line = before.matches('\n').count() as u32 + 1;
-    let indent = text
-        .get(line_start..)?
-        .chars()
-        .take_while(|c| *c == ' ')
-        .count() as u32;
-    Some((first_line, indent))
-}
-
-fn respan(n: &mut Node, host: &Node, block: Option<(u32, u32)>, lines: Option<&LineStarts>) {
-    let moved = match (block, lines) {
-        (Some((first_line, indent)), Some(lines)) => {
-            let line = first_line.saturating_add(n.span().line).saturating_sub(1);
-            lines
-                .offset(line, indent + n.span().col)
-                .map(|start| crate::yaml::Span {
-                    file: host.span().file,
-                    start,
-                    end: start.saturating_add(n.span().end.saturating_sub(n.span().start)),
-                    line,
-                    col: indent + n.span().col,
-                })
-        }
-        _ => None,
-    };
-    n.set_span(moved.unwrap_or(host.span()));
-    match &mut n.value {
-        Value::Seq(items) => items.iter_mut().for_each(|i| respan(i, host, block, lines)),
-        Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
-            respan(k, host, block, lines);
-            respan(v, host, block, lines);
-        }),
-        _ => {}
-    }
-}
-
-/// Where each line of a kustomization file starts, found once per inline
-/// text: counting lines from the top for every node of a block-scalar
-/// patch was quadratic (5 % of a joryirving__home-ops run).
-struct LineStarts<'t> {
-    text: &'t str,
-    /// Byte offset after each `\n`, with 0 for the first line.
-    starts: Vec<usize>,
-}
-
-impl<'t> LineStarts<'t> {
-    fn of(text: &'t str) -> LineStarts<'t> {
-        let after_breaks = text.match_indices('\n').map(|(i, _)| i + 1);
-        LineStarts {
-            text,
-            starts: std::iter::once(0).chain(after_breaks).collect(),
-        }
-    }
-
-    /// Byte offset of 1-based `line`, `col` (in characters); a line past
-    /// the last starts at the end of the text.
-    fn offset(&self, line: u32, col: u32) -> Option<u32> {
-        let line = line.checked_sub(1)? as usize;
-        let start = self.starts.get(line).copied().unwrap_or(self.text.len());
-        let within: usize = self
-            .text
-            .get(start..)?
-            .chars()
-            .take(col.checked_sub(1)? as usize)
-            .map(char::len_utf8)
-            .sum();
-        u32::try_from(start + within).ok()
-    }
-}
-
 /// The documents of a patch: inline `patch:` text or a `path:` file.
+/// `inline_detail` is the step text of the list's inline patches, made
+/// by the first of them (the same for all, and a tenth of finding a
+/// patch's documents when made for each).
 fn patch_docs(
     files: &mut Files,
     entry: &Node,
     dir: &Path,
     restrict: bool,
     kfile: &Path,
+    inline_detail: &OnceCell<String>,
 ) -> Result<(Vec<Node>, String), Issue> {
     if let Some(p) = entry.get("patch").filter(|n| !n.is_null()) {
-        return Ok((
-            inline_docs(files, p, kfile)?,
-            format!("inline patch in {}", files.shown(kfile)),
-        ));
+        let docs = inline_docs(files, p, kfile)?;
+        let detail =
+            inline_detail.get_or_init(|| format!("inline patch in {}", files.shown(kfile)));
+        return Ok((docs, detail.clone()));
     }
     let Some(p) = entry.get("path").filter(|n| !n.is_null()) else {
         return Err(Issue::at(
@@ -344,9 +185,21 @@ impl Selector {
         })
     }
 
-    /// reswrangler.Select: original or current namespace and name, then
-    /// group/version/kind and the label and annotation selectors.
+    /// reswrangler.Select: group/version/kind, original or current
+    /// namespace and name, then the label and annotation selectors.
     fn matches(&self, r: &Res) -> Result<bool, String> {
+        // Group, version and kind read in place first: most targets name
+        // a kind that most objects are not, and an id made for each
+        // object the patch passes over was a third of the selection.
+        let root = &r.obj.root;
+        let (group, version) = Gvk::split_api(root.str_at(&["apiVersion"]).unwrap_or(""));
+        let kind = root.str_at(&["kind"]).unwrap_or("");
+        if (!self.gvk.group.is_empty() && self.gvk.group != group)
+            || (!self.gvk.version.is_empty() && self.gvk.version != version)
+            || (!self.gvk.kind.is_empty() && self.gvk.kind != kind)
+        {
+            return Ok(false);
+        }
         let cur = r.cur_id();
         if let Some(ns) = &self.namespace
             && !ns.is_match(r.org.effective_ns())
@@ -357,13 +210,6 @@ impl Selector {
         if let Some(name) = &self.name
             && !name.is_match(&r.org.name)
             && !name.is_match(&cur.name)
-        {
-            return Ok(false);
-        }
-        let g = &cur.gvk;
-        if (!self.gvk.group.is_empty() && self.gvk.group != g.group)
-            || (!self.gvk.version.is_empty() && self.gvk.version != g.version)
-            || (!self.gvk.kind.is_empty() && self.gvk.kind != g.kind)
         {
             return Ok(false);
         }
@@ -483,8 +329,9 @@ fn apply_entries(
             "patches must be a list",
         ));
     };
+    let inline_detail = OnceCell::new();
     for entry in entries {
-        let (docs, detail) = patch_docs(files, entry, dir, restrict, &kfile)?;
+        let (docs, detail) = patch_docs(files, entry, dir, restrict, &kfile, &inline_detail)?;
         let option = |k: &str| {
             entry
                 .path(&["options", k])
@@ -733,11 +580,12 @@ pub(crate) fn apply_json6902_list(
     list: &Node,
     k: &Kustomization,
 ) -> Result<(), Issue> {
+    let inline_detail = OnceCell::new();
     for entry in list.as_seq().into_iter().flatten() {
         let Some(target) = entry.get("target") else {
             return Err(k.err(entry.span(), "patchesJson6902 entries need a target"));
         };
-        let (docs, detail) = patch_docs(files, entry, &k.dir, k.restrict, &k.file)?;
+        let (docs, detail) = patch_docs(files, entry, &k.dir, k.restrict, &k.file, &inline_detail)?;
         let Some(ops) = docs.into_iter().find(|d| !d.is_null()) else {
             continue;
         };

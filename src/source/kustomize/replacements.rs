@@ -7,8 +7,9 @@ use crate::source::object::StepKind;
 use crate::yaml::{Node, Size, Span, Value};
 
 use super::budget::{Spend, record_step, scan_cost, spend_scan, spend_work};
+use super::inline::inline_docs;
 use super::kustomization::Kustomization;
-use super::{Res, ResId, patches::inline_docs};
+use super::{Res, ResId};
 
 pub(crate) fn apply_list(
     files: &mut Files,

@@ -210,11 +210,14 @@ pub(crate) fn namespace(
         if r.obj.root.as_map().is_none_or(|m| m.is_empty()) {
             continue;
         }
-        let gvk = r.gvk();
+        // One id for the kind and the id kept from before: made twice,
+        // it was a fifth of the transformer.
+        let cur = r.cur_id();
+        let gvk = cur.gvk.clone();
         // At most the object's own field and one per field spec.
         let fields = 1 + specs.iter().filter(|fs| fs.selects(&gvk)).count();
         spend_output(files, ns.len().saturating_mul(fields)).map_err(|m| fail(files, r, m))?;
-        r.store_prev();
+        r.store_prev_id(cur);
         if !gvk.is_cluster_scoped() {
             super::set_meta(r.obj.root_mut(), "namespace", ns, span);
         }
@@ -411,7 +414,7 @@ fn inline_transformers(
         let docs: Vec<Node> = if let Some(docs) = built.get(text) {
             docs.clone()?
         } else if text.contains('\n') || text.contains(':') {
-            super::patches::inline_docs(files, entry, &k.file)?
+            super::inline::inline_docs(files, entry, &k.file)?
         } else {
             k.input(files, text, entry.span(), Input::Transformer)?
                 .documents(files)?
