@@ -7,7 +7,7 @@
 use homelab_lint::yaml::block_scanner_differs;
 use libfuzzer_sys::fuzz_target;
 
-const FRAGMENTS: [&str; 41] = [
+const FRAGMENTS: [&str; 45] = [
     "a",
     "key",
     ": ",
@@ -49,6 +49,11 @@ const FRAGMENTS: [&str; 41] = [
     "*a",
     " *b",
     " # c",
+    // Quoted scalars over several lines, blank lines, escapes at a break.
+    "\"",
+    "'",
+    "\\",
+    "\n\n",
 ];
 
 fn check(text: &str) {

@@ -1,19 +1,18 @@
 //! A scanner for the block-style YAML that nearly every GitOps file is:
-//! mappings and sequences by indentation, one-line plain and quoted
-//! scalars, literal and folded block scalars, one-line flow sequences
-//! and mappings of scalars (`[a, "b"]`, `{k: v, key_alone}`, nested;
-//! block/flow.rs), anchors on values and aliases as values, comments and
-//! `---` between documents.
+//! mappings and sequences by indentation, plain and quoted scalars (keys
+//! on one line, values on one or more), literal and folded block
+//! scalars, one-line flow sequences and mappings of scalars (`[a, "b"]`,
+//! `{k: v, key_alone}`, nested; block/flow.rs), anchors on values and
+//! aliases as values, comments and `---` between documents.
 //!
 //! saphyr's scanner costs about 150 instructions per byte (BENCHMARKS.md,
 //! "Parser candidates"), most of it in a character buffer this subset
 //! does not need. This one gives the events saphyr gives, with the same
 //! spans (in bytes), or nothing at all: a file with anything it does not
 //! take (anchors on keys or on flow or block scalars, tags, multi-line
-//! plain or quoted scalars, other
-//! flow collections, escapes, tabs, carriage returns, a BOM, directives,
-//! a syntax error) is left whole to saphyr, which also reports every
-//! error. `tests/it/yaml_fast_path.rs` holds the two to the same trees on
+//! keys and flow collections, escaped line breaks, tabs, carriage
+//! returns, a BOM, directives, a syntax error) is left whole to saphyr,
+//! which also reports every error. `tests/it/yaml_fast_path.rs` holds the two to the same trees on
 //! every corpus and test file, and the `yaml_fast_path` fuzz target on
 //! any input.
 
@@ -326,6 +325,11 @@ impl<'t> Scanner<'t> {
         if let Some(p) = self.pending {
             if indent > p.indent {
                 self.pending = None;
+                // `key:` and its scalar or flow collection on the next
+                // line, deeper.
+                if p.key && !dash && p.anchor.id == 0 && self.value_ahead(at) {
+                    return self.value(at, p.indent, p.colon, true);
+                }
                 self.open(dash, indent, at, p.anchor)?;
             } else if indent == p.indent && p.key && dash {
                 // A sequence at its key's column (`key:` then `- item`):
@@ -390,7 +394,7 @@ impl<'t> Scanner<'t> {
             return None;
         }
         let line_start = i - 1 - indent;
-        if self.key_ahead(c)? {
+        if self.key_ahead(c) {
             if self.stack.len() >= MAX_DEPTH {
                 return None;
             }
@@ -405,18 +409,29 @@ impl<'t> Scanner<'t> {
         self.value(c, indent, c, false)
     }
 
+    /// Whether a plain or quoted scalar that is not a key, or a flow
+    /// collection, starts at `c`.
+    fn value_ahead(&self, c: usize) -> bool {
+        matches!(self.b[c], b'[' | b'{')
+            || (matches!(self.b[c], b'"' | b'\'') || plain_start(self.b, c)) && !self.key_ahead(c)
+    }
+
     /// Whether a key (`key:` then a blank or the line's end) starts at
-    /// `c`; `None` when the line is beyond this scanner.
-    fn key_ahead(&self, c: usize) -> Option<bool> {
+    /// `c`. A quoted scalar over several lines is not one: a `:` after
+    /// it is saphyr's error, which the value's end of line leaves to it.
+    fn key_ahead(&self, c: usize) -> bool {
         let end = match self.b[c] {
-            b'"' | b'\'' => self.quoted_end(c)?,
-            _ if !plain_start(self.b, c) => return Some(false),
+            b'"' | b'\'' => match self.quoted_end(c) {
+                Some(end) => end,
+                None => return false,
+            },
+            _ if !plain_start(self.b, c) => return false,
             _ => match self.plain_end(c) {
                 PlainEnd::Colon(j) => j,
-                PlainEnd::Comment(_) | PlainEnd::Line(_) => return Some(false),
+                PlainEnd::Comment(_) | PlainEnd::Line(_) => return false,
             },
         };
-        Some(self.at(end) == Some(b':') && is_break_or_blank(self.b.get(end + 1)))
+        self.at(end) == Some(b':') && is_break_or_blank(self.b.get(end + 1))
     }
 
     /// A mapping entry whose key starts at `at`; the mapping is at
@@ -487,40 +502,97 @@ impl<'t> Scanner<'t> {
             // the comment after it to the line's end (`skip_ws_to_eol` in
             // its `scan_flow_scalar`).
             Some(b'"') | Some(b'\'') => {
-                let end = self.quoted(v, anchor)?;
+                let end = match self.quoted(v, anchor) {
+                    Some(end) => end,
+                    None => self.quoted_lines(v, anchor, indent)?,
+                };
                 self.end_of_line(end)?;
-                let line_end = self.line_end(end) as u32;
+                let line_end = self.line_end(end);
                 if let Some(last) = self.events.last_mut() {
-                    last.2 = line_end;
+                    last.2 = line_end as u32;
                 }
+                return Some(line_end + 1);
             }
             Some(b'[') | Some(b'{') => self.flow(v)?,
             _ => {
                 if !plain_start(b, v) {
                     return None;
                 }
-                let stop = match self.plain_end(v) {
+                let (stop, comment) = match self.plain_end(v) {
                     PlainEnd::Colon(_) => return None,
-                    PlainEnd::Comment(j) | PlainEnd::Line(j) => j,
+                    PlainEnd::Comment(j) => (j, true),
+                    PlainEnd::Line(j) => (j, false),
                 };
-                // Not past `v`: a plain scalar starts with no space.
-                let mut end = stop;
-                while b[end - 1] == b' ' {
-                    end -= 1;
-                }
+                let end = trim_end(b, stop);
+                // A comment ends the scalar; what follows on a deeper
+                // line is then saphyr's error.
+                let (value, end, next) = match comment {
+                    true => (Cow::Borrowed(&self.text[v..end]), end, self.line_end(v) + 1),
+                    false => self.plain_lines(v, end, indent)?,
+                };
                 self.push(
-                    Event::Scalar(
-                        Cow::Borrowed(&self.text[v..end]),
-                        ScalarStyle::Plain,
-                        anchor.id,
-                        None,
-                    ),
+                    Event::Scalar(value, ScalarStyle::Plain, anchor.id, None),
                     anchor.start(v),
                     end,
                 );
+                return Some(next);
             }
         }
         Some(self.line_end(v) + 1)
+    }
+
+    /// A plain scalar from `v`, its first line ending at `end`, with the
+    /// lines after it that continue it: those deeper than the collection
+    /// at column `indent`, up to a comment or a shallower line, folded
+    /// as saphyr's `scan_plain_scalar` folds them (a line break becomes a
+    /// space, each blank line between two a `\n`, spaces around a break
+    /// dropped). Returns its value, where it ends, and where the line
+    /// after its last starts; `None` when a continuation holds what
+    /// would end the scalar mid-line (`: `, ` #`), which is saphyr's to
+    /// read or reject.
+    fn plain_lines(
+        &self,
+        v: usize,
+        mut end: usize,
+        indent: usize,
+    ) -> Option<(Cow<'t, str>, usize, usize)> {
+        let (b, text) = (self.b, self.text);
+        let mut value = Cow::Borrowed(&text[v..end]);
+        let mut next = self.line_end(end) + 1;
+        let mut line = next;
+        let mut blank_lines = 0;
+        while line < b.len() {
+            let mut i = line;
+            while b.get(i) == Some(&b' ') {
+                i += 1;
+            }
+            match b.get(i) {
+                None => break,
+                Some(b'\n') => {
+                    blank_lines += 1;
+                    line = i + 1;
+                    continue;
+                }
+                Some(b'#') => break,
+                Some(_) if i - line <= indent => break,
+                Some(_) => {}
+            }
+            let stop = match self.plain_end(i) {
+                PlainEnd::Line(j) => j,
+                PlainEnd::Colon(_) | PlainEnd::Comment(_) => return None,
+            };
+            end = trim_end(b, stop);
+            let s = value.to_mut();
+            match blank_lines {
+                0 => s.push(' '),
+                n => push_breaks(s, n),
+            }
+            s.push_str(&text[i..end]);
+            blank_lines = 0;
+            next = stop + 1;
+            line = next;
+        }
+        Some((value, end, next))
     }
 
     /// Where the plain scalar from `i` (not a space) stops, on its
@@ -633,6 +705,91 @@ impl<'t> Scanner<'t> {
         Some(end)
     }
 
+    /// Reads the quoted scalar at `q` that runs over several lines, value
+    /// of a key or item of the collection at column `indent`, folded as
+    /// saphyr's `scan_flow_scalar` folds it: each line's spaces around
+    /// its break dropped, a break a space, each blank line between two
+    /// lines a `\n`. Returns where it ends; `None` for a line no deeper
+    /// than `indent`, an escaped line break or a break after an escape,
+    /// or no closing quote, which are saphyr's to read or reject.
+    fn quoted_lines(&mut self, q: usize, anchor: Anchor, indent: usize) -> Option<usize> {
+        let (b, text) = (self.b, self.text);
+        let quote = b[q];
+        let double = quote == b'"';
+        let mut value = String::new();
+        let mut from = q + 1;
+        loop {
+            // This line's text, up to the closing quote or the break.
+            let mut j = from;
+            let close = loop {
+                match *b.get(j)? {
+                    b'\n' => break false,
+                    b'\\' if double => {
+                        if b.get(j + 1) == Some(&b'\n') {
+                            return None;
+                        }
+                        j += 2;
+                    }
+                    b'\'' if !double && b.get(j + 1) == Some(&b'\'') => j += 2,
+                    c if c == quote => break true,
+                    _ => j += 1,
+                }
+            };
+            let mut to = j;
+            if !close {
+                while to > from && b[to - 1] == b' ' {
+                    to -= 1;
+                }
+                // An escape's character is text, never a space to drop.
+                if double && to > from && b[to - 1] == b'\\' {
+                    return None;
+                }
+            }
+            let line = &text[from..to];
+            match (double, line.contains(['\\', '\''])) {
+                (_, false) => value.push_str(line),
+                (true, true) => value.push_str(&unescape(line)?),
+                (false, true) => value.push_str(&line.replace("''", "'")),
+            }
+            if close {
+                let style = match double {
+                    true => ScalarStyle::DoubleQuoted,
+                    false => ScalarStyle::SingleQuoted,
+                };
+                self.push(
+                    Event::Scalar(Cow::Owned(value), style, anchor.id, None),
+                    anchor.start(q),
+                    j + 1,
+                );
+                return Some(j + 1);
+            }
+            // The next line with text, deeper than the collection.
+            let mut blank_lines = 0;
+            let mut line_start = j + 1;
+            loop {
+                let mut i = line_start;
+                while b.get(i) == Some(&b' ') {
+                    i += 1;
+                }
+                match *b.get(i)? {
+                    b'\n' => {
+                        blank_lines += 1;
+                        line_start = i + 1;
+                    }
+                    _ if i - line_start <= indent => return None,
+                    _ => {
+                        from = i;
+                        break;
+                    }
+                }
+            }
+            match blank_lines {
+                0 => value.push(' '),
+                n => push_breaks(&mut value, n),
+            }
+        }
+    }
+
     /// A literal (`|`) or folded (`>`) scalar whose indicator is at `h`,
     /// value of a key or item of the collection at column `indent`,
     /// read as saphyr's `scan_block_scalar` reads it.
@@ -742,6 +899,15 @@ impl<'t> Scanner<'t> {
         // The next line with content starts at or before `at`'s line.
         Some(if at >= b.len() { b.len() } else { line })
     }
+}
+
+/// Where text ending at `stop` ends without its trailing spaces; the
+/// text holds a non-space before `stop`.
+fn trim_end(b: &[u8], mut stop: usize) -> usize {
+    while b[stop - 1] == b' ' {
+        stop -= 1;
+    }
+    stop
 }
 
 fn push_breaks(string: &mut String, n: usize) {

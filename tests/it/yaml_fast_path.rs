@@ -102,3 +102,51 @@ fn block_scanner_takes_bare_flow_keys_and_spaced_quoted_scalars_as_saphyr_does()
         assert_eq!(scanned, taken, "{text:?}");
     }
 }
+
+/// Plain and quoted scalars over several lines, and a key's scalar or
+/// flow collection on the line after it: taken, folded as saphyr folds them, with its spans;
+/// what saphyr rejects or reads otherwise (a shallower line, a `: ` or
+/// comment inside, an escaped line break, a key over two lines) left to
+/// it.
+#[test]
+fn block_scanner_takes_scalars_over_several_lines_as_saphyr_does() {
+    let cases = [
+        ("k: a\n  b\n", true),
+        ("k: a\n\n  b\n\n\n  c\nn: 1\n", true),
+        ("k: a   \n    b  c  \n", true),
+        ("k: a\n  }} b.\n  - c\n", true),
+        ("- a\n  b\n- c\n", true),
+        ("k:\n  - a\n    b\n", true),
+        ("k:\n- a\n  b\n", true),
+        ("k: &x a\n  b\nn: *x\n", true),
+        ("k: a\n  # c\nn: 1\n", true),
+        ("k:\n  a\n  b\nn: 1\n", true),
+        ("k:\n  a # c\nn: 1\n", true),
+        ("k:\n  [a, b]\n  # c\nn: {x: 1}\n", true),
+        ("k:\n  [a, b]: c\n", false),
+        ("k:\n  \"a\n  b\"\n", true),
+        ("k: \"a\n\n  b \"  # c\nn: 1\n", true),
+        ("k: 'it''s\n  here'\n", true),
+        ("k: \"a\\t\n  b\\\"\"\n", true),
+        ("k: \"a\n b\"\n", true),
+        ("- \"\n\n\n  \"\n- x\n", true),
+        ("- k: \"a   \n    b\"\n", true),
+        ("- k: a\n  b\n", false),
+        ("k: a\n  b: c\n", false),
+        ("k: a\n  b # c\n  d\n", false),
+        ("k: a # c\n  b\n", false),
+        ("k:\n  &x a\n  b\n", false),
+        ("k: \"a\\\n  b\"\n", false),
+        ("k: \"a\\ \n  b\"\n", false),
+        ("  k: \"a\n  b\"\n", false),
+        ("k: \"a\n  b\": 1\n", false),
+        ("k: \"a\n---\n\"\n", false),
+        ("k: 'a\n", false),
+        ("\"a\n b\": 1\n", false),
+    ];
+    for (text, taken) in cases {
+        let (scanned, differs) = block_scanner_differs(text);
+        assert_eq!(differs, None, "{text:?}");
+        assert_eq!(scanned, taken, "{text:?}");
+    }
+}
