@@ -96,11 +96,7 @@ fn block_scanner_takes_bare_flow_keys_and_spaced_quoted_scalars_as_saphyr_does()
         ("t: {a: b -, c}\n", false),
         ("- [a - b, a -b, a-]\n", true),
     ];
-    for (text, taken) in cases {
-        let (scanned, differs) = block_scanner_differs(text);
-        assert_eq!(differs, None, "{text:?}");
-        assert_eq!(scanned, taken, "{text:?}");
-    }
+    assert_taken_as_saphyr_reads(&cases);
 }
 
 /// Plain and quoted scalars over several lines, and a key's scalar or
@@ -144,7 +140,13 @@ fn block_scanner_takes_scalars_over_several_lines_as_saphyr_does() {
         ("k: 'a\n", false),
         ("\"a\n b\": 1\n", false),
     ];
-    for (text, taken) in cases {
+    assert_taken_as_saphyr_reads(&cases);
+}
+
+/// Each text reads to saphyr's tree, and is taken by the block scanner
+/// or left to saphyr as each case says.
+fn assert_taken_as_saphyr_reads(cases: &[(&str, bool)]) {
+    for &(text, taken) in cases {
         let (scanned, differs) = block_scanner_differs(text);
         assert_eq!(differs, None, "{text:?}");
         assert_eq!(scanned, taken, "{text:?}");
