@@ -143,14 +143,14 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
         }
         _ => req,
     };
-    // load, and the rules and release files beside it: reading them needs
-    // nothing of the repository, and the load's walk and renders leave a
-    // core idle (4 % of a joryirving__home-ops lint's instructions, off
-    // the wall). Errors keep their order: the load's, the
-    // configuration's, the rules'.
+    // load, and the rules, release files and kustomize's field specs beside
+    // it: they need nothing of the repository, and the load's walk leaves
+    // a core idle (5 % of a joryirving__home-ops lint's instructions, off
+    // the wall). Errors keep their order: the load's, the configuration's, the rules'.
     let (loaded, all_rules) = std::thread::scope(|s| {
         let rules = s.spawn(|| {
             rules::releases::parsed_builtin();
+            crate::source::kustomize::parsed_defaults();
             load_rules(&req.rule_dirs)
         });
         let loaded = load_subject(req);

@@ -434,21 +434,32 @@ impl FluxTree {
         // substitution, as Flux reads them from the cluster.
         // Files no Kustomization builds count too: bootstrap tools (flux-operator's
         // FluxInstance, scripts) apply cluster settings from plain files.
-        // In build-key order, not the map's (random per process): the
-        // lookup breaks ties by position, and the output must not change
-        // from one run to the next.
-        let mut builds: Vec<_> = self.builds.iter().collect();
-        builds.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let wanted = self.substitute_from_names();
         let looked_for = |o: &Object| {
             crate::source::data::provides(o)
                 .is_some_and(|(_, name)| wanted.as_ref().is_none_or(|w| w.contains(name)))
         };
-        let mut pooled: Vec<Object> = Vec::new();
-        for (_, build) in builds {
-            let Ok(build) = build else { continue };
-            pooled.extend(build.objects.iter().filter(|o| looked_for(o)).cloned());
-        }
+        // In build-key order, not the map's (random per process): the
+        // lookup breaks ties by position, and the output must not change
+        // from one run to the next. Only the builds that hold a source
+        // are sorted: sorting every build's key (compared by its path's
+        // components) was 3.6 % of the main thread at 10k objects, where
+        // few builds hold one.
+        let mut builds: Vec<(&BuildKey, Vec<&Object>)> = self
+            .builds
+            .iter()
+            .filter_map(|(key, build)| {
+                let objects = &build.as_ref().ok()?.objects;
+                let found: Vec<&Object> = objects.iter().filter(|o| looked_for(o)).collect();
+                (!found.is_empty()).then_some((key, found))
+            })
+            .collect();
+        builds.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let pooled: Vec<Object> = builds
+            .into_iter()
+            .flat_map(|(_, found)| found)
+            .cloned()
+            .collect();
         let mut lookup_pool = LookupPool::new();
         // A moved tree's settings are applied by nothing either.
         let moved_dirs: PathSet<&Path> = self.moved.values().map(|m| m.path.as_path()).collect();

@@ -443,7 +443,7 @@ fn build_flux_dir(files: &mut Files, dir: &Path, flux: &FluxInputs) -> Result<Bu
     b.finish(acc)
 }
 
-/// kustomize's built-in field specs, parsed once per [`Files`]: every
+/// kustomize's built-in field specs, registered once per [`Files`]: every
 /// kustomization level of every build needs them.
 pub(crate) fn default_config(files: &mut Files) -> Result<std::sync::Arc<Config>, Issue> {
     if let Some(c) = files.made::<Config>() {
@@ -454,15 +454,51 @@ pub(crate) fn default_config(files: &mut Files) -> Result<std::sync::Arc<Config>
     files.note_defaults();
     let name = PathBuf::from("<kustomize built-in field specs>");
     let file = files.sources.add(name, fieldspecs::default_text().into());
-    let text = files.sources.get(file).text.clone();
-    let docs = crate::yaml::parse_documents(&text, file, &files.limits().yaml)
-        .map_err(|e| Issue::file(Path::new("<built-in>"), e.message))?;
+    let limits = files.limits().yaml;
+    let config = match parsed_defaults().filter(|_| limits == crate::yaml::Limits::default()) {
+        Some(config) => config.clone(),
+        None => {
+            let text = files.sources.get(file).text.clone();
+            std::sync::Arc::new(parse_defaults(&text, file, &limits).map_err(|e| match e {
+                (Some(span), m) => Issue::at(&files.sources, span, m),
+                (None, m) => Issue::file(Path::new("<built-in>"), m),
+            })?)
+        }
+    };
+    files.keep_made(config.clone());
+    Ok(config)
+}
+
+/// [`default_config`]'s field specs under the default YAML limits, parsed
+/// once per process, on whichever thread asks first: the pipeline asks
+/// beside the load's walk, so that the first build, which runs alone on
+/// the render's serial path, finds them made. `None` if they do not
+/// parse (then [`default_config`] reports why, at its file).
+pub(crate) fn parsed_defaults() -> Option<&'static std::sync::Arc<Config>> {
+    static PARSED: std::sync::OnceLock<Option<std::sync::Arc<Config>>> = std::sync::OnceLock::new();
+    PARSED
+        .get_or_init(|| {
+            let text = fieldspecs::default_text();
+            let limits = crate::yaml::Limits::default();
+            parse_defaults(&text, crate::yaml::FileId(0), &limits)
+                .ok()
+                .map(std::sync::Arc::new)
+        })
+        .as_ref()
+}
+
+/// The built-in field specs read from `text` (their file `file`); an
+/// error's span, when it has one, is in `file`.
+fn parse_defaults(
+    text: &str,
+    file: crate::yaml::FileId,
+    limits: &crate::yaml::Limits,
+) -> Result<Config, (Option<Span>, String)> {
+    let docs = crate::yaml::parse_documents(text, file, limits).map_err(|e| (None, e.message))?;
     let mut config = Config::default();
     for d in &docs {
-        config.merge(&Config::parse(d).map_err(|(s, m)| Issue::at(&files.sources, s, m))?);
+        config.merge(&Config::parse(d).map_err(|(s, m)| (Some(s), m))?);
     }
-    let config = std::sync::Arc::new(config);
-    files.keep_made(config.clone());
     Ok(config)
 }
 

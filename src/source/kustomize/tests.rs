@@ -836,3 +836,27 @@ fn an_id_is_read_as_each_field_by_path() {
         assert_eq!(got, want, "{text}");
     }
 }
+
+/// Under the default limits a load takes the field specs parsed once per
+/// process, still registering their file at the same point; under YAML
+/// limits the built-in text does not fit, it parses them itself and
+/// fails as it always did.
+#[test]
+fn the_built_in_field_specs_are_parsed_once_only_for_the_default_limits() {
+    let dir = repo(&[]);
+    let mut files = Files::new(dir.path(), Default::default());
+    let config = default_config(&mut files).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&config, parsed_defaults().unwrap()));
+    let name = Path::new("<kustomize built-in field specs>");
+    assert!(files.sources.find(name).is_some());
+    let tight = crate::source::Limits {
+        yaml: Limits {
+            max_bytes: 64,
+            ..Limits::default()
+        },
+        ..Default::default()
+    };
+    let mut files = Files::new(dir.path(), tight);
+    assert!(default_config(&mut files).is_err());
+    assert!(files.sources.find(name).is_some());
+}
