@@ -25,6 +25,7 @@ mod standin;
 mod transformers;
 
 use std::collections::HashSet;
+use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 
 use crate::source::files::{Files, Input};
@@ -88,43 +89,31 @@ impl Gvk {
     /// ValidatingAdmissionPolicy, get `namespace:` too (kubectl kustomize
     /// v5.5 does so).
     pub fn is_cluster_scoped(&self) -> bool {
-        let known: &[(&str, &str)] = &[
-            ("", "Namespace"),
-            ("", "Node"),
-            ("", "PersistentVolume"),
-            ("", "ComponentStatus"),
-            ("rbac.authorization.k8s.io", "ClusterRole"),
-            ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-            ("apiextensions.k8s.io", "CustomResourceDefinition"),
-            ("apiregistration.k8s.io", "APIService"),
-            ("storage.k8s.io", "StorageClass"),
-            ("storage.k8s.io", "CSIDriver"),
-            ("storage.k8s.io", "CSINode"),
-            ("storage.k8s.io", "VolumeAttachment"),
-            ("scheduling.k8s.io", "PriorityClass"),
-            (
-                "admissionregistration.k8s.io",
-                "MutatingWebhookConfiguration",
-            ),
-            (
-                "admissionregistration.k8s.io",
-                "ValidatingWebhookConfiguration",
-            ),
-            ("networking.k8s.io", "IngressClass"),
-            ("node.k8s.io", "RuntimeClass"),
-            ("policy", "PodSecurityPolicy"),
-            ("certificates.k8s.io", "CertificateSigningRequest"),
-            ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
-            ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-            ("authentication.k8s.io", "TokenReview"),
-            ("authorization.k8s.io", "SelfSubjectAccessReview"),
-            ("authorization.k8s.io", "SelfSubjectRulesReview"),
-            ("authorization.k8s.io", "SubjectAccessReview"),
-        ];
-        // The kind first, read out of its `CompactString` once: nearly
-        // every object's kind is none of these, and tells so by length.
-        let (group, kind) = (self.group.as_str(), self.kind.as_str());
-        known.iter().any(|(g, k)| *k == kind && *g == group)
+        // By kind, then its group: a match on text tells by length first,
+        // and nearly every object's kind is none of these (asked of every
+        // object by every transformer that places namespaces).
+        let group = match self.kind.as_str() {
+            "Namespace" | "Node" | "PersistentVolume" | "ComponentStatus" => "",
+            "ClusterRole" | "ClusterRoleBinding" => "rbac.authorization.k8s.io",
+            "CustomResourceDefinition" => "apiextensions.k8s.io",
+            "APIService" => "apiregistration.k8s.io",
+            "StorageClass" | "CSIDriver" | "CSINode" | "VolumeAttachment" => "storage.k8s.io",
+            "PriorityClass" => "scheduling.k8s.io",
+            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
+                "admissionregistration.k8s.io"
+            }
+            "IngressClass" => "networking.k8s.io",
+            "RuntimeClass" => "node.k8s.io",
+            "PodSecurityPolicy" => "policy",
+            "CertificateSigningRequest" => "certificates.k8s.io",
+            "FlowSchema" | "PriorityLevelConfiguration" => "flowcontrol.apiserver.k8s.io",
+            "TokenReview" => "authentication.k8s.io",
+            "SelfSubjectAccessReview" | "SelfSubjectRulesReview" | "SubjectAccessReview" => {
+                "authorization.k8s.io"
+            }
+            _ => return false,
+        };
+        self.group.as_str() == group
     }
 }
 
@@ -278,7 +267,8 @@ pub(crate) struct Acc {
     /// `append`: a Flux path of thousands of apps appends as many objects.
     /// Dropped whenever the objects are handed out for change (a rename
     /// or a deletion would make it wrong) and rebuilt on the next append.
-    index: Option<PathMap<(CompactString, CompactString, CompactString), Vec<usize>>>,
+    /// Keyed by the three hashed together ([`Acc::key`]).
+    index: Option<PathMap<u64, Vec<usize>>>,
 }
 
 impl Acc {
@@ -295,18 +285,22 @@ impl Acc {
         self.res
     }
 
-    fn key(id: &ResId) -> (CompactString, CompactString, CompactString) {
-        (id.gvk.group.clone(), id.gvk.kind.clone(), id.name.clone())
+    /// The index's key for `id`: its group, kind and name hashed together
+    /// rather than copied (a copy of the three was a tenth of `append`).
+    /// Two ids with one key share a list, whose ids `append` compares in
+    /// full.
+    fn key(index: &PathMap<u64, Vec<usize>>, id: &ResId) -> u64 {
+        index
+            .hasher()
+            .hash_one((id.gvk.group.as_str(), id.gvk.kind.as_str(), id.name.as_str()))
     }
 
     /// Adds an object without checking for duplicates (generators check
     /// their own `behavior`).
     pub fn push(&mut self, r: Res) {
         if let Some(index) = &mut self.index {
-            index
-                .entry(Acc::key(&r.cur_id()))
-                .or_default()
-                .push(self.res.len());
+            let key = Acc::key(index, &r.cur_id());
+            index.entry(key).or_default().push(self.res.len());
         }
         self.res.push(r);
     }
@@ -318,13 +312,15 @@ impl Acc {
         let index = self.index.get_or_insert_with(|| {
             let mut index: PathMap<_, Vec<usize>> = PathMap::default();
             for (i, x) in res.iter().enumerate() {
-                index.entry(Acc::key(&x.cur_id())).or_default().push(i);
+                let key = Acc::key(&index, &x.cur_id());
+                index.entry(key).or_default().push(i);
             }
             index
         });
         // One key and one lookup for both the check and the new position
         // (an empty list left by a refused object matches nothing).
-        let positions = index.entry(Acc::key(&id)).or_default();
+        let key = Acc::key(index, &id);
+        let positions = index.entry(key).or_default();
         if positions.iter().any(|&i| res[i].cur_id().matches(&id)) {
             // An entry of a kustomization Flux generates has no line: the
             // object's own document is what to change.
