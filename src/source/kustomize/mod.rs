@@ -127,33 +127,13 @@ pub(crate) struct ResId {
 
 impl ResId {
     /// The id from one pass over the object's top-level entries and its
-    /// metadata's, where the first of repeated keys counts, as in
-    /// [`Node::get`].
+    /// metadata's ([`id_texts`]).
     pub fn of(root: &Node) -> ResId {
-        let (mut api, mut kind, mut meta) = (None, None, None);
-        for (k, v) in root.as_map().unwrap_or_default() {
-            match k.as_str() {
-                Some("apiVersion") if api.is_none() => api = Some(v),
-                Some("kind") if kind.is_none() => kind = Some(v),
-                Some("metadata") if meta.is_none() => meta = Some(v),
-                _ => {}
-            }
-        }
-        let (mut name, mut namespace) = (None, None);
-        for (k, v) in meta.and_then(Node::as_map).unwrap_or_default() {
-            match k.as_str() {
-                Some("name") if name.is_none() => name = Some(v),
-                Some("namespace") if namespace.is_none() => namespace = Some(v),
-                _ => {}
-            }
-        }
-        fn text(n: Option<&Node>) -> &str {
-            n.and_then(Node::as_str).unwrap_or("")
-        }
+        let [api, kind, name, namespace] = id_texts(root);
         ResId {
-            gvk: Gvk::from_parts(text(api), text(kind)),
-            name: text(name).into(),
-            namespace: text(namespace).into(),
+            gvk: Gvk::from_parts(api, kind),
+            name: name.into(),
+            namespace: namespace.into(),
         }
     }
 
@@ -188,6 +168,31 @@ impl ResId {
         };
         format!("{}/{}{}", self.gvk.kind, ns, self.name)
     }
+}
+
+/// An object's `apiVersion`, `kind`, `metadata.name` and
+/// `metadata.namespace` (empty when missing or not text), read in place in
+/// one pass over its top-level entries and its metadata's, where the first
+/// of repeated keys counts, as in [`Node::get`].
+fn id_texts(root: &Node) -> [&str; 4] {
+    let (mut api, mut kind, mut meta) = (None, None, None);
+    for (k, v) in root.as_map().unwrap_or_default() {
+        match k.as_str() {
+            Some("apiVersion") if api.is_none() => api = Some(v),
+            Some("kind") if kind.is_none() => kind = Some(v),
+            Some("metadata") if meta.is_none() => meta = Some(v),
+            _ => {}
+        }
+    }
+    let (mut name, mut namespace) = (None, None);
+    for (k, v) in meta.and_then(Node::as_map).unwrap_or_default() {
+        match k.as_str() {
+            Some("name") if name.is_none() => name = Some(v),
+            Some("namespace") if namespace.is_none() => namespace = Some(v),
+            _ => {}
+        }
+    }
+    [api, kind, name, namespace].map(|n| n.and_then(Node::as_str).unwrap_or(""))
 }
 
 /// An object during a build, with what kustomize keeps in internal
@@ -285,21 +290,20 @@ impl Acc {
         self.res
     }
 
-    /// The index's key for `id`: its group, kind and name hashed together
-    /// rather than copied (a copy of the three was a tenth of `append`).
-    /// Two ids with one key share a list, whose ids `append` compares in
-    /// full.
-    fn key(index: &PathMap<u64, Vec<usize>>, id: &ResId) -> u64 {
-        index
-            .hasher()
-            .hash_one((id.gvk.group.as_str(), id.gvk.kind.as_str(), id.name.as_str()))
+    /// The index's key for the object `root`: its group, kind and name,
+    /// read in place and hashed together rather than copied into an id
+    /// (ids made for the index were a third of `append`). Two ids with
+    /// one key share a list, whose ids `append` compares in full.
+    fn key(index: &PathMap<u64, Vec<usize>>, root: &Node) -> u64 {
+        let [api, kind, name, _] = id_texts(root);
+        index.hasher().hash_one((Gvk::split_api(api).0, kind, name))
     }
 
     /// Adds an object without checking for duplicates (generators check
     /// their own `behavior`).
     pub fn push(&mut self, r: Res) {
         if let Some(index) = &mut self.index {
-            let key = Acc::key(index, &r.cur_id());
+            let key = Acc::key(index, &r.obj.root);
             index.entry(key).or_default().push(self.res.len());
         }
         self.res.push(r);
@@ -307,21 +311,22 @@ impl Acc {
 
     /// Adds an object, refusing a second object with the same id.
     pub fn append(&mut self, r: Res, files: &Files, span: Span) -> Result<(), Issue> {
-        let id = r.cur_id();
         let res = &self.res;
         let index = self.index.get_or_insert_with(|| {
             let mut index: PathMap<_, Vec<usize>> = PathMap::default();
             for (i, x) in res.iter().enumerate() {
-                let key = Acc::key(&index, &x.cur_id());
+                let key = Acc::key(&index, &x.obj.root);
                 index.entry(key).or_default().push(i);
             }
             index
         });
         // One key and one lookup for both the check and the new position
-        // (an empty list left by a refused object matches nothing).
-        let key = Acc::key(index, &id);
+        // (an empty list left by a refused object matches nothing); ids
+        // are made only to compare objects that share a key.
+        let key = Acc::key(index, &r.obj.root);
         let positions = index.entry(key).or_default();
-        if positions.iter().any(|&i| res[i].cur_id().matches(&id)) {
+        let id = (!positions.is_empty()).then(|| r.cur_id());
+        if let Some(id) = id.filter(|id| positions.iter().any(|&i| res[i].cur_id().matches(id))) {
             // An entry of a kustomization Flux generates has no line: the
             // object's own document is what to change.
             let at = if span == Span::default() {

@@ -45,8 +45,7 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
             let mut referrer_ns = None;
             for fs in nr.specs.iter().filter(|fs| fs.selects(gvk)) {
                 let referrer_ns = referrer_ns.get_or_insert_with(|| {
-                    (!gvk.is_cluster_scoped())
-                        .then(|| r.obj.namespace().unwrap_or("").to_string())
+                    (!gvk.is_cluster_scoped()).then(|| r.obj.namespace().unwrap_or("").to_string())
                 });
                 let span = r.obj.root.span();
                 visit(
