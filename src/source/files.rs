@@ -238,7 +238,7 @@ impl Files {
     /// A path of these files as a user reads it: repository paths as
     /// they are, a fetched folder's under its remote name.
     pub fn shown(&self, rel: &Path) -> String {
-        let rel = rel.display().to_string();
+        let rel = path_text(rel);
         match &self.checkout {
             Some(c) => c.name(&rel),
             None => rel,
@@ -743,18 +743,32 @@ fn parse(
 /// position of the first bad byte).
 pub(super) fn text_of(bytes: Result<Vec<u8>, Refused>, rel: &Path) -> Result<String, Issue> {
     let bytes = bytes.map_err(|e| Issue::file(rel, e.to_string()))?;
-    utf8_text(bytes, &rel.display().to_string())
+    // The name is written out only for the issue: a file's bytes are read
+    // for every build that lists it.
+    String::from_utf8(bytes).map_err(|e| not_utf8(&e, &path_text(rel)))
+}
+
+/// A path as text: as it is when it is UTF-8, which repository paths
+/// nearly always are (`Path::display` checks it a chunk at a time).
+fn path_text(rel: &Path) -> String {
+    match rel.to_str() {
+        Some(text) => text.to_owned(),
+        None => rel.display().to_string(),
+    }
 }
 
 /// The bytes of file `shown` (a repository path or a URL) as text, else
 /// an issue at its first byte that is not UTF-8.
 pub(crate) fn utf8_text(bytes: Vec<u8>, shown: &str) -> Result<String, Issue> {
-    String::from_utf8(bytes).map_err(|e| {
-        let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
-        let col = upto.iter().rev().take_while(|b| **b != b'\n').count() as u32 + 1;
-        Issue::located(shown.to_string(), line, col, "file is not valid UTF-8")
-    })
+    String::from_utf8(bytes).map_err(|e| not_utf8(&e, shown))
+}
+
+/// The issue at the first byte of file `shown` that is not UTF-8.
+fn not_utf8(e: &std::string::FromUtf8Error, shown: &str) -> Issue {
+    let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+    let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
+    let col = upto.iter().rev().take_while(|b| **b != b'\n').count() as u32 + 1;
+    Issue::located(shown.to_string(), line, col, "file is not valid UTF-8")
 }
 
 /// The names in a directory of the disk, sorted, with whether each is a

@@ -727,7 +727,7 @@ impl Cx<'_> {
             expanded.text
         } else {
             // Quotes and escapes are part of what envsubst sees.
-            self.expand(&goyaml_v2::emit(text, key).1)?.text
+            self.expand(&goyaml_v2::written(text, style))?.text
         };
         if style == Emit::Plain && is_simple(&out) {
             let r = goyaml_v2::resolve(&out);

@@ -27,10 +27,13 @@ impl FieldSpec {
         }
     }
 
+    /// The kind first, compared as text: every object of a build is
+    /// checked against every spec of a list (name references list
+    /// dozens), and nearly all differ by kind.
     pub fn selects(&self, gvk: &Gvk) -> bool {
-        (self.group.is_empty() || self.group == gvk.group)
-            && (self.version.is_empty() || self.version == gvk.version)
-            && (self.kind.is_empty() || self.kind == gvk.kind)
+        (self.kind.is_empty() || self.kind == gvk.kind.as_str())
+            && (self.group.is_empty() || self.group == gvk.group.as_str())
+            && (self.version.is_empty() || self.version == gvk.version.as_str())
     }
 }
 

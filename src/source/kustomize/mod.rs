@@ -25,6 +25,7 @@ mod standin;
 mod transformers;
 
 use std::collections::HashSet;
+use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 
 use crate::source::files::{Files, Input};
@@ -88,43 +89,31 @@ impl Gvk {
     /// ValidatingAdmissionPolicy, get `namespace:` too (kubectl kustomize
     /// v5.5 does so).
     pub fn is_cluster_scoped(&self) -> bool {
-        let known: &[(&str, &str)] = &[
-            ("", "Namespace"),
-            ("", "Node"),
-            ("", "PersistentVolume"),
-            ("", "ComponentStatus"),
-            ("rbac.authorization.k8s.io", "ClusterRole"),
-            ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-            ("apiextensions.k8s.io", "CustomResourceDefinition"),
-            ("apiregistration.k8s.io", "APIService"),
-            ("storage.k8s.io", "StorageClass"),
-            ("storage.k8s.io", "CSIDriver"),
-            ("storage.k8s.io", "CSINode"),
-            ("storage.k8s.io", "VolumeAttachment"),
-            ("scheduling.k8s.io", "PriorityClass"),
-            (
-                "admissionregistration.k8s.io",
-                "MutatingWebhookConfiguration",
-            ),
-            (
-                "admissionregistration.k8s.io",
-                "ValidatingWebhookConfiguration",
-            ),
-            ("networking.k8s.io", "IngressClass"),
-            ("node.k8s.io", "RuntimeClass"),
-            ("policy", "PodSecurityPolicy"),
-            ("certificates.k8s.io", "CertificateSigningRequest"),
-            ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
-            ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-            ("authentication.k8s.io", "TokenReview"),
-            ("authorization.k8s.io", "SelfSubjectAccessReview"),
-            ("authorization.k8s.io", "SelfSubjectRulesReview"),
-            ("authorization.k8s.io", "SubjectAccessReview"),
-        ];
-        // The kind first, read out of its `CompactString` once: nearly
-        // every object's kind is none of these, and tells so by length.
-        let (group, kind) = (self.group.as_str(), self.kind.as_str());
-        known.iter().any(|(g, k)| *k == kind && *g == group)
+        // By kind, then its group: a match on text tells by length first,
+        // and nearly every object's kind is none of these (asked of every
+        // object by every transformer that places namespaces).
+        let group = match self.kind.as_str() {
+            "Namespace" | "Node" | "PersistentVolume" | "ComponentStatus" => "",
+            "ClusterRole" | "ClusterRoleBinding" => "rbac.authorization.k8s.io",
+            "CustomResourceDefinition" => "apiextensions.k8s.io",
+            "APIService" => "apiregistration.k8s.io",
+            "StorageClass" | "CSIDriver" | "CSINode" | "VolumeAttachment" => "storage.k8s.io",
+            "PriorityClass" => "scheduling.k8s.io",
+            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
+                "admissionregistration.k8s.io"
+            }
+            "IngressClass" => "networking.k8s.io",
+            "RuntimeClass" => "node.k8s.io",
+            "PodSecurityPolicy" => "policy",
+            "CertificateSigningRequest" => "certificates.k8s.io",
+            "FlowSchema" | "PriorityLevelConfiguration" => "flowcontrol.apiserver.k8s.io",
+            "TokenReview" => "authentication.k8s.io",
+            "SelfSubjectAccessReview" | "SelfSubjectRulesReview" | "SubjectAccessReview" => {
+                "authorization.k8s.io"
+            }
+            _ => return false,
+        };
+        self.group.as_str() == group
     }
 }
 
@@ -138,33 +127,13 @@ pub(crate) struct ResId {
 
 impl ResId {
     /// The id from one pass over the object's top-level entries and its
-    /// metadata's, where the first of repeated keys counts, as in
-    /// [`Node::get`].
+    /// metadata's ([`id_texts`]).
     pub fn of(root: &Node) -> ResId {
-        let (mut api, mut kind, mut meta) = (None, None, None);
-        for (k, v) in root.as_map().unwrap_or_default() {
-            match k.as_str() {
-                Some("apiVersion") if api.is_none() => api = Some(v),
-                Some("kind") if kind.is_none() => kind = Some(v),
-                Some("metadata") if meta.is_none() => meta = Some(v),
-                _ => {}
-            }
-        }
-        let (mut name, mut namespace) = (None, None);
-        for (k, v) in meta.and_then(Node::as_map).unwrap_or_default() {
-            match k.as_str() {
-                Some("name") if name.is_none() => name = Some(v),
-                Some("namespace") if namespace.is_none() => namespace = Some(v),
-                _ => {}
-            }
-        }
-        fn text(n: Option<&Node>) -> &str {
-            n.and_then(Node::as_str).unwrap_or("")
-        }
+        let [api, kind, name, namespace] = id_texts(root);
         ResId {
-            gvk: Gvk::from_parts(text(api), text(kind)),
-            name: text(name).into(),
-            namespace: text(namespace).into(),
+            gvk: Gvk::from_parts(api, kind),
+            name: name.into(),
+            namespace: namespace.into(),
         }
     }
 
@@ -199,6 +168,31 @@ impl ResId {
         };
         format!("{}/{}{}", self.gvk.kind, ns, self.name)
     }
+}
+
+/// An object's `apiVersion`, `kind`, `metadata.name` and
+/// `metadata.namespace` (empty when missing or not text), read in place in
+/// one pass over its top-level entries and its metadata's, where the first
+/// of repeated keys counts, as in [`Node::get`].
+fn id_texts(root: &Node) -> [&str; 4] {
+    let (mut api, mut kind, mut meta) = (None, None, None);
+    for (k, v) in root.as_map().unwrap_or_default() {
+        match k.as_str() {
+            Some("apiVersion") if api.is_none() => api = Some(v),
+            Some("kind") if kind.is_none() => kind = Some(v),
+            Some("metadata") if meta.is_none() => meta = Some(v),
+            _ => {}
+        }
+    }
+    let (mut name, mut namespace) = (None, None);
+    for (k, v) in meta.and_then(Node::as_map).unwrap_or_default() {
+        match k.as_str() {
+            Some("name") if name.is_none() => name = Some(v),
+            Some("namespace") if namespace.is_none() => namespace = Some(v),
+            _ => {}
+        }
+    }
+    [api, kind, name, namespace].map(|n| n.and_then(Node::as_str).unwrap_or(""))
 }
 
 /// An object during a build, with what kustomize keeps in internal
@@ -278,7 +272,8 @@ pub(crate) struct Acc {
     /// `append`: a Flux path of thousands of apps appends as many objects.
     /// Dropped whenever the objects are handed out for change (a rename
     /// or a deletion would make it wrong) and rebuilt on the next append.
-    index: Option<PathMap<(CompactString, CompactString, CompactString), Vec<usize>>>,
+    /// Keyed by the three hashed together ([`Acc::key`]).
+    index: Option<PathMap<u64, Vec<usize>>>,
 }
 
 impl Acc {
@@ -295,37 +290,43 @@ impl Acc {
         self.res
     }
 
-    fn key(id: &ResId) -> (CompactString, CompactString, CompactString) {
-        (id.gvk.group.clone(), id.gvk.kind.clone(), id.name.clone())
+    /// The index's key for the object `root`: its group, kind and name,
+    /// read in place and hashed together rather than copied into an id
+    /// (ids made for the index were a third of `append`). Two ids with
+    /// one key share a list, whose ids `append` compares in full.
+    fn key(index: &PathMap<u64, Vec<usize>>, root: &Node) -> u64 {
+        let [api, kind, name, _] = id_texts(root);
+        index.hasher().hash_one((Gvk::split_api(api).0, kind, name))
     }
 
     /// Adds an object without checking for duplicates (generators check
     /// their own `behavior`).
     pub fn push(&mut self, r: Res) {
         if let Some(index) = &mut self.index {
-            index
-                .entry(Acc::key(&r.cur_id()))
-                .or_default()
-                .push(self.res.len());
+            let key = Acc::key(index, &r.obj.root);
+            index.entry(key).or_default().push(self.res.len());
         }
         self.res.push(r);
     }
 
     /// Adds an object, refusing a second object with the same id.
     pub fn append(&mut self, r: Res, files: &Files, span: Span) -> Result<(), Issue> {
-        let id = r.cur_id();
         let res = &self.res;
         let index = self.index.get_or_insert_with(|| {
             let mut index: PathMap<_, Vec<usize>> = PathMap::default();
             for (i, x) in res.iter().enumerate() {
-                index.entry(Acc::key(&x.cur_id())).or_default().push(i);
+                let key = Acc::key(&index, &x.obj.root);
+                index.entry(key).or_default().push(i);
             }
             index
         });
         // One key and one lookup for both the check and the new position
-        // (an empty list left by a refused object matches nothing).
-        let positions = index.entry(Acc::key(&id)).or_default();
-        if positions.iter().any(|&i| res[i].cur_id().matches(&id)) {
+        // (an empty list left by a refused object matches nothing); ids
+        // are made only to compare objects that share a key.
+        let key = Acc::key(index, &r.obj.root);
+        let positions = index.entry(key).or_default();
+        let id = (!positions.is_empty()).then(|| r.cur_id());
+        if let Some(id) = id.filter(|id| positions.iter().any(|&i| res[i].cur_id().matches(id))) {
             // An entry of a kustomization Flux generates has no line: the
             // object's own document is what to change.
             let at = if span == Span::default() {

@@ -19,8 +19,10 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
             .iter()
             .zip(&gvks)
             .filter(|(_, g)| {
-                g.kind == nr.kind
-                    && (nr.group.is_empty() || nr.group.contains('/') || nr.group == g.group)
+                g.kind.as_str() == nr.kind
+                    && (nr.group.is_empty()
+                        || nr.group.contains('/')
+                        || nr.group == g.group.as_str())
             })
             .map(|(r, g)| Candidate {
                 names: r.names(),
@@ -38,12 +40,13 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
             continue;
         }
         for (r, gvk) in res.iter_mut().zip(&gvks) {
-            let referrer_ns = if gvk.is_cluster_scoped() {
-                None
-            } else {
-                Some(r.obj.namespace().unwrap_or("").to_string())
-            };
+            // Read once a field spec selects the object: most objects are
+            // of no kind that refers to this one.
+            let mut referrer_ns = None;
             for fs in nr.specs.iter().filter(|fs| fs.selects(gvk)) {
+                let referrer_ns = referrer_ns.get_or_insert_with(|| {
+                    (!gvk.is_cluster_scoped()).then(|| r.obj.namespace().unwrap_or("").to_string())
+                });
                 let span = r.obj.root.span();
                 visit(
                     r.obj.root_mut(),

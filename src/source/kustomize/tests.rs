@@ -860,3 +860,55 @@ fn the_built_in_field_specs_are_parsed_once_only_for_the_default_limits() {
     assert!(default_config(&mut files).is_err());
     assert!(files.sources.find(name).is_some());
 }
+
+/// Two objects the namespace makes one id are refused, named as they are
+/// after it; objects of one kind and name in other groups are not.
+#[test]
+fn a_namespace_that_makes_two_ids_one_is_refused() {
+    let cm = |api: &str, ns: &str| {
+        format!("apiVersion: {api}\nkind: ConfigMap\nmetadata: {{name: c, namespace: {ns}}}\n")
+    };
+    let dir = repo(&[
+        (
+            "k/kustomization.yaml",
+            "namespace: one\nresources: [a.yaml, b.yaml]\n",
+        ),
+        ("k/a.yaml", &cm("v1", "x")),
+        ("k/b.yaml", &cm("v1", "y")),
+        (
+            "g/kustomization.yaml",
+            "namespace: one\nresources: [a.yaml, b.yaml]\n",
+        ),
+        ("g/a.yaml", &cm("v1", "x")),
+        ("g/b.yaml", &cm("example.com/v1", "y")),
+    ]);
+    let mut files = Files::new(dir.path(), Default::default());
+    let err = build(&mut files, Path::new("k")).unwrap_err();
+    assert!(
+        err.message
+            .contains("namespace transformation produces ID conflict: ConfigMap/one/c"),
+        "{err}"
+    );
+    assert_eq!(build(&mut files, Path::new("g")).unwrap().len(), 2);
+}
+
+#[test]
+fn cluster_scoped_kinds_are_known_by_group_and_kind() {
+    let cases = [
+        ("v1", "Namespace", true),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole", true),
+        ("storage.k8s.io/v1", "CSIDriver", true),
+        ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", true),
+        ("authorization.k8s.io/v1", "SubjectAccessReview", true),
+        ("v1", "ClusterRole", false),
+        ("example.com/v1", "Namespace", false),
+        ("v1", "ConfigMap", false),
+    ];
+    for (api, kind, want) in cases {
+        assert_eq!(
+            Gvk::from_parts(api, kind).is_cluster_scoped(),
+            want,
+            "{api} {kind}"
+        );
+    }
+}

@@ -9,7 +9,7 @@ use super::budget::{record_step, spend_output, spend_scan};
 use super::fieldspecs::{Config, FieldSpec, Leaf, parse_specs, split_path, visit};
 use super::images::{self, Image};
 use super::kustomization::Kustomization;
-use super::{Acc, Res, ResId, patches, replacements};
+use super::{Acc, Gvk, Res, id_texts, patches, replacements};
 
 pub(crate) fn run(
     files: &mut Files,
@@ -256,22 +256,26 @@ pub(crate) fn namespace(
             .map_err(|m| fail(files, r, m))?;
     }
     // Ids that match share group, kind and name: compared within those
-    // buckets, not every pair (quadratic in a build's objects).
-    let ids: Vec<ResId> = res.iter().map(Res::cur_id).collect();
+    // buckets, not every pair (quadratic in a build's objects), and made
+    // only for a bucket of more than one object.
+    let keys: Vec<(&str, &str, &str)> = res
+        .iter()
+        .map(|r| {
+            let [api, kind, name, _] = id_texts(&r.obj.root);
+            (Gvk::split_api(api).0, kind, name)
+        })
+        .collect();
     let mut by_key: PathMap<(&str, &str, &str), Vec<usize>> = PathMap::default();
-    for (i, id) in ids.iter().enumerate() {
-        by_key
-            .entry((&id.gvk.group, &id.gvk.kind, &id.name))
-            .or_default()
-            .push(i);
+    for (i, key) in keys.iter().enumerate() {
+        by_key.entry(*key).or_default().push(i);
     }
-    for (i, id) in ids.iter().enumerate() {
-        let later = &by_key[&(
-            id.gvk.group.as_str(),
-            id.gvk.kind.as_str(),
-            id.name.as_str(),
-        )];
-        if later.iter().any(|&j| j > i && ids[j].matches(id)) {
+    for (i, key) in keys.iter().enumerate() {
+        let later = &by_key[key];
+        if later.len() < 2 {
+            continue;
+        }
+        let id = res[i].cur_id();
+        if later.iter().any(|&j| j > i && res[j].cur_id().matches(&id)) {
             return Err(Issue::at(
                 &files.sources,
                 span,
