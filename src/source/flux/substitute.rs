@@ -490,13 +490,13 @@ impl Cx<'_> {
                 self.scalar(node, false);
             }
             Value::Seq(items) => {
-                for item in items.iter_mut() {
+                for item in Arc::make_mut(items).iter_mut() {
                     self.node(item);
                 }
             }
             Value::Map(entries) => {
                 let mut renamed = false;
-                for (k, v) in entries.iter_mut() {
+                for (k, v) in Arc::make_mut(entries).iter_mut() {
                     if matches!(k.value, Value::Str(_)) {
                         renamed |= self.scalar(k, true);
                     }
@@ -746,7 +746,7 @@ fn reread(out: &str, key: bool) -> Result<Node, String> {
     };
     let mut docs = parse_documents(&doc, crate::yaml::FileId(0), &Limits::default())
         .map_err(|e| broken(&e.message))?;
-    let entries = match (docs.pop(), docs.is_empty()) {
+    let mut entries = match (docs.pop(), docs.is_empty()) {
         (
             Some(Node {
                 value: Value::Map(entries),
@@ -756,7 +756,7 @@ fn reread(out: &str, key: bool) -> Result<Node, String> {
         ) if entries.len() == 1 => entries,
         _ => return Err(broken("not a single value")),
     };
-    let Some((k, v)) = entries.into_iter().next() else {
+    let Some((k, v)) = crate::yaml::take_entries(&mut entries).pop() else {
         return Err(broken("not a single value"));
     };
     let node = if key { k } else { v };

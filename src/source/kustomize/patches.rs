@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::source::Issue;
 use crate::source::files::{Files, Input};
@@ -207,8 +208,10 @@ fn respan(n: &mut Node, host: &Node, block: Option<(u32, u32)>, lines: Option<&L
     };
     n.set_span(moved.unwrap_or(host.span()));
     match &mut n.value {
-        Value::Seq(items) => items.iter_mut().for_each(|i| respan(i, host, block, lines)),
-        Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+        Value::Seq(items) => Arc::make_mut(items)
+            .iter_mut()
+            .for_each(|i| respan(i, host, block, lines)),
+        Value::Map(entries) => Arc::make_mut(entries).iter_mut().for_each(|(k, v)| {
             respan(k, host, block, lines);
             respan(v, host, block, lines);
         }),
@@ -503,7 +506,7 @@ fn apply_entries(
             let ops = docs
                 .into_iter()
                 .find(|d| !d.is_null())
-                .unwrap_or_else(|| Node::new(Value::Seq(Box::default()), entry.span()));
+                .unwrap_or_else(|| Node::new(Value::Seq(Default::default()), entry.span()));
             for i in select(files, res, target)? {
                 undo.before_change(i, &res[i]);
                 apply_json(files, &mut res[i], &ops, entry.span(), &detail)?;
