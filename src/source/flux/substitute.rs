@@ -484,23 +484,36 @@ fn step_detail(changed: usize) -> Arc<str> {
 }
 
 impl Cx<'_> {
+    /// Expands the scalars under `node`. Only what holds a `$` is visited
+    /// for change: the collections on the way to one are all that is
+    /// copied of a tree shared with the parse or the build the object
+    /// came from.
     fn node(&mut self, node: &mut Node) {
         match &mut node.value {
             Value::Str(_) => {
                 self.scalar(node, false);
             }
             Value::Seq(items) => {
-                for item in Arc::make_mut(items).iter_mut() {
-                    self.node(item);
+                for i in 0..items.len() {
+                    if has_dollar(&items[i]) {
+                        self.node(&mut Arc::make_mut(items)[i]);
+                    }
                 }
             }
             Value::Map(entries) => {
                 let mut renamed = false;
-                for (k, v) in Arc::make_mut(entries).iter_mut() {
-                    if matches!(k.value, Value::Str(_)) {
+                for i in 0..entries.len() {
+                    let (key, value) = (has_dollar(&entries[i].0), has_dollar(&entries[i].1));
+                    if !(key || value) {
+                        continue;
+                    }
+                    let (k, v) = &mut Arc::make_mut(entries)[i];
+                    if key {
                         renamed |= self.scalar(k, true);
                     }
-                    self.node(v);
+                    if value {
+                        self.node(v);
+                    }
                 }
                 if renamed {
                     crate::yaml::edit_vec(entries, |e| self.drop_duplicate_keys(e));
