@@ -577,6 +577,40 @@ mod tests {
         assert_eq!(std::mem::size_of::<Node>(), 40);
     }
 
+    /// A copy is a count: changing it copies the mappings on the way to
+    /// the change, leaves the original as it was, and shares the rest.
+    #[test]
+    fn a_change_to_a_copy_copies_only_its_path() {
+        let span = Span::default();
+        let leaf = |s: &str| Node::synthetic_str(s, span);
+        let map = |k: &str, v: Node| Node::synthetic_map(vec![(k.into(), v)], span);
+        let original = Node::synthetic_map(
+            vec![
+                ("metadata".into(), map("name", leaf("a"))),
+                ("spec".into(), map("x", leaf("1"))),
+            ],
+            span,
+        );
+        let mut copy = original.clone();
+        if let Some(meta) = copy.get_mut("metadata") {
+            meta.insert("namespace", leaf("ns"));
+        }
+        assert_eq!(original.str_at(&["metadata", "namespace"]), None);
+        assert_eq!(copy.str_at(&["metadata", "namespace"]), Some("ns"));
+        let entries = |n: &Node, key: &str| match &n.get(key).map(|v| &v.value) {
+            Some(Value::Map(entries)) => entries.clone(),
+            _ => panic!("{key} is a mapping"),
+        };
+        assert!(Arc::ptr_eq(
+            &entries(&original, "spec"),
+            &entries(&copy, "spec")
+        ));
+        assert!(!Arc::ptr_eq(
+            &entries(&original, "metadata"),
+            &entries(&copy, "metadata")
+        ));
+    }
+
     #[test]
     fn insert_and_remove_rebuild_the_mapping() {
         let span = Span::default();
