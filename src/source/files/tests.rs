@@ -190,3 +190,17 @@ fn a_text_is_checked_as_it_is_read() {
     assert!(!files.text_is(Path::new("a.yaml"), a, &text));
     assert!(files.text_is(Path::new("a.yaml"), FileId(2), &other));
 }
+
+/// The documents' vector holds no room past them: the parse's own vector
+/// grows by doubling, and a large repository keeps one per file.
+#[test]
+fn a_files_documents_take_only_their_room() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), "a: 1\n").unwrap();
+    std::fs::write(dir.path().join("b.yaml"), "a: 1\n---\nb: 2\n---\nc: 3\n").unwrap();
+    let mut files = Files::new(dir.path(), Limits::default());
+    for (rel, len) in [("a.yaml", 1), ("b.yaml", 3)] {
+        let parsed = files.documents(Path::new(rel)).unwrap();
+        assert_eq!((parsed.docs.len(), parsed.docs.capacity()), (len, len));
+    }
+}
