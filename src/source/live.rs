@@ -65,7 +65,7 @@ pub fn unwrap_document(doc: &Node, file: FileId, detail: &str, out: &mut Unwrapp
 fn push(mut root: Node, file: FileId, detail: &str, out: &mut Unwrapped) {
     let concealed = normalize(&mut root, &mut out.redact);
     let mut obj = Object::new(root, file, out.objects.len());
-    obj.concealed = concealed;
+    obj.concealed = concealed.into();
     obj.push_step(StepKind::Live, detail, None);
     out.objects.push(obj);
 }
