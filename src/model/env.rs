@@ -204,7 +204,7 @@ fn push_env_entries(refs: &Refs, env: &Node, vars: &mut Vec<EnvVar>) {
         }
         // The app-template form: `env: {NAME: value}` or `NAME: {valueFrom: …}`.
         Value::Map(entries) => {
-            for (k, v) in entries {
+            for (k, v) in entries.iter() {
                 let Some(name) = k.as_str() else { continue };
                 match &v.value {
                     Value::Map(_) => vars.push(entry(
@@ -416,7 +416,7 @@ fn flatten_prefixed<'a>(
 ) {
     match &node.value {
         Value::Map(entries) => {
-            for (k, v) in entries {
+            for (k, v) in entries.iter() {
                 let Some(key) = k.as_str() else { continue };
                 path.push(key);
                 flatten_prefixed(v, prefix, path, vars);

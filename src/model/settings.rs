@@ -190,7 +190,7 @@ mod tests {
         );
         assert_eq!(lookup(&conf, "fsync").unwrap().0, "off");
         let args = crate::yaml::Node::new(
-            Value::Seq(Box::new(vec![
+            Value::Seq(std::sync::Arc::new(vec![
                 crate::yaml::Node::new(Value::Str("-c".into()), Default::default()),
                 crate::yaml::Node::new(
                     Value::Str("synchronous_commit=off".into()),

@@ -341,11 +341,11 @@ mod rerender {
         };
         match (&a.value, &b.value) {
             (Value::Map(x), Value::Map(y)) => {
-                for (k, v) in x {
+                for (k, v) in x.iter() {
                     let w = y.iter().find(|(k2, _)| k2.value == k.value).map(|(_, w)| w);
                     at(path, &key_seg(k), Some(v), w);
                 }
-                for (k, w) in y {
+                for (k, w) in y.iter() {
                     if !x.iter().any(|(k1, _)| k1.value == k.value) {
                         at(path, &key_seg(k), None, Some(w));
                     }

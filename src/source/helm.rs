@@ -146,7 +146,7 @@ pub fn resolve_in_tree<'a>(
         chart: None,
         version: None,
         source: None,
-        values: Node::new(Value::Map(Box::default()), hr.root.span()),
+        values: Node::new(Value::Map(Default::default()), hr.root.span()),
         values_incomplete: false,
         deferred: Vec::new(),
         issues: Vec::new(),
@@ -482,8 +482,10 @@ fn spent(
 /// are written in plain files, where no mask of the text finds them).
 fn mark_secret(node: &mut Node) {
     match &mut node.value {
-        Value::Seq(items) => items.iter_mut().for_each(mark_secret),
-        Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| mark_secret(v)),
+        Value::Seq(items) => Arc::make_mut(items).iter_mut().for_each(mark_secret),
+        Value::Map(entries) => Arc::make_mut(entries)
+            .iter_mut()
+            .for_each(|(_, v)| mark_secret(v)),
         _ => node.set_origin(Some(std::sync::Arc::new(crate::yaml::Origin::Secret))),
     }
 }
@@ -531,9 +533,11 @@ fn for_each_span(node: &mut Node, f: &mut dyn FnMut(&mut Span)) {
     f(&mut span);
     node.set_span(span);
     match &mut node.value {
-        Value::Seq(items) => items.iter_mut().for_each(|n| for_each_span(n, f)),
+        Value::Seq(items) => Arc::make_mut(items)
+            .iter_mut()
+            .for_each(|n| for_each_span(n, f)),
         Value::Map(entries) => {
-            for (k, v) in entries {
+            for (k, v) in Arc::make_mut(entries).iter_mut() {
                 for_each_span(k, f);
                 for_each_span(v, f);
             }

@@ -3,6 +3,8 @@
 //! bookkeeping dropped, Secret values kept out of the model and out of
 //! every text a report could quote.
 
+use std::sync::Arc;
+
 use super::{Concealed, Object, StepKind};
 use crate::yaml::{FileId, Node, Value};
 
@@ -63,7 +65,7 @@ pub fn unwrap_document(doc: &Node, file: FileId, detail: &str, out: &mut Unwrapp
 fn push(mut root: Node, file: FileId, detail: &str, out: &mut Unwrapped) {
     let concealed = normalize(&mut root, &mut out.redact);
     let mut obj = Object::new(root, file, out.objects.len());
-    obj.concealed = concealed;
+    obj.concealed = concealed.into();
     obj.push_step(StepKind::Live, detail, None);
     out.objects.push(obj);
 }
@@ -96,7 +98,7 @@ pub fn normalize(root: &mut Node, redact: &mut Vec<(u32, u32)>) -> Vec<(String, 
         redact.push((data.span().start, data.span().end));
         match &mut data.value {
             Value::Map(entries) => {
-                for (k, v) in entries.iter_mut() {
+                for (k, v) in Arc::make_mut(entries).iter_mut() {
                     redact.push((v.span().start, v.span().end));
                     // `data` is base64 (a value that is not stays unread);
                     // `stringData` is plain and wins, as the API server

@@ -86,7 +86,7 @@ pub struct Object {
     /// kustomization.yaml that generated it).
     pub file: FileId,
     /// Index of the document within that file, counting non-empty ones.
-    pub doc_index: usize,
+    pub doc_index: u32,
     pub chain: Vec<Step>,
     /// The Flux tree (one per cluster in a repo of several clusters) that
     /// applies the object; `None` for files no Flux Kustomization reaches.
@@ -97,7 +97,7 @@ pub struct Object {
     pub live: Option<Box<Node>>,
     /// For a Secret read from the cluster: its keys' values, which the
     /// tree holds as nulls (see [`Concealed`]).
-    pub concealed: Vec<(String, Concealed)>,
+    pub concealed: Box<[(String, Concealed)]>,
 }
 
 impl Object {
@@ -105,11 +105,12 @@ impl Object {
         Object {
             root: root.into(),
             file,
-            doc_index,
+            // A file's size budget keeps its documents far below `u32`.
+            doc_index: u32::try_from(doc_index).unwrap_or(u32::MAX),
             chain: Vec::new(),
             tree: None,
             live: None,
-            concealed: Vec::new(),
+            concealed: Box::default(),
         }
     }
 

@@ -200,8 +200,9 @@ pub fn load_files(mut files: Files) -> Repo {
             } else if group == "source.toolkit.fluxcd.io" && kind == "GitRepository" {
                 git_repos.push(Object::new(doc.clone(), parsed.file, i));
             } else if is_bootstrap_input(group, kind) {
-                // Held apart from the render, an object is copied whole when
-                // the render changes it: keep only what bootstrap reads.
+                // Held apart from the render, an object is copied (the
+                // mappings on the way to each change) when the render
+                // changes it: keep only what bootstrap reads.
                 let o = Object::new(doc.clone(), parsed.file, i);
                 if kind != "HelmRelease" || crate::source::flux::bootstrap::may_sync(&o) {
                     looked_up.push(o);

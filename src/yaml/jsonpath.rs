@@ -7,6 +7,8 @@ use jsonpath_rust::parser::model::{
 };
 use jsonpath_rust::query::queryable::Queryable;
 
+use std::sync::Arc;
+
 use super::node::{Node, Span, Value};
 
 /// A JSONPath that cannot be used; the message names the path.
@@ -276,7 +278,7 @@ impl From<f64> for Node {
 
 impl From<Vec<Node>> for Node {
     fn from(items: Vec<Node>) -> Self {
-        Node::new(Value::Seq(Box::new(items)), Span::default())
+        Node::new(Value::Seq(Arc::new(items)), Span::default())
     }
 }
 

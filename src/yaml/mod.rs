@@ -16,6 +16,7 @@ mod tag;
 
 pub use node::{
     Entry, FileId, Node, Origin, PathSeg, Span, Style, Value, edit_vec, path_to_string,
+    take_entries,
 };
 pub mod edit;
 pub mod jsonpath;

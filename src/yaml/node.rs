@@ -83,16 +83,20 @@ pub enum Value {
     /// scalars, nearly all short, and a heap block each was a tenth of
     /// its memory.
     Str(CompactString),
-    /// Boxed, so that the collections fit beside `CompactString`'s niche:
-    /// a `Value` is 24 bytes and a `Node` 40 (48 with plain `Vec`s), and
-    /// the trees are most of a large run's memory. A sequence stays a
-    /// `Vec` behind its box because jsonpath-rust's `Queryable::as_array`
-    /// hands out `&Vec<Self>`; sequences are few beside the nodes in
-    /// them, so the extra block costs less than the 8 bytes per node saved.
-    Seq(Box<Vec<Node>>),
-    /// A boxed slice (no capacity word); adding or removing entries goes
+    /// Behind a pointer, so that the collections fit beside
+    /// `CompactString`'s niche: a `Value` is 24 bytes and a `Node` 40 (48
+    /// with plain `Vec`s), and the trees are most of a large run's memory.
+    /// Shared: copying a tree (an object a build changes, a value Helm or
+    /// a patch takes) counts a reference, and a change copies only the
+    /// collections on the way to what it changes (`Arc::make_mut` in
+    /// [`Node::as_seq_mut`] and [`Node::as_map_mut`]). A sequence stays a
+    /// `Vec` because jsonpath-rust's `Queryable::as_array` hands out
+    /// `&Vec<Self>`; sequences are few beside the nodes in them, so the
+    /// extra block costs less than the 8 bytes per node saved.
+    Seq(Arc<Vec<Node>>),
+    /// A shared slice (no capacity word); adding or removing entries goes
     /// through [`Node::edit_map`].
-    Map(Box<[(Node, Node)]>),
+    Map(Arc<[(Node, Node)]>),
 }
 
 /// 40 bytes: the span, the style and the origin share 16 ([`Place`]).
@@ -121,6 +125,11 @@ pub struct Entry<'n> {
 impl Node {
     pub fn new(value: Value, span: Span) -> Node {
         Node::styled(value, span, Style::Plain)
+    }
+
+    /// A null at no place: what an entry moved out leaves behind.
+    fn null() -> Node {
+        Node::new(Value::Null, Span::default())
     }
 
     /// A node written in `style`.
@@ -208,9 +217,11 @@ impl Node {
         }
     }
 
+    /// The entries to change, copied first (one level, the nodes in them
+    /// shared) when another tree holds them too.
     pub fn as_map_mut(&mut self) -> Option<&mut [(Node, Node)]> {
         match &mut self.value {
-            Value::Map(m) => Some(m),
+            Value::Map(m) => Some(Arc::make_mut(m)),
             _ => None,
         }
     }
@@ -222,17 +233,16 @@ impl Node {
         }
     }
 
+    /// The items to change, copied first as [`Node::as_map_mut`] does.
     pub fn as_seq_mut(&mut self) -> Option<&mut Vec<Node>> {
         match &mut self.value {
-            Value::Seq(s) => Some(s),
+            Value::Seq(s) => Some(Arc::make_mut(s)),
             _ => None,
         }
     }
 
     /// Runs `f` on a mapping's entries as a vector, for edits that change
-    /// their number; `None` (and `f` not run) when this is no mapping. The
-    /// box becomes a vector without copying, and back without copying when
-    /// the length is the capacity (one reserved slot, one push).
+    /// their number; `None` (and `f` not run) when this is no mapping.
     pub fn edit_map<R>(&mut self, f: impl FnOnce(&mut Vec<(Node, Node)>) -> R) -> Option<R> {
         match &mut self.value {
             Value::Map(entries) => Some(edit_vec(entries, f)),
@@ -329,16 +339,17 @@ impl Node {
     /// its position) or appending a new one. The new key node takes the
     /// value's span: it was written wherever the value was.
     pub fn insert(&mut self, key: &str, value: Node) {
-        let Some(map) = self.as_map_mut() else { return };
-        if let Some(slot) = map.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
-            slot.1 = value;
-        } else {
-            let k = Node::synthetic_str(key, value.span());
-            self.edit_map(|map| {
-                // Exactly one more: the box is rebuilt without a copy.
-                map.reserve_exact(1);
-                map.push((k, value));
-            });
+        let Some(map) = self.as_map() else { return };
+        match map.iter().position(|(k, _)| k.as_str() == Some(key)) {
+            Some(i) => {
+                if let Some(map) = self.as_map_mut() {
+                    map[i].1 = value;
+                }
+            }
+            None => {
+                let k = Node::synthetic_str(key, value.span());
+                self.edit_map(|map| map.push((k, value)));
+            }
         }
     }
 
@@ -382,7 +393,7 @@ impl Node {
     pub fn entry_map(&mut self, key: &str, span: Span) -> &mut Node {
         let needs_new = !matches!(self.get(key).map(|n| &n.value), Some(Value::Map(_)));
         if needs_new {
-            self.insert(key, Node::new(Value::Map(Box::default()), span));
+            self.insert(key, Node::new(Value::Map(Arc::default()), span));
         }
         self.get_mut(key).expect("inserted above")
     }
@@ -439,7 +450,7 @@ impl Node {
                 None => Value::Float(n.as_f64().unwrap_or(0.0)),
             },
             J::String(s) => Value::Str(s.into()),
-            J::Array(a) => Value::Seq(Box::new(
+            J::Array(a) => Value::Seq(Arc::new(
                 a.iter().map(|v| Node::from_json(v, span)).collect(),
             )),
             J::Object(o) => Value::Map(
@@ -462,8 +473,8 @@ impl Node {
     pub fn each_mut(&mut self, f: &mut dyn FnMut(&mut Node)) {
         f(self);
         match &mut self.value {
-            Value::Seq(items) => items.iter_mut().for_each(|n| n.each_mut(f)),
-            Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+            Value::Seq(items) => Arc::make_mut(items).iter_mut().for_each(|n| n.each_mut(f)),
+            Value::Map(entries) => Arc::make_mut(entries).iter_mut().for_each(|(k, v)| {
                 k.each_mut(f);
                 v.each_mut(f);
             }),
@@ -478,12 +489,27 @@ impl Node {
     }
 }
 
-/// Runs `f` on a boxed slice as a vector (see [`Node::edit_map`]).
-pub fn edit_vec<T, R>(boxed: &mut Box<[T]>, f: impl FnOnce(&mut Vec<T>) -> R) -> R {
-    let mut vec = std::mem::take(boxed).into_vec();
+/// Runs `f` on a mapping's entries as a vector (see [`Node::edit_map`]).
+pub fn edit_vec<R>(
+    entries: &mut Arc<[(Node, Node)]>,
+    f: impl FnOnce(&mut Vec<(Node, Node)>) -> R,
+) -> R {
+    let mut vec = take_entries(entries);
     let out = f(&mut vec);
-    *boxed = vec.into_boxed_slice();
+    *entries = vec.into();
     out
+}
+
+/// A mapping's entries as a vector, moved out (nulls left behind) when no
+/// other tree holds them, else copied (the nodes in them shared).
+pub fn take_entries(entries: &mut Arc<[(Node, Node)]>) -> Vec<(Node, Node)> {
+    match Arc::get_mut(entries) {
+        Some(owned) => owned
+            .iter_mut()
+            .map(|entry| std::mem::replace(entry, (Node::null(), Node::null())))
+            .collect(),
+        None => entries.to_vec(),
+    }
 }
 
 /// One step in a path from an object's root to a node.
@@ -508,7 +534,7 @@ fn walk_inner<'a>(
             }
         }
         Value::Map(entries) => {
-            for (k, v) in entries {
+            for (k, v) in entries.iter() {
                 path.push(PathSeg::Key(k.as_str().unwrap_or("")));
                 walk_inner(v, path, f);
                 path.pop();
@@ -549,6 +575,40 @@ mod tests {
     fn node_sizes() {
         assert_eq!(std::mem::size_of::<Value>(), 24);
         assert_eq!(std::mem::size_of::<Node>(), 40);
+    }
+
+    /// A copy is a count: changing it copies the mappings on the way to
+    /// the change, leaves the original as it was, and shares the rest.
+    #[test]
+    fn a_change_to_a_copy_copies_only_its_path() {
+        let span = Span::default();
+        let leaf = |s: &str| Node::synthetic_str(s, span);
+        let map = |k: &str, v: Node| Node::synthetic_map(vec![(k.into(), v)], span);
+        let original = Node::synthetic_map(
+            vec![
+                ("metadata".into(), map("name", leaf("a"))),
+                ("spec".into(), map("x", leaf("1"))),
+            ],
+            span,
+        );
+        let mut copy = original.clone();
+        if let Some(meta) = copy.get_mut("metadata") {
+            meta.insert("namespace", leaf("ns"));
+        }
+        assert_eq!(original.str_at(&["metadata", "namespace"]), None);
+        assert_eq!(copy.str_at(&["metadata", "namespace"]), Some("ns"));
+        let entries = |n: &Node, key: &str| match &n.get(key).map(|v| &v.value) {
+            Some(Value::Map(entries)) => entries.clone(),
+            _ => panic!("{key} is a mapping"),
+        };
+        assert!(Arc::ptr_eq(
+            &entries(&original, "spec"),
+            &entries(&copy, "spec")
+        ));
+        assert!(!Arc::ptr_eq(
+            &entries(&original, "metadata"),
+            &entries(&copy, "metadata")
+        ));
     }
 
     #[test]

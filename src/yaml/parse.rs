@@ -13,6 +13,7 @@
 //! the way through kustomize. [`super::compat`] makes up the difference.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
 
@@ -412,7 +413,7 @@ impl<'a> Builder<'a> {
                     };
                     let value = match frame.content {
                         Content::Seq { from } => {
-                            Value::Seq(Box::new(scratch.items.drain(from..).collect()))
+                            Value::Seq(Arc::new(scratch.items.drain(from..).collect()))
                         }
                         Content::Map { from, merges, .. } => {
                             apply_merges(&mut scratch.entries, from, merges);
@@ -456,7 +457,7 @@ impl<'a> Builder<'a> {
                     }
                     Some(k) if k.style() == Style::Plain && k.as_str() == Some("<<") => {
                         match node.value {
-                            Value::Seq(items) => merges.extend(*items),
+                            Value::Seq(items) => merges.extend(Arc::unwrap_or_clone(items)),
                             _ => merges.push(node),
                         }
                     }
@@ -536,10 +537,10 @@ fn apply_merges(entries: &mut Vec<(Node, Node)>, from: usize, merges: Vec<Node>)
         .filter_map(|(k, _)| KeyId::of(k))
         .collect();
     for merged in merges {
-        let Value::Map(extra) = merged.value else {
+        let Value::Map(mut extra) = merged.value else {
             continue;
         };
-        for (k, v) in extra {
+        for (k, v) in super::node::take_entries(&mut extra) {
             if let Some(id) = KeyId::of(&k)
                 && seen.insert(id)
             {

@@ -28,7 +28,7 @@ impl Size {
                 Value::Str(s) => size.bytes += s.len(),
                 Value::Seq(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
                 Value::Map(entries) => {
-                    for (k, v) in entries {
+                    for (k, v) in entries.iter() {
                         size.nodes += 1;
                         size.bytes += k.as_str().map_or(0, str::len);
                         stack.push((v, depth + 1));

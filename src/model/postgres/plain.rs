@@ -238,7 +238,7 @@ fn env_flags(c: &Node, var: &str) -> Option<ParameterMap> {
         .iter()
         .find(|e| e.str_at(&["name"]) == Some(var))?
         .get("value")?;
-    let words = value
+    let words: Vec<Node> = value
         .as_str()?
         .split_whitespace()
         .map(|w| {
@@ -246,7 +246,7 @@ fn env_flags(c: &Node, var: &str) -> Option<ParameterMap> {
             Node::new(crate::yaml::Value::Str(w.into()), value.span())
         })
         .collect();
-    let seq = Node::new(crate::yaml::Value::Seq(Box::new(words)), value.span());
+    let seq = Node::new(crate::yaml::Value::Seq(words.into()), value.span());
     Some(ParameterMap::new(seq, format!("env {var}"), ParameterForm::Args))
 }
 

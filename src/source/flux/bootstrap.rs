@@ -35,7 +35,7 @@ pub fn resource_set_members(o: &Object) -> Vec<Object> {
         .into_iter()
         .flatten()
         .filter(|r| Object::looks_like_object(r) && !templated(r))
-        .map(|r| Object::new(r.clone(), o.file, o.doc_index))
+        .map(|r| Object::new(r.clone(), o.file, o.doc_index as usize))
         .collect()
 }
 
@@ -194,5 +194,5 @@ fn made(by: &Object, sync: &Node, namespace: &str) -> Option<Object> {
         ],
         at,
     );
-    Some(Object::new(root, by.file, by.doc_index))
+    Some(Object::new(root, by.file, by.doc_index as usize))
 }

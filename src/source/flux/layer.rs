@@ -92,7 +92,7 @@ pub(crate) enum Steps {
 pub(crate) struct RenderKey {
     pub steps: Steps,
     pub path: PathBuf,
-    pub doc_index: usize,
+    pub doc_index: u32,
     pub id: (String, String),
 }
 

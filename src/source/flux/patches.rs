@@ -15,6 +15,7 @@
 //! written, and only `patch` and `target` reach the patching.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::source::{Files, Issue, Object, kustomize};
 use crate::yaml::{Node, Value};
@@ -78,16 +79,13 @@ pub(super) fn apply(
                 .filter(|(k, _)| k.as_str().is_some_and(|k| FIELDS.contains(&k)))
                 .cloned()
                 .collect();
-            kept.push(Node::new(
-                Value::Map(fields.into_boxed_slice()),
-                entry.span(),
-            ));
+            kept.push(Node::new(Value::Map(fields.into()), entry.span()));
         }
     }
     if kept.is_empty() {
         return;
     }
-    let list = Node::new(Value::Seq(Box::new(kept)), patches.span());
+    let list = Node::new(Value::Seq(Arc::new(kept)), patches.span());
     // No entry names a file: the folder is never read.
     if let Err(issue) = kustomize::apply_patches(objects, &list, files, Path::new("")) {
         issues.push(issue);

@@ -501,23 +501,36 @@ fn step_detail(changed: usize) -> Arc<str> {
 }
 
 impl Cx<'_> {
+    /// Expands the scalars under `node`. Only what holds a `$` is visited
+    /// for change: the collections on the way to one are all that is
+    /// copied of a tree shared with the parse or the build the object
+    /// came from.
     fn node(&mut self, node: &mut Node) {
         match &mut node.value {
             Value::Str(_) => {
                 self.scalar(node, false);
             }
             Value::Seq(items) => {
-                for item in items.iter_mut() {
-                    self.node(item);
+                for i in 0..items.len() {
+                    if has_dollar(&items[i]) {
+                        self.node(&mut Arc::make_mut(items)[i]);
+                    }
                 }
             }
             Value::Map(entries) => {
                 let mut renamed = false;
-                for (k, v) in entries.iter_mut() {
-                    if matches!(k.value, Value::Str(_)) {
+                for i in 0..entries.len() {
+                    let (key, value) = (has_dollar(&entries[i].0), has_dollar(&entries[i].1));
+                    if !(key || value) {
+                        continue;
+                    }
+                    let (k, v) = &mut Arc::make_mut(entries)[i];
+                    if key {
                         renamed |= self.scalar(k, true);
                     }
-                    self.node(v);
+                    if value {
+                        self.node(v);
+                    }
                 }
                 if renamed {
                     crate::yaml::edit_vec(entries, |e| self.drop_duplicate_keys(e));
@@ -763,7 +776,7 @@ fn reread(out: &str, key: bool) -> Result<Node, String> {
     };
     let mut docs = parse_documents(&doc, crate::yaml::FileId(0), &Limits::default())
         .map_err(|e| broken(&e.message))?;
-    let entries = match (docs.pop(), docs.is_empty()) {
+    let mut entries = match (docs.pop(), docs.is_empty()) {
         (
             Some(Node {
                 value: Value::Map(entries),
@@ -773,7 +786,7 @@ fn reread(out: &str, key: bool) -> Result<Node, String> {
         ) if entries.len() == 1 => entries,
         _ => return Err(broken("not a single value")),
     };
-    let Some((k, v)) = entries.into_iter().next() else {
+    let Some((k, v)) = crate::yaml::take_entries(&mut entries).pop() else {
         return Err(broken("not a single value"));
     };
     let node = if key { k } else { v };

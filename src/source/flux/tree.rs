@@ -242,7 +242,7 @@ pub(super) type LookupPool = HashMap<(String, String), Vec<Object>>;
 
 /// Where a document is written: identifies a Flux Kustomization across
 /// clusters of one repo, which reuse names such as `flux-system`.
-pub(super) type DocId = (FileId, usize);
+pub(super) type DocId = (FileId, u32);
 
 /// Objects by kind and name, in their order: the bootstrap steps look
 /// ConfigMaps, Secrets and sources up once per candidate and per Flux

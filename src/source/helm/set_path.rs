@@ -3,6 +3,7 @@
 use super::values::Values;
 use crate::source::quoted;
 use crate::yaml::{Node, Span, Value};
+use std::sync::Arc;
 
 /// One step of a Helm `--set` path.
 #[derive(Debug, PartialEq)]
@@ -105,7 +106,7 @@ pub(super) fn target_value(raw: &str, span: Span) -> Result<Node, String> {
             return Err("list must terminate with '}'".into());
         }
         let items = items.into_iter().map(scalar).collect();
-        return Ok(Node::new(Value::Seq(Box::new(items)), span));
+        return Ok(Node::new(Value::Seq(Arc::new(items)), span));
     }
     let (mut items, rest) = split_unescaped(text, &[','], false);
     if !rest.is_empty() {
@@ -191,7 +192,7 @@ pub(super) fn set_path(
     for (i, seg) in segs.iter().enumerate() {
         let next = segs.get(i + 1);
         let fresh = || match next {
-            Some(Seg::Index(_)) => Values::Node(Node::new(Value::Seq(Box::default()), span)),
+            Some(Seg::Index(_)) => Values::Node(Node::new(Value::Seq(Default::default()), span)),
             _ => Values::map(span),
         };
         let slot: &mut Values = match seg {

@@ -9,6 +9,7 @@
 use crate::yaml::{Node, Span, Value};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// A value under construction: a mapping or list written into is held
 /// open (its entries here), anything else as the node it is. A node's
@@ -91,7 +92,7 @@ fn hash_value(value: &Value, h: &mut impl Hasher) {
 impl Values {
     /// An empty mapping at `span`.
     pub(super) fn map(span: Span) -> Values {
-        Values::Node(Node::new(Value::Map(Box::default()), span))
+        Values::Node(Node::new(Value::Map(Default::default()), span))
     }
 
     pub(super) fn is_map(&self) -> bool {
@@ -119,7 +120,7 @@ impl Values {
         if let Values::Node(node) = self
             && let Value::Map(entries) = &mut node.value
         {
-            let entries = std::mem::take(entries).into_vec();
+            let entries = crate::yaml::take_entries(entries);
             let mut table = Table::default();
             for (k, v) in entries {
                 table.push(k, Values::Node(v));
@@ -137,7 +138,7 @@ impl Values {
         if let Values::Node(node) = self
             && let Value::Seq(items) = &mut node.value
         {
-            let items = std::mem::take(&mut **items);
+            let items = std::mem::take(Arc::make_mut(items));
             *self = Values::Seq(shell(node), items.into_iter().map(Values::Node).collect());
         }
         match self {
@@ -164,11 +165,11 @@ impl Values {
             *self = Values::Node(src);
             return;
         }
-        let Value::Map(entries) = src.value else {
+        let Value::Map(mut entries) = src.value else {
             unreachable!("a mapping, checked above");
         };
         let table = self.table().expect("a mapping, checked above");
-        for (k, v) in entries.into_vec() {
+        for (k, v) in crate::yaml::take_entries(&mut entries) {
             match table.find(&k.value) {
                 Some(i) => table.entries[i].1.merge(v),
                 None => {
@@ -194,7 +195,7 @@ impl Values {
             }
             Values::Seq(shell, items) => {
                 let items = items.into_iter().map(|v| v.into_node(dropped)).collect();
-                unshell(shell, Value::Seq(Box::new(items)))
+                unshell(shell, Value::Seq(Arc::new(items)))
             }
         }
     }

@@ -3,6 +3,8 @@
 //! Apache-2.0), kept as YAML text so they read like the upstream source and
 //! `configurations:` files extend them in the same format.
 
+use std::sync::Arc;
+
 use crate::yaml::{Node, Span, Value};
 
 use super::Gvk;
@@ -244,7 +246,7 @@ pub(crate) fn visit(
     };
     match &mut node.value {
         Value::Seq(items) => {
-            for item in items.iter_mut() {
+            for item in Arc::make_mut(items).iter_mut() {
                 visit(item, path, create, leaf, span, f)?;
             }
             Ok(())
@@ -261,7 +263,7 @@ pub(crate) fn visit(
                 let value = if rest.is_empty() && leaf == Leaf::Scalar {
                     Value::Null
                 } else {
-                    Value::Map(Box::default())
+                    Value::Map(Default::default())
                 };
                 node.insert(name, Node::new(value, span));
             }
@@ -270,9 +272,9 @@ pub(crate) fn visit(
             };
             if child.is_null() {
                 if is_seq {
-                    child.value = Value::Seq(Box::default());
+                    child.value = Value::Seq(Default::default());
                 } else if create && (!rest.is_empty() || leaf == Leaf::Map) {
-                    child.value = Value::Map(Box::default());
+                    child.value = Value::Map(Default::default());
                 }
             }
             visit(child, rest, create, leaf, span, f)

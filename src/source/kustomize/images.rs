@@ -4,6 +4,8 @@
 use crate::source::Issue;
 use crate::source::files::Files;
 use crate::source::object::StepKind;
+use std::sync::Arc;
+
 use crate::yaml::{Node, Span, Value};
 
 use super::Res;
@@ -168,7 +170,7 @@ pub(super) fn apply(
 fn legacy_images(node: &mut Node, update: &dyn Fn(&mut Node)) {
     match &mut node.value {
         Value::Map(entries) => {
-            for (k, v) in entries.iter_mut() {
+            for (k, v) in Arc::make_mut(entries).iter_mut() {
                 let is_containers = matches!(k.as_str(), Some("containers" | "initContainers"));
                 if is_containers {
                     for item in v.as_seq_mut().into_iter().flatten() {
@@ -181,7 +183,7 @@ fn legacy_images(node: &mut Node, update: &dyn Fn(&mut Node)) {
             }
         }
         Value::Seq(items) => {
-            for item in items.iter_mut() {
+            for item in Arc::make_mut(items).iter_mut() {
                 legacy_images(item, update);
             }
         }

@@ -3,6 +3,7 @@
 //! nodes of a block scalar placed where they are written in the file.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::source::Issue;
 use crate::source::files::Files;
@@ -153,12 +154,12 @@ fn respan(n: &mut Node, host: &Node, block: Option<Block>, mut lines: Option<&mu
     n.set_span(moved.unwrap_or(host.span()));
     match &mut n.value {
         Value::Seq(items) => {
-            for i in items.iter_mut() {
+            for i in Arc::make_mut(items).iter_mut() {
                 respan(i, host, block, lines.as_deref_mut());
             }
         }
         Value::Map(entries) => {
-            for (k, v) in entries.iter_mut() {
+            for (k, v) in Arc::make_mut(entries).iter_mut() {
                 respan(k, host, block, lines.as_deref_mut());
                 respan(v, host, block, lines.as_deref_mut());
             }

@@ -67,7 +67,7 @@ impl Kustomization {
         }
         let root = docs.pop().map(Arc::unwrap_or_clone).unwrap_or_else(|| {
             Node::new(
-                Value::Map(Box::default()),
+                Value::Map(Default::default()),
                 Span {
                     file: id,
                     line: 1,

@@ -2,6 +2,8 @@
 //! fields that name another object (volumes, envFrom, roleRef, HelmRelease
 //! valuesFrom via `configurations:`, ...) follow the new name.
 
+use std::sync::Arc;
+
 use crate::yaml::{Node, Span, Value};
 
 use super::fieldspecs::{Leaf, NameRef, split_path, visit};
@@ -129,7 +131,7 @@ fn update(
             Ok(())
         }
         Value::Seq(items) => {
-            for item in items.iter_mut() {
+            for item in Arc::make_mut(items).iter_mut() {
                 update(item, candidates, ns, kind)?;
             }
             Ok(())

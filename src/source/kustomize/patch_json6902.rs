@@ -1,6 +1,8 @@
 //! RFC 6902 JSON patch applied to the span-carrying tree, so values added by
 //! a patch point at the patch.
 
+use std::sync::Arc;
+
 use super::budget::{Spend, scan_cost};
 use crate::yaml::{Limits, Node, Size, Span, Value};
 
@@ -191,12 +193,13 @@ impl Walk<'_, '_> {
         };
         let child = match &mut node.value {
             Value::Map(entries) => match self.find(entries, first)? {
-                Some(i) => &mut entries[i].1,
+                Some(i) => &mut Arc::make_mut(entries)[i].1,
                 None => return Ok(None),
             },
             Value::Seq(items) => {
                 (self.spend)(1)?;
-                match index(first, items.len(), false).and_then(|i| items.get_mut(i)) {
+                match index(first, items.len(), false).and_then(|i| Arc::make_mut(items).get_mut(i))
+                {
                     Some(child) => child,
                     None => return Ok(None),
                 }
@@ -221,10 +224,8 @@ impl Walk<'_, '_> {
         match &mut parent.value {
             Value::Map(entries) => {
                 match self.find(entries, last)? {
-                    Some(i) => entries[i].1 = value,
+                    Some(i) => Arc::make_mut(entries)[i].1 = value,
                     None => crate::yaml::edit_vec(entries, |e| {
-                        // Exactly one more: the box is rebuilt without a copy.
-                        e.reserve_exact(1);
                         e.push((Node::synthetic_str(last.clone(), span), value))
                     }),
                 }
@@ -239,7 +240,7 @@ impl Walk<'_, '_> {
                 })?;
                 // The items after it move up one.
                 (self.spend)(scan_cost(items.len() - i))?;
-                items.insert(i, value);
+                Arc::make_mut(items).insert(i, value);
                 Ok(())
             }
             _ => Err(format!(
@@ -268,7 +269,7 @@ impl Walk<'_, '_> {
             Value::Seq(items) => {
                 let i = index(last, items.len(), false).ok_or_else(missing)?;
                 (self.spend)(scan_cost(items.len() - i))?;
-                Ok(items.remove(i))
+                Ok(Arc::make_mut(items).remove(i))
             }
             _ => Err(missing()),
         }

@@ -6,6 +6,7 @@
 
 use super::budget::{Spend, scan_cost};
 use crate::yaml::{Node, Value};
+use std::sync::Arc;
 
 /// kyaml's AssociativeSequenceKeys, in its order of preference.
 const ASSOCIATIVE_KEYS: [&str; 7] = [
@@ -50,7 +51,7 @@ fn clean(n: &Node) -> Option<Node> {
         }
         Value::Seq(items) => {
             let mut out = n.clone();
-            out.value = Value::Seq(Box::new(
+            out.value = Value::Seq(Arc::new(
                 items
                     .iter()
                     .filter(|i| !is_marker(i))

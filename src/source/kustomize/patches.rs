@@ -350,7 +350,7 @@ fn apply_entries(
             let ops = docs
                 .into_iter()
                 .find(|d| !d.is_null())
-                .unwrap_or_else(|| Node::new(Value::Seq(Box::default()), entry.span()));
+                .unwrap_or_else(|| Node::new(Value::Seq(Default::default()), entry.span()));
             for i in select(files, res, target)? {
                 undo.before_change(i, &res[i]);
                 apply_json(files, &mut res[i], &ops, entry.span(), &detail)?;

@@ -387,7 +387,7 @@ fn lookup_mut<'a>(
                 None if !create => return Ok(None),
                 None => {
                     if node.is_null() {
-                        node.value = Value::Map(Box::default());
+                        node.value = Value::Map(Default::default());
                     }
                     let Some(len) = node.as_map().map(<[_]>::len) else {
                         return Err(format!("cannot create field {k} in a non-mapping"));

@@ -4,6 +4,7 @@ use crate::source::files::{Files, Input};
 use crate::source::object::StepKind;
 use crate::source::{Issue, PathMap};
 use crate::yaml::{Node, Span, Value};
+use std::sync::Arc;
 
 use super::budget::{record_step, spend_output, spend_scan};
 use super::fieldspecs::{Config, FieldSpec, Leaf, parse_specs, split_path, visit};
@@ -469,7 +470,7 @@ fn inline_transformers(
                     prefix_suffix(files, acc.res_mut(), (&p, &s), doc.span(), &specs)?;
                 }
                 "PatchTransformer" => {
-                    let as_list = Node::new(Value::Seq(Box::new(vec![doc.clone()])), doc.span());
+                    let as_list = Node::new(Value::Seq(Arc::new(vec![doc.clone()])), doc.span());
                     patches::apply_list(files, acc.res_mut(), &as_list, &k.dir, k.restrict)?;
                 }
                 _ => {

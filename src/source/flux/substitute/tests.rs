@@ -613,3 +613,36 @@ fn holds_dollar_agrees_with_contains() {
         }
     }
 }
+
+/// What holds no `$` stays shared with the object substituted into: only
+/// the collections on the way to a substituted scalar are copied.
+#[test]
+fn substitution_copies_only_the_way_to_a_dollar() {
+    let app =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  url: https://${DOMAIN}\n";
+    let ks = ks_with("    substitute:\n      DOMAIN: example.org\n");
+    let repo = Repo::new(&[("ks.yaml", ks.as_str()), ("app.yaml", app)]);
+    let (obj, issues) = repo.render("x");
+    assert!(issues.is_empty(), "{issues:?}");
+    assert_eq!(
+        obj.root.str_at(&["data", "url"]),
+        Some("https://example.org")
+    );
+    let before = repo.objects.iter().find(|o| o.name() == "x").unwrap();
+    assert_eq!(
+        before.root.str_at(&["data", "url"]),
+        Some("https://${DOMAIN}")
+    );
+    let entries = |root: &Node, key: &str| match &root.get(key).unwrap().value {
+        Value::Map(entries) => entries.clone(),
+        _ => panic!("{key} is a mapping"),
+    };
+    assert!(Arc::ptr_eq(
+        &entries(&obj.root, "metadata"),
+        &entries(&before.root, "metadata")
+    ));
+    assert!(!Arc::ptr_eq(
+        &entries(&obj.root, "data"),
+        &entries(&before.root, "data")
+    ));
+}
