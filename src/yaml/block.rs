@@ -604,7 +604,8 @@ impl<'t> Scanner<'t> {
         while b.get(v) == Some(&b' ') {
             v += 1;
         }
-        Some((Cow::Owned(tag), v))
+        // A tag at the text's end tags an empty node: saphyr's.
+        (v < b.len()).then_some((Cow::Owned(tag), v))
     }
 
     /// Where the plain scalar from `i` (not a space) stops, on its

@@ -202,6 +202,8 @@ fn block_scanner_takes_local_tags_and_anchors_on_the_next_line_as_saphyr_does() 
         ("k: !x \"a\"\n", false),
         ("k: &a !x b\n", false),
         ("k: !x\n  a\n", false),
+        ("- !x ", false),
+        ("k: !x   ", false),
         ("k: !x.y a\n", false),
         ("!x a: b\n", false),
         ("k: !x [a]\n", false),
