@@ -7,7 +7,7 @@
 use homelab_lint::yaml::block_scanner_differs;
 use libfuzzer_sys::fuzz_target;
 
-const FRAGMENTS: [&str; 45] = [
+const FRAGMENTS: [&str; 49] = [
     "a",
     "key",
     ": ",
@@ -54,6 +54,12 @@ const FRAGMENTS: [&str; 45] = [
     "'",
     "\\",
     "\n\n",
+    // Flow collections over several lines, `-` starting a flow scalar,
+    // local tags.
+    ",\n   ",
+    "\n   ]",
+    "-c",
+    "!e ",
 ];
 
 fn check(text: &str) {

@@ -1,16 +1,18 @@
 //! A scanner for the block-style YAML that nearly every GitOps file is:
 //! mappings and sequences by indentation, plain and quoted scalars (keys
 //! on one line, values on one or more), literal and folded block
-//! scalars, one-line flow sequences and mappings of scalars (`[a, "b"]`,
-//! `{k: v, key_alone}`, nested; block/flow.rs), anchors on values and
-//! aliases as values, comments and `---` between documents.
+//! scalars, flow sequences and mappings of scalars (`[a, "b"]`,
+//! `{k: v, key_alone}`, nested, broken over lines after a bracket, comma
+//! or quoted scalar; block/flow.rs), anchors on values and
+//! aliases as values, local tags on plain values (`!env_var NAME`),
+//! comments and `---` between documents.
 //!
 //! saphyr's scanner costs about 150 instructions per byte (BENCHMARKS.md,
 //! "Parser candidates"), most of it in a character buffer this subset
 //! does not need. This one gives the events saphyr gives, with the same
 //! spans (in bytes), or nothing at all: a file with anything it does not
-//! take (anchors on keys or on flow or block scalars, tags, multi-line
-//! keys and flow collections, escaped line breaks, tabs, carriage
+//! take (anchors on keys or on flow or block scalars, other tags, multi-line
+//! keys, flow collections broken elsewhere, escaped line breaks, tabs, carriage
 //! returns, a BOM, directives, a syntax error) is left whole to saphyr,
 //! which also reports every error. `tests/it/yaml_fast_path.rs` holds the two to the same trees on
 //! every corpus and test file, and the `yaml_fast_path` fuzz target on
@@ -18,7 +20,7 @@
 
 use std::borrow::Cow;
 
-use saphyr_parser::{Event, ScalarStyle};
+use saphyr_parser::{Event, ScalarStyle, Tag};
 
 use super::node::Value;
 use super::position::Lines;
@@ -71,6 +73,7 @@ pub(super) fn scan<'t>(text: &'t str, lines: &Lines) -> Option<Events<'t>> {
         pending: None,
         anchors: Vec::new(),
         next_anchor: 1,
+        flow_indent: 0,
     };
     Some(Events {
         scanner,
@@ -157,6 +160,9 @@ struct Scanner<'t> {
     /// same name hides an earlier one, as in saphyr.
     anchors: Vec<(&'t str, usize)>,
     next_anchor: usize,
+    /// Column of the block collection holding the flow collection being
+    /// read (see [`Scanner::flow`]).
+    flow_indent: usize,
 }
 
 fn is_break(c: Option<&u8>) -> bool {
@@ -412,8 +418,20 @@ impl<'t> Scanner<'t> {
     }
 
     /// Whether a plain or quoted scalar that is not a key, or a flow
-    /// collection, starts at `c`.
-    fn value_ahead(&self, c: usize) -> bool {
+    /// collection, starts at `c`, or an anchor and one of these.
+    fn value_ahead(&self, mut c: usize) -> bool {
+        if self.b[c] == b'&' {
+            let Some(end) = self.name_end(c + 1) else {
+                return false;
+            };
+            c = end;
+            while self.at(c) == Some(b' ') {
+                c += 1;
+            }
+            if c == end || matches!(self.at(c), None | Some(b'\n' | b'#')) {
+                return false;
+            }
+        }
         matches!(self.b[c], b'[' | b'{')
             || (matches!(self.b[c], b'"' | b'\'') || plain_start(self.b, c)) && !self.key_ahead(c)
     }
@@ -494,7 +512,7 @@ impl<'t> Scanner<'t> {
             }
             // Anchored block scalars, flow collections and aliases (an
             // error) are left to saphyr.
-            Some(b'|' | b'>' | b'[' | b'{' | b'*' | b'&') if anchor.id != 0 => return None,
+            Some(b'|' | b'>' | b'[' | b'{' | b'*' | b'&' | b'!') if anchor.id != 0 => return None,
             Some(b'*') => {
                 let end = self.alias(v)?;
                 self.end_of_line(end)?;
@@ -515,32 +533,79 @@ impl<'t> Scanner<'t> {
                 }
                 return Some(line_end + 1);
             }
-            Some(b'[') | Some(b'{') => self.flow(v)?,
-            _ => {
-                if !plain_start(b, v) {
-                    return None;
-                }
-                let (stop, comment) = match self.plain_end(v) {
-                    PlainEnd::Colon(_) => return None,
-                    PlainEnd::Comment(j) => (j, true),
-                    PlainEnd::Line(j) => (j, false),
-                };
-                let end = trim_end(b, stop);
-                // A comment ends the scalar; what follows on a deeper
-                // line is then saphyr's error.
-                let (value, end, next) = match comment {
-                    true => (Cow::Borrowed(&self.text[v..end]), end, self.line_end(v) + 1),
-                    false => self.plain_lines(v, end, indent)?,
-                };
-                self.push(
-                    Event::Scalar(value, ScalarStyle::Plain, anchor.id, None),
-                    anchor.start(v),
-                    end,
-                );
-                return Some(next);
+            Some(b'[') | Some(b'{') => return Some(self.flow(v, indent)? + 1),
+            Some(b'!') => {
+                // Tags after anchors were left to saphyr above.
+                let (tag, c) = self.local_tag(v)?;
+                return self.plain(c, indent, 0, Some(tag), v);
             }
+            _ => return self.plain(v, indent, anchor.id, None, anchor.start(v)),
         }
         Some(self.line_end(v) + 1)
+    }
+
+    /// The plain scalar value at `v` of a key or item of the collection
+    /// at column `indent`, under an anchor (`anchor`, 0 for none) or a
+    /// tag, its span from `start`; returns where the line after it
+    /// starts.
+    fn plain(
+        &mut self,
+        v: usize,
+        indent: usize,
+        anchor: usize,
+        tag: Option<Cow<'t, Tag>>,
+        start: usize,
+    ) -> Option<usize> {
+        let b = self.b;
+        if !plain_start(b, v) {
+            return None;
+        }
+        let (stop, comment) = match self.plain_end(v) {
+            PlainEnd::Colon(_) => return None,
+            PlainEnd::Comment(j) => (j, true),
+            PlainEnd::Line(j) => (j, false),
+        };
+        let end = trim_end(b, stop);
+        // A comment ends the scalar; what follows on a deeper
+        // line is then saphyr's error.
+        let (value, end, next) = match comment {
+            true => (Cow::Borrowed(&self.text[v..end]), end, self.line_end(v) + 1),
+            false => self.plain_lines(v, end, indent)?,
+        };
+        self.push(
+            Event::Scalar(value, ScalarStyle::Plain, anchor, tag),
+            start,
+            end,
+        );
+        Some(next)
+    }
+
+    /// The local tag at `t` (`!env_var`, which recyclarr reads), a word
+    /// of letters, digits, `-` and `_` followed by a space, as saphyr
+    /// reads it (handle `!`, the word its suffix); returns it and where
+    /// the node after it starts. Other tags (`!!str`, `!a!b`, `!<u>`, URI
+    /// characters or escapes) are left to saphyr.
+    fn local_tag(&self, t: usize) -> Option<(Cow<'t, Tag>, usize)> {
+        let b = self.b;
+        let mut v = t + 1;
+        while b
+            .get(v)
+            .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        {
+            v += 1;
+        }
+        if v == t + 1 || b.get(v) != Some(&b' ') {
+            return None;
+        }
+        let tag = Tag {
+            handle: "!".into(),
+            suffix: self.text[t + 1..v].into(),
+        };
+        while b.get(v) == Some(&b' ') {
+            v += 1;
+        }
+        // A tag at the text's end tags an empty node: saphyr's.
+        (v < b.len()).then_some((Cow::Owned(tag), v))
     }
 
     /// Where the plain scalar from `i` (not a space) stops, on its

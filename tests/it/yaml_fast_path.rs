@@ -115,6 +115,7 @@ fn block_scanner_takes_scalars_over_several_lines_as_saphyr_does() {
         ("k:\n  - a\n    b\n", true),
         ("k:\n- a\n  b\n", true),
         ("k: &x a\n  b\nn: *x\n", true),
+        ("k:\n  &x a\n  b\n", true),
         ("k: a\n  # c\nn: 1\n", true),
         ("k:\n  a\n  b\nn: 1\n", true),
         ("k:\n  a # c\nn: 1\n", true),
@@ -131,7 +132,6 @@ fn block_scanner_takes_scalars_over_several_lines_as_saphyr_does() {
         ("k: a\n  b: c\n", false),
         ("k: a\n  b # c\n  d\n", false),
         ("k: a # c\n  b\n", false),
-        ("k:\n  &x a\n  b\n", false),
         ("k: \"a\\\n  b\"\n", false),
         ("k: \"a\\ \n  b\"\n", false),
         ("  k: \"a\n  b\"\n", false),
@@ -139,6 +139,98 @@ fn block_scanner_takes_scalars_over_several_lines_as_saphyr_does() {
         ("k: \"a\n---\n\"\n", false),
         ("k: 'a\n", false),
         ("\"a\n b\": 1\n", false),
+    ];
+    assert_taken_as_saphyr_reads(&cases);
+}
+
+/// Flow collections broken over lines after a bracket, a comma or a
+/// quoted scalar, a comma after a sequence's last item, and plain
+/// scalars in flow that start with `-`: taken, with saphyr's trees; a
+/// line no deeper than the block collection, a plain scalar or key before
+/// a break, a comment inside, a comma closing a mapping and `-` before a
+/// flow indicator left to saphyr.
+#[test]
+fn block_scanner_takes_flow_collections_over_several_lines_as_saphyr_does() {
+    let cases = [
+        ("k:\n  [\n    \"a\",\n    \"b\",\n  ]\nn: 1\n", true),
+        ("k:\n  [\n    \"a\",\n    'b'   \n  ]\n", true),
+        ("k: [a,\n  b]\n", true),
+        ("k: [\n  a, b,\n\n  c ]\n", true),
+        (
+            "- [\n    x,\n    {a: 1,\n     b: [c,\n      d]  ,\n     e: \"f\"\n  }]\n",
+            true,
+        ),
+        ("k: [a, b,]\n", true),
+        ("k: [a, b , ]\n", true),
+        ("k: {a: 1,\n  b: \"2\"}\n", true),
+        ("k: [\n  ]\n", true),
+        ("- k: [\n    x ]\n  n: 1\n", true),
+        ("k: [-c, service dbus start && /entrypoint.sh]\n", true),
+        ("k: [a, -b, -1, {-a: -b}]\n", true),
+        ("k: [\"a\",\n]\n", false),
+        ("- k: [\n  x ]\n", false),
+        ("k: [a\n  , b]\n", false),
+        ("k: [\n  a, # c\n  b]\n", false),
+        ("k: [ # c\n  a]\n", false),
+        ("k: [\n  \"a\"\n  : b]\n", false),
+        ("k: {\"a\"\n  : b}\n", false),
+        ("k: {a:\n  b}\n", false),
+        ("k: [a,\n  b] # c\n", false),
+        ("k: [a,\n---\n]\n", false),
+        ("k: [-, a]\n", false),
+        ("k: [a, -]\n", false),
+        ("k: {a: 1,}\n", false),
+        ("k: [a,,]\n", false),
+    ];
+    assert_taken_as_saphyr_reads(&cases);
+}
+
+/// A local tag on a plain value (`!env_var NAME`), and an anchor on a
+/// key's value on the next line: taken, spans from the tag or anchor as
+/// saphyr's; other tags, a tag on anything else or after an anchor, and
+/// an anchor before a key or a collection left to saphyr.
+#[test]
+fn block_scanner_takes_local_tags_and_anchors_on_the_next_line_as_saphyr_does() {
+    let cases = [
+        ("k: !env_var SONARR_API_KEY\n", true),
+        ("- !x a\n  b\n", true),
+        ("k: !a-b_1 1\nn: 2\n", true),
+        ("k: !t  a # c\n", true),
+        ("k: !!str a\n", false),
+        ("k: !e!x a\n", false),
+        ("k: !<u> a\n", false),
+        ("k: !x \"a\"\n", false),
+        ("k: &a !x b\n", false),
+        ("k: !x\n  a\n", false),
+        ("- !x ", false),
+        ("k: !x   ", false),
+        ("k: !x.y a\n", false),
+        ("!x a: b\n", false),
+        ("k: !x [a]\n", false),
+        ("k: !x a: b\n", false),
+        ("k:\n  &gid 100\nn: *gid\n", true),
+        ("k:\n  &x \"a\"  # c\n", true),
+        ("k:\n  &x [a, b]\n", false),
+        ("k:\n  &x a: b\n", false),
+        ("k:\n  &x\n  a: b\n", false),
+        ("k:\n  &x # c\n  a: b\n", false),
+    ];
+    assert_taken_as_saphyr_reads(&cases);
+}
+
+/// The line after a plain value is a continuation only when deeper than
+/// the value's collection: blank lines, lines of spaces shorter than the
+/// collection's column, and a shallower line after them.
+#[test]
+fn block_scanner_reads_the_line_after_a_plain_value_as_saphyr_does() {
+    let cases = [
+        ("- k: a\n\n    b\n", true),
+        ("k:\n  m: a\n \n    b\n", true),
+        ("k:\n  m: a\n \n\n  n: b\n", true),
+        ("k:\n  m: a\n\nn: 1\n", true),
+        ("k:\n  m: a\n  n: b\nx: y", true),
+        ("k:\n  m: a\n #\n    b\n", false),
+        ("k:\n  m: a\nx\n", false),
     ];
     assert_taken_as_saphyr_reads(&cases);
 }

@@ -1,5 +1,6 @@
-//! One-line flow collections (`[a, "b"]`, `{kind: X, name: y, bare}`),
-//! read as saphyr reads them, with its spans.
+//! Flow collections (`[a, "b"]`, `{kind: X, name: y, bare}`), on one
+//! line or broken after a bracket, a comma or a quoted scalar, read as
+//! saphyr reads them, with its spans.
 
 use std::borrow::Cow;
 
@@ -8,13 +9,38 @@ use saphyr_parser::{Event, ScalarStyle};
 use super::{Anchor, MAX_FLOW, Scanner, is_break, plain_start};
 
 impl<'t> Scanner<'t> {
-    /// A one-line flow collection at `v` (`[a, "b"]`, `{kind: X, name:
-    /// y}`, nested up to [`MAX_FLOW`]) that ends its line.
-    pub(super) fn flow(&mut self, v: usize) -> Option<()> {
+    /// The flow collection at `v` (`[a, "b"]`, `{kind: X, name: y}`,
+    /// nested up to [`MAX_FLOW`]) that ends its line, value in the block
+    /// collection at column `indent`; returns where it ends. Its lines
+    /// after the first must be deeper than `indent` (saphyr refuses a
+    /// plain scalar that is not, and the scanner leaves the rest to it).
+    pub(super) fn flow(&mut self, v: usize, indent: usize) -> Option<usize> {
+        self.flow_indent = indent;
         let end = self.flow_node(v, 0)?;
         // As for quoted scalars, saphyr's span of the closing bracket
         // takes in a comment after it.
-        is_break(self.b.get(end)).then_some(())
+        is_break(self.b.get(end)).then_some(end)
+    }
+
+    /// The next token from `j`, where a token and the spaces after it end:
+    /// `j` itself, or at a line break the first text of the next line
+    /// that is not blank, deeper than the block collection. A comment is
+    /// left to saphyr, whose spans take it in.
+    fn flow_token(&self, j: usize) -> Option<usize> {
+        let b = self.b;
+        if b.get(j) != Some(&b'\n') {
+            return Some(j);
+        }
+        let mut line = j + 1;
+        loop {
+            let i = skip_spaces(b, line);
+            match *b.get(i)? {
+                b'\n' => line = i + 1,
+                b'#' => return None,
+                _ if i - line <= self.flow_indent => return None,
+                _ => return Some(i),
+            }
+        }
     }
 
     /// The flow node at `j`; returns where it ends.
@@ -43,7 +69,12 @@ impl<'t> Scanner<'t> {
                 self.stretch_to_next_token(end)
             }
             _ => {
-                if !plain_start(b, j) || b[j] == b'-' {
+                // A `-` starts one before anything but a flow indicator
+                // (`[-c, x]`); saphyr refuses `[-, x]`.
+                if !plain_start(b, j)
+                    || b[j] == b'-'
+                        && matches!(b.get(j + 1), Some(b',' | b'[' | b']' | b'{' | b'}'))
+                {
                     return None;
                 }
                 let (from, mut end, mut k) = (j, j, j);
@@ -76,11 +107,11 @@ impl<'t> Scanner<'t> {
     }
 
     /// Runs the last event's span over the spaces after `end`, when a `,`,
-    /// `]` or `}` follows them (else the text is saphyr's); returns where
-    /// that token is.
+    /// `]`, `}` or the line's end follows them (else the text is
+    /// saphyr's); returns where that is.
     fn stretch_to_next_token(&mut self, end: usize) -> Option<usize> {
         let next = skip_spaces(self.b, end);
-        if !matches!(self.b.get(next), Some(b',' | b']' | b'}')) {
+        if !matches!(self.b.get(next), Some(b',' | b']' | b'}' | b'\n')) {
             return None;
         }
         if let Some(last) = self.events.last_mut() {
@@ -94,17 +125,19 @@ impl<'t> Scanner<'t> {
         let b = self.b;
         let seq = b[v] == b'[';
         let close = if seq { b']' } else { b'}' };
-        let mut j = skip_spaces(b, v + 1);
+        let after = skip_spaces(b, v + 1);
         let start = if seq {
             Event::SequenceStart(0, None)
         } else {
             Event::MappingStart(0, None)
         };
-        self.push(start, v, j);
+        self.push(start, v, after);
+        let mut j = self.flow_token(after)?;
         if b.get(j) != Some(&close) {
             loop {
                 if seq {
-                    j = skip_spaces(b, self.flow_node(j, depth)?);
+                    let end = self.flow_node(j, depth)?;
+                    j = self.flow_token(skip_spaces(b, end))?;
                 } else {
                     // A scalar key, then `: ` and a value, or no value.
                     if matches!(b.get(j), Some(b'[' | b'{')) {
@@ -132,14 +165,18 @@ impl<'t> Scanner<'t> {
                         if matches!(b.get(j), Some(b',' | b'}' | b']')) {
                             return None;
                         }
-                        j = skip_spaces(b, self.flow_node(j, depth)?);
+                        let end = self.flow_node(j, depth)?;
+                        j = self.flow_token(skip_spaces(b, end))?;
                     }
                 }
                 match *b.get(j)? {
                     b',' => {
-                        j = skip_spaces(b, j + 1);
-                        if matches!(b.get(j), Some(b']' | b'}' | b',')) {
-                            return None;
+                        j = self.flow_token(skip_spaces(b, j + 1))?;
+                        match b.get(j) {
+                            // A comma after a sequence's last item.
+                            Some(b']') if seq => break,
+                            Some(b']' | b'}' | b',') => return None,
+                            _ => {}
                         }
                     }
                     c if c == close => break,

@@ -29,6 +29,13 @@ impl<'t> Scanner<'t> {
         let mut line = next;
         let mut blank_lines = 0;
         while line < b.len() {
+            // A byte at the collection's column other than a space or a
+            // break is a line of text no deeper than the collection, or
+            // ends an earlier one that is: no continuation, and the
+            // next line's scan need not be read twice.
+            if !matches!(b.get(line + indent), Some(b' ' | b'\n')) {
+                break;
+            }
             let mut i = line;
             while b.get(i) == Some(&b' ') {
                 i += 1;
