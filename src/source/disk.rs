@@ -250,6 +250,41 @@ impl Disk {
         }
     }
 
+    /// What the listings tell of `rel` (an ignored path is not there),
+    /// for a caller with several questions about one path: the answers
+    /// of [`Disk::outside`], [`Disk::is_file`] and [`Disk::is_dir`] when
+    /// it is `Some`.
+    pub(super) fn listed_kind(&self, rel: &Path) -> Found {
+        if self.ignored.covers(rel) {
+            return Some(None);
+        }
+        self.find(rel)
+    }
+
+    /// Whether each of `names` (plain file names) is a regular file of
+    /// the repository in directory `dir`, from one lookup of its listing
+    /// (as [`Disk::is_file`] of each joined path would answer); `None` for
+    /// a name the listings cannot tell of, or for all when `dir` is not a
+    /// plain relative path (then the joined path's parent is not `dir`).
+    pub(super) fn files_in(&self, dir: &Path, names: &[&str]) -> Vec<Option<bool>> {
+        let bytes = dir.as_os_str().as_bytes();
+        let entries = match bytes.starts_with(b"/") || bytes.ends_with(b"/") {
+            true => None,
+            false => self.listing(dir),
+        };
+        let Some(entries) = entries else {
+            return vec![None; names.len()];
+        };
+        names
+            .iter()
+            .map(|name| match entries.get(OsStr::new(name)) {
+                Some(Kind::Link) => None,
+                Some(Kind::File) => Some(!self.ignored.covers(&dir.join(name))),
+                _ => Some(false),
+            })
+            .collect()
+    }
+
     /// The bytes of a regular file that stays in the root.
     /// Within the run's budget: reads in parallel may pass it by one file
     /// each.

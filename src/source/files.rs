@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::commit_tree::Tree;
 use super::confine::Refused;
-use super::disk::Disk;
+use super::disk::{Disk, Kind};
 use super::issue::Issue;
 use super::limits::Limits;
 use super::limits::kustomize::RunBudget;
@@ -144,6 +144,14 @@ pub struct Files {
     /// Set when these are the files of a fetched git folder: what its
     /// paths are called where a user reads them.
     checkout: Option<super::remote::Checkout>,
+}
+
+/// What a path names ([`Files::entry_kind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Dir,
+    Neither,
 }
 
 /// A file's text, or why it could not be read.
@@ -336,6 +344,67 @@ impl Files {
             };
         self.note(|| Event::IsFile(rel.to_path_buf(), answer));
         answer
+    }
+
+    /// The paths of those of `names` (plain file names) that are files
+    /// of the repository in directory `dir`, in their order: each asked
+    /// as [`Files::is_file`] asks it, the directory's listing looked up
+    /// once for all of them.
+    pub fn files_in(&self, dir: &Path, names: &[&str]) -> Vec<PathBuf> {
+        let listed = match &*self.backing {
+            Backing::Disk(disk) if self.overlay.is_empty() => disk.files_in(dir, names),
+            _ => vec![None; names.len()],
+        };
+        let mut out = Vec::new();
+        for (name, listed) in names.iter().zip(listed) {
+            let answer = match listed {
+                Some(answer) => {
+                    self.note(|| Event::IsFile(dir.join(name), answer));
+                    answer
+                }
+                None => self.is_file(&dir.join(name)),
+            };
+            if answer {
+                out.push(dir.join(name));
+            }
+        }
+        out
+    }
+
+    /// What an entry naming `rel` finds there: why it is refused when it
+    /// resolves outside the root ([`Files::outside`]), else a file
+    /// ([`Files::is_file`]), a directory ([`Files::is_dir`]) or neither;
+    /// asked of the listings once for all three where they can tell, and
+    /// noted as the three questions.
+    pub fn entry_kind(&self, rel: &Path) -> Result<EntryKind, String> {
+        let listed = match &*self.backing {
+            Backing::Disk(disk) if !self.overlay.contains_key(rel) => disk.listed_kind(rel),
+            _ => None,
+        };
+        let Some(kind) = listed else {
+            if let Some(reason) = self.outside(rel) {
+                return Err(reason);
+            }
+            return Ok(if self.is_file(rel) {
+                EntryKind::File
+            } else if self.is_dir(rel) {
+                EntryKind::Dir
+            } else {
+                EntryKind::Neither
+            });
+        };
+        self.note(|| Event::Outside(rel.to_path_buf(), None));
+        let file = kind == Some(Kind::File);
+        self.note(|| Event::IsFile(rel.to_path_buf(), file));
+        if file {
+            return Ok(EntryKind::File);
+        }
+        let dir = kind == Some(Kind::Dir);
+        self.note(|| Event::IsDir(rel.to_path_buf(), dir));
+        Ok(match dir {
+            true => EntryKind::Dir,
+            false => EntryKind::Neither,
+        })
     }
 
     /// Why `rel` is not the repository's, when it resolves outside the

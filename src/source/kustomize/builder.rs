@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::remote::ListedIn;
 use super::*;
+use crate::source::files::EntryKind;
 use crate::source::{Budget, PathMap, PathSet};
 
 /// A kustomization built once, for the next entries that list it.
@@ -512,10 +513,11 @@ impl<'f> Builder<'f> {
         acc: &mut Acc,
         span: Span,
     ) -> Result<(), Issue> {
-        if let Some(reason) = self.files.outside(path) {
-            return Err(Issue::at(&self.files.sources, span, reason));
-        }
-        if self.files.is_file(path) {
+        let kind = self
+            .files
+            .entry_kind(path)
+            .map_err(|reason| Issue::at(&self.files.sources, span, reason))?;
+        if kind == EntryKind::File {
             if self.restrict && !path.starts_with(dir) {
                 return Err(Issue::at(
                     &self.files.sources,
@@ -536,7 +538,7 @@ impl<'f> Builder<'f> {
                 acc.append(r, self.files, span)?;
             }
             Ok(())
-        } else if self.files.is_dir(path) {
+        } else if kind == EntryKind::Dir {
             self.build_dir(path, acc, false, Some(span))
         } else {
             Err(Issue::at(

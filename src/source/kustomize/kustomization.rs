@@ -15,11 +15,7 @@ pub(crate) const FILE_NAMES: [&str; 3] =
 /// The kustomization file in `dir`; more than one is an error, as in
 /// kustomize.
 pub(crate) fn find(files: &Files, dir: &Path) -> Result<Option<PathBuf>, Issue> {
-    let found: Vec<PathBuf> = FILE_NAMES
-        .iter()
-        .map(|n| dir.join(n))
-        .filter(|p| files.is_file(p))
-        .collect();
+    let found = files.files_in(dir, &FILE_NAMES);
     match found.len() {
         0 => Ok(None),
         1 => Ok(found.into_iter().next()),
