@@ -279,7 +279,9 @@ impl Disk {
             .iter()
             .map(|name| match entries.get(OsStr::new(name)) {
                 Some(Kind::Link) => None,
-                Some(Kind::File) => Some(!self.ignored.covers(&dir.join(name))),
+                Some(Kind::File) => {
+                    Some(self.ignored.is_empty() || !self.ignored.covers(&dir.join(name)))
+                }
                 _ => Some(false),
             })
             .collect()

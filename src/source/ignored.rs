@@ -24,9 +24,14 @@ impl Ignored {
         Ignored { listed, set }
     }
 
+    /// Whether nothing is ignored: then no path need be made to ask.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
     /// Whether `rel` is ignored, or inside an ignored folder.
     pub fn covers(&self, rel: &Path) -> bool {
-        !self.set.is_empty() && rel.ancestors().any(|a| self.set.contains(a))
+        !self.is_empty() && rel.ancestors().any(|a| self.set.contains(a))
     }
 
     /// The entries as git lists them.
