@@ -91,6 +91,9 @@ impl<'f> Builder<'f> {
             .stopped_by(Budget::GatheredObjects(max)));
         }
         acc.config.merge(&sub.config);
+        // Room made once: an object is moved up once per level it is
+        // built below, and growing one by one copied the objects again.
+        acc.reserve(sub.res().len());
         for res in sub.into_res() {
             acc.append(res, self.files, span)?;
         }

@@ -272,8 +272,47 @@ pub(crate) struct Acc {
     /// `append`: a Flux path of thousands of apps appends as many objects.
     /// Dropped whenever the objects are handed out for change (a rename
     /// or a deletion would make it wrong) and rebuilt on the next append.
-    /// Keyed by the three hashed together ([`Acc::key`]).
-    index: Option<PathMap<u64, Vec<usize>>>,
+    index: Option<Index>,
+}
+
+/// The objects' positions by (group, kind, name), the three hashed
+/// together ([`Index::key`]): each key's last position, and for each
+/// position the one before it with the same key. One vector for all the
+/// objects, where a list per key was a block per object.
+#[derive(Clone, Default)]
+struct Index {
+    last: PathMap<u64, usize>,
+    /// For each object, the position of the one before it with its key,
+    /// [`Index::NONE`] when it is the first.
+    before: Vec<usize>,
+}
+
+impl Index {
+    const NONE: usize = usize::MAX;
+
+    /// The key for the object `root`: its group, kind and name, read in
+    /// place and hashed together rather than copied into an id (ids made
+    /// for the index were a third of `append`). Two ids with one key are
+    /// compared in full.
+    fn key(&self, root: &Node) -> u64 {
+        let [api, kind, name, _] = id_texts(root);
+        self.last
+            .hasher()
+            .hash_one((Gvk::split_api(api).0, kind, name))
+    }
+
+    /// The positions of the objects with `key`, last first.
+    fn positions(&self, key: u64) -> impl Iterator<Item = usize> + '_ {
+        let next = |&i: &usize| Some(self.before[i]).filter(|&j| j != Index::NONE);
+        std::iter::successors(self.last.get(&key).copied(), next)
+    }
+
+    /// Adds the next object's position under `key`.
+    fn add(&mut self, key: u64) {
+        let at = self.before.len();
+        let before = self.last.insert(key, at).unwrap_or(Index::NONE);
+        self.before.push(before);
+    }
 }
 
 impl Acc {
@@ -286,25 +325,23 @@ impl Acc {
         &mut self.res
     }
 
-    pub fn into_res(self) -> Vec<Res> {
-        self.res
+    /// Room for `more` objects.
+    pub fn reserve(&mut self, more: usize) {
+        self.res.reserve(more);
+        if let Some(index) = &mut self.index {
+            index.before.reserve(more);
+        }
     }
 
-    /// The index's key for the object `root`: its group, kind and name,
-    /// read in place and hashed together rather than copied into an id
-    /// (ids made for the index were a third of `append`). Two ids with
-    /// one key share a list, whose ids `append` compares in full.
-    fn key(index: &PathMap<u64, Vec<usize>>, root: &Node) -> u64 {
-        let [api, kind, name, _] = id_texts(root);
-        index.hasher().hash_one((Gvk::split_api(api).0, kind, name))
+    pub fn into_res(self) -> Vec<Res> {
+        self.res
     }
 
     /// Adds an object without checking for duplicates (generators check
     /// their own `behavior`).
     pub fn push(&mut self, r: Res) {
         if let Some(index) = &mut self.index {
-            let key = Acc::key(index, &r.obj.root);
-            index.entry(key).or_default().push(self.res.len());
+            index.add(index.key(&r.obj.root));
         }
         self.res.push(r);
     }
@@ -313,20 +350,22 @@ impl Acc {
     pub fn append(&mut self, r: Res, files: &Files, span: Span) -> Result<(), Issue> {
         let res = &self.res;
         let index = self.index.get_or_insert_with(|| {
-            let mut index: PathMap<_, Vec<usize>> = PathMap::default();
-            for (i, x) in res.iter().enumerate() {
-                let key = Acc::key(&index, &x.obj.root);
-                index.entry(key).or_default().push(i);
+            let mut index = Index::default();
+            index.before.reserve(res.len());
+            for x in res {
+                index.add(index.key(&x.obj.root));
             }
             index
         });
-        // One key and one lookup for both the check and the new position
-        // (an empty list left by a refused object matches nothing); ids
-        // are made only to compare objects that share a key.
-        let key = Acc::key(index, &r.obj.root);
-        let positions = index.entry(key).or_default();
-        let id = (!positions.is_empty()).then(|| r.cur_id());
-        if let Some(id) = id.filter(|id| positions.iter().any(|&i| res[i].cur_id().matches(id))) {
+        // One key for both the check and the new position; ids are made
+        // only to compare objects that share a key.
+        let key = index.key(&r.obj.root);
+        let duplicate = {
+            let mut positions = index.positions(key).peekable();
+            let id = positions.peek().is_some().then(|| r.cur_id());
+            id.filter(|id| positions.any(|i| res[i].cur_id().matches(id)))
+        };
+        if let Some(id) = duplicate {
             // An entry of a kustomization Flux generates has no line: the
             // object's own document is what to change.
             let at = if span == Span::default() {
@@ -343,7 +382,7 @@ impl Acc {
                 ),
             ));
         }
-        positions.push(res.len());
+        index.add(key);
         self.res.push(r);
         Ok(())
     }
