@@ -494,7 +494,9 @@ pub fn edit_vec<R>(
     entries: &mut Arc<[(Node, Node)]>,
     f: impl FnOnce(&mut Vec<(Node, Node)>) -> R,
 ) -> R {
-    let mut vec = take_entries(entries);
+    // Room for one more entry from the start: the usual edit adds a key,
+    // and growing a vector of the exact size moved every entry again.
+    let mut vec = entries_with_room(entries, 1);
     let out = f(&mut vec);
     *entries = vec.into();
     out
@@ -503,13 +505,21 @@ pub fn edit_vec<R>(
 /// A mapping's entries as a vector, moved out (nulls left behind) when no
 /// other tree holds them, else copied (the nodes in them shared).
 pub fn take_entries(entries: &mut Arc<[(Node, Node)]>) -> Vec<(Node, Node)> {
+    entries_with_room(entries, 0)
+}
+
+/// [`take_entries`] into a vector with room for `more` entries.
+fn entries_with_room(entries: &mut Arc<[(Node, Node)]>, more: usize) -> Vec<(Node, Node)> {
+    let mut out = Vec::with_capacity(entries.len() + more);
     match Arc::get_mut(entries) {
-        Some(owned) => owned
-            .iter_mut()
-            .map(|entry| std::mem::replace(entry, (Node::null(), Node::null())))
-            .collect(),
-        None => entries.to_vec(),
+        Some(owned) => out.extend(
+            owned
+                .iter_mut()
+                .map(|entry| std::mem::replace(entry, (Node::null(), Node::null()))),
+        ),
+        None => out.extend_from_slice(entries),
     }
+    out
 }
 
 /// One step in a path from an object's root to a node.
