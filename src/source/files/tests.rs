@@ -204,3 +204,72 @@ fn a_files_documents_take_only_their_room() {
         assert_eq!((parsed.docs.len(), parsed.docs.capacity()), (len, len));
     }
 }
+
+#[test]
+fn one_lookup_answers_as_the_three_questions_do() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.yaml"), "k: v\n").unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    std::fs::create_dir_all(root.join("app/base")).unwrap();
+    std::fs::create_dir_all(root.join("two")).unwrap();
+    for file in [
+        "app/kustomization.yaml",
+        "app/base/a.yaml",
+        "app/skipped.yaml",
+        "two/kustomization.yaml",
+        "two/Kustomization",
+    ] {
+        std::fs::write(root.join(file), "k: v\n").unwrap();
+    }
+    std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+    std::os::unix::fs::symlink(root.join("app"), root.join("inside")).unwrap();
+    let ignored = crate::source::ignored::Ignored::new(vec!["app/skipped.yaml".into()]);
+    let files = Files::new(root, Limits::default()).ignoring(ignored);
+    let three = |rel: &Path| match files.outside(rel) {
+        Some(reason) => Err(reason),
+        None if files.is_file(rel) => Ok(EntryKind::File),
+        None if files.is_dir(rel) => Ok(EntryKind::Dir),
+        None => Ok(EntryKind::Neither),
+    };
+    let asked = [
+        ("app", Some(EntryKind::Dir)),
+        ("app/kustomization.yaml", Some(EntryKind::File)),
+        ("app/base/a.yaml", Some(EntryKind::File)),
+        ("app/skipped.yaml", Some(EntryKind::Neither)),
+        ("app/missing", Some(EntryKind::Neither)),
+        ("missing/a.yaml", Some(EntryKind::Neither)),
+        ("inside", Some(EntryKind::Dir)),
+        ("inside/base/a.yaml", Some(EntryKind::File)),
+        ("out", None),
+        ("out/x.yaml", None),
+    ];
+    for (rel, expected) in asked {
+        let rel = Path::new(rel);
+        let answer = files.entry_kind(rel);
+        assert_eq!(answer, three(rel), "{rel:?}");
+        assert_eq!(answer.ok(), expected, "{rel:?}");
+    }
+    let names = [
+        "kustomization.yaml",
+        "kustomization.yml",
+        "Kustomization",
+        "skipped.yaml",
+    ];
+    for dir in ["app", "two", "inside", "out", "missing", ""] {
+        let dir = Path::new(dir);
+        let each: Vec<PathBuf> = names
+            .iter()
+            .map(|name| dir.join(name))
+            .filter(|path| files.is_file(path))
+            .collect();
+        assert_eq!(files.files_in(dir, &names), each, "{dir:?}");
+    }
+    assert_eq!(
+        files.files_in(Path::new("two"), &names),
+        [
+            Path::new("two/kustomization.yaml"),
+            Path::new("two/Kustomization")
+        ]
+    );
+}
