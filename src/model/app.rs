@@ -111,13 +111,6 @@ pub fn same_repository(a: &str, b: &str) -> bool {
     normalize_repo(a) == normalize_repo(b)
 }
 
-fn image_matches(query: &AppQuery, repository: &str) -> bool {
-    query
-        .images
-        .iter()
-        .any(|want| same_repository(want, repository))
-}
-
 /// What identifies the app an object runs, whatever the query: taken
 /// once per model ([`Model::app_facts`]), as every app rule asks and
 /// walking each release's values per rule dominated the rules' time.
@@ -184,6 +177,10 @@ pub(crate) fn facts(model: &Model) -> Vec<AppFacts> {
 /// Every app in the model that the query names.
 pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
     let mut apps = Vec::new();
+    // Each side normalized once ([`same_repository`]): every image of
+    // every app is compared with every image the query names.
+    let wanted: Vec<&str> = query.images.iter().map(|w| normalize_repo(w)).collect();
+    let image_matches = |repository: &str| wanted.contains(&normalize_repo(repository));
     for facts in model.app_facts() {
         match facts {
             AppFacts::Release {
@@ -193,7 +190,7 @@ pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
                 own_tag,
                 chart_version,
             } => {
-                let image = images.iter().find(|(repo, _)| image_matches(query, repo));
+                let image = images.iter().find(|(repo, _)| image_matches(repo));
                 let chart_matches = query.charts.iter().any(|c| c == chart);
                 if !chart_matches && image.is_none() {
                     continue;
@@ -223,7 +220,7 @@ pub fn find(model: &Model, query: &AppQuery) -> Vec<App> {
             AppFacts::Workload { object, images } => {
                 if let Some((image, repository, tag)) = images
                     .iter()
-                    .find(|(_, repository, _)| image_matches(query, repository))
+                    .find(|(_, repository, _)| image_matches(repository))
                 {
                     apps.push(App {
                         object: *object,

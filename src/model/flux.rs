@@ -135,6 +135,13 @@ fn at_variable(model: &Model, node: &Node, name: &str) -> Node {
 
 pub fn undefined_variables(model: &Model) -> Vec<(ObjRef, String, Node)> {
     let mut out = Vec::new();
+    // Most repositories define every variable they use: then no live
+    // node's origin names one undefined, and no object needs a walk.
+    if !crate::yaml::any_origin(
+        |o| matches!(o, Origin::Substituted { undefined, .. } if !undefined.is_empty()),
+    ) {
+        return out;
+    }
     for (i, obj) in model.objects.iter().enumerate() {
         obj.root.walk(&mut |_, node| {
             if let Some(Origin::Substituted { undefined, .. }) = node.origin() {

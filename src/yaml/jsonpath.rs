@@ -72,11 +72,15 @@ pub fn select<'a>(path: &str, root: &'a Node) -> Result<Vec<&'a Node>, JsonPathE
 ///   crate's syntax, as jsonpath-rust evaluates it): an invalid one never
 ///   matches, so `is: unset` would hold on every object.
 pub fn compile(path: &str) -> Result<JpQuery, JsonPathError> {
-    let query =
-        jsonpath_rust::parser::parse_json_path(path).map_err(|source| JsonPathError::Invalid {
-            path: path.to_string(),
-            source,
-        })?;
+    let query = match names_only(path) {
+        Some(query) => query,
+        None => jsonpath_rust::parser::parse_json_path(path).map_err(|source| {
+            JsonPathError::Invalid {
+                path: path.to_string(),
+                source,
+            }
+        })?,
+    };
     let mut walk = Walk::default();
     walk.segments(&query.segments, 0);
     let path = path.to_string();
@@ -97,6 +101,44 @@ pub fn compile(path: &str) -> Result<JpQuery, JsonPathError> {
         }),
         None => Ok(query),
     }
+}
+
+/// `path` as jsonpath-rust's grammar reads it, when it is `$` and then
+/// only names (`.spec`, ASCII) and wildcards (`.*`, `[*]`): nearly every
+/// path a rule names, read here in a scan where the grammar's parser
+/// spent some 50,000 instructions on each, in every run. Anything else
+/// (`..`, brackets, filters, spaces) is left to that parser.
+fn names_only(path: &str) -> Option<JpQuery> {
+    let mut rest = path.strip_prefix('$')?;
+    let mut segments = Vec::new();
+    while !rest.is_empty() {
+        let (selector, tail) = if let Some(tail) = rest.strip_prefix("[*]") {
+            (Selector::Wildcard, tail)
+        } else {
+            let tail = rest.strip_prefix('.')?;
+            match tail.strip_prefix('*') {
+                Some(tail) => (Selector::Wildcard, tail),
+                None => {
+                    // A member-name shorthand: a letter or `_`, then
+                    // letters, digits and `_`.
+                    let len = tail
+                        .bytes()
+                        .enumerate()
+                        .take_while(|&(i, b)| {
+                            b == b'_' || b.is_ascii_alphabetic() || (i > 0 && b.is_ascii_digit())
+                        })
+                        .count();
+                    if len == 0 {
+                        return None;
+                    }
+                    (Selector::Name(tail[..len].to_string()), &tail[len..])
+                }
+            }
+        };
+        segments.push(Segment::Selector(selector));
+        rest = tail;
+    }
+    Some(JpQuery::new(segments))
 }
 
 /// What [`compile`] counts on its way through a parsed query.
@@ -334,6 +376,39 @@ impl Queryable for Node {
 mod tests {
     use super::*;
     use crate::yaml::{FileId, Limits, parse_documents};
+
+    /// The scan's reading of a path is the grammar's, and what it does
+    /// not take goes to the grammar.
+    #[test]
+    fn names_only_reads_paths_as_the_grammar_does() {
+        for path in [
+            "$",
+            "$.spec",
+            "$.spec.postgresql.parameters.*",
+            "$.spec.template.spec.containers[*].image",
+            "$._a1.B_2[*].*",
+        ] {
+            let parsed = jsonpath_rust::parser::parse_json_path(path).unwrap();
+            assert_eq!(names_only(path), Some(parsed), "{path}");
+        }
+        for path in [
+            "",
+            "spec",
+            "$.",
+            "$.1a",
+            "$.a-b",
+            "$..port",
+            "$.spec..name",
+            "$.a[0]",
+            "$['a']",
+            "$.a .b",
+            "$.a ",
+            "$.é",
+            "$.a[?@ == 'x']",
+        ] {
+            assert_eq!(names_only(path), None, "{path}");
+        }
+    }
 
     #[test]
     fn matches_keep_their_spans() {

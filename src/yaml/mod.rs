@@ -26,6 +26,7 @@ pub use parse::{YamlError, block_scanner_differs, parse_documents, parse_values,
 pub use path_key::{PathKey, PathKeyMap, PathKeySet, PathQuery};
 pub use position::{OffsetMap, ceil_char, floor_char};
 pub use size::Size;
+pub(crate) use tag::any_origin;
 
 use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};

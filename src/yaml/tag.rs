@@ -82,6 +82,17 @@ impl Table {
     }
 }
 
+/// Whether the origin of some live node passes `test`. Origins are held
+/// only in the table's slots, which are few beside the nodes, so a
+/// question about every tree's origins is answered without walking one.
+pub(crate) fn any_origin(test: impl Fn(&Origin) -> bool) -> bool {
+    // A freed slot's origin is taken with its last handle.
+    table()
+        .slots
+        .iter()
+        .any(|s| s.origin.as_deref().is_some_and(&test))
+}
+
 impl Place {
     /// Every node is made here, so what nearly every node takes is
     /// inlined and the table's part kept out of line.

@@ -94,19 +94,22 @@ impl Step for ObjectStep {
         // are not the app's concern.
         let tree = find::<AppFact>(bound, "app").and_then(|a| model.object(a.app.object).tree);
         let work = &mut cx.work;
-        model
-            .objects
-            .iter()
-            .enumerate()
-            .filter_map(|(i, o)| {
-                *work += 1;
-                let kind_matches = self.kind == "*" || o.kind() == self.kind;
+        // Every object counts as examined, as when each was looked at in
+        // turn; the kind's index hands over only the few of the kind,
+        // where asking each object its kind and group was most of the
+        // step's work.
+        *work += model.objects.len();
+        let candidates: Box<dyn Iterator<Item = ObjRef>> = match self.kind.as_str() {
+            "*" => Box::new(
+                (0..model.objects.len()).filter(|&i| model.objects[i].group() == self.group),
+            ),
+            kind => Box::new(model.of_kind(&self.group, kind)),
+        };
+        candidates
+            .filter_map(|i| {
+                let o = &model.objects[i];
                 let other_tree = tree.is_some() && o.tree.is_some() && o.tree != tree;
-                if only.is_some_and(|only| only != i)
-                    || o.group() != self.group
-                    || !kind_matches
-                    || other_tree
-                {
+                if only.is_some_and(|only| only != i) || other_tree {
                     return None;
                 }
                 let mut last = None;

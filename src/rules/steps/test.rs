@@ -2,6 +2,8 @@
 //! `object`): the test a rule names, and how it judges what the
 //! repository shows of a value.
 
+use std::sync::{Mutex, PoisonError};
+
 use serde::{Deserialize, Serialize};
 
 use crate::yaml::Node;
@@ -66,7 +68,7 @@ impl Serialize for Pattern {
 impl<'de> Deserialize<'de> for Pattern {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Pattern, D::Error> {
         let text = String::deserialize(d)?;
-        regex::Regex::new(&text).map(Pattern).map_err(|e| {
+        compiled(&text).map(Pattern).map_err(|e| {
             // A syntax error quotes the whole pattern over several lines,
             // its last line says what is wrong; the issue is one line.
             let why = match &e {
@@ -83,6 +85,27 @@ impl<'de> Deserialize<'de> for Pattern {
             ))
         })
     }
+}
+
+static KEPT_PATTERNS: Mutex<Vec<regex::Regex>> = Mutex::new(Vec::new());
+
+/// `text` compiled, or the same pattern compiled before: the release
+/// files write one pattern at each place a version is set (rook-ceph's
+/// three), and a compile is some 270,000 instructions, in every run. A
+/// copy shares the compiled program.
+fn compiled(text: &str) -> Result<regex::Regex, regex::Error> {
+    /// Distinct patterns kept: the built-in files hold a handful; a
+    /// user's many more are compiled each time rather than searched.
+    const KEPT: usize = 64;
+    let mut kept = KEPT_PATTERNS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(same) = kept.iter().find(|r| r.as_str() == text) {
+        return Ok(same.clone());
+    }
+    let regex = regex::Regex::new(text)?;
+    if kept.len() < KEPT {
+        kept.push(regex.clone());
+    }
+    Ok(regex)
 }
 
 /// What a test sees of a value.
@@ -199,6 +222,19 @@ pub(super) fn path_test(
 mod tests {
     use super::*;
     use crate::yaml::Value;
+
+    /// A pattern read again is the one compiled before, which matches
+    /// as a compile of its own would.
+    #[test]
+    fn a_pattern_read_twice_is_compiled_once() {
+        let text = "^compiled-once-[0-9]+$";
+        let first = compiled(text).unwrap();
+        let second = compiled(text).unwrap();
+        assert!(first.is_match("compiled-once-7") && second.is_match("compiled-once-7"));
+        assert!(!second.is_match("compiled-once-x"));
+        let kept = KEPT_PATTERNS.lock().unwrap();
+        assert_eq!(kept.iter().filter(|r| r.as_str() == text).count(), 1);
+    }
 
     fn known(text: &str) -> Seen<'static> {
         Seen::Known {

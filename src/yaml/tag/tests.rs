@@ -87,3 +87,22 @@ fn an_origin_lives_as_long_as_a_place_has_it() {
     assert_eq!(handles_of(&o), 0);
     assert_eq!(Arc::strong_count(&o), 1, "freed with the last place");
 }
+
+/// The origins of live places, and only those, are found without their
+/// trees: the question a rule asks of every object's nodes.
+#[test]
+fn any_origin_finds_the_origins_of_live_places_only() {
+    let named = |o: &Origin| matches!(o, Origin::Substituted { variable, .. } if variable == "ANY_ORIGIN_PROBE");
+    assert!(!any_origin(named));
+    let place = Place::new(
+        span(1, 2, 3),
+        Style::Plain,
+        Some(origin("ANY_ORIGIN_PROBE")),
+    );
+    let copy = place.clone();
+    assert!(any_origin(named));
+    drop(place);
+    assert!(any_origin(named));
+    drop(copy);
+    assert!(!any_origin(named));
+}
