@@ -181,7 +181,6 @@ impl KeyId {
             Value::Seq(_) | Value::Map(_) => return None,
         })
     }
-
 }
 
 /// Whether two scalar keys are one: the equality of [`KeyId::of`]'s
@@ -233,6 +232,11 @@ enum Content {
 struct Frame {
     content: Content,
     start: u32,
+    /// Where the collection starts in the file as written, asked when it
+    /// starts: positions are then asked in the text's order, each near
+    /// the last, where its end looking back to its start searched all of
+    /// the file's lines.
+    at: Span,
     anchor: usize,
     cost: Cost,
     flow: bool,
@@ -274,6 +278,14 @@ impl<'a> Builder<'a> {
     fn span(&self, start: u32, end: u32) -> Span {
         let original = |at| self.repaired.original(at);
         self.lines.span(self.file, original(start), original(end))
+    }
+
+    /// The span from where `from` starts to byte `end` of the text parsed.
+    fn until(&self, from: Span, end: u32) -> Span {
+        Span {
+            end: self.repaired.original(end).max(from.start),
+            ..from
+        }
     }
 
     fn stop(&self, offset: u32, message: String) -> Stop {
@@ -391,6 +403,7 @@ impl<'a> Builder<'a> {
                     stack.push(Frame {
                         content,
                         start,
+                        at: self.span(start, start),
                         anchor,
                         cost: Cost::default(),
                         flow,
@@ -410,7 +423,7 @@ impl<'a> Builder<'a> {
                             Value::Map(scratch.entries.drain(from..).collect())
                         }
                     };
-                    let span = self.span(frame.start, end);
+                    let span = self.until(frame.at, end);
                     (Node::new(value, span), frame.cost.closed(), frame.anchor)
                 }
             };
@@ -475,7 +488,8 @@ impl<'a> Builder<'a> {
                                 if index.is_none() && at + 1 == INDEX_FROM {
                                     let keys = scratch.entries[*from..].iter();
                                     let ids = keys.map(|(k, _)| KeyId::of(k)).enumerate();
-                                    *index = Some(ids.filter_map(|(i, id)| Some((id?, i))).collect());
+                                    *index =
+                                        Some(ids.filter_map(|(i, id)| Some((id?, i))).collect());
                                 }
                             }
                         }

@@ -194,11 +194,11 @@ impl<'a> Lines<'a> {
     }
 }
 
-const HIGH: u64 = 0x8080_8080_8080_8080;
+pub(super) const HIGH: u64 = 0x8080_8080_8080_8080;
 const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 
 /// `byte` in each byte of a word.
-const fn splat(byte: u8) -> u64 {
+pub(super) const fn splat(byte: u8) -> u64 {
     byte as u64 * 0x0101_0101_0101_0101
 }
 
