@@ -29,9 +29,11 @@ mod escape;
 mod events;
 mod flow;
 mod folded;
+mod search;
 use escape::unescape;
 pub(super) use events::Events;
 use folded::trim_end;
+use search::find;
 
 /// An event with its byte range in the text.
 pub(super) type Spanned<'t> = (Event<'t>, u32, u32);
@@ -189,10 +191,7 @@ impl<'t> Scanner<'t> {
 
     /// Where the line holding `i` ends (its `\n`, or the end).
     fn line_end(&self, i: usize) -> usize {
-        match memchr::memchr(b'\n', &self.b[i..]) {
-            Some(n) => i + n,
-            None => self.b.len(),
-        }
+        find(self.b, i, [b'\n'], |rest| memchr::memchr(b'\n', rest)).unwrap_or(self.b.len())
     }
 
     /// After a value that must end its line: only spaces and a comment
@@ -611,16 +610,16 @@ impl<'t> Scanner<'t> {
     /// Where the plain scalar from `i` (not a space) stops, on its
     /// line: at the first `:` before a blank or the line's end, the
     /// space before the first ` #`, or the line's end, whichever comes
-    /// first. Found by a search for the three bytes rather than a test
-    /// of each, as keys and values are read at every line.
+    /// first. Found by [`find`], as keys and values are read at every
+    /// line.
     fn plain_end(&self, i: usize) -> PlainEnd {
         let b = self.b;
         let mut from = i;
         loop {
-            let Some(n) = memchr::memchr3(b'\n', b':', b'#', &b[from..]) else {
+            let search = |rest: &[u8]| memchr::memchr3(b'\n', b':', b'#', rest);
+            let Some(j) = find(b, from, [b'\n', b':', b'#'], search) else {
                 return PlainEnd::Line(b.len());
             };
-            let j = from + n;
             match b[j] {
                 b'\n' => return PlainEnd::Line(j),
                 b':' if is_break_or_blank(b.get(j + 1)) => return PlainEnd::Colon(j),

@@ -12,6 +12,7 @@
 //! v3, which accepts some text the spec refuses and changes some values on
 //! the way through kustomize. [`super::compat`] makes up the difference.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -180,18 +181,18 @@ impl KeyId {
             Value::Seq(_) | Value::Map(_) => return None,
         })
     }
+}
 
-    /// Whether `node` is this key: the equality of [`KeyId::of`]'s
-    /// values, without making one.
-    fn is(&self, node: &Node) -> bool {
-        match (self, &node.value) {
-            (KeyId::Null, Value::Null) => true,
-            (KeyId::Bool(a), Value::Bool(b)) => a == b,
-            (KeyId::Int(a), Value::Int(b)) => a == b,
-            (KeyId::Float(a), Value::Float(b)) => *a == b.to_bits(),
-            (KeyId::Str(a), Value::Str(b)) => a == b,
-            _ => false,
-        }
+/// Whether two scalar keys are one: the equality of [`KeyId::of`]'s
+/// values, without making them (a copy of each key's text).
+fn same_key(a: &Node, b: &Node) -> bool {
+    match (&a.value, &b.value) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Str(x), Value::Str(y)) => x == y,
+        _ => false,
     }
 }
 
@@ -199,18 +200,6 @@ impl KeyId {
 /// each (nearly every mapping in a manifest); larger ones build a hash
 /// index, so that a mapping stays linear in its size.
 const INDEX_FROM: usize = 16;
-
-/// Position of `key` among a mapping's entries.
-fn position(
-    entries: &[(Node, Node)],
-    index: &Option<HashMap<KeyId, usize>>,
-    key: &KeyId,
-) -> Option<usize> {
-    match index {
-        Some(index) => index.get(key).copied(),
-        None => entries.iter().position(|(k, _)| key.is(k)),
-    }
-}
 
 /// The children of every collection open on the builder's stack, the
 /// innermost one's last. A collection takes its children when it closes,
@@ -243,6 +232,11 @@ enum Content {
 struct Frame {
     content: Content,
     start: u32,
+    /// Where the collection starts in the file as written, asked when it
+    /// starts: positions are then asked in the text's order, each near
+    /// the last, where its end looking back to its start searched all of
+    /// the file's lines.
+    at: Span,
     anchor: usize,
     cost: Cost,
     flow: bool,
@@ -284,6 +278,14 @@ impl<'a> Builder<'a> {
     fn span(&self, start: u32, end: u32) -> Span {
         let original = |at| self.repaired.original(at);
         self.lines.span(self.file, original(start), original(end))
+    }
+
+    /// The span from where `from` starts to byte `end` of the text parsed.
+    fn until(&self, from: Span, end: u32) -> Span {
+        Span {
+            end: self.repaired.original(end).max(from.start),
+            ..from
+        }
     }
 
     fn stop(&self, offset: u32, message: String) -> Stop {
@@ -401,6 +403,7 @@ impl<'a> Builder<'a> {
                     stack.push(Frame {
                         content,
                         start,
+                        at: self.span(start, start),
                         anchor,
                         cost: Cost::default(),
                         flow,
@@ -420,7 +423,7 @@ impl<'a> Builder<'a> {
                             Value::Map(scratch.entries.drain(from..).collect())
                         }
                     };
-                    let span = self.span(frame.start, end);
+                    let span = self.until(frame.at, end);
                     (Node::new(value, span), frame.cost.closed(), frame.anchor)
                 }
             };
@@ -462,29 +465,32 @@ impl<'a> Builder<'a> {
                         }
                     }
                     Some(k) => {
-                        let id = KeyId::of(&k).expect("collection keys are refused above");
                         let own = &mut scratch.entries[*from..];
+                        let at = own.len();
+                        let found = match index {
+                            Some(index) => {
+                                let id = KeyId::of(&k).expect("collection keys are refused above");
+                                match index.entry(id) {
+                                    Entry::Occupied(e) => Some(*e.get()),
+                                    Entry::Vacant(e) => {
+                                        e.insert(at);
+                                        None
+                                    }
+                                }
+                            }
+                            None => own.iter().position(|(other, _)| same_key(&k, other)),
+                        };
                         // Later duplicates win, as in go-yaml's decoding into maps.
-                        match position(own, index, &id) {
+                        match found {
                             Some(i) => own[i] = (k, node),
                             None => {
-                                let at = own.len();
-                                match index {
-                                    Some(index) => {
-                                        index.insert(id, at);
-                                    }
-                                    None if at + 1 == INDEX_FROM => {
-                                        let keys = own.iter().map(|(k, _)| KeyId::of(k));
-                                        let mut built: HashMap<KeyId, usize> = keys
-                                            .enumerate()
-                                            .filter_map(|(i, id)| Some((id?, i)))
-                                            .collect();
-                                        built.insert(id, at);
-                                        *index = Some(built);
-                                    }
-                                    None => {}
-                                }
                                 scratch.entries.push((k, node));
+                                if index.is_none() && at + 1 == INDEX_FROM {
+                                    let keys = scratch.entries[*from..].iter();
+                                    let ids = keys.map(|(k, _)| KeyId::of(k)).enumerate();
+                                    *index =
+                                        Some(ids.filter_map(|(i, id)| Some((id?, i))).collect());
+                                }
                             }
                         }
                     }
@@ -656,7 +662,12 @@ pub fn resolve_plain(text: &str) -> Option<Value> {
             .then(|| text.parse().ok().map(Value::Float))
             .flatten(),
         b'0'..=b'9' | b'-' | b'+' => {
-            let plain = text.replace('_', "");
+            // Copied only when there is a `_` to take out: most numbers
+            // (and the versions and dates that start like one) have none.
+            let plain = match text.contains('_') {
+                true => std::borrow::Cow::Owned(text.replace('_', "")),
+                false => std::borrow::Cow::Borrowed(text),
+            };
             if let Some(v) = go_parse_int(&plain) {
                 return Some(v);
             }
