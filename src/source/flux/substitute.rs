@@ -406,11 +406,8 @@ fn referenced(text: &str) -> impl Iterator<Item = &str> {
 
 /// Whether any string in `node`, key or value, holds a `$` (the only
 /// text [`Cx::scalar`] expands), and if so the way to the first one into
-/// `way` (which comes in empty): its position in each collection on the
-/// way, the innermost first; in a mapping `2 * entry` for a key, one more
-/// for a value. [`Cx::node`] follows it down instead of looking again at
-/// what this looked at (a look per level was each tree's first strings
-/// once per collection above them).
+/// `way` (empty before): its place in each collection, innermost first; in
+/// a mapping `2 * entry` for a key, one more for a value.
 fn first_dollar(node: &Node, way: &mut Vec<usize>) -> bool {
     let at = match &node.value {
         Value::Str(s) => return holds_dollar(s),
@@ -425,6 +422,12 @@ fn first_dollar(node: &Node, way: &mut Vec<usize>) -> bool {
         Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => None,
     };
     at.map(|at| way.push(at)).is_some()
+}
+
+/// [`first_dollar`] on a way of its own.
+fn anew(node: &Node, way: &mut Vec<usize>) -> bool {
+    way.clear();
+    first_dollar(node, way)
 }
 
 /// Whether `s` holds a `$`, eight bytes at a time: every string of an
@@ -515,11 +518,10 @@ fn step_detail(changed: usize) -> Arc<str> {
 
 impl Cx<'_> {
     /// Expands the scalars under `node`, whose first `$` `way` leads to
-    /// ([`first_dollar`]): what comes before it holds none, and what
-    /// comes after is looked at once each. Only what holds a `$` is
-    /// visited for change: the collections on the way to one are all that
-    /// is copied of a tree shared with the parse or the build the object
-    /// came from.
+    /// ([`first_dollar`]); what comes after it is looked at once. Only
+    /// what holds a `$` is visited for change: the collections on the way
+    /// to one are all that is copied of a tree shared with the parse or
+    /// the build.
     fn node(&mut self, node: &mut Node, way: &mut Vec<usize>) {
         let known = way.pop();
         match &mut node.value {
@@ -528,10 +530,7 @@ impl Cx<'_> {
             }
             Value::Seq(items) => {
                 for i in known.unwrap_or(0)..items.len() {
-                    if known == Some(i) || {
-                        way.clear();
-                        first_dollar(&items[i], way)
-                    } {
+                    if known == Some(i) || anew(&items[i], way) {
                         self.node(&mut Arc::make_mut(items)[i], way);
                     }
                 }
@@ -541,18 +540,12 @@ impl Cx<'_> {
                 for i in known.map_or(0, |at| at / 2)..entries.len() {
                     let key = match known {
                         Some(at) if at / 2 == i => at % 2 == 0,
-                        _ => {
-                            way.clear();
-                            first_dollar(&entries[i].0, way)
-                        }
+                        _ => anew(&entries[i].0, way),
                     };
                     if key {
                         renamed |= self.scalar(&mut Arc::make_mut(entries)[i].0, true);
                     }
-                    let value = known == Some(2 * i + 1) || {
-                        way.clear();
-                        first_dollar(&entries[i].1, way)
-                    };
+                    let value = known == Some(2 * i + 1) || anew(&entries[i].1, way);
                     if value {
                         self.node(&mut Arc::make_mut(entries)[i].1, way);
                     }
