@@ -39,6 +39,30 @@ impl<P: AsRef<Path>> PathKey<P> {
         self.path.as_ref()
     }
 
+    /// Bytes that order as the path's components do (`Path`'s `Ord`): per
+    /// component its kind's rank in `Component`'s order (a prefix, the root,
+    /// `.`, `..`, a name), its bytes, then a zero, which no name holds and
+    /// which sorts before any byte a name does (a name before a longer one it
+    /// starts). A sort compares these with one `memcmp` where `Path`'s
+    /// comparison walks the components of both paths per pair.
+    pub fn order_bytes(&self) -> Vec<u8> {
+        use std::path::Component;
+        let mut out = Vec::with_capacity(self.bytes().len() + 8);
+        for part in self.as_path().components() {
+            let (rank, name): (u8, &[u8]) = match part {
+                Component::Prefix(p) => (0, p.as_os_str().as_bytes()),
+                Component::RootDir => (1, b""),
+                Component::CurDir => (2, b""),
+                Component::ParentDir => (3, b""),
+                Component::Normal(name) => (4, name.as_bytes()),
+            };
+            out.push(rank);
+            out.extend_from_slice(name);
+            out.push(0);
+        }
+        out
+    }
+
     fn bytes(&self) -> &[u8] {
         self.as_path().as_os_str().as_bytes()
     }
@@ -236,6 +260,32 @@ mod tests {
                         "{p:?}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn order_bytes_order_as_paths_do() {
+        let mut paths = vec![String::new()];
+        let mut last = paths.clone();
+        for _ in 0..4 {
+            last = last
+                .iter()
+                .flat_map(|p| ["a", "b", "-", ".", "/"].map(|c| format!("{p}{c}")))
+                .collect();
+            paths.extend(last.iter().cloned());
+        }
+        let ordered: Vec<Vec<u8>> = paths
+            .iter()
+            .map(|p| PathKey::of(Path::new(p)).order_bytes())
+            .collect();
+        for (p, p_bytes) in paths.iter().zip(&ordered) {
+            for (q, q_bytes) in paths.iter().zip(&ordered) {
+                assert_eq!(
+                    p_bytes.cmp(q_bytes),
+                    Path::new(p).cmp(Path::new(q)),
+                    "{p:?} {q:?}"
+                );
             }
         }
     }

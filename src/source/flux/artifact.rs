@@ -9,10 +9,9 @@
 //! copies its contents into `to`. Other globs select files one by one and
 //! are not mapped.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::source::{Object, join_within};
+use crate::source::{Object, PathMap, join_within};
 
 /// Part of an artifact that is a directory of a source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,7 +28,7 @@ struct Mount {
 /// `ExternalArtifact/<name>`.
 #[derive(Debug, Default)]
 pub struct Artifacts {
-    by_source: HashMap<String, Artifact>,
+    by_source: PathMap<String, Artifact>,
 }
 
 #[derive(Debug, Default)]
@@ -52,7 +51,7 @@ impl Artifacts {
     pub fn from_generators<'a>(generators: impl IntoIterator<Item = &'a Object>) -> Artifacts {
         let mut out = Artifacts::default();
         for g in generators {
-            let aliases: HashMap<&str, String> = g
+            let aliases: PathMap<&str, String> = g
                 .root
                 .path(&["spec", "sources"])
                 .and_then(|n| n.as_seq())
@@ -151,7 +150,7 @@ impl Artifacts {
 }
 
 /// A copy rule that copies a whole directory of a source.
-fn mount(aliases: &HashMap<&str, String>, from: &str, to: &str) -> Option<Mount> {
+fn mount(aliases: &PathMap<&str, String>, from: &str, to: &str) -> Option<Mount> {
     let (alias, pattern) = from.strip_prefix('@')?.split_once('/')?;
     let source = aliases.get(alias)?.clone();
     let to = join_within(Path::new(""), to.strip_prefix("@artifact/")?)?;

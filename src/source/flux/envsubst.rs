@@ -170,7 +170,7 @@ pub fn expand<'v>(
 }
 
 fn dedup(v: &mut Vec<String>) {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = crate::source::PathSet::default();
     v.retain(|x| seen.insert(x.clone()));
 }
 

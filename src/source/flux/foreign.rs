@@ -2,7 +2,7 @@
 //! builds from one renders that repository's tree, not a directory of this
 //! one that happens to have the same path (`./kubernetes`, `./deploy`).
 
-use std::collections::HashSet;
+use crate::source::PathSet;
 
 use crate::source::object::Object;
 
@@ -12,8 +12,8 @@ use crate::source::object::Object;
 /// value (controlplaneio-fluxcd/charts flux-instance values), or the URL
 /// of flux bootstrap's `flux-system` GitRepository. With no such URL in
 /// the repository, none is known to be another repository.
-pub fn foreign_git_sources(git_repos: &[Object], bootstrap: &[Object]) -> HashSet<String> {
-    let synced: HashSet<String> = bootstrap
+pub fn foreign_git_sources(git_repos: &[Object], bootstrap: &[Object]) -> PathSet<String> {
+    let synced: PathSet<String> = bootstrap
         .iter()
         .filter_map(|o| {
             if o.is("fluxcd.controlplane.io", "FluxInstance") {
@@ -34,10 +34,10 @@ pub fn foreign_git_sources(git_repos: &[Object], bootstrap: &[Object]) -> HashSe
         .filter_map(normalized)
         .collect();
     if synced.is_empty() {
-        return HashSet::new();
+        return PathSet::default();
     }
     let url_of = |g: &Object| g.root.str_at(&["spec", "url"]).and_then(normalized);
-    let this_repo: HashSet<&str> = git_repos
+    let this_repo: PathSet<&str> = git_repos
         .iter()
         .filter(|g| url_of(g).is_none_or(|u| synced.contains(&u)))
         .map(Object::name)
@@ -102,7 +102,7 @@ mod tests {
         let foreign = foreign_git_sources(&git, &bootstrap);
         assert_eq!(
             foreign,
-            HashSet::from(["GitRepository/keycloak-k8s-resources".to_string()])
+            PathSet::from_iter(["GitRepository/keycloak-k8s-resources".to_string()])
         );
         // Without the synced URL nothing is known.
         assert!(foreign_git_sources(&git, &[]).is_empty());

@@ -6,11 +6,9 @@
 //! Flux Kustomization such a root rendered, it cost roots x objects and
 //! Kustomizations x objects.
 
-use std::collections::{HashMap, HashSet};
-
 use super::tree::{KsId, is_flux_ks, ks_id};
 use crate::source::files::Files;
-use crate::source::{Issue, Object, PathSet, StepKind};
+use crate::source::{Issue, Object, PathMap, PathSet, StepKind};
 use crate::yaml::FileId;
 
 /// What the cluster holds one of: group, kind, namespace and name.
@@ -30,10 +28,10 @@ fn held(o: &Object) -> Held {
 pub(super) struct Joined {
     /// Each object the tree holds, by what the cluster holds one of: its
     /// first one's index in the output.
-    held: HashMap<Held, usize>,
+    held: PathMap<Held, usize>,
     /// The Flux Kustomizations of the tree as it was before the root
     /// rendering now: a joining root does not render them again.
-    pub(super) kss: HashSet<KsId>,
+    pub(super) kss: PathSet<KsId>,
     /// The files of the tree's objects (substitution sources are looked
     /// up among them first).
     pub(super) files: PathSet<FileId>,

@@ -14,13 +14,12 @@
 //! source's root is never guessed to be that folder, and the moved
 //! Kustomizations are not taken for a cluster's roots.
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::foreign::normalized;
 use super::sources::source_of;
 use super::tree::{DocId, doc_id};
-use crate::source::{Files, Object, join_within};
+use crate::source::{Files, Object, PathMap, PathSet, join_within};
 
 /// The GitRepositories (`GitRepository/<name>`) known to be this
 /// repository from its root: those some written Flux Kustomization builds
@@ -31,19 +30,19 @@ pub(super) fn rooted_sources(
     files: &Files,
     written: &[Object],
     git_repos: &[Object],
-    foreign: &HashSet<String>,
-) -> HashSet<String> {
+    foreign: &PathSet<String>,
+) -> PathSet<String> {
     let git_sources = || {
         written
             .iter()
             .map(|ks| (ks, source_of(ks)))
             .filter(|(_, s)| s.starts_with("GitRepository/") && !foreign.contains(s))
     };
-    let rooted: HashSet<String> = git_sources()
+    let rooted: PathSet<String> = git_sources()
         .filter(|(ks, _)| at_root(ks).is_some_and(|p| files.is_dir(&p)))
         .map(|(_, s)| s)
         .collect();
-    let mut urls: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut urls: PathMap<String, PathSet<String>> = PathMap::default();
     for g in git_repos {
         if let Some(url) = g.root.str_at(&["spec", "url"]).and_then(normalized) {
             urls.entry(format!("GitRepository/{}", g.name()))
@@ -51,7 +50,7 @@ pub(super) fn rooted_sources(
                 .insert(url);
         }
     }
-    let rooted_urls: HashSet<&String> = rooted
+    let rooted_urls: PathSet<&String> = rooted
         .iter()
         .filter_map(|s| urls.get(s))
         .flatten()
@@ -91,9 +90,9 @@ pub(super) struct Moved {
 pub(super) fn find(
     files: &Files,
     written: &[Object],
-    rooted: &HashSet<String>,
-) -> HashMap<DocId, Moved> {
-    let mut out = HashMap::new();
+    rooted: &PathSet<String>,
+) -> PathMap<DocId, Moved> {
+    let mut out = PathMap::default();
     for ks in written {
         let source = source_of(ks);
         if !rooted.contains(&source) {

@@ -3,7 +3,7 @@
 //! output rendered in turn; what became of each is recorded.
 
 use crate::source::kustomize::{FluxInputs, Image};
-use std::collections::HashSet;
+
 use std::path::{Path, PathBuf};
 
 use super::batch::{Batch, Waiting};
@@ -61,7 +61,7 @@ pub(super) struct Walk<'r> {
     /// Those rendered in this tree.
     pub done: PathSet<KsId>,
     /// The documents rendered in any tree.
-    pub rendered: &'r mut HashSet<DocId>,
+    pub rendered: &'r mut PathSet<DocId>,
     /// The tree a root joins, whose objects its own are checked against.
     pub index: Option<Joined>,
     /// The tree the objects are added to.
@@ -82,7 +82,7 @@ impl FluxTree {
     /// notes taken in the order of `kss` ([`Files::each_in_order`]).
     pub(super) fn build_each(&mut self, files: &mut Files, kss: &[Object], seen: &mut Produced) {
         let keys: Vec<_> = kss.iter().map(|ks| self.build_key(files, ks)).collect();
-        let mut queued: HashSet<&BuildKey> = HashSet::new();
+        let mut queued: PathSet<&BuildKey> = PathSet::default();
         let todo: Vec<&(BuildKey, FluxInputs)> = keys
             .iter()
             .flatten()
@@ -120,7 +120,7 @@ impl FluxTree {
         files: &mut Files,
         root: Object,
         lookup_pool: &LookupPool,
-        rendered: &mut HashSet<DocId>,
+        rendered: &mut PathSet<DocId>,
         issues: &mut Vec<Issue>,
     ) {
         let root_id = (

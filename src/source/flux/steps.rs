@@ -7,7 +7,6 @@
 //! the build, which differs only for a patch whose target selects by
 //! namespace or that sets one.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use super::Budget;
@@ -38,17 +37,24 @@ impl FluxTree {
         written: &[Object],
         config_sources: &[Object],
     ) -> Vec<Object> {
-        let mut keyed: Vec<(BuildKey, &Object)> = written
+        let mut keyed: Vec<(Vec<u8>, BuildKey, &Object)> = written
             .iter()
-            .filter_map(|ks| Some((self.build_key(files, ks)?.0, ks)))
+            .filter_map(|ks| {
+                let key = self.build_key(files, ks)?.0;
+                Some((key.0.order_bytes(), key, ks))
+            })
             .collect();
         // Builds are a map: sorted, the roots (and so the tree numbers)
-        // are the same in every run.
-        keyed.sort_by(|a, b| (&a.0, doc_id(a.1)).cmp(&(&b.0, doc_id(b.1))));
+        // are the same in every run. By the paths' order bytes first:
+        // comparing paths by their components was 5 % of the main thread.
+        keyed.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| (&a.1, doc_id(a.2)).cmp(&(&b.1, doc_id(b.2))))
+        });
         let by_name = ByName::of(config_sources.iter());
         let jobs: Vec<(RenderKey, &Object, Vec<Object>)> = keyed
             .into_iter()
-            .filter_map(|(key, ks)| {
+            .filter_map(|(_, key, ks)| {
                 let Some(Ok(built)) = self.builds.get(&key) else {
                     return None;
                 };
@@ -128,13 +134,11 @@ impl FluxTree {
                 || ks.root.path(&["spec", "postBuild"]).is_some();
             out.extend(gave.objects.into_iter().map(|o| (o, changed)));
         }
+        // The names only for ties: each is looked up in the object's tree.
         out.sort_by(|(a, a_changed), (b, b_changed)| {
-            (doc_id(a), a.namespace(), a.name(), !a_changed).cmp(&(
-                doc_id(b),
-                b.namespace(),
-                b.name(),
-                !b_changed,
-            ))
+            doc_id(a).cmp(&doc_id(b)).then_with(|| {
+                (a.namespace(), a.name(), !a_changed).cmp(&(b.namespace(), b.name(), !b_changed))
+            })
         });
         out.into_iter().map(|(o, _)| o).collect()
     }
@@ -160,7 +164,7 @@ impl FluxTree {
         // joryirving__home-ops, serial).
         let by_name = ByName::of(candidates.iter().copied().chain(config_sources));
         let lookup = |kind: &str, namespace: &str, name: &str| by_name.find(kind, namespace, name);
-        let mut seen: HashSet<DocId> = HashSet::new();
+        let mut seen: PathSet<DocId> = PathSet::default();
         let mut out = Vec::new();
         for &o in &candidates {
             if seen.contains(&doc_id(o)) {

@@ -326,7 +326,8 @@ pub fn substitute(
     let mut issues = Vec::new();
     // Without a `$` nothing expands: the object stays shared with the
     // build it came from instead of being copied for a no-op.
-    if !vars.is_active() || is_disabled(&obj.root) || !has_dollar(&obj.root) {
+    let mut way = Vec::new();
+    if !vars.is_active() || is_disabled(&obj.root) || !first_dollar(&obj.root, &mut way) {
         return issues;
     }
     let mut cx = Cx {
@@ -337,7 +338,7 @@ pub fn substitute(
         changed: 0,
         origins,
     };
-    cx.node(obj.root_mut());
+    cx.node(obj.root_mut(), &mut way);
     let changed = cx.changed;
     hide_secret_names(sources, obj, vars);
     if changed > 0 {
@@ -403,19 +404,34 @@ fn referenced(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Whether any string in `node`, key or value, holds a `$`: the only
-/// text [`Cx::scalar`] expands.
-fn has_dollar(node: &Node) -> bool {
-    match &node.value {
-        Value::Str(s) => holds_dollar(s),
-        Value::Seq(items) => items.iter().any(has_dollar),
-        Value::Map(entries) => entries.iter().any(|(k, v)| has_dollar(k) || has_dollar(v)),
-        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => false,
-    }
+/// Whether any string in `node`, key or value, holds a `$` (the only
+/// text [`Cx::scalar`] expands), and if so the way to the first one into
+/// `way` (empty before): its place in each collection, innermost first; in
+/// a mapping `2 * entry` for a key, one more for a value.
+fn first_dollar(node: &Node, way: &mut Vec<usize>) -> bool {
+    let at = match &node.value {
+        Value::Str(s) => return holds_dollar(s),
+        Value::Seq(items) => items.iter().position(|n| first_dollar(n, way)),
+        Value::Map(entries) => entries.iter().enumerate().find_map(|(i, (k, v))| {
+            if first_dollar(k, way) {
+                Some(2 * i)
+            } else {
+                first_dollar(v, way).then_some(2 * i + 1)
+            }
+        }),
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => None,
+    };
+    at.map(|at| way.push(at)).is_some()
+}
+
+/// [`first_dollar`] on a way of its own.
+fn anew(node: &Node, way: &mut Vec<usize>) -> bool {
+    way.clear();
+    first_dollar(node, way)
 }
 
 /// Whether `s` holds a `$`, eight bytes at a time: every string of an
-/// object with one is looked at, twice, and most are shorter than where
+/// object with one is looked at, and most are shorter than where
 /// `str::contains` stops going a byte at a time.
 fn holds_dollar(s: &str) -> bool {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
@@ -501,35 +517,37 @@ fn step_detail(changed: usize) -> Arc<str> {
 }
 
 impl Cx<'_> {
-    /// Expands the scalars under `node`. Only what holds a `$` is visited
-    /// for change: the collections on the way to one are all that is
-    /// copied of a tree shared with the parse or the build the object
-    /// came from.
-    fn node(&mut self, node: &mut Node) {
+    /// Expands the scalars under `node`, whose first `$` `way` leads to
+    /// ([`first_dollar`]); what comes after it is looked at once. Only
+    /// what holds a `$` is visited for change: the collections on the way
+    /// to one are all that is copied of a tree shared with the parse or
+    /// the build.
+    fn node(&mut self, node: &mut Node, way: &mut Vec<usize>) {
+        let known = way.pop();
         match &mut node.value {
             Value::Str(_) => {
                 self.scalar(node, false);
             }
             Value::Seq(items) => {
-                for i in 0..items.len() {
-                    if has_dollar(&items[i]) {
-                        self.node(&mut Arc::make_mut(items)[i]);
+                for i in known.unwrap_or(0)..items.len() {
+                    if known == Some(i) || anew(&items[i], way) {
+                        self.node(&mut Arc::make_mut(items)[i], way);
                     }
                 }
             }
             Value::Map(entries) => {
                 let mut renamed = false;
-                for i in 0..entries.len() {
-                    let (key, value) = (has_dollar(&entries[i].0), has_dollar(&entries[i].1));
-                    if !(key || value) {
-                        continue;
-                    }
-                    let (k, v) = &mut Arc::make_mut(entries)[i];
+                for i in known.map_or(0, |at| at / 2)..entries.len() {
+                    let key = match known {
+                        Some(at) if at / 2 == i => at % 2 == 0,
+                        _ => anew(&entries[i].0, way),
+                    };
                     if key {
-                        renamed |= self.scalar(k, true);
+                        renamed |= self.scalar(&mut Arc::make_mut(entries)[i].0, true);
                     }
+                    let value = known == Some(2 * i + 1) || anew(&entries[i].1, way);
                     if value {
-                        self.node(v);
+                        self.node(&mut Arc::make_mut(entries)[i].1, way);
                     }
                 }
                 if renamed {

@@ -9,7 +9,7 @@
 //! ([`super::render`] and [`super::steps`]) and says what became of every Flux Kustomization.
 
 use crate::source::kustomize::FluxInputs;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::artifact::Artifacts;
@@ -59,9 +59,9 @@ pub(crate) struct Rendered {
     pub renders: Vec<FluxRender>,
     /// Files of the top-level kustomizations applied by hand that list a
     /// root, with that kustomization's directory.
-    pub by_hand_files: HashMap<FileId, PathBuf>,
+    pub by_hand_files: PathMap<FileId, PathBuf>,
     /// Files of loose Flux Kustomizations that nothing applies.
-    pub stray: HashSet<FileId>,
+    pub stray: PathSet<FileId>,
     /// The kustomization directories of the builds rendered.
     pub rendered_dirs: PathSet<PathBuf>,
     /// Flux Kustomizations written here that no root reaches.
@@ -145,7 +145,7 @@ pub(super) struct FluxTree {
     /// The build keys of queued children found for [`Self::prebuild`], by
     /// their index in the output: the same in their turn, as their
     /// source's root was known.
-    pub(super) keys: HashMap<usize, Option<(BuildKey, FluxInputs)>>,
+    pub(super) keys: PathMap<usize, Option<(BuildKey, FluxInputs)>>,
     pub(super) output: Vec<Object>,
     /// The tree of the first object of `output` from each document: a
     /// root whose own document an earlier tree applied joins that tree
@@ -154,7 +154,7 @@ pub(super) struct FluxTree {
     pub(super) first_tree: PathMap<DocId, u32>,
     /// Each tree a later root joined, as joining roots check their
     /// objects against it.
-    pub(super) joined: HashMap<u32, super::joined::Joined>,
+    pub(super) joined: PathMap<u32, super::joined::Joined>,
     /// `kind/name` of the sources the root Kustomizations build from:
     /// the ones that are this repository, with their root directory.
     pub(super) local_sources: BTreeMap<String, PathBuf>,
@@ -179,12 +179,12 @@ pub(super) struct FluxTree {
     pub(super) local: PathSet<String>,
     /// GitRepositories whose URL is not the one the bootstrap syncs: never
     /// this repository, whatever their paths ([`crate::source::flux::foreign`]).
-    pub(super) foreign: HashSet<String>,
+    pub(super) foreign: PathSet<String>,
     /// Files of the top-level kustomizations applied by hand that list a
     /// root, with that kustomization's directory.
-    pub(super) by_hand_files: HashMap<FileId, PathBuf>,
+    pub(super) by_hand_files: PathMap<FileId, PathBuf>,
     /// Files of loose Flux Kustomizations that nothing applies.
-    pub(super) stray: HashSet<FileId>,
+    pub(super) stray: PathSet<FileId>,
     /// One issue per source whose root is guessed away from the
     /// repository root.
     pub(super) guessed_roots: Vec<Issue>,
@@ -197,16 +197,16 @@ pub(super) struct FluxTree {
     pub(super) unapplied: Vec<Unapplied>,
     /// Flux Kustomizations of trees moved away from where their paths
     /// start ([`super::moved`]): no root.
-    pub(super) moved: HashMap<DocId, super::moved::Moved>,
+    pub(super) moved: PathMap<DocId, super::moved::Moved>,
 }
 
 /// What the builds of the written Flux Kustomizations produced.
 #[derive(Default)]
 pub(super) struct Produced {
     /// Flux Kustomizations some build outputs.
-    pub(super) produced: HashSet<DocId>,
+    pub(super) produced: PathSet<DocId>,
     /// Those output by a build other than their own.
-    pub(super) produced_by_other: HashSet<DocId>,
+    pub(super) produced_by_other: PathSet<DocId>,
     /// A root whose own build fails cannot produce itself, so it is not
     /// found as a root; its failure is reported at the end.
     pub(super) failed: Vec<(DocId, Issue)>,
@@ -238,7 +238,7 @@ pub(super) type Building = (Result<kustomize::Built, Issue>, PathSet<PathBuf>);
 pub(super) type Placed = (String, FileId, u32);
 
 /// ConfigMaps and Secrets by (kind, name), where postBuild variables come from.
-pub(super) type LookupPool = HashMap<(String, String), Vec<Object>>;
+pub(super) type LookupPool = PathMap<(String, String), Vec<Object>>;
 
 /// Where a document is written: identifies a Flux Kustomization across
 /// clusters of one repo, which reuse names such as `flux-system`.
@@ -247,11 +247,11 @@ pub(super) type DocId = (FileId, u32);
 /// Objects by kind and name, in their order: the bootstrap steps look
 /// ConfigMaps, Secrets and sources up once per candidate and per Flux
 /// Kustomization, and a scan of every object each time was most of them.
-pub(super) struct ByName<'a>(HashMap<(&'a str, &'a str), Vec<&'a Object>>);
+pub(super) struct ByName<'a>(PathMap<(&'a str, &'a str), Vec<&'a Object>>);
 
 impl<'a> ByName<'a> {
     pub(super) fn of(objects: impl Iterator<Item = &'a Object>) -> ByName<'a> {
-        let mut by_name: HashMap<(&str, &str), Vec<&Object>> = HashMap::new();
+        let mut by_name: PathMap<(&str, &str), Vec<&Object>> = PathMap::default();
         for o in objects {
             by_name.entry((o.kind(), o.name())).or_default().push(o);
         }
@@ -280,7 +280,7 @@ pub(super) fn ks_id(ks: &Object) -> KsId {
 /// without a namespace is in the waiting one's (fluxcd/pkg
 /// `apis/meta` `NamespacedObjectReference`: "when not specified it acts as
 /// LocalObjectReference").
-pub(super) fn awaited(objects: &[Object]) -> HashSet<KsId> {
+pub(super) fn awaited(objects: &[Object]) -> PathSet<KsId> {
     objects
         .iter()
         .filter(|o| is_flux_ks(o))
@@ -325,10 +325,10 @@ impl FluxTree {
             builds: PathMap::default(),
             uses: PathMap::default(),
             prebuilt: PathMap::default(),
-            keys: HashMap::new(),
+            keys: PathMap::default(),
             output: Vec::new(),
             first_tree: PathMap::default(),
-            joined: HashMap::new(),
+            joined: PathMap::default(),
             local_sources: BTreeMap::new(),
             source_roots: PathMap::default(),
             trees: 0,
@@ -338,14 +338,14 @@ impl FluxTree {
             renders: Vec::new(),
             artifacts,
             local: PathSet::default(),
-            foreign: HashSet::new(),
-            by_hand_files: HashMap::new(),
-            stray: HashSet::new(),
+            foreign: PathSet::default(),
+            by_hand_files: PathMap::default(),
+            stray: PathSet::default(),
             guessed_roots: Vec::new(),
             build_dirs: PathMap::default(),
             rendered_dirs: PathSet::default(),
             unapplied: Vec::new(),
-            moved: HashMap::new(),
+            moved: PathMap::default(),
         }
     }
 
@@ -406,7 +406,7 @@ impl FluxTree {
             produced_by_other,
             failed,
         } = seen;
-        let synced_ids: HashSet<DocId> = synced.iter().map(doc_id).collect();
+        let synced_ids: PathSet<DocId> = synced.iter().map(doc_id).collect();
         written.extend(synced);
         let by_hand = applied_by_hand(
             self.layer,
@@ -445,22 +445,22 @@ impl FluxTree {
         // are sorted: sorting every build's key (compared by its path's
         // components) was 3.6 % of the main thread at 10k objects, where
         // few builds hold one.
-        let mut builds: Vec<(&BuildKey, Vec<&Object>)> = self
+        let mut builds: Vec<(Vec<u8>, &BuildKey, Vec<&Object>)> = self
             .builds
             .iter()
             .filter_map(|(key, build)| {
                 let objects = &build.as_ref().ok()?.objects;
                 let found: Vec<&Object> = objects.iter().filter(|o| looked_for(o)).collect();
-                (!found.is_empty()).then_some((key, found))
+                (!found.is_empty()).then(|| (key.0.order_bytes(), key, found))
             })
             .collect();
-        builds.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        builds.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
         let pooled: Vec<Object> = builds
             .into_iter()
-            .flat_map(|(_, found)| found)
+            .flat_map(|(_, _, found)| found)
             .cloned()
             .collect();
-        let mut lookup_pool = LookupPool::new();
+        let mut lookup_pool = LookupPool::default();
         // A moved tree's settings are applied by nothing either.
         let moved_dirs: PathSet<&Path> = self.moved.values().map(|m| m.path.as_path()).collect();
         let moved_away = |o: &Object| {
@@ -485,7 +485,7 @@ impl FluxTree {
                     .push(o);
             }
         }
-        let mut rendered: HashSet<DocId> = HashSet::new();
+        let mut rendered: PathSet<DocId> = PathSet::default();
         let roots: Vec<Object> = self
             .written
             .iter()
@@ -548,7 +548,7 @@ impl FluxTree {
         // waits for it, takes one round each, and scanning the whole
         // output and every loose one per round was quadratic in it.
         let mut loose: Vec<Option<Object>> = loose.into_iter().map(Some).collect();
-        let mut by_id: HashMap<KsId, Vec<usize>> = HashMap::new();
+        let mut by_id: PathMap<KsId, Vec<usize>> = PathMap::default();
         for (i, ks) in loose.iter().enumerate() {
             if let Some(ks) = ks {
                 by_id.entry(ks_id(ks)).or_default().push(i);
@@ -573,13 +573,13 @@ impl FluxTree {
         // A top-level kustomization none of whose Flux Kustomizations is
         // applied is not applied by hand either.
         let top_of = |ks: &Object| self.by_hand_files.get(&ks.file).cloned();
-        let applied_tops: HashSet<PathBuf> = self
+        let applied_tops: PathSet<PathBuf> = self
             .written
             .iter()
             .filter(|ks| rendered.contains(&doc_id(ks)))
             .filter_map(top_of)
             .collect();
-        let stray_tops: HashSet<PathBuf> = loose
+        let stray_tops: PathSet<PathBuf> = loose
             .iter()
             .filter_map(top_of)
             .filter(|top| !applied_tops.contains(top))
@@ -642,9 +642,9 @@ impl FluxTree {
     /// part). `None` (pool everything) when a name may still change after
     /// the build: it holds a `${` a parent's substitution fills in, or a
     /// Kustomization has `spec.patches`, which may patch a child's.
-    pub(super) fn substitute_from_names(&self) -> Option<HashSet<&str>> {
+    pub(super) fn substitute_from_names(&self) -> Option<PathSet<&str>> {
         let built = self.builds.values().flatten().flat_map(|b| &b.objects);
-        let mut names = HashSet::new();
+        let mut names = PathSet::default();
         for ks in self.written.iter().chain(built.filter(|o| is_flux_ks(o))) {
             if ks.root.path(&["spec", "patches"]).is_some() {
                 return None;
@@ -670,9 +670,9 @@ pub(super) fn applied_by_hand(
     layer: &dyn BuildLayer,
     files: &mut Files,
     written: &[Object],
-    produced: &HashSet<DocId>,
-    by_hand_files: &mut HashMap<FileId, PathBuf>,
-) -> HashSet<DocId> {
+    produced: &PathSet<DocId>,
+    by_hand_files: &mut PathMap<FileId, PathBuf>,
+) -> PathSet<DocId> {
     let mut tops: Vec<PathBuf> = Vec::new();
     for ks in written.iter().filter(|ks| !produced.contains(&doc_id(ks))) {
         let path = files.sources.path(ks.file).to_path_buf();
@@ -689,7 +689,7 @@ pub(super) fn applied_by_hand(
     }
     // Looking is no build of Flux's: what it reads decides no file's fate.
     let (built_dirs, inputs) = (files.built_dirs.clone(), files.inputs.clone());
-    let mut out = HashSet::new();
+    let mut out = PathSet::default();
     for top in tops {
         if let Ok(built) = super::render::build(layer, files, &top, &FluxInputs::default()) {
             let roots: Vec<DocId> = built

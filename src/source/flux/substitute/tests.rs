@@ -646,3 +646,42 @@ fn substitution_copies_only_the_way_to_a_dollar() {
         &entries(&before.root, "data")
     ));
 }
+
+/// The way to the first `$` names its place at each level, the innermost
+/// first; each `$` after it (a later item, a later entry, a key) is still
+/// found and substituted, and what comes before it is left alone.
+#[test]
+fn every_dollar_after_the_first_is_substituted() {
+    let app = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+data:
+  plain: a
+  list:
+    - b
+    - [c, \"${DOMAIN}\", \"${DOMAIN}/2\"]
+    - ${DOMAIN}
+  ${DOMAIN}: key
+  last: ${DOMAIN}
+";
+    let ks = ks_with("    substitute:\n      DOMAIN: example.org\n");
+    let repo = Repo::new(&[("ks.yaml", ks.as_str()), ("app.yaml", app)]);
+    let before = repo.objects.iter().find(|o| o.name() == "x").unwrap();
+    let mut way = Vec::new();
+    assert!(first_dollar(&before.root, &mut way));
+    // data (entry 3, its value), list (entry 1), item 1, item 1.
+    assert_eq!(way, [1, 1, 3, 7]);
+    let (obj, issues) = repo.render("x");
+    assert!(issues.is_empty(), "{issues:?}");
+    assert_eq!(
+        obj.root.to_json()["data"],
+        serde_json::json!({
+            "plain": "a",
+            "list": ["b", ["c", "example.org", "example.org/2"], "example.org"],
+            "example.org": "key",
+            "last": "example.org",
+        })
+    );
+}
