@@ -10,7 +10,8 @@
 //! saphyr's scanner costs about 150 instructions per byte (BENCHMARKS.md,
 //! "Parser candidates"), most of it in a character buffer this subset
 //! does not need. This one gives the events saphyr gives, with the same
-//! spans (in bytes), or nothing at all: a file with anything it does not
+//! spans (in bytes; a quoted scalar's end at its closing quote, where the
+//! tree builder puts saphyr's), or nothing at all: a file with anything it does not
 //! take (anchors on keys or on flow or block scalars, other tags, multi-line
 //! keys, flow collections broken elsewhere, escaped line breaks, tabs, carriage
 //! returns, a BOM, directives, a syntax error) is left whole to saphyr,
@@ -22,21 +23,23 @@ use std::borrow::Cow;
 
 use saphyr_parser::{Event, ScalarStyle, Tag};
 
-use super::node::Value;
 use super::position::Lines;
 
 mod escape;
-mod events;
 mod flow;
 mod folded;
 mod search;
 use escape::unescape;
-pub(super) use events::Events;
 use folded::trim_end;
 use search::find;
 
-/// An event with its byte range in the text.
-pub(super) type Spanned<'t> = (Event<'t>, u32, u32);
+/// What the scanner hands each event to, with its byte range in the
+/// text, as it scans: the tree is built as the lines are read, where a
+/// list of events (96 bytes each) made the tree builder's reading of
+/// each event cost more than the event's making.
+pub(super) trait Sink<'t> {
+    fn event(&mut self, event: Event<'t>, start: u32, end: u32);
+}
 
 /// Collections nested deeper than this go to saphyr (which enforces the
 /// depth budget with its error position).
@@ -49,40 +52,33 @@ const MAX_FLOW: usize = 8;
 /// counted here in bytes and with a margin.
 const MAX_KEY: usize = 1000;
 
-/// The events of `text` as they are scanned, or `None` when its bytes
-/// are not all in the subset this scanner takes. An `Err` ends them
-/// where the text leaves the subset; the caller then reads the whole
-/// text with saphyr. Events are handed on a few thousand at a time, at
-/// the end of a document: a file of two million small documents (16 MB)
-/// held all its events, 96 bytes each, three quarters of an event per
-/// byte, before the first tree was built, and its event list grew to a
-/// 2 GB allocation; now no more than one document's and a batch's are
-/// held at once.
-pub(super) fn scan<'t>(text: &'t str, lines: &Lines) -> Option<Events<'t>> {
+/// Hands the events of `text` to `sink` as they are scanned; `None`
+/// when its bytes are not all in the subset this scanner takes, which
+/// may be found after some events were handed on: the caller then reads
+/// the whole text with saphyr. A quoted scalar's events end at its
+/// closing quote (saphyr's run on over the spaces and comment after it).
+pub(super) fn scan<'t>(text: &'t str, lines: &Lines, sink: &mut impl Sink<'t>) -> Option<()> {
     let plain = !lines.has_controls() && (lines.is_ascii() || plain_unicode(text.as_bytes()));
     if text.len() >= u32::MAX as usize || !plain {
         return None;
     }
-    let scanner = Scanner {
+    let mut scanner = Scanner {
         text,
         b: text.as_bytes(),
-        // Two or three events a line is usual (a key, its value, a
-        // collection's start or end): reserved once, not grown by
-        // doubling through a move of every event so far each time.
-        events: Vec::with_capacity(lines.count().saturating_mul(3).min(2 * events::BATCH)),
-        closed: 0,
+        sink,
         stack: Vec::new(),
         pending: None,
+        rootless: false,
         anchors: Vec::new(),
         next_anchor: 1,
         flow_indent: 0,
     };
-    Some(Events {
-        scanner,
-        ready: Vec::new().into_iter(),
-        line: Some(0),
-        open_doc: false,
-    })
+    let mut open_doc = false;
+    let mut line = Some(0);
+    while let Some(at) = line {
+        line = scanner.step(at, &mut open_doc)?;
+    }
+    Some(())
 }
 
 /// Whether the text's characters beyond ASCII hold none YAML treats
@@ -150,14 +146,16 @@ impl Anchor {
     }
 }
 
-struct Scanner<'t> {
+struct Scanner<'t, 's, S> {
     text: &'t str,
     b: &'t [u8],
-    events: Vec<Spanned<'t>>,
-    /// How many of `events` belong to documents already closed.
-    closed: usize,
+    sink: &'s mut S,
     stack: Vec<Open>,
     pending: Option<Pending>,
+    /// The document has started and its root collection is not open
+    /// yet: a line after the root collection closed is beyond this
+    /// scanner.
+    rootless: bool,
     /// The anchors of the document so far, by name; a later one of the
     /// same name hides an earlier one, as in saphyr.
     anchors: Vec<(&'t str, usize)>,
@@ -171,9 +169,9 @@ fn is_break(c: Option<&u8>) -> bool {
     matches!(c, None | Some(b'\n'))
 }
 
-impl<'t> Scanner<'t> {
+impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
     fn push(&mut self, event: Event<'t>, start: usize, end: usize) {
-        self.events.push((event, start as u32, end as u32));
+        self.sink.event(event, start as u32, end as u32);
     }
 
     fn at(&self, i: usize) -> Option<u8> {
@@ -245,12 +243,14 @@ impl<'t> Scanner<'t> {
             self.end_of_line(start + 3)?;
             self.push(Event::DocumentStart(true), start, start + 3);
             self.anchors.clear();
+            self.rootless = true;
             *open_doc = true;
             return Some(Some(self.line_end(start) + 1));
         }
         if !*open_doc {
             self.push(Event::DocumentStart(false), start, start);
             self.anchors.clear();
+            self.rootless = true;
             *open_doc = true;
         }
         self.content_line(start, indent).map(Some)
@@ -265,28 +265,8 @@ impl<'t> Scanner<'t> {
         }
         if open {
             self.push(Event::DocumentEnd, at, at);
-            self.drop_empty_document();
-            self.closed = self.events.len();
         }
         Some(())
-    }
-
-    /// Forgets the document just closed when it holds nothing or a plain
-    /// null, as the tree builder would: a file of bare `---` lines is
-    /// otherwise held as three events per four bytes until it is built.
-    fn drop_empty_document(&mut self) {
-        let n = self.events.len();
-        let empty = |e: &Event| matches!(e, Event::DocumentStart(_));
-        let null = |e: &Event| {
-            matches!(e, Event::Scalar(v, ScalarStyle::Plain, 0, None)
-                if matches!(super::parse::resolve_plain(v), Some(Value::Null)))
-        };
-        let from = match &self.events[..n - 1] {
-            [.., (start, ..)] if empty(start) => n - 2,
-            [.., (start, ..), (value, ..)] if empty(start) && null(value) => n - 3,
-            _ => return,
-        };
-        self.events.truncate(from);
     }
 
     /// The pending value, known at `at` to be empty.
@@ -365,9 +345,10 @@ impl<'t> Scanner<'t> {
         if self.stack.is_empty() {
             // A document's first line opens its root collection; a line
             // after the root collection closed is beyond this scanner.
-            if !matches!(self.events.last(), Some((Event::DocumentStart(_), ..))) {
+            if !self.rootless {
                 return None;
             }
+            self.rootless = false;
             self.open(dash, indent, at, Anchor::default())?;
         }
         let top = *self.stack.last()?;
@@ -517,20 +498,13 @@ impl<'t> Scanner<'t> {
                 self.end_of_line(end)?;
             }
             Some(b'|') | Some(b'>') => return self.block_scalar(v, indent),
-            // saphyr's span of a quoted scalar runs over the spaces and
-            // the comment after it to the line's end (`skip_ws_to_eol` in
-            // its `scan_flow_scalar`).
             Some(b'"') | Some(b'\'') => {
                 let end = match self.quoted(v, anchor) {
                     Some(end) => end,
                     None => self.quoted_lines(v, anchor, indent)?,
                 };
                 self.end_of_line(end)?;
-                let line_end = self.line_end(end);
-                if let Some(last) = self.events.last_mut() {
-                    last.2 = line_end as u32;
-                }
-                return Some(line_end + 1);
+                return Some(self.line_end(end) + 1);
             }
             Some(b'[') | Some(b'{') => return Some(self.flow(v, indent)? + 1),
             Some(b'!') => {

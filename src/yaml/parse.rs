@@ -80,9 +80,7 @@ fn parse_with(
     let mut repaired = compat::Repaired::default();
     // The block-style subset nearly every file is in, read by our own
     // scanner; anything else, and every error, is saphyr's.
-    if let Some(events) = block::scan(text, &lines)
-        && let Ok(docs) = Builder::new(&lines, file, limits, folded, &repaired).build(text, events)
-    {
+    if let Some(Ok(docs)) = Builder::new(&lines, file, limits, folded, &repaired).scan(text) {
         return Ok(docs);
     }
     let mut first_error = None;
@@ -297,212 +295,37 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The trees of `text` as the block scanner reads it; `None` when
+    /// the text is not all in its subset.
+    fn scan(&self, text: &str) -> Option<Result<Vec<Node>, Stop>> {
+        let mut tree = Tree::new(self, text);
+        block::scan(text, self.lines, &mut tree)?;
+        Some(match tree.stop {
+            Some(stop) => Err(stop),
+            None => Ok(tree.finish()),
+        })
+    }
+
     /// The trees of `text` as saphyr reads it.
     fn run(&self, text: &str) -> Result<Vec<Node>, Stop> {
         let offsets = OffsetMap::new(text);
         let mut parser = Parser::new_from_str(text);
-        let events = std::iter::from_fn(move || parser.next_event()).map(|event| {
-            event
-                .map(|(event, span)| {
-                    let start = offsets.byte(span.start.index());
-                    (event, start, offsets.byte(span.end.index()))
-                })
-                .map_err(|e| (offsets.byte(e.marker().index()), e.info().to_string()))
-        });
-        self.build(text, events)
-    }
-
-    /// The trees of the events of `text`, each with its byte range there.
-    fn build<'t>(
-        &self,
-        text: &'t str,
-        events: impl Iterator<Item = Result<block::Spanned<'t>, (u32, String)>>,
-    ) -> Result<Vec<Node>, Stop> {
-        let mut docs = Vec::new();
-        let mut stack: Vec<Frame> = Vec::new();
-        let mut scratch = Scratch::default();
-        let mut anchors: HashMap<usize, (Node, Cost)> = HashMap::new();
-        let mut budget = Budget {
-            nodes: self.limits.max_alias_nodes,
-            bytes: self.limits.max_alias_bytes,
-        };
-        let mut root: Option<Node> = None;
-
-        for ev in events {
-            let (event, start, end) = ev.map_err(|(offset, message)| Stop {
-                offset,
-                message,
+        let mut tree = Tree::new(self, text);
+        while let Some(event) = parser.next_event() {
+            let (event, span) = event.map_err(|e| Stop {
+                offset: offsets.byte(e.marker().index()),
+                message: e.info().to_string(),
                 repairable: true,
-                flow_start: stack.iter().find(|f| f.flow).map(|f| f.start),
+                flow_start: tree.stack.iter().find(|f| f.flow).map(|f| f.start),
             })?;
-            let (node, cost, anchor) = match event {
-                Event::StreamStart | Event::Nothing | Event::StreamEnd => continue,
-                Event::DocumentStart(_) => {
-                    anchors.clear();
-                    continue;
-                }
-                Event::DocumentEnd => {
-                    if let Some(r) = root.take()
-                        && !r.is_null()
-                    {
-                        docs.push(r);
-                    }
-                    continue;
-                }
-                Event::Alias(id) => {
-                    let Some((node, cost)) = anchors.get(&id) else {
-                        return Err(self.stop(start, "alias refers to an unknown anchor".into()));
-                    };
-                    if stack.len() + cost.height > self.limits.max_depth {
-                        return Err(self.stop(
-                            start,
-                            format!(
-                                "nesting deeper than {} levels once this alias is expanded",
-                                self.limits.max_depth
-                            ),
-                        ));
-                    }
-                    self.charge(&mut budget, *cost, start)?;
-                    (node.clone(), *cost, 0)
-                }
-                Event::Scalar(value, style, anchor, tag) => {
-                    let mut node = scalar(&value, style, tag.as_deref(), self.folded);
-                    if let Some(decoded) = self.repaired.quoted.get(&self.repaired.original(start))
-                    {
-                        node.value = Value::Str(decoded.as_str().into());
-                    }
-                    let end = quoted_end(text, style, start, end);
-                    node.set_span(self.span(start, end));
-                    let cost = Cost {
-                        nodes: 1,
-                        bytes: value.len(),
-                        height: 0,
-                    };
-                    (node, cost, anchor)
-                }
-                Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                    if stack.len() >= self.limits.max_depth {
-                        return Err(self.stop(
-                            start,
-                            format!("nesting deeper than {} levels", self.limits.max_depth),
-                        ));
-                    }
-                    let content = if matches!(event, Event::SequenceStart(..)) {
-                        Content::Seq {
-                            from: scratch.items.len(),
-                        }
-                    } else {
-                        Content::Map {
-                            from: scratch.entries.len(),
-                            index: None,
-                            merges: Vec::new(),
-                            key: None,
-                        }
-                    };
-                    let flow = matches!(text.as_bytes().get(start as usize), Some(b'[' | b'{'));
-                    stack.push(Frame {
-                        content,
-                        start,
-                        at: self.span(start, start),
-                        anchor,
-                        cost: Cost::default(),
-                        flow,
-                    });
-                    continue;
-                }
-                Event::SequenceEnd | Event::MappingEnd => {
-                    let Some(frame) = stack.pop() else {
-                        return Err(self.stop(start, "unbalanced collection end".into()));
-                    };
-                    let value = match frame.content {
-                        Content::Seq { from } => {
-                            Value::Seq(Arc::new(scratch.items.drain(from..).collect()))
-                        }
-                        Content::Map { from, merges, .. } => {
-                            apply_merges(&mut scratch.entries, from, merges);
-                            Value::Map(scratch.entries.drain(from..).collect())
-                        }
-                    };
-                    let span = self.until(frame.at, end);
-                    (Node::new(value, span), frame.cost.closed(), frame.anchor)
-                }
-            };
-            if anchor != 0 {
-                // The copy kept for later aliases costs what an alias does.
-                self.charge(&mut budget, cost, start)?;
-                anchors.insert(anchor, (node.clone(), cost));
+            let start = offsets.byte(span.start.index());
+            let mut end = offsets.byte(span.end.index());
+            if let Event::Scalar(_, style, ..) = event {
+                end = quoted_end(text, style, start, end);
             }
-            let Some(frame) = stack.last_mut() else {
-                root = Some(node);
-                continue;
-            };
-            frame.cost.add(cost);
-            match &mut frame.content {
-                Content::Seq { .. } => scratch.items.push(node),
-                Content::Map {
-                    from,
-                    index,
-                    merges,
-                    key,
-                } => match key.take() {
-                    None => {
-                        if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
-                            // sigs.k8s.io/yaml (kubectl, Flux) refuses
-                            // such keys when it converts to JSON.
-                            return Err(self.stop(
-                                self.repaired.working(node.span().start),
-                                "a mapping or sequence used as a mapping key; Kubernetes \
-                                 manifests take only scalar keys"
-                                    .into(),
-                            ));
-                        }
-                        *key = Some(node);
-                    }
-                    Some(k) if k.style() == Style::Plain && k.as_str() == Some("<<") => {
-                        match node.value {
-                            Value::Seq(items) => merges.extend(Arc::unwrap_or_clone(items)),
-                            _ => merges.push(node),
-                        }
-                    }
-                    Some(k) => {
-                        let own = &mut scratch.entries[*from..];
-                        let at = own.len();
-                        let found = match index {
-                            Some(index) => {
-                                let id = KeyId::of(&k).expect("collection keys are refused above");
-                                match index.entry(id) {
-                                    Entry::Occupied(e) => Some(*e.get()),
-                                    Entry::Vacant(e) => {
-                                        e.insert(at);
-                                        None
-                                    }
-                                }
-                            }
-                            None => own.iter().position(|(other, _)| same_key(&k, other)),
-                        };
-                        // Later duplicates win, as in go-yaml's decoding into maps.
-                        match found {
-                            Some(i) => own[i] = (k, node),
-                            None => {
-                                scratch.entries.push((k, node));
-                                if index.is_none() && at + 1 == INDEX_FROM {
-                                    let keys = scratch.entries[*from..].iter();
-                                    let ids = keys.map(|(k, _)| KeyId::of(k)).enumerate();
-                                    *index =
-                                        Some(ids.filter_map(|(i, id)| Some((id?, i))).collect());
-                                }
-                            }
-                        }
-                    }
-                },
-            }
+            tree.take(event, start, end)?;
         }
-        if let Some(r) = root.take()
-            && !r.is_null()
-        {
-            docs.push(r);
-        }
-        Ok(docs)
+        Ok(tree.finish())
     }
 
     fn charge(&self, budget: &mut Budget, cost: Cost, at: u32) -> Result<(), Stop> {
@@ -527,6 +350,229 @@ impl<'a> Builder<'a> {
         budget.nodes -= cost.nodes;
         budget.bytes -= cost.bytes;
         Ok(())
+    }
+}
+
+/// Trees being built from events, one event at a time.
+struct Tree<'b, 't> {
+    builder: &'b Builder<'b>,
+    text: &'t str,
+    docs: Vec<Node>,
+    stack: Vec<Frame>,
+    scratch: Scratch,
+    anchors: HashMap<usize, (Node, Cost)>,
+    budget: Budget,
+    root: Option<Node>,
+    /// Why the events from the block scanner were refused (a budget):
+    /// later ones are not looked at, and the text goes to saphyr.
+    stop: Option<Stop>,
+}
+
+impl<'t> block::Sink<'t> for Tree<'_, 't> {
+    fn event(&mut self, event: Event<'t>, start: u32, end: u32) {
+        if self.stop.is_none()
+            && let Err(stop) = self.take(event, start, end)
+        {
+            self.stop = Some(stop);
+        }
+    }
+}
+
+impl<'b, 't> Tree<'b, 't> {
+    fn new(builder: &'b Builder<'b>, text: &'t str) -> Self {
+        Tree {
+            builder,
+            text,
+            docs: Vec::new(),
+            stack: Vec::new(),
+            scratch: Scratch::default(),
+            anchors: HashMap::new(),
+            budget: Budget {
+                nodes: builder.limits.max_alias_nodes,
+                bytes: builder.limits.max_alias_bytes,
+            },
+            root: None,
+            stop: None,
+        }
+    }
+
+    /// Adds the event at bytes `start..end` of the text to the trees.
+    fn take(&mut self, event: Event<'_>, start: u32, end: u32) -> Result<(), Stop> {
+        let (node, cost, anchor) = match event {
+            Event::StreamStart | Event::Nothing | Event::StreamEnd => return Ok(()),
+            Event::DocumentStart(_) => {
+                self.anchors.clear();
+                return Ok(());
+            }
+            Event::DocumentEnd => {
+                if let Some(r) = self.root.take()
+                    && !r.is_null()
+                {
+                    self.docs.push(r);
+                }
+                return Ok(());
+            }
+            Event::Alias(id) => {
+                let Some((node, cost)) = self.anchors.get(&id) else {
+                    return Err(self
+                        .builder
+                        .stop(start, "alias refers to an unknown anchor".into()));
+                };
+                if self.stack.len() + cost.height > self.builder.limits.max_depth {
+                    return Err(self.builder.stop(
+                        start,
+                        format!(
+                            "nesting deeper than {} levels once this alias is expanded",
+                            self.builder.limits.max_depth
+                        ),
+                    ));
+                }
+                self.builder.charge(&mut self.budget, *cost, start)?;
+                (node.clone(), *cost, 0)
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                let span = self.builder.span(start, end);
+                let mut node = scalar(&value, style, tag.as_deref(), self.builder.folded, span);
+                let repaired = self.builder.repaired;
+                if let Some(decoded) = repaired.quoted.get(&repaired.original(start)) {
+                    node.value = Value::Str(decoded.as_str().into());
+                }
+                let cost = Cost {
+                    nodes: 1,
+                    bytes: value.len(),
+                    height: 0,
+                };
+                (node, cost, anchor)
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if self.stack.len() >= self.builder.limits.max_depth {
+                    return Err(self.builder.stop(
+                        start,
+                        format!(
+                            "nesting deeper than {} levels",
+                            self.builder.limits.max_depth
+                        ),
+                    ));
+                }
+                let content = if matches!(event, Event::SequenceStart(..)) {
+                    Content::Seq {
+                        from: self.scratch.items.len(),
+                    }
+                } else {
+                    Content::Map {
+                        from: self.scratch.entries.len(),
+                        index: None,
+                        merges: Vec::new(),
+                        key: None,
+                    }
+                };
+                let flow = matches!(self.text.as_bytes().get(start as usize), Some(b'[' | b'{'));
+                self.stack.push(Frame {
+                    content,
+                    start,
+                    at: self.builder.span(start, start),
+                    anchor,
+                    cost: Cost::default(),
+                    flow,
+                });
+                return Ok(());
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let Some(frame) = self.stack.pop() else {
+                    return Err(self.builder.stop(start, "unbalanced collection end".into()));
+                };
+                let value = match frame.content {
+                    Content::Seq { from } => {
+                        Value::Seq(Arc::new(self.scratch.items.drain(from..).collect()))
+                    }
+                    Content::Map { from, merges, .. } => {
+                        apply_merges(&mut self.scratch.entries, from, merges);
+                        Value::Map(self.scratch.entries.drain(from..).collect())
+                    }
+                };
+                let span = self.builder.until(frame.at, end);
+                (Node::new(value, span), frame.cost.closed(), frame.anchor)
+            }
+        };
+        if anchor != 0 {
+            // The copy kept for later aliases costs what an alias does.
+            self.builder.charge(&mut self.budget, cost, start)?;
+            self.anchors.insert(anchor, (node.clone(), cost));
+        }
+        let Some(frame) = self.stack.last_mut() else {
+            self.root = Some(node);
+            return Ok(());
+        };
+        frame.cost.add(cost);
+        match &mut frame.content {
+            Content::Seq { .. } => self.scratch.items.push(node),
+            Content::Map {
+                from,
+                index,
+                merges,
+                key,
+            } => match key.take() {
+                None => {
+                    if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
+                        // sigs.k8s.io/yaml (kubectl, Flux) refuses
+                        // such keys when it converts to JSON.
+                        return Err(self.builder.stop(
+                            self.builder.repaired.working(node.span().start),
+                            "a mapping or sequence used as a mapping key; Kubernetes \
+                             manifests take only scalar keys"
+                                .into(),
+                        ));
+                    }
+                    *key = Some(node);
+                }
+                Some(k) if k.style() == Style::Plain && k.as_str() == Some("<<") => {
+                    match node.value {
+                        Value::Seq(items) => merges.extend(Arc::unwrap_or_clone(items)),
+                        _ => merges.push(node),
+                    }
+                }
+                Some(k) => {
+                    let own = &mut self.scratch.entries[*from..];
+                    let at = own.len();
+                    let found = match index {
+                        Some(index) => {
+                            let id = KeyId::of(&k).expect("collection keys are refused above");
+                            match index.entry(id) {
+                                Entry::Occupied(e) => Some(*e.get()),
+                                Entry::Vacant(e) => {
+                                    e.insert(at);
+                                    None
+                                }
+                            }
+                        }
+                        None => own.iter().position(|(other, _)| same_key(&k, other)),
+                    };
+                    // Later duplicates win, as in go-yaml's decoding into maps.
+                    match found {
+                        Some(i) => own[i] = (k, node),
+                        None => {
+                            self.scratch.entries.push((k, node));
+                            if index.is_none() && at + 1 == INDEX_FROM {
+                                let keys = self.scratch.entries[*from..].iter();
+                                let ids = keys.map(|(k, _)| KeyId::of(k)).enumerate();
+                                *index = Some(ids.filter_map(|(i, id)| Some((id?, i))).collect());
+                            }
+                        }
+                    }
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// The documents read, after the last event.
+    fn finish(mut self) -> Vec<Node> {
+        if let Some(r) = self.root.take()
+            && !r.is_null()
+        {
+            self.docs.push(r);
+        }
+        self.docs
     }
 }
 
@@ -595,7 +641,8 @@ fn quoted_end(text: &str, style: ScalarStyle, start: u32, end: u32) -> u32 {
     end
 }
 
-fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded) -> Node {
+/// The scalar node written at `span`.
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded, span: Span) -> Node {
     let node_style = match style {
         ScalarStyle::Plain => Style::Plain,
         ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => Style::Quoted,
@@ -624,7 +671,7 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded) -> 
         }
         None => Value::Str(text.into()),
     };
-    Node::styled(value, Span::default(), node_style)
+    Node::styled(value, span, node_style)
 }
 
 /// Plain scalars resolved as go-yaml v3 (kustomize, Flux) resolves them
@@ -636,14 +683,12 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded) -> 
 /// where a setting is boolean.
 pub fn resolve_plain(text: &str) -> Option<Value> {
     // Every word and number below starts with one of these: most keys
-    // and values are told apart by their first byte.
-    if !matches!(
-        text.as_bytes().first(),
-        None | Some(
-            b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'.' | b'+' | b'-' | b'0'..=b'9'
-        )
-    ) {
-        return None;
+    // and values are told apart by their first byte, and of those that
+    // start as a word does (`name`, `type`), by their length.
+    match text.as_bytes().first() {
+        None | Some(b'.' | b'+' | b'-' | b'0'..=b'9') => {}
+        Some(b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F') if text.len() <= 5 => {}
+        _ => return None,
     }
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),

@@ -103,11 +103,6 @@ impl<'a> Lines<'a> {
         }
     }
 
-    /// How many lines the text has.
-    pub(crate) fn count(&self) -> usize {
-        self.starts.len()
-    }
-
     /// Whether every byte of the text is ASCII.
     pub(crate) fn is_ascii(&self) -> bool {
         self.ascii

@@ -6,9 +6,9 @@ use std::borrow::Cow;
 
 use saphyr_parser::{Event, ScalarStyle};
 
-use super::{Anchor, MAX_FLOW, Scanner, is_break, plain_start};
+use super::{Anchor, MAX_FLOW, Scanner, Sink, is_break, plain_start};
 
-impl<'t> Scanner<'t> {
+impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
     /// The flow collection at `v` (`[a, "b"]`, `{kind: X, name: y}`,
     /// nested up to [`MAX_FLOW`]) that ends its line, value in the block
     /// collection at column `indent`; returns where it ends. Its lines
@@ -48,14 +48,7 @@ impl<'t> Scanner<'t> {
         let b = self.b;
         match *b.get(j)? {
             // saphyr's span of a closing bracket runs to the next token.
-            b'[' | b'{' if depth < MAX_FLOW => {
-                let end = self.flow_collection(j, depth + 1)?;
-                if depth == 0 {
-                    return Some(end);
-                }
-                self.stretch_to_next_token(end)?;
-                Some(end)
-            }
+            b'[' | b'{' if depth < MAX_FLOW => self.flow_collection(j, depth + 1),
             // What may follow is the caller's to check.
             b'*' => self.alias(j),
             b'"' | b'\'' => {
@@ -63,10 +56,8 @@ impl<'t> Scanner<'t> {
                 if b.get(end) == Some(&b':') {
                     return Some(end);
                 }
-                // saphyr's span of a quoted scalar runs over the spaces
-                // after it (`skip_ws_to_eol` in its `scan_flow_scalar`);
-                // a key's `:` after them is left to saphyr.
-                self.stretch_to_next_token(end)
+                // A key's `:` after spaces is left to saphyr.
+                self.next_token(end)
             }
             _ => {
                 // A `-` starts one before anything but a flow indicator
@@ -106,21 +97,15 @@ impl<'t> Scanner<'t> {
         }
     }
 
-    /// Runs the last event's span over the spaces after `end`, when a `,`,
-    /// `]`, `}` or the line's end follows them (else the text is
-    /// saphyr's); returns where that is.
-    fn stretch_to_next_token(&mut self, end: usize) -> Option<usize> {
+    /// Where the spaces after `end` end, when a `,`, `]`, `}` or the
+    /// line's end follows them (else the text is saphyr's).
+    fn next_token(&self, end: usize) -> Option<usize> {
         let next = skip_spaces(self.b, end);
-        if !matches!(self.b.get(next), Some(b',' | b']' | b'}' | b'\n')) {
-            return None;
-        }
-        if let Some(last) = self.events.last_mut() {
-            last.2 = next as u32;
-        }
-        Some(next)
+        matches!(self.b.get(next), Some(b',' | b']' | b'}' | b'\n')).then_some(next)
     }
 
-    /// The flow sequence or mapping whose bracket is at `v`.
+    /// The flow sequence or mapping whose bracket is at `v`, at `depth`
+    /// (1 for the outermost); returns where it ends.
     fn flow_collection(&mut self, v: usize, depth: usize) -> Option<usize> {
         let b = self.b;
         let seq = b[v] == b'[';
@@ -143,11 +128,10 @@ impl<'t> Scanner<'t> {
                     if matches!(b.get(j), Some(b'[' | b'{')) {
                         return None;
                     }
-                    let key = self.events.len();
+                    // An alias is the one node here that is not a scalar.
+                    let scalar = b.get(j) != Some(&b'*');
                     j = self.flow_node(j, depth)?;
-                    if matches!(b.get(j), Some(b',' | b'}'))
-                        && matches!(self.events[key].0, Event::Scalar(..))
-                    {
+                    if matches!(b.get(j), Some(b',' | b'}')) && scalar {
                         // A key alone (`{a, b: c}`): saphyr gives its
                         // empty value the span of the `,` or `}` token
                         // after it, which runs over the spaces that
@@ -189,7 +173,15 @@ impl<'t> Scanner<'t> {
         } else {
             Event::MappingEnd
         };
-        self.push(end, j, j + 1);
+        // saphyr's span of a nested collection's closing bracket runs to
+        // the next token; the outermost one's takes in a comment after
+        // it, which is left to saphyr.
+        if depth == 1 {
+            self.push(end, j, j + 1);
+            return Some(j + 1);
+        }
+        let next = self.next_token(j + 1)?;
+        self.push(end, j, next);
         Some(j + 1)
     }
 }

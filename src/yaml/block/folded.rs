@@ -5,9 +5,9 @@ use std::borrow::Cow;
 
 use saphyr_parser::{Event, ScalarStyle};
 
-use super::{Anchor, PlainEnd, Scanner, push_breaks, unescape};
+use super::{Anchor, PlainEnd, Scanner, Sink, push_breaks, unescape};
 
-impl<'t> Scanner<'t> {
+impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
     /// A plain scalar from `v`, its first line ending at `end`, with the
     /// lines after it that continue it: those deeper than the collection
     /// at column `indent`, up to a comment or a shallower line, folded

@@ -2,19 +2,14 @@
 //! test (`tests/it/yaml_fast_path.rs`) runs it on every corpus and test
 //! file, the `yaml_fast_path` fuzz target on any text.
 
-use super::{Builder, Folded, Limits, Lines, Node, Value, block, compat};
+use super::{Builder, Folded, Limits, Lines, Node, Value, compat};
 use crate::yaml::FileId;
 
 /// Whether [`super::parse_documents`] read `text` with the block scanner,
 /// and if so the first place where its trees differ from saphyr's (in a
 /// value, a style or a span), or where one read failed and the other not.
 pub fn block_scanner_differs(text: &str) -> (bool, Option<String>) {
-    // Scanned whole first: text the scanner leaves midway is saphyr's.
     let lines = Lines::new(text);
-    let scanned = block::scan(text, &lines).map(Iterator::collect::<Result<Vec<_>, _>>);
-    let Some(Ok(events)) = scanned else {
-        return (false, None);
-    };
     let limits = Limits::default();
     let repaired = compat::Repaired::default();
     let builder = Builder::new(
@@ -24,7 +19,10 @@ pub fn block_scanner_differs(text: &str) -> (bool, Option<String>) {
         Folded::AsKustomizeWrites,
         &repaired,
     );
-    let fast = builder.build(text, events.into_iter().map(Ok));
+    // Text the scanner leaves midway is saphyr's.
+    let Some(fast) = builder.scan(text) else {
+        return (false, None);
+    };
     let full = builder.run(text);
     let differs = match (fast, full) {
         (Ok(fast), Ok(full)) if fast.len() != full.len() => Some(format!(

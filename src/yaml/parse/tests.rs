@@ -211,6 +211,28 @@ fn integers_and_floats_as_go_yaml_v3_reads_them() {
     }
 }
 
+/// The core schema's words at their full length (up to five bytes), and
+/// longer text that starts as one does, which stays a string.
+#[test]
+fn words_resolve_at_their_length_and_no_longer() {
+    let cases: &[(&str, Value)] = &[
+        ("~", Value::Null),
+        ("NULL", Value::Null),
+        ("FALSE", Value::Bool(false)),
+        ("False", Value::Bool(false)),
+        ("True", Value::Bool(true)),
+        ("falsey", Value::Str("falsey".into())),
+        ("nulls", Value::Str("nulls".into())),
+        ("~home", Value::Str("~home".into())),
+        ("-.INF", Value::Float(f64::NEG_INFINITY)),
+        ("+.Inf", Value::Float(f64::INFINITY)),
+    ];
+    for (text, want) in cases {
+        let got = resolve_plain(text).unwrap_or_else(|| Value::Str((*text).into()));
+        assert_eq!(&got, want, "{text}");
+    }
+}
+
 #[test]
 fn custom_and_core_tags() {
     let docs = parse("a: !env_var FOO\nb: !!str 123\nc: !!int \"7\"\n");
