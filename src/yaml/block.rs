@@ -66,7 +66,7 @@ pub(super) fn scan<'t>(text: &'t str, lines: &Lines, sink: &mut impl Sink<'t>) -
         text,
         b: text.as_bytes(),
         sink,
-        stack: Vec::new(),
+        stack: Vec::with_capacity(16),
         pending: None,
         rootless: false,
         anchors: Vec::new(),

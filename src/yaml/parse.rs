@@ -194,6 +194,19 @@ fn same_key(a: &Node, b: &Node) -> bool {
     }
 }
 
+/// A string key's bit of 64, from its length and last byte (two keys with
+/// different bits differ); none for other keys, which are compared with
+/// every key before them.
+fn key_bit(key: &Node) -> u64 {
+    match &key.value {
+        Value::Str(s) => {
+            let last = s.as_bytes().last().copied().unwrap_or(0);
+            1 << ((s.len() * 7 + usize::from(last)) % 64)
+        }
+        _ => 0,
+    }
+}
+
 /// Mappings up to this many entries find a duplicate key by looking at
 /// each (nearly every mapping in a manifest); larger ones build a hash
 /// index, so that a mapping stays linear in its size.
@@ -204,7 +217,6 @@ const INDEX_FROM: usize = 16;
 /// in a vector of exactly their number: trees live for the whole run, and
 /// growing each vector by doubling (then shrinking it) left the blocks of
 /// every size it went through behind in the allocator.
-#[derive(Default)]
 struct Scratch {
     items: Vec<Node>,
     entries: Vec<(Node, Node)>,
@@ -220,6 +232,10 @@ enum Content {
         /// Positions of the keys (counted from `from`), once the mapping
         /// has [`INDEX_FROM`] entries.
         index: Option<HashMap<KeyId, usize>>,
+        /// A bit for each string key so far ([`key_bit`]), before there
+        /// is an index: a key whose bit is clear is new, without a look
+        /// at each key before it.
+        strings: u64,
         /// Maps merged in with `<<`, applied when the mapping closes so
         /// that explicit keys win wherever they are written.
         merges: Vec<Node>,
@@ -384,8 +400,13 @@ impl<'b, 't> Tree<'b, 't> {
             builder,
             text,
             docs: Vec::new(),
-            stack: Vec::new(),
-            scratch: Scratch::default(),
+            // Room for the nesting and the open collections' children of
+            // a usual manifest, not grown by doubling in every file.
+            stack: Vec::with_capacity(16),
+            scratch: Scratch {
+                items: Vec::with_capacity(16),
+                entries: Vec::with_capacity(32),
+            },
             anchors: HashMap::new(),
             budget: Budget {
                 nodes: builder.limits.max_alias_nodes,
@@ -397,6 +418,9 @@ impl<'b, 't> Tree<'b, 't> {
     }
 
     /// Adds the event at bytes `start..end` of the text to the trees.
+    /// Inlined into the block scanner's [`block::Sink::event`]: an event
+    /// handed on by value was copied again on the way.
+    #[inline(always)]
     fn take(&mut self, event: Event<'_>, start: u32, end: u32) -> Result<(), Stop> {
         let (node, cost, anchor) = match event {
             Event::StreamStart | Event::Nothing | Event::StreamEnd => return Ok(()),
@@ -462,6 +486,7 @@ impl<'b, 't> Tree<'b, 't> {
                     Content::Map {
                         from: self.scratch.entries.len(),
                         index: None,
+                        strings: 0,
                         merges: Vec::new(),
                         key: None,
                     }
@@ -509,6 +534,7 @@ impl<'b, 't> Tree<'b, 't> {
             Content::Map {
                 from,
                 index,
+                strings,
                 merges,
                 key,
             } => match key.take() {
@@ -545,7 +571,15 @@ impl<'b, 't> Tree<'b, 't> {
                                 }
                             }
                         }
-                        None => own.iter().position(|(other, _)| same_key(&k, other)),
+                        None => {
+                            let bit = key_bit(&k);
+                            let new = *strings & bit == 0 && bit != 0;
+                            *strings |= bit;
+                            match new {
+                                true => None,
+                                false => own.iter().position(|(other, _)| same_key(&k, other)),
+                            }
+                        }
                     };
                     // Later duplicates win, as in go-yaml's decoding into maps.
                     match found {

@@ -45,6 +45,25 @@ fn duplicate_keys_in_small_and_large_mappings() {
     }
 }
 
+/// Keys alike in length and last byte are still told apart, and a
+/// number key is not the string key written the same.
+#[test]
+fn keys_alike_in_length_and_last_byte_stay_apart() {
+    let docs = parse("ab: 1\ncb: 2\n1: 3\n\"1\": 4\nab: 5\n1: 6\ncb: 7\n");
+    let m = docs[0].as_map().unwrap();
+    let keys: Vec<_> = m.iter().map(|(k, _)| k.value.clone()).collect();
+    let want = [
+        Value::Str("ab".into()),
+        Value::Str("cb".into()),
+        Value::Int(1),
+        Value::Str("1".into()),
+    ];
+    assert_eq!(keys, want);
+    let values: Vec<_> = m.iter().map(|(_, v)| v.value.clone()).collect();
+    let want = [Value::Int(5), Value::Int(7), Value::Int(6), Value::Int(4)];
+    assert_eq!(values, want);
+}
+
 #[test]
 fn key_and_value_spans_are_line_and_column() {
     let docs = parse("spec:\n  chart:\n    version: 2025.10.1\n");
