@@ -55,7 +55,7 @@ const MAX_KEY: usize = 1000;
 /// Hands the events of `text` to `sink` as they are scanned; `None`
 /// when its bytes are not all in the subset this scanner takes, which
 /// may be found after some events were handed on: the caller then reads
-/// the whole text with saphyr. A quoted scalar's events end at its
+/// the whole text with saphyr. A quoted scalar's event ends at its
 /// closing quote (saphyr's run on over the spaces and comment after it).
 pub(super) fn scan<'t>(text: &'t str, lines: &Lines, sink: &mut impl Sink<'t>) -> Option<()> {
     let plain = !lines.has_controls() && (lines.is_ascii() || plain_unicode(text.as_bytes()));

@@ -1,4 +1,5 @@
-//! Builds [`Node`] trees from saphyr's event stream.
+//! Builds [`Node`] trees from YAML events: the block scanner's
+//! ([`super::block`]) as it reads, or saphyr's.
 //!
 //! We build our own tree instead of using `saphyr::MarkedYaml` because we
 //! need byte offsets (saphyr counts characters), the scalar style (for Flux
@@ -637,7 +638,7 @@ fn apply_merges(entries: &mut Vec<(Node, Node)>, from: usize, merges: Vec<Node>)
 }
 
 /// Where a quoted scalar written at `start..end` ends: after its closing
-/// quote. The parser's event runs on over the spaces and comment that
+/// quote. saphyr's event runs on over the spaces and comment that
 /// follow it (`"on" # default`), which a label or an editor's range
 /// would then underline too.
 fn quoted_end(text: &str, style: ScalarStyle, start: u32, end: u32) -> u32 {
