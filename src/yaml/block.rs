@@ -1,11 +1,11 @@
 //! A scanner for the block-style YAML that nearly every GitOps file is:
-//! mappings and sequences by indentation (a sequence as an item, `- - a`, too), plain and quoted scalars (keys
-//! on one line, values on one or more), literal and folded block
-//! scalars, flow sequences and mappings of scalars (`[a, "b"]`,
-//! `{k: v, key_alone}`, nested, broken over lines after a bracket, comma
-//! or quoted scalar; block/flow.rs), anchors on values and
-//! aliases as values, local tags on plain values (`!env_var NAME`),
-//! comments and `---` between documents.
+//! mappings and sequences by indentation (a sequence as an item, `- - a`,
+//! too), plain and quoted scalars (keys on one line, values on one or
+//! more), literal and folded block scalars, flow sequences and mappings
+//! of scalars (`[a, "b"]`, `{k: v, key_alone}`, nested, broken over lines
+//! after a bracket, comma or quoted scalar; block/flow.rs), anchors on
+//! values and aliases as values, local tags on plain values (`!env_var
+//! NAME`), comments and `---` between documents.
 //!
 //! saphyr's scanner costs about 150 instructions per byte (BENCHMARKS.md,
 //! "Parser candidates"), most of it in a character buffer this subset
