@@ -149,7 +149,7 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     // the wall). Errors keep their order: the load's, the configuration's, the rules'.
     let (loaded, all_rules) = std::thread::scope(|s| {
         let rules = s.spawn(|| {
-            rules::releases::parsed_builtin();
+            rules::releases::builtin();
             crate::source::kustomize::parsed_defaults();
             load_rules(&req.rule_dirs)
         });

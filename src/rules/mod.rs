@@ -121,7 +121,7 @@ pub(crate) fn from_builtin<T: serde::de::DeserializeOwned>(
     let doc = docs
         .first()
         .ok_or_else(|| Issue::located(path, 1, 1, format!("{what}: no document")))?;
-    crate::yaml::de::from_node(doc, text).map_err(|e| {
+    steps::deferring(|| crate::yaml::de::from_node(doc, text)).map_err(|e| {
         let (line, col) = e.span.map_or((0, 0), |s| (s.line, s.col));
         Issue::located(path, line, col, format!("{what}: {e}"))
     })

@@ -134,16 +134,12 @@ fn checked(path: &str, file: ReleaseFile) -> Result<ReleaseFile, Issue> {
     }
 }
 
-/// The built-in release files, sorted by app.
-pub fn builtin() -> Vec<ReleaseFile> {
-    parsed_builtin().to_vec()
-}
-
-/// [`builtin`], parsed once per process: every run needs them (a run
-/// without `--base` too, for `releaseReached`), and parsing them was 2 %
-/// of a joryirving__home-ops lint, serial. The pipeline parses them
-/// beside the repository's load.
-pub fn parsed_builtin() -> &'static [ReleaseFile] {
+/// The built-in release files, sorted by app, parsed once per process:
+/// every run needs them (a run without `--base` too, for
+/// `releaseReached`), and parsing them was 2 % of a joryirving__home-ops
+/// lint, serial. The pipeline parses them beside the repository's load;
+/// a [`Baseline`] borrows them rather than copying every file's steps.
+pub fn builtin() -> &'static [ReleaseFile] {
     static PARSED: std::sync::OnceLock<Vec<ReleaseFile>> = std::sync::OnceLock::new();
     PARSED.get_or_init(|| {
         let mut files: Vec<ReleaseFile> = BUILTIN
@@ -165,7 +161,7 @@ pub fn parsed_builtin() -> &'static [ReleaseFile] {
 /// never holds.
 #[derive(Clone, Debug)]
 pub struct Baseline {
-    pub releases: Vec<ReleaseFile>,
+    pub releases: &'static [ReleaseFile],
     /// `(app, object id)` -> version in the base commit, with the
     /// releases its text allows (a floating tag or a range allows several).
     versions: HashMap<(String, String), (Version, Option<Releases>)>,
@@ -197,9 +193,13 @@ impl Baseline {
     /// The app versions of a model, for every app the release files
     /// know: the base commit's, or the live cluster's (where a
     /// HelmRelease's version is the deployed one).
-    pub fn of(base: &Model, releases: Vec<ReleaseFile>, source: impl Into<String>) -> Baseline {
+    pub fn of(
+        base: &Model,
+        releases: &'static [ReleaseFile],
+        source: impl Into<String>,
+    ) -> Baseline {
         let mut versions = HashMap::new();
-        for file in &releases {
+        for file in releases {
             for a in app::find(base, &file.query()) {
                 if let Some(v) = a.version.clone() {
                     versions.insert(
@@ -263,10 +263,7 @@ mod tests {
 
     #[test]
     fn a_bump_crosses_the_releases_between_its_versions() {
-        let authentik = builtin()
-            .into_iter()
-            .find(|f| f.app == "authentik")
-            .unwrap();
+        let authentik = builtin().iter().find(|f| f.app == "authentik").unwrap();
         let v = |s| parse_lenient(s).unwrap();
         let crossed = |a, b| {
             authentik

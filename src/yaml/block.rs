@@ -1,11 +1,11 @@
 //! A scanner for the block-style YAML that nearly every GitOps file is:
-//! mappings and sequences by indentation, plain and quoted scalars (keys
-//! on one line, values on one or more), literal and folded block
-//! scalars, flow sequences and mappings of scalars (`[a, "b"]`,
-//! `{k: v, key_alone}`, nested, broken over lines after a bracket, comma
-//! or quoted scalar; block/flow.rs), anchors on values and
-//! aliases as values, local tags on plain values (`!env_var NAME`),
-//! comments and `---` between documents.
+//! mappings and sequences by indentation (a sequence as an item, `- - a`,
+//! too), plain and quoted scalars (keys on one line, values on one or
+//! more), literal and folded block scalars, flow sequences and mappings
+//! of scalars (`[a, "b"]`, `{k: v, key_alone}`, nested, broken over lines
+//! after a bracket, comma or quoted scalar; block/flow.rs), anchors on
+//! values and aliases as values, local tags on plain values (`!env_var
+//! NAME`), comments and `---` between documents.
 //!
 //! saphyr's scanner costs about 150 instructions per byte (BENCHMARKS.md,
 //! "Parser candidates"), most of it in a character buffer this subset
@@ -378,10 +378,21 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
             });
             return Some(self.line_end(c) + 1);
         }
-        if self.b[c] == b'-' && is_break_or_blank(self.b.get(c + 1)) {
-            return None;
-        }
         let line_start = i - 1 - indent;
+        if self.b[c] == b'-' && is_break_or_blank(self.b.get(c + 1)) {
+            // A sequence as the item (`- - a`, the `anyOf` branches of
+            // the rule files): it opens at its dash, at that column.
+            if self.stack.len() >= MAX_DEPTH {
+                return None;
+            }
+            let column = c - line_start;
+            self.stack.push(Open {
+                seq: true,
+                indent: column,
+            });
+            self.push(Event::SequenceStart(0, None), c, c);
+            return self.item(c + 1, column);
+        }
         if self.key_ahead(c) {
             if self.stack.len() >= MAX_DEPTH {
                 return None;

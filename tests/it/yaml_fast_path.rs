@@ -235,6 +235,34 @@ fn block_scanner_reads_the_line_after_a_plain_value_as_saphyr_does() {
     assert_taken_as_saphyr_reads(&cases);
 }
 
+/// A sequence as a sequence's item (`- - a`), nested, with a mapping,
+/// a scalar over lines or a flow collection in it: taken, with saphyr's
+/// trees and spans; an empty item in it, or a line between its dash and
+/// the outer one, left to saphyr.
+#[test]
+fn block_scanner_takes_sequences_as_items_as_saphyr_does() {
+    let cases = [
+        ("- - a\n", true),
+        ("- - a\n  - b\n- c\n", true),
+        ("- - - a\n    - b\n  - c\n", true),
+        ("- - k: v\n    n: 1\n  - x\n", true),
+        ("k:\n- - a\n  - b\nn: 1\n", true),
+        ("k:\n  - - a\n    - b\n", true),
+        ("- - \n    - b\n", true),
+        ("- - a\n    b\n", true),
+        ("- - # c\n    - x\n", true),
+        ("- - &x a\n  - *x\n", true),
+        ("- - [a, b]\n  - {c: d}\n", true),
+        ("- - |\n    text\n  - b\n", true),
+        ("-   -   a\n    -   b\n", true),
+        ("- - a\n---\n- - b\n", true),
+        ("- -\n  - b\n", false),
+        ("- - a\n b\n", false),
+        ("- - a\n  -\n", false),
+    ];
+    assert_taken_as_saphyr_reads(&cases);
+}
+
 /// Each text reads to saphyr's tree, and is taken by the block scanner
 /// or left to saphyr as each case says.
 fn assert_taken_as_saphyr_reads(cases: &[(&str, bool)]) {

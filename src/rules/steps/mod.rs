@@ -23,6 +23,8 @@ mod test;
 mod undefined_variable;
 mod values;
 
+pub(crate) use test::deferring;
+
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -2,7 +2,8 @@
 //! `object`): the test a rule names, and how it judges what the
 //! repository shows of a value.
 
-use std::sync::{Mutex, PoisonError};
+use std::cell::Cell;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
@@ -46,29 +47,65 @@ pub enum ValueTest {
     KeysOtherThan(Vec<String>),
 }
 
-/// A `matches` regular expression, compiled once, when the rule file
-/// is read: one that does not compile, or compiles past the `regex`
-/// crate's size limit, is an error at its line and column in the file,
-/// and a rule's evaluation never compiles it again per value.
-#[derive(Clone, Debug)]
-pub struct Pattern(regex::Regex);
+/// A `matches` regular expression, compiled once: a user's when the
+/// rule file is read, so that one that does not compile, or compiles
+/// past the `regex` crate's size limit, is an error at its line and
+/// column in the file; a built-in one (which the tests compile, as a
+/// user's copy of the file is read) when a value is first tested against
+/// it, as most runs test none (a compile is some 270,000 instructions).
+/// A rule's evaluation never compiles it again per value.
+#[derive(Clone)]
+pub struct Pattern {
+    text: String,
+    regex: OnceLock<Option<regex::Regex>>,
+}
 
 impl Pattern {
     pub fn is_match(&self, text: &str) -> bool {
-        self.0.is_match(text)
+        self.regex
+            .get_or_init(|| compiled(&self.text).ok())
+            .as_ref()
+            .is_some_and(|r| r.is_match(text))
+    }
+}
+
+impl std::fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Pattern").field(&self.text).finish()
     }
 }
 
 impl Serialize for Pattern {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0.as_str())
+        s.serialize_str(&self.text)
     }
+}
+
+thread_local! {
+    /// Set while a built-in file is read ([`deferring`]).
+    static DEFERRED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `read` with the patterns it reads left to be compiled when first
+/// used: for the files the binary embeds, whose patterns the tests
+/// compile.
+pub(crate) fn deferring<T>(read: impl FnOnce() -> T) -> T {
+    let before = DEFERRED.replace(true);
+    let out = read();
+    DEFERRED.set(before);
+    out
 }
 
 impl<'de> Deserialize<'de> for Pattern {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Pattern, D::Error> {
         let text = String::deserialize(d)?;
-        compiled(&text).map(Pattern).map_err(|e| {
+        if DEFERRED.get() {
+            return Ok(Pattern {
+                text,
+                regex: OnceLock::new(),
+            });
+        }
+        let regex = compiled(&text).map_err(|e| {
             // A syntax error quotes the whole pattern over several lines,
             // its last line says what is wrong; the issue is one line.
             let why = match &e {
@@ -83,6 +120,10 @@ impl<'de> Deserialize<'de> for Pattern {
             serde::de::Error::custom(format!(
                 "pattern {shown:?}{more} is not a regular expression: {why}"
             ))
+        })?;
+        Ok(Pattern {
+            text,
+            regex: OnceLock::from(Some(regex)),
         })
     }
 }
@@ -234,6 +275,27 @@ mod tests {
         assert!(!second.is_match("compiled-once-x"));
         let kept = KEPT_PATTERNS.lock().unwrap();
         assert_eq!(kept.iter().filter(|r| r.as_str() == text).count(), 1);
+    }
+
+    /// A built-in file's pattern is compiled when first tested, then
+    /// matches as one compiled as it is read; a user's is compiled as it
+    /// is read, and one that does not compile is an error there.
+    #[test]
+    fn a_builtin_pattern_is_compiled_when_first_used() {
+        let text = "matches: \"^deferred-[0-9]+$\"\n";
+        let read = crate::rules::from_builtin::<ValueTest>("b.yaml", text, "t").unwrap();
+        let ValueTest::Matches(deferred) = read else {
+            panic!("{read:?}")
+        };
+        assert!(deferred.regex.get().is_none());
+        assert!(deferred.is_match("deferred-7") && !deferred.is_match("deferred-x"));
+        assert!(deferred.regex.get().is_some());
+        let read = crate::rules::from_yaml::<ValueTest>("u.yaml", text, "t").unwrap();
+        let ValueTest::Matches(user) = read else {
+            panic!("{read:?}")
+        };
+        assert!(user.regex.get().is_some_and(Option::is_some));
+        assert!(crate::rules::from_yaml::<ValueTest>("u.yaml", "matches: \"(\"\n", "t").is_err());
     }
 
     fn known(text: &str) -> Seen<'static> {
