@@ -580,27 +580,27 @@ impl Cx<'_> {
             let issue = if message.starts_with(BUDGET) {
                 let message = format!(
                     "{message} in {}: left as written",
-                    crate::source::quoted(&text)
+                    crate::source::quoted(text)
                 );
                 Issue::at(cx.sources, node.span(), message)
                     .stopped_by(crate::source::Budget::Substitution)
             } else {
                 let message = format!(
                     "variable substitution failed in {}: {message}",
-                    crate::source::quoted(&text)
+                    crate::source::quoted(text)
                 );
                 Issue::at(cx.sources, node.span(), message)
             };
             cx.issues.push(issue);
         };
-        let expanded = match self.expand(&text) {
+        let expanded = match self.expand(text) {
             Ok(e) => e,
             // Text envsubst cannot parse fails the Flux Kustomization
             // whatever the variables hold; an error that depends on their
             // values (here maybe a guess: a value from the cluster) stays a
             // warning.
-            Err(message) if !message.starts_with(BUDGET) && !envsubst::parses(&text) => {
-                let unparsable = envsubst::first_unparsable(&text);
+            Err(message) if !message.starts_with(BUDGET) && !envsubst::parses(text) => {
+                let unparsable = envsubst::first_unparsable(text);
                 let span = unparsable
                     .and_then(|at| self.sources.find_within(node.span(), at))
                     .unwrap_or(node.span());
@@ -612,7 +612,7 @@ impl Cx<'_> {
                     ),
                     None => format!(
                         "variable substitution failed in {}: {message}",
-                        crate::source::quoted(&text)
+                        crate::source::quoted(text)
                     ),
                 };
                 self.issues
@@ -650,7 +650,7 @@ impl Cx<'_> {
                      default; unused here, but strict substitution (on by default since \
                      kustomize-controller v1.9) rejects it",
                     strict.join(", "),
-                    crate::source::quoted(&text)
+                    crate::source::quoted(text)
                 ),
             ));
         }
@@ -663,7 +663,7 @@ impl Cx<'_> {
                 ..
             }) = &mut origin
             {
-                *if_unset = self.expand_if_unset(&text);
+                *if_unset = self.expand_if_unset(text);
                 // The variable that leaves it unknown, not the first
                 // defined one (`APP` of `${CLAIM:-${APP}}`).
                 let hidden = expanded.uses.iter().find(|u| self.vars.get(u).is_none());
@@ -681,7 +681,7 @@ impl Cx<'_> {
             return false;
         }
         let secret = matches!(origin, Some(Origin::Substituted { secret: true, .. }));
-        let typed = match self.round_trip(&text, expanded, key) {
+        let typed = match self.round_trip(text, expanded, key) {
             Ok(v) => v,
             // Why it does not read back quotes the text, which here holds
             // a Secret's value.
