@@ -1,7 +1,8 @@
 //! Flux postBuild substitution over arbitrary text with nested operators:
-//! the input, split at the first NUL byte, is the text of a mapping value
-//! and of a mapping key, then `NAME=value` lines for the variables (plus a
-//! known `V`, an empty `E` and an unknown `S`). Syntax errors and budget
+//! the input, split at the first NUL byte, is the text of two mapping
+//! values (the second takes what the first gave, or is expanded again)
+//! and of a mapping key, then `NAME=value` lines for the variables (plus
+//! a known `V`, an empty `E` and an unknown `S`). Syntax errors and budget
 //! hits become issues; nothing panics, loops or grows past the budgets.
 //! Seed it with fuzz/dicts/flux_substitute.dict.
 #![no_main]
@@ -34,6 +35,7 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Some(d) = root.get_mut("data") {
         d.insert("k", Node::new(Value::Str(text.into()), span));
+        d.insert("l", Node::new(Value::Str(text.into()), span));
         d.edit_map(|entries| {
             entries.push((
                 Node::new(Value::Str(text.into()), span),

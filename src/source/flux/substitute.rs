@@ -19,6 +19,9 @@ use crate::source::Gap;
 use crate::source::data::{self, DataValue};
 use crate::source::{Issue, Object, StepKind};
 use crate::yaml::{Limits, Node, Origin, SourceMap, Span, Style, Value, parse_documents};
+use dollar::{anew, first_dollar, holds_dollar};
+pub use memo::Origins;
+use memo::Outcome;
 
 const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
 
@@ -404,49 +407,6 @@ fn referenced(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Whether any string in `node`, key or value, holds a `$` (the only
-/// text [`Cx::scalar`] expands), and if so the way to the first one into
-/// `way` (empty before): its place in each collection, innermost first; in
-/// a mapping `2 * entry` for a key, one more for a value.
-fn first_dollar(node: &Node, way: &mut Vec<usize>) -> bool {
-    let at = match &node.value {
-        Value::Str(s) => return holds_dollar(s),
-        Value::Seq(items) => items.iter().position(|n| first_dollar(n, way)),
-        Value::Map(entries) => entries.iter().enumerate().find_map(|(i, (k, v))| {
-            if first_dollar(k, way) {
-                Some(2 * i)
-            } else {
-                first_dollar(v, way).then_some(2 * i + 1)
-            }
-        }),
-        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => None,
-    };
-    at.map(|at| way.push(at)).is_some()
-}
-
-/// [`first_dollar`] on a way of its own.
-fn anew(node: &Node, way: &mut Vec<usize>) -> bool {
-    way.clear();
-    first_dollar(node, way)
-}
-
-/// Whether `s` holds a `$`, eight bytes at a time: every string of an
-/// object with one is looked at, and most are shorter than where
-/// `str::contains` stops going a byte at a time.
-fn holds_dollar(s: &str) -> bool {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const DOLLARS: u64 = u64::from_ne_bytes([b'$'; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let mut words = s.as_bytes().chunks_exact(8);
-    // A byte of `x` is zero where `s` has a `$`; the test for a zero byte
-    // is exact (only which byte it flags may be wrong).
-    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
-    words.by_ref().any(|w| {
-        let w = u64::from_ne_bytes(w.try_into().expect("8 bytes"));
-        zero_byte(w ^ DOLLARS)
-    }) || words.remainder().contains(&b'$')
-}
-
 /// Whether an object opts out of postBuild substitution.
 pub fn is_disabled(root: &Node) -> bool {
     ["labels", "annotations"]
@@ -475,30 +435,6 @@ struct Cx<'a> {
     issues: &'a mut Vec<Issue>,
     changed: usize,
     origins: &'a mut Origins,
-}
-
-/// The origins one Flux Kustomization's substitution gave so far, for
-/// the next value with the same origin to share: every use of `${APP}`
-/// in its objects has the same one, and an origin each was a twentieth
-/// of the 100k-object synthetic repository's memory.
-#[derive(Default)]
-pub struct Origins(Vec<Arc<Origin>>);
-
-impl Origins {
-    /// Distinct origins kept to share: a Kustomization's variables are
-    /// few, and a scan of more would cost more than the memory it saves.
-    const KEPT: usize = 32;
-
-    fn share(&mut self, origin: Origin) -> Arc<Origin> {
-        if let Some(same) = self.0.iter().find(|o| ***o == origin) {
-            return same.clone();
-        }
-        let origin = Arc::new(origin);
-        if self.0.len() < Self::KEPT {
-            self.0.push(origin.clone());
-        }
-        origin
-    }
 }
 
 /// The substitution step's text for `changed` values, one per count for
@@ -590,7 +526,9 @@ impl Cx<'_> {
         }
     }
 
-    /// Expands one scalar in place; `true` when it changed.
+    /// Expands one scalar in place; `true` when a key changed. What its
+    /// text gave before is put in place again, with the same budget
+    /// spent, when that reported nothing and the budget covers it.
     fn scalar(&mut self, node: &mut Node, key: bool) -> bool {
         let Value::Str(text) = &node.value else {
             return false;
@@ -601,32 +539,68 @@ impl Cx<'_> {
         if !holds_dollar(text) || waits(node) {
             return false;
         }
+        if let Some(seen) = self.origins.outcome(text, key)
+            && let Some(left) = self.budget.replay(&seen.before, &seen.after)
+        {
+            *self.budget = left;
+            let Outcome { set, renamed, .. } = seen.clone();
+            if let Some((value, origin)) = set {
+                self.changed += 1;
+                node.set_origin(origin);
+                set_value(node, value);
+            }
+            return renamed;
+        }
         let text = text.clone();
+        let (before, issues, changed) = (self.budget.clone(), self.issues.len(), self.changed);
+        let renamed = self.expand_scalar(node, &text, key);
+        if self.issues.len() == issues && text.len() <= Origins::REMEMBERED_LEN {
+            let set = (self.changed > changed).then(|| {
+                (
+                    Node::new(node.value.clone(), Span::default()),
+                    node.shared_origin(),
+                )
+            });
+            let after = self.budget.clone();
+            let outcome = Outcome {
+                set,
+                renamed,
+                before,
+                after,
+            };
+            self.origins.remember(text, key, outcome);
+        }
+        renamed
+    }
+
+    /// [`Self::scalar`] for a text not seen before (or one the budget
+    /// left no longer covers): `true` when a key changed.
+    fn expand_scalar(&mut self, node: &mut Node, text: &str, key: bool) -> bool {
         let report = |cx: &mut Self, message: String| {
             let issue = if message.starts_with(BUDGET) {
                 let message = format!(
                     "{message} in {}: left as written",
-                    crate::source::quoted(&text)
+                    crate::source::quoted(text)
                 );
                 Issue::at(cx.sources, node.span(), message)
                     .stopped_by(crate::source::Budget::Substitution)
             } else {
                 let message = format!(
                     "variable substitution failed in {}: {message}",
-                    crate::source::quoted(&text)
+                    crate::source::quoted(text)
                 );
                 Issue::at(cx.sources, node.span(), message)
             };
             cx.issues.push(issue);
         };
-        let expanded = match self.expand(&text) {
+        let expanded = match self.expand(text) {
             Ok(e) => e,
             // Text envsubst cannot parse fails the Flux Kustomization
             // whatever the variables hold; an error that depends on their
             // values (here maybe a guess: a value from the cluster) stays a
             // warning.
-            Err(message) if !message.starts_with(BUDGET) && !envsubst::parses(&text) => {
-                let unparsable = envsubst::first_unparsable(&text);
+            Err(message) if !message.starts_with(BUDGET) && !envsubst::parses(text) => {
+                let unparsable = envsubst::first_unparsable(text);
                 let span = unparsable
                     .and_then(|at| self.sources.find_within(node.span(), at))
                     .unwrap_or(node.span());
@@ -638,7 +612,7 @@ impl Cx<'_> {
                     ),
                     None => format!(
                         "variable substitution failed in {}: {message}",
-                        crate::source::quoted(&text)
+                        crate::source::quoted(text)
                     ),
                 };
                 self.issues
@@ -676,7 +650,7 @@ impl Cx<'_> {
                      default; unused here, but strict substitution (on by default since \
                      kustomize-controller v1.9) rejects it",
                     strict.join(", "),
-                    crate::source::quoted(&text)
+                    crate::source::quoted(text)
                 ),
             ));
         }
@@ -689,7 +663,7 @@ impl Cx<'_> {
                 ..
             }) = &mut origin
             {
-                *if_unset = self.expand_if_unset(&text);
+                *if_unset = self.expand_if_unset(text);
                 // The variable that leaves it unknown, not the first
                 // defined one (`APP` of `${CLAIM:-${APP}}`).
                 let hidden = expanded.uses.iter().find(|u| self.vars.get(u).is_none());
@@ -707,7 +681,7 @@ impl Cx<'_> {
             return false;
         }
         let secret = matches!(origin, Some(Origin::Substituted { secret: true, .. }));
-        let typed = match self.round_trip(&text, expanded, key) {
+        let typed = match self.round_trip(text, expanded, key) {
             Ok(v) => v,
             // Why it does not read back quotes the text, which here holds
             // a Secret's value.
@@ -895,5 +869,7 @@ fn origin_of(e: &Expanded, vars: &Vars) -> Option<Origin> {
     })
 }
 
+mod dollar;
+mod memo;
 #[cfg(test)]
 mod tests;

@@ -130,8 +130,11 @@ struct Selector {
     gvk: Gvk,
     name: Option<Pattern>,
     namespace: Option<Pattern>,
-    labels: Option<String>,
-    annotations: Option<String>,
+    /// The label and annotation selectors' terms, parsed once for every
+    /// object the target is matched against (parsed for each, they were
+    /// most of choosing a Flux Kustomization's targets by label).
+    labels: Option<Vec<Result<Term, String>>>,
+    annotations: Option<Vec<Result<Term, String>>>,
 }
 
 /// A target's name or namespace pattern, anchored at both ends.
@@ -180,8 +183,12 @@ impl Selector {
             },
             name: anchored(n.get("name"))?,
             namespace: anchored(n.get("namespace"))?,
-            labels: Some(text("labelSelector")).filter(|s| !s.is_empty()),
-            annotations: Some(text("annotationSelector")).filter(|s| !s.is_empty()),
+            labels: Some(text("labelSelector"))
+                .filter(|s| !s.is_empty())
+                .map(|s| terms(&s)),
+            annotations: Some(text("annotationSelector"))
+                .filter(|s| !s.is_empty())
+                .map(|s| terms(&s)),
         })
     }
 
@@ -200,18 +207,22 @@ impl Selector {
         {
             return Ok(false);
         }
-        let cur = r.cur_id();
-        if let Some(ns) = &self.namespace
-            && !ns.is_match(r.org.effective_ns())
-            && !ns.is_match(cur.effective_ns())
-        {
-            return Ok(false);
-        }
-        if let Some(name) = &self.name
-            && !name.is_match(&r.org.name)
-            && !name.is_match(&cur.name)
-        {
-            return Ok(false);
+        // The current id only for a name or namespace to match: most
+        // targets name neither, and an id is made for each object.
+        if self.namespace.is_some() || self.name.is_some() {
+            let cur = r.cur_id();
+            if let Some(ns) = &self.namespace
+                && !ns.is_match(r.org.effective_ns())
+                && !ns.is_match(cur.effective_ns())
+            {
+                return Ok(false);
+            }
+            if let Some(name) = &self.name
+                && !name.is_match(&r.org.name)
+                && !name.is_match(&cur.name)
+            {
+                return Ok(false);
+            }
         }
         for (sel, key) in [(&self.labels, "labels"), (&self.annotations, "annotations")] {
             if let Some(sel) = sel {
@@ -225,10 +236,20 @@ impl Selector {
     }
 }
 
+/// One term of a label selector: a key, and the values it is compared with.
+enum Term {
+    NotIn(String, Vec<String>),
+    In(String, Vec<String>),
+    Absent(String),
+    NotEqual(String, String),
+    Equal(String, String),
+    Present(String),
+}
+
 /// Kubernetes label selector syntax: `a=b`, `a==b`, `a!=b`, `a`, `!a`,
-/// `a in (x,y)`, `a notin (x,y)`, comma-separated.
-fn label_selector_matches(sel: &str, map: Option<&Node>) -> Result<bool, String> {
-    let get = |k: &str| map.and_then(|m| m.get(k)).and_then(Node::scalar_text);
+/// `a in (x,y)`, `a notin (x,y)`, comma-separated. A term that does not
+/// parse is an error only when a match reaches it.
+fn terms(sel: &str) -> Vec<Result<Term, String>> {
     let mut terms = Vec::new();
     let mut depth = 0;
     let mut cur = String::new();
@@ -245,7 +266,7 @@ fn label_selector_matches(sel: &str, map: Option<&Node>) -> Result<bool, String>
         cur.push(c);
     }
     terms.push(cur);
-    for term in terms.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+    let parse = |term: &str| {
         let set_op = |op: &str| -> Option<(String, Vec<String>)> {
             let (k, rest) = term.split_once(op)?;
             let rest = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
@@ -254,23 +275,52 @@ fn label_selector_matches(sel: &str, map: Option<&Node>) -> Result<bool, String>
                 rest.split(',').map(|v| v.trim().to_string()).collect(),
             ))
         };
-        let ok = if let Some((k, vals)) = set_op(" notin ") {
-            get(&k).is_none_or(|v| !vals.contains(&v))
+        let pair = |(k, v): (&str, &str)| (k.trim().to_string(), v.trim().to_string());
+        Ok(if let Some((k, vals)) = set_op(" notin ") {
+            Term::NotIn(k, vals)
         } else if let Some((k, vals)) = set_op(" in ") {
-            get(&k).is_some_and(|v| vals.contains(&v))
+            Term::In(k, vals)
         } else if let Some(k) = term.strip_prefix('!') {
-            get(k.trim()).is_none()
-        } else if let Some((k, v)) = term.split_once("!=") {
-            get(k.trim()).is_none_or(|x| x != v.trim())
-        } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
-            get(k.trim()).is_some_and(|x| x == v.trim())
+            Term::Absent(k.trim().to_string())
+        } else if let Some((k, v)) = term.split_once("!=").map(pair) {
+            Term::NotEqual(k, v)
+        } else if let Some((k, v)) = term
+            .split_once("==")
+            .or_else(|| term.split_once('='))
+            .map(pair)
+        {
+            Term::Equal(k, v)
         } else if term
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
         {
-            get(term).is_some()
+            Term::Present(term.to_string())
         } else {
             return Err(format!("unable to parse selector term '{term}'"));
+        })
+    };
+    terms
+        .iter()
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty())
+        .map(parse)
+        .collect()
+}
+
+/// Whether the labels or annotations `map` satisfy every term, in order.
+fn label_selector_matches(
+    terms: &[Result<Term, String>],
+    map: Option<&Node>,
+) -> Result<bool, String> {
+    let get = |k: &str| map.and_then(|m| m.get(k)).and_then(Node::scalar_text);
+    for term in terms {
+        let ok = match term.as_ref().map_err(Clone::clone)? {
+            Term::NotIn(k, vals) => get(k).is_none_or(|v| !vals.contains(&v)),
+            Term::In(k, vals) => get(k).is_some_and(|v| vals.contains(&v)),
+            Term::Absent(k) => get(k).is_none(),
+            Term::NotEqual(k, v) => get(k).is_none_or(|x| x != *v),
+            Term::Equal(k, v) => get(k).is_some_and(|x| x == *v),
+            Term::Present(k) => get(k).is_some(),
         };
         if !ok {
             return Ok(false);

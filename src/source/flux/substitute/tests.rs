@@ -685,3 +685,61 @@ data:
         })
     );
 }
+
+/// A text seen before in the same Kustomization's objects gives the same
+/// value and origin at its own place, pays the budget again (a budget
+/// that covers one expansion stops the next), and what reports an issue
+/// reports it at every place.
+#[test]
+fn a_repeated_text_is_substituted_at_each_place_and_paid_each_time() {
+    let app = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+data:
+  a: ${ID}
+  b: ${ID}
+  c: ${PAIR}
+  d: ${PAIR}
+  ${KEY}: ${ID}
+  e: ${V#a}
+";
+    let repo = Repo::new(&[("ks.yaml", &typed_ks()), ("app.yaml", app)]);
+    let (vars, _) = repo.vars();
+    let object = || repo.find("ConfigMap", "", "x").unwrap().clone();
+    let mut budget = test_budget();
+    let mut origins = Origins::default();
+    let (mut first, mut second) = (object(), object());
+    let issues = substitute(&repo.sources, &mut first, &vars, &mut budget, &mut origins);
+    assert_eq!(issues.iter().map(|i| i.line).collect::<Vec<_>>(), [8, 9]);
+    let again = substitute(&repo.sources, &mut second, &vars, &mut budget, &mut origins);
+    assert_eq!(again.iter().map(|i| i.line).collect::<Vec<_>>(), [8, 9]);
+    for obj in [&first, &second] {
+        let j = obj.root.to_json();
+        assert_eq!(j["data"]["b"], serde_json::json!(123));
+        assert_eq!(j["data"]["app"], serde_json::json!(123));
+        let b = obj.root.path(&["data", "b"]).unwrap();
+        assert_eq!(b.span().line, 7);
+        assert!(
+            matches!(b.origin(), Some(Origin::Substituted { variable, .. }) if variable == "ID")
+        );
+    }
+    // The trim of `${V#a}` costs 6 steps: room for the first only.
+    let mut budget = Budget {
+        steps_left: 8,
+        ..test_budget()
+    };
+    let (mut first, mut second) = (object(), object());
+    let mut origins = Origins::default();
+    substitute(&repo.sources, &mut first, &vars, &mut budget, &mut origins);
+    let issues = substitute(&repo.sources, &mut second, &vars, &mut budget, &mut origins);
+    assert_eq!(first.root.str_at(&["data", "e"]), Some("a"));
+    assert_eq!(second.root.str_at(&["data", "e"]), Some("${V#a}"));
+    assert!(
+        issues
+            .iter()
+            .any(|i| i.line == 11 && i.message.starts_with(BUDGET)),
+        "{issues:?}"
+    );
+}
