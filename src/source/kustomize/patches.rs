@@ -200,16 +200,16 @@ impl Selector {
         {
             return Ok(false);
         }
-        let cur = r.cur_id();
+        let cur = r.cur_view();
         if let Some(ns) = &self.namespace
-            && !ns.is_match(r.org.effective_ns())
+            && !ns.is_match(r.org.view().effective_ns())
             && !ns.is_match(cur.effective_ns())
         {
             return Ok(false);
         }
         if let Some(name) = &self.name
             && !name.is_match(&r.org.name)
-            && !name.is_match(&cur.name)
+            && !name.is_match(cur.name)
         {
             return Ok(false);
         }

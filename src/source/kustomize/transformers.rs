@@ -275,8 +275,11 @@ pub(crate) fn namespace(
         if later.len() < 2 {
             continue;
         }
-        let id = res[i].cur_id();
-        if later.iter().any(|&j| j > i && res[j].cur_id().matches(&id)) {
+        let id = res[i].cur_view();
+        if later
+            .iter()
+            .any(|&j| j > i && res[j].cur_view().matches(&id))
+        {
             return Err(Issue::at(
                 &files.sources,
                 span,
