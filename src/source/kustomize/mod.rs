@@ -224,18 +224,13 @@ impl<'a> IdView<'a> {
 /// one pass over its top-level entries and its metadata's, where the first
 /// of repeated keys counts, as in [`Node::get`].
 fn id_texts(root: &Node) -> [&str; 4] {
-    // Each pass stops once it has all it reads: the entries after (a
-    // spec, labels and annotations) cannot change what it found.
     let (mut api, mut kind, mut meta) = (None, None, None);
     for (k, v) in root.as_map().unwrap_or_default() {
         match k.as_str() {
             Some("apiVersion") if api.is_none() => api = Some(v),
             Some("kind") if kind.is_none() => kind = Some(v),
             Some("metadata") if meta.is_none() => meta = Some(v),
-            _ => continue,
-        }
-        if api.is_some() && kind.is_some() && meta.is_some() {
-            break;
+            _ => {}
         }
     }
     let (mut name, mut namespace) = (None, None);
@@ -243,10 +238,7 @@ fn id_texts(root: &Node) -> [&str; 4] {
         match k.as_str() {
             Some("name") if name.is_none() => name = Some(v),
             Some("namespace") if namespace.is_none() => namespace = Some(v),
-            _ => continue,
-        }
-        if name.is_some() && namespace.is_some() {
-            break;
+            _ => {}
         }
     }
     [api, kind, name, namespace].map(|n| n.and_then(Node::as_str).unwrap_or(""))
