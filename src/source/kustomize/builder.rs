@@ -537,6 +537,7 @@ impl<'f> Builder<'f> {
                     Some(_) => issue,
                     None => issue.gap(Gap::Malformed),
                 })?;
+            acc.reserve(loaded.len());
             for r in loaded {
                 acc.append(r, self.files, span)?;
             }

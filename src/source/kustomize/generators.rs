@@ -668,6 +668,6 @@ mod tests {
         };
         let mut b = a.clone();
         b.namespace = "default".into();
-        assert!(a.matches(&b));
+        assert!(a.view().matches(&b.view()));
     }
 }

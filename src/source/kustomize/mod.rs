@@ -89,32 +89,37 @@ impl Gvk {
     /// ValidatingAdmissionPolicy, get `namespace:` too (kubectl kustomize
     /// v5.5 does so).
     pub fn is_cluster_scoped(&self) -> bool {
-        // By kind, then its group: a match on text tells by length first,
-        // and nearly every object's kind is none of these (asked of every
-        // object by every transformer that places namespaces).
-        let group = match self.kind.as_str() {
-            "Namespace" | "Node" | "PersistentVolume" | "ComponentStatus" => "",
-            "ClusterRole" | "ClusterRoleBinding" => "rbac.authorization.k8s.io",
-            "CustomResourceDefinition" => "apiextensions.k8s.io",
-            "APIService" => "apiregistration.k8s.io",
-            "StorageClass" | "CSIDriver" | "CSINode" | "VolumeAttachment" => "storage.k8s.io",
-            "PriorityClass" => "scheduling.k8s.io",
-            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
-                "admissionregistration.k8s.io"
-            }
-            "IngressClass" => "networking.k8s.io",
-            "RuntimeClass" => "node.k8s.io",
-            "PodSecurityPolicy" => "policy",
-            "CertificateSigningRequest" => "certificates.k8s.io",
-            "FlowSchema" | "PriorityLevelConfiguration" => "flowcontrol.apiserver.k8s.io",
-            "TokenReview" => "authentication.k8s.io",
-            "SelfSubjectAccessReview" | "SelfSubjectRulesReview" | "SubjectAccessReview" => {
-                "authorization.k8s.io"
-            }
-            _ => return false,
-        };
-        self.group.as_str() == group
+        is_cluster_scoped(&self.kind, &self.group)
     }
+}
+
+/// [`Gvk::is_cluster_scoped`] of a kind and group read in place.
+fn is_cluster_scoped(kind: &str, group: &str) -> bool {
+    // By kind, then its group: a match on text tells by length first,
+    // and nearly every object's kind is none of these (asked of every
+    // object by every transformer that places namespaces).
+    let scoped_group = match kind {
+        "Namespace" | "Node" | "PersistentVolume" | "ComponentStatus" => "",
+        "ClusterRole" | "ClusterRoleBinding" => "rbac.authorization.k8s.io",
+        "CustomResourceDefinition" => "apiextensions.k8s.io",
+        "APIService" => "apiregistration.k8s.io",
+        "StorageClass" | "CSIDriver" | "CSINode" | "VolumeAttachment" => "storage.k8s.io",
+        "PriorityClass" => "scheduling.k8s.io",
+        "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
+            "admissionregistration.k8s.io"
+        }
+        "IngressClass" => "networking.k8s.io",
+        "RuntimeClass" => "node.k8s.io",
+        "PodSecurityPolicy" => "policy",
+        "CertificateSigningRequest" => "certificates.k8s.io",
+        "FlowSchema" | "PriorityLevelConfiguration" => "flowcontrol.apiserver.k8s.io",
+        "TokenReview" => "authentication.k8s.io",
+        "SelfSubjectAccessReview" | "SelfSubjectRulesReview" | "SubjectAccessReview" => {
+            "authorization.k8s.io"
+        }
+        _ => return false,
+    };
+    group == scoped_group
 }
 
 /// What kustomize identifies an object by.
@@ -129,33 +134,77 @@ impl ResId {
     /// The id from one pass over the object's top-level entries and its
     /// metadata's ([`id_texts`]).
     pub fn of(root: &Node) -> ResId {
-        let [api, kind, name, namespace] = id_texts(root);
+        let id = IdView::of(root);
         ResId {
-            gvk: Gvk::from_parts(api, kind),
-            name: name.into(),
-            namespace: namespace.into(),
+            gvk: Gvk {
+                group: id.group.into(),
+                version: id.version.into(),
+                kind: id.kind.into(),
+            },
+            name: id.name.into(),
+            namespace: id.namespace.into(),
+        }
+    }
+
+    pub fn view(&self) -> IdView<'_> {
+        IdView {
+            group: &self.gvk.group,
+            version: &self.gvk.version,
+            kind: &self.gvk.kind,
+            name: &self.name,
+            namespace: &self.namespace,
+        }
+    }
+
+    pub fn display(&self) -> String {
+        self.view().display()
+    }
+}
+
+/// An id as read in place ([`id_texts`]) or borrowed from a [`ResId`]:
+/// what compares and selects objects by id without making one (three to
+/// five strings made and dropped, for an id most often asked once).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IdView<'a> {
+    pub group: &'a str,
+    pub version: &'a str,
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub namespace: &'a str,
+}
+
+impl<'a> IdView<'a> {
+    pub fn of(root: &'a Node) -> IdView<'a> {
+        let [api, kind, name, namespace] = id_texts(root);
+        let (group, version) = Gvk::split_api(api);
+        IdView {
+            group,
+            version,
+            kind,
+            name,
+            namespace,
         }
     }
 
     /// kustomize treats a missing namespace as `default` when comparing.
-    fn effective_ns(&self) -> &str {
-        if self.gvk.is_cluster_scoped() {
+    pub fn effective_ns(&self) -> &'a str {
+        if is_cluster_scoped(self.kind, self.group) {
             ""
         } else if self.namespace.is_empty() {
             "default"
         } else {
-            &self.namespace
+            self.namespace
         }
     }
 
     /// `ResId.Equals`: same group, kind, name and effective namespace (the
     /// version is ignored when either side leaves it out).
-    pub fn matches(&self, other: &ResId) -> bool {
-        self.gvk.kind == other.gvk.kind
-            && self.gvk.group == other.gvk.group
-            && (self.gvk.version.is_empty()
-                || other.gvk.version.is_empty()
-                || self.gvk.version == other.gvk.version)
+    pub fn matches(&self, other: &IdView) -> bool {
+        self.kind == other.kind
+            && self.group == other.group
+            && (self.version.is_empty()
+                || other.version.is_empty()
+                || self.version == other.version)
             && self.name == other.name
             && self.effective_ns() == other.effective_ns()
     }
@@ -166,7 +215,7 @@ impl ResId {
         } else {
             format!("{}/", self.namespace)
         };
-        format!("{}/{}{}", self.gvk.kind, ns, self.name)
+        format!("{}/{}{}", self.kind, ns, self.name)
     }
 }
 
@@ -224,6 +273,11 @@ impl Res {
         ResId::of(&self.obj.root)
     }
 
+    /// The current id, read in place.
+    pub fn cur_view(&self) -> IdView<'_> {
+        IdView::of(&self.obj.root)
+    }
+
     pub fn gvk(&self) -> Gvk {
         Gvk::of(&self.obj.root)
     }
@@ -242,7 +296,10 @@ impl Res {
     }
 
     pub fn any_id_matches(&self, id: &ResId) -> bool {
-        self.cur_id().matches(id) || self.org.matches(id) || self.prev.iter().any(|p| p.matches(id))
+        let id = id.view();
+        self.cur_view().matches(&id)
+            || self.org.view().matches(&id)
+            || self.prev.iter().any(|p| p.view().matches(&id))
     }
 
     /// Every name this object has been known by, current first.
@@ -357,13 +414,14 @@ impl Acc {
             }
             index
         });
-        // One key for both the check and the new position; ids are made
+        // One key for both the check and the new position; ids are read
         // only to compare objects that share a key.
         let key = index.key(&r.obj.root);
         let duplicate = {
             let mut positions = index.positions(key).peekable();
-            let id = positions.peek().is_some().then(|| r.cur_id());
-            id.filter(|id| positions.any(|i| res[i].cur_id().matches(id)))
+            let id = positions.peek().is_some().then(|| r.cur_view());
+            id.filter(|id| positions.any(|i| res[i].cur_view().matches(id)))
+                .map(|id| id.display())
         };
         if let Some(id) = duplicate {
             // An entry of a kustomization Flux generates has no line: the
@@ -376,10 +434,7 @@ impl Acc {
             return Err(Issue::at(
                 &files.sources,
                 at,
-                format!(
-                    "may not add resource with an already registered id: {}",
-                    id.display()
-                ),
+                format!("may not add resource with an already registered id: {id}"),
             ));
         }
         index.add(key);

@@ -6,17 +6,43 @@ use std::sync::Arc;
 
 use crate::yaml::{Node, Span, Value};
 
-use super::fieldspecs::{Leaf, NameRef, split_path, visit};
+use super::fieldspecs::{FieldSpec, Leaf, NameRef, split_path, visit};
 use super::{Gvk, Res};
 
 type Fail = (Span, String);
+
+/// How many kinds of object [`fix`] tells apart (by group, version and
+/// kind) to ask their field specs once each.
+const SHARED: usize = 8;
 
 pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
     // Taken once, not per reference kind and object (kustomize's defaults
     // list dozens of kinds): a name reference rewrites name fields only,
     // never an object's apiVersion or kind.
     let gvks: Vec<Gvk> = res.iter().map(Res::gvk).collect();
+    // Each object's group, version and kind as one of the first few told
+    // apart: a build holds few (HelmRelease, ConfigMap, ...), and
+    // comparing every object with each of the defaults' reference kinds,
+    // and asking each field spec of a kind with objects of every object,
+    // was most of a build's last step. An object of none of them (`None`)
+    // is asked on its own.
+    let mut firsts: Vec<&Gvk> = Vec::with_capacity(SHARED);
+    let class: Vec<Option<usize>> = gvks
+        .iter()
+        .map(|g| match firsts.iter().position(|f| *f == g) {
+            Some(k) => Some(k),
+            None if firsts.len() < SHARED => {
+                firsts.push(g);
+                Some(firsts.len() - 1)
+            }
+            None => None,
+        })
+        .collect();
+    let every_first = class.iter().all(Option::is_some);
     for nr in refs {
+        if every_first && !firsts.iter().any(|g| g.kind.as_str() == nr.kind) {
+            continue;
+        }
         let candidates: Vec<Candidate> = res
             .iter()
             .zip(&gvks)
@@ -29,7 +55,7 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
             .map(|(r, g)| Candidate {
                 names: r.names(),
                 namespaces: {
-                    let mut ns = vec![r.cur_id().namespace.into(), r.org.namespace.to_string()];
+                    let mut ns = vec![r.cur_view().namespace.into(), r.org.namespace.to_string()];
                     ns.extend(r.prev.iter().map(|p| p.namespace.to_string()));
                     ns
                 },
@@ -41,11 +67,23 @@ pub(crate) fn fix(res: &mut [Res], refs: &[NameRef]) -> Result<(), Fail> {
         if candidates.is_empty() {
             continue;
         }
-        for (r, gvk) in res.iter_mut().zip(&gvks) {
+        // The field specs that select each of `firsts`, asked once.
+        let mut selected: [Option<Vec<&FieldSpec>>; SHARED] = Default::default();
+        for ((r, gvk), k) in res.iter_mut().zip(&gvks).zip(&class) {
+            let pick =
+                || -> Vec<&FieldSpec> { nr.specs.iter().filter(|fs| fs.selects(gvk)).collect() };
+            let own;
+            let specs = match k {
+                Some(k) => &*selected[*k].get_or_insert_with(pick),
+                None => {
+                    own = pick();
+                    &own
+                }
+            };
             // Read once a field spec selects the object: most objects are
             // of no kind that refers to this one.
             let mut referrer_ns = None;
-            for fs in nr.specs.iter().filter(|fs| fs.selects(gvk)) {
+            for fs in specs.iter() {
                 let referrer_ns = referrer_ns.get_or_insert_with(|| {
                     (!gvk.is_cluster_scoped()).then(|| r.obj.namespace().unwrap_or("").to_string())
                 });

@@ -207,22 +207,18 @@ impl Selector {
         {
             return Ok(false);
         }
-        // The current id only for a name or namespace to match: most
-        // targets name neither, and an id is made for each object.
-        if self.namespace.is_some() || self.name.is_some() {
-            let cur = r.cur_id();
-            if let Some(ns) = &self.namespace
-                && !ns.is_match(r.org.effective_ns())
-                && !ns.is_match(cur.effective_ns())
-            {
-                return Ok(false);
-            }
-            if let Some(name) = &self.name
-                && !name.is_match(&r.org.name)
-                && !name.is_match(&cur.name)
-            {
-                return Ok(false);
-            }
+        let cur = r.cur_view();
+        if let Some(ns) = &self.namespace
+            && !ns.is_match(r.org.view().effective_ns())
+            && !ns.is_match(cur.effective_ns())
+        {
+            return Ok(false);
+        }
+        if let Some(name) = &self.name
+            && !name.is_match(&r.org.name)
+            && !name.is_match(cur.name)
+        {
+            return Ok(false);
         }
         for (sel, key) in [(&self.labels, "labels"), (&self.annotations, "annotations")] {
             if let Some(sel) = sel {

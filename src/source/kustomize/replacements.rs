@@ -9,7 +9,7 @@ use crate::yaml::{Node, Size, Span, Value};
 use super::budget::{Spend, record_step, scan_cost, spend_scan, spend_work};
 use super::inline::inline_docs;
 use super::kustomization::Kustomization;
-use super::{Res, ResId};
+use super::{IdView, Res};
 
 pub(crate) fn apply_list(
     files: &mut Files,
@@ -83,14 +83,15 @@ impl IdSelector {
     /// Every field given equals the object's current or an earlier id.
     fn selects(&self, r: &Res) -> bool {
         let is = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
-        let id_ok = |id: &ResId| {
-            is(&self.group, &id.gvk.group)
-                && is(&self.version, &id.gvk.version)
-                && is(&self.kind, &id.gvk.kind)
-                && is(&self.name, &id.name)
-                && is(&self.namespace, &id.namespace)
+        let id_ok = |id: IdView| {
+            is(&self.group, id.group)
+                && is(&self.version, id.version)
+                && is(&self.kind, id.kind)
+                && is(&self.name, id.name)
+                && is(&self.namespace, id.namespace)
         };
-        let fields_ok = id_ok(&r.cur_id()) || id_ok(&r.org) || r.prev.iter().any(id_ok);
+        let fields_ok =
+            id_ok(r.cur_view()) || id_ok(r.org.view()) || r.prev.iter().any(|p| id_ok(p.view()));
         let labels_ok = self
             .labels
             .as_deref()

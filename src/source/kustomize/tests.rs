@@ -156,6 +156,46 @@ fn generated_names_flow_into_references_with_provenance() {
     assert_eq!(deploy.chain[0].kind, StepKind::Kustomization);
 }
 
+/// Name references reach objects of every kind in a build of many kinds,
+/// those told apart first and those after (here a Pod and the generated
+/// ConfigMap, which come after ten other kinds).
+#[test]
+fn references_are_fixed_past_the_first_kinds_of_a_build() {
+    let mut listed = String::from("apiVersion: example.com/v1\n");
+    listed = (0..9).fold(listed, |text, i| {
+        format!("{text}kind: K{i}\nmetadata:\n  name: k\n---\napiVersion: example.com/v1\n")
+    });
+    listed.push_str("kind: K9\nmetadata:\n  name: k\n---\n");
+    let dir = repo(&[
+        (
+            "app/kustomization.yaml",
+            "resources:\n- early.yaml\n- kinds.yaml\n- late.yaml\nconfigMapGenerator:\n- name: cfg\n  literals:\n  - a=b\n",
+        ),
+        (
+            "app/early.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: early\nspec:\n  template:\n    spec:\n      volumes:\n      - name: c\n        configMap:\n          name: cfg\n",
+        ),
+        ("app/kinds.yaml", &listed),
+        (
+            "app/late.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: late\nspec:\n  volumes:\n  - name: c\n    configMap:\n      name: cfg\n",
+        ),
+    ]);
+    let mut files = Files::new(dir.path(), Default::default());
+    let objs = build(&mut files, Path::new("app")).unwrap();
+    assert_eq!(objs.len(), 13);
+    let at = [
+        ("early", &["spec", "template", "spec", "volumes"][..]),
+        ("late", &["spec", "volumes"]),
+    ];
+    for (name, path) in at {
+        let d = objs.iter().find(|o| o.name() == name).unwrap();
+        let volumes = d.root.path(path);
+        let cm = volumes.and_then(|v| v.as_seq()).unwrap()[0].path(&["configMap", "name"]);
+        assert_eq!(cm.and_then(Node::as_str), Some("cfg-4h2mbtbbt6"), "{name}");
+    }
+}
+
 #[test]
 fn flux_generates_a_kustomization_over_manifests() {
     let dir = repo(&[

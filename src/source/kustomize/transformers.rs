@@ -256,36 +256,44 @@ pub(crate) fn namespace(
         record_step(files, &mut r.obj, StepKind::Transformer, step.clone(), span)
             .map_err(|m| fail(files, r, m))?;
     }
-    // Ids that match share group, kind and name: compared within those
-    // buckets, not every pair (quadratic in a build's objects), and made
-    // only for a bucket of more than one object.
+    // Ids that match share group, kind and name: compared within runs of
+    // the objects sorted by those (not every pair, quadratic in a build's
+    // objects; nor hashed into a list per key, a block per object), and
+    // read in full only within a run of more than one. The conflict told
+    // is the first object with a later one like it, as kustomize's walk
+    // in order finds it.
     let keys: Vec<(&str, &str, &str)> = res
         .iter()
         .map(|r| {
             let [api, kind, name, _] = id_texts(&r.obj.root);
-            (Gvk::split_api(api).0, kind, name)
+            (name, kind, Gvk::split_api(api).0)
         })
         .collect();
-    let mut by_key: PathMap<(&str, &str, &str), Vec<usize>> = PathMap::default();
-    for (i, key) in keys.iter().enumerate() {
-        by_key.entry(*key).or_default().push(i);
-    }
-    for (i, key) in keys.iter().enumerate() {
-        let later = &by_key[key];
-        if later.len() < 2 {
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_unstable_by_key(|&i| (keys[i], i));
+    let mut first: Option<usize> = None;
+    for run in order.chunk_by(|&a, &b| keys[a] == keys[b]) {
+        if run.len() < 2 {
             continue;
         }
-        let id = res[i].cur_id();
-        if later.iter().any(|&j| j > i && res[j].cur_id().matches(&id)) {
-            return Err(Issue::at(
-                &files.sources,
-                span,
-                format!(
-                    "namespace transformation produces ID conflict: {}",
-                    id.display()
-                ),
-            ));
+        for (n, &i) in run.iter().enumerate() {
+            let id = res[i].cur_view();
+            if first.is_none_or(|f| i < f)
+                && run[n + 1..].iter().any(|&j| res[j].cur_view().matches(&id))
+            {
+                first = Some(i);
+            }
         }
+    }
+    if let Some(i) = first {
+        return Err(Issue::at(
+            &files.sources,
+            span,
+            format!(
+                "namespace transformation produces ID conflict: {}",
+                res[i].cur_view().display()
+            ),
+        ));
     }
     Ok(())
 }

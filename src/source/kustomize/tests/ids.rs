@@ -72,6 +72,29 @@ fn a_namespace_that_makes_two_ids_one_is_refused() {
         "{err}"
     );
     assert_eq!(build(&mut files, Path::new("g")).unwrap().len(), 2);
+    // Of two conflicts, the one of the first object listed is told (not
+    // the first by name).
+    let named = |name: &str, ns: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {ns}}}\n---\n"
+        )
+    };
+    let listed = [("z", "x"), ("b", "x"), ("z", "y"), ("b", "y")]
+        .map(|(name, ns)| named(name, ns))
+        .concat();
+    let dir = repo(&[
+        (
+            "two/kustomization.yaml",
+            "namespace: one\nresources: [all.yaml]\n",
+        ),
+        ("two/all.yaml", &listed),
+    ]);
+    let mut files = Files::new(dir.path(), Default::default());
+    let err = build(&mut files, Path::new("two")).unwrap_err();
+    assert!(
+        err.message.contains("ID conflict: ConfigMap/one/z"),
+        "{err}"
+    );
 }
 
 #[test]
