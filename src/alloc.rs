@@ -51,9 +51,11 @@ pub const ALLOCATOR: Allocator = mimalloc::MiMalloc;
 /// block of 6 MiB on a 2 MiB boundary, asked and given back untouched,
 /// makes the arena grow by 8 MiB (the block plus room to align it) and
 /// then by 10, 12, 14, 16 MiB and on, all multiples of 2 MiB:
-/// joryirving__home-ops 2,193 -> 373 page faults, 40.9 -> 37.7 ms CPU (BENCHMARKS.md,
-/// "Heap mappings on huge-page boundaries"). The block is never
-/// touched, so it costs no page, and later blocks are cut from it.
+/// joryirving__home-ops 2,193 -> 373 page faults, 40.9 -> 37.7 ms CPU;
+/// the 100k-object synthetic repo's peak RSS 1.5-3 MB more, with huge
+/// pages or without (BENCHMARKS.md, "Heap mappings on huge-page
+/// boundaries"). The block is never touched, so it costs no page, and
+/// later blocks are cut from it.
 pub fn start() {
     #[cfg(target_os = "linux")]
     {
