@@ -699,6 +699,26 @@ mod tests {
     }
 
     #[test]
+    fn label_selector_terms_are_read_in_order_and_fail_only_when_reached() {
+        let labels =
+            crate::yaml::parse_documents("app: web\ntier: front\n", FileId(0), &Limits::default())
+                .unwrap()
+                .remove(0);
+        let matches = |sel: &str| label_selector_matches(&terms(sel), Some(&labels));
+        assert_eq!(matches("app=web, tier in (front,back)"), Ok(true));
+        assert_eq!(matches("app==web,!gone,tier notin (back)"), Ok(true));
+        assert_eq!(matches("tier,app!=web"), Ok(false));
+        // A term that does not parse is an error only once a match
+        // reaches it, for every object the target is matched against.
+        assert_eq!(matches("app=db,a b"), Ok(false));
+        let parsed = terms("app=web,a b");
+        for _ in 0..2 {
+            let err = label_selector_matches(&parsed, Some(&labels)).unwrap_err();
+            assert!(err.contains("'a b'"), "{err}");
+        }
+    }
+
+    #[test]
     fn failed_flux_patches_leave_every_object_as_it_was() {
         let failing_test_op = "- target: {kind: ConfigMap}\n  patch: '[{\"op\": \"test\", \"path\": \"/data/k\", \"value\": \"other\"}]'\n";
         let deleting = "- target: {kind: ConfigMap}\n  patch: |\n    $patch: delete\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: cm}\n";
