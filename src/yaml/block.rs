@@ -382,27 +382,13 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
         if self.b[c] == b'-' && is_break_or_blank(self.b.get(c + 1)) {
             // A sequence as the item (`- - a`, the `anyOf` branches of
             // the rule files): it opens at its dash, at that column.
-            if self.stack.len() >= MAX_DEPTH {
-                return None;
-            }
             let column = c - line_start;
-            self.stack.push(Open {
-                seq: true,
-                indent: column,
-            });
-            self.push(Event::SequenceStart(0, None), c, c);
+            self.open(true, column, c, Anchor::default())?;
             return self.item(c + 1, column);
         }
         if self.key_ahead(c) {
-            if self.stack.len() >= MAX_DEPTH {
-                return None;
-            }
             let column = c - line_start;
-            self.stack.push(Open {
-                seq: false,
-                indent: column,
-            });
-            self.push(Event::MappingStart(0, None), c, c);
+            self.open(false, column, c, Anchor::default())?;
             return self.entry(c, column);
         }
         self.value(c, indent, c, false)
