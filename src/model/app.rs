@@ -308,39 +308,59 @@ fn version_of(node: &Node) -> Option<Version> {
 /// repository and the node that holds the tag, if any.
 fn images_in(values: &Node) -> Vec<(String, Option<Node>)> {
     let mut found = Vec::new();
-    values.walk(&mut |path, node| {
-        let Some(crate::yaml::PathSeg::Key(key)) = path.last() else {
-            return;
-        };
-        if !key.eq_ignore_ascii_case("image") {
-            return;
-        }
-        match &node.value {
-            Value::Str(s) => {
-                let parts = split_image(s);
-                found.push((
-                    parts.repository.to_string(),
-                    parts.tag.is_some().then(|| node.clone()),
-                ));
-            }
-            Value::Map(_) => {
-                if let Some(repo) = node.get("repository").and_then(Node::as_str) {
-                    let registry = node.get("registry").and_then(Node::as_str);
-                    let repo = match registry {
-                        Some(r) if !r.is_empty() => format!("{r}/{repo}"),
-                        _ => repo.to_string(),
-                    };
-                    let tag = node
-                        .get("tag")
-                        .filter(|t| t.scalar_text().is_some_and(|s| !s.is_empty()))
-                        .cloned();
-                    found.push((repo, tag));
-                }
-            }
-            _ => {}
-        }
-    });
+    images_under(values, &mut found);
     found
+}
+
+/// [`images_in`] below `node`, in document order (a value before what it
+/// holds): a walk that asks only for each key, as a walk that kept every
+/// node's whole path was most of the cost of reading every release's
+/// values.
+fn images_under(node: &Node, found: &mut Vec<(String, Option<Node>)>) {
+    match &node.value {
+        Value::Seq(items) => items.iter().for_each(|item| images_under(item, found)),
+        Value::Map(entries) => {
+            for (key, value) in entries.iter() {
+                if key
+                    .as_str()
+                    .is_some_and(|k| k.eq_ignore_ascii_case("image"))
+                {
+                    image_at(value, found);
+                }
+                images_under(value, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The image an `image` key holds: `repo:tag` text, or a
+/// `{registry, repository, tag}` map.
+fn image_at(node: &Node, found: &mut Vec<(String, Option<Node>)>) {
+    match &node.value {
+        Value::Str(s) => {
+            let parts = split_image(s);
+            found.push((
+                parts.repository.to_string(),
+                parts.tag.is_some().then(|| node.clone()),
+            ));
+        }
+        Value::Map(_) => {
+            if let Some(repo) = node.get("repository").and_then(Node::as_str) {
+                let registry = node.get("registry").and_then(Node::as_str);
+                let repo = match registry {
+                    Some(r) if !r.is_empty() => format!("{r}/{repo}"),
+                    _ => repo.to_string(),
+                };
+                let tag = node
+                    .get("tag")
+                    .filter(|t| t.scalar_text().is_some_and(|s| !s.is_empty()))
+                    .cloned();
+                found.push((repo, tag));
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]
