@@ -63,13 +63,22 @@ pub fn all(model: &Model) -> Vec<Database> {
 /// The objects that declare a Postgres cluster, with the operator of
 /// each, in model order: each `postgres` step asked every operator about
 /// every object again (3.4 M instructions a step on
-/// joryirving__home-ops).
+/// joryirving__home-ops). Only objects of a kind some operator declares
+/// are asked.
 struct Declared(Vec<(ObjRef, Provider)>);
 
 impl Declared {
     fn of(model: &Model) -> Declared {
+        let mut candidates: Vec<ObjRef> = OPERATORS
+            .iter()
+            .flat_map(|o| o.declared_kinds())
+            .flat_map(|&(group, kind)| model.of_kind(group, kind))
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
         Declared(
-            (0..model.objects.len())
+            candidates
+                .into_iter()
                 .filter_map(|i| Some((i, declaring(model, i)?)))
                 .collect(),
         )
@@ -263,7 +272,56 @@ fn by_service(model: &Model, near: ObjRef, service: &str, ns: &str) -> Option<Da
 
 #[cfg(test)]
 mod tests {
-    use super::uri_host;
+    use super::*;
+
+    /// Every operator's clusters are found through its declared kinds,
+    /// as asking every object found them: a kind missing from an
+    /// operator's list loses its clusters.
+    #[test]
+    fn clusters_are_found_by_their_operators_kinds_as_by_every_object() {
+        let files = [
+            (
+                "zalando.yaml",
+                "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata: {name: z, namespace: db}\n",
+            ),
+            (
+                "cnpg.yaml",
+                "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata: {name: c, namespace: db}\n",
+            ),
+            (
+                "crunchy.yaml",
+                "apiVersion: postgres-operator.crunchydata.com/v1beta1\nkind: PostgresCluster\nmetadata: {name: k, namespace: db}\n",
+            ),
+            (
+                "bitnami.yaml",
+                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: b, namespace: db}\nspec: {chart: {spec: {chart: postgresql}}}\n",
+            ),
+            (
+                "sts.yaml",
+                "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s, namespace: db}\nspec: {template: {spec: {containers: [{name: pg, image: 'postgres:16'}]}}}\n",
+            ),
+            (
+                "deploy.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: db}\nspec: {template: {spec: {containers: [{name: pg, image: 'postgres:16'}]}}}\n",
+            ),
+            (
+                "other.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: o, namespace: db}\n",
+            ),
+        ];
+        let repo = crate::source::test_repo::TestRepo::new(&files);
+        let model = Model::from_parts(&repo.objects, &repo.sources);
+        let found: Vec<_> = Declared::of(&model)
+            .0
+            .into_iter()
+            .map(|(i, p)| (i, p.0.name()))
+            .collect();
+        let every: Vec<_> = (0..model.objects.len())
+            .filter_map(|i| Some((i, declaring(&model, i)?.0.name())))
+            .collect();
+        assert_eq!(found, every);
+        assert_eq!(found.len(), 6, "{found:?}");
+    }
 
     #[test]
     fn the_host_of_a_connection_uri() {

@@ -16,6 +16,10 @@ impl PostgresOperator for Bitnami {
         "Bitnami chart"
     }
 
+    fn declared_kinds(&self) -> &'static [(&'static str, &'static str)] {
+        &[("helm.toolkit.fluxcd.io", "HelmRelease")]
+    }
+
     fn declares(&self, model: &Model, r: ObjRef) -> bool {
         is_helm_release(model.object(r)) && is_bitnami_postgres(model, r)
     }

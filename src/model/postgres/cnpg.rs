@@ -22,6 +22,10 @@ impl PostgresOperator for Cnpg {
         "CloudNativePG"
     }
 
+    fn declared_kinds(&self) -> &'static [(&'static str, &'static str)] {
+        &[KIND]
+    }
+
     fn declares(&self, model: &Model, r: ObjRef) -> bool {
         model.object(r).is(KIND.0, KIND.1)
     }

@@ -150,6 +150,14 @@ pub trait PostgresOperator: Sync {
         false
     }
 
+    /// The API group and kind of every object [`Self::declares`] may
+    /// take: the model asks only the objects of these kinds, through its
+    /// kind index, where asking every operator about every object was
+    /// most of the first `postgres` step's time.
+    fn declared_kinds(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
     /// Postgres instances (primary plus replicas) the cluster declared
     /// by `object` runs; `values_key` as in [`Database::values_key`].
     fn instances(&self, _model: &Model, _object: ObjRef, _values_key: &str) -> i64 {

@@ -25,6 +25,10 @@ impl PostgresOperator for Plain {
         "plain Postgres"
     }
 
+    fn declared_kinds(&self) -> &'static [(&'static str, &'static str)] {
+        &[("apps", "Deployment"), ("apps", "StatefulSet")]
+    }
+
     fn declares(&self, model: &Model, r: ObjRef) -> bool {
         server(model.object(r)).is_some()
     }

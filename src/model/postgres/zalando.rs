@@ -25,6 +25,10 @@ impl PostgresOperator for Zalando {
         "Zalando"
     }
 
+    fn declared_kinds(&self) -> &'static [(&'static str, &'static str)] {
+        &[KIND]
+    }
+
     fn declares(&self, model: &Model, r: ObjRef) -> bool {
         model.object(r).is(KIND.0, KIND.1)
     }
