@@ -125,6 +125,7 @@ pub fn expand<'v>(
     };
     let mut out: Vec<u8> = Vec::new();
     let mut undefined = Vec::new();
+    let mut ascii = None;
     for node in &ast {
         match ev.eval(node)? {
             Val::Known {
@@ -137,9 +138,18 @@ pub fn expand<'v>(
             Val::Unknown => {
                 ev.unresolved = true;
                 if let Ast::Func { at: (from, to), .. } = node {
-                    // Positions are in chars, as in the full parser's buffer.
-                    let buf = &parser.get_or_insert_with(|| Parser::new(text)).buf;
-                    out.extend(buf[*from..*to].iter().collect::<String>().bytes());
+                    // Positions are in chars, as in the full parser's
+                    // buffer; in ASCII text they are the bytes', and the
+                    // buffer (a char per byte of a long text) is not made.
+                    match &parser {
+                        None if *ascii.get_or_insert_with(|| text.is_ascii()) => {
+                            out.extend_from_slice(&text.as_bytes()[*from..*to]);
+                        }
+                        _ => {
+                            let buf = &parser.get_or_insert_with(|| Parser::new(text)).buf;
+                            out.extend(buf[*from..*to].iter().collect::<String>().bytes());
+                        }
+                    }
                 }
             }
         }
