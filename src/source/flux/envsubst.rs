@@ -123,21 +123,26 @@ pub fn expand<'v>(
         strict_unset: Vec::new(),
         unresolved: false,
     };
-    let mut out: Vec<u8> = Vec::new();
+    // Most expansions come out about as long as what was written: one
+    // block, not one per doubling.
+    let mut out: Vec<u8> = Vec::with_capacity(text.len());
     let mut undefined = Vec::new();
     let mut ascii = None;
     for node in &ast {
-        match ev.eval(node)? {
-            Val::Known {
-                bytes,
-                undefined: u,
-            } => {
-                out.extend_from_slice(&bytes);
-                undefined.extend(u);
-            }
-            Val::Unknown => {
-                ev.unresolved = true;
-                if let Ast::Func { at: (from, to), .. } = node {
+        match node {
+            // Text between expressions goes straight to the output, not
+            // through a copy of its own.
+            Ast::Text(t) => out.extend_from_slice(t.as_bytes()),
+            Ast::Func { at: (from, to), .. } => match ev.eval(node)? {
+                Val::Known {
+                    bytes,
+                    undefined: u,
+                } => {
+                    out.extend_from_slice(&bytes);
+                    undefined.extend(u);
+                }
+                Val::Unknown => {
+                    ev.unresolved = true;
                     // Positions are in chars, as in the full parser's
                     // buffer; in ASCII text they are the bytes', and the
                     // buffer (a char per byte of a long text) is not made.
@@ -151,7 +156,7 @@ pub fn expand<'v>(
                         }
                     }
                 }
-            }
+            },
         }
         ev.check_len(out.len())?;
     }
