@@ -45,8 +45,8 @@ pub(super) fn anew(node: &Node, way: &mut Vec<usize>) -> bool {
 /// object with one is looked at, and most are shorter than where
 /// `str::contains` stops going a byte at a time. The bytes past the last
 /// whole word are read as one more word, overlapping the one before (or,
-/// below eight bytes, as two overlapping halves), instead of through a
-/// call to `memchr` for a few bytes.
+/// below eight bytes, as two overlapping halves) instead of a byte at a
+/// time; only a string of three bytes or fewer is.
 #[inline]
 pub(super) fn holds_dollar(s: &str) -> bool {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
@@ -59,7 +59,7 @@ pub(super) fn holds_dollar(s: &str) -> bool {
     let word = |at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().expect("8 bytes"));
     let half = |at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"));
     match b.len() {
-        0..4 => b.iter().any(|&c| c == b'$'),
+        0..4 => b.contains(&b'$'),
         4..8 => {
             let halves = u64::from(half(0)) | u64::from(half(b.len() - 4)) << 32;
             zero_byte(halves ^ DOLLARS)
