@@ -123,25 +123,40 @@ pub fn expand<'v>(
         strict_unset: Vec::new(),
         unresolved: false,
     };
-    let mut out: Vec<u8> = Vec::new();
+    // Most expansions come out about as long as what was written: one
+    // block, not one per doubling.
+    let mut out: Vec<u8> = Vec::with_capacity(text.len());
     let mut undefined = Vec::new();
+    let mut ascii = None;
     for node in &ast {
-        match ev.eval(node)? {
-            Val::Known {
-                bytes,
-                undefined: u,
-            } => {
-                out.extend_from_slice(&bytes);
-                undefined.extend(u);
-            }
-            Val::Unknown => {
-                ev.unresolved = true;
-                if let Ast::Func { at: (from, to), .. } = node {
-                    // Positions are in chars, as in the full parser's buffer.
-                    let buf = &parser.get_or_insert_with(|| Parser::new(text)).buf;
-                    out.extend(buf[*from..*to].iter().collect::<String>().bytes());
+        match node {
+            // Text between expressions goes straight to the output, not
+            // through a copy of its own.
+            Ast::Text(t) => out.extend_from_slice(t.as_bytes()),
+            Ast::Func { at: (from, to), .. } => match ev.eval(node)? {
+                Val::Known {
+                    bytes,
+                    undefined: u,
+                } => {
+                    out.extend_from_slice(&bytes);
+                    undefined.extend(u);
                 }
-            }
+                Val::Unknown => {
+                    ev.unresolved = true;
+                    // Positions are in chars, as in the full parser's
+                    // buffer; in ASCII text they are the bytes', and the
+                    // buffer (a char per byte of a long text) is not made.
+                    match &parser {
+                        None if *ascii.get_or_insert_with(|| text.is_ascii()) => {
+                            out.extend_from_slice(&text.as_bytes()[*from..*to]);
+                        }
+                        _ => {
+                            let buf = &parser.get_or_insert_with(|| Parser::new(text)).buf;
+                            out.extend(buf[*from..*to].iter().collect::<String>().bytes());
+                        }
+                    }
+                }
+            },
         }
         ev.check_len(out.len())?;
     }
@@ -174,6 +189,8 @@ fn dedup(v: &mut Vec<String>) {
     v.retain(|x| seen.insert(x.clone()));
 }
 
+use std::borrow::Cow;
+
 mod common;
 mod glob;
 mod gostr;
@@ -186,10 +203,11 @@ use parse::{Ast, Parser};
 // ---- Evaluation: fluxcd/pkg envsubst template.go and funcs.go ----
 
 /// A value while evaluating: bytes, since Go slices strings by byte and
-/// `${V:0:1}` may cut a character in two.
-enum Val {
+/// `${V:0:1}` may cut a character in two. A variable's value or a text
+/// as written is borrowed, not copied: most expressions are `${NAME}`.
+enum Val<'a> {
     Known {
-        bytes: Vec<u8>,
+        bytes: Cow<'a, [u8]>,
         /// Undefined variables whose "" reached these bytes.
         undefined: Vec<String>,
     },
@@ -209,7 +227,7 @@ fn is_default_op(name: &str) -> bool {
     matches!(name, "-" | "+" | "=" | "?" | ":-" | ":+" | ":=" | ":?")
 }
 
-impl Eval<'_, '_, '_> {
+impl<'v> Eval<'_, 'v, '_> {
     fn check_len(&self, len: usize) -> Result<(), String> {
         if len > self.budget.max_value_bytes {
             return Err(format!(
@@ -220,11 +238,14 @@ impl Eval<'_, '_, '_> {
         Ok(())
     }
 
-    fn eval(&mut self, node: &Ast) -> Result<Val, String> {
+    fn eval<'a>(&mut self, node: &'a Ast) -> Result<Val<'a>, String>
+    where
+        'v: 'a,
+    {
         let (name, param, args) = match node {
             Ast::Text(t) => {
                 return Ok(Val::Known {
-                    bytes: t.as_bytes().to_vec(),
+                    bytes: Cow::Borrowed(t.as_bytes()),
                     undefined: Vec::new(),
                 });
             }
@@ -238,7 +259,7 @@ impl Eval<'_, '_, '_> {
         for a in args {
             values.push(self.eval(a)?);
         }
-        let (s, mut undefined): (&[u8], Vec<String>) = match (self.lookup)(param) {
+        let (s, mut undefined): (&'v [u8], Vec<String>) = match (self.lookup)(param) {
             Lookup::Unknown => return Ok(Val::Unknown),
             Lookup::Value(v) => (v.as_bytes(), Vec::new()),
             Lookup::Undefined => {
@@ -265,7 +286,7 @@ impl Eval<'_, '_, '_> {
                     undefined.clear();
                 }
                 return Ok(Val::Known {
-                    bytes: s.to_vec(),
+                    bytes: Cow::Borrowed(s),
                     undefined: if s.is_empty() { undefined } else { Vec::new() },
                 });
             }
@@ -279,12 +300,15 @@ impl Eval<'_, '_, '_> {
                         undefined: u,
                     } => {
                         self.check_len(bytes.len() + b.len())?;
-                        bytes.extend(b);
+                        bytes.extend_from_slice(&b);
                         undefined.extend(u);
                     }
                 }
             }
-            return Ok(Val::Known { bytes, undefined });
+            return Ok(Val::Known {
+                bytes: Cow::Owned(bytes),
+                undefined,
+            });
         }
         let mut args: Vec<Vec<u8>> = Vec::with_capacity(values.len());
         for v in values {
@@ -295,13 +319,16 @@ impl Eval<'_, '_, '_> {
                     undefined: u,
                 } => {
                     undefined.extend(u);
-                    args.push(bytes);
+                    args.push(bytes.into_owned());
                 }
             }
         }
         let bytes = self.apply(name, s, &args)?;
         self.check_len(bytes.len())?;
-        Ok(Val::Known { bytes, undefined })
+        Ok(Val::Known {
+            bytes: Cow::Owned(bytes),
+            undefined,
+        })
     }
 
     /// template.go `lookupFunc` and the functions of funcs.go.

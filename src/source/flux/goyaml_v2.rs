@@ -111,12 +111,21 @@ fn analyze(s: &str) -> Analysis {
     while let Some(c) = s[i..].chars().next() {
         // After the first, ASCII chars that none of the tests below picks
         // out leave the state as any one of them does: the char after them
-        // follows no space or break. A run of them is passed over at once
-        // (the strings with a `$` are long).
-        let run = s.as_bytes()[i..]
-            .iter()
-            .take_while(|&&b| i > 0 && b.is_ascii_graphic() && b != b':' && b != b'#')
-            .count();
+        // follows no space or break. So does a single space between two of
+        // them (it follows no break, ends nothing, and what follows it is
+        // not a `#`). A run of them is passed over at once (the strings
+        // with a `$` are long, and their words are one space apart).
+        let bytes = s.as_bytes();
+        let plain = |at: usize| {
+            bytes
+                .get(at)
+                .is_some_and(|&b| b.is_ascii_graphic() && b != b':' && b != b'#')
+        };
+        let mut run = 0;
+        let space = |at: usize| bytes.get(at) == Some(&b' ');
+        while i > 0 && (plain(i + run) || run > 0 && space(i + run) && plain(i + run + 1)) {
+            run += 1;
+        }
         if run > 0 {
             i += run;
             previous_space = false;
@@ -522,6 +531,16 @@ mod tests {
             ("abc\ndef", Emit::Literal),
             ("-abc", Emit::Plain),
             ("- abc", Emit::Single),
+            // Single spaces between ordinary chars are passed over too.
+            ("a b c", Emit::Plain),
+            ("a  b", Emit::Plain),
+            ("ab cd #e", Emit::Single),
+            ("ab cd: e", Emit::Single),
+            ("ab cd:e", Emit::Plain),
+            ("ab cd ", Emit::Single),
+            ("ab c \nd", Emit::Double),
+            ("ab\n c d", Emit::Literal),
+            ("ab c\nd e", Emit::Literal),
         ];
         for (s, want) in cases {
             assert_eq!(style(s, false), want, "{s:?}");

@@ -174,6 +174,11 @@ fn unknown_values_stay_as_written_and_known_ones_expand() {
             "TZ Europe/Berlin on ${SECRET_DOMAIN}",
         ),
         ("$${A}-${SECRET_DOMAIN}", "${A}-${SECRET_DOMAIN}"),
+        // Positions in chars, read from text outside ASCII.
+        (
+            "é ${SECRET_DOMAIN} ü ${TIMEZONE} ${SECRET_DOMAIN:-ö}",
+            "é ${SECRET_DOMAIN} ü Europe/Berlin ${SECRET_DOMAIN:-ö}",
+        ),
         (r"${SECRET_DOMAIN/\//-}", r"${SECRET_DOMAIN/\//-}"),
     ];
     for (input, want) in cases {

@@ -10,12 +10,12 @@ use crate::yaml::{Node, Value};
 pub(super) fn first_dollar(node: &Node, way: &mut Vec<usize>) -> bool {
     let at = match &node.value {
         Value::Str(s) => return holds_dollar(s),
-        Value::Seq(items) => items.iter().position(|n| first_dollar(n, way)),
+        Value::Seq(items) => items.iter().position(|n| within(n, way)),
         Value::Map(entries) => entries.iter().enumerate().find_map(|(i, (k, v))| {
-            if first_dollar(k, way) {
+            if within(k, way) {
                 Some(2 * i)
             } else {
-                first_dollar(v, way).then_some(2 * i + 1)
+                within(v, way).then_some(2 * i + 1)
             }
         }),
         Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => None,
@@ -23,25 +23,50 @@ pub(super) fn first_dollar(node: &Node, way: &mut Vec<usize>) -> bool {
     at.map(|at| way.push(at)).is_some()
 }
 
+/// [`first_dollar`] for a child: a scalar (most of a tree's nodes, and
+/// every key) is looked at here, without a call per node.
+#[inline(always)]
+fn within(node: &Node, way: &mut Vec<usize>) -> bool {
+    match &node.value {
+        Value::Str(s) => holds_dollar(s),
+        Value::Seq(_) | Value::Map(_) => first_dollar(node, way),
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => false,
+    }
+}
+
 /// [`first_dollar`] on a way of its own.
+#[inline]
 pub(super) fn anew(node: &Node, way: &mut Vec<usize>) -> bool {
     way.clear();
-    first_dollar(node, way)
+    within(node, way)
 }
 
 /// Whether `s` holds a `$`, eight bytes at a time: every string of an
 /// object with one is looked at, and most are shorter than where
-/// `str::contains` stops going a byte at a time.
+/// `str::contains` stops going a byte at a time. The bytes past the last
+/// whole word are read as one more word, overlapping the one before (or,
+/// below eight bytes, as two overlapping halves) instead of a byte at a
+/// time; only a string of three bytes or fewer is.
+#[inline]
 pub(super) fn holds_dollar(s: &str) -> bool {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
     const DOLLARS: u64 = u64::from_ne_bytes([b'$'; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let mut words = s.as_bytes().chunks_exact(8);
     // A byte of `x` is zero where `s` has a `$`; the test for a zero byte
     // is exact (only which byte it flags may be wrong).
     let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
-    words.by_ref().any(|w| {
-        let w = u64::from_ne_bytes(w.try_into().expect("8 bytes"));
-        zero_byte(w ^ DOLLARS)
-    }) || words.remainder().contains(&b'$')
+    let b = s.as_bytes();
+    let word = |at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    match b.len() {
+        0..4 => b.contains(&b'$'),
+        4..8 => {
+            let halves = u64::from(half(0)) | u64::from(half(b.len() - 4)) << 32;
+            zero_byte(halves ^ DOLLARS)
+        }
+        len => {
+            (0..len / 8).any(|w| zero_byte(word(8 * w) ^ DOLLARS))
+                || len % 8 != 0 && zero_byte(word(len - 8) ^ DOLLARS)
+        }
+    }
 }
