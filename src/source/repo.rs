@@ -147,11 +147,12 @@ pub fn load_files(mut files: Files) -> Repo {
     let mut unparsed: Vec<(PathBuf, usize)> = Vec::new();
     // Files that do not parse (a template, a syntax error), with their fate.
     let mut unloadable: HashMap<PathBuf, Fate> = HashMap::new();
-    let mut object_docs: Vec<(&PathBuf, FileId, Vec<usize>)> = Vec::new();
+    // With each file's place in `paths`, which are sorted.
+    let mut object_docs: Vec<(usize, &PathBuf, FileId, Vec<usize>)> = Vec::new();
     // Files of no Kubernetes object whose documents are known to be
     // something else, with their fate.
     let mut no_object: HashMap<PathBuf, Fate> = HashMap::new();
-    for path in &paths {
+    for (at, path) in paths.iter().enumerate() {
         let parsed = match files.documents(path) {
             Ok(p) => p,
             Err(issue) => {
@@ -210,7 +211,7 @@ pub fn load_files(mut files: Files) -> Repo {
             }
         }
         if !docs.is_empty() {
-            object_docs.push((path, parsed.file, docs));
+            object_docs.push((at, path, parsed.file, docs));
         }
         if !any && !is_kustomization_file(path) {
             let fate = Fate::NoObject {
@@ -286,8 +287,11 @@ pub fn load_files(mut files: Files) -> Repo {
     let rendered_by = rendered_by(&objects, &renders);
     let moved = MovedTrees::of(&unapplied);
     let mut fates: Vec<FileFate> = Vec::new();
+    // Which of `paths` have a fate in `fates`, which are in their order.
+    let mut fated = vec![false; paths.len()];
     let mut unapplied_objects = Vec::new();
-    for (path, file, docs) in object_docs {
+    for (at, path, file, docs) in object_docs {
+        fated[at] = true;
         if let Some((by, complete)) = rendered_by.get(&file) {
             fates.push(FileFate {
                 path: path.clone(),
@@ -387,16 +391,18 @@ pub fn load_files(mut files: Files) -> Repo {
             s.reason = reason.clone();
         }
     }
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    // Files without objects: their fate is what they were skipped for, or
-    // what a kustomization read them as.
-    let with_objects: PathSet<PathQuery> = fates.iter().map(|f| PathKey::of(&f.path)).collect();
+    // By the paths' order bytes: the same order as by `Path`'s, one
+    // `memcmp` a compare where `Path`'s walks both paths' components.
+    skipped.sort_by_cached_key(|s| PathKey::of(&s.path).order_bytes());
     // A generator's input reaches the rules in what it generates.
     skipped.retain(|s| !files.inputs.contains_key(&s.path));
-    let without: Vec<FileFate> = paths
+    // Files without objects: their fate is what they were skipped for, or
+    // what a kustomization read them as.
+    let without = paths
         .iter()
-        .filter(|p| !with_objects.contains(&PathKey::of(p)))
-        .map(|path| {
+        .zip(&fated)
+        .filter(|(_, fated)| !**fated)
+        .map(|(path, _)| {
             let fate = if let Some((role, by)) = files.inputs.get(path.as_path()) {
                 Fate::Input {
                     role: *role,
@@ -413,10 +419,9 @@ pub fn load_files(mut files: Files) -> Repo {
                 path: path.clone(),
                 fate,
             }
-        })
-        .collect();
-    fates.extend(without);
-    fates.sort_by(|a, b| a.path.cmp(&b.path));
+        });
+    // Both in the order of `paths`: merged, they are sorted by path.
+    let fates = merge_in_order(fates, without, &fated);
     let coverage = Coverage::of(&fates, &renders);
     files.release_parsed();
     Repo {
@@ -430,6 +435,21 @@ pub fn load_files(mut files: Files) -> Repo {
         fates,
         coverage,
     }
+}
+
+/// The fates of a listing's files in its order, from `with`, the fates of
+/// the files `fated` marks, and `without`, the others', each in that
+/// order: a merge, where a sort compared the paths by their components.
+fn merge_in_order(
+    with: Vec<FileFate>,
+    mut without: impl Iterator<Item = FileFate>,
+    fated: &[bool],
+) -> Vec<FileFate> {
+    let mut with = with.into_iter();
+    fated
+        .iter()
+        .filter_map(|&fated| if fated { with.next() } else { without.next() })
+        .collect()
 }
 
 fn is_kustomization_file(path: &Path) -> bool {

@@ -38,10 +38,14 @@ pub(super) fn rooted_sources(
             .map(|ks| (ks, source_of(ks)))
             .filter(|(_, s)| s.starts_with("GitRepository/") && !foreign.contains(s))
     };
-    let rooted: PathSet<String> = git_sources()
-        .filter(|(ks, _)| at_root(ks).is_some_and(|p| files.is_dir(&p)))
-        .map(|(_, s)| s)
-        .collect();
+    // Most Flux Kustomizations build from one source: a source found
+    // rooted asks nothing of the rest of its own.
+    let mut rooted: PathSet<String> = PathSet::default();
+    for (ks, s) in git_sources() {
+        if !rooted.contains(&s) && at_root(ks).is_some_and(|p| files.is_dir(&p)) {
+            rooted.insert(s);
+        }
+    }
     let mut urls: PathMap<String, PathSet<String>> = PathMap::default();
     for g in git_repos {
         if let Some(url) = g.root.str_at(&["spec", "url"]).and_then(normalized) {
