@@ -676,7 +676,9 @@ fn quoted_end(text: &str, style: ScalarStyle, start: u32, end: u32) -> u32 {
     end
 }
 
-/// The scalar node written at `span`.
+/// The scalar node written at `span`. Inlined into the tree's event
+/// handling, its one caller, which holds the registers it would save.
+#[inline(always)]
 fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded, span: Span) -> Node {
     let node_style = match style {
         ScalarStyle::Plain => Style::Plain,
@@ -716,6 +718,10 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded, spa
 /// then floats matching go-yaml's `yamlStyleFloat`. YAML 1.1 words such as
 /// `on` and `yes` stay strings here; [`Node::as_bool_lenient`] reads them
 /// where a setting is boolean.
+///
+/// Inlined: most keys and values are told apart by their first byte
+/// without a call.
+#[inline]
 pub fn resolve_plain(text: &str) -> Option<Value> {
     // Every word and number below starts with one of these: most keys
     // and values are told apart by their first byte, and of those that
@@ -725,6 +731,12 @@ pub fn resolve_plain(text: &str) -> Option<Value> {
         Some(b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F') if text.len() <= 5 => {}
         _ => return None,
     }
+    resolve_word_or_number(text)
+}
+
+/// [`resolve_plain`] for text that starts as one of its words or
+/// numbers does.
+fn resolve_word_or_number(text: &str) -> Option<Value> {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
         "true" | "True" | "TRUE" => return Some(Value::Bool(true)),
