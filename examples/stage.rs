@@ -21,6 +21,7 @@ static GLOBAL: homelab_lint::alloc::Allocator = homelab_lint::alloc::ALLOCATOR;
 
 fn main() -> ExitCode {
     homelab_lint::alloc::start();
+    homelab_lint::cores::start();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [stage, root] = args.as_slice() else {
         eprintln!("usage: stage parse|render REPO");

@@ -7,6 +7,7 @@
 
 pub mod alloc;
 pub mod cli;
+pub mod cores;
 mod example;
 pub mod fix;
 #[cfg(test)]

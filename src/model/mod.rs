@@ -138,10 +138,10 @@ impl<'r> Model<'r> {
                 secrets.push((name, i));
             }
         }
-        // Sorted on both cores, the one by two strings (the longest)
+        // Sorted on two cores when the run uses them, the one by two strings (the longest)
         // against the other three: they were 4.5 % of the serial path at
         // 10k objects.
-        let (by_name, (secrets, by_text_file, by_kind)) = rayon::join(
+        let (by_name, (secrets, by_text_file, by_kind)) = crate::cores::join(
             || Index::new(by_name),
             || {
                 let secrets = Index::new(secrets);
@@ -149,37 +149,33 @@ impl<'r> Model<'r> {
             },
         );
         // Each release resolves on its own (values files, valuesFrom):
-        // on both cores, in object order.
-        use rayon::prelude::*;
-        let releases = objects
-            .par_iter()
-            .map(|hr| {
-                let lookup = |kind: &str, ns: &str, name: &str| {
-                    let seen = |i: ObjRef| {
-                        let o = &objects[i];
-                        (data::made_in(o, ns) && o.same_tree(hr)).then_some(o)
-                    };
-                    match kind {
-                        "Secret" => secrets.get(&name).find_map(seen),
-                        _ => by_name.get(&(kind, name)).find_map(seen),
-                    }
+        // on every core the run uses, in object order.
+        let releases = crate::cores::map(objects, |hr| {
+            let lookup = |kind: &str, ns: &str, name: &str| {
+                let seen = |i: ObjRef| {
+                    let o = &objects[i];
+                    (data::made_in(o, ns) && o.same_tree(hr)).then_some(o)
                 };
-                let elsewhere = |kind: &str, ns: &str, name: &str| {
-                    let found = match kind {
-                        "Secret" => secrets.get(&name).find(|&i| data::made_in(&objects[i], ns)),
-                        _ => by_name
-                            .get(&(kind, name))
-                            .find(|&i| data::made_in(&objects[i], ns)),
-                    }?;
-                    Some(applier(&objects[found]))
-                };
-                is_helm_release(hr).then(|| {
-                    Box::new(helm::resolve_in_tree(
-                        sources, hr, &lookup, &elsewhere, shared,
-                    ))
-                })
+                match kind {
+                    "Secret" => secrets.get(&name).find_map(seen),
+                    _ => by_name.get(&(kind, name)).find_map(seen),
+                }
+            };
+            let elsewhere = |kind: &str, ns: &str, name: &str| {
+                let found = match kind {
+                    "Secret" => secrets.get(&name).find(|&i| data::made_in(&objects[i], ns)),
+                    _ => by_name
+                        .get(&(kind, name))
+                        .find(|&i| data::made_in(&objects[i], ns)),
+                }?;
+                Some(applier(&objects[found]))
+            };
+            is_helm_release(hr).then(|| {
+                Box::new(helm::resolve_in_tree(
+                    sources, hr, &lookup, &elsewhere, shared,
+                ))
             })
-            .collect();
+        });
         Model {
             objects,
             sources,
@@ -279,7 +275,7 @@ impl<'r> Model<'r> {
     /// main thread), and the report drawn next waits for none of it.
     pub fn free(mut self) {
         let releases = std::mem::take(&mut self.releases);
-        rayon::spawn(move || drop(releases));
+        crate::cores::drop_later(releases);
     }
 
     /// The `valuesFrom` sources, not optional, that the repository does

@@ -153,11 +153,7 @@ fn render_within(
         let drawn: Vec<Option<String>> = if elided {
             prepared.iter().map(|_| None).collect()
         } else {
-            use rayon::prelude::*;
-            prepared
-                .par_iter()
-                .map(|(diag, _)| Some(draw(&handler, diag)))
-                .collect()
+            crate::cores::map(&prepared, |(diag, _)| Some(draw(&handler, diag)))
         };
         for ((f, (mut diag, after)), drawn) in chunk.iter().zip(prepared).zip(drawn) {
             if !elided && out.len() > budget {

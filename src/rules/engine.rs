@@ -40,43 +40,40 @@ pub fn evaluate_with(model: &Model, rules: &[Rule], baseline: &Baseline) -> Outc
         issues: Vec::new(),
     };
     let budget = super::MAX_RULE_WORK;
-    // Rules are pure over the model: each runs on its own, on both cores,
-    // and their results are merged in rule order, as a serial run would.
-    use rayon::prelude::*;
-    let runs: Vec<_> = rules
-        .par_iter()
-        .map(|rule| {
-            let mut matches = Vec::new();
-            let mut undecided = Vec::new();
-            let mut ctx = Ctx {
-                model,
-                rule,
-                undecided: &mut undecided,
-                baseline,
-                work: 0,
-                budget,
-                max_matches: super::MAX_RULE_MATCHES,
-            };
-            ctx.run(&rule.steps, Vec::new(), &mut matches);
-            let over_budget = if matches.len() >= ctx.max_matches {
-                Some(format!(
-                    "rule match budget exceeded: evaluation stopped at {} matches; others may be missing",
-                    matches.len()
-                ))
-            } else if ctx.work > budget {
-                Some(format!(
-                    "rule evaluation budget exceeded: more than {budget} candidates and objects examined (its steps multiply: each step is tried for every match of the steps before it); the {} matches found so far are reported, others may be missing",
-                    matches.len()
-                ))
-            } else {
-                None
-            };
-            let findings = super::subsume::merge_same_place(
-                matches.iter().map(|b| finding(model, rule, b)).collect(),
-            );
-            (findings, undecided, over_budget)
-        })
-        .collect();
+    // Rules are pure over the model: each runs on its own, on every core
+    // the run uses, and their results are merged in rule order, as a
+    // serial run would.
+    let runs: Vec<_> = crate::cores::map(rules, |rule| {
+        let mut matches = Vec::new();
+        let mut undecided = Vec::new();
+        let mut ctx = Ctx {
+            model,
+            rule,
+            undecided: &mut undecided,
+            baseline,
+            work: 0,
+            budget,
+            max_matches: super::MAX_RULE_MATCHES,
+        };
+        ctx.run(&rule.steps, Vec::new(), &mut matches);
+        let over_budget = if matches.len() >= ctx.max_matches {
+            Some(format!(
+                "rule match budget exceeded: evaluation stopped at {} matches; others may be missing",
+                matches.len()
+            ))
+        } else if ctx.work > budget {
+            Some(format!(
+                "rule evaluation budget exceeded: more than {budget} candidates and objects examined (its steps multiply: each step is tried for every match of the steps before it); the {} matches found so far are reported, others may be missing",
+                matches.len()
+            ))
+        } else {
+            None
+        };
+        let findings = super::subsume::merge_same_place(
+            matches.iter().map(|b| finding(model, rule, b)).collect(),
+        );
+        (findings, undecided, over_budget)
+    });
     let mut fingerprints = std::collections::HashSet::new();
     let mut first_span = std::collections::HashMap::new();
     let mut given = std::collections::HashSet::new();

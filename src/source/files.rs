@@ -473,12 +473,13 @@ impl Files {
 
     /// Every YAML file of the repository, the entries that could not be
     /// listed, and the second paths to what was met (see
-    /// [`super::walk::yaml_files`]), read and parsed using every core (see
+    /// [`super::walk::yaml_files`]), read and parsed (see
     /// [`Files::preload`]): on the disk, each file is read as the walk
-    /// lists it.
+    /// lists it. How much YAML it read decides how many cores the rest of
+    /// this thread's run uses ([`crate::cores::fit`]).
     pub fn load_yaml_files(&mut self) -> Listing {
         let (listing, read) = self.yaml_files_read();
-        self.preload_read(&listing.paths, read);
+        self.preload_read(&listing.paths, read, true);
         listing
     }
 
@@ -631,12 +632,14 @@ impl Files {
     /// Reads and parses many files using every core: the first thing a
     /// run does, and the larger part of its time on a big repo.
     pub fn preload(&mut self, rels: &[PathBuf]) {
-        self.preload_read(rels, (0..rels.len()).map(|_| None).collect());
+        self.preload_read(rels, (0..rels.len()).map(|_| None).collect(), false);
     }
 
     /// [`Files::preload`] of `rels`, the texts `read` holds already (one
-    /// per path) not read again.
-    fn preload_read(&mut self, rels: &[PathBuf], read: Vec<Option<Text>>) {
+    /// per path) not read again. With `fit_cores`, the YAML read sets how
+    /// many cores this thread's run uses from the parse on
+    /// ([`crate::cores::fit`]).
+    fn preload_read(&mut self, rels: &[PathBuf], read: Vec<Option<Text>>, fit_cores: bool) {
         use rayon::prelude::*;
         let limits = self.limits;
         let texts: Vec<Text> = match &*self.backing {
@@ -691,6 +694,11 @@ impl Files {
                 }
             }
         }
+        // The whole repository's YAML, parsed here or taken below: what
+        // renders after is as large either way.
+        if fit_cores {
+            crate::cores::fit(to_parse.iter().map(|(_, _, text)| text.len()).sum());
+        }
         // The working tree's parse of a file with the same text at the
         // same id is this one's.
         if let Some(layer) = self.layer.as_mut() {
@@ -706,10 +714,9 @@ impl Files {
         }
         let bytes: usize = to_parse.iter().map(|(_, _, text)| text.len()).sum();
         self.parsed.keep_taken = bytes <= KEEP_TAKEN_BELOW;
-        let parsed: Vec<_> = to_parse
-            .par_iter()
-            .map(|(rel, file, text)| parse(rel, *file, text, &limits.yaml))
-            .collect();
+        let parsed = crate::cores::map(&to_parse, |(rel, file, text)| {
+            parse(rel, *file, text, &limits.yaml)
+        });
         for ((rel, file, _), result) in to_parse.into_iter().zip(parsed) {
             if let (Some(layer), Ok(parsed)) = (self.layer.as_mut(), &result) {
                 layer.keep_parsed(rel, parsed.clone());
@@ -728,7 +735,7 @@ impl Files {
     pub fn release_parsed(&mut self) {
         let parsed = std::mem::take(&mut self.parsed);
         let inline_docs = std::mem::take(&mut self.inline_docs);
-        rayon::spawn(move || drop((parsed, inline_docs)));
+        crate::cores::drop_later((parsed, inline_docs));
         if let Backing::Disk(disk) = &*self.backing {
             disk.forget_unshared_listings();
         }

@@ -761,9 +761,10 @@ fn substitute_from_names_a_parent_substitutes_or_patches_are_looked_up() {
     }
 }
 
-/// `files` loaded with `limits` on one thread and on four (the steps of
-/// Flux Kustomizations that apply no other one run on forks there): the
-/// same objects, issues and renders. Returns the load on four.
+/// `files` loaded with `limits` on one thread and on four, whatever
+/// their size (the steps of Flux Kustomizations that apply no other one
+/// run on forks there): the same objects, issues and renders. Returns the
+/// load on four.
 pub(crate) fn same_on_one_core_and_on_four(files: &[(&str, &str)], limits: Limits) -> Repo {
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in files {
@@ -776,7 +777,7 @@ pub(crate) fn same_on_one_core_and_on_four(files: &[(&str, &str)], limits: Limit
             .num_threads(threads)
             .build()
             .unwrap();
-        pool.install(|| repo::load(dir.path(), limits))
+        pool.install(|| homelab_lint::cores::on_every_core(|| repo::load(dir.path(), limits)))
     };
     let (one, four) = (load(1), load(4));
     let same = |what: &str, a: String, b: String| {

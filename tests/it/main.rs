@@ -22,6 +22,7 @@ mod cli_grammar;
 mod container_image;
 mod conventions;
 mod corpus_bumped;
+mod corpus_cores;
 mod corpus_coverage;
 mod corpus_findings;
 mod corpus_load;

@@ -103,7 +103,7 @@ impl ParseCache {
         }
         if self.retired.len() >= RETIRED_AT_ONCE {
             let retired = std::mem::take(&mut self.retired);
-            rayon::spawn(move || drop(retired));
+            crate::cores::drop_later(retired);
         }
     }
 

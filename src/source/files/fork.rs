@@ -85,7 +85,7 @@ impl Files {
             out.push(job(self, &jobs[out.len()]));
         }
         let start = out.len();
-        if rayon::current_num_threads().min(jobs.len() - start) < 2 {
+        if crate::cores::count().min(jobs.len() - start) < 2 {
             out.extend(jobs[start..].iter().map(|j| job(self, j)));
             return out;
         }
@@ -123,7 +123,7 @@ impl Files {
         jobs: &[J],
         job: &(impl Fn(&mut Files, &J) -> R + Sync),
     ) -> Vec<Forked<R>> {
-        let workers = rayon::current_num_threads().min(jobs.len()).max(1);
+        let workers = crate::cores::count().min(jobs.len()).max(1);
         let next = std::sync::atomic::AtomicUsize::new(0);
         // The run's budget, spent by every worker: a job starts with what
         // is left then, so the workers together spend at most the budget

@@ -64,7 +64,7 @@ impl Batch {
     /// substitution budget left before the batch, not the one left in
     /// their turn).
     pub fn may_run(files: &Files) -> bool {
-        rayon::current_num_threads() > 1
+        crate::cores::count() > 1
             && files.forkable(kustomize::defaults_registered)
             && !files.records()
     }
@@ -288,7 +288,7 @@ impl FluxTree {
             self.settle(files, &ks, objs, passed, walk, issues);
         }
         if !unused.is_empty() {
-            rayon::spawn(move || drop(unused));
+            crate::cores::drop_later(unused);
         }
     }
 }

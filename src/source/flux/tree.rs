@@ -115,7 +115,7 @@ pub(crate) fn render(
     // written) is freed on a worker while the load goes on.
     let builds = std::mem::take(&mut flux.builds);
     let written = std::mem::take(&mut flux.written);
-    rayon::spawn(move || drop((builds, written)));
+    crate::cores::drop_later((builds, written));
     Rendered {
         objects: flux.output,
         any_tree: flux.trees > 0,
@@ -398,7 +398,7 @@ impl FluxTree {
         built.extend(bootstrap);
         let synced = Self::synced(files, &written, &built, config_sources, issues);
         // Freed on a worker: the workers are idle until the builds below.
-        rayon::spawn(move || drop(built));
+        crate::cores::drop_later(built);
         self.find_local_sources(files, &synced, issues);
         self.build_each(files, &synced, &mut seen);
         let Produced {
