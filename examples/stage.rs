@@ -1,7 +1,8 @@
 //! The floors the benchmark measures a lint against (scripts/bench):
 //! one stage of a run alone, in a process of its own, on a repository.
 //!
-//!     stage parse  REPO   find the YAML files, read and parse them (both cores)
+//!     stage parse  REPO   find the YAML files, read and parse them (on the
+//!                         cores a lint of the repository uses)
 //!     stage render REPO   the whole load (kustomize and Flux rendering) and
 //!                         the model rules read, without rules or a report
 //!
@@ -14,7 +15,7 @@ use std::process::ExitCode;
 
 use homelab_lint::model::Model;
 use homelab_lint::source::Limits;
-use homelab_lint::source::{Files, repo, walk};
+use homelab_lint::source::{Files, repo};
 
 #[global_allocator]
 static GLOBAL: homelab_lint::alloc::Allocator = homelab_lint::alloc::ALLOCATOR;
@@ -30,9 +31,10 @@ fn main() -> ExitCode {
     let root = Path::new(root);
     match stage.as_str() {
         "parse" => {
+            // As the load does it: each file read as the walk lists it,
+            // then parsed on the cores the YAML's size gives the run.
             let mut files = Files::new(root, Limits::default());
-            let paths = walk::yaml_files(root).paths;
-            files.preload(&paths);
+            let paths = files.load_yaml_files().paths;
             eprintln!("parsed {} files", paths.len());
         }
         "render" => {
