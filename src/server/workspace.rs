@@ -152,7 +152,11 @@ fn lint(session: &mut Session, docs: &Documents) -> Result<Analysis, String> {
         .under(&root)
         .map(|(rel, doc)| (rel.to_path_buf(), doc.text.clone()))
         .collect::<HashMap<_, _>>();
-    match std::panic::catch_unwind(AssertUnwindSafe(|| session.analyse(overlay))) {
+    // Someone is waiting on this lint: every core, whatever the size
+    // (a command-line lint of a small repository keeps to one, see
+    // `crate::cores`).
+    let analyse = || crate::cores::on_every_core(|| session.analyse(overlay));
+    match std::panic::catch_unwind(AssertUnwindSafe(analyse)) {
         Ok(result) => result.map_err(|e| e.to_string()),
         Err(panic) => {
             let what = panic
