@@ -273,3 +273,35 @@ fn one_lookup_answers_as_the_three_questions_do() {
         ]
     );
 }
+
+/// A load that read less than [`crate::cores::SMALL_RUN_BYTES`] of YAML
+/// keeps the rest of its thread's run on that thread; one that read more
+/// uses every core.
+#[test]
+fn a_load_decides_by_the_yaml_it_read() {
+    std::thread::spawn(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let config_map = |name: &str, value: &str| {
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\ndata:\n  k: {value}\n"
+            )
+        };
+        let load = || {
+            let mut files = Files::new(dir.path(), Limits::default());
+            files.load_yaml_files().paths.len()
+        };
+        std::fs::write(dir.path().join("a.yaml"), config_map("a", "v")).unwrap();
+        assert_eq!(load(), 1);
+        assert_eq!(
+            crate::cores::count(),
+            1,
+            "a small repository's run stays here"
+        );
+        let large = "x".repeat(crate::cores::SMALL_RUN_BYTES);
+        std::fs::write(dir.path().join("b.yaml"), config_map("b", &large)).unwrap();
+        assert_eq!(load(), 2);
+        assert_eq!(crate::cores::count(), rayon::current_num_threads());
+    })
+    .join()
+    .unwrap();
+}
