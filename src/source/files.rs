@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::commit_tree::Tree;
-use super::confine::Refused;
+use super::confine::{Refused, joined};
 use super::disk::{Disk, Kind};
 use super::issue::Issue;
 use super::limits::Limits;
@@ -359,13 +359,13 @@ impl Files {
         for (name, listed) in names.iter().zip(listed) {
             let answer = match listed {
                 Some(answer) => {
-                    self.note(|| Event::IsFile(dir.join(name), answer));
+                    self.note(|| Event::IsFile(joined(dir, name), answer));
                     answer
                 }
-                None => self.is_file(&dir.join(name)),
+                None => self.is_file(&joined(dir, name)),
             };
             if answer {
-                out.push(dir.join(name));
+                out.push(joined(dir, name));
             }
         }
         out
