@@ -462,16 +462,17 @@ fn is_kustomization_file(path: &Path) -> bool {
 
 /// Files rendered through a Flux Kustomization: the first one that
 /// rendered each, and whether it rendered completely.
-fn rendered_by(objects: &[Object], renders: &[FluxRender]) -> HashMap<FileId, (String, bool)> {
+fn rendered_by(objects: &[Object], renders: &[FluxRender]) -> PathMap<FileId, (String, bool)> {
     // Renders by (tree, `namespace/name`), the first of each kept: a scan
-    // of every render per file made large repos quadratic.
-    let mut by_key: HashMap<(u32, String), &FluxRender> = HashMap::new();
+    // of every render per file made large repos quadratic. Keyed by what
+    // the repository names, so hashed as its paths are ([`PathMap`]).
+    let mut by_key: PathMap<(u32, String), &FluxRender> = PathMap::default();
     for r in renders {
         by_key
-            .entry((r.tree, format!("{}/{}", r.namespace, r.name)))
+            .entry((r.tree, [r.namespace.as_str(), &r.name].join("/")))
             .or_insert(r);
     }
-    let mut out = HashMap::new();
+    let mut out = PathMap::default();
     for o in objects {
         let Some(step) = o
             .chain

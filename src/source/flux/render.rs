@@ -461,7 +461,8 @@ impl FluxTree {
             steps: None,
             passed_on,
         };
-        let name = format!("{}/{}", taken.id.0, taken.id.1);
+        // Joined at its size, as `Object::id` is.
+        let name = [taken.id.0.as_str(), &taken.id.1].join("/");
         let ks = &taken.ks;
         match self.take_build(files, (ks, at), &name, peek) {
             Some(Ok(built)) => {
