@@ -432,5 +432,5 @@ pub(crate) fn lost_under(renders: &[FluxRender], path: &Path) -> Option<(String,
         .filter_map(|r| Some((r, r.path.as_deref()?, r.outcome.lost_reason()?)))
         .filter(|(_, dir, _)| path.starts_with(dir))
         .max_by_key(|(_, dir, _)| dir.components().count())
-        .map(|(r, _, why)| (format!("{}/{}", r.namespace, r.name), why))
+        .map(|(r, _, why)| ([r.namespace.as_str(), &r.name].join("/"), why))
 }

@@ -16,7 +16,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::confine::{Refused, Root, read_regular};
+use super::confine::{Refused, Root, joined, read_regular};
 use super::ignored::Ignored;
 use super::{PathKey, PathKeyMap, PathKeySet};
 
@@ -174,7 +174,7 @@ impl Disk {
                     entries
                         .iter()
                         .filter(|(_, kind)| *kind == Kind::Dir)
-                        .map(|(name, _)| PathKey::from(dir.join(name))),
+                        .map(|(name, _)| PathKey::from(joined(&dir, name))),
                 );
             }
         }
@@ -219,7 +219,7 @@ impl Disk {
         match self.find(rel) {
             Some(kind) => kind == Some(Kind::Dir),
             None => {
-                let abs = self.top.join(rel);
+                let abs = joined(&self.top, rel);
                 abs.is_dir() && !self.root.leaves(&abs)
             }
         }
@@ -233,7 +233,7 @@ impl Disk {
         match self.find(rel) {
             Some(kind) => kind == Some(Kind::File),
             None => {
-                let abs = self.top.join(rel);
+                let abs = joined(&self.top, rel);
                 abs.is_file() && !self.root.leaves(&abs)
             }
         }
@@ -246,7 +246,7 @@ impl Disk {
         }
         match self.find(rel) {
             Some(_) => None,
-            None => self.root.resolve(&self.top.join(rel)).err(),
+            None => self.root.resolve(&joined(&self.top, rel)).err(),
         }
     }
 
@@ -320,7 +320,7 @@ impl Disk {
                 "ignored by git: Flux never gets it",
             )));
         }
-        let abs = self.top.join(rel);
+        let abs = joined(&self.top, rel);
         let left = self
             .budget
             .saturating_sub(self.spent.load(Ordering::Relaxed));
@@ -394,7 +394,7 @@ impl Disk {
         let listing = match listings.get(&PathKey::of(dir)) {
             Some(listing) => listing.clone(),
             None => {
-                let listing = match list_dir(&self.top.join(dir)) {
+                let listing = match list_dir(&joined(&self.top, dir)) {
                     Ok(entries) => Listing::Plain(Arc::new(entries)),
                     Err(_) => Listing::Unknown,
                 };

@@ -31,7 +31,7 @@ pub(crate) mod test_repo;
 pub mod walk;
 
 pub use crate::yaml::{PathHasher, PathKey, PathKeyMap, PathKeySet, PathMap, PathQuery, PathSet};
-pub use confine::join_within;
+pub use confine::{join_within, joined};
 pub use disk::DiskListings;
 pub use files::Files;
 pub use issue::{Budget, Gap, Issue, Listed, quoted};

@@ -15,7 +15,7 @@ use super::flux::{
     self,
     tree::{ARTIFACT_GROUP, FLUX_KS_GROUP, is_bootstrap_input, is_flux_ks},
 };
-use super::{Files, Issue, Object, PathKey, PathMap, PathQuery, PathSet, StepKind, kustomize};
+use super::{Files, Issue, Object, PathKey, PathKeySet, PathMap, PathQuery, StepKind, kustomize};
 use crate::yaml::FileId;
 
 /// A file that holds nothing to lint, and why.
@@ -323,7 +323,7 @@ pub fn load_files(mut files: Files) -> Repo {
                 Some(_) if let Some((by, why)) = lost_under(&renders, path) => {
                     Some(Fate::Lost { by, why })
                 }
-                Some(dir) if rendered_dirs.contains(dir) => Some(Fate::NotListed {
+                Some(dir) if rendered_dirs.contains(&PathKey::of(dir)) => Some(Fate::NotListed {
                     kustomization: dir.join("kustomization.yaml"),
                 }),
                 Some(dir) => Some(
@@ -462,16 +462,17 @@ fn is_kustomization_file(path: &Path) -> bool {
 
 /// Files rendered through a Flux Kustomization: the first one that
 /// rendered each, and whether it rendered completely.
-fn rendered_by(objects: &[Object], renders: &[FluxRender]) -> HashMap<FileId, (String, bool)> {
+fn rendered_by(objects: &[Object], renders: &[FluxRender]) -> PathMap<FileId, (String, bool)> {
     // Renders by (tree, `namespace/name`), the first of each kept: a scan
-    // of every render per file made large repos quadratic.
-    let mut by_key: HashMap<(u32, String), &FluxRender> = HashMap::new();
+    // of every render per file made large repos quadratic. Keyed by what
+    // the repository names, so hashed as its paths are ([`PathMap`]).
+    let mut by_key: PathMap<(u32, String), &FluxRender> = PathMap::default();
     for r in renders {
         by_key
-            .entry((r.tree, format!("{}/{}", r.namespace, r.name)))
+            .entry((r.tree, [r.namespace.as_str(), &r.name].join("/")))
             .or_insert(r);
     }
-    let mut out = HashMap::new();
+    let mut out = PathMap::default();
     for o in objects {
         let Some(step) = o
             .chain
@@ -515,8 +516,10 @@ fn skip_reason(files: &Files, path: &Path, issue: &Issue) -> String {
 /// left to the general reason, and so is a Component on either side: one
 /// is taken in through `components:`, which a Flux Kustomization may
 /// name as well.
-fn left_out_by(files: &mut Files, rendered_dirs: &PathSet<PathBuf>, dir: &Path) -> Option<Fate> {
-    let up = dir.parent().filter(|up| rendered_dirs.contains(*up))?;
+fn left_out_by(files: &mut Files, rendered_dirs: &PathKeySet, dir: &Path) -> Option<Fate> {
+    let up = dir
+        .parent()
+        .filter(|up| rendered_dirs.contains(&PathKey::of(up)))?;
     if kustomize::is_component(files, dir) || kustomize::is_component(files, up) {
         return None;
     }

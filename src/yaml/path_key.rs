@@ -165,7 +165,8 @@ fn precisely_normal(bytes: &[u8]) -> bool {
 }
 
 /// Whether some `/` is followed by `/`, by `.` or by nothing: what every
-/// path that is not in normal form holds.
+/// path that is not in normal form holds. Sixteen bytes at a time, then
+/// eight, then one.
 fn may_hide_a_part(bytes: &[u8]) -> bool {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
     const HIGH: u64 = ONES << 7;
@@ -175,8 +176,7 @@ fn may_hide_a_part(bytes: &[u8]) -> bool {
         !(((t & !HIGH) + !HIGH) | t) & HIGH
     };
     let word = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
-    let mut seen = 0;
-    let mut at = 0;
+    let (mut seen, mut at) = by_sixteen(bytes);
     while at + 9 <= bytes.len() {
         let (this, next) = (word(at), word(at + 1));
         seen |= equal(this, b'/') & (equal(next, b'/') | equal(next, b'.'));
@@ -187,6 +187,47 @@ fn may_hide_a_part(bytes: &[u8]) -> bool {
         || bytes[at..]
             .windows(2)
             .any(|w| w[0] == b'/' && matches!(w[1], b'/' | b'.'))
+}
+
+/// [`may_hide_a_part`]'s test over the first sixteen-byte blocks of
+/// `bytes` that have a byte after them, by SSE2 (part of every x86_64):
+/// nonzero if one holds such a `/`, and where the blocks end. The disk's
+/// and the source map's questions test a path each (1.75 M instructions
+/// of joryirving__home-ops, eight bytes at a time).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn by_sixteen(bytes: &[u8]) -> (u64, usize) {
+    use std::arch::x86_64::{
+        _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let mut seen = 0;
+    let mut at = 0;
+    while at + 17 <= bytes.len() {
+        let (this, next) = (&bytes[at..at + 16], &bytes[at + 1..at + 17]);
+        // SAFETY: the build enables SSE2 (the cfg above), and each load
+        // reads the sixteen bytes of its slice, unaligned loads allowed.
+        let hit = unsafe {
+            let (this, next) = (
+                _mm_loadu_si128(this.as_ptr().cast()),
+                _mm_loadu_si128(next.as_ptr().cast()),
+            );
+            let slash = _mm_set1_epi8(b'/' as i8);
+            let after = _mm_or_si128(
+                _mm_cmpeq_epi8(next, slash),
+                _mm_cmpeq_epi8(next, _mm_set1_epi8(b'.' as i8)),
+            );
+            _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(this, slash), after))
+        };
+        seen |= hit as u64;
+        at += 16;
+    }
+    (seen, at)
+}
+
+/// Without SSE2, the blocks are left to the eight-byte test.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn by_sixteen(_: &[u8]) -> (u64, usize) {
+    (0, 0)
 }
 
 /// A set of paths hashed by their bytes.
@@ -241,12 +282,13 @@ mod tests {
         }
     }
 
-    /// Longer paths, each small one at every place in a word of eight
-    /// bytes, before and after other parts.
+    /// Longer paths, each small one at every place in two blocks of
+    /// sixteen bytes (and so in a word of eight), before and after other
+    /// parts.
     #[test]
     fn normal_form_is_told_at_any_length() {
         for small in small_paths() {
-            for pad in 0..10 {
+            for pad in 0..34 {
                 let pad = "a".repeat(pad);
                 for p in [
                     format!("{pad}{small}/aaaaaaaa"),

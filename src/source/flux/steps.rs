@@ -215,7 +215,8 @@ pub(super) fn flux_steps<'p>(
 ) -> RenderOutputs {
     let mut issues = Vec::new();
     let ks_span = ks.root.get("metadata").map(|m| m.span());
-    let detail: std::sync::Arc<str> = format!("{}/{}", id.0, id.1).into();
+    // Joined at its size, as `Object::id` is.
+    let detail: std::sync::Arc<str> = [id.0.as_str(), &id.1].join("/").into();
     for o in &mut objs {
         o.chain.insert(
             0,

@@ -6,9 +6,8 @@
 //! writes; the values become a `Node` once, at the end, keys in the order
 //! they were first written.
 
-use crate::yaml::{Node, Span, Value};
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use crate::yaml::{Node, PathMap, Span, Value};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 /// A value under construction: a mapping or list written into is held
@@ -29,16 +28,21 @@ pub(super) struct Shell(Node);
 #[derive(Default)]
 pub(super) struct Table {
     entries: Vec<(Node, Values)>,
-    /// Keys by [`key_hash`]: the entries whose keys hash alike, the first
+    /// Keys by [`Table::key_hash`]: the entries whose keys hash alike, the first
     /// first (keys are compared as `Value`s, like `transform.MergeMaps`'s
     /// map keys, so `1` and `"1"` differ).
-    at: HashMap<u64, Vec<usize>>,
+    /// Hashed with foldhash seeded per process, as the maps keyed by
+    /// what a repository names are ([`crate::yaml::PathHasher`]): the
+    /// keys are the repository's, and no repository can choose keys
+    /// that collide; std's SipHash, twice a key, was 0.6 M instructions
+    /// of joryirving__home-ops.
+    at: PathMap<u64, Vec<usize>>,
 }
 
 impl Table {
     fn find(&self, key: &Value) -> Option<usize> {
         self.at
-            .get(&key_hash(key))?
+            .get(&self.key_hash(key))?
             .iter()
             .copied()
             .find(|&i| self.entries[i].0.value == *key)
@@ -46,9 +50,23 @@ impl Table {
 
     fn push(&mut self, key: Node, value: Values) -> usize {
         let i = self.entries.len();
-        self.at.entry(key_hash(&key.value)).or_default().push(i);
+        let hash = self.key_hash(&key.value);
+        self.at.entry(hash).or_default().push(i);
         self.entries.push((key, value));
         i
+    }
+
+    /// A hash of a key's value that equal values share: a float's zero of
+    /// either sign alike (they are equal), spans and styles left out
+    /// (nodes are equal by value).
+    fn key_hash(&self, value: &Value) -> u64 {
+        struct ByValue<'v>(&'v Value);
+        impl Hash for ByValue<'_> {
+            fn hash<H: Hasher>(&self, h: &mut H) {
+                hash_value(self.0, h);
+            }
+        }
+        self.at.hasher().hash_one(ByValue(value))
     }
 
     /// The value at `key`, made by `fresh` when the key is new.
@@ -62,15 +80,6 @@ impl Table {
         };
         &mut self.entries[i].1
     }
-}
-
-/// A hash of a key's value that equal values share: a float's zero of
-/// either sign alike (they are equal), spans and styles left out (nodes
-/// are equal by value).
-fn key_hash(value: &Value) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    hash_value(value, &mut h);
-    h.finish()
 }
 
 fn hash_value(value: &Value, h: &mut impl Hasher) {
