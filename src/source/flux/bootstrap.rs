@@ -157,13 +157,19 @@ fn names_flux_instance(source: &Object) -> bool {
 /// `chartRef`, free of any `$`, names none of them installs another
 /// chart: the bootstrap steps need not substitute it (a copy of every
 /// HelmRelease of an app-template repository, substituted, for nothing).
+/// Nor a ConfigMap or Secret, when no release that may install it reads
+/// values from one.
 pub struct ChartSources<'a> {
+    /// The kinds `chartRef`s name.
+    kinds: Vec<&'a str>,
     found: PathSet<(&'a str, &'a str)>,
     /// Kinds with such a source whose name substitution may change.
     any_name: Vec<&'a str>,
     /// A kind itself substituted, or a ResourceSet (whose members are
     /// candidates too): no release is left out.
     all: bool,
+    /// Whether a release that may install the chart may read `valuesFrom`.
+    values: bool,
 }
 
 impl<'a> ChartSources<'a> {
@@ -180,14 +186,16 @@ impl<'a> ChartSources<'a> {
             }
         }
         let mut sources = ChartSources {
+            kinds,
             found: PathSet::default(),
             any_name: Vec::new(),
             all,
+            values: all,
         };
         if all {
             return sources;
         }
-        for o in objects.iter().filter(|o| kinds.contains(&o.kind())) {
+        for o in objects.iter().filter(|o| sources.kinds.contains(&o.kind())) {
             if !names_flux_instance(o) && !super::substitute::holds_dollar_anywhere(&o.root) {
                 continue;
             }
@@ -197,7 +205,19 @@ impl<'a> ChartSources<'a> {
                 sources.found.insert((o.kind(), o.name()));
             }
         }
+        sources.values = objects.iter().any(|o| {
+            o.is("helm.toolkit.fluxcd.io", "HelmRelease")
+                && may_sync(o)
+                && sources.may_install(o)
+                && may_read_values(o)
+        });
         sources
+    }
+
+    /// Whether the ConfigMap or Secret (or what makes one) `o` may be
+    /// looked up: by a release's `valuesFrom`, or as its chart source.
+    pub fn may_read(&self, o: &Object) -> bool {
+        self.values || self.kinds.contains(&o.kind())
     }
 
     /// Whether the HelmRelease `hr`, substituted, may install the
@@ -216,6 +236,20 @@ impl<'a> ChartSources<'a> {
         };
         self.any_name.contains(&kind) || self.found.contains(&(kind, name))
     }
+}
+
+/// Whether a release, substituted, may have `spec.valuesFrom`: it has,
+/// or a key where it would be may become it.
+fn may_read_values(hr: &Object) -> bool {
+    let substituted_key = |n: Option<&Node>| {
+        n.and_then(Node::as_map)
+            .unwrap_or_default()
+            .iter()
+            .any(|(k, _)| k.as_str().is_some_and(|k| k.contains('$')))
+    };
+    hr.root.path(&["spec", "valuesFrom"]).is_some()
+        || substituted_key(Some(&hr.root))
+        || substituted_key(hr.root.get("spec"))
 }
 
 /// A HelmRelease's `chartRef`, where it names no chart of its own.
@@ -337,5 +371,25 @@ spec: {url: 'oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance/'}
         assert_eq!(may_install(&renamed), [true, true, true, true]);
         let written_by_hand = sources.replace("flux-instance/'", "other'");
         assert_eq!(may_install(&written_by_hand), [false, false, true, true]);
+    }
+
+    /// A ConfigMap is substituted for bootstrap only where a release that
+    /// may install the chart may read values from one.
+    #[test]
+    fn values_are_read_only_for_a_release_that_may_read_them() {
+        let may_read = |release: &str| {
+            let objs = objects(&format!(
+                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: flux}}\n\
+                 spec: {{chartRef: {{kind: OCIRepository, name: flux-instance}}, {release}}}\n---\n\
+                 apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\n\
+                 metadata: {{name: flux-instance}}\nspec: {{url: 'oci://ghcr.io/c/charts/flux-instance'}}\n---\n\
+                 apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: values}}\n"
+            ));
+            let seen: Vec<&Object> = objs.iter().collect();
+            ChartSources::of(&seen).may_read(&objs[2])
+        };
+        assert!(!may_read("interval: 1h"));
+        assert!(may_read("valuesFrom: [{kind: ConfigMap, name: values}]"));
+        assert!(may_read("'${FROM}': []"));
     }
 }

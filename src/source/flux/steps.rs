@@ -80,7 +80,7 @@ impl FluxTree {
                             && (o.kind() != "HelmRelease"
                                 || crate::source::flux::bootstrap::may_sync(o)
                                     && charts.may_install(o)))
-                            || crate::source::data::provides(o).is_some()
+                            || charts.may_read(o) && crate::source::data::provides(o).is_some()
                     })
                     .cloned()
                     .collect();
