@@ -153,7 +153,7 @@ fn names_flux_instance(source: &Object) -> bool {
 /// The chart sources a HelmRelease's `chartRef` may find holding the
 /// flux-instance chart once substituted, by kind and name, as far as the
 /// objects before substitution tell: a source naming the chart, or one
-/// holding a `$` (substitution may make it one). A release whose
+/// whose URL or chart substitution may make name it. A release whose
 /// `chartRef`, free of any `$`, names none of them installs another
 /// chart: the bootstrap steps need not substitute it (a copy of every
 /// HelmRelease of an app-template repository, substituted, for nothing).
@@ -196,7 +196,7 @@ impl<'a> ChartSources<'a> {
             return sources;
         }
         for o in objects.iter().filter(|o| sources.kinds.contains(&o.kind())) {
-            if !names_flux_instance(o) && !super::substitute::holds_dollar_anywhere(&o.root) {
+            if !names_flux_instance(o) && !may_name_a_chart(o) {
                 continue;
             }
             if o.name().contains('$') {
@@ -241,15 +241,27 @@ impl<'a> ChartSources<'a> {
 /// Whether a release, substituted, may have `spec.valuesFrom`: it has,
 /// or a key where it would be may become it.
 fn may_read_values(hr: &Object) -> bool {
+    hr.root.path(&["spec", "valuesFrom"]).is_some() || spec_key_substituted(hr)
+}
+
+/// Whether a chart source's `spec.url` or `spec.chart` (which
+/// [`names_flux_instance`] reads) may read otherwise substituted: one
+/// holds a `$`, or a key where one would be does. A `${APP}` in its name
+/// only is no such change (app-template sources named after their app).
+fn may_name_a_chart(source: &Object) -> bool {
+    let substituted = |path: &[&str]| source.root.str_at(path).is_some_and(|s| s.contains('$'));
+    substituted(&["spec", "url"]) || substituted(&["spec", "chart"]) || spec_key_substituted(source)
+}
+
+/// Whether a key of the object or of its `spec` holds a `$`.
+fn spec_key_substituted(o: &Object) -> bool {
     let substituted_key = |n: Option<&Node>| {
         n.and_then(Node::as_map)
             .unwrap_or_default()
             .iter()
             .any(|(k, _)| k.as_str().is_some_and(|k| k.contains('$')))
     };
-    hr.root.path(&["spec", "valuesFrom"]).is_some()
-        || substituted_key(Some(&hr.root))
-        || substituted_key(hr.root.get("spec"))
+    substituted_key(Some(&o.root)) || substituted_key(o.root.get("spec"))
 }
 
 /// A HelmRelease's `chartRef`, where it names no chart of its own.
@@ -367,7 +379,11 @@ spec: {url: 'oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance/'}
         // A source that substitution may make one could be any of them.
         let substituted = sources.replace("app-template'", "${CHART}'");
         assert_eq!(may_install(&substituted), [true, true, true, true]);
+        // A name substituted only matches any reference, where the
+        // source may name the chart.
         let renamed = sources.replace("name: app-template}", "name: '${APP}'}");
+        assert_eq!(may_install(&renamed), [false, true, true, true]);
+        let renamed = renamed.replace("app-template'", "${CHART}'");
         assert_eq!(may_install(&renamed), [true, true, true, true]);
         let written_by_hand = sources.replace("flux-instance/'", "other'");
         assert_eq!(may_install(&written_by_hand), [false, false, true, true]);
