@@ -174,13 +174,23 @@ pub struct ChartSources<'a> {
 
 impl<'a> ChartSources<'a> {
     pub fn of(objects: &[&'a Object]) -> ChartSources<'a> {
-        let mut kinds: Vec<&str> = Vec::new();
+        // Each object's kind read once here: the objects are every
+        // build's, and most are of neither kind asked.
+        let mut releases = Vec::new();
         let mut all = false;
         for o in objects {
-            all |= o.is("fluxcd.controlplane.io", "ResourceSet") || o.kind().contains('$');
-            if let Some(kind) = chart_ref(o).and_then(|r| r.str_at(&["kind"]))
-                && !kinds.contains(&kind)
-            {
+            match o.kind() {
+                "HelmRelease" => releases.push(*o),
+                "ResourceSet" => all |= o.group() == "fluxcd.controlplane.io",
+                kind => all |= kind.contains('$'),
+            }
+        }
+        let mut kinds: Vec<&str> = Vec::new();
+        for kind in releases
+            .iter()
+            .filter_map(|o| chart_ref(o)?.str_at(&["kind"]))
+        {
+            if !kinds.contains(&kind) {
                 all |= kind.contains('$');
                 kinds.push(kind);
             }
@@ -205,7 +215,7 @@ impl<'a> ChartSources<'a> {
                 sources.found.insert((o.kind(), o.name()));
             }
         }
-        sources.values = objects.iter().any(|o| {
+        sources.values = releases.iter().any(|o| {
             o.is("helm.toolkit.fluxcd.io", "HelmRelease")
                 && may_sync(o)
                 && sources.may_install(o)
