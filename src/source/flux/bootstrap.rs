@@ -237,10 +237,11 @@ impl<'a> ChartSources<'a> {
         let Some(r) = chart_ref(hr) else {
             return true;
         };
-        if self.all || super::substitute::holds_dollar_anywhere(r) {
+        if self.all || super::substitute::holds_dollar_anywhere(r) || spec_key_substituted(hr) {
             return true;
         }
-        // Without a `$` the reference reads the same substituted.
+        // Without a `$` the reference reads the same substituted (and no
+        // key may become a second one).
         let Some((kind, name)) = r.str_at(&["kind"]).zip(r.str_at(&["name"])) else {
             return false;
         };
