@@ -80,7 +80,13 @@ impl FluxTree {
     /// Builds each of `kss`, noting the Flux Kustomizations each produces.
     /// Their builds are independent: done on every core, each build's
     /// notes taken in the order of `kss` ([`Files::each_in_order`]).
-    pub(super) fn build_each(&mut self, files: &mut Files, kss: &[Object], seen: &mut Produced) {
+    /// Returns each one's build key, `None` where it builds nothing here.
+    pub(super) fn build_each(
+        &mut self,
+        files: &mut Files,
+        kss: &[Object],
+        seen: &mut Produced,
+    ) -> Vec<Option<BuildKey>> {
         let keys: Vec<_> = kss.iter().map(|ks| self.build_key(files, ks)).collect();
         let mut queued: PathSet<&BuildKey> = PathSet::default();
         let todo: Vec<&(BuildKey, FluxInputs)> = keys
@@ -96,8 +102,12 @@ impl FluxTree {
             self.build_dirs.insert(key.clone(), dirs);
             self.builds.insert(key.clone(), result);
         }
+        let mut out = Vec::with_capacity(kss.len());
         for (ks, key) in kss.iter().zip(keys) {
-            let Some((key, _)) = key else { continue };
+            let Some((key, _)) = key else {
+                out.push(None);
+                continue;
+            };
             *self.uses.entry(key.clone()).or_default() += 1;
             match &self.builds[&key] {
                 Ok(built) => {
@@ -110,7 +120,9 @@ impl FluxTree {
                 }
                 Err(issue) => seen.failed.push((doc_id(ks), issue.clone())),
             }
+            out.push(Some(key));
         }
+        out
     }
 
     /// Renders `root` and every Flux Kustomization it produces, depth

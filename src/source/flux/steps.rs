@@ -11,6 +11,7 @@ use std::path::Path;
 
 use super::Budget;
 use super::batch::{Batch, replayed};
+use super::bootstrap::ChartSources;
 use super::layer::{Lookup, RenderInputs, RenderKey, RenderOutputs, Steps};
 use super::substitute::{Origins, collect_vars, substitute};
 use super::tree::{
@@ -31,16 +32,21 @@ impl FluxTree {
     /// HelmRelease before helm-controller reads its values). Where several
     /// Flux Kustomizations build one document, a copy they changed comes
     /// before the one as written, which `synced` then skips.
+    ///
+    /// `keys`: each written one's build key ([`Self::build_each`]).
+    /// `bootstrap` and `config_sources`: what the sync look-ups also find.
     pub(super) fn built_bootstrap_inputs(
         &mut self,
         files: &mut Files,
-        written: &[Object],
+        (written, keys): (&[Object], Vec<Option<BuildKey>>),
+        bootstrap: &[Object],
         config_sources: &[Object],
     ) -> Vec<Object> {
         let mut keyed: Vec<(Vec<u8>, BuildKey, &Object)> = written
             .iter()
-            .filter_map(|ks| {
-                let key = self.build_key(files, ks)?.0;
+            .zip(keys)
+            .filter_map(|(ks, key)| {
+                let key = key?;
                 Some((key.0.order_bytes(), key, ks))
             })
             .collect();
@@ -52,6 +58,14 @@ impl FluxTree {
                 .then_with(|| (&a.1, doc_id(a.2)).cmp(&(&b.1, doc_id(b.2))))
         });
         let by_name = ByName::of(config_sources.iter());
+        let seen: Vec<&Object> = keyed
+            .iter()
+            .filter_map(|(_, key, _)| self.builds.get(key)?.as_ref().ok())
+            .flat_map(|built| &built.objects)
+            .chain(bootstrap)
+            .chain(config_sources)
+            .collect();
+        let charts = ChartSources::of(&seen);
         let jobs: Vec<(RenderKey, &Object, Vec<Object>)> = keyed
             .into_iter()
             .filter_map(|(_, key, ks)| {
@@ -64,8 +78,9 @@ impl FluxTree {
                     .filter(|o| {
                         (is_bootstrap_input(o.group(), o.kind())
                             && (o.kind() != "HelmRelease"
-                                || crate::source::flux::bootstrap::may_sync(o)))
-                            || crate::source::data::provides(o).is_some()
+                                || crate::source::flux::bootstrap::may_sync(o)
+                                    && charts.may_install(o)))
+                            || charts.may_read(o) && crate::source::data::provides(o).is_some()
                     })
                     .cloned()
                     .collect();

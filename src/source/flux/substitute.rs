@@ -407,6 +407,12 @@ fn referenced(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Whether any string under `node`, key or value, holds a `$`: where
+/// none does, substitution leaves it as it is.
+pub(super) fn holds_dollar_anywhere(node: &Node) -> bool {
+    first_dollar(node, &mut Vec::new())
+}
+
 /// Whether an object opts out of postBuild substitution.
 pub fn is_disabled(root: &Node) -> bool {
     ["labels", "annotations"]

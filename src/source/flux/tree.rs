@@ -375,7 +375,7 @@ impl FluxTree {
         written.extend(synced.iter().cloned());
         self.find_local_sources(files, &written, issues);
         written.retain(|ks| !synced.contains(ks));
-        self.build_each(files, &written, &mut seen);
+        let keys = self.build_each(files, &written, &mut seen);
         // Without a candidate anywhere, the built inputs would only be
         // sources and ConfigMaps nothing looks up: copying them (namespaced,
         // substituted) cost a large repo a copy of every HelmRelease and
@@ -388,7 +388,7 @@ impl FluxTree {
                 .flatten()
                 .any(|b| b.objects.iter().any(may_sync));
         let mut built = if any_candidate {
-            self.built_bootstrap_inputs(files, &written, config_sources)
+            self.built_bootstrap_inputs(files, (&written, keys), &bootstrap, config_sources)
         } else {
             Vec::new()
         };
