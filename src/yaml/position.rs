@@ -117,6 +117,11 @@ impl<'a> Lines<'a> {
     /// 1-based line and column of `offset`.
     pub(crate) fn at(&self, offset: u32) -> (u32, u32) {
         let (at, col, at_line) = self.cursor.get();
+        // A collection starts where its first key or item does: the same
+        // offset asked twice running.
+        if offset == at {
+            return (at_line, col);
+        }
         // `starts[at_line]` is where the line after the cursor's starts.
         let on_cursor_line = at <= offset
             && self
