@@ -197,8 +197,9 @@ fn same_key(a: &Node, b: &Node) -> bool {
 
 /// A string key's bit of 64, from its length and last byte (two keys with
 /// different bits differ); none for other keys, which are compared with
-/// every key before them. Inlined into its one caller, once per key.
-#[inline]
+/// every key before them. Inlined into its one caller, once per key
+/// (with `#[inline]` alone the compiler kept the call).
+#[inline(always)]
 fn key_bit(key: &Node) -> u64 {
     match &key.value {
         Value::Str(s) => {

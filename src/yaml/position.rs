@@ -352,11 +352,13 @@ mod tests {
                 .filter(|&i| text.is_char_boundary(i))
                 .collect();
             // In order, as the parser asks, and then backwards, which
-            // leaves the cursor behind every answer.
+            // leaves the cursor behind every answer; each offset twice
+            // running, as a collection and its first key ask.
             for order in [bounds.clone(), bounds.iter().rev().copied().collect()] {
                 let lines = Lines::new(text);
                 for &i in &order {
                     assert_eq!(lines.at(i as u32), counted(text, i), "{text:?} at {i}");
+                    assert_eq!(lines.at(i as u32), counted(text, i), "{text:?} at {i} again");
                 }
             }
         }
