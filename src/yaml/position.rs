@@ -358,7 +358,11 @@ mod tests {
                 let lines = Lines::new(text);
                 for &i in &order {
                     assert_eq!(lines.at(i as u32), counted(text, i), "{text:?} at {i}");
-                    assert_eq!(lines.at(i as u32), counted(text, i), "{text:?} at {i} again");
+                    assert_eq!(
+                        lines.at(i as u32),
+                        counted(text, i),
+                        "{text:?} at {i} again"
+                    );
                 }
             }
         }
