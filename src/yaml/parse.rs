@@ -743,8 +743,8 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, folded: Folded, spa
 /// where a setting is boolean.
 ///
 /// Inlined: most keys and values are told apart by their first byte
-/// without a call.
-#[inline]
+/// without a call (with `#[inline]` alone the tree builder kept it).
+#[inline(always)]
 pub fn resolve_plain(text: &str) -> Option<Value> {
     // Every word and number below starts with one of these: most keys
     // and values are told apart by their first byte, and of those that
