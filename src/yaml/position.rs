@@ -117,6 +117,11 @@ impl<'a> Lines<'a> {
     /// 1-based line and column of `offset`.
     pub(crate) fn at(&self, offset: u32) -> (u32, u32) {
         let (at, col, at_line) = self.cursor.get();
+        // A collection starts where its first key or item does: the same
+        // offset asked twice running.
+        if offset == at {
+            return (at_line, col);
+        }
         // `starts[at_line]` is where the line after the cursor's starts.
         let on_cursor_line = at <= offset
             && self
@@ -347,11 +352,17 @@ mod tests {
                 .filter(|&i| text.is_char_boundary(i))
                 .collect();
             // In order, as the parser asks, and then backwards, which
-            // leaves the cursor behind every answer.
+            // leaves the cursor behind every answer; each offset twice
+            // running, as a collection and its first key ask.
             for order in [bounds.clone(), bounds.iter().rev().copied().collect()] {
                 let lines = Lines::new(text);
                 for &i in &order {
                     assert_eq!(lines.at(i as u32), counted(text, i), "{text:?} at {i}");
+                    assert_eq!(
+                        lines.at(i as u32),
+                        counted(text, i),
+                        "{text:?} at {i} again"
+                    );
                 }
             }
         }
