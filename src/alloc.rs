@@ -78,10 +78,13 @@ static READ: AtomicUsize = AtomicUsize::new(0);
 /// pages go back to the kernel sooner.
 const HUGE_PAGES_UP_TO: usize = 4 << 20;
 
-/// A large run's decay of freed pages, in ms: at the 100k-object
-/// synthetic repo peak RSS 401-404 -> 395-396 MB at the same wall time
-/// (0 ms: 393-394 MB, but 0.1 s more wall in `madvise`).
-const LARGE_RUN_DIRTY_DECAY_MS: isize = 30;
+/// A large run's decay of freed pages, in ms: none, each freed page
+/// given back at once. At the 100k-object synthetic repo 10 s took the
+/// peak RSS to 401-404 MB, 30 ms to 395-396 MB; with the faster builds
+/// since, what they free in 30 ms is more (397.6-398.3 MB), and 0 ms
+/// holds it at 395.4-395.5 MB for the same wall time within the noise
+/// (1.91-1.94 against 1.88-1.96 s, three runs interleaved).
+const LARGE_RUN_DIRTY_DECAY_MS: isize = 0;
 
 /// Counts `bytes` of input read, and once the input passes
 /// [`HUGE_PAGES_UP_TO`] turns transparent huge pages off for the process

@@ -11,7 +11,7 @@ use super::disk::{Disk, Kind};
 use super::issue::Issue;
 use super::limits::Limits;
 use super::limits::kustomize::RunBudget;
-use super::{PathKey, PathKeySet, PathMap, PathSet};
+use super::{PathMap, PathSet};
 use crate::yaml::{FileId, Node, SourceMap, Span, parse_documents};
 
 mod ahead;
@@ -98,7 +98,7 @@ pub struct Files {
     /// kustomization file that read them first.
     pub inputs: PathMap<PathBuf, (Input, PathBuf)>,
     /// Directories whose kustomization a build read.
-    pub built_dirs: PathKeySet,
+    pub built_dirs: PathSet<PathBuf>,
     /// Texts read instead of the files at these paths: a fix's edits,
     /// rendered again before anything is written.
     overlay: PathMap<PathBuf, String>,
@@ -194,7 +194,7 @@ impl Files {
             parsed: ParseCache::default(),
             made_once: HashMap::new(),
             inputs: PathMap::default(),
-            built_dirs: PathKeySet::default(),
+            built_dirs: PathSet::default(),
             overlay: PathMap::default(),
             inline_docs: PathMap::default(),
             layer: None,
@@ -273,7 +273,7 @@ impl Files {
     /// Notes that a build read the kustomization of `dir`.
     pub fn note_built_dir(&mut self, dir: PathBuf) {
         self.note(|| Event::BuiltDir(dir.clone()));
-        self.built_dirs.insert(PathKey::from(dir));
+        self.built_dirs.insert(dir);
     }
 
     /// Notes that kustomize's built-in field specs were parsed.

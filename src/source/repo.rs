@@ -15,7 +15,7 @@ use super::flux::{
     self,
     tree::{ARTIFACT_GROUP, FLUX_KS_GROUP, is_bootstrap_input, is_flux_ks},
 };
-use super::{Files, Issue, Object, PathKey, PathKeySet, PathMap, PathQuery, StepKind, kustomize};
+use super::{Files, Issue, Object, PathKey, PathMap, PathQuery, PathSet, StepKind, kustomize};
 use crate::yaml::FileId;
 
 /// A file that holds nothing to lint, and why.
@@ -323,7 +323,7 @@ pub fn load_files(mut files: Files) -> Repo {
                 Some(_) if let Some((by, why)) = lost_under(&renders, path) => {
                     Some(Fate::Lost { by, why })
                 }
-                Some(dir) if rendered_dirs.contains(&PathKey::of(dir)) => Some(Fate::NotListed {
+                Some(dir) if rendered_dirs.contains(dir) => Some(Fate::NotListed {
                     kustomization: dir.join("kustomization.yaml"),
                 }),
                 Some(dir) => Some(
@@ -516,10 +516,8 @@ fn skip_reason(files: &Files, path: &Path, issue: &Issue) -> String {
 /// left to the general reason, and so is a Component on either side: one
 /// is taken in through `components:`, which a Flux Kustomization may
 /// name as well.
-fn left_out_by(files: &mut Files, rendered_dirs: &PathKeySet, dir: &Path) -> Option<Fate> {
-    let up = dir
-        .parent()
-        .filter(|up| rendered_dirs.contains(&PathKey::of(up)))?;
+fn left_out_by(files: &mut Files, rendered_dirs: &PathSet<PathBuf>, dir: &Path) -> Option<Fate> {
+    let up = dir.parent().filter(|up| rendered_dirs.contains(*up))?;
     if kustomize::is_component(files, dir) || kustomize::is_component(files, up) {
         return None;
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::{Event, Files, Input, ReadLayer};
 use crate::source::limits::kustomize::RunBudget;
-use crate::source::{PathKeySet, PathMap};
+use crate::source::{PathMap, PathSet};
 use crate::yaml::FileId;
 
 /// How many jobs [`Files::each_in_order`] runs on forks before it takes
@@ -37,7 +37,7 @@ pub(crate) struct Forked<R>(Option<Left<R>>);
 struct Left<R> {
     result: R,
     journal: Journal,
-    dirs: PathKeySet,
+    dirs: PathSet<PathBuf>,
     layer: Option<Box<dyn ReadLayer>>,
     used: RunBudget,
 }
@@ -198,7 +198,7 @@ impl Files {
             parsed: self.parsed.fork(),
             made_once: self.made_once.clone(),
             inputs: PathMap::default(),
-            built_dirs: PathKeySet::default(),
+            built_dirs: PathSet::default(),
             overlay: self.overlay.clone(),
             inline_docs: PathMap::default(),
             layer: self.layer.as_ref().and_then(|l| l.fork()),
@@ -219,7 +219,7 @@ impl Files {
     fn take_journal(
         &mut self,
         journal: Journal,
-        dirs: PathKeySet,
+        dirs: PathSet<PathBuf>,
         layer: Option<Box<dyn ReadLayer>>,
     ) {
         for (path, role, by) in journal.inputs {

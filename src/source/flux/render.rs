@@ -4,7 +4,7 @@
 
 use crate::source::kustomize::{FluxInputs, Image};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::batch::{Batch, Waiting};
 use super::joined::Joined;
@@ -18,7 +18,7 @@ use super::tree::{
 use crate::source::Gap;
 use crate::source::coverage::{FluxRender, Outcome};
 use crate::source::{
-    Budget, Files, Issue, Object, PathKey, PathKeySet, PathSet, StepKind, join_within, kustomize,
+    Budget, Files, Issue, Object, PathKey, PathSet, StepKind, join_within, kustomize,
 };
 use crate::yaml::{FileId, Node, SourceMap, Span};
 
@@ -784,7 +784,7 @@ pub(super) fn build_noting_dirs(
     files: &mut Files,
     dir: &Path,
     flux: &FluxInputs,
-) -> (Result<kustomize::Built, Issue>, PathKeySet) {
+) -> (Result<kustomize::Built, Issue>, PathSet<PathBuf>) {
     let before = std::mem::take(&mut files.built_dirs);
     let result = build(layer, files, dir, flux);
     let dirs = std::mem::replace(&mut files.built_dirs, before);

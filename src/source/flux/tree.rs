@@ -17,7 +17,7 @@ use super::layer::BuildLayer;
 use super::sources::source_of;
 use crate::source::coverage::{FluxRender, Unapplied};
 use crate::source::files::Forked;
-use crate::source::{Files, Issue, Object, PathKey, PathKeySet, PathMap, PathSet, kustomize};
+use crate::source::{Files, Issue, Object, PathKey, PathMap, PathSet, kustomize};
 use crate::yaml::{FileId, Node};
 
 pub(crate) const FLUX_KS_GROUP: &str = "kustomize.toolkit.fluxcd.io";
@@ -63,7 +63,7 @@ pub(crate) struct Rendered {
     /// Files of loose Flux Kustomizations that nothing applies.
     pub stray: PathSet<FileId>,
     /// The kustomization directories of the builds rendered.
-    pub rendered_dirs: PathKeySet,
+    pub rendered_dirs: PathSet<PathBuf>,
     /// Flux Kustomizations written here that no root reaches.
     pub unapplied: Vec<Unapplied>,
 }
@@ -189,10 +189,10 @@ pub(super) struct FluxTree {
     /// repository root.
     pub(super) guessed_roots: Vec<Issue>,
     /// The kustomization directories each build went through.
-    pub(super) build_dirs: PathMap<BuildKey, PathKeySet>,
+    pub(super) build_dirs: PathMap<BuildKey, PathSet<PathBuf>>,
     /// The kustomization directories of the builds rendered: a file a
     /// kustomization elsewhere lists is unreachable, not left out of it.
-    pub(super) rendered_dirs: PathKeySet,
+    pub(super) rendered_dirs: PathSet<PathBuf>,
     /// Flux Kustomizations written here that no root reaches.
     pub(super) unapplied: Vec<Unapplied>,
     /// Flux Kustomizations of trees moved away from where their paths
@@ -231,7 +231,7 @@ pub(crate) struct Inherited {
 pub(super) type BuildKey = (PathKey, Vec<Placed>, Option<Placed>, Vec<Placed>);
 
 /// A build's result, with the kustomization directories it went through.
-pub(super) type Building = (Result<kustomize::Built, Issue>, PathKeySet);
+pub(super) type Building = (Result<kustomize::Built, Issue>, PathSet<PathBuf>);
 
 /// A value a Flux Kustomization writes into a build, and where (file and
 /// byte offset).
@@ -343,7 +343,7 @@ impl FluxTree {
             stray: PathSet::default(),
             guessed_roots: Vec::new(),
             build_dirs: PathMap::default(),
-            rendered_dirs: PathKeySet::default(),
+            rendered_dirs: PathSet::default(),
             unapplied: Vec::new(),
             moved: PathMap::default(),
         }
@@ -681,7 +681,7 @@ pub(super) fn applied_by_hand(
             .skip(1)
             .filter(|d| kustomize::has_kustomization(files, d))
             .last()
-            .filter(|d| !files.built_dirs.contains(&PathKey::of(d)))
+            .filter(|d| !files.built_dirs.contains(*d))
             && !tops.iter().any(|t| t == top)
         {
             tops.push(top.to_path_buf());

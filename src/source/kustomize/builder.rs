@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::remote::ListedIn;
 use super::*;
 use crate::source::files::EntryKind;
-use crate::source::{Budget, PathKey, PathKeySet, PathMap};
+use crate::source::{Budget, PathMap, PathSet};
 
 /// A kustomization built once, for the next entries that list it.
 pub(super) struct Memo {
@@ -43,7 +43,7 @@ pub(crate) struct Builder<'f> {
     /// DAG whose levels each list the next twice is built once per
     /// directory, not once per path. Results are kept only from the
     /// second request on, so the common tree costs no copies.
-    pub(super) requested: PathKeySet,
+    pub(super) requested: PathSet<PathBuf>,
     pub(super) memo: PathMap<PathBuf, Memo>,
     /// Directories built so far, against `Limits::max_builds`.
     pub(super) builds: usize,
@@ -66,7 +66,7 @@ impl<'f> Builder<'f> {
             flux_namespace: None,
             flux_images: Vec::new(),
             gaps: Vec::new(),
-            requested: PathKeySet::default(),
+            requested: PathSet::default(),
             memo: PathMap::default(),
             builds: 0,
             merged: 0,
@@ -313,7 +313,7 @@ impl<'f> Builder<'f> {
                 );
             }
             r.and_then(|()| {
-                if !self.requested.insert(PathKey::from(dir)) {
+                if !self.requested.insert(dir.to_path_buf()) {
                     let memo = Memo {
                         acc: sub.clone(),
                         gaps: unique(self.gaps[gaps_before..].to_vec()),
