@@ -353,6 +353,22 @@ pub(crate) fn parse_one(text: &str) -> Node {
         .remove(0)
 }
 
+/// Every string of up to `parts_up_to` of `parts` one after another,
+/// the empty one first, for unit tests that try them all.
+#[cfg(test)]
+pub(crate) fn every_string_of(parts: &[&str], parts_up_to: usize) -> Vec<String> {
+    let mut all = vec![String::new()];
+    let mut last = all.clone();
+    for _ in 0..parts_up_to {
+        last = last
+            .iter()
+            .flat_map(|p| parts.iter().map(move |c| format!("{p}{c}")))
+            .collect();
+        all.extend(last.iter().cloned());
+    }
+    all
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -243,16 +243,7 @@ mod tests {
     /// Every path of up to five bytes of `a`, `.` and `/`: each way a
     /// path can differ from its normal form.
     fn small_paths() -> Vec<String> {
-        let mut all = vec![String::new()];
-        let mut last = all.clone();
-        for _ in 0..5 {
-            last = last
-                .iter()
-                .flat_map(|p| ["a", ".", "/"].map(|c| format!("{p}{c}")))
-                .collect();
-            all.extend(last.iter().cloned());
-        }
-        all
+        crate::yaml::every_string_of(&["a", ".", "/"], 5)
     }
 
     #[test]
@@ -308,15 +299,7 @@ mod tests {
 
     #[test]
     fn order_bytes_order_as_paths_do() {
-        let mut paths = vec![String::new()];
-        let mut last = paths.clone();
-        for _ in 0..4 {
-            last = last
-                .iter()
-                .flat_map(|p| ["a", "b", "-", ".", "/"].map(|c| format!("{p}{c}")))
-                .collect();
-            paths.extend(last.iter().cloned());
-        }
+        let paths = crate::yaml::every_string_of(&["a", "b", "-", ".", "/"], 4);
         let ordered: Vec<Vec<u8>> = paths
             .iter()
             .map(|p| PathKey::of(Path::new(p)).order_bytes())

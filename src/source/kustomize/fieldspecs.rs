@@ -533,15 +533,7 @@ mod tests {
     /// as many fields counted as split.
     #[test]
     fn fields_are_counted_as_split() {
-        let mut paths = vec![String::new()];
-        let mut last = paths.clone();
-        for _ in 0..5 {
-            last = last
-                .iter()
-                .flat_map(|p| ["a", "/", "\\", "é", "[]"].map(|c| format!("{p}{c}")))
-                .collect();
-            paths.extend(last.iter().cloned());
-        }
+        let paths = crate::yaml::every_string_of(&["a", "/", "\\", "é", "[]"], 5);
         for p in &paths {
             assert_eq!(field_count(p), split_path(p).len(), "{p:?}");
         }
