@@ -270,9 +270,10 @@ impl<'r> Model<'r> {
             .collect()
     }
 
-    /// Drops the model, its releases' values freed on a worker: they are
-    /// the model's largest part (2 % of a joryirving__home-ops lint's
-    /// main thread), and the report drawn next waits for none of it.
+    /// Drops the model, its releases' values freed on a worker when the
+    /// run uses every core (`cores::drop_later`): they are the model's
+    /// largest part (2 % of a joryirving__home-ops lint's main thread on
+    /// two cores), and the report drawn next waits for none of it.
     pub fn free(mut self) {
         let releases = std::mem::take(&mut self.releases);
         crate::cores::drop_later(releases);

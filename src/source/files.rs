@@ -728,10 +728,11 @@ impl Files {
     /// Drops the parsed documents once rendering is done: the objects own
     /// copies, and only the texts are needed later (for snippets). The
     /// directory listings the builds asked go too, unless a later load
-    /// keeps them (see [`Disk::forget_unshared_listings`]). The parses are
-    /// freed on a worker, which the render has left idle: a small
-    /// repository's cache holds every parse (see [`KEEP_TAKEN_BELOW`]), 2 %
-    /// of a joryirving__home-ops lint on the main thread.
+    /// keeps them (see [`Disk::forget_unshared_listings`]). When the run
+    /// uses every core the parses are freed on a worker, which the render
+    /// has left idle (`cores::drop_later`): a repository under 4 MiB keeps
+    /// every parse in its cache (see [`KEEP_TAKEN_BELOW`]), 2 % of a
+    /// joryirving__home-ops lint's main thread when it ran on two cores.
     pub fn release_parsed(&mut self) {
         let parsed = std::mem::take(&mut self.parsed);
         let inline_docs = std::mem::take(&mut self.inline_docs);

@@ -112,7 +112,8 @@ pub(crate) fn render(
         .extend(rooted.into_iter().map(|s| (s, PathBuf::new())));
     flux.render_all(files, config_sources, bootstrap, issues);
     // What only the render read (its builds, the Kustomizations as
-    // written) is freed on a worker while the load goes on.
+    // written) is freed on a worker while the load goes on, when the run
+    // uses every core (`cores::drop_later`).
     let builds = std::mem::take(&mut flux.builds);
     let written = std::mem::take(&mut flux.written);
     crate::cores::drop_later((builds, written));
@@ -397,7 +398,8 @@ impl FluxTree {
         // each such change copy it whole.
         built.extend(bootstrap);
         let synced = Self::synced(files, &written, &built, config_sources, issues);
-        // Freed on a worker: the workers are idle until the builds below.
+        // Freed on a worker when the run uses every core: the workers are
+        // idle until the builds below.
         crate::cores::drop_later(built);
         self.find_local_sources(files, &synced, issues);
         self.build_each(files, &synced, &mut seen);
