@@ -107,6 +107,8 @@ pub struct Files {
     /// `kustomize::inline::inline_docs`); hashed as paths are, since
     /// std's SipHash over each text was a tenth of a cached lookup.
     pub(crate) inline_docs: PathMap<(Span, bool, String), Vec<Node>>,
+    /// The parses a small run is done with ([`Files::release_parsed`]).
+    spent: Option<Box<Spent>>,
     /// What these files are read through, when a load reuses an earlier
     /// one's work or records its own for a later load ([`ReadLayer`]).
     layer: Option<Box<dyn ReadLayer>>,
@@ -169,6 +171,12 @@ pub(super) enum Backing {
     Commit(Tree),
 }
 
+/// What [`Files::release_parsed`] let go of: held, never read.
+struct Spent {
+    _parsed: ParseCache,
+    _inline_docs: PathMap<(Span, bool, String), Vec<Node>>,
+}
+
 impl Files {
     pub fn new(root: impl Into<PathBuf>, limits: Limits) -> Files {
         let root = root.into();
@@ -197,6 +205,7 @@ impl Files {
             built_dirs: PathSet::default(),
             overlay: PathMap::default(),
             inline_docs: PathMap::default(),
+            spent: None,
             layer: None,
             unchanged: PathMap::default(),
             listed: None,
@@ -725,18 +734,25 @@ impl Files {
         }
     }
 
-    /// Drops the parsed documents once rendering is done: the objects own
-    /// copies, and only the texts are needed later (for snippets). The
-    /// directory listings the builds asked go too, unless a later load
-    /// keeps them (see [`Disk::forget_unshared_listings`]). When the run
-    /// uses every core the parses are freed on a worker, which the render
-    /// has left idle (`cores::drop_later`): a repository under 4 MiB keeps
-    /// every parse in its cache (see [`KEEP_TAKEN_BELOW`]), 2 % of a
-    /// joryirving__home-ops lint's main thread when it ran on two cores.
+    /// Lets go of the parsed documents once rendering is done: the
+    /// objects own copies, and only the texts are needed later (for
+    /// snippets). The directory listings the builds asked go too, unless
+    /// a later load keeps them (see [`Disk::forget_unshared_listings`]).
+    /// When the run uses every core the parses are freed on a worker,
+    /// which the render has left idle (`cores::drop_later`). A run on one
+    /// core (under 4 MiB of YAML, [`KEEP_TAKEN_BELOW`]) keeps them until
+    /// these files go: freeing them node by node was 1.2 % of a
+    /// joryirving__home-ops lint, and a process that exits after its
+    /// report leaves them to the exit with the rest of the repository.
     pub fn release_parsed(&mut self) {
-        let parsed = std::mem::take(&mut self.parsed);
-        let inline_docs = std::mem::take(&mut self.inline_docs);
-        crate::cores::drop_later((parsed, inline_docs));
+        let spent = Spent {
+            _parsed: std::mem::take(&mut self.parsed),
+            _inline_docs: std::mem::take(&mut self.inline_docs),
+        };
+        match crate::cores::count() {
+            1 => self.spent = Some(Box::new(spent)),
+            _ => crate::cores::drop_later(spent),
+        }
         if let Backing::Disk(disk) = &*self.backing {
             disk.forget_unshared_listings();
         }

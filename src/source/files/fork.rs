@@ -201,6 +201,7 @@ impl Files {
             built_dirs: PathSet::default(),
             overlay: self.overlay.clone(),
             inline_docs: PathMap::default(),
+            spent: None,
             layer: self.layer.as_ref().and_then(|l| l.fork()),
             unchanged: self.unchanged.clone(),
             listed: self.listed.clone(),
