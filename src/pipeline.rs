@@ -256,8 +256,13 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     // verdicts
     verdicts::attach(&mut findings, &rules, &model, req, log);
     // Unread past here: the releases' values and indexes go before the
-    // report, where a large run's memory peaked (BENCHMARKS.md).
-    model.free();
+    // report, where a large run's memory peaked (BENCHMARKS.md). A small
+    // run on its way to exit leaves them to it.
+    if free || crate::cores::count() > 1 {
+        model.free();
+    } else {
+        std::mem::forget(model);
+    }
     // render
     let repo = match &subject {
         Subject::Repo(l) => Some(&l.repo),
@@ -306,6 +311,8 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     if !free {
         std::mem::forget(findings);
         std::mem::forget(base);
+        std::mem::forget(rules);
+        std::mem::forget(known);
         subject.leave_to_exit();
     }
     // exit code
