@@ -138,9 +138,9 @@ impl<'r> Model<'r> {
                 secrets.push((name, i));
             }
         }
-        // Sorted on two cores when the run uses them, the one by two strings (the longest)
-        // against the other three: they were 4.5 % of the serial path at
-        // 10k objects.
+        // Sorted on two cores when the run uses them, the one by two
+        // strings (the longest) against the other three: they were 4.5 %
+        // of the serial path at 10k objects.
         let (by_name, (secrets, by_text_file, by_kind)) = crate::cores::join(
             || Index::new(by_name),
             || {
