@@ -97,9 +97,18 @@ impl FluxTree {
             .filter(|key| !self.builds.contains_key(&key.0) && queued.insert(&key.0))
             .collect();
         let (ready, layer) = (kustomize::defaults_registered, self.layer);
+        // Cut only where a cut's objects share their trees with the parse
+        // cache: past that, each would hold its own copy of its build's
+        // objects through the whole render (at 100k objects, 394 -> 553
+        // MB peak).
+        let cuts = files.keeps_taken_parses();
         let built = files.each_in_order(&todo, ready, |files, (key, flux)| {
             let cut = OnceLock::new();
-            let building = build_noting_dirs(layer, files, &key.0, flux, Cutting::Keep(&cut));
+            let cutting = match cuts {
+                true => Cutting::Keep(&cut),
+                false => Cutting::No,
+            };
+            let building = build_noting_dirs(layer, files, &key.0, flux, cutting);
             (building, cut.into_inner())
         });
         for ((key, _), ((result, dirs), cut)) in todo.into_iter().zip(built) {
@@ -776,9 +785,9 @@ pub(super) fn run_steps(
 
 /// How the build `key` resumes from the cut of a written Flux
 /// Kustomization's build ([`FluxTree::cuts`]), if one was made.
-pub(super) fn cutting<'c>(cuts: &'c PathMap<CutKey, Cut>, key: &BuildKey) -> Cutting<'c> {
+pub(super) fn cutting<'c>(cuts: &'c PathMap<CutKey, Box<Cut>>, key: &BuildKey) -> Cutting<'c> {
     let found = cuts.get(&(key.0.clone(), key.1.clone()));
-    found.map_or(Cutting::No, Cutting::From)
+    found.map_or(Cutting::No, |cut| Cutting::From(cut))
 }
 
 /// [`kustomize::build_flux_path`], through `layer` (which may reuse an

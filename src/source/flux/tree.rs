@@ -147,7 +147,7 @@ pub(super) struct FluxTree {
     /// target namespace and images first take effect, by path and
     /// components: a render that sets another target namespace (a
     /// parent's replacement) resumes there ([`kustomize::Cut`]).
-    pub(super) cuts: PathMap<CutKey, kustomize::Cut>,
+    pub(super) cuts: PathMap<CutKey, Box<kustomize::Cut>>,
     /// The build keys of queued children found for [`Self::prebuild`], by
     /// their index in the output: the same in their turn, as their
     /// source's root was known.

@@ -59,7 +59,7 @@ pub enum Cutting<'c> {
     /// components.
     From(&'c Cut),
     /// Keeps its own cut here, for later builds of the path.
-    Keep(&'c OnceLock<Cut>),
+    Keep(&'c OnceLock<Box<Cut>>),
 }
 
 /// Whether builds in `files` may make and resume cuts (see the module's
@@ -87,7 +87,7 @@ pub(super) fn build_kustomization(
             (b.builds, b.merged) = (cut.builds, cut.merged);
             b.generator_bytes_left = cut.generator_bytes_left;
             b.stack.push(dir.to_path_buf());
-            resume(b, &cut.k, &cut.head, cut.acc.clone())
+            resume(&mut b, &cut.k, &cut.head, cut.acc.copy())
         }
         Cutting::Keep(slot) if cuts_apply(files) => {
             let outer = std::mem::take(&mut files.built_dirs);
@@ -104,10 +104,10 @@ pub(super) fn build_kustomization(
             // A cut past a refused spending would resume a build that
             // stopped.
             if b.files.budget_stopped() {
-                return resume(b, &k, &head, acc);
+                return resume(&mut b, &k, &head, acc);
             }
-            let cut = Cut {
-                acc: acc.clone(),
+            let cut = Box::new(Cut {
+                acc: acc.copy(),
                 gaps: b.gaps.clone(),
                 builds: b.builds,
                 merged: b.merged,
@@ -116,8 +116,8 @@ pub(super) fn build_kustomization(
                 dirs,
                 k,
                 head,
-            };
-            let result = resume(b, &cut.k, &cut.head, acc);
+            });
+            let result = resume(&mut b, &cut.k, &cut.head, acc);
             let _ = slot.set(cut);
             result
         }
@@ -142,7 +142,7 @@ fn builder<'f>(files: &'f mut Files, flux: &FluxInputs) -> Builder<'f> {
 /// The build of the top-level kustomization `k`, entered by `b`, from
 /// its objects `acc` after [`Builder::accumulate_head`] gave `head`.
 fn resume(
-    mut b: Builder<'_>,
+    b: &mut Builder<'_>,
     k: &Kustomization,
     head: &Head,
     mut acc: Acc,

@@ -384,6 +384,17 @@ impl Acc {
         &mut self.res
     }
 
+    /// A copy of the objects and field specs, without the index (made
+    /// again on the next append): a cut's objects are copied for each
+    /// build resumed from it, whose transformers drop the index anyway.
+    pub fn copy(&self) -> Acc {
+        Acc {
+            res: self.res.clone(),
+            config: self.config.clone(),
+            index: None,
+        }
+    }
+
     /// Room for `more` objects.
     pub fn reserve(&mut self, more: usize) {
         self.res.reserve(more);
