@@ -758,6 +758,13 @@ impl Files {
         }
     }
 
+    /// Whether the parse cache keeps a copy of each parse a build takes
+    /// (a repository of little YAML, see [`KEEP_TAKEN_BELOW`]): what a
+    /// build holds then shares its trees with the cache.
+    pub(crate) fn keeps_taken_parses(&self) -> bool {
+        self.parsed.keep_taken
+    }
+
     /// Every non-empty YAML document of a file.
     pub fn documents(&mut self, rel: &Path) -> Result<Arc<Parsed>, Issue> {
         // The documents are a function of the text: that is the question.

@@ -186,9 +186,10 @@ impl FluxTree {
         if jobs.len() < 2 {
             return;
         }
-        let layer = self.layer;
+        let (layer, cuts) = (self.layer, &self.cuts);
         let built = files.fork_each(&jobs, &|files, (key, flux)| {
-            super::render::build_noting_dirs(layer, files, &key.0, flux)
+            let cutting = super::render::cutting(cuts, key);
+            super::render::build_noting_dirs(layer, files, &key.0, flux, cutting)
         });
         for ((key, _), forked) in jobs.into_iter().zip(built) {
             self.prebuilt.insert(key, forked);

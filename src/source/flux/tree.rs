@@ -8,7 +8,7 @@
 //! syncs, those applied by hand), renders each root's tree
 //! ([`super::render`] and [`super::steps`]) and says what became of every Flux Kustomization.
 
-use crate::source::kustomize::FluxInputs;
+use crate::source::kustomize::{Cutting, FluxInputs};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -143,6 +143,11 @@ pub(super) struct FluxTree {
     /// Builds of the Flux Kustomizations a render queued, made on forks
     /// of the files ahead of their turn and taken in it ([`Files::adopt`]).
     pub(super) prebuilt: PathMap<BuildKey, Forked<Building>>,
+    /// The builds of the written Flux Kustomizations cut where their
+    /// target namespace and images first take effect, by path and
+    /// components: a render that sets another target namespace (a
+    /// parent's replacement) resumes there ([`kustomize::Cut`]).
+    pub(super) cuts: PathMap<CutKey, Box<kustomize::Cut>>,
     /// The build keys of queued children found for [`Self::prebuild`], by
     /// their index in the output: the same in their turn, as their
     /// source's root was known.
@@ -230,6 +235,10 @@ pub(crate) struct Inherited {
 /// A kustomize build: the path, a Flux Kustomization's components, its
 /// target namespace and its images, each with where it is written.
 pub(super) type BuildKey = (PathKey, Vec<Placed>, Option<Placed>, Vec<Placed>);
+
+/// What a build's cut ([`kustomize::Cut`]) is made of: the path and the
+/// components of its [`BuildKey`].
+pub(super) type CutKey = (PathKey, Vec<Placed>);
 
 /// A build's result, with the kustomization directories it went through.
 pub(super) type Building = (Result<kustomize::Built, Issue>, PathSet<PathBuf>);
@@ -326,6 +335,7 @@ impl FluxTree {
             builds: PathMap::default(),
             uses: PathMap::default(),
             prebuilt: PathMap::default(),
+            cuts: PathMap::default(),
             keys: PathMap::default(),
             output: Vec::new(),
             first_tree: PathMap::default(),
@@ -603,6 +613,9 @@ impl FluxTree {
         {
             self.render_tree(files, ks, &lookup_pool, &mut rendered, issues);
         }
+        // Every render is made: freed on a worker when the run uses every
+        // core.
+        crate::cores::drop_later(std::mem::take(&mut self.cuts));
         self.unapplied = self
             .written
             .iter()
@@ -693,7 +706,9 @@ pub(super) fn applied_by_hand(
     let (built_dirs, inputs) = (files.built_dirs.clone(), files.inputs.clone());
     let mut out = PathSet::default();
     for top in tops {
-        if let Ok(built) = super::render::build(layer, files, &top, &FluxInputs::default()) {
+        if let Ok(built) =
+            super::render::build(layer, files, &top, &FluxInputs::default(), Cutting::No)
+        {
             let roots: Vec<DocId> = built
                 .objects
                 .iter()

@@ -21,6 +21,21 @@ pub(super) struct Memo {
     pub(super) root: Span,
 }
 
+/// A kustomization accumulated up to and with its patches
+/// ([`Builder::accumulate_head`]), for the rest
+/// ([`Builder::accumulate_tail`]).
+#[derive(Clone)]
+pub(super) struct Head {
+    /// The gaps recorded before it.
+    pub(super) gaps_before: usize,
+    /// The field specs its transformers use.
+    pub(super) config: std::sync::Arc<Config>,
+    /// Its `transformers:` entries that are directories or remote, built.
+    pub(super) built: PathMap<String, Result<Vec<Node>, Issue>>,
+    /// How its patches went: on an error, no other transformer runs.
+    pub(super) patched: Result<(), Issue>,
+}
+
 pub(crate) struct Builder<'f> {
     pub files: &'f mut Files,
     /// Directories being built, outermost first, to report cycles.
@@ -183,6 +198,40 @@ impl<'f> Builder<'f> {
             self.gaps.extend(memo.gaps.iter().cloned());
             return self.merge_into(sub, acc, from.unwrap_or(root));
         }
+        let k = self.enter(dir, component, from)?;
+        let result = if component {
+            let before = acc.res().len();
+            let r = self.accumulate(&k, acc);
+            let detail: std::sync::Arc<str> = self.files.shown(dir).into();
+            for res in acc.res_mut().iter_mut().skip(before) {
+                res.obj.chain.insert(
+                    0,
+                    crate::source::Step {
+                        kind: StepKind::Component,
+                        detail: detail.clone(),
+                        at: from,
+                    },
+                );
+            }
+            r
+        } else {
+            let gaps_before = self.gaps.len();
+            let mut sub = Acc::default();
+            let r = self.accumulate(&k, &mut sub);
+            self.leave(&k, sub, r, gaps_before, acc, from)
+        };
+        self.stack.pop();
+        result
+    }
+
+    /// Counts `dir` against the build's budgets and enters its
+    /// kustomization: loaded, noted as built and pushed on the stack.
+    pub(super) fn enter(
+        &mut self,
+        dir: &Path,
+        component: bool,
+        from: Option<Span>,
+    ) -> Result<kustomization::Kustomization, Issue> {
         let limits = self.files.limits().kustomize;
         self.builds += 1;
         let over = if self.stack.len() >= limits.max_depth {
@@ -282,50 +331,46 @@ impl<'f> Builder<'f> {
         }
         self.files.note_built_dir(dir.to_path_buf());
         self.stack.push(dir.to_path_buf());
-        let result = if component {
-            let before = acc.res().len();
-            let r = self.accumulate(&k, acc);
-            let detail: std::sync::Arc<str> = self.files.shown(dir).into();
-            for res in acc.res_mut().iter_mut().skip(before) {
-                res.obj.chain.insert(
-                    0,
-                    crate::source::Step {
-                        kind: StepKind::Component,
-                        detail: detail.clone(),
-                        at: from,
-                    },
-                );
+        Ok(k)
+    }
+
+    /// Adds the objects `sub` of the kustomization `k` (which
+    /// [`Self::accumulate`] built, ending with `r`) to `acc`, each with
+    /// the kustomization in its chain; a directory asked for again is
+    /// kept for the next request ([`Memo`]). `gaps_before`: the gaps
+    /// recorded before its build.
+    pub(super) fn leave(
+        &mut self,
+        k: &kustomization::Kustomization,
+        mut sub: Acc,
+        r: Result<(), Issue>,
+        gaps_before: usize,
+        acc: &mut Acc,
+        from: Option<Span>,
+    ) -> Result<(), Issue> {
+        let dir = &k.dir;
+        let detail: std::sync::Arc<str> = self.files.shown(dir).into();
+        for res in sub.res_mut() {
+            res.obj.chain.insert(
+                0,
+                crate::source::Step {
+                    kind: StepKind::Kustomization,
+                    detail: detail.clone(),
+                    at: Some(k.root.span()),
+                },
+            );
+        }
+        r.and_then(|()| {
+            if !self.requested.insert(dir.to_path_buf()) {
+                let memo = Memo {
+                    acc: sub.clone(),
+                    gaps: unique(self.gaps[gaps_before..].to_vec()),
+                    root: k.root.span(),
+                };
+                self.memo.insert(dir.to_path_buf(), memo);
             }
-            r
-        } else {
-            let gaps_before = self.gaps.len();
-            let mut sub = Acc::default();
-            let r = self.accumulate(&k, &mut sub);
-            let detail: std::sync::Arc<str> = self.files.shown(dir).into();
-            for res in sub.res_mut() {
-                res.obj.chain.insert(
-                    0,
-                    crate::source::Step {
-                        kind: StepKind::Kustomization,
-                        detail: detail.clone(),
-                        at: Some(k.root.span()),
-                    },
-                );
-            }
-            r.and_then(|()| {
-                if !self.requested.insert(dir.to_path_buf()) {
-                    let memo = Memo {
-                        acc: sub.clone(),
-                        gaps: unique(self.gaps[gaps_before..].to_vec()),
-                        root: k.root.span(),
-                    };
-                    self.memo.insert(dir.to_path_buf(), memo);
-                }
-                self.merge_into(sub, acc, from.unwrap_or(k.root.span()))
-            })
-        };
-        self.stack.pop();
-        result
+            self.merge_into(sub, acc, from.unwrap_or(k.root.span()))
+        })
     }
 
     pub(super) fn accumulate(
@@ -333,6 +378,18 @@ impl<'f> Builder<'f> {
         k: &kustomization::Kustomization,
         acc: &mut Acc,
     ) -> Result<(), Issue> {
+        let head = self.accumulate_head(k, acc)?;
+        self.accumulate_tail(k, acc, &head)
+    }
+
+    /// What [`Self::accumulate`] does up to and with the kustomization's
+    /// patches ([`transformers::patch`]): none of it reads what a Flux
+    /// Kustomization writes besides its components.
+    pub(super) fn accumulate_head(
+        &mut self,
+        k: &kustomization::Kustomization,
+        acc: &mut Acc,
+    ) -> Result<Head, Issue> {
         let gaps_before = self.gaps.len();
         for (entry, span) in k.strings("resources")? {
             let r = self.load_resource(&entry, span, &k.dir, acc);
@@ -382,6 +439,23 @@ impl<'f> Builder<'f> {
         }
         let config = self.config_with(&acc.config)?;
         let built = self.transformer_dirs(k)?;
+        let patched = transformers::patch(self.files, k, acc);
+        Ok(Head {
+            gaps_before,
+            config,
+            built,
+            patched,
+        })
+    }
+
+    /// The rest of [`Self::accumulate`] after [`Self::accumulate_head`]
+    /// gave `head`: the other transformers, and what becomes of an error.
+    pub(super) fn accumulate_tail(
+        &mut self,
+        k: &kustomization::Kustomization,
+        acc: &mut Acc,
+        head: &Head,
+    ) -> Result<(), Issue> {
         let flux_namespace = self
             .flux_namespace
             .as_ref()
@@ -390,18 +464,21 @@ impl<'f> Builder<'f> {
             1 => &self.flux_images[..],
             _ => &[],
         };
-        let result = transformers::run(
-            self.files,
-            k,
-            acc,
-            &config,
-            &built,
-            flux_namespace,
-            flux_images,
-        );
+        let result = match &head.patched {
+            Ok(()) => transformers::run(
+                self.files,
+                k,
+                acc,
+                &head.config,
+                &head.built,
+                flux_namespace,
+                flux_images,
+            ),
+            Err(issue) => Err(issue.clone()),
+        };
         // A patch or replacement whose target is missing after a remote
         // entry was left out may well be for an object of that entry.
-        let remote_left_out = self.gaps[gaps_before..]
+        let remote_left_out = self.gaps[head.gaps_before..]
             .iter()
             .any(|g| g.gap == Some(Gap::Remote));
         match result {

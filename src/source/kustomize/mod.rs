@@ -8,6 +8,7 @@
 
 mod budget;
 mod builder;
+mod cut;
 mod fieldspecs;
 mod generators;
 mod images;
@@ -36,6 +37,7 @@ use compact_str::CompactString;
 use crate::yaml::{Node, Span};
 
 pub(crate) use builder::Builder;
+pub use cut::{Cut, Cutting};
 pub(crate) use fieldspecs::Config;
 
 pub use crate::source::limits::kustomize::Limits;
@@ -382,6 +384,17 @@ impl Acc {
         &mut self.res
     }
 
+    /// A copy of the objects and field specs, without the index (made
+    /// again on the next append): a cut's objects are copied for each
+    /// build resumed from it, whose transformers drop the index anyway.
+    pub fn copy(&self) -> Acc {
+        Acc {
+            res: self.res.clone(),
+            config: self.config.clone(),
+            index: None,
+        }
+    }
+
     /// Room for `more` objects.
     pub fn reserve(&mut self, more: usize) {
         self.res.reserve(more);
@@ -498,20 +511,34 @@ pub struct FluxInputs {
 /// kustomization there, or else one generated over every manifest below it,
 /// with what the Flux Kustomization writes into it ([`FluxInputs`]).
 pub fn build_flux_path(files: &mut Files, dir: &Path, flux: &FluxInputs) -> Result<Built, Issue> {
-    files.stopped_by_budget(|files| build_flux_dir(files, dir, flux))
+    build_flux_path_cutting(files, dir, flux, Cutting::No)
+}
+
+/// [`build_flux_path`], making or resuming a [`Cut`] as `cutting` says.
+pub fn build_flux_path_cutting(
+    files: &mut Files,
+    dir: &Path,
+    flux: &FluxInputs,
+    cutting: Cutting<'_>,
+) -> Result<Built, Issue> {
+    files.stopped_by_budget(|files| build_flux_dir(files, dir, flux, cutting))
 }
 
 /// [`build_flux_path`], before a budget's stop is told apart.
-fn build_flux_dir(files: &mut Files, dir: &Path, flux: &FluxInputs) -> Result<Built, Issue> {
+fn build_flux_dir(
+    files: &mut Files,
+    dir: &Path,
+    flux: &FluxInputs,
+    cutting: Cutting<'_>,
+) -> Result<Built, Issue> {
+    if kustomization::find(files, dir)?.is_some() {
+        return cut::build_kustomization(files, dir, flux, cutting);
+    }
+    // Flux's target namespace reaches the directories this kustomization
+    // lists (they are built at the top of the stack): no cut.
     let mut b = Builder::new(files, false);
     b.flux_namespace = flux.namespace.clone();
     let mut acc = Acc::default();
-    if kustomization::find(b.files, dir)?.is_some() {
-        b.flux_components = flux.components.clone();
-        b.flux_images = flux.images.clone();
-        b.build_dir(dir, &mut acc, false, None)?;
-        return b.finish(acc);
-    }
     // Flux generates the kustomization here (fluxcd/pkg kustomize_generator.go
     // `GenerateManifest`): its resources are the manifests and kustomization
     // directories below `dir`, and `spec.components` become its own

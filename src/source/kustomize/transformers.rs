@@ -12,6 +12,21 @@ use super::images::{self, Image};
 use super::kustomization::Kustomization;
 use super::{Acc, Gvk, Res, id_texts, patches, replacements};
 
+/// The first of the built-in transformers: the kustomization's patches.
+/// What a Flux Kustomization writes besides its components (its target
+/// namespace, its images) takes effect only in [`run`], which does the
+/// rest.
+pub(crate) fn patch(files: &mut Files, k: &Kustomization, acc: &mut Acc) -> Result<(), Issue> {
+    if let Some(list) = k.get("patchesStrategicMerge") {
+        patches::apply_strategic_merge_list(files, acc.res_mut(), list, k)?;
+    }
+    if let Some(list) = k.get("patches") {
+        patches::apply_list(files, acc.res_mut(), list, &k.dir, k.restrict)?;
+    }
+    Ok(())
+}
+
+/// The built-in transformers after [`patch`], then the inline ones.
 pub(crate) fn run(
     files: &mut Files,
     k: &Kustomization,
@@ -21,12 +36,6 @@ pub(crate) fn run(
     flux_namespace: Option<&(String, Span)>,
     flux_images: &[Image],
 ) -> Result<(), Issue> {
-    if let Some(list) = k.get("patchesStrategicMerge") {
-        patches::apply_strategic_merge_list(files, acc.res_mut(), list, k)?;
-    }
-    if let Some(list) = k.get("patches") {
-        patches::apply_list(files, acc.res_mut(), list, &k.dir, k.restrict)?;
-    }
     let written = match (flux_namespace, k.get("namespace")) {
         (Some((name, span)), _) => Some((name.clone(), *span)),
         (None, Some(ns)) => match ns.scalar_text() {
