@@ -425,10 +425,13 @@ pub fn is_disabled(root: &Node) -> bool {
         .any(|field| root.str_at(&["metadata", field, DISABLE_KEY]) == Some("disabled"))
 }
 
+/// By bytes: a byte of a char outside ASCII is none of those allowed,
+/// and every key of every `substituteFrom` source is checked for each
+/// Kustomization that reads it.
 fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
-        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(c) if c == b'_' || c.is_ascii_alphabetic())
+        && bytes.all(|c| c == b'_' || c.is_ascii_alphanumeric())
 }
 
 fn invalid_name_message(name: &str, from: &str) -> String {

@@ -833,3 +833,15 @@ kept:
     let j = obj.root.to_json();
     assert_eq!(j["kept"], serde_json::json!({"v": 123, "list": [123, 123]}));
 }
+
+/// A variable name is `[_a-zA-Z][_a-zA-Z0-9]*`: a letter outside ASCII
+/// is none.
+#[test]
+fn variable_names_are_ascii_letters_digits_and_underscores() {
+    for name in ["_", "a", "Z_9", "_1a"] {
+        assert!(valid_name(name), "{name}");
+    }
+    for name in ["", "1a", "é", "aé", "a-b", "a.b", "a b"] {
+        assert!(!valid_name(name), "{name}");
+    }
+}
