@@ -77,5 +77,6 @@ fuzz_target!(|data: &[u8]| {
         &vars,
         &mut budget,
         &mut Origins::default(),
+        None,
     );
 });

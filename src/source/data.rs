@@ -619,10 +619,21 @@ pub fn provided_in(obj: &Object, namespace: &str) -> bool {
         }
         _ => obj.root.get("metadata"),
     };
+    // Looked for without the key written out: every source a Flux
+    // Kustomization's `substituteFrom` might name is asked this, for
+    // each Kustomization.
+    let annotations = meta
+        .and_then(|m| m.get("annotations"))
+        .and_then(Node::as_map);
     let annotation = |name: &str| {
-        let key = format!("reflector.v1.k8s.emberstack.com/{name}");
-        meta.and_then(|m| m.path(&["annotations", &key]))
-            .and_then(Node::scalar_text)
+        annotations?
+            .iter()
+            .find(|(k, _)| {
+                k.as_str()
+                    .and_then(|k| k.strip_prefix("reflector.v1.k8s.emberstack.com/"))
+                    == Some(name)
+            })
+            .and_then(|(_, v)| v.scalar_text())
     };
     let on = |name: &str| annotation(name).is_some_and(|v| v.trim() == "true");
     let listed = |name: &str| {

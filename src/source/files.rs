@@ -33,6 +33,9 @@ pub struct Parsed {
     pub file: FileId,
     /// Shared with the objects made of them ([`super::Object::root`]).
     pub docs: Vec<Arc<Node>>,
+    /// No string of `docs` holds a `$` ([`Parsed::of`]): postBuild
+    /// substitution passes over what an object still shares with them.
+    pub dollar_free: bool,
 }
 
 /// What a kustomization read a file as, other than as a resource: such a
@@ -765,6 +768,15 @@ impl Files {
         self.parsed.keep_taken
     }
 
+    /// Document `index` of `file` as parsed, while the cache holds it and
+    /// no string of it holds a `$` ([`Parsed::dollar_free`]).
+    pub fn dollar_free_document(&self, file: FileId, index: u32) -> Option<Arc<Node>> {
+        let parsed = self.parsed.get(file)?.as_ref().ok()?;
+        parsed
+            .dollar_free
+            .then(|| parsed.docs.get(index as usize).cloned())?
+    }
+
     /// Every non-empty YAML document of a file.
     pub fn documents(&mut self, rel: &Path) -> Result<Arc<Parsed>, Issue> {
         // The documents are a function of the text: that is the question.
@@ -833,7 +845,7 @@ fn parse(
             // for each file, 18 MB at 100k objects.
             let mut shared = Vec::with_capacity(docs.len());
             shared.extend(docs.into_iter().map(Arc::new));
-            Arc::new(Parsed { file, docs: shared })
+            Arc::new(Parsed::of(file, shared, text))
         })
         .map_err(|e| Issue::yaml(rel, e))
 }

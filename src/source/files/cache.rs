@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::{Cached, Parsed};
 use crate::source::{PathMap, PathSet};
-use crate::yaml::FileId;
+use crate::yaml::{FileId, Node};
 
 /// Parsed documents by the file's [`FileId`], whose path the source map
 /// holds: a map keyed by path kept a third copy of every path and a slot
@@ -144,4 +144,33 @@ impl ParseCache {
         };
         own.or(shared)
     }
+}
+
+impl Parsed {
+    /// The documents parsed from `text`.
+    pub fn of(file: FileId, docs: Vec<Arc<Node>>, text: &str) -> Parsed {
+        Parsed {
+            file,
+            docs,
+            dollar_free: dollar_free(text),
+        }
+    }
+}
+
+/// Whether no string parsed from `text` can hold a `$`: past the blank
+/// lines, comments and `---` it starts with (where a schema comment's
+/// `$schema` is, in most files of a repository) it holds neither a `$`
+/// nor a `\` (a double-quoted `"\x24"` is one). Before any content a line
+/// whose first mark is `#` is a comment; later it may be a block
+/// scalar's text.
+fn dollar_free(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(line) = rest.split_inclusive('\n').next() {
+        let mark = line.trim();
+        if !(mark.is_empty() || mark == "---" || mark.starts_with('#')) {
+            break;
+        }
+        rest = &rest[line.len()..];
+    }
+    memchr::memchr2(b'$', b'\\', rest.as_bytes()).is_none()
 }

@@ -305,3 +305,19 @@ fn a_load_decides_by_the_yaml_it_read() {
     .join()
     .unwrap();
 }
+
+/// A parse holds no `$` when its file's text past the comments and
+/// markers it starts with has neither a `$` nor a `\` (an escape makes
+/// one); a `#` line after content may be a block scalar's.
+#[test]
+fn a_parse_is_dollar_free_by_its_text_past_the_leading_comments() {
+    let free = |text: &str| Parsed::of(FileId(0), Vec::new(), text).dollar_free;
+    assert!(free(
+        "---\n# yaml-language-server: $schema=x\n\n  # $y\na: b\n"
+    ));
+    assert!(free(""));
+    assert!(!free("a: ${B}\n"));
+    assert!(!free("a: \"\\x24{B}\"\n"));
+    assert!(!free("--- # $c\na: b\n"));
+    assert!(!free("a: |\n  # ${B}\n"));
+}

@@ -261,10 +261,17 @@ pub(super) fn flux_steps<'p>(
             budget.get_or_insert_with(|| crate::source::flux::budget(&files.limits().flux));
         let mut origins = Origins::default();
         for o in &mut objs {
-            let (failed, other): (Vec<Issue>, Vec<Issue>) =
-                substitute(&files.sources, o, &vars, budget, &mut origins)
-                    .into_iter()
-                    .partition(|i| i.gap == Some(Gap::Substitution));
+            let parsed = files.dollar_free_document(o.file, o.doc_index);
+            let (failed, other): (Vec<Issue>, Vec<Issue>) = substitute(
+                &files.sources,
+                o,
+                &vars,
+                budget,
+                &mut origins,
+                parsed.as_deref(),
+            )
+            .into_iter()
+            .partition(|i| i.gap == Some(Gap::Substitution));
             issues.extend(other);
             unparsed.extend(failed);
         }
@@ -301,7 +308,15 @@ pub(super) fn bootstrap_steps<'p>(
         let (vars, _) = collect_vars(&files.sources, ks, &here);
         let mut origins = Origins::default();
         for o in &mut objs {
-            let _ = substitute(&files.sources, o, &vars, budget, &mut origins);
+            let parsed = files.dollar_free_document(o.file, o.doc_index);
+            let _ = substitute(
+                &files.sources,
+                o,
+                &vars,
+                budget,
+                &mut origins,
+                parsed.as_deref(),
+            );
         }
     }
     RenderOutputs {

@@ -19,7 +19,7 @@ use crate::source::Gap;
 use crate::source::data::{self, DataValue};
 use crate::source::{Issue, Object, StepKind};
 use crate::yaml::{Limits, Node, Origin, SourceMap, Span, Style, Value, parse_documents};
-use dollar::{anew, first_dollar, holds_dollar};
+use dollar::{anew, first_dollar, holds_dollar, item, value};
 pub use memo::Origins;
 use memo::Outcome;
 
@@ -318,19 +318,24 @@ fn is_secret_reference(text: &str) -> bool {
 /// syntax, or one whose expansion no longer reads as one YAML value, is
 /// left as written and reported (Flux fails the whole Kustomization);
 /// the others are still substituted. A budget hit is reported the same
-/// way, at the scalar.
+/// way, at the scalar. `parsed`: the object's document as parsed, when no
+/// string of that parse holds a `$` ([`Files::dollar_free_document`]):
+/// what the object still shares with it is not looked at.
+///
+/// [`Files::dollar_free_document`]: crate::source::Files::dollar_free_document
 pub fn substitute(
     sources: &SourceMap,
     obj: &mut Object,
     vars: &Vars,
     budget: &mut Budget,
     origins: &mut Origins,
+    parsed: Option<&Node>,
 ) -> Vec<Issue> {
     let mut issues = Vec::new();
     // Without a `$` nothing expands: the object stays shared with the
     // build it came from instead of being copied for a no-op.
     let mut way = Vec::new();
-    if !vars.is_active() || is_disabled(&obj.root) || !first_dollar(&obj.root, &mut way) {
+    if !vars.is_active() || is_disabled(&obj.root) || !anew(&obj.root, parsed, &mut way) {
         return issues;
     }
     let mut cx = Cx {
@@ -341,7 +346,7 @@ pub fn substitute(
         changed: 0,
         origins,
     };
-    cx.node(obj.root_mut(), &mut way);
+    cx.node(obj.root_mut(), parsed, &mut way);
     let changed = cx.changed;
     hide_secret_names(sources, obj, vars);
     if changed > 0 {
@@ -410,7 +415,7 @@ fn referenced(text: &str) -> impl Iterator<Item = &str> {
 /// Whether any string under `node`, key or value, holds a `$`: where
 /// none does, substitution leaves it as it is.
 pub(super) fn holds_dollar_anywhere(node: &Node) -> bool {
-    first_dollar(node, &mut Vec::new())
+    first_dollar(node, None, &mut Vec::new())
 }
 
 /// Whether an object opts out of postBuild substitution.
@@ -420,10 +425,13 @@ pub fn is_disabled(root: &Node) -> bool {
         .any(|field| root.str_at(&["metadata", field, DISABLE_KEY]) == Some("disabled"))
 }
 
+/// By bytes: a byte of a char outside ASCII is none of those allowed,
+/// and every key of every `substituteFrom` source is checked for each
+/// Kustomization that reads it.
 fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
-        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(c) if c == b'_' || c.is_ascii_alphabetic())
+        && bytes.all(|c| c == b'_' || c.is_ascii_alphanumeric())
 }
 
 fn invalid_name_message(name: &str, from: &str) -> String {
@@ -460,36 +468,40 @@ fn step_detail(changed: usize) -> Arc<str> {
 
 impl Cx<'_> {
     /// Expands the scalars under `node`, whose first `$` `way` leads to
-    /// ([`first_dollar`]); what comes after it is looked at once. Only
-    /// what holds a `$` is visited for change: the collections on the way
-    /// to one are all that is copied of a tree shared with the parse or
-    /// the build.
-    fn node(&mut self, node: &mut Node, way: &mut Vec<usize>) {
+    /// ([`first_dollar`], with `parsed` as there); what comes after it is
+    /// looked at once. Only what holds a `$` is visited for change: the
+    /// collections on the way to one are all that is copied of a tree
+    /// shared with the parse or the build.
+    fn node(&mut self, node: &mut Node, parsed: Option<&Node>, way: &mut Vec<usize>) {
         let known = way.pop();
         match &mut node.value {
             Value::Str(_) => {
                 self.scalar(node, false);
             }
             Value::Seq(items) => {
+                let parsed = parsed.and_then(Node::as_seq);
                 for i in known.unwrap_or(0)..items.len() {
-                    if known == Some(i) || anew(&items[i], way) {
-                        self.node(&mut Arc::make_mut(items)[i], way);
+                    let parsed = item(parsed, i);
+                    if known == Some(i) || anew(&items[i], parsed, way) {
+                        self.node(&mut Arc::make_mut(items)[i], parsed, way);
                     }
                 }
             }
             Value::Map(entries) => {
+                let parsed = parsed.and_then(Node::as_map);
                 let mut renamed = false;
                 for i in known.map_or(0, |at| at / 2)..entries.len() {
                     let key = match known {
                         Some(at) if at / 2 == i => at % 2 == 0,
-                        _ => anew(&entries[i].0, way),
+                        _ => anew(&entries[i].0, None, way),
                     };
                     if key {
                         renamed |= self.scalar(&mut Arc::make_mut(entries)[i].0, true);
                     }
-                    let value = known == Some(2 * i + 1) || anew(&entries[i].1, way);
+                    let parsed = value(parsed, i);
+                    let value = known == Some(2 * i + 1) || anew(&entries[i].1, parsed, way);
                     if value {
-                        self.node(&mut Arc::make_mut(entries)[i].1, way);
+                        self.node(&mut Arc::make_mut(entries)[i].1, parsed, way);
                     }
                 }
                 if renamed {

@@ -68,10 +68,8 @@ impl InputFile {
                 let (file, text) = self.text(files)?;
                 let docs = crate::yaml::parse_documents(&text, file, &files.limits().yaml)
                     .map_err(|e| Issue::yaml(Path::new(url), e))?;
-                Ok(Arc::new(Parsed {
-                    file,
-                    docs: docs.into_iter().map(Arc::new).collect(),
-                }))
+                let docs = docs.into_iter().map(Arc::new).collect();
+                Ok(Arc::new(Parsed::of(file, docs, &text)))
             }
         }
     }

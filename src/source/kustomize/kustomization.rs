@@ -53,7 +53,9 @@ const UNSUPPORTED: [(&str, &str); 6] = [
 
 impl Kustomization {
     pub fn load(files: &mut Files, file: &Path, dir: &Path) -> Result<Kustomization, Issue> {
-        let Parsed { file: id, mut docs } = files.take_documents(file)?;
+        let Parsed {
+            file: id, mut docs, ..
+        } = files.take_documents(file)?;
         if let Some(second) = docs.get(1) {
             return Err(Issue::at(
                 &files.sources,

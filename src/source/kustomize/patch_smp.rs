@@ -32,8 +32,13 @@ fn directive(n: &Node) -> Option<&str> {
 }
 
 /// The patch value without `$`-directives, for places where there is
-/// nothing to merge with.
+/// nothing to merge with. One without any is shared as it is: a patch
+/// applied to many objects (a parent's defaults for each child
+/// Kustomization) was copied, every string and collection, into each.
 fn clean(n: &Node) -> Option<Node> {
+    if !has_directive_key(n) {
+        return Some(n.clone());
+    }
     match &n.value {
         Value::Map(entries) => {
             if directive(n) == Some("delete") {
@@ -61,6 +66,18 @@ fn clean(n: &Node) -> Option<Node> {
             Some(out)
         }
         _ => Some(n.clone()),
+    }
+}
+
+/// Whether a mapping at or under `n` has a key starting with `$`, which
+/// [`clean`] drops (a directive, a marker element, `$setElementOrder`).
+fn has_directive_key(n: &Node) -> bool {
+    match &n.value {
+        Value::Map(entries) => entries
+            .iter()
+            .any(|(k, v)| k.as_str().is_some_and(|k| k.starts_with('$')) || has_directive_key(v)),
+        Value::Seq(items) => items.iter().any(has_directive_key),
+        _ => false,
     }
 }
 
@@ -268,5 +285,28 @@ mod tests {
         merge(&mut d, &y("b: null\n"), &mut free).unwrap();
         assert_eq!(d.to_json(), y("a: 1\n").to_json());
         assert!(!merge(&mut d, &y("$patch: delete\n"), &mut free).unwrap());
+    }
+
+    /// What the object lacks is added without its directives however deep
+    /// they are, and shared with the patch where it has none.
+    #[test]
+    fn added_values_lose_their_directives_and_share_the_rest() {
+        let mut d = y("a: 1\n");
+        let p = y(
+            "plain: {x: [1, {y: 2}]}\nnew:\n  keep: {z: [3]}\n  list:\n  - $patch: replace\n  - {name: n, sub: {$patch: delete}}\n  - {name: m, deep: {$retainKeys: [v], v: 4}}\n",
+        );
+        merge(&mut d, &p, &mut free).unwrap();
+        let want = y(
+            "a: 1\nplain: {x: [1, {y: 2}]}\nnew:\n  keep: {z: [3]}\n  list:\n  - {name: n}\n  - {name: m, deep: {v: 4}}\n",
+        );
+        assert_eq!(d.to_json(), want.to_json());
+        let shared = |n: &Node, m: &Node| match (&n.value, &m.value) {
+            (Value::Map(a), Value::Map(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        assert!(shared(d.get("plain").unwrap(), p.get("plain").unwrap()));
+        let keep = |n: &Node| n.path(&["new", "keep"]).unwrap().clone();
+        assert!(shared(&keep(&d), &keep(&p)));
+        assert!(!shared(d.get("new").unwrap(), p.get("new").unwrap()));
     }
 }

@@ -102,10 +102,7 @@ impl Builder<'_> {
         let (file, text) = register(self.files, url, bytes).map_err(|i| i.gap(Gap::Malformed))?;
         let docs = crate::yaml::parse_documents(&text, file, &self.files.limits().yaml)
             .map_err(|e| Issue::yaml(Path::new(url), e).gap(Gap::Malformed))?;
-        let parsed = Parsed {
-            file,
-            docs: docs.into_iter().map(Arc::new).collect(),
-        };
+        let parsed = Parsed::of(file, docs.into_iter().map(Arc::new).collect(), &text);
         let loaded =
             resources::objects_of(self.files, parsed).map_err(|i| i.gap(Gap::Malformed))?;
         for r in loaded {

@@ -29,7 +29,7 @@ pub(crate) fn load_file(files: &mut Files, path: &Path) -> Result<Vec<Res>, Issu
 
 /// The objects in a file's documents.
 pub(crate) fn objects_of(files: &Files, parsed: Parsed) -> Result<Vec<Res>, Issue> {
-    let Parsed { file, docs } = parsed;
+    let Parsed { file, docs, .. } = parsed;
     let mut out = Vec::new();
     for (i, doc) in docs.into_iter().enumerate() {
         if doc.is_null() {

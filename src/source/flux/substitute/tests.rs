@@ -31,6 +31,7 @@ impl Repo {
             &vars,
             &mut test_budget(),
             &mut Origins::default(),
+            None,
         );
         (obj, issues)
     }
@@ -174,7 +175,8 @@ data:
             &mut obj,
             &vars,
             &mut test_budget(),
-            &mut Origins::default()
+            &mut Origins::default(),
+            None,
         )
         .is_empty()
     );
@@ -537,6 +539,7 @@ data:
         &vars,
         &mut test_budget(),
         &mut Origins::default(),
+        None,
     );
     let j = obj.root.to_json();
     assert_eq!(j["data"]["host"], "app.${DOMAIN}");
@@ -592,6 +595,7 @@ fn budget_hits_are_issues_at_the_scalar_and_the_rest_goes_on() {
         &vars,
         &mut budget(&limits),
         &mut Origins::default(),
+        None,
     );
     assert_eq!(issues.len(), 1, "{issues:?}");
     assert_eq!((issues[0].line, issues[0].col), (6, 8));
@@ -670,7 +674,7 @@ data:
     let repo = Repo::new(&[("ks.yaml", ks.as_str()), ("app.yaml", app)]);
     let before = repo.objects.iter().find(|o| o.name() == "x").unwrap();
     let mut way = Vec::new();
-    assert!(first_dollar(&before.root, &mut way));
+    assert!(first_dollar(&before.root, None, &mut way));
     // data (entry 3, its value), list (entry 1), item 1, item 1.
     assert_eq!(way, [1, 1, 3, 7]);
     let (obj, issues) = repo.render("x");
@@ -711,9 +715,23 @@ data:
     let mut budget = test_budget();
     let mut origins = Origins::default();
     let (mut first, mut second) = (object(), object());
-    let issues = substitute(&repo.sources, &mut first, &vars, &mut budget, &mut origins);
+    let issues = substitute(
+        &repo.sources,
+        &mut first,
+        &vars,
+        &mut budget,
+        &mut origins,
+        None,
+    );
     assert_eq!(issues.iter().map(|i| i.line).collect::<Vec<_>>(), [8, 9]);
-    let again = substitute(&repo.sources, &mut second, &vars, &mut budget, &mut origins);
+    let again = substitute(
+        &repo.sources,
+        &mut second,
+        &vars,
+        &mut budget,
+        &mut origins,
+        None,
+    );
     assert_eq!(again.iter().map(|i| i.line).collect::<Vec<_>>(), [8, 9]);
     for obj in [&first, &second] {
         let j = obj.root.to_json();
@@ -732,8 +750,22 @@ data:
     };
     let (mut first, mut second) = (object(), object());
     let mut origins = Origins::default();
-    substitute(&repo.sources, &mut first, &vars, &mut budget, &mut origins);
-    let issues = substitute(&repo.sources, &mut second, &vars, &mut budget, &mut origins);
+    substitute(
+        &repo.sources,
+        &mut first,
+        &vars,
+        &mut budget,
+        &mut origins,
+        None,
+    );
+    let issues = substitute(
+        &repo.sources,
+        &mut second,
+        &vars,
+        &mut budget,
+        &mut origins,
+        None,
+    );
     assert_eq!(first.root.str_at(&["data", "e"]), Some("a"));
     assert_eq!(second.root.str_at(&["data", "e"]), Some("${V#a}"));
     assert!(
@@ -742,4 +774,74 @@ data:
             .any(|i| i.line == 11 && i.message.starts_with(BUDGET)),
         "{issues:?}"
     );
+}
+
+/// Given the parse an object was made of, substitution passes over the
+/// collections the object still shares with it (the parse is given as
+/// one without a `$`, here wrongly, so that passing over shows) and
+/// expands what a step changed or added, wherever it sits.
+#[test]
+fn what_is_still_the_parse_is_passed_over_and_changes_are_expanded() {
+    let app = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+data:
+  a: x
+kept:
+  v: ${ID}
+  list:
+  - ${ID}
+";
+    let repo = Repo::new(&[("ks.yaml", &typed_ks()), ("app.yaml", app)]);
+    let (vars, _) = repo.vars();
+    let mut obj = repo.find("ConfigMap", "", "x").unwrap().clone();
+    let parsed = obj.root.clone();
+    let added = Node::new(Value::Str("${ID}".into()), Span::default());
+    let data = obj.root_mut().get_mut("data").unwrap();
+    data.insert("c", added.clone());
+    let issues = substitute(
+        &repo.sources,
+        &mut obj,
+        &vars,
+        &mut test_budget(),
+        &mut Origins::default(),
+        Some(&parsed),
+    );
+    assert!(issues.is_empty(), "{issues:?}");
+    let j = obj.root.to_json();
+    assert_eq!(j["data"], serde_json::json!({"a": "x", "c": 123}));
+    assert_eq!(
+        j["kept"],
+        serde_json::json!({"v": "${ID}", "list": ["${ID}"]})
+    );
+    // A collection changed where the parse had one is looked into, and
+    // so is every collection on the way to it.
+    let mut obj = repo.find("ConfigMap", "", "x").unwrap().clone();
+    let kept = obj.root_mut().get_mut("kept").unwrap();
+    let list = kept.get_mut("list").unwrap();
+    list.as_seq_mut().unwrap().push(added);
+    substitute(
+        &repo.sources,
+        &mut obj,
+        &vars,
+        &mut test_budget(),
+        &mut Origins::default(),
+        Some(&parsed),
+    );
+    let j = obj.root.to_json();
+    assert_eq!(j["kept"], serde_json::json!({"v": 123, "list": [123, 123]}));
+}
+
+/// A variable name is `[_a-zA-Z][_a-zA-Z0-9]*`: a letter outside ASCII
+/// is none.
+#[test]
+fn variable_names_are_ascii_letters_digits_and_underscores() {
+    for name in ["_", "a", "Z_9", "_1a"] {
+        assert!(valid_name(name), "{name}");
+    }
+    for name in ["", "1a", "é", "aé", "a-b", "a.b", "a b"] {
+        assert!(!valid_name(name), "{name}");
+    }
 }
