@@ -14,6 +14,7 @@ mod fixes;
 mod lint;
 pub mod pre_commit;
 mod scope;
+mod subject;
 mod verdicts;
 
 use std::collections::HashMap;
@@ -39,9 +40,10 @@ use crate::source::confine::{Refused, Root};
 use crate::source::ignored::Ignored;
 use crate::source::repo::{self, Repo};
 use crate::source::root::{self as found, Found};
-use crate::source::{Files, Issue, Object, git};
+use crate::source::{Files, Issue, git};
 use crate::yaml::{Shown, SourceMap};
 use scope::{finding_in_scope, issue_in_scope, undecided_in_scope};
+use subject::Subject;
 
 /// Exit status, as ripgrep and ruff use them.
 pub const EXIT_CLEAN: u8 = 0;
@@ -317,63 +319,6 @@ fn run_freeing(req: &Request, log: &mut Log, free: bool) -> Result<Outcome, Erro
     }
     // exit code
     Ok(Outcome { text, exit })
-}
-
-/// What is linted: a repository (cluster state merged into it), or
-/// cluster state alone.
-enum Subject {
-    Repo(Box<Loaded>),
-    Cluster {
-        objects: Vec<Object>,
-        sources: SourceMap,
-    },
-}
-
-impl Subject {
-    fn root(&self) -> Option<&Path> {
-        match self {
-            Subject::Repo(l) => Some(l.repo.files.root()),
-            Subject::Cluster { .. } => None,
-        }
-    }
-
-    /// The repository found and what of it is reported.
-    fn found(&self) -> Option<&Found> {
-        match self {
-            Subject::Repo(l) => Some(&l.found),
-            Subject::Cluster { .. } => None,
-        }
-    }
-
-    fn repo_mut(&mut self) -> Option<&mut Repo> {
-        match self {
-            Subject::Repo(l) => Some(&mut l.repo),
-            Subject::Cluster { .. } => None,
-        }
-    }
-
-    /// Forgets the objects and texts without freeing them; the bundled
-    /// example's temporary directory is still removed.
-    fn leave_to_exit(self) {
-        match self {
-            Subject::Repo(loaded) => {
-                let Loaded { repo, _example, .. } = *loaded;
-                std::mem::forget(repo);
-                drop(_example);
-            }
-            Subject::Cluster { objects, sources } => {
-                std::mem::forget(objects);
-                std::mem::forget(sources);
-            }
-        }
-    }
-
-    fn model(&self) -> Model<'_> {
-        match self {
-            Subject::Repo(l) => Model::new(&l.repo),
-            Subject::Cluster { objects, sources } => Model::from_parts(objects, sources),
-        }
-    }
 }
 
 /// A repository read, and the extracted example kept alive while it is used.
