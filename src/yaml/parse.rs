@@ -233,8 +233,9 @@ enum Content {
     Map {
         from: usize,
         /// Positions of the keys (counted from `from`), once the mapping
-        /// has [`INDEX_FROM`] entries.
-        index: Option<HashMap<KeyId, usize>>,
+        /// has [`INDEX_FROM`] entries; boxed, as few mappings have one,
+        /// so that every collection's frame is smaller to push.
+        index: Option<Box<HashMap<KeyId, usize>>>,
         /// A bit for each string key so far ([`key_bit`]), before there
         /// is an index: a key whose bit is clear is new, without a look
         /// at each key before it.
@@ -662,7 +663,8 @@ impl<'b, 't> Tree<'b, 't> {
                             if index.is_none() && at + 1 == INDEX_FROM {
                                 let keys = self.scratch.entries[*from..].iter();
                                 let ids = keys.map(|(k, _)| KeyId::of(k)).enumerate();
-                                *index = Some(ids.filter_map(|(i, id)| Some((id?, i))).collect());
+                                let ids = ids.filter_map(|(i, id)| Some((id?, i)));
+                                *index = Some(Box::new(ids.collect()));
                             }
                         }
                     }
