@@ -562,7 +562,14 @@ impl<'t, S: Sink> Scanner<'t, '_, S> {
             true => (Cow::Borrowed(&self.text[v..end]), end, self.line_end(v) + 1),
             false => self.plain_lines(v, end, indent)?,
         };
-        self.scalar(&value, ScalarStyle::Plain, anchor, tag.as_deref(), start, end);
+        self.scalar(
+            &value,
+            ScalarStyle::Plain,
+            anchor,
+            tag.as_deref(),
+            start,
+            end,
+        );
         Some(next)
     }
 

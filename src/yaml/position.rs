@@ -126,7 +126,12 @@ impl<'a> Lines<'a> {
             let (line, col) = match self.starts.get(line as usize) {
                 None => (line, col + (offset - at)),
                 Some(&next) if offset < next => (line, col + (offset - at)),
-                Some(&next) if self.starts.get(line as usize + 1).is_none_or(|&n| offset < n) => {
+                Some(&next)
+                    if self
+                        .starts
+                        .get(line as usize + 1)
+                        .is_none_or(|&n| offset < n) =>
+                {
                     (line + 1, offset - next + 1)
                 }
                 Some(_) => return self.searched(offset),
@@ -368,10 +373,16 @@ mod tests {
             let bounds: Vec<usize> = (0..=text.len())
                 .filter(|&i| text.is_char_boundary(i))
                 .collect();
-            // In order, as the parser asks, and then backwards, which
-            // leaves the cursor behind every answer; each offset twice
-            // running, as a collection and its first key ask.
-            for order in [bounds.clone(), bounds.iter().rev().copied().collect()] {
+            // In order, as the parser asks; in order by threes, which
+            // passes over lines; and then backwards, which leaves the
+            // cursor behind every answer; each offset twice running, as
+            // a collection and its first key ask.
+            let orders = [
+                bounds.clone(),
+                bounds.iter().step_by(3).copied().collect(),
+                bounds.iter().rev().copied().collect(),
+            ];
+            for order in orders {
                 let lines = Lines::new(text);
                 for &i in &order {
                     assert_eq!(lines.at(i as u32), counted(text, i), "{text:?} at {i}");
