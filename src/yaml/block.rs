@@ -21,7 +21,7 @@
 
 use std::borrow::Cow;
 
-use saphyr_parser::{Event, ScalarStyle, Tag};
+use saphyr_parser::{ScalarStyle, Tag};
 
 use super::position::Lines;
 
@@ -36,9 +36,31 @@ use search::find;
 /// What the scanner hands each event to, with its byte range in the
 /// text, as it scans: the tree is built as the lines are read, where a
 /// list of events (96 bytes each) made the tree builder's reading of
-/// each event cost more than the event's making.
-pub(super) trait Sink<'t> {
-    fn event(&mut self, event: Event<'t>, start: u32, end: u32);
+/// each event cost more than the event's making. A method per kind of
+/// event, its parts by reference: a saphyr `Event` built here only to
+/// be matched and dropped by the builder cost more moving than the
+/// node it became. The stream's start and end carry nothing a tree
+/// needs and are not handed on.
+pub(super) trait Sink {
+    /// A scalar written at `start..end`: its text as read (unquoted,
+    /// folded), its anchor (0 for none) and tag.
+    fn scalar(
+        &mut self,
+        text: &str,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<&Tag>,
+        start: u32,
+        end: u32,
+    );
+    /// A sequence (`seq`) or mapping opening at `start`, under `anchor`.
+    fn open(&mut self, seq: bool, anchor: usize, start: u32);
+    /// The innermost open collection's end, at `start..end`.
+    fn close(&mut self, start: u32, end: u32);
+    /// An alias of anchor `id`, written at `start`.
+    fn alias(&mut self, id: usize, start: u32);
+    fn document_start(&mut self);
+    fn document_end(&mut self);
 }
 
 /// Collections nested deeper than this go to saphyr (which enforces the
@@ -57,7 +79,7 @@ const MAX_KEY: usize = 1000;
 /// may be found after some events were handed on: the caller then reads
 /// the whole text with saphyr. A quoted scalar's event ends at its
 /// closing quote (saphyr's run on over the spaces and comment after it).
-pub(super) fn scan<'t>(text: &'t str, lines: &Lines, sink: &mut impl Sink<'t>) -> Option<()> {
+pub(super) fn scan(text: &str, lines: &Lines, sink: &mut impl Sink) -> Option<()> {
     let plain = !lines.has_controls() && (lines.is_ascii() || plain_unicode(text.as_bytes()));
     if text.len() >= u32::MAX as usize || !plain {
         return None;
@@ -169,9 +191,24 @@ fn is_break(c: Option<&u8>) -> bool {
     matches!(c, None | Some(b'\n'))
 }
 
-impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
-    fn push(&mut self, event: Event<'t>, start: usize, end: usize) {
-        self.sink.event(event, start as u32, end as u32);
+impl<'t, S: Sink> Scanner<'t, '_, S> {
+    /// Hands on a scalar read at `start..end`.
+    fn scalar(
+        &mut self,
+        text: &str,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<&Tag>,
+        start: usize,
+        end: usize,
+    ) {
+        self.sink
+            .scalar(text, style, anchor, tag, start as u32, end as u32);
+    }
+
+    /// Hands on the end of the innermost collection, at `at`.
+    fn close(&mut self, at: usize) {
+        self.sink.close(at as u32, at as u32);
     }
 
     fn at(&self, i: usize) -> Option<u8> {
@@ -210,9 +247,6 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
     /// the stream's start or end); returns where the line after it
     /// starts, `None` at the end of the stream.
     fn step(&mut self, mut line: usize, open_doc: &mut bool) -> Option<Option<usize>> {
-        if line == 0 {
-            self.push(Event::StreamStart, 0, 0);
-        }
         // The next line with content.
         let (start, indent) = loop {
             if line >= self.b.len() {
@@ -230,7 +264,6 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
         };
         let Some(indent) = indent else {
             self.close_document(start, *open_doc)?;
-            self.push(Event::StreamEnd, start, start);
             return Some(None);
         };
         let b = self.b;
@@ -241,14 +274,14 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
         if marker && &b[start..start + 3] == b"---" {
             self.close_document(start, *open_doc)?;
             self.end_of_line(start + 3)?;
-            self.push(Event::DocumentStart(true), start, start + 3);
+            self.sink.document_start();
             self.anchors.clear();
             self.rootless = true;
             *open_doc = true;
             return Some(Some(self.line_end(start) + 1));
         }
         if !*open_doc {
-            self.push(Event::DocumentStart(false), start, start);
+            self.sink.document_start();
             self.anchors.clear();
             self.rootless = true;
             *open_doc = true;
@@ -260,11 +293,11 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
     /// `key:`, the collections still open.
     fn close_document(&mut self, at: usize, open: bool) -> Option<()> {
         self.resolve_empty(at)?;
-        while let Some(open) = self.stack.pop() {
-            self.push(end_event(open), at, at);
+        while self.stack.pop().is_some() {
+            self.close(at);
         }
         if open {
-            self.push(Event::DocumentEnd, at, at);
+            self.sink.document_end();
         }
         Some(())
     }
@@ -276,11 +309,7 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
             // An anchored empty value: rare, and saphyr spans it otherwise.
             Some(p) if p.anchor.id != 0 => None,
             Some(p) if p.key => {
-                self.push(
-                    Event::Scalar(Cow::Borrowed(""), ScalarStyle::Plain, 0, None),
-                    p.colon,
-                    p.colon,
-                );
+                self.scalar("", ScalarStyle::Plain, 0, None, p.colon, p.colon);
                 Some(())
             }
             // An empty sequence item: rare, and its span is saphyr's
@@ -296,12 +325,7 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
             return None;
         }
         self.stack.push(Open { seq, indent });
-        let event = if seq {
-            Event::SequenceStart(anchor.id, None)
-        } else {
-            Event::MappingStart(anchor.id, None)
-        };
-        self.push(event, anchor.start(at), at);
+        self.sink.open(seq, anchor.id, anchor.start(at) as u32);
         Some(())
     }
 
@@ -337,7 +361,7 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
         while let Some(&top) = self.stack.last() {
             if top.indent > indent || top.seq && top.indent == indent && !dash {
                 self.stack.pop();
-                self.push(end_event(top), at, at);
+                self.close(at);
             } else {
                 break;
             }
@@ -448,11 +472,7 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
                     end -= 1;
                 }
                 let key = &self.text[at..end];
-                self.push(
-                    Event::Scalar(Cow::Borrowed(key), ScalarStyle::Plain, 0, None),
-                    at,
-                    end,
-                );
+                self.scalar(key, ScalarStyle::Plain, 0, None, at, end);
                 j
             }
         };
@@ -542,8 +562,11 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
             true => (Cow::Borrowed(&self.text[v..end]), end, self.line_end(v) + 1),
             false => self.plain_lines(v, end, indent)?,
         };
-        self.push(
-            Event::Scalar(value, ScalarStyle::Plain, anchor, tag),
+        self.scalar(
+            &value,
+            ScalarStyle::Plain,
+            anchor,
+            tag.as_deref(),
             start,
             end,
         );
@@ -620,7 +643,7 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
         let end = self.name_end(a + 1)?;
         let name = &self.text[a + 1..end];
         let (_, id) = *self.anchors.iter().rev().find(|(n, _)| *n == name)?;
-        self.push(Event::Alias(id), a, end);
+        self.sink.alias(id, a as u32);
         Some(end)
     }
 
@@ -680,11 +703,7 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
         } else {
             (Cow::Borrowed(inner), ScalarStyle::SingleQuoted)
         };
-        self.push(
-            Event::Scalar(value, style, anchor.id, None),
-            anchor.start(q),
-            end,
-        );
+        self.scalar(&value, style, anchor.id, None, anchor.start(q), end);
         Some(end)
     }
 
@@ -794,11 +813,10 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
         } else {
             ScalarStyle::Folded
         };
-        let text = string.as_str().to_owned();
+        self.scalar(&string, style, 0, None, start, at);
         if string.capacity() <= MAX_KEPT_BLOCK_TEXT {
             BLOCK_TEXT.set(string);
         }
-        self.push(Event::Scalar(Cow::Owned(text), style, 0, None), start, at);
         // The next line with content starts at or before `at`'s line.
         Some(if at >= b.len() { b.len() } else { line })
     }
@@ -806,7 +824,7 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
 
 thread_local! {
     /// The buffer a block scalar's text is put together in, kept for the
-    /// thread's next one; the text is then copied out at its size. Grown
+    /// thread's next one; the tree's node copies the text out at its size. Grown
     /// line by line from empty, each block scalar's text was reallocated
     /// several times (0.5 M instructions of joryirving__home-ops).
     static BLOCK_TEXT: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
@@ -819,14 +837,6 @@ const MAX_KEPT_BLOCK_TEXT: usize = 64 << 10;
 fn push_breaks(string: &mut String, n: usize) {
     for _ in 0..n {
         string.push('\n');
-    }
-}
-
-fn end_event(open: Open) -> Event<'static> {
-    if open.seq {
-        Event::SequenceEnd
-    } else {
-        Event::MappingEnd
     }
 }
 

@@ -114,8 +114,37 @@ impl<'a> Lines<'a> {
         self.controls
     }
 
-    /// 1-based line and column of `offset`.
+    /// 1-based line and column of `offset`. What the tree builder
+    /// nearly always asks, in ASCII text, is inlined: an offset on the
+    /// cursor's line (a value after its key) or the next (the next key),
+    /// answered by a subtraction.
+    #[inline]
     pub(crate) fn at(&self, offset: u32) -> (u32, u32) {
+        let (at, col, line) = self.cursor.get();
+        if self.bytes_are_columns && at <= offset && offset as usize <= self.text.len() {
+            // `starts[line]` is where the line after the cursor's starts.
+            let (line, col) = match self.starts.get(line as usize) {
+                None => (line, col + (offset - at)),
+                Some(&next) if offset < next => (line, col + (offset - at)),
+                Some(&next)
+                    if self
+                        .starts
+                        .get(line as usize + 1)
+                        .is_none_or(|&n| offset < n) =>
+                {
+                    (line + 1, offset - next + 1)
+                }
+                Some(_) => return self.searched(offset),
+            };
+            self.cursor.set((offset, col, line));
+            return (line, col);
+        }
+        self.searched(offset)
+    }
+
+    /// [`Lines::at`] for an offset it does not answer inline.
+    #[inline(never)]
+    fn searched(&self, offset: u32) -> (u32, u32) {
         let (at, col, at_line) = self.cursor.get();
         // A collection starts where its first key or item does: the same
         // offset asked twice running.
@@ -192,13 +221,6 @@ impl<'a> Lines<'a> {
             offset,
         }
     }
-}
-
-pub(super) const HIGH: u64 = 0x8080_8080_8080_8080;
-
-/// `byte` in each byte of a word.
-pub(super) const fn splat(byte: u8) -> u64 {
-    byte as u64 * 0x0101_0101_0101_0101
 }
 
 /// One bit per byte of a 64-byte chunk, for each kind of byte
@@ -351,10 +373,16 @@ mod tests {
             let bounds: Vec<usize> = (0..=text.len())
                 .filter(|&i| text.is_char_boundary(i))
                 .collect();
-            // In order, as the parser asks, and then backwards, which
-            // leaves the cursor behind every answer; each offset twice
-            // running, as a collection and its first key ask.
-            for order in [bounds.clone(), bounds.iter().rev().copied().collect()] {
+            // In order, as the parser asks; in order by threes, which
+            // passes over lines; and then backwards, which leaves the
+            // cursor behind every answer; each offset twice running, as
+            // a collection and its first key ask.
+            let orders = [
+                bounds.clone(),
+                bounds.iter().step_by(3).copied().collect(),
+                bounds.iter().rev().copied().collect(),
+            ];
+            for order in orders {
                 let lines = Lines::new(text);
                 for &i in &order {
                     assert_eq!(lines.at(i as u32), counted(text, i), "{text:?} at {i}");

@@ -2,13 +2,11 @@
 //! line or broken after a bracket, a comma or a quoted scalar, read as
 //! saphyr reads them, with its spans.
 
-use std::borrow::Cow;
-
-use saphyr_parser::{Event, ScalarStyle};
+use saphyr_parser::ScalarStyle;
 
 use super::{Anchor, MAX_FLOW, Scanner, Sink, is_break, plain_start};
 
-impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
+impl<S: Sink> Scanner<'_, '_, S> {
     /// The flow collection at `v` (`[a, "b"]`, `{kind: X, name: y}`,
     /// nested up to [`MAX_FLOW`]) that ends its line, value in the block
     /// collection at column `indent`; returns where it ends. Its lines
@@ -87,11 +85,7 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
                     k += 1;
                 }
                 let text = &self.text[from..end];
-                self.push(
-                    Event::Scalar(Cow::Borrowed(text), ScalarStyle::Plain, 0, None),
-                    from,
-                    end,
-                );
+                self.scalar(text, ScalarStyle::Plain, 0, None, from, end);
                 Some(k)
             }
         }
@@ -111,12 +105,7 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
         let seq = b[v] == b'[';
         let close = if seq { b']' } else { b'}' };
         let after = skip_spaces(b, v + 1);
-        let start = if seq {
-            Event::SequenceStart(0, None)
-        } else {
-            Event::MappingStart(0, None)
-        };
-        self.push(start, v, after);
+        self.sink.open(seq, 0, v as u32);
         let mut j = self.flow_token(after)?;
         if b.get(j) != Some(&close) {
             loop {
@@ -136,11 +125,8 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
                         // empty value the span of the `,` or `}` token
                         // after it, which runs over the spaces that
                         // follow.
-                        self.push(
-                            Event::Scalar(Cow::Borrowed(""), ScalarStyle::Plain, 0, None),
-                            j,
-                            skip_spaces(b, j + 1),
-                        );
+                        let after = skip_spaces(b, j + 1);
+                        self.scalar("", ScalarStyle::Plain, 0, None, j, after);
                     } else {
                         if b.get(j) != Some(&b':') || b.get(j + 1) != Some(&b' ') {
                             return None;
@@ -168,20 +154,15 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
                 }
             }
         }
-        let end = if seq {
-            Event::SequenceEnd
-        } else {
-            Event::MappingEnd
-        };
         // saphyr's span of a nested collection's closing bracket runs to
         // the next token; the outermost one's takes in a comment after
         // it, which is left to saphyr.
         if depth == 1 {
-            self.push(end, j, j + 1);
+            self.sink.close(j as u32, j as u32 + 1);
             return Some(j + 1);
         }
         let next = self.next_token(j + 1)?;
-        self.push(end, j, next);
+        self.sink.close(j as u32, next as u32);
         Some(j + 1)
     }
 }

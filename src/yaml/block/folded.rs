@@ -3,11 +3,11 @@
 
 use std::borrow::Cow;
 
-use saphyr_parser::{Event, ScalarStyle};
+use saphyr_parser::ScalarStyle;
 
 use super::{Anchor, PlainEnd, Scanner, Sink, push_breaks, unescape};
 
-impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
+impl<'t, S: Sink> Scanner<'t, '_, S> {
     /// A plain scalar from `v`, its first line ending at `end`, with the
     /// lines after it that continue it: those deeper than the collection
     /// at column `indent`, up to a comment or a shallower line, folded
@@ -125,11 +125,7 @@ impl<'t, S: Sink<'t>> Scanner<'t, '_, S> {
                     true => ScalarStyle::DoubleQuoted,
                     false => ScalarStyle::SingleQuoted,
                 };
-                self.push(
-                    Event::Scalar(Cow::Owned(value), style, anchor.id, None),
-                    anchor.start(q),
-                    j + 1,
-                );
+                self.scalar(&value, style, anchor.id, None, anchor.start(q), j + 1);
                 return Some(j + 1);
             }
             // The next line with text, deeper than the collection.
