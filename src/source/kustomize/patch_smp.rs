@@ -108,38 +108,15 @@ fn merge_value(dest: &mut Node, patch: &Node, spend: &mut Spend<'_>) -> Result<b
             if dest.as_map().is_none() {
                 return Ok(replace_with(dest, clean(patch)));
             }
-            for (k, v) in entries.iter() {
-                let Some(key) = k.as_str() else { continue };
-                if key.starts_with('$') {
-                    continue;
-                }
-                let width = dest.as_map().map_or(0, <[_]>::len);
-                spend(scan_cost(width))?;
-                let at = dest
-                    .as_map()
-                    .and_then(|m| m.iter().position(|(dk, _)| dk.as_str() == Some(key)));
-                let keep = match (at, v.is_null()) {
-                    (Some(_), true) => false,
-                    (Some(i), false) => {
-                        let slot = &mut dest.as_map_mut().expect("a mapping")[i].1;
-                        merge_value(slot, v, spend)?
-                    }
-                    (None, true) => continue,
-                    (None, false) => {
-                        if let Some(new) = clean(v) {
-                            dest.edit_map(|map| {
-                                // Exactly one more: the box is rebuilt without a copy.
-                                map.reserve_exact(1);
-                                map.push((k.clone(), new))
-                            });
-                        }
-                        continue;
-                    }
-                };
-                if let (Some(i), false) = (at, keep) {
-                    dest.edit_map(|map| map.remove(i));
-                }
+            // The keys the object lacks are added together, after the
+            // loop: an entry added on its own rebuilt the whole mapping,
+            // once for each of a patch's new keys.
+            let mut added = Vec::new();
+            let merged = merge_entries(dest, entries, &mut added, spend);
+            if !added.is_empty() {
+                dest.edit_map(|map| map.extend(added));
             }
+            merged?;
             if let Some(keep) = patch.get("$retainKeys").and_then(Node::as_seq) {
                 let keep: Vec<String> = keep.iter().filter_map(Node::scalar_text).collect();
                 dest.edit_map(|map| {
@@ -163,6 +140,49 @@ fn merge_value(dest: &mut Node, patch: &Node, spend: &mut Spend<'_>) -> Result<b
             Ok(true)
         }
     }
+}
+
+/// Merges a patch mapping's `entries` into the mapping `dest`, into
+/// `added` (in patch order) what `dest` lacks; those belong after every
+/// entry of `dest`, so removing one of its entries leaves them in place.
+fn merge_entries(
+    dest: &mut Node,
+    entries: &[(Node, Node)],
+    added: &mut Vec<(Node, Node)>,
+    spend: &mut Spend<'_>,
+) -> Result<(), String> {
+    for (k, v) in entries {
+        let Some(key) = k.as_str() else { continue };
+        if key.starts_with('$') {
+            continue;
+        }
+        if added.iter().any(|(ak, _)| ak.as_str() == Some(key)) {
+            // A key written twice in the patch meets what its first
+            // writing added: merged as one entry of `dest`, as before.
+            dest.edit_map(|map| map.append(added));
+        }
+        let width = dest.as_map().map_or(0, <[_]>::len) + added.len();
+        spend(scan_cost(width))?;
+        let at = dest
+            .as_map()
+            .and_then(|m| m.iter().position(|(dk, _)| dk.as_str() == Some(key)));
+        let keep = match (at, v.is_null()) {
+            (Some(_), true) => false,
+            (Some(i), false) => {
+                let slot = &mut dest.as_map_mut().expect("a mapping")[i].1;
+                merge_value(slot, v, spend)?
+            }
+            (None, true) => continue,
+            (None, false) => {
+                added.extend(clean(v).map(|new| (k.clone(), new)));
+                continue;
+            }
+        };
+        if let (Some(i), false) = (at, keep) {
+            dest.edit_map(|map| map.remove(i));
+        }
+    }
+    Ok(())
 }
 
 /// kyaml's IsAssociative/GetAssociativeKey: the first associative key found
@@ -285,6 +305,24 @@ mod tests {
         merge(&mut d, &y("b: null\n"), &mut free).unwrap();
         assert_eq!(d.to_json(), y("a: 1\n").to_json());
         assert!(!merge(&mut d, &y("$patch: delete\n"), &mut free).unwrap());
+    }
+
+    /// Keys the object lacks follow its own, in patch order, whatever the
+    /// patch removes or merges between them.
+    #[test]
+    fn added_keys_follow_in_patch_order() {
+        let mut d = y("a: 1\nb: 2\nc: {x: 1}\n");
+        let p = y("x: 1\nb: null\nc: {y: 2}\ny: {z: 3}\na: 4\n");
+        merge(&mut d, &p, &mut free).unwrap();
+        let want = y("a: 4\nc: {x: 1, y: 2}\nx: 1\ny: {z: 3}\n");
+        assert_eq!(d.to_json(), want.to_json());
+        let keys: Vec<_> = d
+            .as_map()
+            .unwrap()
+            .iter()
+            .filter_map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(keys, ["a", "c", "x", "y"]);
     }
 
     /// What the object lacks is added without its directives however deep
