@@ -4,6 +4,17 @@ use std::path::PathBuf;
 
 use crate::source::test_repo::TestRepo as Repo;
 
+/// [`substitute`] of an object no parse in the cache says is free of `$`.
+fn parsed_nowhere(
+    sources: &SourceMap,
+    obj: &mut Object,
+    vars: &Vars,
+    budget: &mut Budget,
+    origins: &mut Origins,
+) -> Vec<Issue> {
+    substitute(sources, obj, vars, budget, origins, None)
+}
+
 fn test_budget() -> Budget {
     budget(&super::super::Limits::default())
 }
@@ -715,23 +726,9 @@ data:
     let mut budget = test_budget();
     let mut origins = Origins::default();
     let (mut first, mut second) = (object(), object());
-    let issues = substitute(
-        &repo.sources,
-        &mut first,
-        &vars,
-        &mut budget,
-        &mut origins,
-        None,
-    );
+    let issues = parsed_nowhere(&repo.sources, &mut first, &vars, &mut budget, &mut origins);
     assert_eq!(issues.iter().map(|i| i.line).collect::<Vec<_>>(), [8, 9]);
-    let again = substitute(
-        &repo.sources,
-        &mut second,
-        &vars,
-        &mut budget,
-        &mut origins,
-        None,
-    );
+    let again = parsed_nowhere(&repo.sources, &mut second, &vars, &mut budget, &mut origins);
     assert_eq!(again.iter().map(|i| i.line).collect::<Vec<_>>(), [8, 9]);
     for obj in [&first, &second] {
         let j = obj.root.to_json();
@@ -750,22 +747,8 @@ data:
     };
     let (mut first, mut second) = (object(), object());
     let mut origins = Origins::default();
-    substitute(
-        &repo.sources,
-        &mut first,
-        &vars,
-        &mut budget,
-        &mut origins,
-        None,
-    );
-    let issues = substitute(
-        &repo.sources,
-        &mut second,
-        &vars,
-        &mut budget,
-        &mut origins,
-        None,
-    );
+    parsed_nowhere(&repo.sources, &mut first, &vars, &mut budget, &mut origins);
+    let issues = parsed_nowhere(&repo.sources, &mut second, &vars, &mut budget, &mut origins);
     assert_eq!(first.root.str_at(&["data", "e"]), Some("a"));
     assert_eq!(second.root.str_at(&["data", "e"]), Some("${V#a}"));
     assert!(
